@@ -1,0 +1,15 @@
+"""Builtin plugin: plugin, config and tool administration.
+
+Its CLI commands are declared in ``hermes_agent.builtin_plugins.CLI_COMMANDS`` (resolved
+lazily, so ``hermes --help`` imports nothing); at run time it adds the ``/plugins`` slash
+command through the same ``register(ctx)`` API third-party plugins use.
+"""
+
+
+def register(ctx):
+    def show_plugins(raw_args: str) -> str:
+        from .listing import format_slash_listing
+
+        return format_slash_listing(ctx.kernel)
+
+    ctx.register_command("plugins", show_plugins, description="Show plugins and their state")

@@ -1,0 +1,95 @@
+"""`hermes config show | get | set | unset | path`."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import click
+import yaml
+
+from hermes_agent import ConfigError, load_config, write_config_value
+from hermes_agent.config import hermes_home
+
+_SECRET = re.compile(r"(api_key|token|secret|password)", re.I)
+
+
+def redact(value: Any, key: str = "") -> Any:
+    if isinstance(value, dict):
+        return {k: redact(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v, key) for v in value]
+    if isinstance(value, str) and value and _SECRET.search(key):
+        return "***"
+    return value
+
+
+@click.group()
+def config() -> None:
+    """Show, read and change config.yaml."""
+
+
+@config.command()
+def path() -> None:
+    """Print the path of config.yaml."""
+    click.echo(str(hermes_home() / "config.yaml"))
+
+
+@config.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--show-secrets", is_flag=True, help="Do not mask api keys and tokens.")
+def show(as_json: bool, show_secrets: bool) -> None:
+    """Print the effective configuration (defaults merged with config.yaml)."""
+    cfg = load_config()
+    data = cfg.data if show_secrets else redact(cfg.data)
+    for warning in cfg.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        click.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip())
+
+
+@config.command()
+@click.argument("key")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def get(key: str, as_json: bool) -> None:
+    """Print one setting, e.g. `hermes config get memory.provider`."""
+    cfg = load_config()
+    missing = object()
+    value = cfg.get(key, missing)
+    if value is missing:
+        raise click.ClickException(f"no setting {key!r} (see `hermes config show`)")
+    if as_json:
+        click.echo(json.dumps(value))
+    elif isinstance(value, (dict, list)):
+        click.echo(yaml.safe_dump(value, sort_keys=False).rstrip())
+    else:
+        click.echo("" if value is None else str(value).lower() if isinstance(value, bool) else value)
+
+
+@config.command(name="set")
+@click.argument("key")
+@click.argument("value")
+def set_value(key: str, value: str) -> None:
+    """Set one setting; VALUE is read as YAML (`true`, `3`, `[a, b]`, text)."""
+    try:
+        parsed = yaml.safe_load(value) if value.strip() else ""
+    except yaml.YAMLError:
+        parsed = value
+    home = hermes_home()
+    try:
+        write_config_value(home, key, parsed)
+    except ConfigError as exc:
+        raise click.ClickException(f"not saved; {exc}") from exc
+    click.echo(f"{key} = {json.dumps(parsed)} (saved to {home / 'config.yaml'})")
+
+
+@config.command()
+@click.argument("key")
+def unset(key: str) -> None:
+    """Remove one setting from config.yaml (its default applies again)."""
+    home = hermes_home()
+    write_config_value(home, key, None, unset=True)
+    click.echo(f"{key} removed from {home / 'config.yaml'}")

@@ -1,0 +1,76 @@
+"""Plugin rows for `hermes plugins list`, `info` and `/plugins`, from the one discovery
+service plus the load ledger (what the last boot really did). Imports no plugin code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_agent import Kernel, PluginStatus
+from hermes_agent.ledger import last_outcome, read_ledger
+from hermes_agent.policy import decide
+
+GLYPHS = {"loaded": "✓", "enabled": "•", "disabled": "✗", "failed": "!", "missing env": "○",
+          "not enabled": "○", "not selected": "○"}
+
+
+def plugin_rows(kernel: Kernel, include_builtin: bool = False) -> list[dict[str, Any]]:
+    """One dict per plugin: the decision now, merged with the last real load when current."""
+    from hermes_agent.builtin_plugins import ESSENTIAL
+
+    if kernel.booted:
+        statuses = list(kernel.plugins.values())
+        return [s.to_dict() for s in statuses if include_builtin or s.record.source != "builtin"]
+    found = kernel.discover()
+    ledger = read_ledger(kernel.home)
+    rows = []
+    for record in found.all_records():
+        if record.source == "builtin" and not include_builtin:
+            continue
+        decision = decide(record, kernel.config, kernel.env, ESSENTIAL)
+        row = PluginStatus(record, decision.state, decision.reason).to_dict()
+        row["tools"] = list(record.manifest.provides_tools) if record.manifest else []
+        row["hooks"] = list(record.manifest.provides_hooks) if record.manifest else []
+        row["counts"] = "declared"
+        if decision.load:
+            outcome = last_outcome(ledger, record)
+            if outcome is None:
+                row["reason"] = ("enabled; not loaded since it last changed "
+                                 "(`hermes plugins list --load` loads it now)")
+            else:
+                for key in ("state", "reason", "tools", "hooks", "commands", "cli_commands",
+                            "providers", "skills"):
+                    row[key] = outcome.get(key, row.get(key))
+                row["warnings"] = list(dict.fromkeys([*row["warnings"], *outcome.get("warnings", [])]))
+                row["counts"] = "registered"
+        rows.append(row)
+    return rows
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return ("No plugins found.\n  Put a plugin folder with a plugin.yaml in $HERMES_HOME/plugins/ "
+                "or pip-install one, then `hermes plugins enable NAME`.")
+    headers = ("NAME", "VERSION", "KIND", "SOURCE", "STATE", "TOOLS", "HOOKS")
+    table = [headers] + [(r["name"], r["version"] or "-", r["kind"], r["source"], r["state"],
+                          str(len(r["tools"])), str(len(r["hooks"]))) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
+    lines = []
+    for i, row in enumerate(table):
+        lines.append("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)).rstrip())
+        if i and rows[i - 1]["reason"] and rows[i - 1]["state"] != "loaded":
+            lines.append(f"    {rows[i - 1]['reason']}")
+    return "\n".join(lines)
+
+
+def format_slash_listing(kernel: Kernel) -> str:
+    rows = plugin_rows(kernel)
+    if not rows:
+        return "No plugins installed. Drop a plugin folder into $HERMES_HOME/plugins/ or pip-install one."
+    lines = [f"Plugins ({len(rows)}):"]
+    for row in rows:
+        counts = f"({len(row['tools'])} tools, {len(row['hooks'])} hooks)"
+        version = f" v{row['version']}" if row["version"] else ""
+        state = "" if row["state"] == "loaded" else f" [{row['state']}]"
+        reason = f" — {row['reason']}" if row["reason"] and row["state"] != "loaded" else ""
+        lines.append(f"  {GLYPHS.get(row['state'], '?')} {row['name']}{version}{state} {counts}{reason}")
+    return "\n".join(lines)

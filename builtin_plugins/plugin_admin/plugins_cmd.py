@@ -1,0 +1,124 @@
+"""`hermes plugins list | info | enable | disable`."""
+
+from __future__ import annotations
+
+import difflib
+import json
+
+import click
+
+from hermes_agent import Kernel, write_config_value
+from hermes_agent.cli import runtime_kernel
+
+from .listing import format_table, plugin_rows
+
+
+@click.group()
+def plugins() -> None:
+    """List, inspect, enable and disable plugins."""
+
+
+@plugins.command(name="list")
+@click.option("--all", "show_all", is_flag=True, help="Include builtin plugins.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--load", is_flag=True, help="Load enabled plugins now (imports their code) "
+              "instead of reporting the last load.")
+def list_plugins(show_all: bool, as_json: bool, load: bool) -> None:
+    """Show every discovered plugin and its state."""
+    kernel = runtime_kernel(boot=load)
+    rows = plugin_rows(kernel, include_builtin=show_all)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    click.echo(format_table(rows))
+
+
+def resolve(kernel: Kernel, name: str):  # type: ignore[no-untyped-def]
+    record = kernel.discover().get(name)
+    if record is None:
+        problems = [r for r in kernel.discover().problems if r.name == name]
+        if problems:
+            return problems[0]
+        known = [r.name for r in kernel.discover().all_records()]
+        close = [k for k in known if k.startswith(name) or name in k][:3]
+        close += [c for c in difflib.get_close_matches(name, known, 3, 0.5) if c not in close]
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        raise click.ClickException(f"no plugin named {name!r} is installed.{hint} "
+                                   "See `hermes plugins list --all`.")
+    return record
+
+
+@plugins.command()
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def info(name: str, as_json: bool) -> None:
+    """Show everything known about one plugin."""
+    kernel = runtime_kernel(boot=False)
+    record = resolve(kernel, name)
+    row = next(r for r in plugin_rows(kernel, include_builtin=True) if r["name"] == record.name)
+    manifest = record.manifest
+    if manifest is not None:
+        row["author"] = manifest.author
+        row["requires_env"] = [{"name": e.name, "set": bool(kernel.env.get(e.name)),
+                                "description": e.description, "url": e.url} for e in manifest.requires_env]
+        row["declared_tools"] = list(manifest.provides_tools)
+        row["declared_hooks"] = list(manifest.provides_hooks)
+    if as_json:
+        click.echo(json.dumps(row, indent=2))
+        return
+    for key in ("name", "version", "kind", "source", "location", "description", "author",
+                "state", "reason"):
+        if row.get(key):
+            click.echo(f"{key + ':':13}{row[key]}")
+    for env in row.get("requires_env", []):
+        click.echo(f"{'env:':13}{env['name']} ({'set' if env['set'] else 'MISSING'})"
+                   + (f" — {env['description']}" if env["description"] else ""))
+    for key in ("tools", "hooks", "commands", "cli_commands", "providers", "skills"):
+        if row.get(key):
+            click.echo(f"{key + ':':13}{', '.join(row[key])}")
+    for warning in row["warnings"]:
+        click.echo(f"{'warning:':13}{warning}")
+    for shadow in row["shadows"]:
+        click.echo(f"{'shadows:':13}{shadow}")
+
+
+def _names(record) -> list[str]:  # type: ignore[no-untyped-def]
+    return [record.name, *record.aliases]
+
+
+@plugins.command()
+@click.argument("name")
+def enable(name: str) -> None:
+    """Enable a plugin (writes plugins.enabled in config.yaml)."""
+    kernel = runtime_kernel(boot=False)
+    record = resolve(kernel, name)
+    disabled = [n for n in kernel.config.plugins_disabled if n not in _names(record)]
+    if disabled != kernel.config.plugins_disabled:
+        write_config_value(kernel.home, "plugins.disabled", disabled)
+    if record.source != "builtin":
+        enabled = list(kernel.config.plugins_enabled or [])
+        if record.name not in enabled:
+            write_config_value(kernel.home, "plugins.enabled", [*enabled, record.name])
+    click.echo(f"✓ Plugin {record.name} enabled. It loads in the next session.")
+    if record.error:
+        click.echo(f"  Note: it cannot load yet: {record.error}", err=True)
+
+
+@plugins.command()
+@click.argument("name")
+def disable(name: str) -> None:
+    """Disable a plugin (writes plugins.disabled in config.yaml; the deny-list always wins)."""
+    from hermes_agent.builtin_plugins import ESSENTIAL
+
+    kernel = runtime_kernel(boot=False)
+    record = resolve(kernel, name)
+    if record.source == "builtin" and record.name in ESSENTIAL:
+        raise click.ClickException(f"plugin {record.name!r} is essential and cannot be disabled")
+    enabled = kernel.config.plugins_enabled
+    if enabled and any(n in enabled for n in _names(record)):
+        write_config_value(kernel.home, "plugins.enabled",
+                           [n for n in enabled if n not in _names(record)])
+    disabled = kernel.config.plugins_disabled
+    if record.name not in disabled:
+        write_config_value(kernel.home, "plugins.disabled", [*disabled, record.name])
+    click.echo(f"✗ Plugin {record.name} disabled. Takes effect in the next session.")

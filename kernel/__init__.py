@@ -1,0 +1,42 @@
+"""hermes_agent: the public API for plugin authors and embedders.
+
+Everything a plugin needs is importable from here. Names are loaded lazily (PEP 562), so
+``import hermes_agent`` stays cheap for the CLI.
+"""
+
+from ._version import __version__
+
+_EXPORTS = {
+    # markers
+    "hookimpl": "hookspecs.markers", "hookspec": "hookspecs.markers",
+    # kernel
+    "Kernel": "kernel", "PluginStatus": "kernel", "PluginContext": "context",
+    "Config": "config", "load_config": "config", "hermes_home": "config",
+    "write_config_value": "config",
+    "Manifest": "manifest", "EnvRequirement": "manifest", "read_manifest": "manifest",
+    "PluginRecord": "discovery", "Discovery": "discovery", "discover": "discovery",
+    "HookBus": "hooks", "tool_directive": "hooks", "join_context": "hooks",
+    "ToolRegistry": "tools", "error_result": "tools",
+    "ToolSpec": "registration", "ToolsetSpec": "registration", "Registration": "registration",
+    "SLOTS": "registration", "Slots": "slots", "SLOT_INFO": "slots",
+    # errors
+    "HermesError": "errors", "ConfigError": "errors", "ManifestError": "errors",
+    "PluginError": "errors", "SlotError": "errors", "ToolError": "errors",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hermes_agent' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,258 @@
+"""Layered configuration: built-in defaults < $HERMES_HOME/config.yaml < ${VAR} expansion
+(from the environment and $HERMES_HOME/.env) < runtime overrides.
+
+The merged result is validated with pydantic (``schemas.ConfigModel``); errors are
+``location: message`` lines. Keys this version does not use produce one warning, never an
+error, so a config.yaml written for the original Hermes loads. Writes change one key and
+keep every other key the user wrote.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .vcache import ValidationCache, write_atomic
+
+CONFIG_FILE = "config.yaml"
+ENV_FILE = ".env"
+
+DEFAULTS: dict[str, Any] = {
+    "model": {"default": "", "provider": "", "base_url": "", "api_key": ""},
+    "fallback_providers": [],
+    "auxiliary": {},
+    "toolsets": None,
+    "plugins": {"enabled": None, "disabled": [], "entries": {}},
+    "memory": {"provider": ""},
+    "context": {"engine": "compressor"},
+    "web": {"backend": "", "search_backend": "", "extract_backend": ""},
+    "sessions": {"store": "sqlite"},
+    "platform_toolsets": {},
+}
+
+# Top-level keys of the original's config that this version accepts but does not use yet.
+ORIGINAL_KEYS = frozenset("""
+providers agent delegation terminal browser compression display tts stt voice human_delay
+skills checkpoints privacy security discord whatsapp telegram slack approvals cron gateway
+hooks hooks_auto_accept known_plugin_toolsets image_gen video_gen streaming timezone
+mcp_servers _config_version profiles dashboard code_execution logging curator kanban
+""".split())
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def hermes_home(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    value = env.get("HERMES_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".hermes"
+
+
+class Config:
+    """The validated, merged configuration. ``get("a.b")`` reads dotted keys."""
+
+    def __init__(self, data: dict[str, Any], home: Path, warnings: list[str] | None = None):
+        self.data = data
+        self.home = home
+        self.warnings = warnings or []
+
+    @property
+    def path(self) -> Path:
+        return self.home / CONFIG_FILE
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        node: Any = self.data
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    @property
+    def plugins_enabled(self) -> list[str] | None:
+        return self.get("plugins.enabled")
+
+    @property
+    def plugins_disabled(self) -> list[str]:
+        return self.get("plugins.disabled") or []
+
+    def plugin_entry(self, *names: str) -> dict[str, Any]:
+        entries = self.get("plugins.entries") or {}
+        for name in names:
+            if name in entries:
+                return entries[name] or {}
+        return {}
+
+    def model_setting(self, key: str) -> str:
+        model = self.data.get("model")
+        if isinstance(model, str):  # the original also accepts `model: <id>`
+            return model if key == "default" else ""
+        return (model or {}).get(key, "")
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """Parse KEY=VALUE lines (``export`` prefix, quotes and # comments allowed)."""
+    values: dict[str, str] = {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return values
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.removeprefix("export ").partition("=")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        values[key.strip()] = value
+    return values
+
+
+def read_raw_config(home: Path) -> dict[str, Any]:
+    """The user's config.yaml as written (no defaults, no expansion). Missing file: {}."""
+    path = home / CONFIG_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc}", path=str(path)) from exc
+    import yaml
+
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
+        raise ConfigError(f"{path} is not valid YAML ({where}: {getattr(exc, 'problem', exc)}); "
+                          "fix the indentation or quoting there", path=str(path)) from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must be a mapping of settings (key: value), not "
+                          f"{type(data).__name__}", path=str(path))
+    return data
+
+
+def deep_merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def expand_vars(value: Any, env: Mapping[str, str], where: str = "",
+                missing: list[str] | None = None) -> Any:
+    """Replace ``${VAR}`` / ``${VAR:-default}`` in every string; unset names are left as written."""
+    if isinstance(value, str):
+        def sub(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            if name in env:
+                return env[name]
+            if default is not None:
+                return default
+            if missing is not None:
+                missing.append(f"{where}: ${{{name}}} is not set (export it or add it to .env)")
+            return match.group(0)
+        return _VAR.sub(sub, value)
+    if isinstance(value, dict):
+        return {k: expand_vars(v, env, f"{where}.{k}" if where else str(k), missing)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_vars(v, env, f"{where}[{i}]", missing) for i, v in enumerate(value)]
+    return value
+
+
+def set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = data
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = node[part] = {}
+        node = child
+    node[parts[-1]] = value
+
+
+def overrides_to_tree(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for key, value in (overrides or {}).items():
+        set_dotted(tree, key, value)
+    return tree
+
+
+def load_config(home: Path | None = None, overrides: Mapping[str, Any] | None = None,
+                env: Mapping[str, str] | None = None, cache: ValidationCache | None = None,
+                raw: dict[str, Any] | None = None) -> Config:
+    """Load, merge, expand and validate the configuration. Raises :class:`ConfigError`."""
+    home = hermes_home(env) if home is None else home
+    env = os.environ if env is None else env
+    full_env = {**read_env_file(home / ENV_FILE), **env}
+    user = read_raw_config(home) if raw is None else raw
+    missing: list[str] = []
+    merged = expand_vars(deep_merge(DEFAULTS, user), full_env, missing=missing)
+    merged = deep_merge(merged, overrides_to_tree(overrides))
+    payload = json.dumps(merged, sort_keys=True, default=str).encode()
+    key = ValidationCache.key("config", payload)
+    hit = cache.get(key) if cache else None
+    if hit is None:
+        hit = _validate(merged, str(home / CONFIG_FILE))
+        if cache:
+            cache.put(key, hit)
+    if "error" in hit:
+        raise ConfigError(f"{home / CONFIG_FILE} has invalid settings:", hit["error"],
+                          path=str(home / CONFIG_FILE))
+    return Config(hit["data"], home, [*hit["warnings"], *missing])
+
+
+def _validate(merged: dict[str, Any], path: str) -> dict[str, Any]:
+    from pydantic import ValidationError
+
+    from .schemas import ConfigModel, render_errors, unknown_keys
+
+    try:
+        model = ConfigModel.model_validate(merged)
+    except ValidationError as exc:
+        return {"error": render_errors(exc)}
+    warnings = []
+    unused = sorted(k for k in unknown_keys(model) if k.split(".")[0] in ORIGINAL_KEYS or "." in k)
+    unknown = sorted(k for k in unknown_keys(model) if k not in unused)
+    if unused:
+        warnings.append(f"{path}: not used by this version (kept as written): {', '.join(unused)}")
+    if unknown:
+        warnings.append(f"{path}: unknown keys ignored (check the spelling): {', '.join(unknown)}")
+    return {"data": model.model_dump(mode="json"), "warnings": warnings}
+
+
+def write_config_value(home: Path, dotted: str, value: Any, *, unset: bool = False) -> None:
+    """Set (or remove) one dotted key in config.yaml, keeping the user's other keys.
+
+    The result is validated first; an invalid value raises :class:`ConfigError` and the
+    file is left untouched.
+    """
+    import yaml
+
+    data = read_raw_config(home)
+    if unset:
+        parts = dotted.split(".")
+        node: Any = data
+        for part in parts[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(parts[-1], None)
+    else:
+        set_dotted(data, dotted, value)
+    load_config(home, raw=data)  # validate before writing; raises on bad values
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    write_atomic(home / CONFIG_FILE, text)

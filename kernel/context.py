@@ -1,0 +1,160 @@
+"""``PluginContext``: the ``register(ctx)`` API that plugins written for the original use.
+
+Every call is staged in a :class:`Registration`; the kernel commits it only when
+``register(ctx)`` returns without raising.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .registration import (CliCommand, HookSpecEntry, Provider, Registration, Skill,
+                           SlashCommand, ToolSpec)
+
+if TYPE_CHECKING:
+    from .discovery import PluginRecord
+    from .kernel import Kernel
+
+log = logging.getLogger("hermes_agent.plugins")
+_SKILL_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+MIDDLEWARE_KINDS = ("tool_request", "tool_execution", "llm_request", "llm_execution")
+# register_* methods of the original that have no provider slot in this version.
+UNSUPPORTED = ("image_gen_provider", "video_gen_provider", "tts_provider",
+               "transcription_provider", "browser_provider", "dashboard_auth_provider",
+               "secret_source", "auxiliary_task", "slack_action_handler", "cron_scheduler")
+
+
+class PluginContext:
+    """Handed to a plugin's ``register(ctx)``. Attributes: ``manifest``, ``plugin_name``,
+    ``profile_name``, ``config`` (the plugin's ``plugins.entries.<name>`` mapping) and
+    ``data_dir`` (``$HERMES_HOME/plugin-data/<name>``, kept across reinstalls)."""
+
+    def __init__(self, kernel: "Kernel", record: "PluginRecord", staged: Registration):
+        self._kernel = kernel
+        self._record = record
+        self._staged = staged
+        self.manifest = record.manifest
+        self.plugin_name = record.name
+        self.profile_name = "default"
+        self.config = kernel.config.plugin_entry(record.name, *record.aliases)
+
+    @property
+    def kernel(self) -> "Kernel":
+        """The kernel loading this plugin (its registries, slots, hook bus and config)."""
+        return self._kernel
+
+    @property
+    def data_dir(self) -> Path:
+        path = self._kernel.home / "plugin-data" / self.plugin_name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def register_tool(self, name: str, toolset: str, schema: dict[str, Any],
+                      handler: Callable[..., Any], check_fn: Callable[[], bool] | None = None,
+                      requires_env: list[str] | tuple[str, ...] | None = None,
+                      is_async: bool = False, description: str = "", emoji: str = "",
+                      override: bool = False) -> None:
+        if not isinstance(schema, dict):
+            raise TypeError(f"register_tool({name!r}): schema must be a dict in the OpenAI "
+                            "function format ({'name', 'description', 'parameters'})")
+        if not callable(handler):
+            raise TypeError(f"register_tool({name!r}): handler must be callable")
+        self._staged.tools.append(ToolSpec(
+            name=name, toolset=toolset or self.plugin_name, schema=schema, handler=handler,
+            plugin=self.plugin_name, check_fn=check_fn, requires_env=tuple(requires_env or ()),
+            is_async=is_async, description=description, emoji=emoji, override=override))
+
+    def register_hook(self, hook_name: str | None = None, callback: Callable[..., Any] | None = None,
+                      *, name: str | None = None, handler: Callable[..., Any] | None = None,
+                      event: str | None = None, description: str = "") -> None:
+        hook = hook_name or name or event
+        fn = callback or handler
+        if not hook or not callable(fn):
+            raise TypeError("register_hook needs a hook name and a callable, e.g. "
+                            "ctx.register_hook('post_tool_call', on_tool_done)")
+        self._staged.hooks.append(HookSpecEntry(hook, fn, self.plugin_name, description))
+
+    def register_command(self, name: str, handler: Callable[..., Any], description: str = "",
+                         args_hint: str = "") -> None:
+        clean = name.strip().lower().lstrip("/").replace(" ", "-")
+        if not clean or not callable(handler):
+            raise TypeError("register_command needs a non-empty name and a callable handler")
+        self._staged.commands.append(SlashCommand(clean, handler, self.plugin_name,
+                                                  description, args_hint))
+
+    def register_cli_command(self, name: str, help: str = "", setup_fn: Callable[..., Any] | None = None,
+                             handler_fn: Callable[..., Any] | None = None,
+                             description: str = "") -> None:
+        from .argparse_bridge import argparse_command
+
+        command = argparse_command(name, help or description, setup_fn, handler_fn)
+        self._staged.cli_commands.append(CliCommand(name, command, self.plugin_name,
+                                                    help or description))
+
+    def register_skill(self, name: str, path: str | Path, description: str = "") -> None:
+        if not _SKILL_NAME.match(name or ""):
+            raise ValueError(f"skill name {name!r} must use only letters, digits, '-' and '_'")
+        target = Path(path)
+        if target.is_dir():
+            target = target / "SKILL.md"
+        if not target.is_file():
+            raise FileNotFoundError(f"register_skill({name!r}): {target} does not exist "
+                                    "(pass a SKILL.md file or a folder holding one)")
+        self._staged.skills.append(Skill(f"{self.plugin_name}:{name}", target,
+                                         self.plugin_name, description))
+
+    def register_middleware(self, kind: str, callback: Callable[..., Any]) -> None:
+        if kind not in MIDDLEWARE_KINDS:
+            self._staged.warnings.append(f"unknown middleware kind {kind!r} "
+                                         f"(known: {', '.join(MIDDLEWARE_KINDS)})")
+        self._staged.middleware.append((kind, callback))
+
+    # --- provider slots ---------------------------------------------------------------
+    def _provider(self, slot: str, obj: Any, name: str | None = None) -> None:
+        provider_name = name or getattr(obj, "name", None)
+        if not isinstance(provider_name, str) or not provider_name:
+            raise TypeError(f"a {slot.replace('_', ' ')} provider needs a non-empty `name`")
+        self._staged.providers.append(Provider(slot, provider_name, obj, self.plugin_name))
+
+    def register_memory_provider(self, provider: Any) -> None:
+        self._provider("memory", provider)
+
+    def register_context_engine(self, engine: Any) -> None:
+        self._provider("context_engine", engine)
+
+    def register_model_provider(self, profile: Any) -> None:
+        self._provider("model_provider", profile)
+
+    def register_web_search_provider(self, provider: Any) -> None:
+        self._provider("web_search", provider)
+
+    def register_session_store(self, store: Any) -> None:
+        self._provider("session_store", store)
+
+    def register_platform(self, name: str, label: str = "", adapter_factory: Callable[..., Any] | None = None,
+                          check_fn: Callable[[], bool] | None = None, **entry: Any) -> None:
+        from types import SimpleNamespace
+
+        platform = SimpleNamespace(name=name, label=label or name, adapter_factory=adapter_factory,
+                                   check_fn=check_fn, plugin_name=self.plugin_name, **entry)
+        self._provider("platform", platform, name)
+
+    # --- helpers ------------------------------------------------------------------------
+    def dispatch_tool(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        return self._kernel.tools.dispatch(tool_name, args, **kwargs)
+
+    def inject_message(self, content: str, role: str = "user") -> bool:
+        """Queue a message for the running agent. Returns False when no surface accepts one."""
+        return False
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("register_") and attr[len("register_"):] in UNSUPPORTED:
+            def unsupported(*args: Any, **kwargs: Any) -> None:
+                self._staged.warnings.append(
+                    f"ctx.{attr}() is not supported by this version; the registration was ignored")
+            return unsupported
+        raise AttributeError(f"PluginContext has no attribute {attr!r}")

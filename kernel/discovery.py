@@ -1,0 +1,259 @@
+"""Discovery: find every plugin from every source by reading manifests, never importing code.
+
+One :func:`discover` feeds the runtime and every CLI listing. Sources, lowest precedence
+first: ``builtin`` (hermes_agent.builtin_plugins), ``bundled`` (hermes_agent/plugins/
+<category>/<name>), ``user`` ($HERMES_HOME/plugins/<name> or <category>/<name>),
+``project`` (./.hermes/plugins, only with HERMES_ENABLE_PROJECT_PLUGINS=1) and
+``entrypoint`` (the ``hermes_agent.plugins`` and ``hermes_agent.memory_providers`` groups).
+
+A later source shadows an earlier one with the same name (the loser is kept and reported),
+except that builtin names are reserved. Two plugins with one name inside a single source
+are an error for both: nothing guesses which one was meant.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .manifest import Manifest, find_manifest, read_manifest
+from .vcache import ValidationCache
+
+SOURCES = ("builtin", "bundled", "user", "project", "entrypoint")
+ENTRY_POINT_GROUPS = {"hermes_agent.plugins": None, "hermes_agent.memory_providers": "memory"}
+SLOT_CATEGORIES = {"memory": "memory", "context_engine": "context_engine",
+                   "context-engines": "context_engine"}
+_TRUTHY = ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class EntryPointRef:
+    group: str
+    name: str
+    value: str
+    dist_name: str = ""
+    dist_version: str = ""
+
+
+@dataclass
+class PluginRecord:
+    """Everything known about one discovered plugin before any of its code runs."""
+
+    name: str
+    source: str
+    manifest: Manifest | None
+    path: Path | None = None  # plugin directory, when there is one
+    module: str = ""  # import name for builtin plugins
+    entry_point: EntryPointRef | None = None
+    category: str = ""
+    slot: str = ""  # "memory" / "context_engine" for exclusive providers found by location
+    warnings: list[str] = field(default_factory=list)
+    error: str = ""  # manifest or clash problem: the plugin cannot load
+    shadows: list["PluginRecord"] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return self.manifest.kind if self.manifest else "standalone"
+
+    @property
+    def version(self) -> str:
+        if self.manifest and self.manifest.version:
+            return self.manifest.version
+        return self.entry_point.dist_version if self.entry_point else ""
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """Other names config may use for this plugin (the original's `<category>/<dir>` keys)."""
+        names = []
+        if self.path is not None:
+            if self.category:
+                names.append(f"{self.category}/{self.path.name}")
+            if self.path.name != self.name:
+                names.append(self.path.name)
+        return tuple(names)
+
+    def matches(self, names: object) -> bool:
+        if not isinstance(names, (list, tuple, set, frozenset)):
+            return False
+        return self.name in names or any(alias in names for alias in self.aliases)
+
+    @property
+    def location(self) -> str:
+        if self.entry_point:
+            ep = self.entry_point
+            dist = f" ({ep.dist_name} {ep.dist_version})" if ep.dist_name else ""
+            return f"entry point {ep.name} = {ep.value}{dist}"
+        return str(self.path) if self.path else self.module
+
+
+@dataclass
+class Discovery:
+    plugins: dict[str, PluginRecord]  # winners, in load order
+    problems: list[PluginRecord]  # records that cannot load at all (clashes without a winner)
+
+    def get(self, name: str) -> PluginRecord | None:
+        if name in self.plugins:
+            return self.plugins[name]
+        for record in self.plugins.values():
+            if name in record.aliases:
+                return record
+        return None
+
+    def all_records(self) -> list[PluginRecord]:
+        return [*self.plugins.values(), *self.problems]
+
+
+def bundled_dir(env: Mapping[str, str]) -> Path:
+    override = env.get("HERMES_BUNDLED_PLUGINS")
+    if override:
+        return Path(override)
+    from . import plugins  # a data package: its __init__ holds only a docstring
+
+    return Path(list(plugins.__path__)[0])
+
+
+def builtin_dir() -> Path:
+    from . import builtin_plugins
+
+    return Path(list(builtin_plugins.__path__)[0])
+
+
+def _scan_tree(root: Path, source: str, cache: ValidationCache | None) -> list[PluginRecord]:
+    """Plugins at ``root/<name>/`` or one level deeper, ``root/<category>/<name>/``."""
+    found: list[PluginRecord] = []
+    if not root.is_dir():
+        return found
+    for entry in sorted(root.iterdir()):
+        if not entry.is_dir() or entry.name.startswith((".", "_")):
+            continue
+        manifest_path = find_manifest(entry)
+        if manifest_path:
+            found.append(_directory_record(entry, manifest_path, source, "", cache))
+            continue
+        for sub in sorted(entry.iterdir()):
+            sub_manifest = find_manifest(sub) if sub.is_dir() and not sub.name.startswith((".", "_")) else None
+            if sub_manifest:
+                found.append(_directory_record(sub, sub_manifest, source, entry.name, cache))
+    return found
+
+
+def _directory_record(directory: Path, manifest_path: Path, source: str, category: str,
+                      cache: ValidationCache | None) -> PluginRecord:
+    result = read_manifest(manifest_path, cache, default_name=directory.name)
+    name = result.manifest.name if result.manifest else directory.name
+    record = PluginRecord(name=name, source=source, manifest=result.manifest, path=directory,
+                          category=category, slot=SLOT_CATEGORIES.get(category, ""),
+                          warnings=[f"{manifest_path}: {w}" for w in result.warnings])
+    if result.error:
+        record.error = str(result.error)
+    return record
+
+
+def _builtin_records(cache: ValidationCache | None) -> list[PluginRecord]:
+    records = []
+    for record in _scan_tree(builtin_dir(), "builtin", cache):
+        record.module = f"hermes_agent.builtin_plugins.{record.path.name}"  # type: ignore[union-attr]
+        records.append(record)
+    return records
+
+
+def _entry_point_records(cache: ValidationCache | None) -> list[PluginRecord]:
+    from importlib.metadata import entry_points
+
+    records = []
+    for group, slot in ENTRY_POINT_GROUPS.items():
+        for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+            dist = getattr(ep, "dist", None)
+            ref = EntryPointRef(group, ep.name, ep.value,
+                                dist.metadata["Name"] if dist else "", dist.version if dist else "")
+            manifest, warnings, error = _entry_point_manifest(ep, dist, cache)
+            if slot and manifest and manifest.kind != "exclusive":
+                manifest = Manifest(**{**manifest.__dict__, "kind": "exclusive"})
+            if manifest and manifest.name != ep.name:
+                warnings.append(f"plugin.yaml names '{manifest.name}' but the entry point is "
+                                f"'{ep.name}'; the entry-point name is used")
+            records.append(PluginRecord(name=ep.name, source="entrypoint", manifest=manifest,
+                                        entry_point=ref, slot=slot or "", warnings=warnings,
+                                        error=error))
+    return records
+
+
+def _entry_point_manifest(ep, dist, cache):  # type: ignore[no-untyped-def]
+    """Find the plugin.yaml shipped next to the entry point's module, without importing it."""
+    module = ep.value.split(":")[0].strip()
+    prefix = module.replace(".", "/")
+    candidates = [f"{prefix}/plugin.yaml", f"{prefix}/plugin.yml"]
+    path: Path | None = None
+    for file in (dist.files or []) if dist else []:
+        if str(file).replace("\\", "/") in candidates:
+            path = Path(str(dist.locate_file(file)))
+            break
+    if path is None and "." not in module:
+        from importlib.util import find_spec  # top-level only: finding it imports nothing
+
+        try:
+            spec = find_spec(module)
+        except (ImportError, ValueError):
+            spec = None
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            path = find_manifest(Path(location))
+            if path:
+                break
+    if path is not None:
+        result = read_manifest(path, cache, default_name=ep.name)
+        warnings = [f"{path}: {w}" for w in result.warnings]
+        return result.manifest, warnings, str(result.error) if result.error else ""
+    meta = dist.metadata if dist else {}
+    synthesized = Manifest(name=ep.name, version=dist.version if dist else "",
+                           description=(meta.get("Summary") or "") if meta else "",
+                           author=(meta.get("Author") or meta.get("Author-email") or "") if meta else "",
+                           synthesized=True)
+    return synthesized, [], ""
+
+
+def discover(home: Path, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+             cache: ValidationCache | None = None, entry_points: bool = True) -> Discovery:
+    """Find every plugin. Reads manifests only; imports no plugin code."""
+    env = os.environ if env is None else env
+    by_source: list[list[PluginRecord]] = [
+        _builtin_records(cache),
+        _scan_tree(bundled_dir(env), "bundled", cache),
+        _scan_tree(home / "plugins", "user", cache),
+    ]
+    if env.get("HERMES_ENABLE_PROJECT_PLUGINS", "").strip().lower() in _TRUTHY:
+        by_source.append(_scan_tree((cwd or Path.cwd()) / ".hermes" / "plugins", "project", cache))
+    if entry_points:
+        by_source.append(_entry_point_records(cache))
+    return resolve_precedence(by_source)
+
+
+def resolve_precedence(by_source: list[list[PluginRecord]]) -> Discovery:
+    winners: dict[str, PluginRecord] = {}
+    problems: list[PluginRecord] = []
+    for records in by_source:
+        seen: dict[str, list[PluginRecord]] = {}
+        for record in records:
+            seen.setdefault(record.name, []).append(record)
+        for name, group in seen.items():
+            if len(group) > 1:
+                where = " and ".join(r.location for r in group)
+                for record in group:
+                    record.error = (f"two {record.source} plugins are named '{name}' ({where}); "
+                                    "rename one of them in its plugin.yaml")
+                problems.extend(group)
+                continue
+            record = group[0]
+            previous = winners.get(name)
+            if previous is not None and previous.source == "builtin":
+                record.error = (f"'{name}' is the name of a builtin plugin and cannot be reused; "
+                                f"rename the plugin at {record.location}")
+                problems.append(record)
+                continue
+            if previous is not None:
+                record.shadows = [previous, *previous.shadows]
+                previous.shadows = []
+                winners.pop(name)
+            winners[name] = record
+    return Discovery(winners, problems)

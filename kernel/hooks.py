@@ -1,0 +1,251 @@
+"""The hook bus: dispatches lifecycle events to every plugin, in plugin load order.
+
+Both plugin styles land here. ``@hookimpl`` functions (validated by pluggy against the
+hookspecs) receive the arguments they name; ``ctx.register_hook`` callbacks receive the full
+payload as keywords (filtered to their parameters unless they take ``**kwargs``).
+
+Rules: callbacks run in load order (``tryfirst``/``trylast`` respected); one that raises is
+logged and skipped; an awaitable result is awaited; ``HERMES_TRACE_HOOKS=1`` traces every
+call to stderr. How results combine is each hook's dispatch rule (``hookspecs.DISPATCH``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .hookspecs import DISPATCH, EVENT_HOOKS, hook_arguments
+
+log = logging.getLogger("hermes_agent.hooks")
+TELEMETRY_SCHEMA_VERSION = "hermes.observer.v1"
+
+
+@dataclass
+class HookCallback:
+    hook: str
+    fn: Callable[..., Any]
+    plugin: str
+    argnames: tuple[str, ...] | None  # None: takes **kwargs, gets the whole payload
+    order: int = 1  # 0 tryfirst, 1 normal, 2 trylast
+    description: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.plugin}:{getattr(self.fn, '__qualname__', repr(self.fn))}"
+
+
+def callback_argnames(fn: Callable[..., Any]) -> tuple[str, ...] | None:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    return tuple(p.name for p in params
+                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def _run_awaitable(awaitable: Any) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_wrap(awaitable))
+    box: dict[str, Any] = {}  # a loop runs in this thread: finish the coroutine on another one
+
+    def runner() -> None:
+        try:
+            box["value"] = asyncio.run(_wrap(awaitable))
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=runner, name="hermes-hook-await")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+async def _wrap(awaitable: Any) -> Any:
+    return await awaitable
+
+
+@dataclass
+class HookBus:
+    trace: bool = False
+    _callbacks: dict[str, list[HookCallback]] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)  # plugin -> callbacks that raised
+
+    # --- registration ---------------------------------------------------------------------
+    def add_callback(self, hook: str, fn: Callable[..., Any], *, plugin: str,
+                     description: str = "") -> HookCallback:
+        """Subscribe a ``register_hook``-style callback (full payload as keywords)."""
+        callback = HookCallback(hook, fn, plugin, callback_argnames(fn), description=description)
+        self._insert(callback)
+        return callback
+
+    def add_impl(self, hook: str, fn: Callable[..., Any], *, plugin: str,
+                 argnames: tuple[str, ...], tryfirst: bool = False, trylast: bool = False) -> None:
+        """Subscribe a pluggy ``@hookimpl`` (receives exactly the arguments it names)."""
+        order = 0 if tryfirst else 2 if trylast else 1
+        self._insert(HookCallback(hook, fn, plugin, tuple(argnames), order))
+
+    def _insert(self, callback: HookCallback) -> None:
+        callbacks = self._callbacks.setdefault(callback.hook, [])
+        callbacks.append(callback)
+        callbacks.sort(key=lambda c: c.order)  # stable: load order within a group
+
+    def remove_plugin(self, plugin: str) -> None:
+        for hook, callbacks in self._callbacks.items():
+            self._callbacks[hook] = [c for c in callbacks if c.plugin != plugin]
+
+    def has_hook(self, hook: str) -> bool:
+        """Cheap guard: is anyone listening? (Build expensive payloads only when True.)"""
+        return bool(self._callbacks.get(hook))
+
+    def callbacks(self, hook: str) -> list[HookCallback]:
+        return list(self._callbacks.get(hook, ()))
+
+    def hook_names(self, plugin: str) -> list[str]:
+        return sorted(h for h, cbs in self._callbacks.items() if any(c.plugin == plugin for c in cbs))
+
+    # --- dispatch ---------------------------------------------------------------------------
+    def _kwargs(self, callback: HookCallback, payload: dict[str, Any]) -> dict[str, Any]:
+        if callback.argnames is None:
+            return {**payload, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION}
+        return {name: payload[name] for name in callback.argnames if name in payload}
+
+    def _invoke(self, callback: HookCallback, payload: dict[str, Any]) -> tuple[bool, Any]:
+        started = time.perf_counter()
+        try:
+            result = callback.fn(**self._kwargs(callback, payload))
+            if inspect.isawaitable(result):
+                result = _run_awaitable(result)
+        except Exception as exc:
+            self.errors[callback.plugin] = self.errors.get(callback.plugin, 0) + 1
+            log.warning("hook %r: callback %s raised %s: %s (skipped)", callback.hook,
+                        callback.label, type(exc).__name__, exc)
+            self._trace(f"  {callback.label} raised {type(exc).__name__}: {exc}")
+            return False, None
+        self._trace(f"  {callback.label} -> {result!r:.200} "
+                    f"({(time.perf_counter() - started) * 1000:.2f} ms)")
+        return True, result
+
+    def _trace(self, line: str) -> None:
+        if self.trace:
+            sys.stderr.write(f"[hermes hooks] {line}\n")
+
+    def _payload(self, hook: str, payload: dict[str, Any]) -> dict[str, Any]:
+        if self.trace:
+            self._trace(f"{hook}({', '.join(sorted(payload))})")
+        if hook in EVENT_HOOKS:  # pluggy-style impls may name any spec argument
+            for name in hook_arguments(hook):
+                payload.setdefault(name, None)
+        return payload
+
+    def call(self, hook: str, **payload: Any) -> list[Any]:
+        """Call every callback; return their non-None results in call order."""
+        callbacks = self._callbacks.get(hook)
+        if not callbacks:
+            return []
+        payload = self._payload(hook, payload)
+        results = []
+        for callback in list(callbacks):
+            ok, result = self._invoke(callback, payload)
+            if ok and result is not None:
+                results.append(result)
+        return results
+
+    async def acall(self, hook: str, **payload: Any) -> list[Any]:
+        """Like :meth:`call`, from async code: sync callbacks run inline, coroutines are awaited."""
+        callbacks = self._callbacks.get(hook)
+        if not callbacks:
+            return []
+        payload = self._payload(hook, payload)
+        results = []
+        for callback in list(callbacks):
+            try:
+                result = callback.fn(**self._kwargs(callback, payload))
+                if inspect.isawaitable(result):
+                    result = await result
+            except Exception as exc:
+                self.errors[callback.plugin] = self.errors.get(callback.plugin, 0) + 1
+                log.warning("hook %r: callback %s raised %s: %s (skipped)", hook,
+                            callback.label, type(exc).__name__, exc)
+                continue
+            if result is not None:
+                results.append(result)
+        return results
+
+    def first(self, hook: str, accept: Callable[[Any], bool], **payload: Any) -> Any:
+        """Call callbacks in order until one returns a value ``accept`` takes; return it."""
+        callbacks = self._callbacks.get(hook)
+        if not callbacks:
+            return None
+        payload = self._payload(hook, payload)
+        for callback in list(callbacks):
+            ok, result = self._invoke(callback, payload)
+            if ok and result is not None and accept(result):
+                return result
+        return None
+
+    def fire(self, hook: str, **payload: Any) -> Any:
+        """Dispatch ``hook`` and combine the results by its documented rule."""
+        rule = DISPATCH.get(hook, "broadcast")
+        if rule == "first_str":
+            return self.first(hook, lambda r: isinstance(r, str), **payload)
+        if rule == "first_nonempty_str":
+            return self.first(hook, lambda r: isinstance(r, str) and bool(r), **payload)
+        if rule == "gateway_directive":
+            return self.first(hook, _is_gateway_directive, **payload)
+        results = self.call(hook, **payload)
+        if rule == "veto":
+            return tool_directive(results)
+        if rule == "context":
+            return join_context(results)
+        if rule == "verify_directive":
+            return next((r for r in results if _verify_message(r)), None)
+        return results
+
+
+def tool_directive(results: list[Any]) -> dict[str, Any] | None:
+    """The first valid pre_tool_call directive: a block with a message, or an approve request."""
+    for result in results:
+        if not isinstance(result, dict):
+            continue
+        action = result.get("action")
+        message = result.get("message")
+        if action == "block" and isinstance(message, str) and message:
+            return {"action": "block", "message": message}
+        if action == "approve":
+            return {k: v for k, v in result.items() if k in ("action", "message", "rule_key")}
+    return None
+
+
+def join_context(results: list[Any]) -> str:
+    """pre_llm_call results (strings or ``{"context": str}``) joined with blank lines."""
+    parts = []
+    for result in results:
+        text = result.get("context") if isinstance(result, dict) else result
+        if isinstance(text, str) and text.strip():
+            parts.append(text)
+    return "\n\n".join(parts)
+
+
+def _is_gateway_directive(result: Any) -> bool:
+    return isinstance(result, dict) and result.get("action") in ("skip", "rewrite", "allow")
+
+
+def _verify_message(result: Any) -> bool:
+    if not isinstance(result, dict):
+        return False
+    if result.get("action") == "continue":
+        return bool(result.get("message"))
+    return result.get("decision") == "block" and bool(result.get("reason"))

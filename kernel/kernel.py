@@ -1,0 +1,399 @@
+"""The kernel: one instance per profile, owning the plugin manager, registries and slots.
+
+``Kernel(...).boot()`` discovers plugins, decides which load, imports them, stages what each
+registers and commits it atomically. A plugin that fails leaves nothing registered and is
+reported with its cause; the others load. Nothing happens at import time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+from .config import Config, hermes_home, load_config, read_env_file
+from .context import PluginContext
+from .discovery import Discovery, PluginRecord, discover
+from .errors import PluginError
+from .hooks import HookBus
+from .loader import import_plugin, module_name, unimport
+from .policy import Decision, decide, truthy
+from .registration import SLOTS, CliCommand, HookSpecEntry, Provider, Registration, ToolsetSpec
+from .slots import Slots
+from .tools import ToolRegistry
+from .vcache import ValidationCache
+
+log = logging.getLogger("hermes_agent.kernel")
+
+
+@dataclass
+class PluginStatus:
+    """What happened to one plugin: the record, its state and what it registered."""
+
+    record: PluginRecord
+    state: str
+    reason: str = ""
+    tools: list[str] = field(default_factory=list)
+    hooks: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    cli_commands: list[str] = field(default_factory=list)
+    providers: list[str] = field(default_factory=list)
+    skills: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.record.name
+
+    def to_dict(self) -> dict[str, Any]:
+        record = self.record
+        return {"name": record.name, "version": record.version, "kind": record.kind,
+                "source": record.source, "state": self.state, "reason": self.reason,
+                "location": record.location, "description": record.manifest.description
+                if record.manifest else "", "tools": self.tools, "hooks": self.hooks,
+                "commands": self.commands, "cli_commands": self.cli_commands,
+                "providers": self.providers, "skills": self.skills,
+                "warnings": [*record.warnings, *self.warnings],
+                "shadows": [r.location for r in record.shadows]}
+
+
+def effective_env(home: Path, env: Mapping[str, str] | None) -> dict[str, str]:
+    """The process environment over $HERMES_HOME/.env (the environment wins)."""
+    return {**read_env_file(home / ".env"), **(os.environ if env is None else env)}
+
+
+class Kernel:
+    def __init__(self, home: Path | None = None, *, config: Config | None = None,
+                 env: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None,
+                 cwd: Path | None = None, entry_points: bool = True, builtins: bool = True):
+        self.home = hermes_home(env) if home is None else Path(home)
+        self.env = effective_env(self.home, env)
+        self.cwd = cwd
+        self.cache = ValidationCache(self.home / "cache" / "validated.json")
+        self.config = config or load_config(self.home, overrides, self.env, self.cache)
+        self.use_entry_points = entry_points
+        self.use_builtins = builtins
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        for module in hookspecs.MODULES:
+            self.pm.add_hookspecs(module)
+        self.hooks = HookBus(trace=truthy(self.env.get("HERMES_TRACE_HOOKS")))
+        self.tools = ToolRegistry()
+        self.slots = Slots()
+        self.commands: dict[str, Any] = {}
+        self.cli_commands: dict[str, CliCommand] = {}
+        self.skills: dict[str, Any] = {}
+        self.middleware: list[tuple[str, Callable[..., Any], str]] = []
+        self.plugins: dict[str, PluginStatus] = {}
+        self.discovery: Discovery | None = None
+        self._registrations: dict[str, Registration] = {}
+        self.booted = False
+
+    # --- discovery and decisions --------------------------------------------------------
+    def discover(self) -> Discovery:
+        if self.discovery is None:
+            self.discovery = discover(self.home, self.env, self.cwd, self.cache,
+                                      entry_points=self.use_entry_points)
+            if not self.use_builtins:
+                self.discovery.plugins = {n: r for n, r in self.discovery.plugins.items()
+                                          if r.source != "builtin"}
+        return self.discovery
+
+    def decisions(self) -> dict[str, Decision]:
+        from .builtin_plugins import ESSENTIAL
+
+        found = self.discover()
+        return {r.name if r in found.plugins.values() else f"{r.name}@{r.location}":
+                decide(r, self.config, self.env, ESSENTIAL) for r in found.all_records()}
+
+    def boot(self) -> "Kernel":
+        """Discover and load every plugin that should load. Idempotent."""
+        if self.booted:
+            return self
+        self.booted = True
+        found = self.discover()
+        from .builtin_plugins import ESSENTIAL
+
+        for record in found.problems:
+            self.plugins[f"{record.name}@{record.location}"] = PluginStatus(record, "failed",
+                                                                           record.error)
+        for record in found.plugins.values():
+            decision = decide(record, self.config, self.env, ESSENTIAL)
+            if decision.load:
+                status = self.load(record)
+                if decision.reason:
+                    status.warnings.append(decision.reason)
+            else:
+                self.plugins[record.name] = PluginStatus(record, decision.state, decision.reason)
+        self._check_load_filter(found)
+        self.cache.save()
+        from .ledger import record_outcomes
+
+        record_outcomes(self)
+        return self
+
+    def _check_load_filter(self, found: Discovery) -> None:
+        from .policy import load_filter
+
+        for name in sorted(load_filter(self.env) or ()):
+            if found.get(name) is None:
+                log.warning("HERMES_LOAD_PLUGINS names %r, which is not installed", name)
+
+    # --- loading ------------------------------------------------------------------------
+    def load(self, record: PluginRecord, target: Any = None) -> PluginStatus:
+        """Import (unless ``target`` is given) and register one plugin, transactionally."""
+        staged = Registration(record.name)
+        registered_pm = False
+        try:
+            try:
+                target = import_plugin(record) if target is None else target
+            except Exception as exc:
+                raise PluginError(record.name, f"Error importing plugin '{record.name}' "
+                                  f"({record.location}): {type(exc).__name__}: {exc}") from exc
+            ctx = PluginContext(self, record, staged)
+            if _has_hookimpls(target):
+                try:
+                    self.pm.register(target, name=record.name)
+                except ValueError as exc:  # pluggy: name or object already registered
+                    raise PluginError(record.name, f"plugin '{record.name}' is already "
+                                      f"registered: {exc}") from exc
+                registered_pm = True
+                self._stage_hookimpls(target, record, staged, ctx)
+            register = _register_callable(target)
+            if register is None and not registered_pm:
+                provider = _bare_provider(record, target)
+                if provider is None:
+                    raise PluginError(record.name, f"plugin '{record.name}' ({record.location}) "
+                                      "has no register(ctx) function and no @hookimpl functions")
+                ctx.register_memory_provider(provider)
+            elif register is not None:
+                try:
+                    register(ctx)
+                except Exception as exc:
+                    raise PluginError(record.name, f"register() of plugin '{record.name}' "
+                                      f"failed: {type(exc).__name__}: {exc}") from exc
+            if record.slot and not staged.providers:
+                raise PluginError(record.name, f"plugin '{record.name}' is a {record.slot} "
+                                  "provider but registered no provider")
+            self._commit(record, staged)
+        except (PluginError, pluggy.PluginValidationError) as exc:
+            if registered_pm:
+                self.pm.unregister(name=record.name)
+            if record.path is not None and target is None:
+                unimport(module_name(record))
+            message = str(exc) if isinstance(exc, PluginError) else (
+                f"plugin '{record.name}' has an invalid @hookimpl: {exc}")
+            log.warning("%s", message)
+            status = PluginStatus(record, "failed", message)
+            self.plugins[record.name] = status
+            return status
+        status = PluginStatus(
+            record, "loaded", tools=[t.name for t in staged.tools],
+            hooks=staged.hook_names, commands=[c.name for c in staged.commands],
+            cli_commands=[c.name for c in staged.cli_commands],
+            providers=[f"{p.slot}:{p.name}" for p in staged.providers],
+            skills=[s.name for s in staged.skills], warnings=list(staged.warnings))
+        status.warnings.extend(_declared_mismatch(record, staged))
+        for warning in status.warnings:
+            log.warning("plugin %s: %s", record.name, warning)
+        self.plugins[record.name] = status
+        return status
+
+    def register_plugin(self, plugin: Any, name: str | None = None, *, source: str = "test",
+                        manifest: Any = None) -> PluginStatus:
+        """Load an in-memory plugin object (module, object or register callable). For tests."""
+        from .manifest import Manifest
+
+        plugin_name = name or getattr(plugin, "__name__", type(plugin).__name__).rsplit(".", 1)[-1]
+        record = PluginRecord(plugin_name, source, manifest or Manifest(name=plugin_name))
+        return self.load(record, target=plugin)
+
+    def unregister_plugin(self, name: str) -> None:
+        """Remove everything a plugin registered."""
+        if self.pm.get_plugin(name) is not None:
+            self.pm.unregister(name=name)
+        self.hooks.remove_plugin(name)
+        self.tools.remove_plugin(name)
+        self.slots.remove_plugin(name)
+        for table in (self.commands, self.cli_commands, self.skills):
+            for key in [k for k, v in table.items() if v.plugin == name]:
+                del table[key]
+        self.middleware = [m for m in self.middleware if m[2] != name]
+        self._registrations.pop(name, None)
+        self.plugins.pop(name, None)
+
+    def _stage_hookimpls(self, target: Any, record: PluginRecord, staged: Registration,
+                         ctx: PluginContext) -> None:
+        collectors = _collectors(ctx, staged)
+        for caller in self.pm.get_hookcallers(target) or []:
+            for impl in caller.get_hookimpls():
+                if impl.plugin is not target:
+                    continue
+                if not caller.has_spec():
+                    staged.warnings.append(_unknown_hook_message(caller.name, "@hookimpl"))
+                    continue
+                if impl.wrapper or impl.hookwrapper:
+                    staged.warnings.append(f"@hookimpl {caller.name}: wrappers are not supported "
+                                           "for hermes hooks; the implementation was skipped")
+                elif caller.name in collectors:
+                    impl.function(register=collectors[caller.name])
+                else:
+                    staged.hooks.append(HookSpecEntry(
+                        caller.name, impl.function, record.name, impl_argnames=tuple(impl.argnames),
+                        tryfirst=impl.tryfirst, trylast=impl.trylast))
+
+    def _commit(self, record: PluginRecord, staged: Registration) -> None:
+        """Check every staged registration against what is live; then apply all or none."""
+        name = record.name
+        replacing: list[str] = []
+        seen: set[str] = set()
+        for tool in staged.tools:
+            if tool.name in seen:
+                raise PluginError(name, f"plugin '{name}' registers tool '{tool.name}' twice")
+            seen.add(tool.name)
+            owner = self.tools.tools.get(tool.name)
+            if owner is None:
+                continue
+            owner_status = self.plugins.get(owner.plugin)
+            core = owner_status is not None and owner_status.record.source == "builtin"
+            if not core:
+                raise PluginError(name, f"tool '{tool.name}' is registered by both plugin "
+                                  f"'{owner.plugin}' and plugin '{name}'; disable one of them")
+            granted = bool(self.config.plugin_entry(name, *record.aliases).get("allow_tool_override"))
+            if not tool.override:
+                raise PluginError(name, f"tool '{tool.name}' of plugin '{name}' clashes with the "
+                                  f"core tool of the same name (plugin '{owner.plugin}'); rename it")
+            if not granted:
+                raise PluginError(name, f"plugin '{name}' asks to replace the core tool "
+                                  f"'{tool.name}'; allow it with `hermes config set plugins.entries."
+                                  f"{name}.allow_tool_override true`")
+            replacing.append(tool.name)
+        for command in staged.commands:
+            other = self.commands.get(command.name)
+            if other is not None:
+                raise PluginError(name, f"slash command '/{command.name}' is registered by both "
+                                  f"plugin '{other.plugin}' and plugin '{name}'")
+        for cli in staged.cli_commands:
+            other = self.cli_commands.get(cli.name)
+            if other is not None or cli.name in _reserved_cli_names():
+                owner = f"plugin '{other.plugin}'" if other else "hermes itself"
+                raise PluginError(name, f"CLI command 'hermes {cli.name}' is registered by both "
+                                  f"{owner} and plugin '{name}'")
+        for provider in staged.providers:
+            if provider.slot not in SLOTS:
+                raise PluginError(name, f"unknown provider slot {provider.slot!r}; "
+                                  f"slots: {', '.join(SLOTS)}")
+            owner_name = self.slots.owner(provider.slot, provider.name)
+            if owner_name is not None:
+                raise PluginError(name, f"{provider.slot} provider '{provider.name}' is "
+                                  f"registered by both plugin '{owner_name}' and plugin '{name}'")
+        for entry in staged.hooks:
+            if entry.hook not in hookspecs.EVENT_HOOKS:
+                staged.warnings.append(_unknown_hook_message(entry.hook, "register_hook"))
+            elif entry.hook in hookspecs.NOT_FIRED:
+                staged.warnings.append(f"hook '{entry.hook}': {hookspecs.NOT_FIRED[entry.hook]}")
+        # Everything checked: apply.
+        for tool in staged.tools:
+            if tool.name in replacing:
+                log.warning("plugin %s replaces core tool %r (allowed by config)", name, tool.name)
+            self.tools.add(tool)
+        for toolset in staged.toolsets:
+            self.tools.add_toolset(toolset)
+        for entry in staged.hooks:
+            if entry.impl_argnames is not None:
+                self.hooks.add_impl(entry.hook, entry.callback, plugin=name,
+                                    argnames=entry.impl_argnames, tryfirst=entry.tryfirst,
+                                    trylast=entry.trylast)
+            else:
+                self.hooks.add_callback(entry.hook, entry.callback, plugin=name,
+                                        description=entry.description)
+        self.commands.update({c.name: c for c in staged.commands})
+        self.cli_commands.update({c.name: c for c in staged.cli_commands})
+        self.skills.update({s.name: s for s in staged.skills})
+        for provider in staged.providers:
+            self.slots.add(provider)
+        self.middleware.extend((kind, fn, name) for kind, fn in staged.middleware)
+        self._registrations[name] = staged
+
+    # --- convenience --------------------------------------------------------------------
+    def active_provider(self, slot: str) -> Any:
+        return self.slots.active(slot, self.config)
+
+
+def _has_hookimpls(target: Any) -> bool:
+    attr = f"{hookspecs.PROJECT_NAME}_impl"
+    if inspect.isfunction(target) or inspect.isclass(target):
+        return False
+    return any(hasattr(getattr(target, n, None), attr) for n in dir(target) if not n.startswith("__"))
+
+
+def _register_callable(target: Any) -> Callable[[Any], Any] | None:
+    if inspect.ismodule(target) or not callable(target) or inspect.isclass(target):
+        register = getattr(target, "register", None)
+        return register if callable(register) else None
+    return target  # an entry point naming a function: `module:function`
+
+
+def _bare_provider(record: PluginRecord, target: Any) -> Any:
+    """``hermes_agent.memory_providers`` entry points may name a provider class or instance."""
+    if record.slot != "memory":
+        return None
+    obj = target() if inspect.isclass(target) else target
+    return obj if isinstance(getattr(obj, "name", None), str) else None
+
+
+def _collectors(ctx: PluginContext, staged: Registration) -> dict[str, Callable[..., Any]]:
+    def toolset(name: str, *, tools: tuple[str, ...] | list[str] = (),
+                includes: tuple[str, ...] | list[str] = (), description: str = "",
+                kind: str = "composite") -> None:
+        staged.toolsets.append(ToolsetSpec(name, tuple(tools), tuple(includes), description,
+                                           kind, ctx.plugin_name))
+
+    def cli(command: Any) -> None:
+        staged.cli_commands.append(CliCommand(command.name, command, ctx.plugin_name,
+                                              command.help or ""))
+
+    def provider(slot: str, obj: Any) -> None:
+        if slot not in SLOTS:
+            raise ValueError(f"unknown provider slot {slot!r}; slots: {', '.join(SLOTS)}")
+        ctx._provider(slot, obj)
+
+    return {"register_tools": ctx.register_tool, "register_toolsets": toolset,
+            "register_cli_commands": cli, "register_commands": ctx.register_command,
+            "register_skills": ctx.register_skill, "register_providers": provider}
+
+
+def _unknown_hook_message(hook: str, how: str) -> str:
+    close = difflib.get_close_matches(hook, [*hookspecs.EVENT_HOOKS, *hookspecs.REGISTRATION_HOOKS], 1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return f"{how} names unknown hook '{hook}' (kept, but this version never fires it){hint}"
+
+
+def _declared_mismatch(record: PluginRecord, staged: Registration) -> list[str]:
+    manifest = record.manifest
+    if manifest is None or manifest.synthesized:
+        return []
+    notes = []
+    for label, declared, actual in (
+            ("tools", set(manifest.provides_tools), {t.name for t in staged.tools}),
+            ("hooks", set(manifest.provides_hooks), set(staged.hook_names))):
+        if declared - actual:
+            notes.append(f"declares {label} it did not register: {', '.join(sorted(declared - actual))}"
+                         f" (fix provides_{label} in plugin.yaml)")
+        if actual - declared:
+            notes.append(f"registered {label} its plugin.yaml does not declare: "
+                         f"{', '.join(sorted(actual - declared))} (add them to provides_{label})")
+    return notes
+
+
+def _reserved_cli_names() -> frozenset[str]:
+    from .builtin_plugins import CLI_COMMANDS
+
+    return frozenset(CLI_COMMANDS)

@@ -1,0 +1,68 @@
+"""The load ledger: what the last boot actually did with each plugin.
+
+``hermes plugins list`` must not import plugin code, yet it must show what really happened.
+Every boot records each plugin's outcome with a fingerprint of its files; the listing shows
+that outcome while the fingerprint still matches, and "enabled, not loaded yet" otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+from .discovery import PluginRecord
+from .vcache import write_atomic
+
+if TYPE_CHECKING:
+    from .kernel import Kernel
+
+LEDGER = Path("cache") / "plugin-status.json"
+
+
+def fingerprint(record: PluginRecord) -> str:
+    if record.entry_point is not None:
+        ep = record.entry_point
+        return f"ep:{ep.group}:{ep.value}:{ep.dist_name}:{ep.dist_version}"
+    if record.source == "builtin":
+        return f"builtin:{__version__}"
+    parts = []
+    for name in ("plugin.yaml", "plugin.yml", "__init__.py"):
+        try:
+            stat = (record.path / name).stat()  # type: ignore[operator]
+        except (OSError, TypeError):
+            continue
+        parts.append(f"{name}:{stat.st_mtime_ns}:{stat.st_size}")
+    return f"{record.path}|{'|'.join(parts)}"
+
+
+def read_ledger(home: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((home / LEDGER).read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def record_outcomes(kernel: "Kernel") -> None:
+    entries = read_ledger(kernel.home)
+    for status in kernel.plugins.values():
+        if status.state not in ("loaded", "failed") or "@" in status.name:
+            continue
+        entry = status.to_dict()
+        entry["fingerprint"] = fingerprint(status.record)
+        entry["time"] = time.time()
+        entries[status.name] = entry
+    try:
+        write_atomic(kernel.home / LEDGER, json.dumps(entries, indent=1, sort_keys=True))
+    except OSError:
+        pass  # a read-only home still runs; the listing then says "not loaded yet"
+
+
+def last_outcome(ledger: dict[str, Any], record: PluginRecord) -> dict[str, Any] | None:
+    entry = ledger.get(record.name)
+    if isinstance(entry, dict) and entry.get("fingerprint") == fingerprint(record):
+        return entry
+    return None

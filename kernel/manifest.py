@@ -1,0 +1,215 @@
+"""plugin.yaml: reading and validating a plugin's manifest without importing its code.
+
+``kind`` comes from the manifest (default ``standalone``) and is never guessed from source
+text. Unknown keys and legacy aliases produce warnings; a malformed file is a
+:class:`ManifestError` naming the file, the field and the fix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._version import __version__
+from .errors import ManifestError
+from .vcache import ValidationCache
+
+KINDS = ("standalone", "backend", "exclusive", "platform", "model-provider")
+MANIFEST_NAMES = ("plugin.yaml", "plugin.yml")
+
+# Legacy keys still found in published plugins, mapped to the key that replaced them.
+LEGACY_ALIASES = {
+    "hooks": "provides_hooks",
+    "tools": "provides_tools",
+    "pip_dependencies": "python_dependencies",
+}
+# Keys the original's bundled manifests carry that nothing reads; accepted with a notice.
+IGNORED_KEYS = ("platforms", "provides_web_providers", "provides_browser_providers",
+                "external_dependencies", "key")
+
+
+@dataclass(frozen=True)
+class EnvRequirement:
+    name: str
+    description: str = ""
+    url: str = ""
+    secret: bool = False
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A validated plugin.yaml (plain data; the pydantic model lives in ``schemas``)."""
+
+    name: str
+    version: str = ""
+    description: str = ""
+    author: str = ""
+    kind: str = "standalone"
+    requires_env: tuple[EnvRequirement, ...] = ()
+    optional_env: tuple[EnvRequirement, ...] = ()
+    provides_tools: tuple[str, ...] = ()
+    provides_hooks: tuple[str, ...] = ()
+    manifest_version: int = 1
+    license: str = ""
+    homepage: str = ""
+    tags: tuple[str, ...] = ()
+    requires_hermes: str = ""
+    python_dependencies: tuple[str, ...] = ()
+    label: str = ""
+    config: dict[str, Any] = field(default_factory=dict)
+    synthesized: bool = False  # built from package metadata, no plugin.yaml
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any], synthesized: bool = False) -> "Manifest":
+        def envs(items: list[Any]) -> tuple[EnvRequirement, ...]:
+            return tuple(
+                EnvRequirement(name=i) if isinstance(i, str) else EnvRequirement(
+                    name=i["name"], description=i.get("description", ""),
+                    url=i.get("url", ""), secret=bool(i.get("secret", False)))
+                for i in items)
+
+        plain = {k: v for k, v in data.items() if k not in ("requires_env", "optional_env")}
+        for key in ("provides_tools", "provides_hooks", "tags", "python_dependencies"):
+            plain[key] = tuple(plain.get(key, ()))
+        return cls(**plain, requires_env=envs(data.get("requires_env", [])),
+                   optional_env=envs(data.get("optional_env", [])), synthesized=synthesized)
+
+
+@dataclass
+class ManifestResult:
+    manifest: Manifest | None
+    warnings: list[str]
+    error: ManifestError | None = None
+
+
+def find_manifest(directory: Path) -> Path | None:
+    for name in MANIFEST_NAMES:
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_manifest(path: Path, cache: ValidationCache | None = None,
+                  default_name: str | None = None) -> ManifestResult:
+    """Read and validate ``path``. Never raises for bad content: errors are in the result."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return ManifestResult(None, [], ManifestError(str(path), [f"cannot read the file: {exc}"]))
+    key = ValidationCache.key(f"manifest:{default_name}", raw)
+    hit = cache.get(key) if cache else None
+    if hit is not None:
+        if "error" in hit:
+            return ManifestResult(None, hit["warnings"], ManifestError(str(path), hit["error"]))
+        return ManifestResult(Manifest.from_data(hit["data"]), hit["warnings"])
+    result, stored = _validate(path, raw, default_name)
+    if cache:
+        cache.put(key, stored)
+    return result
+
+
+def _validate(path: Path, raw: bytes, default_name: str | None) -> tuple[ManifestResult, dict]:
+    import yaml
+    from pydantic import ValidationError
+
+    from .schemas import ManifestModel, render_errors
+
+    def failed(problems: list[str], warnings: list[str]) -> tuple[ManifestResult, dict]:
+        return (ManifestResult(None, warnings, ManifestError(str(path), problems)),
+                {"error": problems, "warnings": warnings})
+
+    try:
+        data = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        return failed([f"{where}not valid YAML ({getattr(exc, 'problem', exc)}); "
+                       "check indentation and quoting"], [])
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return failed(["(top level): the file must be a mapping of keys such as name: and version:"], [])
+    data, warnings = normalize_legacy(data)
+    if "name" not in data and default_name:
+        data["name"] = default_name
+    try:
+        model = ManifestModel.model_validate(data)
+    except ValidationError as exc:
+        problems = render_errors(exc)
+        if any(p.startswith("kind:") for p in problems):
+            problems.append(f"kind: must be one of {', '.join(KINDS)}")
+        return failed(problems, warnings)
+    normalized = model.model_dump(mode="json")
+    manifest = Manifest.from_data(normalized)
+    problem = check_requires_hermes(manifest.requires_hermes)
+    if problem:
+        return failed([problem], warnings)
+    return ManifestResult(manifest, warnings), {"data": normalized, "warnings": warnings}
+
+
+def normalize_legacy(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Map legacy keys onto current ones and drop unknown keys, returning warnings for both."""
+    from .schemas import ManifestModel
+
+    data = dict(data)
+    warnings: list[str] = []
+    known = set(ManifestModel.model_fields)
+    provides = data.pop("provides", None)
+    if isinstance(provides, dict):
+        warnings.append("'provides:' is a legacy form; use provides_tools: and provides_hooks: lists")
+        for sub in ("tools", "hooks"):
+            if isinstance(provides.get(sub), list):
+                data.setdefault(f"provides_{sub}", provides[sub])
+    for old, new in LEGACY_ALIASES.items():
+        if old in data:
+            value = data.pop(old)
+            warnings.append(f"'{old}:' is a legacy alias; rename it to '{new}:'")
+            data.setdefault(new, value)
+    for key in list(data):
+        if key in known:
+            continue
+        data.pop(key)
+        if key in IGNORED_KEYS:
+            warnings.append(f"'{key}:' is not used by this version and is ignored")
+        else:
+            warnings.append(f"unknown key '{key}:' is ignored (check its spelling; "
+                            f"known keys: {', '.join(sorted(known))})")
+    return data, warnings
+
+
+_CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|~=|>|<)?\s*([0-9][0-9a-zA-Z.*]*)\s*$")
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.+-]", text)[:3])
+
+
+def check_requires_hermes(spec: str, version: str = __version__) -> str | None:
+    """Return a problem line if ``spec`` (e.g. ``>=0.1,<2``) excludes ``version``, else None."""
+    if not spec.strip():
+        return None
+    current = _version_tuple(version)
+    for clause in spec.split(","):
+        match = _CLAUSE.match(clause)
+        if not match:
+            return (f"requires_hermes: {clause.strip()!r} is not a version clause "
+                    "(write e.g. '>=0.1,<1')")
+        op, wanted = match.group(1) or "==", match.group(2)
+        if wanted.endswith(".*"):
+            prefix = _version_tuple(wanted[:-2])
+            ok = current[: len(prefix)] == prefix
+            ok = ok if op == "==" else not ok
+        else:
+            target = _version_tuple(wanted)
+            if op == "~=":
+                ok = current >= target and current[: len(target) - 1] == target[:-1]
+            else:
+                ok = {">=": current >= target, "<=": current <= target, "==": current == target,
+                      "!=": current != target, ">": current > target, "<": current < target}[op]
+        if not ok:
+            return (f"requires_hermes: this plugin needs hermes {spec}, but this is {version}; "
+                    "install a compatible version of the plugin")
+    return None

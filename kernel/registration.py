@@ -1,0 +1,99 @@
+"""Staged registrations: what one plugin asked for, committed all at once or not at all."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SLOTS = ("memory", "context_engine", "model_provider", "web_search", "platform", "session_store")
+
+
+@dataclass
+class ToolSpec:
+    name: str
+    toolset: str
+    schema: dict[str, Any]
+    handler: Callable[..., Any]
+    plugin: str = ""
+    check_fn: Callable[[], bool] | None = None
+    requires_env: tuple[str, ...] = ()
+    is_async: bool = False
+    description: str = ""
+    emoji: str = ""
+    override: bool = False
+
+
+@dataclass
+class ToolsetSpec:
+    name: str
+    tools: tuple[str, ...] = ()
+    includes: tuple[str, ...] = ()
+    description: str = ""
+    kind: str = "composite"  # leaf | composite | platform
+    plugin: str = ""
+
+
+@dataclass
+class HookSpecEntry:
+    hook: str
+    callback: Callable[..., Any]
+    plugin: str
+    description: str = ""
+    impl_argnames: tuple[str, ...] | None = None  # set for pluggy @hookimpl functions
+    tryfirst: bool = False
+    trylast: bool = False
+
+
+@dataclass
+class SlashCommand:
+    name: str
+    handler: Callable[..., Any]
+    plugin: str
+    description: str = ""
+    args_hint: str = ""
+
+
+@dataclass
+class CliCommand:
+    name: str
+    command: Any  # a click.Command, or an argparse bridge built lazily
+    plugin: str
+    help: str = ""
+
+
+@dataclass
+class Skill:
+    name: str  # "<plugin>:<skill>"
+    path: Path  # the SKILL.md file
+    plugin: str
+    description: str = ""
+
+
+@dataclass
+class Provider:
+    slot: str
+    name: str
+    obj: Any
+    plugin: str
+
+
+@dataclass
+class Registration:
+    """Everything a plugin registered while it loaded, not yet visible to anyone."""
+
+    plugin: str
+    tools: list[ToolSpec] = field(default_factory=list)
+    toolsets: list[ToolsetSpec] = field(default_factory=list)
+    hooks: list[HookSpecEntry] = field(default_factory=list)
+    commands: list[SlashCommand] = field(default_factory=list)
+    cli_commands: list[CliCommand] = field(default_factory=list)
+    skills: list[Skill] = field(default_factory=list)
+    providers: list[Provider] = field(default_factory=list)
+    middleware: list[tuple[str, Callable[..., Any]]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def hook_names(self) -> list[str]:
+        return sorted({entry.hook for entry in self.hooks})

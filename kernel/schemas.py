@@ -1,0 +1,183 @@
+"""Pydantic models for the two files users and plugin authors write: plugin.yaml and config.yaml.
+
+Imported only when a file has to be (re)validated; see :mod:`hermes_agent.vcache`.
+Validation errors are rendered as ``location: message`` lines.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+PLUGIN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+PluginKind = Literal["standalone", "backend", "exclusive", "platform", "model-provider"]
+
+
+class EnvVarSpec(BaseModel):
+    """The rich form of a ``requires_env`` / ``optional_env`` entry."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str
+    description: str = ""
+    url: str = ""
+    secret: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _env_name(cls, value: str) -> str:
+        if not ENV_NAME_RE.match(value):
+            raise ValueError(f"{value!r} is not an environment variable name (letters, digits, _)")
+        return value
+
+
+class ManifestModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=False)
+
+    name: str
+    version: str = ""
+    description: str = ""
+    author: str = ""
+    kind: PluginKind = "standalone"
+    requires_env: list[str | EnvVarSpec] = Field(default_factory=list)
+    optional_env: list[str | EnvVarSpec] = Field(default_factory=list)
+    provides_tools: list[str] = Field(default_factory=list)
+    provides_hooks: list[str] = Field(default_factory=list)
+    manifest_version: int = 1
+    license: str = ""
+    homepage: str = ""
+    tags: list[str] = Field(default_factory=list)
+    requires_hermes: str = ""
+    python_dependencies: list[str] = Field(default_factory=list)
+    label: str = ""
+    config: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, (int, float)) else value
+
+    @field_validator("name")
+    @classmethod
+    def _plugin_name(cls, value: str) -> str:
+        if not PLUGIN_NAME_RE.match(value):
+            raise ValueError("use letters, digits, '-', '_' or '.', starting with a letter or digit")
+        return value
+
+    @field_validator("requires_env", "optional_env")
+    @classmethod
+    def _env_names(cls, value: list[Any]) -> list[Any]:
+        for item in value:
+            if isinstance(item, str) and not ENV_NAME_RE.match(item):
+                raise ValueError(f"{item!r} is not an environment variable name")
+        return value
+
+
+# --- config.yaml -----------------------------------------------------------------------
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class PluginEntry(_Section):
+    allow_tool_override: bool = False
+
+
+class PluginsSection(_Section):
+    enabled: list[str] | None = None
+    disabled: list[str] = Field(default_factory=list)
+    entries: dict[str, PluginEntry] = Field(default_factory=dict)
+
+
+class ModelSection(_Section):
+    default: str = ""
+    provider: str = ""
+    base_url: str = ""
+    api_key: str = ""
+
+
+class AuxiliaryTask(_Section):
+    provider: str = "auto"
+    model: str = ""
+    base_url: str = ""
+    api_key: str = ""
+    timeout: float | None = None
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+
+class MemorySection(_Section):
+    provider: str = ""
+
+
+class ContextSection(_Section):
+    engine: str = "compressor"
+
+
+class WebSection(_Section):
+    backend: str = ""
+    search_backend: str = ""
+    extract_backend: str = ""
+
+
+class SessionsSection(_Section):
+    store: str = "sqlite"
+
+
+class ConfigModel(_Section):
+    model: ModelSection | str = Field(default_factory=ModelSection)
+    fallback_providers: list[dict[str, Any] | str] = Field(default_factory=list)
+    auxiliary: dict[str, AuxiliaryTask] = Field(default_factory=dict)
+    toolsets: list[str] | None = None
+    plugins: PluginsSection = Field(default_factory=PluginsSection)
+    memory: MemorySection = Field(default_factory=MemorySection)
+    context: ContextSection = Field(default_factory=ContextSection)
+    web: WebSection = Field(default_factory=WebSection)
+    sessions: SessionsSection = Field(default_factory=SessionsSection)
+    platform_toolsets: dict[str, list[str]] = Field(default_factory=dict)
+
+
+_HINTS = {
+    "list_type": "write it as a YAML list, e.g. [a, b]",
+    "dict_type": "write it as a YAML mapping (key: value lines)",
+    "bool_type": "use true or false",
+    "string_type": "write it as text",
+    "int_type": "write a whole number",
+    "float_type": "write a number",
+    "extra_forbidden": "remove it, or check its spelling",
+    "literal_error": "",
+    "missing": "add it",
+}
+
+
+def render_errors(error: ValidationError, prefix: str = "") -> list[str]:
+    """Render pydantic errors as ``location: message (fix)`` lines."""
+    lines = []
+    for item in error.errors():
+        loc = ".".join(
+            str(part) for part in item["loc"]
+            if not (isinstance(part, str) and part.startswith(("function-", "union[")))
+            and part not in ("str", "list[str]", "EnvVarSpec", "ModelSection", "dict[str,any]")
+        )
+        where = ".".join(p for p in (prefix, loc) if p) or "(top level)"
+        hint = _HINTS.get(item["type"], "")
+        lines.append(f"{where}: {item['msg']}" + (f" ({hint})" if hint else ""))
+    return list(dict.fromkeys(lines))
+
+
+def unknown_keys(model: BaseModel, prefix: str = "") -> list[str]:
+    """Dotted paths of keys that validated only as extras (not part of any model)."""
+    found = []
+    for key in model.model_extra or {}:
+        found.append(f"{prefix}{key}")
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        children = value.values() if isinstance(value, dict) else [value]
+        for i, child in enumerate(children):
+            if isinstance(child, BaseModel):
+                sub = f"{prefix}{name}." if not isinstance(value, dict) else f"{prefix}{name}.{list(value)[i]}."
+                if not isinstance(child, (PluginEntry, AuxiliaryTask, EnvVarSpec)):
+                    found.extend(unknown_keys(child, sub))
+    return found

@@ -1,0 +1,95 @@
+"""Provider slots: exclusive or many-valued capabilities chosen by name in config.yaml.
+
+A slot never picks a provider by registration order and never falls back silently: a
+selected name that is not installed is a :class:`SlotError` listing what is installed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import SlotError
+from .registration import SLOTS, Provider
+
+
+@dataclass(frozen=True)
+class SlotInfo:
+    name: str
+    config_key: str  # where config.yaml selects the active provider ("" = none)
+    cardinality: str  # "one" | "many" | "builtin+one"
+    default: str = ""
+    label: str = ""
+
+
+SLOT_INFO = {
+    "memory": SlotInfo("memory", "memory.provider", "builtin+one", "", "memory provider"),
+    "context_engine": SlotInfo("context_engine", "context.engine", "one", "compressor",
+                               "context engine"),
+    "model_provider": SlotInfo("model_provider", "model.provider", "many", "", "model provider"),
+    "web_search": SlotInfo("web_search", "web.backend", "many", "", "web search provider"),
+    "platform": SlotInfo("platform", "", "many", "", "platform"),
+    "session_store": SlotInfo("session_store", "sessions.store", "one", "sqlite", "session store"),
+}
+assert set(SLOT_INFO) == set(SLOTS)
+BUILTIN_MEMORY = "builtin"
+
+
+@dataclass
+class Slots:
+    providers: dict[str, dict[str, Provider]] = field(
+        default_factory=lambda: {slot: {} for slot in SLOTS})
+
+    def add(self, provider: Provider) -> None:
+        self.providers[provider.slot][provider.name] = provider
+
+    def remove_plugin(self, plugin: str) -> None:
+        for slot, entries in self.providers.items():
+            self.providers[slot] = {n: p for n, p in entries.items() if p.plugin != plugin}
+
+    def owner(self, slot: str, name: str) -> str | None:
+        provider = self.providers[slot].get(name)
+        return provider.plugin if provider else None
+
+    def installed(self, slot: str) -> list[str]:
+        return sorted(self.providers[slot])
+
+    def get(self, slot: str, name: str) -> Any:
+        """The provider called ``name`` in ``slot``; :class:`SlotError` if it is not installed."""
+        entry = self.providers[slot].get(name)
+        if entry is None:
+            info = SLOT_INFO[slot]
+            installed = ", ".join(self.installed(slot)) or "none"
+            where = f" (selected by {info.config_key} in config.yaml)" if info.config_key else ""
+            raise SlotError(
+                f"{info.label} {name!r}{where} is not installed; installed: {installed}. "
+                + (f"Set {info.config_key} to one of those, or install and enable the plugin "
+                   f"that provides {name!r}." if info.config_key else
+                   f"Install and enable the plugin that provides {name!r}."))
+        return entry.obj
+
+    def selection(self, slot: str, config: Any) -> str:
+        info = SLOT_INFO[slot]
+        value = config.get(info.config_key, "") if info.config_key else ""
+        return value or info.default
+
+    def active(self, slot: str, config: Any) -> Any:
+        """The selected provider of a one-provider slot, or of a many slot (None if unset)."""
+        info = SLOT_INFO[slot]
+        if info.cardinality == "builtin+one":
+            raise SlotError(f"the {info.label} slot may hold two providers; use active_memory()")
+        name = self.selection(slot, config)
+        if not name:
+            return None
+        return self.get(slot, name)
+
+    def active_memory(self, config: Any) -> list[Any]:
+        """The builtin memory provider (when installed) plus the one external provider selected
+        by ``memory.provider`` (empty: builtin only)."""
+        active = []
+        if BUILTIN_MEMORY in self.providers["memory"]:
+            active.append(self.providers["memory"][BUILTIN_MEMORY].obj)
+        external = self.selection("memory", config)
+        if external and external != BUILTIN_MEMORY:
+            active.append(self.get("memory", external))
+        return active

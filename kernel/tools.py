@@ -1,0 +1,151 @@
+"""The tool registry and toolsets.
+
+Handlers follow the plugin contract: ``handler(args: dict, **kwargs) -> str`` (a JSON
+string). :meth:`ToolRegistry.dispatch` enforces it: an exception or a non-string result
+becomes a JSON error result, so one bad tool never breaks the agent loop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ToolError
+from .hooks import _run_awaitable
+from .registration import ToolSpec, ToolsetSpec
+
+log = logging.getLogger("hermes_agent.tools")
+
+
+def error_result(message: str, **extra: Any) -> str:
+    return json.dumps({"error": message, **extra})
+
+
+@dataclass
+class ToolRegistry:
+    tools: dict[str, ToolSpec] = field(default_factory=dict)
+    toolsets: dict[str, ToolsetSpec] = field(default_factory=dict)
+    default_off: set[str] = field(default_factory=set)
+
+    def add(self, spec: ToolSpec) -> None:
+        self.tools[spec.name] = spec
+
+    def add_toolset(self, spec: ToolsetSpec) -> None:
+        self.toolsets[spec.name] = spec
+
+    def remove_plugin(self, plugin: str) -> None:
+        self.tools = {n: t for n, t in self.tools.items() if t.plugin != plugin}
+        self.toolsets = {n: t for n, t in self.toolsets.items() if t.plugin != plugin}
+
+    def get(self, name: str) -> ToolSpec:
+        try:
+            return self.tools[name]
+        except KeyError:
+            raise ToolError(f"unknown tool {name!r}; known tools: "
+                            f"{', '.join(sorted(self.tools)) or '(none)'}") from None
+
+    def is_available(self, name: str) -> bool:
+        """False when the tool's check_fn says so or raises (logged)."""
+        spec = self.tools.get(name)
+        if spec is None:
+            return False
+        if spec.check_fn is None:
+            return True
+        try:
+            return bool(spec.check_fn())
+        except Exception as exc:
+            log.warning("tool %r: check_fn raised %s: %s (tool hidden)", name,
+                        type(exc).__name__, exc)
+            return False
+
+    # --- toolsets -------------------------------------------------------------------------
+    def leaf_toolsets(self) -> dict[str, list[str]]:
+        """Toolsets as declared by the tools themselves (the ``toolset`` of each tool)."""
+        leaves: dict[str, list[str]] = {}
+        for spec in self.tools.values():
+            leaves.setdefault(spec.toolset, []).append(spec.name)
+        return leaves
+
+    def known_toolsets(self) -> list[str]:
+        return sorted(set(self.leaf_toolsets()) | set(self.toolsets))
+
+    def resolve_toolsets(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
+        """Expand toolset names (leaf, composite or platform) into tool names.
+
+        Returns ``(tools, notes)``; each note says why something named was dropped.
+        """
+        leaves = self.leaf_toolsets()
+        tools: dict[str, None] = {}
+        notes: list[str] = []
+        seen: set[str] = set()
+
+        def expand(name: str, via: str) -> None:
+            if name in seen:
+                return
+            seen.add(name)
+            found = False
+            if name in self.toolsets:
+                found = True
+                spec = self.toolsets[name]
+                for tool in spec.tools:
+                    if tool in self.tools:
+                        tools[tool] = None
+                    else:
+                        notes.append(f"toolset {name!r} lists tool {tool!r}, which no loaded "
+                                     "plugin provides")
+                for include in spec.includes:
+                    expand(include, name)
+            if name in leaves:
+                found = True
+                tools.update(dict.fromkeys(leaves[name]))
+            if not found:
+                notes.append(f"unknown toolset {name!r}{f' (included by {via!r})' if via else ''}; "
+                             f"known: {', '.join(self.known_toolsets()) or '(none)'}")
+
+        for name in names:
+            expand(name, "")
+        return list(tools), notes
+
+    def selected(self, toolsets: list[str] | None) -> tuple[list[str], list[str]]:
+        """Tools enabled by config ``toolsets`` (None: every toolset not off by default),
+        minus those whose check_fn fails. Returns ``(tools, notes)``."""
+        if toolsets is None:
+            names = [n for n in self.known_toolsets() if n not in self.default_off]
+        else:
+            names = list(toolsets)
+        tools, notes = self.resolve_toolsets(names)
+        available = []
+        for tool in tools:
+            if self.is_available(tool):
+                available.append(tool)
+            else:
+                notes.append(f"tool {tool!r} hidden: its check_fn reported it unavailable")
+        return available, notes
+
+    def definitions(self, names: Iterable[str]) -> list[dict[str, Any]]:
+        """Tool definitions in the OpenAI function format."""
+        return [{"type": "function", "function": self.tools[n].schema}
+                for n in names if n in self.tools]
+
+    # --- dispatch -------------------------------------------------------------------------
+    def dispatch(self, name: str, args: dict[str, Any] | None, **kwargs: Any) -> str:
+        """Run a tool and always return a string (a JSON error result on failure)."""
+        spec = self.tools.get(name)
+        if spec is None:
+            return error_result(f"Unknown tool: {name}")
+        try:
+            result = spec.handler(args or {}, **kwargs)
+            if spec.is_async or hasattr(result, "__await__"):
+                result = _run_awaitable(result)
+        except Exception as exc:
+            log.warning("tool %r raised %s: %s", name, type(exc).__name__, exc)
+            return error_result(f"Tool execution failed: {type(exc).__name__}: {exc}")
+        if isinstance(result, str):
+            return result
+        if isinstance(result, dict) and result.get("_multimodal"):
+            return json.dumps(result)
+        return error_result(f"Tool {name!r} returned {type(result).__name__}, not a JSON string "
+                            "(handlers must return json.dumps(...))")

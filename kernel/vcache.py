@@ -1,0 +1,86 @@
+"""A small on-disk cache of pydantic validation results.
+
+Validating with pydantic means importing it, which costs more than the whole budget of a
+quick command such as ``hermes plugins list``. Inputs (manifest bytes, the merged config)
+are hashed; a hit returns the normalised result validated earlier, so pydantic is only
+imported when something actually changed. Corrupt or unwritable caches are ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ._version import __version__
+
+# Bump when a validation model changes shape, so old entries are not reused.
+SCHEMA_REVISION = "1"
+_MAX_ENTRIES = 2000
+
+
+class ValidationCache:
+    def __init__(self, path: Path | None):
+        self.path = path
+        self._entries: dict[str, Any] | None = None
+        self._dirty = False
+
+    @staticmethod
+    def key(kind: str, payload: bytes) -> str:
+        digest = hashlib.sha256(payload)
+        digest.update(f"\0{kind}\0{__version__}\0{SCHEMA_REVISION}".encode())
+        return digest.hexdigest()
+
+    def _load(self) -> dict[str, Any]:
+        if self._entries is None:
+            self._entries = {}
+            if self.path is not None:
+                try:
+                    loaded = json.loads(self.path.read_text(encoding="utf-8"))
+                    if isinstance(loaded, dict):
+                        self._entries = loaded
+                except (OSError, ValueError):
+                    pass
+        return self._entries
+
+    def get(self, key: str) -> Any | None:
+        return self._load().get(key)
+
+    def put(self, key: str, value: Any) -> None:
+        entries = self._load()
+        if entries.get(key) != value:
+            entries[key] = value
+            self._dirty = True
+
+    def save(self) -> None:
+        if not self._dirty or self.path is None or self._entries is None:
+            return
+        entries = self._entries
+        if len(entries) > _MAX_ENTRIES:  # drop the oldest insertions
+            entries = dict(list(entries.items())[-_MAX_ENTRIES:])
+        try:
+            write_atomic(self.path, json.dumps(entries, separators=(",", ":")))
+            self._dirty = False
+        except OSError:
+            pass
+
+
+def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
+    """Write ``text`` to ``path`` via a temporary file and rename, so readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
