@@ -589,19 +589,23 @@ def render(report: dict[str, Any]) -> str:
             f"  {verdict(row['ratio_median'], row['target_ratio'])}"
         )
     hook = report["hook_dispatch"]
-    ours, orig = hook.get("ours") or {}, hook.get("original") or {}
-    lines += [
-        "",
-        f"One post_tool_call dispatch, 20 listeners, µs (median of {report['meta']['hook_rounds']} rounds"
-        " x batches)",
-        f"{'hooks.call / invoke_hook':<44} {fmt_us(ours.get('median_us')):>9} {fmt_us(ours.get('min_us')):>9}"
-        f" {fmt_us(orig.get('median_us')):>9} {fmt_us(orig.get('min_us')):>9}"
-        f" {fmt_ratio(hook['ratio_median']):>6}",
-        "",
-        "Modules imported (yes = imported)",
-        f"{'impl / command':<30} " + " ".join(f"{m:>9}" for m in HEAVY_MODULES)
-        + f" {'plugins':>8} {'modules':>8}",
-    ]
+    if "original" in hook or "ours" in hook:
+        ours, orig = hook.get("ours") or {}, hook.get("original") or {}
+        lines += [
+            "",
+            f"One post_tool_call dispatch, 20 listeners, µs (median of {report['meta']['hook_rounds']} rounds"
+            " x batches)",
+            f"{'hooks.call / invoke_hook':<44} {fmt_us(ours.get('median_us')):>9} {fmt_us(ours.get('min_us')):>9}"
+            f" {fmt_us(orig.get('median_us')):>9} {fmt_us(orig.get('min_us')):>9}"
+            f" {fmt_ratio(hook['ratio_median']):>6}",
+        ]
+    if report["imports"]:
+        lines += [
+            "",
+            "Modules imported (yes = imported; plugins = any bench plugin code ran)",
+            f"{'impl / command':<30} " + " ".join(f"{m:>9}" for m in HEAVY_MODULES)
+            + f" {'plugins':>8} {'modules':>8}",
+        ]
     for impl_key, per_case in report["imports"].items():
         for case_key, probe in per_case.items():
             name = f"{impl_key} {CASES_BY_KEY[case_key].label.split(' (')[0]}"

@@ -1,0 +1,200 @@
+"""The `register(ctx)` API as published plugins use it, and the slot/tool registries."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import types
+
+import pytest
+
+from hermes_agent import SlotError, hookimpl
+from hermes_agent.testing import make_kernel, register_plugin
+
+
+def test_register_hook_positional_keyword_and_kwargs_payload(tmp_path):
+    seen = {}
+
+    def register(ctx):
+        ctx.register_hook("pre_api_request", lambda **kw: seen.setdefault("positional", kw))
+        ctx.register_hook(name="post_api_request", handler=lambda **kw: seen.setdefault("keyword", kw),
+                          description="observer")
+
+    kernel = make_kernel(tmp_path, plugins=[register])
+    kernel.hooks.fire("pre_api_request", api_request_id="r1", request={"model": "m"}, model="m")
+    kernel.hooks.fire("post_api_request", api_request_id="r1", response={"id": "x"},
+                      usage={"input_tokens": 3})
+    assert seen["positional"]["api_request_id"] == "r1"
+    assert seen["positional"]["request"] == {"model": "m"}
+    assert seen["keyword"]["usage"] == {"input_tokens": 3}
+    assert seen["keyword"]["telemetry_schema_version"] == "hermes.observer.v1"
+
+
+def test_register_command_positional_name_sync_and_async(tmp_path):
+    async def later(raw_args):
+        return f"async {raw_args}"
+
+    def register(ctx):
+        ctx.register_command("/My Cmd", lambda raw: f"got {raw}", "demo")
+        ctx.register_command("later", later)
+
+    kernel = make_kernel(tmp_path, plugins=[register])
+    assert kernel.commands["my-cmd"].handler("x") == "got x"
+    assert asyncio.run(kernel.commands["later"].handler("y")) == "async y"
+
+
+def test_register_skill_file_or_folder(tmp_path):
+    folder = tmp_path / "skill-dir"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: a\n---\n")
+    single = tmp_path / "other.md"
+    single.write_text("# other")
+
+    def register(ctx):
+        ctx.register_skill("folder-skill", folder)
+        ctx.register_skill("file_skill", single, description="one file")
+
+    kernel = make_kernel(tmp_path / "home", plugins=[register])
+    assert kernel.skills["register:folder-skill"].path == folder / "SKILL.md"
+    assert kernel.skills["register:file_skill"].description == "one file"
+
+    def bad(ctx):
+        ctx.register_skill("nope", tmp_path / "missing")
+
+    status = kernel.register_plugin(bad, "bad-skill")
+    assert status.state == "failed" and "does not exist" in status.reason
+
+
+def test_unsupported_registrations_warn_instead_of_failing(tmp_path):
+    def register(ctx):
+        ctx.register_image_gen_provider(object())
+        ctx.register_tool("t", "ts", {"name": "t"}, lambda a, **k: "{}")
+
+    kernel = make_kernel(tmp_path)
+    status = kernel.register_plugin(register, "imagey")
+    assert status.state == "loaded"
+    assert any("register_image_gen_provider() is not supported" in w for w in status.warnings)
+
+
+def test_ctx_exposes_manifest_config_and_data_dir(tmp_path):
+    captured = {}
+
+    def register(ctx):
+        captured.update(name=ctx.plugin_name, data=ctx.data_dir, config=ctx.config,
+                        manifest=ctx.manifest.name)
+
+    kernel = make_kernel(tmp_path, config={"plugins": {"entries": {"register": {"color": "red"}}}})
+    kernel.register_plugin(register)
+    assert captured["config"] == {"color": "red", "allow_tool_override": False}
+    assert captured["data"] == tmp_path / "plugin-data" / "register" and captured["data"].is_dir()
+
+
+class Mem:
+    def __init__(self, name):
+        self.name = name
+
+
+def test_slots_select_by_name_and_never_fall_back(tmp_path):
+    kernel = make_kernel(tmp_path, config={"context": {"engine": "lcm"}, "model": {"provider": "nope"}})
+
+    @hookimpl
+    def register_providers(register):
+        register("context_engine", Mem("compressor"))
+        register("memory", Mem("builtin"))
+        register("memory", Mem("honcho"))
+        register("model_provider", Mem("openai"))
+
+    kernel.register_plugin(types.SimpleNamespace(register_providers=register_providers), "providers")
+    with pytest.raises(SlotError) as err:
+        kernel.active_provider("context_engine")
+    assert "'lcm'" in str(err.value) and "installed: compressor" in str(err.value)
+    assert "context.engine" in str(err.value)
+    with pytest.raises(SlotError, match="model provider 'nope'.*installed: openai"):
+        kernel.active_provider("model_provider")
+    assert [m.name for m in kernel.slots.active_memory(kernel.config)] == ["builtin"]
+    kernel.config.data["memory"]["provider"] = "honcho"
+    assert [m.name for m in kernel.slots.active_memory(kernel.config)] == ["builtin", "honcho"]
+    kernel.config.data["memory"]["provider"] = "mem0"
+    with pytest.raises(SlotError, match="memory provider 'mem0'.*installed: builtin, honcho"):
+        kernel.slots.active_memory(kernel.config)
+    assert kernel.active_provider("web_search") is None  # nothing selected, nothing guessed
+
+
+def test_duplicate_provider_names_name_both_plugins(tmp_path):
+    kernel = make_kernel(tmp_path)
+    kernel.register_plugin(lambda ctx: ctx.register_web_search_provider(Mem("ddg")), "first")
+    status = kernel.register_plugin(lambda ctx: ctx.register_web_search_provider(Mem("ddg")), "second")
+    assert status.state == "failed"
+    assert "'first'" in status.reason and "'second'" in status.reason
+    platform = kernel.register_plugin(
+        lambda ctx: ctx.register_platform("irc", "IRC", adapter_factory=lambda cfg: None,
+                                          check_fn=lambda: True, max_message_length=400), "irc")
+    assert platform.state == "loaded"
+    assert kernel.slots.get("platform", "irc").max_message_length == 400
+
+
+SCHEMA = {"name": "x", "description": "d", "parameters": {"type": "object", "properties": {}}}
+
+
+def test_tool_dispatch_contract(tmp_path):
+    async def slow(args, **kw):
+        await asyncio.sleep(0)
+        return json.dumps({"async": True, "task": kw.get("task_id")})
+
+    def register(ctx):
+        ctx.register_tool("ok", "demo", {**SCHEMA, "name": "ok"}, lambda a, **k: json.dumps(a))
+        ctx.register_tool("raises", "demo", {**SCHEMA, "name": "raises"}, lambda a, **k: 1 / 0)
+        ctx.register_tool("dict", "demo", {**SCHEMA, "name": "dict"}, lambda a, **k: {"r": 1})
+        ctx.register_tool("slow", "demo", {**SCHEMA, "name": "slow"}, slow, is_async=True)
+        ctx.register_tool("hidden", "extra", {**SCHEMA, "name": "hidden"}, lambda a, **k: "{}",
+                          check_fn=lambda: False)
+        ctx.register_tool("flaky", "extra", {**SCHEMA, "name": "flaky"}, lambda a, **k: "{}",
+                          check_fn=lambda: 1 / 0)
+
+    kernel = make_kernel(tmp_path, plugins=[register])
+    assert json.loads(kernel.tools.dispatch("ok", {"a": 1})) == {"a": 1}
+    assert "ZeroDivisionError" in json.loads(kernel.tools.dispatch("raises", {}))["error"]
+    assert "not a JSON string" in json.loads(kernel.tools.dispatch("dict", {}))["error"]
+    assert json.loads(kernel.tools.dispatch("slow", {}, task_id="t9")) == {"async": True, "task": "t9"}
+    assert "Unknown tool" in json.loads(kernel.tools.dispatch("missing", {}))["error"]
+    tools, notes = kernel.tools.selected(None)
+    assert sorted(tools) == ["dict", "ok", "raises", "slow"]
+    assert any("'hidden' hidden" in n for n in notes) and any("'flaky'" in n for n in notes)
+    assert kernel.tools.definitions(["ok"]) == [{"type": "function", "function": {**SCHEMA, "name": "ok"}}]
+
+
+def test_toolsets_leaf_composite_platform(tmp_path):
+    @hookimpl
+    def register_toolsets(register):
+        register("debugging", tools=["ok"], includes=["extra"], kind="composite")
+        register("hermes-demo", includes=["debugging", "ghost"], kind="platform")
+
+    def register(ctx):
+        ctx.register_tool("ok", "demo", {**SCHEMA, "name": "ok"}, lambda a, **k: "{}")
+        ctx.register_tool("other", "extra", {**SCHEMA, "name": "other"}, lambda a, **k: "{}")
+
+    kernel = make_kernel(tmp_path, plugins=[register])
+    kernel.register_plugin(types.SimpleNamespace(register_toolsets=register_toolsets), "sets")
+    tools, notes = kernel.tools.resolve_toolsets(["hermes-demo"])
+    assert tools == ["ok", "other"]
+    assert notes and "unknown toolset 'ghost' (included by 'hermes-demo')" in notes[0]
+    assert kernel.tools.selected(["extra"])[0] == ["other"]
+
+
+def test_register_plugin_context_manager_removes_everything(tmp_path):
+    kernel = make_kernel(tmp_path)
+
+    def register(ctx):
+        ctx.register_tool("temp", "t", {**SCHEMA, "name": "temp"}, lambda a, **k: "{}")
+        ctx.register_hook("pre_tool_call", lambda **kw: None)
+
+    with register_plugin(kernel, register, "temporary") as status:
+        assert status.state == "loaded" and kernel.hooks.has_hook("pre_tool_call")
+    assert "temp" not in kernel.tools.tools and not kernel.hooks.has_hook("pre_tool_call")
+    assert "temporary" not in kernel.plugins
+
+
+def test_fixtures_from_the_pytest11_plugin(hermes_kernel, hook_recorder):
+    hermes_kernel.hooks.fire("on_session_start", session_id="s1", model="m", platform="cli")
+    assert hook_recorder.payloads("on_session_start") == [
+        {"session_id": "s1", "model": "m", "platform": "cli"}]
