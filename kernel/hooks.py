@@ -11,7 +11,6 @@ call to stderr. How results combine is each hook's dispatch rule (``hookspecs.DI
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 import sys
@@ -53,6 +52,8 @@ def callback_argnames(fn: Callable[..., Any]) -> tuple[str, ...] | None:
 
 
 def _run_awaitable(awaitable: Any) -> Any:
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

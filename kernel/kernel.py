@@ -14,22 +14,23 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-import pluggy
-
-from . import hookspecs
 from .config import Config, hermes_home, load_config, read_env_file
 from .context import PluginContext
 from .discovery import Discovery, PluginRecord, discover
 from .errors import PluginError
-from .hooks import HookBus
-from .loader import import_plugin, module_name, unimport
 from .policy import Decision, decide, truthy
-from .registration import SLOTS, CliCommand, HookSpecEntry, Provider, Registration, ToolsetSpec
+from .registration import SLOTS, CliCommand, HookSpecEntry, Registration, ToolsetSpec
 from .slots import Slots
-from .tools import ToolRegistry
 from .vcache import ValidationCache
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from .hooks import HookBus
+    from .tools import ToolRegistry
 
 log = logging.getLogger("hermes_agent.kernel")
 
@@ -79,13 +80,9 @@ class Kernel:
         self.cwd = cwd
         self.cache = ValidationCache(self.home / "cache" / "validated.json")
         self.config = config or load_config(self.home, overrides, self.env, self.cache)
+        self.cache.save()
         self.use_entry_points = entry_points
         self.use_builtins = builtins
-        self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-        for module in hookspecs.MODULES:
-            self.pm.add_hookspecs(module)
-        self.hooks = HookBus(trace=truthy(self.env.get("HERMES_TRACE_HOOKS")))
-        self.tools = ToolRegistry()
         self.slots = Slots()
         self.commands: dict[str, Any] = {}
         self.cli_commands: dict[str, CliCommand] = {}
@@ -96,6 +93,30 @@ class Kernel:
         self._registrations: dict[str, Registration] = {}
         self.booted = False
 
+    # Built on first use, so listing plugins never imports pluggy or the hook machinery.
+    @cached_property
+    def pm(self) -> "pluggy.PluginManager":
+        import pluggy
+
+        from . import hookspecs
+
+        manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        for module in hookspecs.MODULES:
+            manager.add_hookspecs(module)
+        return manager
+
+    @cached_property
+    def hooks(self) -> "HookBus":
+        from .hooks import HookBus
+
+        return HookBus(trace=truthy(self.env.get("HERMES_TRACE_HOOKS")))
+
+    @cached_property
+    def tools(self) -> "ToolRegistry":
+        from .tools import ToolRegistry
+
+        return ToolRegistry()
+
     # --- discovery and decisions --------------------------------------------------------
     def discover(self) -> Discovery:
         if self.discovery is None:
@@ -104,6 +125,7 @@ class Kernel:
             if not self.use_builtins:
                 self.discovery.plugins = {n: r for n, r in self.discovery.plugins.items()
                                           if r.source != "builtin"}
+            self.cache.save()
         return self.discovery
 
     def decisions(self) -> dict[str, Decision]:
@@ -149,6 +171,10 @@ class Kernel:
     # --- loading ------------------------------------------------------------------------
     def load(self, record: PluginRecord, target: Any = None) -> PluginStatus:
         """Import (unless ``target`` is given) and register one plugin, transactionally."""
+        import pluggy
+
+        from .loader import import_plugin, module_name, unimport
+
         staged = Registration(record.name)
         registered_pm = False
         try:
@@ -183,7 +209,7 @@ class Kernel:
                 raise PluginError(record.name, f"plugin '{record.name}' is a {record.slot} "
                                   "provider but registered no provider")
             self._commit(record, staged)
-        except (PluginError, pluggy.PluginValidationError) as exc:
+        except (PluginError, pluggy.PluginValidationError) as exc:  # noqa: F821
             if registered_pm:
                 self.pm.unregister(name=record.name)
             if record.path is not None and target is None:
@@ -294,6 +320,8 @@ class Kernel:
             if owner_name is not None:
                 raise PluginError(name, f"{provider.slot} provider '{provider.name}' is "
                                   f"registered by both plugin '{owner_name}' and plugin '{name}'")
+        from . import hookspecs
+
         for entry in staged.hooks:
             if entry.hook not in hookspecs.EVENT_HOOKS:
                 staged.warnings.append(_unknown_hook_message(entry.hook, "register_hook"))
@@ -328,7 +356,9 @@ class Kernel:
 
 
 def _has_hookimpls(target: Any) -> bool:
-    attr = f"{hookspecs.PROJECT_NAME}_impl"
+    from .hookspecs import PROJECT_NAME
+
+    attr = f"{PROJECT_NAME}_impl"
     if inspect.isfunction(target) or inspect.isclass(target):
         return False
     return any(hasattr(getattr(target, n, None), attr) for n in dir(target) if not n.startswith("__"))
@@ -371,6 +401,8 @@ def _collectors(ctx: PluginContext, staged: Registration) -> dict[str, Callable[
 
 
 def _unknown_hook_message(hook: str, how: str) -> str:
+    from . import hookspecs
+
     close = difflib.get_close_matches(hook, [*hookspecs.EVENT_HOOKS, *hookspecs.REGISTRATION_HOOKS], 1)
     hint = f"; did you mean '{close[0]}'?" if close else ""
     return f"{how} names unknown hook '{hook}' (kept, but this version never fires it){hint}"
