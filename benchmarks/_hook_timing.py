@@ -14,7 +14,8 @@ import argparse
 import json
 import statistics
 import timeit
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 HOOK_NAME = "post_tool_call"
 
@@ -35,12 +36,9 @@ def make_listeners(count: int) -> list[Callable[..., None]]:
     """Return *count* distinct no-op ``post_tool_call`` listeners."""
 
     def make(index: int) -> Callable[..., None]:
-        def on_post_tool_call(
-            tool_name: str, args: Any, result: Any, task_id: str, **kwargs: Any
-        ) -> None:
+        def on_post_tool_call(tool_name: str, args: Any, result: Any, task_id: str, **kwargs: Any) -> None:
             if _TRACE is not None:
                 _TRACE.append(index)
-            return None
 
         on_post_tool_call.__name__ = f"on_post_tool_call_{index:02d}"
         return on_post_tool_call
@@ -81,9 +79,7 @@ def time_dispatch(
     called = len(_TRACE)
     _TRACE = None
     if called != listeners:
-        raise SystemExit(
-            f"verification dispatch reached {called} listeners, expected {listeners}"
-        )
+        raise SystemExit(f"verification dispatch reached {called} listeners, expected {listeners}")
 
     timer = timeit.Timer(stmt, globals=dict(namespace))
     number = 1

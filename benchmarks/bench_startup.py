@@ -73,9 +73,7 @@ STARTUP_CASES: tuple[StartupCase, ...] = (
         "plugins50",
         0.40,
     ),
-    StartupCase(
-        "plugins_list_empty", "hermes plugins list (empty home)", ("plugins", "list"), "empty", 0.40
-    ),
+    StartupCase("plugins_list_empty", "hermes plugins list (empty home)", ("plugins", "list"), "empty", 0.40),
 )
 CASES_BY_KEY = {case.key: case for case in STARTUP_CASES}
 
@@ -112,11 +110,11 @@ def run_checked(cmd: Sequence[str | Path], log_file: Path | None = None) -> bool
     """Run a setup command; on failure print where its output went."""
     argv = [str(part) for part in cmd]
     if log_file is None:
-        return subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+        return subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False).returncode == 0
     with log_file.open("a", encoding="utf-8") as handle:
         handle.write(f"\n$ {' '.join(argv)}\n")
         handle.flush()
-        code = subprocess.run(argv, stdout=handle, stderr=subprocess.STDOUT).returncode
+        code = subprocess.run(argv, stdout=handle, stderr=subprocess.STDOUT, check=False).returncode
     if code != 0:
         tail = log_file.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
         log(f"  command failed ({code}): {' '.join(argv)}\n  see {log_file}; last lines:")
@@ -134,6 +132,7 @@ def python_query(python: Path, code: str, *args: str, cwd: Path) -> str | None:
         text=True,
         env=base_env(),
         timeout=RUN_TIMEOUT_S,
+        check=False,
     )
     return proc.stdout.strip() if proc.returncode == 0 else None
 
@@ -349,6 +348,7 @@ def timed_run(argv: list[str], env: dict[str, str], cwd: Path) -> Sample:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         timeout=RUN_TIMEOUT_S,
+        check=False,
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -371,6 +371,7 @@ def check_run(impl: Impl, case: StartupCase, home: Path, cwd: Path) -> tuple[str
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT_S,
+        check=False,
     )
     if proc.returncode != 0:
         tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
@@ -379,9 +380,7 @@ def check_run(impl: Impl, case: StartupCase, home: Path, cwd: Path) -> tuple[str
     if case.home == "plugins50":
         listed = set(re.findall(r"bench_plugin_\d\d", proc.stdout))
         if len(listed) != PLUGIN_COUNT:
-            warnings.append(
-                f"{impl.key}: `{' '.join(case.args)}` listed {len(listed)} of {PLUGIN_COUNT} bench plugins"
-            )
+            warnings.append(f"{impl.key}: `{' '.join(case.args)}` listed {len(listed)} of {PLUGIN_COUNT} bench plugins")
     return None, warnings
 
 
@@ -455,14 +454,22 @@ def run_hook_bench(impls: list[Impl], args: argparse.Namespace, cwd: Path) -> di
         argv = [
             str(impl.python),
             str(impl.hook_script),
-            "--listeners", "20",
-            "--batches", str(args.hook_batches),
-            "--min-batch-seconds", str(args.hook_min_batch_seconds),
+            "--listeners",
+            "20",
+            "--batches",
+            str(args.hook_batches),
+            "--min-batch-seconds",
+            str(args.hook_min_batch_seconds),
         ]
         # A fresh empty home: the snippets must not read the real one either.
         proc = subprocess.run(
-            argv, cwd=cwd, env=impl_env(impl.homes["empty"]), capture_output=True, text=True,
+            argv,
+            cwd=cwd,
+            env=impl_env(impl.homes["empty"]),
+            capture_output=True,
+            text=True,
             timeout=RUN_TIMEOUT_S * 5,
+            check=False,
         )
         lines = proc.stdout.strip().splitlines()
         if proc.returncode != 0 or not lines:
@@ -497,7 +504,7 @@ def parse_importtime(stderr: str, top: int = 10) -> list[dict[str, Any]]:
     for line in stderr.splitlines():
         if not line.startswith("import time:"):
             continue
-        parts = line[len("import time:"):].split("|")
+        parts = line[len("import time:") :].split("|")
         if len(parts) != 3 or not parts[1].strip().isdigit():
             continue  # the header line
         name = parts[2].rstrip()
@@ -512,12 +519,23 @@ def probe_imports(impl: Impl, case: StartupCase, run_dir: Path, cwd: Path) -> di
     import_log = run_dir / f"plugin-imports-{impl.key}-{case.key}.log"
     home = fresh_copy(impl.homes[case.home], run_dir / "probe" / impl.key / case.key)
     argv = [
-        str(impl.python), "-X", "importtime", str(BENCH_DIR / "_modules_probe.py"),
-        str(out), impl.entry_point, *case.args,
+        str(impl.python),
+        "-X",
+        "importtime",
+        str(BENCH_DIR / "_modules_probe.py"),
+        str(out),
+        impl.entry_point,
+        *case.args,
     ]
     proc = subprocess.run(
-        argv, cwd=cwd, env=impl_env(home, {IMPORT_LOG_ENV: str(import_log)}),
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=RUN_TIMEOUT_S,
+        argv,
+        cwd=cwd,
+        env=impl_env(home, {IMPORT_LOG_ENV: str(import_log)}),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
     )
     if not out.exists():
         tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
@@ -558,7 +576,7 @@ def fmt_ratio(value: float | None) -> str:
 def ratio(ours: dict[str, Any] | None, original: dict[str, Any] | None, field_name: str) -> float | None:
     if not ours or not original or field_name not in ours or field_name not in original:
         return None
-    return ours[field_name] / original[field_name]
+    return float(ours[field_name]) / float(original[field_name])
 
 
 def verdict(value: float | None, target: float | None) -> str:
@@ -580,7 +598,7 @@ def render(report: dict[str, Any]) -> str:
         header,
         "-" * len(header),
     ]
-    for key, row in report["startup"].items():
+    for row in report["startup"].values():
         ours, orig = row.get("ours") or {}, row.get("original") or {}
         lines.append(
             f"{row['label']:<44} {fmt_ms(ours.get('median_s')):>9} {fmt_ms(ours.get('min_s')):>9}"
@@ -593,18 +611,25 @@ def render(report: dict[str, Any]) -> str:
         ours, orig = hook.get("ours") or {}, hook.get("original") or {}
         lines += [
             "",
-            f"One post_tool_call dispatch, 20 listeners, µs (median of {report['meta']['hook_rounds']} rounds"
-            " x batches)",
-            f"{'hooks.call / invoke_hook':<44} {fmt_us(ours.get('median_us')):>9} {fmt_us(ours.get('min_us')):>9}"
-            f" {fmt_us(orig.get('median_us')):>9} {fmt_us(orig.get('min_us')):>9}"
-            f" {fmt_ratio(hook['ratio_median']):>6}",
+            (
+                f"One post_tool_call dispatch, 20 listeners, µs (median of {report['meta']['hook_rounds']} rounds"
+                " x batches)"
+            ),
+            (
+                f"{'hooks.call / invoke_hook':<44} {fmt_us(ours.get('median_us')):>9}"
+                f" {fmt_us(ours.get('min_us')):>9} {fmt_us(orig.get('median_us')):>9}"
+                f" {fmt_us(orig.get('min_us')):>9} {fmt_ratio(hook['ratio_median']):>6}"
+            ),
         ]
     if report["imports"]:
         lines += [
             "",
             "Modules imported (yes = imported; plugins = any bench plugin code ran)",
-            f"{'impl / command':<30} " + " ".join(f"{m:>9}" for m in HEAVY_MODULES)
-            + f" {'plugins':>8} {'modules':>8}",
+            (
+                f"{'impl / command':<30} "
+                + " ".join(f"{m:>9}" for m in HEAVY_MODULES)
+                + f" {'plugins':>8} {'modules':>8}"
+            ),
         ]
     for impl_key, per_case in report["imports"].items():
         for case_key, probe in per_case.items():
@@ -735,8 +760,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 }
             for key, probe in imports.get("ours", {}).items():
                 label = CASES_BY_KEY[key].label.split(" (")[0]
-                ok = "error" not in probe and not probe["plugin_code_imported"] and not any(
-                    probe["heavy"].get(name) for name in FORBIDDEN_FOR_OURS
+                ok = (
+                    "error" not in probe
+                    and not probe["plugin_code_imported"]
+                    and not any(probe["heavy"].get(name) for name in FORBIDDEN_FOR_OURS)
                 )
                 import_targets[f"ours `{label}` imports no openai, anthropic or plugin code"] = ok
 

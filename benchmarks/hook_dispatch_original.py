@@ -14,6 +14,8 @@ plugins do it; no discovery runs.
 
 from __future__ import annotations
 
+from hermes_cli.plugins import PluginContext, PluginManager, PluginManifest
+
 from _hook_timing import (
     DISPATCH_KWARGS_SRC,
     HOOK_NAME,
@@ -22,7 +24,6 @@ from _hook_timing import (
     parse_args,
     time_dispatch,
 )
-from hermes_cli.plugins import PluginContext, PluginManager, PluginManifest
 
 
 def main() -> None:

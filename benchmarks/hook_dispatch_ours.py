@@ -11,6 +11,8 @@ plugin name, and ``kernel.hooks.call(hook, **kwargs)`` dispatches.
 
 from __future__ import annotations
 
+from hermes_agent.testing import make_kernel
+
 from _hook_timing import (
     DISPATCH_KWARGS_SRC,
     HOOK_NAME,
@@ -19,7 +21,6 @@ from _hook_timing import (
     parse_args,
     time_dispatch,
 )
-from hermes_agent.testing import make_kernel
 
 
 def main() -> None:

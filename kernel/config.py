@@ -44,6 +44,9 @@ hooks hooks_auto_accept known_plugin_toolsets image_gen video_gen streaming time
 mcp_servers _config_version profiles dashboard code_execution logging curator kanban
 """.split())
 
+# Sections we use that carry more keys in the original's config (e.g. memory.memory_enabled).
+ORIGINAL_SECTIONS = frozenset({"model", "memory", "context", "web", "auxiliary"})
+
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -108,8 +111,8 @@ def read_env_file(path: Path) -> dict[str, str]:
             continue
         key, _, value = line.removeprefix("export ").partition("=")
         value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
+        if value[:1] in ("'", '"') and value.find(value[0], 1) > 0:
+            value = value[1:value.find(value[0], 1)]  # quoted: anything after the quote is a comment
         elif " #" in value:
             value = value.split(" #", 1)[0].rstrip()
         values[key.strip()] = value
@@ -226,7 +229,8 @@ def _validate(merged: dict[str, Any], path: str) -> dict[str, Any]:
     except ValidationError as exc:
         return {"error": render_errors(exc)}
     warnings = []
-    unused = sorted(k for k in unknown_keys(model) if k.split(".")[0] in ORIGINAL_KEYS or "." in k)
+    unused = sorted(k for k in unknown_keys(model) if k.split(".")[0] in ORIGINAL_KEYS
+                    or k.split(".")[0] in ORIGINAL_SECTIONS)
     unknown = sorted(k for k in unknown_keys(model) if k not in unused)
     if unused:
         warnings.append(f"{path}: not used by this version (kept as written): {', '.join(unused)}")

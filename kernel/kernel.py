@@ -191,7 +191,11 @@ class Kernel:
                     raise PluginError(record.name, f"plugin '{record.name}' is already "
                                       f"registered: {exc}") from exc
                 registered_pm = True
-                self._stage_hookimpls(target, record, staged, ctx)
+                try:
+                    self._stage_hookimpls(target, record, staged, ctx)
+                except Exception as exc:
+                    raise PluginError(record.name, f"a registration hook of plugin "
+                                      f"'{record.name}' failed: {type(exc).__name__}: {exc}") from exc
             register = _register_callable(target)
             if register is None and not registered_pm:
                 provider = _bare_provider(record, target)

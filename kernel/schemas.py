@@ -155,7 +155,11 @@ _HINTS = {
 def render_errors(error: ValidationError, prefix: str = "") -> list[str]:
     """Render pydantic errors as ``location: message (fix)`` lines."""
     lines = []
-    for item in error.errors():
+    items = error.errors()
+    rich = {tuple(i["loc"][:-2]) for i in items if "EnvVarSpec" in i["loc"]}
+    for item in items:
+        if item["loc"][-1:] == ("str",) and tuple(item["loc"][:-1]) in rich:
+            continue  # the plain-string branch of `str | EnvVarSpec`: the rich error says more
         loc = ".".join(
             str(part) for part in item["loc"]
             if not (isinstance(part, str) and part.startswith(("function-", "union[")))

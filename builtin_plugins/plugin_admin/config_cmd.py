@@ -12,7 +12,7 @@ import yaml
 from hermes_agent import ConfigError, load_config, write_config_value
 from hermes_agent.config import hermes_home
 
-_SECRET = re.compile(r"(api_key|token|secret|password)", re.I)
+_SECRET = re.compile(r"(^|_)(api_key|key|token|secret|password)$", re.I)
 
 
 def redact(value: Any, key: str = "") -> Any:

@@ -1,0 +1,240 @@
+"""`hermes config ...` run in-process through hermes_agent.cli.main."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hermes_agent.cli import main
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    monkeypatch.delenv("HERMES_RAISE_ERRORS", raising=False)
+    monkeypatch.delenv("HERMES_SAFE_MODE", raising=False)
+    return tmp_path
+
+
+def write_config(home: Path, text: str) -> Path:
+    path = home / "config.yaml"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()  # drop anything printed before
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+SECRET_CONFIG = """\
+    model:
+      default: anthropic/claude-sonnet-4
+      provider: openrouter
+      api_key: sk-very-secret-123
+    auxiliary:
+      vision:
+        provider: openai
+        api_key: sk-aux-secret-456
+    my_service:
+      token: tok-secret-789
+    plugins:
+      enabled: [calculator]
+    """
+
+
+def test_config_path(home, capsys):
+    code, out, err = run(capsys, "config", "path")
+    assert code == 0
+    assert out.strip() == str(home / "config.yaml")
+
+
+def test_config_show_defaults(home, capsys):
+    code, out, _ = run(capsys, "config", "show")
+    assert code == 0
+    data = yaml.safe_load(out)
+    assert data["context"]["engine"] == "compressor"
+    assert data["sessions"]["store"] == "sqlite"
+    assert data["plugins"]["enabled"] is None
+
+
+def test_config_show_masks_secrets(home, capsys):
+    write_config(home, SECRET_CONFIG)
+    code, out, _ = run(capsys, "config", "show")
+    assert code == 0
+    for secret in ("sk-very-secret-123", "sk-aux-secret-456", "tok-secret-789"):
+        assert secret not in out
+    data = yaml.safe_load(out)
+    assert data["model"]["api_key"] == "***"
+    assert data["auxiliary"]["vision"]["api_key"] == "***"
+    assert data["my_service"]["token"] == "***"
+    assert data["model"]["default"] == "anthropic/claude-sonnet-4"  # non-secrets shown
+    assert data["plugins"]["enabled"] == ["calculator"]
+
+
+def test_config_show_secrets_flag(home, capsys):
+    write_config(home, SECRET_CONFIG)
+    code, out, _ = run(capsys, "config", "show", "--show-secrets")
+    assert code == 0
+    data = yaml.safe_load(out)
+    assert data["model"]["api_key"] == "sk-very-secret-123"
+    assert data["auxiliary"]["vision"]["api_key"] == "sk-aux-secret-456"
+    assert "***" not in out
+
+
+def test_config_show_json(home, capsys):
+    write_config(home, SECRET_CONFIG)
+    code, out, _ = run(capsys, "config", "show", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["model"]["api_key"] == "***"
+    assert data["model"]["provider"] == "openrouter"
+    assert data["sessions"]["store"] == "sqlite"
+
+    code, out, _ = run(capsys, "config", "show", "--json", "--show-secrets")
+    assert code == 0
+    assert json.loads(out)["model"]["api_key"] == "sk-very-secret-123"
+
+
+def test_config_show_prints_warnings_on_stderr(home, capsys):
+    write_config(home, "frobnicate: 1\ndisplay:\n  skin: mono\n")
+    code, out, err = run(capsys, "config", "show", "--json")
+    assert code == 0
+    json.loads(out)  # stdout stays machine-readable
+    assert "warning:" in err
+    assert "frobnicate" in err
+    assert "display" in err
+
+
+def test_config_get(home, capsys):
+    write_config(home, "plugins:\n  enabled: [calculator, web]\nmemory:\n  provider: honcho\n")
+    code, out, _ = run(capsys, "config", "get", "plugins.enabled")
+    assert code == 0
+    assert yaml.safe_load(out) == ["calculator", "web"]
+    code, out, _ = run(capsys, "config", "get", "plugins.enabled", "--json")
+    assert json.loads(out) == ["calculator", "web"]
+    code, out, _ = run(capsys, "config", "get", "memory.provider")
+    assert (code, out.strip()) == (0, "honcho")
+
+
+def test_config_get_default_and_missing(home, capsys):
+    code, out, _ = run(capsys, "config", "get", "plugins.enabled")
+    assert (code, out.strip()) == (0, "")
+    code, out, _ = run(capsys, "config", "get", "plugins.enabled", "--json")
+    assert json.loads(out) is None
+    code, out, err = run(capsys, "config", "get", "no.such.setting")
+    assert code == 1
+    assert "no.such.setting" in err
+
+
+def test_config_set_list_then_get(home, capsys):
+    code, out, _ = run(capsys, "config", "set", "plugins.enabled", "[a, b]")
+    assert code == 0, out
+    assert "plugins.enabled" in out
+    data = yaml.safe_load((home / "config.yaml").read_text())
+    assert data["plugins"]["enabled"] == ["a", "b"]
+    code, out, _ = run(capsys, "config", "get", "plugins.enabled", "--json")
+    assert code == 0
+    assert json.loads(out) == ["a", "b"]
+    code, out, _ = run(capsys, "config", "get", "plugins.enabled")
+    assert yaml.safe_load(out) == ["a", "b"]
+
+
+def test_config_set_invalid_value_is_refused(home, capsys):
+    path = write_config(home, "plugins:\n  enabled: [calculator]\n# keep me\n")
+    before = path.read_bytes()
+    code, out, err = run(capsys, "config", "set", "plugins.enabled", "notalist")
+    assert code == 1
+    assert "plugins.enabled" in err
+    assert "not saved" in err
+    assert path.read_bytes() == before
+
+
+def test_config_set_invalid_value_without_a_file(home, capsys):
+    code, _, err = run(capsys, "config", "set", "plugins.enabled", "notalist")
+    assert code == 1
+    assert "plugins.enabled" in err
+    assert not (home / "config.yaml").exists()
+
+
+def test_config_set_keeps_other_keys(home, capsys):
+    path = write_config(home, """\
+        model:
+          default: anthropic/claude-sonnet-4
+          api_key: ${OPENROUTER_API_KEY}
+        display:
+          skin: mono
+        custom_thing: {a: 1}
+        plugins:
+          enabled: [calculator]
+        """)
+    code, out, _ = run(capsys, "config", "set", "memory.provider", "honcho")
+    assert code == 0, out
+    data = yaml.safe_load(path.read_text())
+    assert data["memory"] == {"provider": "honcho"}
+    assert data["model"] == {"default": "anthropic/claude-sonnet-4",
+                             "api_key": "${OPENROUTER_API_KEY}"}
+    assert data["display"] == {"skin": "mono"}
+    assert data["custom_thing"] == {"a": 1}
+    assert data["plugins"] == {"enabled": ["calculator"]}
+    code, out, _ = run(capsys, "config", "get", "memory.provider")
+    assert out.strip() == "honcho"
+
+
+def test_config_set_scalar_types(home, capsys):
+    assert run(capsys, "config", "set", "plugins.entries.calc.allow_tool_override", "true")[0] == 0
+    assert run(capsys, "config", "set", "plugins.entries.calc.precision", "3")[0] == 0
+    data = yaml.safe_load((home / "config.yaml").read_text())
+    assert data["plugins"]["entries"]["calc"] == {"allow_tool_override": True, "precision": 3}
+    code, out, _ = run(capsys, "config", "get", "plugins.entries.calc.allow_tool_override")
+    assert out.strip() == "true"
+
+
+def test_config_unset(home, capsys):
+    path = write_config(home, "memory:\n  provider: honcho\nsessions:\n  store: files\n")
+    code, out, _ = run(capsys, "config", "unset", "memory.provider")
+    assert code == 0
+    assert "memory.provider" in out
+    data = yaml.safe_load(path.read_text())
+    assert "provider" not in (data.get("memory") or {})
+    assert data["sessions"] == {"store": "files"}
+    code, out, _ = run(capsys, "config", "get", "memory.provider")
+    assert (code, out.strip()) == (0, "")  # default again
+
+
+def test_invalid_config_show_reports_the_location(home, capsys):
+    path = write_config(home, "plugins:\n  enabled: \"a,b\"\n")
+    code, out, err = run(capsys, "config", "show")
+    assert code == 1
+    assert out == ""
+    assert err.startswith("Error:")
+    assert str(path) in err
+    assert any(line.strip().startswith("plugins.enabled:") for line in err.splitlines())
+    assert "Traceback" not in err
+
+
+def test_malformed_config_show_reports_the_line(home, capsys):
+    path = write_config(home, "model:\n  default: x\n    provider: y\n")
+    code, _, err = run(capsys, "config", "show")
+    assert code == 1
+    assert err.startswith("Error:")
+    assert str(path) in err
+    assert "line 3" in err
+
+
+def test_invalid_config_get_and_set_exit_1(home, capsys):
+    path = write_config(home, "memory:\n  provider: [1]\n")
+    before = path.read_bytes()
+    code, _, err = run(capsys, "config", "get", "memory.provider")
+    assert code == 1
+    assert "memory.provider:" in err
+    code, _, err = run(capsys, "config", "set", "sessions.store", "files")
+    assert code == 1
+    assert "memory.provider:" in err
+    assert path.read_bytes() == before
