@@ -453,6 +453,7 @@ def run_hook_bench(impls: list[Impl], args: argparse.Namespace, cwd: Path) -> di
             continue
         argv = [
             str(impl.python),
+            "-B",  # don't write _hook_timing's bytecode into the repo
             str(impl.hook_script),
             "--listeners",
             "20",

@@ -242,7 +242,7 @@ class Kernel:
         from .manifest import Manifest
 
         plugin_name = name or getattr(plugin, "__name__", type(plugin).__name__).rsplit(".", 1)[-1]
-        record = PluginRecord(plugin_name, source, manifest or Manifest(name=plugin_name))
+        record = PluginRecord(plugin_name, source, manifest or Manifest(name=plugin_name, synthesized=True))
         return self.load(record, target=plugin)
 
     def unregister_plugin(self, name: str) -> None:
