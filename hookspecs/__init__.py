@@ -160,8 +160,13 @@ def spec_function(name: str) -> FunctionType:
         raise KeyError(f"unknown hook {name!r}; known hooks: {known}") from None
 
 
-def hook_arguments(name: str) -> tuple[str, ...]:
-    """Return the argument names of hook ``name``, in the spec's order."""
-    import inspect  # deferred: keeps ``import hermes_agent.hookspecs`` cheap
+_ARGUMENTS: dict[str, tuple[str, ...]] = {}
 
-    return tuple(inspect.signature(spec_function(name)).parameters)
+
+def hook_arguments(name: str) -> tuple[str, ...]:
+    """Return the argument names of hook ``name``, in the spec's order (cached)."""
+    if name not in _ARGUMENTS:
+        import inspect  # deferred: keeps ``import hermes_agent.hookspecs`` cheap
+
+        _ARGUMENTS[name] = tuple(inspect.signature(spec_function(name)).parameters)
+    return _ARGUMENTS[name]

@@ -119,24 +119,26 @@ class HookBus:
 
     # --- dispatch ---------------------------------------------------------------------------
     def _kwargs(self, callback: HookCallback, payload: dict[str, Any]) -> dict[str, Any]:
-        if callback.argnames is None:
-            return {**payload, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION}
+        if callback.argnames is None:  # ``payload`` already carries the telemetry key
+            return payload
         return {name: payload[name] for name in callback.argnames if name in payload}
 
     def _invoke(self, callback: HookCallback, payload: dict[str, Any]) -> tuple[bool, Any]:
-        started = time.perf_counter()
+        started = time.perf_counter() if self.trace else 0.0
         try:
             result = callback.fn(**self._kwargs(callback, payload))
-            if inspect.isawaitable(result):
+            if result is not None and inspect.isawaitable(result):
                 result = _run_awaitable(result)
         except Exception as exc:
             self.errors[callback.plugin] = self.errors.get(callback.plugin, 0) + 1
             log.warning("hook %r: callback %s raised %s: %s (skipped)", callback.hook,
                         callback.label, type(exc).__name__, exc)
-            self._trace(f"  {callback.label} raised {type(exc).__name__}: {exc}")
+            if self.trace:
+                self._trace(f"  {callback.label} raised {type(exc).__name__}: {exc}")
             return False, None
-        self._trace(f"  {callback.label} -> {result!r:.200} "
-                    f"({(time.perf_counter() - started) * 1000:.2f} ms)")
+        if self.trace:
+            self._trace(f"  {callback.label} -> {result!r:.200} "
+                        f"({(time.perf_counter() - started) * 1000:.2f} ms)")
         return True, result
 
     def _trace(self, line: str) -> None:
@@ -147,8 +149,10 @@ class HookBus:
         if self.trace:
             self._trace(f"{hook}({', '.join(sorted(payload))})")
         if hook in EVENT_HOOKS:  # pluggy-style impls may name any spec argument
-            for name in hook_arguments(hook):
-                payload.setdefault(name, None)
+            missing = [n for n in hook_arguments(hook) if n not in payload]
+            if missing:
+                payload.update(dict.fromkeys(missing))
+        payload["telemetry_schema_version"] = TELEMETRY_SCHEMA_VERSION  # filtered out by name
         return payload
 
     def call(self, hook: str, **payload: Any) -> list[Any]:
