@@ -12,7 +12,8 @@ _EXPORTS = {
     # kernel
     "Kernel": "kernel", "PluginStatus": "kernel", "PluginContext": "context",
     "Config": "config", "load_config": "config", "hermes_home": "config",
-    "write_config_value": "config",
+    "write_config_value": "config", "runtime_kernel": "cli",
+    "decide": "policy", "Decision": "policy", "read_ledger": "ledger", "last_outcome": "ledger",
     "Manifest": "manifest", "EnvRequirement": "manifest", "read_manifest": "manifest",
     "PluginRecord": "discovery", "Discovery": "discovery", "discover": "discovery",
     "HookBus": "hooks", "tool_directive": "hooks", "join_context": "hooks",

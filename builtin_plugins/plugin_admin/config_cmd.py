@@ -9,8 +9,7 @@ from typing import Any
 import click
 import yaml
 
-from hermes_agent import ConfigError, load_config, write_config_value
-from hermes_agent.config import hermes_home
+from hermes_agent import ConfigError, hermes_home, load_config, write_config_value
 
 _SECRET = re.compile(r"(^|_)(api_key|key|token|secret|password)$", re.I)
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_agent import Kernel, PluginStatus
-from hermes_agent.ledger import last_outcome, read_ledger
-from hermes_agent.policy import decide
+from hermes_agent import Kernel, PluginStatus, decide, last_outcome, read_ledger
 
 GLYPHS = {"loaded": "✓", "enabled": "•", "disabled": "✗", "failed": "!", "missing env": "○",
           "not enabled": "○", "not selected": "○"}

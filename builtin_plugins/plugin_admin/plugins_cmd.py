@@ -7,8 +7,7 @@ import json
 
 import click
 
-from hermes_agent import Kernel, write_config_value
-from hermes_agent.cli import runtime_kernel
+from hermes_agent import Kernel, runtime_kernel, write_config_value
 
 from .listing import format_table, plugin_rows
 

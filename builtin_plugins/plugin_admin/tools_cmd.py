@@ -6,7 +6,7 @@ import json
 
 import click
 
-from hermes_agent.cli import runtime_kernel
+from hermes_agent import runtime_kernel
 
 
 @click.group()
