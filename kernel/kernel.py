@@ -21,7 +21,7 @@ from .config import Config, hermes_home, load_config, read_env_file
 from .context import PluginContext
 from .discovery import Discovery, PluginRecord, discover
 from .errors import PluginError
-from .policy import Decision, decide, truthy
+from .policy import decide, truthy
 from .registration import SLOTS, CliCommand, HookSpecEntry, Registration, ToolsetSpec
 from .slots import Slots
 from .vcache import ValidationCache
@@ -127,13 +127,6 @@ class Kernel:
                                           if r.source != "builtin"}
             self.cache.save()
         return self.discovery
-
-    def decisions(self) -> dict[str, Decision]:
-        from .builtin_plugins import ESSENTIAL
-
-        found = self.discover()
-        return {r.name if r in found.plugins.values() else f"{r.name}@{r.location}":
-                decide(r, self.config, self.env, ESSENTIAL) for r in found.all_records()}
 
     def boot(self) -> "Kernel":
         """Discover and load every plugin that should load. Idempotent."""
