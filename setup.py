@@ -12,6 +12,7 @@ ROOTS = {
     "hermes_agent": "kernel",
     "hermes_agent.hookspecs": "hookspecs",
     "hermes_agent.builtin_plugins": "builtin_plugins",
+    "hermes_agent.testing": "testing",
 }
 
 
