@@ -130,12 +130,27 @@ class HookBus:
             if result is not None and inspect.isawaitable(result):
                 result = _run_awaitable(result)
         except Exception as exc:
-            self.errors[callback.plugin] = self.errors.get(callback.plugin, 0) + 1
-            log.warning("hook %r: callback %s raised %s: %s (skipped)", callback.hook,
-                        callback.label, type(exc).__name__, exc)
-            if self.trace:
-                self._trace(f"  {callback.label} raised {type(exc).__name__}: {exc}")
-            return False, None
+            return self._failed(callback, exc)
+        return self._done(callback, result, started)
+
+    async def _ainvoke(self, callback: HookCallback, payload: dict[str, Any]) -> tuple[bool, Any]:
+        started = time.perf_counter() if self.trace else 0.0
+        try:
+            result = callback.fn(**self._kwargs(callback, payload))
+            if result is not None and inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:
+            return self._failed(callback, exc)
+        return self._done(callback, result, started)
+
+    def _failed(self, callback: HookCallback, exc: Exception) -> tuple[bool, Any]:
+        self.errors[callback.plugin] = self.errors.get(callback.plugin, 0) + 1
+        log.warning("hook %r: callback %s raised %s: %s (skipped)", callback.hook,
+                    callback.label, type(exc).__name__, exc)
+        self._trace(f"  {callback.label} raised {type(exc).__name__}: {exc}")
+        return False, None
+
+    def _done(self, callback: HookCallback, result: Any, started: float) -> tuple[bool, Any]:
         if self.trace:
             self._trace(f"  {callback.label} -> {result!r:.200} "
                         f"({(time.perf_counter() - started) * 1000:.2f} ms)")
@@ -176,16 +191,8 @@ class HookBus:
         payload = self._payload(hook, payload)
         results = []
         for callback in list(callbacks):
-            try:
-                result = callback.fn(**self._kwargs(callback, payload))
-                if inspect.isawaitable(result):
-                    result = await result
-            except Exception as exc:
-                self.errors[callback.plugin] = self.errors.get(callback.plugin, 0) + 1
-                log.warning("hook %r: callback %s raised %s: %s (skipped)", hook,
-                            callback.label, type(exc).__name__, exc)
-                continue
-            if result is not None:
+            ok, result = await self._ainvoke(callback, payload)
+            if ok and result is not None:
                 results.append(result)
         return results
 

@@ -934,6 +934,17 @@ def test_trace_hooks_env_writes_to_stderr(tmp_path: Path,
     assert "[hermes hooks] on_session_start(" in err
     assert "tracer:" in err and "'hello'" in err
 
+    async def fails(**kwargs: Any) -> None:
+        raise RuntimeError("async boom")
+
+    load(traced, ctx_plugin("on_session_start", fails), "async-tracer")
+    capsys.readouterr()
+    assert asyncio.run(traced.hooks.acall("on_session_start", session_id="s", model="m",
+                                          platform="cli")) == ["hello"]
+    err = capsys.readouterr().err
+    assert "tracer:" in err and "'hello'" in err  # acall traces each callback too
+    assert "async-tracer:" in err and "raised RuntimeError: async boom" in err
+
     quiet = make_kernel(tmp_path / "quiet")
     load(quiet, ctx_plugin("on_session_start", returning("hello")), "tracer")
     capsys.readouterr()
