@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .manifest import Manifest, find_manifest, read_manifest
 from .vcache import ValidationCache
@@ -35,6 +36,7 @@ class EntryPointRef:
     value: str
     dist_name: str = ""
     dist_version: str = ""
+    dist_stamp: int = 0  # mtime of the distribution's RECORD: changes on every reinstall
 
 
 @dataclass
@@ -167,7 +169,8 @@ def _entry_point_records(cache: ValidationCache | None) -> list[PluginRecord]:
         for ep in sorted(entry_points(group=group), key=lambda e: e.name):
             dist = getattr(ep, "dist", None)
             ref = EntryPointRef(group, ep.name, ep.value,
-                                dist.metadata["Name"] if dist else "", dist.version if dist else "")
+                                dist.metadata["Name"] if dist else "", dist.version if dist else "",
+                                _dist_stamp(dist))
             manifest, warnings, error = _entry_point_manifest(ep, dist, cache)
             if slot and manifest and manifest.kind != "exclusive":
                 manifest = Manifest(**{**manifest.__dict__, "kind": "exclusive"})
@@ -178,6 +181,16 @@ def _entry_point_records(cache: ValidationCache | None) -> list[PluginRecord]:
                                         entry_point=ref, slot=slot or "", warnings=warnings,
                                         error=error))
     return records
+
+
+def _dist_stamp(dist: Any) -> int:
+    base = getattr(dist, "_path", None)  # PathDistribution: the .dist-info directory
+    for candidate in ((Path(base) / "RECORD", Path(base)) if base else ()):
+        try:
+            return candidate.stat().st_mtime_ns
+        except OSError:
+            continue
+    return 0
 
 
 def _entry_point_manifest(ep, dist, cache):  # type: ignore[no-untyped-def]

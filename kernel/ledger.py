@@ -25,7 +25,7 @@ LEDGER = Path("cache") / "plugin-status.json"
 def fingerprint(record: PluginRecord) -> str:
     if record.entry_point is not None:
         ep = record.entry_point
-        return f"ep:{ep.group}:{ep.value}:{ep.dist_name}:{ep.dist_version}"
+        return f"ep:{ep.group}:{ep.value}:{ep.dist_name}:{ep.dist_version}:{ep.dist_stamp}"
     if record.source == "builtin":
         return f"builtin:{__version__}"
     parts = []

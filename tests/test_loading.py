@@ -254,3 +254,39 @@ def test_legacy_aliases_warn_but_load(home):
     text = " | ".join(status.record.warnings)
     assert "'hooks:' is a legacy alias" in text and "favourite_colour" in text
     assert status.warnings == []  # hooks: counted as provides_hooks, so declarations match
+
+
+def test_ledger_fingerprint_changes_when_an_entry_point_plugin_is_reinstalled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rebuild under the same version must not keep showing the previous load outcome."""
+    import os
+
+    from hermes_agent import discover
+    from hermes_agent.ledger import fingerprint
+
+    site = tmp_path / "site"
+    package = site / "stamp_plugin"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("def register(ctx):\n    pass\n", encoding="utf-8")
+    (package / "plugin.yaml").write_text("name: stamp\nversion: '1.0'\n", encoding="utf-8")
+    info = site / "stamp_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: stamp-plugin\nVersion: 1.0\n",
+                                   encoding="utf-8")
+    (info / "entry_points.txt").write_text("[hermes_agent.plugins]\nstamp = stamp_plugin\n",
+                                           encoding="utf-8")
+    record_file = info / "RECORD"
+    record_file.write_text("stamp_plugin/__init__.py,,\nstamp_plugin/plugin.yaml,,\n",
+                           encoding="utf-8")
+    monkeypatch.syspath_prepend(str(site))
+
+    def current() -> str:
+        found = discover(tmp_path / "home", env={"HERMES_HOME": str(tmp_path / "home")})
+        return fingerprint(found.plugins["stamp"])
+
+    before = current()
+    assert before.startswith("ep:hermes_agent.plugins:stamp_plugin:stamp-plugin:1.0:")
+    assert current() == before  # stable while nothing changes
+    later = record_file.stat().st_mtime_ns + 5_000_000_000
+    os.utime(record_file, ns=(later, later))  # pip rewrites RECORD on every install
+    assert current() != before
