@@ -1,0 +1,134 @@
+"""The ``hermes`` command: a small click root whose subcommands come from plugins.
+
+It is not part of the kernel: like any surface, it drives the kernel through the public API.
+Builtin commands are resolved lazily from ``builtin_plugins.CLI_COMMANDS`` so ``--help``
+imports none of them; any other first word boots the kernel and looks for a plugin's
+command. Errors raised on purpose (:class:`HermesError`) print as one clear message;
+``HERMES_RAISE_ERRORS=1`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from .._version import __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args in (["--version"], ["-V"]):  # fast path: no imports at all
+        sys.stdout.write(f"hermes {__version__}\n")
+        return 0
+    import click
+
+    from ..errors import HermesError
+
+    global _kernel
+    _kernel = None  # one kernel per invocation (main may run several times in one process)
+    try:
+        result = root.main(args=args, prog_name="hermes", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.Abort:
+        click.echo("Aborted!", err=True)
+        return 1
+    except HermesError as exc:
+        if os.environ.get("HERMES_RAISE_ERRORS"):
+            raise
+        click.echo(f"Error: {exc}", err=True)
+        return 1
+    return result if isinstance(result, int) else 0
+
+
+def runtime_kernel(boot: bool = True) -> Any:
+    """The kernel for this CLI process (built once), with $HERMES_HOME/.env applied."""
+    global _kernel
+    if _kernel is None:
+        from ..config import hermes_home, read_env_file
+        from ..kernel import Kernel
+
+        for key, value in read_env_file(hermes_home() / ".env").items():
+            os.environ.setdefault(key, value)
+        _kernel = Kernel()
+    if boot:
+        _kernel.boot()
+    return _kernel
+
+
+_kernel: Any = None
+
+
+def _build_root() -> Any:
+    import click
+
+    from . import CLI_COMMANDS
+
+    class HermesGroup(click.Group):
+        def list_commands(self, ctx: click.Context) -> list[str]:
+            return sorted(CLI_COMMANDS)
+
+        def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+            if name in CLI_COMMANDS:
+                import importlib
+
+                module, _, attr = CLI_COMMANDS[name][0].partition(":")
+                return getattr(importlib.import_module(module), attr)
+            if ctx.resilient_parsing:
+                return None
+            entry = runtime_kernel().cli_commands.get(name)
+            return entry.command if entry else None
+
+        def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+            rows = [(name, CLI_COMMANDS[name][1]) for name in sorted(CLI_COMMANDS)]
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+            formatter.write_paragraph()
+            formatter.write_text("Plugins may add more commands: see `hermes plugins list`.\n")
+
+        def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+            name = args[0] if args else ""
+            command = self.get_command(ctx, name)
+            if command is None and not ctx.resilient_parsing:
+                import difflib
+
+                known = [*CLI_COMMANDS, *runtime_kernel().cli_commands]
+                close = difflib.get_close_matches(name, known, 2)
+                hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+                raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
+            return super().resolve_command(ctx, args)
+
+    @click.group(cls=HermesGroup, context_settings={"help_option_names": ["-h", "--help"]})
+    @click.version_option(__version__, "-V", "--version", prog_name="hermes",
+                          message="%(prog)s %(version)s")
+    @click.option("--safe-mode", is_flag=True, help="Load builtin plugins only.")
+    def hermes(safe_mode: bool) -> None:
+        """hermes: a self-hosted AI agent whose every capability is a plugin."""
+        if safe_mode:
+            os.environ["HERMES_SAFE_MODE"] = "1"
+
+    return hermes
+
+
+class _LazyRoot:
+    """Builds the click group on first use, keeping the import cheap."""
+
+    _group: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if _LazyRoot._group is None:
+            _LazyRoot._group = _build_root()
+        return getattr(_LazyRoot._group, name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__getattr__("__call__")(*args, **kwargs)
+
+
+root = _LazyRoot()
+
+if __name__ == "__main__":
+    sys.exit(main())
