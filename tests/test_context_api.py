@@ -133,6 +133,49 @@ def test_duplicate_provider_names_name_both_plugins(tmp_path):
     assert kernel.slots.get("platform", "irc").max_message_length == 400
 
 
+def test_every_slot_registration_method_of_ctx(tmp_path):
+    kernel = make_kernel(tmp_path, config={"model": {"provider": "local"},
+                                           "sessions": {"store": "pg"}})
+    engine, model, store = Mem("lcm"), Mem("local"), Mem("pg")
+
+    def register(ctx):
+        ctx.register_memory_provider(Mem("honcho"))
+        ctx.register_context_engine(engine)
+        ctx.register_model_provider(model)
+        ctx.register_web_search_provider(Mem("ddg"))
+        ctx.register_session_store(store)
+        ctx.register_middleware("tool_request", lambda **kw: None)
+        ctx.register_middleware("bogus", lambda **kw: None)
+
+    status = kernel.register_plugin(register, "everything")
+    assert sorted(status.providers) == ["context_engine:lcm", "memory:honcho", "model_provider:local",
+                                        "session_store:pg", "web_search:ddg"]
+    assert kernel.active_provider("model_provider") is model
+    assert kernel.active_provider("session_store") is store
+    assert kernel.slots.get("context_engine", "lcm") is engine
+    assert [kind for kind, _, plugin in kernel.middleware] == ["tool_request", "bogus"]
+    assert any("unknown middleware kind 'bogus'" in w for w in status.warnings)
+    nameless = kernel.register_plugin(lambda ctx: ctx.register_context_engine(object()), "nameless")
+    assert nameless.state == "failed"
+    assert "context engine provider needs a non-empty `name`" in nameless.reason
+
+
+def test_ctx_dispatch_tool_reaches_other_plugins_tools(tmp_path):
+    kernel = make_kernel(tmp_path)
+    kernel.register_plugin(lambda ctx: ctx.register_tool(
+        "echo", "demo", {**SCHEMA, "name": "echo"}, lambda args, **kw: json.dumps(args)), "echo")
+    captured = {}
+
+    def register(ctx):
+        captured["ctx"] = ctx
+
+    kernel.register_plugin(register, "caller")
+    ctx = captured["ctx"]
+    assert json.loads(ctx.dispatch_tool("echo", {"x": 1})) == {"x": 1}
+    assert "error" in json.loads(ctx.dispatch_tool("missing", {}))
+    assert ctx.inject_message("hello") is False  # no running surface accepts one here
+
+
 SCHEMA = {"name": "x", "description": "d", "parameters": {"type": "object", "properties": {}}}
 
 
