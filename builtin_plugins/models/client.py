@@ -1,0 +1,286 @@
+"""``ModelClient``: what the agent loop calls. It wraps the resolved provider's transport with
+the reliability layer: our own retries (SDK retries are off) with jittered backoff that
+honours ``Retry-After``, classified errors, ``fallback_providers`` for the rest of the turn,
+interruption from another thread, the ``pre_api_request`` / ``post_api_request`` /
+``api_request_error`` hooks, and usage with an estimated cost.
+
+    client = ModelClient.from_config(kernel)
+    response = client.chat(ChatRequest(messages, tools), on_event=print_delta,
+                           interrupt=token, context=CallContext(session_id=sid, turn_id=tid))
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ProviderError, RequestInterrupted, classify
+from .pricing import estimate_cost
+from .resolve import resolve_fallbacks, resolve_provider, runtime_for_entry
+from .retry import RetryPolicy
+from .runtime import RuntimeProvider, Transport
+from .types import CancelToken, ChatRequest, ChatResponse, EventCallback
+
+log = logging.getLogger("hermes_agent.models")
+_DONE = object()
+_CANCELLED = object()
+_SECRET_KEYS = ("api_key", "authorization", "x-api-key", "extra_headers")
+
+
+@dataclass
+class CallContext:
+    """Who is calling: the ids and turn data the API hooks report."""
+
+    session_id: str | None = None
+    task_id: str | None = None
+    turn_id: str | None = None
+    platform: str = "cli"
+    user_message: str = ""
+    conversation_history: list[dict[str, Any]] = field(default_factory=list)
+    api_call_count: int = 1
+    middleware_trace: list[dict[str, Any]] = field(default_factory=list)
+    task: str = ""  # auxiliary task name, if any
+
+
+class ModelClient:
+    """Calls one resolved provider, falling back along ``fallback_providers`` when it fails.
+
+    A fallback, once taken, stays active until :meth:`new_turn` restores the primary.
+    """
+
+    def __init__(self, runtime: RuntimeProvider, *, kernel: Any = None,
+                 fallbacks: list[dict[str, Any]] | None = None, retry: RetryPolicy | None = None):
+        self.kernel = kernel
+        self.primary = runtime
+        self.active = runtime
+        self.fallbacks = list(fallbacks or [])
+        self._fallback_index = 0
+        self.retry = retry or RetryPolicy()
+        self.usage_log: list[ChatResponse] = []  # responses of this client, for accounting
+
+    @classmethod
+    def from_config(cls, kernel: Any = None, *, provider: str | None = None,
+                    model: str | None = None, base_url: str | None = None,
+                    api_key: str | None = None, retry: RetryPolicy | None = None) -> "ModelClient":
+        """Resolve the provider (explicit arguments win over config.yaml, then the environment)
+        and read ``fallback_providers`` and ``model.max_retries``."""
+        if kernel is None:
+            from hermes_agent import runtime_kernel
+
+            kernel = runtime_kernel()
+        runtime = resolve_provider(kernel, provider=provider, model=model, base_url=base_url,
+                                   api_key=api_key)
+        if retry is None:
+            configured = kernel.config.get("model.max_retries")
+            retry = RetryPolicy(max_retries=int(configured)) if configured not in (None, "") else None
+        return cls(runtime, kernel=kernel, fallbacks=resolve_fallbacks(kernel), retry=retry)
+
+    # --- turn scope --------------------------------------------------------------------
+    def new_turn(self) -> None:
+        """Go back to the primary provider (fallback lasts for the rest of a turn only)."""
+        self.active = self.primary
+        self._fallback_index = 0
+
+    def _next_fallback(self) -> RuntimeProvider | None:
+        while self._fallback_index < len(self.fallbacks):
+            entry = self.fallbacks[self._fallback_index]
+            self._fallback_index += 1
+            try:
+                candidate = runtime_for_entry(self.kernel, entry)
+            except ProviderError as exc:
+                log.warning("fallback provider %s skipped: %s", entry.get("provider"), exc)
+                continue
+            if (candidate.name, candidate.model) == (self.active.name, self.active.model):
+                continue
+            return candidate
+        return None
+
+    # --- the call ----------------------------------------------------------------------
+    def chat(self, request: ChatRequest, *, on_event: EventCallback | None = None,
+             interrupt: threading.Event | None = None,
+             context: CallContext | None = None) -> ChatResponse:
+        """Make one model call (retrying and falling back as configured)."""
+        context = context or CallContext()
+        while True:
+            runtime = self.active
+            try:
+                return self._call(runtime, request, on_event, interrupt, context)
+            except ProviderError as exc:
+                if not exc.should_fallback:
+                    raise
+                following = self._next_fallback()
+                if following is None:
+                    raise
+                log.warning("%s failed (%s); falling back to %s (%s) for the rest of the turn",
+                            runtime.name, exc.reason, following.name, following.model)
+                self.active = following
+
+    def _call(self, runtime: RuntimeProvider, request: ChatRequest, on_event: EventCallback | None,
+              interrupt: threading.Event | None, context: CallContext) -> ChatResponse:
+        transport = runtime.transport()
+        kwargs = transport.build_kwargs(request)
+        model = kwargs.get("model") or runtime.model
+        hooks = getattr(self.kernel, "hooks", None) if self.kernel is not None else None
+        request_id = uuid.uuid4().hex
+        max_retries = self.retry.max_retries
+        for attempt in range(max_retries + 1):
+            if interrupt is not None and interrupt.is_set():
+                raise RequestInterrupted(runtime.name, model)
+            started = time.time()
+            if hooks is not None and hooks.has_hook("pre_api_request"):
+                hooks.call("pre_api_request", **self._pre_payload(
+                    runtime, model, request, kwargs, context, request_id, started))
+            try:
+                response = self._send(transport, kwargs, on_event, interrupt, runtime, model)
+            except Exception as raw:
+                error = classify(raw, provider=runtime.name, model=model,
+                                 key_env=runtime.profile.key_env, base_url=runtime.base_url)
+                retry = error.retryable and attempt < max_retries
+                if hooks is not None and hooks.has_hook("api_request_error"):
+                    hooks.call("api_request_error", **self._error_payload(
+                        runtime, model, kwargs, context, request_id, started, error, attempt,
+                        max_retries, retry))
+                if not retry:
+                    if error.retryable and attempt:
+                        error.args = (f"{error.args[0]} (gave up after {attempt + 1} attempts)",)
+                    raise error from raw
+                delay = self.retry.delay(attempt + 1, error.retry_after)
+                log.info("%s: %s; retry %d/%d in %.1fs", runtime.name, error.reason,
+                         attempt + 1, max_retries, delay)
+                if interrupt is not None:
+                    if interrupt.wait(delay):
+                        raise RequestInterrupted(runtime.name, model) from None
+                else:
+                    time.sleep(delay)
+                continue
+            response.attempts = attempt + 1
+            response.provider = runtime.name
+            response.cost = estimate_cost(runtime.profile, response.model or model, response.usage)
+            self.usage_log.append(response)
+            if hooks is not None and hooks.has_hook("post_api_request"):
+                hooks.call("post_api_request", **self._post_payload(
+                    runtime, model, kwargs, context, request_id, started, response))
+            return response
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    @staticmethod
+    def _send(transport: Transport, kwargs: dict[str, Any], on_event: EventCallback | None,
+              interrupt: threading.Event | None, runtime: RuntimeProvider,
+              model: str) -> ChatResponse:
+        """Run the call; with ``interrupt``, on a worker thread so it can be abandoned."""
+        if interrupt is None:
+            return transport.send(kwargs, on_event, _ignore)
+        events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        closers: list[Any] = []
+        box: dict[str, Any] = {}
+
+        def close_all() -> None:
+            for close in list(closers):
+                try:
+                    close()
+                except Exception:
+                    pass
+
+        def on_open(close: Any) -> None:
+            closers.append(close)
+            if interrupt.is_set():
+                close_all()
+
+        def worker() -> None:
+            try:
+                box["result"] = transport.send(kwargs, events.put if on_event else None, on_open)
+            except BaseException as exc:  # handed to the calling thread
+                box["error"] = exc
+            finally:
+                events.put(_DONE)
+
+        remove = None
+        if isinstance(interrupt, CancelToken):
+            remove = interrupt.on_cancel(lambda: (events.put(_CANCELLED), close_all()))
+        threading.Thread(target=worker, name=f"hermes-model-{runtime.name}", daemon=True).start()
+        try:
+            while True:
+                try:
+                    item = events.get(timeout=None if remove else 0.05)
+                except queue.Empty:
+                    item = _CANCELLED if interrupt.is_set() else None
+                if item is None:
+                    continue
+                if item is _CANCELLED:
+                    close_all()
+                    raise RequestInterrupted(runtime.name, model)
+                if item is _DONE:
+                    break
+                if on_event is not None:
+                    on_event(item)
+        finally:
+            if remove is not None:
+                remove()
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
+
+    # --- hook payloads (built only when someone listens) ---------------------------------
+    @staticmethod
+    def _base(runtime: RuntimeProvider, model: str, context: CallContext, request_id: str) -> dict[str, Any]:
+        return {"task_id": context.task_id, "turn_id": context.turn_id,
+                "api_request_id": request_id, "session_id": context.session_id,
+                "platform": context.platform, "model": model, "provider": runtime.name,
+                "base_url": runtime.base_url or None, "api_mode": runtime.api_mode,
+                "api_call_count": context.api_call_count}
+
+    def _pre_payload(self, runtime: RuntimeProvider, model: str, request: ChatRequest,
+                     kwargs: dict[str, Any], context: CallContext, request_id: str,
+                     started: float) -> dict[str, Any]:
+        safe = sanitize(kwargs)
+        chars = len(json.dumps(safe, default=str))
+        return {**self._base(runtime, model, context, request_id),
+                "user_message": context.user_message,
+                "conversation_history": context.conversation_history,
+                "request_messages": request.messages, "message_count": len(request.messages),
+                "tool_count": len(request.tools or ()), "approx_input_tokens": chars // 4,
+                "request_char_count": chars, "max_tokens": request.max_tokens,
+                "started_at": started, "middleware_trace": context.middleware_trace,
+                "request": safe}
+
+    def _post_payload(self, runtime: RuntimeProvider, model: str, kwargs: dict[str, Any],
+                      context: CallContext, request_id: str, started: float,
+                      response: ChatResponse) -> dict[str, Any]:
+        ended = time.time()
+        usage = {**response.usage.to_dict(), "cost": response.cost.to_dict() if response.cost else None}
+        return {**self._base(runtime, model, context, request_id),
+                "api_duration": ended - started, "started_at": started, "ended_at": ended,
+                "finish_reason": response.finish_reason,
+                "message_count": len(kwargs.get("messages") or kwargs.get("input") or ()),
+                "response_model": response.model or None, "response": response.to_dict(),
+                "usage": usage, "assistant_message": response.assistant_message(),
+                "assistant_content_chars": len(response.content),
+                "assistant_tool_call_count": len(response.tool_calls)}
+
+    def _error_payload(self, runtime: RuntimeProvider, model: str, kwargs: dict[str, Any],
+                       context: CallContext, request_id: str, started: float,
+                       error: ProviderError, attempt: int, max_retries: int,
+                       retryable: bool) -> dict[str, Any]:
+        ended = time.time()
+        cause = error.__cause__ or error
+        return {**self._base(runtime, model, context, request_id),
+                "api_duration": ended - started, "started_at": started, "ended_at": ended,
+                "status_code": error.status_code, "retry_count": attempt,
+                "max_retries": max_retries, "retryable": retryable, "reason": error.reason,
+                "error": {"type": type(cause).__name__, "message": str(error)},
+                "request": sanitize(kwargs)}
+
+
+def sanitize(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The SDK arguments without secrets or non-JSON values (for hooks and logs)."""
+    return {k: v for k, v in kwargs.items() if k.lower() not in _SECRET_KEYS and k != "timeout"}
+
+
+def _ignore(_closer: Any) -> None:
+    return None

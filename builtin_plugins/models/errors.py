@@ -1,0 +1,170 @@
+"""Provider errors: one class, a ``reason`` and a message that says how to fix it.
+
+:func:`classify` maps an SDK or network exception to a :class:`ProviderError` using the
+HTTP status first, then the provider's error code, then the message text.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from typing import Any
+
+from hermes_agent import HermesError
+
+# reason -> retried with backoff?
+RETRYABLE = {"rate_limit": True, "server_error": True, "overloaded": True, "network": True,
+             "timeout": True, "auth": False, "billing": False, "context_overflow": False,
+             "model_not_found": False, "bad_request": False, "interrupted": False,
+             "unknown": True}
+# reasons after which the next fallback provider is tried (the rest fail the call)
+FALLBACK_REASONS = frozenset({"rate_limit", "server_error", "overloaded", "network", "timeout",
+                              "auth", "billing", "model_not_found", "unknown"})
+
+_CONTEXT = ("context length", "context_length", "maximum context", "too many tokens",
+            "prompt is too long", "context window", "input is too long", "reduce the length")
+_BILLING = ("insufficient_quota", "billing", "credit balance", "insufficient credits",
+            "payment required", "quota exceeded", "exceeded your current quota")
+
+
+class ProviderError(HermesError):
+    """A model call failed. ``reason`` is one of ``auth``, ``rate_limit``, ``billing``,
+    ``context_overflow``, ``server_error``, ``overloaded``, ``network``, ``timeout``,
+    ``model_not_found``, ``bad_request``, ``interrupted`` or ``unknown``."""
+
+    def __init__(self, message: str, *, reason: str = "unknown", status_code: int | None = None,
+                 retry_after: float | None = None, provider: str = "", model: str = "",
+                 retryable: bool | None = None):
+        super().__init__(message)
+        self.reason = reason
+        self.status_code = status_code
+        self.retry_after = retry_after
+        self.provider = provider
+        self.model = model
+        self.retryable = RETRYABLE.get(reason, False) if retryable is None else retryable
+
+    @property
+    def should_fallback(self) -> bool:
+        return self.reason in FALLBACK_REASONS
+
+
+class RequestInterrupted(ProviderError):
+    """The call was interrupted from another thread (its ``CancelToken`` was set)."""
+
+    def __init__(self, provider: str = "", model: str = ""):
+        super().__init__("the model call was interrupted", reason="interrupted",
+                         provider=provider, model=model)
+
+
+class NoProviderError(ProviderError):
+    """Nothing is configured and no local server answers."""
+
+    def __init__(self, message: str):
+        super().__init__(message, reason="auth", retryable=False)
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or HTTP date)."""
+    if headers is None:
+        return None
+    try:
+        millis = headers.get("retry-after-ms")
+        if millis:
+            return max(0.0, float(millis) / 1000)
+        value = headers.get("retry-after")
+    except (AttributeError, ValueError):
+        return None
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def _body_message(exc: Any) -> tuple[str, str]:
+    """(code or type, message) from an SDK error body."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            code = str(error.get("code") or error.get("type") or "")
+            return code, str(error.get("message") or "")
+        if isinstance(error, str):
+            return "", error
+    return "", str(getattr(exc, "message", "") or exc)
+
+
+def reason_for(status: int | None, code: str, text: str) -> str:
+    lowered = f"{code} {text}".lower()
+    if status in (401, 403) or code in ("authentication_error", "invalid_api_key",
+                                         "permission_error"):
+        return "billing" if any(k in lowered for k in _BILLING) else "auth"
+    if status == 402 or any(k in lowered for k in _BILLING):
+        return "billing"
+    if status == 413 or any(k in lowered for k in _CONTEXT):
+        return "context_overflow"
+    if status == 429 or code == "rate_limit_error":
+        return "rate_limit"
+    if status == 404 or code == "model_not_found":
+        return "model_not_found"
+    if status == 529 or code == "overloaded_error":
+        return "overloaded"
+    if status in (408,) or code == "timeout":
+        return "timeout"
+    if status is not None and status >= 500:
+        return "server_error"
+    if status is not None and 400 <= status < 500:
+        return "bad_request"
+    return "unknown"
+
+
+def fix_for(reason: str, provider: str, model: str, key_env: tuple[str, ...] = (),
+            base_url: str = "") -> str:
+    key = key_env[0] if key_env else f"{provider.upper().replace('-', '_')}_API_KEY"
+    return {
+        "auth": f"check the API key: set {key} in $HERMES_HOME/.env (or run `hermes setup`), "
+                f"or set model.api_key",
+        "billing": f"add credit or raise the spending limit of your {provider} account, or "
+                   "configure fallback_providers",
+        "rate_limit": "wait and retry, lower the request rate, or configure fallback_providers",
+        "context_overflow": "the conversation is larger than the model's context window: "
+                            "compress it (/compress) or use a model with a larger window",
+        "model_not_found": f"check the model id `{model}` (hermes model --list shows the "
+                           f"provider's models) or choose another with `hermes model --model ID`",
+        "server_error": f"{provider} had a server error; retry later or configure "
+                        "fallback_providers",
+        "overloaded": f"{provider} is overloaded; retry later or configure fallback_providers",
+        "network": f"cannot reach {base_url or provider}; check the network, the base_url and "
+                   "that the server is running",
+        "timeout": "the request timed out; raise model.timeout or retry",
+        "bad_request": "the provider rejected the request; check model options and extra_body",
+    }.get(reason, "retry, or run with HERMES_RAISE_ERRORS=1 for details")
+
+
+def classify(exc: BaseException, *, provider: str, model: str, key_env: tuple[str, ...] = (),
+             base_url: str = "") -> ProviderError:
+    """Turn any exception from an SDK call into a :class:`ProviderError`."""
+    if isinstance(exc, ProviderError):
+        return exc
+    status = getattr(exc, "status_code", None)
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) if response is not None else None
+    code, text = _body_message(exc)
+    name = type(exc).__name__
+    if status is None and ("Timeout" in name or isinstance(exc, TimeoutError)):
+        reason = "timeout"
+    elif status is None and ("Connection" in name or isinstance(exc, OSError)):
+        reason = "network"
+    else:
+        reason = reason_for(status, code, text)
+    detail = text or str(exc) or name
+    where = f"{provider} ({model})" if model else provider
+    status_text = f"HTTP {status}: " if status else ""
+    message = (f"{where}: {status_text}{detail.strip()} [{reason}]. Fix: "
+               f"{fix_for(reason, provider, model, key_env, base_url)}")
+    error = ProviderError(message, reason=reason, status_code=status,
+                          retry_after=parse_retry_after(headers), provider=provider, model=model)
+    error.__cause__ = exc
+    return error

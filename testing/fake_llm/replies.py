@@ -1,0 +1,113 @@
+"""Scripted replies for :class:`FakeLLMServer`. One reply is written in whichever wire format
+the request arrived in (Chat Completions, Anthropic Messages or Responses), streamed as SSE
+when the request asked for ``stream``.
+
+    server.script(reply_text("Hello"),
+                  reply_tool_call("read_file", {"path": "a.txt"}),
+                  reply_error(429, "slow down", retry_after=1))
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+_ids = itertools.count(1)
+
+
+@dataclass
+class FakeToolCall:
+    name: str
+    arguments: dict[str, Any]
+    id: str = ""
+
+    def __post_init__(self) -> None:
+        self.id = self.id or f"call_{next(_ids)}"
+
+
+@dataclass
+class Reply:
+    """One scripted answer.
+
+    ``text``: assistant text (streamed in ``chunk_size``-character pieces);
+    ``tool_calls``: calls to emit after the text; ``reasoning``: thinking text (Chat:
+    ``reasoning_content``; Anthropic: a signed ``thinking`` block; Responses: a reasoning
+    item with a summary); ``usage``: ``input_tokens`` (uncached), ``output_tokens``,
+    ``cache_read_tokens``, ``cache_write_tokens``, ``reasoning_tokens``;
+    ``status`` != 200 makes it an error reply carrying ``error_message`` / ``error_type``;
+    ``headers`` are added to the HTTP response (e.g. ``retry-after``); ``delay`` waits before
+    answering; ``stall`` pauses that long after the first streamed chunk (for interrupt tests).
+    """
+
+    text: str = ""
+    tool_calls: list[FakeToolCall] = field(default_factory=list)
+    reasoning: str = ""
+    usage: dict[str, int] | None = None
+    finish_reason: str | None = None
+    status: int = 200
+    error_message: str = ""
+    error_type: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    stall: float = 0.0
+    chunk_size: int = 4
+    model: str | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.status >= 400
+
+    def chunks(self) -> list[str]:
+        size = max(1, self.chunk_size)
+        return [self.text[i:i + size] for i in range(0, len(self.text), size)]
+
+    def token_usage(self, request_chars: int) -> dict[str, int]:
+        usage = {"input_tokens": max(1, request_chars // 4),
+                 "output_tokens": max(1, len(self.text) // 4 + 8 * len(self.tool_calls)),
+                 "cache_read_tokens": 0, "cache_write_tokens": 0, "reasoning_tokens": 0}
+        usage.update(self.usage or {})
+        return usage
+
+    def finish(self, style: str) -> str:
+        """The stop reason in ``style``: ``chat``, ``anthropic`` or ``responses``."""
+        if self.finish_reason:
+            return self.finish_reason
+        if style == "anthropic":
+            return "tool_use" if self.tool_calls else "end_turn"
+        return "tool_calls" if self.tool_calls else "stop"
+
+
+def reply_text(text: str, **options: Any) -> Reply:
+    """A plain text answer. Options are :class:`Reply` fields (``usage``, ``reasoning``, ...)."""
+    return Reply(text=text, **options)
+
+
+def reply_tool_call(name: str, arguments: dict[str, Any] | None = None, *, id: str = "",
+                    text: str = "", **options: Any) -> Reply:
+    """An answer asking for one tool call (optionally preceded by ``text``)."""
+    return Reply(text=text, tool_calls=[FakeToolCall(name, arguments or {}, id)], **options)
+
+
+def reply_tool_calls(*calls: tuple[str, dict[str, Any]], text: str = "", **options: Any) -> Reply:
+    """An answer asking for several tool calls at once: ``reply_tool_calls(("a", {}), ("b", {}))``."""
+    return Reply(text=text, tool_calls=[FakeToolCall(n, a) for n, a in calls], **options)
+
+
+def reply_error(status: int, message: str = "", *, retry_after: float | None = None,
+                error_type: str = "", headers: dict[str, str] | None = None) -> Reply:
+    """An HTTP error in the provider's error format. ``retry_after`` sets ``Retry-After``
+    (whole seconds) or, for fractions, ``retry-after-ms``."""
+    extra = dict(headers or {})
+    if retry_after is not None:
+        if float(retry_after).is_integer():
+            extra["retry-after"] = str(int(retry_after))
+        else:
+            extra["retry-after-ms"] = str(int(retry_after * 1000))
+    return Reply(status=status, error_message=message or f"fake error {status}",
+                 error_type=error_type, headers=extra)
+
+
+def reply_stall(text: str, stall: float = 30.0, **options: Any) -> Reply:
+    """A streamed answer that stops for ``stall`` seconds after its first chunk."""
+    return Reply(text=text, stall=stall, **options)

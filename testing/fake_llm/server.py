@@ -1,0 +1,259 @@
+"""A scripted LLM server on 127.0.0.1 speaking the real wire formats, for tests.
+
+    with FakeLLMServer() as server:
+        server.script(reply_tool_call("read_file", {"path": "a.txt"}), reply_text("done"))
+        client = openai.OpenAI(base_url=server.openai_base_url, api_key="x")
+        ...
+        assert server.requests[0].body["model"] == "gpt-test"
+
+Endpoints: ``POST /v1/chat/completions`` (Chat Completions), ``POST /v1/messages``
+(Anthropic Messages), ``POST /v1/responses`` (Responses), ``GET /v1/models``. Replies are
+taken from one queue in order, whatever the endpoint, and rendered in that endpoint's
+format (SSE when the request has ``"stream": true``). An exhausted script answers HTTP 418
+with a message saying so. Every request is recorded (path, lower-cased headers, JSON body).
+HTTP/1.1 keep-alive, chunked SSE.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from . import wire
+from .replies import Reply, reply_error
+
+STYLES = {"/v1/chat/completions": "chat", "/chat/completions": "chat",
+          "/v1/messages": "anthropic", "/v1/responses": "responses", "/responses": "responses"}
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any = None
+
+    @property
+    def style(self) -> str:
+        return STYLES.get(self.path, "")
+
+
+@dataclass
+class _State:
+    replies: deque[Reply] = field(default_factory=deque)
+    requests: list[RecordedRequest] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    closing: threading.Event = field(default_factory=threading.Event)
+    models: list[str] = field(default_factory=lambda: ["fake-model"])
+    default: Reply | None = None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: "_Server"
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    def _record(self, body: Any) -> None:
+        state = self.server.state
+        with state.lock:
+            state.requests.append(RecordedRequest(self.command, self.path,
+                                                  {k.lower(): v for k, v in self.headers.items()},
+                                                  body))
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._record(None)
+        if self.path.rstrip("/").endswith("/models"):
+            data = {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "fake"}
+                                               for m in self.server.state.models]}
+            self._json(200, data)
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            body = {"_raw": raw.decode("utf-8", "replace")}
+        self._record(body)
+        style = STYLES.get(self.path.split("?")[0])
+        if style is None:
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        reply = self.server.next_reply()
+        if reply.delay and self.server.state.closing.wait(reply.delay):
+            return
+        model = reply.model or body.get("model") or "fake-model"
+        if reply.is_error:
+            self._json(reply.status, wire.error_body(style, reply), reply.headers)
+            return
+        usage = reply.token_usage(len(raw))
+        if body.get("stream"):
+            if style == "chat":
+                include = bool((body.get("stream_options") or {}).get("include_usage"))
+                events = wire.chat_events(reply, model, usage, include)
+            elif style == "anthropic":
+                events = wire.anthropic_events(reply, model, usage)
+            else:
+                events = wire.responses_events(reply, model, usage)
+            self._sse(events, reply)
+            return
+        render = {"chat": wire.chat_body, "anthropic": wire.anthropic_body,
+                  "responses": wire.responses_body}[style]
+        self._json(200, render(reply, model, usage), reply.headers)
+
+    def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+        payload = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _sse(self, events: list[wire.Event], reply: Reply) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        for key, value in reply.headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        try:
+            for number, (name, data) in enumerate(events):
+                text = data if isinstance(data, str) else json.dumps(data)
+                frame = (f"event: {name}\n" if name else "") + f"data: {text}\n\n"
+                self._chunk(frame.encode())
+                if reply.stall and number == 1:
+                    self.wfile.flush()
+                    if self.server.state.closing.wait(reply.stall):
+                        return
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, state: _State):
+        self.state = state
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def next_reply(self) -> Reply:
+        with self.state.lock:
+            if self.state.replies:
+                return self.state.replies.popleft()
+        if self.state.default is not None:
+            return self.state.default
+        return reply_error(418, "fake LLM server: the script is exhausted; add replies with "
+                                "server.script(...) or set server.default_reply")
+
+
+class FakeLLMServer:
+    """The scripted server. Use as a context manager, or call :meth:`start` / :meth:`close`.
+
+    ``default_reply`` (optional) answers once the script is exhausted, for benchmarks.
+    """
+
+    def __init__(self, *replies: Reply, default_reply: Reply | None = None):
+        self._state = _State(default=default_reply)
+        self._state.replies.extend(replies)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle ------------------------------------------------------------------------
+    def start(self) -> "FakeLLMServer":
+        if self._server is None:
+            self._server = _Server(self._state)
+            self._thread = threading.Thread(target=self._server.serve_forever,
+                                            kwargs={"poll_interval": 0.05},
+                                            name="fake-llm-server", daemon=True)
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._state.closing.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> "FakeLLMServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # --- scripting and inspection ---------------------------------------------------------
+    def script(self, *replies: Reply) -> "FakeLLMServer":
+        """Queue replies; each request takes the next one."""
+        with self._state.lock:
+            self._state.replies.extend(replies)
+        return self
+
+    @property
+    def default_reply(self) -> Reply | None:
+        return self._state.default
+
+    @default_reply.setter
+    def default_reply(self, reply: Reply | None) -> None:
+        self._state.default = reply
+
+    @property
+    def models(self) -> list[str]:
+        """Model ids listed by ``GET /v1/models``."""
+        return self._state.models
+
+    @property
+    def pending(self) -> int:
+        """Replies not yet used."""
+        return len(self._state.replies)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received, oldest first (GET included)."""
+        with self._state.lock:
+            return list(self._state.requests)
+
+    def posts(self) -> list[RecordedRequest]:
+        """The model requests only (POSTs), oldest first."""
+        return [r for r in self.requests if r.method == "POST"]
+
+    @property
+    def last(self) -> RecordedRequest:
+        posts = self.posts()
+        if not posts:
+            raise AssertionError("the fake LLM server has received no model request")
+        return posts[-1]
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("FakeLLMServer is not started; use `with FakeLLMServer() as s:`")
+        return self._server.server_address[1]
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT`` (the Anthropic SDK's base_url)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1`` (the openai SDK's base_url)."""
+        return f"{self.url}/v1"
+
+    anthropic_base_url = url

@@ -1,0 +1,29 @@
+"""Fixtures for the model-provider tests: a fake LLM server and a kernel whose bundled
+provider plugins are loaded (entry points and user plugins off)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_agent.testing import make_kernel
+from hermes_agent.testing.fake_llm import FakeLLMServer
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as fake:
+        yield fake
+
+
+@pytest.fixture
+def kernel_for(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """``kernel_for(config, env)``: a booted kernel with the bundled model providers."""
+
+    def build(config: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> Any:
+        return make_kernel(tmp_path / "home", config=config or {}, env=env or {})
+
+    return build
