@@ -126,6 +126,30 @@ class SessionsSection(_Section):
     store: str = "sqlite"
 
 
+class ApprovalsSection(_Section):
+    mode: Literal["manual", "smart", "off"] = "manual"  # smart asks a human like manual
+    timeout: float = Field(60, gt=0)
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _yaml_bool(cls, value: Any) -> Any:  # YAML reads a bare `off` as false
+        return {False: "off", True: "manual"}.get(value, value) if isinstance(value, bool) else value
+
+
+class TerminalSection(_Section):
+    timeout: float = Field(180, gt=0)
+
+
+class ToolOutputSection(_Section):
+    max_bytes: int = Field(50_000, gt=0)
+    max_lines: int = Field(2000, gt=0)
+    max_line_length: int = Field(2000, gt=0)
+
+
+class AgentSection(_Section):
+    system_prompt: str = ""
+
+
 class ConfigModel(_Section):
     model: ModelSection | str = Field(default_factory=ModelSection)
     fallback_providers: list[dict[str, Any] | str] = Field(default_factory=list)
@@ -137,6 +161,12 @@ class ConfigModel(_Section):
     web: WebSection = Field(default_factory=WebSection)
     sessions: SessionsSection = Field(default_factory=SessionsSection)
     platform_toolsets: dict[str, list[str]] = Field(default_factory=dict)
+    approvals: ApprovalsSection = Field(default_factory=ApprovalsSection)
+    command_allowlist: list[str] = Field(default_factory=list)
+    terminal: TerminalSection = Field(default_factory=TerminalSection)
+    tool_output: ToolOutputSection = Field(default_factory=ToolOutputSection)
+    agent: AgentSection = Field(default_factory=AgentSection)
+    context_file_max_chars: int | None = Field(None, gt=0)
 
 
 _HINTS = {

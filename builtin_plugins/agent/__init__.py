@@ -1,0 +1,10 @@
+"""Builtin plugin: the agent (system prompt assembly and the conversation loop).
+
+It is a library that the CLI, the gateway and subagents drive; the kernel knows nothing about
+it. Registration adds nothing to the kernel: other plugins reach the prompt through
+:func:`hermes_agent.prompt_layers` (see :mod:`.layers`).
+"""
+
+
+def register(ctx):
+    """Nothing to register: the agent is used as a library by its front ends."""

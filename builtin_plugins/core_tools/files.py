@@ -1,0 +1,199 @@
+"""read_file, write_file and patch. Paths are resolved against the call's working directory;
+every failure is a JSON error result that says what to do instead."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hermes_agent import error_result
+
+from .context import ToolCallContext
+
+BINARY_PROBE = 8192
+DIFF_LIMIT = 4000
+
+
+def _ok(**data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False)
+
+
+def _int_arg(args: dict[str, Any], key: str, default: int, low: int, high: int | None = None) -> int:
+    value = args.get(key, default)
+    try:
+        number = int(value) if value is not None else default
+    except (TypeError, ValueError):
+        number = default
+    number = max(low, number)
+    return min(number, high) if high is not None else number
+
+
+def missing_file_error(path: Path, raw: str) -> str:
+    """Error for a path that does not exist, naming close matches in its directory."""
+    parent = path.parent
+    hint = ""
+    if parent.is_dir():
+        names = sorted(p.name for p in parent.iterdir())
+        close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
+        if close:
+            hint = f" Similar names in {parent}: {', '.join(close)}."
+    elif not parent.exists():
+        hint = f" The directory {parent} does not exist either."
+    return error_result(f"File not found: {raw} (resolved to {path}).{hint} "
+                        "Use search_files with target='files' to locate it.")
+
+
+def is_binary(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return b"\0" in handle.read(BINARY_PROBE)
+
+
+def read_file(args: dict[str, Any], ctx: ToolCallContext, *, max_lines: int = 2000,
+              max_line_length: int = 2000) -> str:
+    raw = args.get("path")
+    if not isinstance(raw, str) or not raw.strip():
+        return error_result("read_file needs a 'path' (the file to read).")
+    path = ctx.resolve(raw)
+    if path.is_dir():
+        return error_result(f"{raw} is a directory; list it with search_files "
+                            f"(target='files', path='{raw}').")
+    if not path.is_file():
+        return missing_file_error(path, raw)
+    offset = _int_arg(args, "offset", 1, 1)
+    limit = _int_arg(args, "limit", 500, 1, max_lines)
+    try:
+        if is_binary(path):
+            return error_result(f"{raw} is a binary file ({path.stat().st_size} bytes); "
+                                "read_file shows text only.")
+        lines: list[str] = []
+        total = 0
+        long_lines = 0
+        with path.open("r", encoding="utf-8", errors="replace", newline="") as handle:
+            for number, line in enumerate(handle, start=1):
+                total = number
+                if offset <= number < offset + limit:
+                    text = line.rstrip("\r\n")
+                    if len(text) > max_line_length:
+                        text = text[:max_line_length] + " ... [line truncated]"
+                        long_lines += 1
+                    lines.append(f"{number}|{text}")
+    except OSError as exc:
+        return error_result(f"Cannot read {raw}: {exc.strerror or exc}.")
+    if total and offset > total:
+        return error_result(f"offset {offset} is past the end of {raw} ({total} lines); "
+                            f"use an offset between 1 and {total}.")
+    end = offset + len(lines) - 1
+    result: dict[str, Any] = {"path": str(path), "content": "\n".join(lines),
+                              "total_lines": total, "start_line": offset if lines else 0,
+                              "end_line": end if lines else 0,
+                              "next_offset": end + 1 if end < total else None}
+    if long_lines:
+        result["note"] = (f"{long_lines} line(s) longer than {max_line_length} characters were "
+                          "shortened.")
+    return _ok(**result)
+
+
+def atomic_write(path: Path, data: str) -> None:
+    """Write via a temporary file in the same directory and rename; keeps the file's mode."""
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_file(args: dict[str, Any], ctx: ToolCallContext) -> str:
+    raw, content = args.get("path"), args.get("content")
+    if not isinstance(raw, str) or not raw.strip():
+        return error_result("write_file needs a 'path'.")
+    if not isinstance(content, str):
+        return error_result("write_file needs 'content' as a string (the whole new file).")
+    path = ctx.resolve(raw)
+    if path.is_dir():
+        return error_result(f"{raw} is a directory; give a file path.")
+    created = not path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, content)
+    except OSError as exc:
+        return error_result(f"Cannot write {raw}: {exc.strerror or exc}.")
+    return _ok(path=str(path), created=created, bytes_written=len(content.encode("utf-8")),
+               lines=content.count("\n") + (1 if content and not content.endswith("\n") else 0))
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def _near_miss(text: str, old: str) -> str:
+    """Where ``old`` would match if whitespace were ignored: a hint for the model."""
+    squashed = " ".join(old.split())
+    if not squashed:
+        return ""
+    lines = text.splitlines()
+    first = old.strip().splitlines()[0].strip() if old.strip() else ""
+    for number, line in enumerate(lines, start=1):
+        if first and first in line.strip():
+            window = " ".join(" ".join(lines[number - 1:number - 1 + old.count("\n") + 1]).split())
+            if squashed in window or window in squashed:
+                return (f" Text matching apart from whitespace starts at line {number}; copy it "
+                        "exactly (read_file shows the indentation).")
+    return ""
+
+
+def patch(args: dict[str, Any], ctx: ToolCallContext) -> str:
+    raw = args.get("path")
+    old, new = args.get("old_string"), args.get("new_string")
+    if not isinstance(raw, str) or not raw.strip():
+        return error_result("patch needs a 'path'.")
+    if not isinstance(old, str) or not isinstance(new, str):
+        return error_result("patch needs 'old_string' and 'new_string' as strings.")
+    if not old:
+        return error_result("old_string is empty; to create or overwrite a file use write_file.")
+    if old == new:
+        return error_result("old_string and new_string are identical; nothing to change.")
+    path = ctx.resolve(raw)
+    if not path.is_file():
+        return missing_file_error(path, raw)
+    try:
+        if is_binary(path):
+            return error_result(f"{raw} is a binary file; patch edits text files only.")
+        text = path.read_text(encoding="utf-8", newline="")
+    except UnicodeDecodeError:
+        return error_result(f"{raw} is not UTF-8 text; patch edits UTF-8 files only.")
+    except OSError as exc:
+        return error_result(f"Cannot read {raw}: {exc.strerror or exc}.")
+    count = text.count(old)
+    if count == 0:
+        return error_result(f"old_string was not found in {raw}.{_near_miss(text, old)} "
+                            "Read the file again and copy the text exactly.")
+    replace_all = args.get("replace_all") is True
+    if count > 1 and not replace_all:
+        starts, index = [], text.find(old)
+        while index != -1 and len(starts) < 10:
+            starts.append(_line_of(text, index))
+            index = text.find(old, index + 1)
+        return error_result(f"old_string occurs {count} times in {raw} (lines "
+                            f"{', '.join(map(str, starts))}); include more surrounding text to "
+                            "make it unique, or set replace_all=true.")
+    updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    try:
+        atomic_write(path, updated)
+    except OSError as exc:
+        return error_result(f"Cannot write {raw}: {exc.strerror or exc}.")
+    diff = "".join(difflib.unified_diff(text.splitlines(keepends=True),
+                                        updated.splitlines(keepends=True),
+                                        fromfile=f"a/{raw}", tofile=f"b/{raw}", n=2))
+    if len(diff) > DIFF_LIMIT:
+        diff = diff[:DIFF_LIMIT] + "\n... [diff shortened]"
+    return _ok(path=str(path), replacements=count if replace_all else 1, diff=diff)

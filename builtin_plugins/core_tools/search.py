@@ -1,0 +1,148 @@
+"""search_files: regex over file contents, or glob over file names, in a tree that honours
+.gitignore. Results are in path order so the same search gives the same answer."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from hermes_agent import error_result
+
+from .context import ToolCallContext
+from .files import BINARY_PROBE, _int_arg
+from .gitignore import IgnoreRules, rules_for
+
+MAX_FILE_BYTES = 5_000_000  # larger files are skipped by content search
+MAX_LINE_CHARS = 400
+ALWAYS_SKIPPED = frozenset({".git"})
+
+
+def walk(root: Path) -> Iterator[tuple[Path, str]]:
+    """Files under ``root`` (sorted, depth first) not ignored by .gitignore, with their path
+    relative to ``root``."""
+    base_rules, repo_rel = rules_for(root)
+
+    def repo_path(rel: str) -> str:
+        return f"{repo_rel}/{rel}" if repo_rel and rel else (repo_rel or rel)
+
+    def visit(directory: Path, rel: str, rules: IgnoreRules) -> Iterator[tuple[Path, str]]:
+        rules = rules.extended(directory, repo_path(rel))
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            child_rel = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir and entry.name in ALWAYS_SKIPPED:
+                continue
+            if rules.ignored(repo_path(child_rel), is_dir):
+                continue
+            if is_dir:
+                yield from visit(Path(entry.path), child_rel, rules)
+            elif entry.is_file():
+                yield Path(entry.path), child_rel
+
+    yield from visit(root, "", base_rules)
+
+
+def _glob_match(name: str, rel: str, glob: str) -> bool:
+    return fnmatch.fnmatchcase(rel, glob) if "/" in glob else fnmatch.fnmatchcase(name, glob)
+
+
+def _read_lines(path: Path) -> list[str] | None:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data[:BINARY_PROBE]:
+        return None
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+def _clip(line: str) -> str:
+    return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " ..."
+
+
+def search_files(args: dict[str, Any], ctx: ToolCallContext) -> str:
+    pattern = args.get("pattern")
+    if not isinstance(pattern, str) or not pattern:
+        return error_result("search_files needs a 'pattern'.")
+    target = args.get("target") or "content"
+    if target not in ("content", "files"):
+        return error_result("target must be 'content' (search inside files) or 'files' "
+                            "(find files by name).")
+    mode = args.get("output_mode") or "content"
+    if mode not in ("content", "files_only", "count"):
+        return error_result("output_mode must be 'content', 'files_only' or 'count'.")
+    raw_path = args.get("path") or "."
+    root = ctx.resolve(str(raw_path))
+    if not root.exists():
+        return error_result(f"Path not found: {raw_path} (resolved to {root}).")
+    limit = _int_arg(args, "limit", 50, 1, 1000)
+    offset = _int_arg(args, "offset", 0, 0)
+    context = _int_arg(args, "context", 0, 0, 20)
+    file_glob = args.get("file_glob") if isinstance(args.get("file_glob"), str) else ""
+    files = [(root, root.name)] if root.is_file() else list(walk(root))
+    if file_glob:
+        files = [(p, rel) for p, rel in files if _glob_match(p.name, rel, file_glob)]
+    if target == "files":
+        found = [rel for p, rel in files if _glob_match(p.name, rel, pattern)]
+        page = found[offset:offset + limit]
+        return _result(root, total=len(found), offset=offset, page_size=len(page), files=page)
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        return error_result(f"Invalid regular expression {pattern!r}: {exc}. Escape special "
+                            "characters such as ( [ . * with a backslash for a literal search.")
+    if mode == "files_only":
+        matched = [rel for p, rel in files
+                   if (lines := _read_lines(p)) and any(regex.search(x) for x in lines)]
+        page = matched[offset:offset + limit]
+        return _result(root, total=len(matched), offset=offset, page_size=len(page), files=page)
+    if mode == "count":
+        counts = []
+        for p, rel in files:
+            lines = _read_lines(p) or []
+            n = sum(1 for x in lines if regex.search(x))
+            if n:
+                counts.append({"path": rel, "count": n})
+        page = counts[offset:offset + limit]
+        return _result(root, total=len(counts), offset=offset, page_size=len(page),
+                       counts=page, total_matches=sum(c["count"] for c in counts))
+    matches: list[dict[str, Any]] = []
+    total = 0
+    for p, rel in files:
+        lines = _read_lines(p)
+        if not lines:
+            continue
+        for index, line in enumerate(lines):
+            if not regex.search(line):
+                continue
+            total += 1
+            if offset < total <= offset + limit:
+                match: dict[str, Any] = {"path": rel, "line": index + 1, "text": _clip(line)}
+                if context:
+                    lo, hi = max(0, index - context), min(len(lines), index + context + 1)
+                    match["before"] = [_clip(x) for x in lines[lo:index]]
+                    match["after"] = [_clip(x) for x in lines[index + 1:hi]]
+                matches.append(match)
+    return _result(root, total=total, offset=offset, page_size=len(matches), matches=matches)
+
+
+def _result(root: Path, *, total: int, offset: int, page_size: int, **data: Any) -> str:
+    shown_to = offset + page_size
+    body: dict[str, Any] = {"root": str(root), "total": total, **data}
+    if shown_to < total:
+        body["next_offset"] = shown_to
+    return json.dumps(body, ensure_ascii=False)

@@ -1,0 +1,187 @@
+"""The terminal tool: one foreground shell command with a timeout and an output limit.
+
+Steps: approval gate, run ``bash -c`` in its own process group (stdin closed, stderr merged
+into stdout), kill the group on timeout or interrupt, let ``transform_terminal_output``
+replace the captured output, shorten it to the limit (40% head, 60% tail), strip ANSI escapes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from hermes_agent import error_result
+
+from .approval import ApprovalGate
+from .context import ToolCallContext
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
+
+MAX_TIMEOUT = 3600
+CHUNK = 65536
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters: 40% head, 60% tail and a marker in between."""
+    if len(text) <= limit:
+        return text
+    head = int(limit * 0.4)
+    tail = limit - head
+    omitted = len(text) - head - tail
+    return (f"{text[:head]}\n\n... [output shortened: {omitted} of {len(text)} characters "
+            f"omitted] ...\n\n{text[-tail:]}")
+
+
+class BoundedCapture:
+    """Keeps the first and last ``keep`` bytes of a stream and counts the rest."""
+
+    def __init__(self, keep: int):
+        self.keep = keep
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_size = 0
+        self.dropped = 0
+
+    def feed(self, data: bytes) -> None:
+        room = self.keep - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if not data:
+            return
+        self.tail.append(data)
+        self.tail_size += len(data)
+        while self.tail_size - len(self.tail[0]) >= self.keep:
+            self.dropped += len(self.tail[0])
+            self.tail_size -= len(self.tail.popleft())
+
+    def text(self) -> str:
+        tail = b"".join(self.tail)
+        middle = (f"\n... [{self.dropped} bytes of output not kept] ...\n".encode()
+                  if self.dropped else b"")
+        return (bytes(self.head) + middle + tail).decode("utf-8", errors="replace")
+
+
+def _drain(stream: IO[bytes], capture: BoundedCapture) -> None:
+    read = getattr(stream, "read1", stream.read)
+    while chunk := read(CHUNK):
+        capture.feed(chunk)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        proc.kill()
+
+
+@dataclass
+class RunResult:
+    output: str
+    returncode: int | None
+    timed_out: bool = False
+    interrupted: bool = False
+    duration_s: float = 0.0
+
+
+def run_command(command: str, cwd: Path, timeout: float, keep: int,
+                interrupt: threading.Event | None = None) -> RunResult:
+    shell = shutil.which("bash") or "/bin/sh"
+    started = time.monotonic()
+    proc = subprocess.Popen([shell, "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True, env={**os.environ, "PAGER": "cat",
+                                                         "GIT_PAGER": "cat", "TERM": "dumb"})
+    capture = BoundedCapture(keep)
+    assert proc.stdout is not None
+    reader = threading.Thread(target=_drain, args=(proc.stdout, capture), daemon=True)
+    reader.start()
+    timed_out = interrupted = False
+    deadline = started + timeout
+    while proc.poll() is None:
+        if interrupt is not None and interrupt.is_set():
+            interrupted = True
+        elif time.monotonic() >= deadline:
+            timed_out = True
+        else:
+            try:
+                proc.wait(timeout=0.05)
+            except subprocess.TimeoutExpired:
+                pass
+            continue
+        _kill_group(proc)
+        proc.wait()
+    # Background children may keep the pipe open; do not wait for them forever.
+    reader.join(timeout=0.2 if (timed_out or interrupted) else 1.0)
+    if not reader.is_alive():
+        proc.stdout.close()
+    return RunResult(capture.text(), None if (timed_out or interrupted) else proc.returncode,
+                     timed_out, interrupted, time.monotonic() - started)
+
+
+class TerminalTool:
+    def __init__(self, kernel: "Kernel", gate: ApprovalGate):
+        self.kernel = kernel
+        self.gate = gate
+
+    def _limits(self) -> tuple[float, int]:
+        timeout = float(self.kernel.config.get("terminal.timeout") or 180)
+        max_chars = int(self.kernel.config.get("tool_output.max_bytes") or 50_000)
+        return timeout, max_chars
+
+    def __call__(self, args: dict[str, Any], ctx: ToolCallContext) -> str:
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            return error_result("terminal needs a 'command' to run.")
+        default_timeout, max_chars = self._limits()
+        timeout = default_timeout
+        if args.get("timeout") is not None:
+            try:
+                timeout = float(args["timeout"])
+            except (TypeError, ValueError):
+                return error_result("timeout must be a number of seconds.")
+            timeout = min(max(timeout, 1.0), MAX_TIMEOUT)
+        cwd = ctx.cwd
+        if isinstance(args.get("workdir"), str) and args["workdir"].strip():
+            cwd = ctx.resolve(args["workdir"])
+        if not cwd.is_dir():
+            return error_result(f"Working directory does not exist: {cwd}.")
+        verdict = self.gate.check_command(command, ctx)
+        if not verdict.allowed:
+            return json.dumps({"output": "", "exit_code": None, "error": verdict.message,
+                               "status": "blocked", "approval": verdict.choice})
+        result = run_command(command, cwd, timeout, keep=max(max_chars * 10, 1_000_000),
+                             interrupt=ctx.interrupt_event)
+        output = result.output
+        replaced = self.kernel.hooks.fire("transform_terminal_output", command=command,
+                                          output=output, returncode=result.returncode,
+                                          task_id=ctx.task_id or None, env_type="local")
+        if isinstance(replaced, str):
+            output = replaced
+        output = strip_ansi(shorten(output, max_chars)).strip()
+        body: dict[str, Any] = {"output": output, "exit_code": result.returncode, "error": None}
+        if result.timed_out:
+            body["error"] = (f"Command timed out after {timeout:g} s and was killed. Run long "
+                             "jobs with a larger timeout, or in the background with nohup and "
+                             "a log file you can read later.")
+        elif result.interrupted:
+            body["error"] = "Command interrupted by the user and killed."
+        if verdict.choice in ("once", "session", "always", "allowlist"):
+            body["approval"] = verdict.choice
+        return json.dumps(body, ensure_ascii=False)

@@ -1,0 +1,83 @@
+"""The todo tool: one task list per session, kept in memory for the life of the kernel."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermes_agent import error_result
+
+from .context import ToolCallContext
+from .schemas import TODO_STATUSES
+
+
+def _validate(items: Any) -> list[dict[str, str]] | str:
+    """The items as clean dicts, or an error message naming the first bad item."""
+    if isinstance(items, str):
+        try:
+            items = json.loads(items)
+        except json.JSONDecodeError:
+            return "todos must be a list of {id, content, status} objects, not a string."
+    if not isinstance(items, list):
+        return f"todos must be a list, not {type(items).__name__}."
+    clean: list[dict[str, str]] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            return f"todos[{index}] must be an object with id, content and status."
+        item_id = str(item.get("id", "")).strip()
+        content = str(item.get("content", "")).strip()
+        status = str(item.get("status", "pending")).strip() or "pending"
+        if not item_id:
+            return f"todos[{index}] has no id."
+        if status not in TODO_STATUSES:
+            return (f"todos[{index}] has status {status!r}; use one of "
+                    f"{', '.join(TODO_STATUSES)}.")
+        clean.append({"id": item_id, "content": content, "status": status})
+    return clean
+
+
+@dataclass
+class TodoStore:
+    lists: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def read(self, key: str) -> list[dict[str, str]]:
+        with self._lock:
+            return [dict(item) for item in self.lists.get(key, [])]
+
+    def write(self, key: str, items: list[dict[str, str]], merge: bool) -> list[dict[str, str]]:
+        with self._lock:
+            if not merge:
+                self.lists[key] = [dict(i) for i in {i["id"]: i for i in items}.values()]
+            else:
+                current = self.lists.setdefault(key, [])
+                index = {item["id"]: item for item in current}
+                for item in items:
+                    if item["id"] in index:
+                        existing = index[item["id"]]
+                        existing["status"] = item["status"]
+                        if item["content"]:
+                            existing["content"] = item["content"]
+                    else:
+                        index[item["id"]] = dict(item)
+                        current.append(index[item["id"]])
+            return [dict(item) for item in self.lists[key]]
+
+    def handle(self, args: dict[str, Any], ctx: ToolCallContext) -> str:
+        key = ctx.state_key
+        if args.get("todos") is None:
+            items = self.read(key)
+        else:
+            clean = _validate(args["todos"])
+            if isinstance(clean, str):
+                return error_result(clean)
+            if not args.get("merge") and any(not i["content"] for i in clean):
+                return error_result("Every item needs content when replacing the list "
+                                    "(or pass merge=true to update items by id).")
+            items = self.write(key, clean, bool(args.get("merge")))
+        summary = {status: sum(1 for i in items if i["status"] == status)
+                   for status in TODO_STATUSES}
+        return json.dumps({"todos": items, "summary": {"total": len(items), **summary}},
+                          ensure_ascii=False)
