@@ -9,10 +9,10 @@ PROFILE = ProviderProfile(
     base_url='https://api.anthropic.com',
     key_env=('ANTHROPIC_API_KEY', 'ANTHROPIC_TOKEN'),
     base_url_env='ANTHROPIC_BASE_URL',
-    default_model='claude-sonnet-4-5',
+    default_model='claude-sonnet-4-6',
     auxiliary_model='claude-haiku-4-5',
     aliases=('claude',),
-    models=('claude-opus-4-1', 'claude-sonnet-4-5', 'claude-haiku-4-5'),
+    models=('claude-opus-4-7', 'claude-sonnet-4-6', 'claude-haiku-4-5'),
     key_url='https://console.anthropic.com/settings/keys',
 )
 
