@@ -11,16 +11,15 @@ does not import. Everything is offline (no index).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import sysconfig
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from venvkit import clean_env, make_venv, pip_install, run
 
 GROUP = "hermes_agent.plugins"
 MEMORY_GROUP = "hermes_agent.memory_providers"
@@ -158,19 +157,7 @@ def _pyproject(name: str) -> str:
     return text
 
 
-def _clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("HERMES_", "PIP_", "PYTHON", "VIRTUAL_ENV", "EP_"))}
-    env.update({"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INDEX": "1", "PIP_NO_INPUT": "1",
-                "PYTHONDONTWRITEBYTECODE": "1"})
-    env.update(extra)
-    return env
-
-
-def _run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kwargs)
-    assert proc.returncode == 0, f"{cmd} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-    return proc
+_clean_env, _run = clean_env, run
 
 
 @pytest.fixture(scope="module")
@@ -206,17 +193,8 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 @pytest.fixture(scope="module")
 def venv(dists: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A virtualenv holding only the plugin distributions; this project comes in via a .pth."""
-    root = tmp_path_factory.mktemp("ep-venv")
-    _run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], env=_clean_env())
-    python = root / "venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    purelib = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                        env=_clean_env()).stdout.strip())
-    dev = sysconfig.get_paths()["purelib"]
-    # addsitedir also runs the dev site-packages' own .pth files (the editable-install finder).
-    (purelib / "zz_hermes_dev.pth").write_text(f"import site; site.addsitedir({dev!r})\n",
-                                               encoding="utf-8")
-    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-          "--no-build-isolation", "--no-index", "-q", *(str(d) for d in dists)], env=_clean_env())
+    python = make_venv(tmp_path_factory.mktemp("ep-venv"))
+    pip_install(python, *dists)
     return python
 
 

@@ -14,7 +14,7 @@ from .listing import format_table, plugin_rows
 
 @click.group()
 def plugins() -> None:
-    """List, inspect, enable and disable plugins."""
+    """List, inspect, enable, install and manage plugins."""
 
 
 @plugins.command(name="list")
@@ -121,3 +121,8 @@ def disable(name: str) -> None:
     if record.name not in disabled:
         write_config_value(kernel.home, "plugins.disabled", [*disabled, record.name])
     click.echo(f"✗ Plugin {record.name} disabled. Takes effect in the next session.")
+
+
+from .manage_cmd import register_commands  # noqa: E402  (the management commands)
+
+register_commands(plugins)

@@ -1,0 +1,201 @@
+"""`hermes plugins doctor [NAME]`: every reason a plugin is not active, from a real load.
+
+The kernel boots exactly as a session would (the same discovery and decisions as
+``hermes plugins list``); then each plugin is checked on its own terms, so a plugin that is
+both not enabled and missing an env var shows both reasons. Loaded plugins show what they
+registered and any difference from what plugin.yaml declares.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from hermes_agent import SLOT_INFO, Kernel, PluginStatus, load_config
+
+from .lockfile import read_lock
+
+_IMPORT = re.compile(r"^Error importing plugin '[^']*' \(.*?\): (.*)$")
+_TRUTHY = ("1", "true", "yes", "on")
+
+
+@dataclass
+class Reason:
+    code: str
+    message: str
+    fix: str = ""
+    level: str = "error"  # error: keeps the plugin off; warning: loaded but suspect; note
+
+
+@dataclass
+class Report:
+    name: str
+    source: str
+    version: str
+    state: str
+    location: str
+    wanted: bool  # the user enabled or selected it
+    active: bool
+    tools: int = 0
+    hooks: int = 0
+    reasons: list[Reason] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _failure(status: PluginStatus) -> Reason:
+    record = status.record
+    reason = first_line(status.reason)
+    match = _IMPORT.match(reason)
+    if match:
+        code = "entry-point-error" if record.entry_point else "import-error"
+        what = "its entry point failed to load" if record.entry_point else "importing it failed"
+        return Reason(code, f"{what}: {match.group(1)}",
+                      "fix the error in the plugin's code, or update or disable the plugin")
+    if "register() of plugin" in reason or "registration hook of plugin" in reason:
+        return Reason("register-error", reason, "fix the plugin's register(ctx), or disable it")
+    if record.manifest is None or "plugin.yaml" in status.reason or "plugin.yml" in status.reason:
+        code = "incompatible" if "requires_hermes" in status.reason else "manifest-invalid"
+        return Reason(code, f"invalid manifest: {' '.join(status.reason.split())}",
+                      "fix plugin.yaml (check it with `hermes plugins validate PATH`)")
+    if "are named" in reason or "name of a builtin plugin" in reason:
+        return Reason("name-clash", reason, "rename one of the plugins in its plugin.yaml")
+    return Reason("load-error", reason, "see `hermes plugins info " + record.name + "`")
+
+
+def check(kernel: Kernel, status: PluginStatus) -> Report:
+    record = status.record
+    config, env = kernel.config, kernel.env
+    exclusive = record.kind == "exclusive"
+    slot_key = SLOT_INFO.get(record.slot or "memory").config_key if exclusive else ""
+    selected = bool(slot_key) and config.get(slot_key) in (record.name, *record.aliases)
+    wanted = record.source != "builtin" and (record.matches(config.plugins_enabled) or selected)
+    report = Report(record.name, record.source, record.version, status.state, record.location,
+                    wanted, status.state == "loaded", len(status.tools), len(status.hooks))
+    add = report.reasons.append
+    if status.state == "failed":
+        add(_failure(status))
+    if record.matches(config.plugins_disabled):
+        add(Reason("disabled", "listed in plugins.disabled", f"hermes plugins enable {record.name}"))
+    if record.source != "builtin":
+        if (env.get("HERMES_SAFE_MODE") or "").strip().lower() in _TRUTHY:
+            add(Reason("safe-mode", "safe mode loads builtin plugins only", "unset HERMES_SAFE_MODE"))
+        only = env.get("HERMES_LOAD_PLUGINS")
+        if only is not None and not record.matches([n.strip() for n in only.split(",")]):
+            add(Reason("load-filter", "not listed in HERMES_LOAD_PLUGINS",
+                       "add it to HERMES_LOAD_PLUGINS or unset that variable"))
+        default_on = record.source == "bundled" and record.kind in ("backend", "model-provider",
+                                                                     "platform")
+        if exclusive and not wanted:
+            add(Reason("not-selected", f"an exclusive provider loads only when {slot_key} selects it",
+                       f"hermes config set {slot_key} {record.name}"))
+        elif not exclusive and not default_on and not wanted:
+            add(Reason("not-enabled", "not listed in plugins.enabled",
+                       f"hermes plugins enable {record.name}"))
+    for req in record.manifest.requires_env if record.manifest else ():
+        if not env.get(req.name):
+            hint = f" ({req.description})" if req.description else ""
+            where = f"; get it at {req.url}" if req.url else ""
+            add(Reason("missing-env", f"required env var {req.name} is not set{hint}",
+                       f"add {req.name}=... to {kernel.home / '.env'} or export it{where}"))
+    if status.state == "loaded":
+        report.reasons.extend(_mismatch(status))
+        if record.source not in ("builtin", "bundled"):
+            report.reasons.extend(_selection(kernel, status))
+    for shadow in record.shadows:
+        add(Reason("shadows", f"hides the {shadow.source} plugin of the same name at "
+                   f"{shadow.location}", "rename one of them if both are wanted", "note"))
+    return report
+
+
+def _mismatch(status: PluginStatus) -> list[Reason]:
+    manifest = status.record.manifest
+    if manifest is None or manifest.synthesized:
+        return []
+    out = []
+    for label, declared, actual in (("tool", set(manifest.provides_tools), set(status.tools)),
+                                    ("hook", set(manifest.provides_hooks), set(status.hooks))):
+        for name in sorted(actual - declared):
+            out.append(Reason(f"undeclared-{label}", f"registers {label} {name!r}, which plugin.yaml "
+                              "does not declare", f"add it to provides_{label}s", "warning"))
+        for name in sorted(declared - actual):
+            out.append(Reason(f"unregistered-{label}", f"declares {label} {name!r} but did not "
+                              "register it", f"remove it from provides_{label}s or register it",
+                              "warning"))
+    return out
+
+
+def _selection(kernel: Kernel, status: PluginStatus) -> list[Reason]:
+    out = []
+    for provider in status.providers:
+        slot, _, name = provider.partition(":")
+        info = SLOT_INFO.get(slot)
+        if info is None or not info.config_key or slot == "memory":
+            continue
+        chosen = kernel.config.get(info.config_key) or info.default
+        if chosen != name:
+            out.append(Reason("slot-not-selected", f"provides {info.label} {name!r}, but "
+                              f"{info.config_key} selects {chosen or 'nothing'}",
+                              f"hermes config set {info.config_key} {name}", "note"))
+    return out
+
+
+def diagnose(kernel: Kernel, name: str | None = None,
+             include_builtin: bool = False) -> tuple[list[Report], list[Reason]]:
+    """Reports for every plugin (or ``name``), plus problems not tied to one plugin."""
+    kernel.boot()
+    statuses = list(kernel.plugins.values())
+    reports = [check(kernel, s) for s in statuses
+               if (name is None and (include_builtin or s.record.source != "builtin"))
+               or s.record.name == name or (name and name in s.record.aliases)]
+    general = []
+    found = kernel.discover()
+    config = load_config(kernel.home)
+    for wanted in config.plugins_enabled or []:
+        if found.get(wanted) is None and not any(r.name == wanted for r in found.problems):
+            if name is None or name == wanted:
+                general.append(Reason("not-installed", f"plugins.enabled names {wanted!r}, which is "
+                                      "not installed", f"hermes plugins install SOURCE, or remove "
+                                      f"it: hermes plugins remove {wanted}"))
+    for locked, entry in read_lock(kernel.home).items():
+        record = found.get(locked)
+        if name not in (None, locked):
+            continue
+        if record is None:
+            general.append(Reason("lock-orphan", f"plugins.lock records {locked!r} "
+                                  f"({entry.get('source')}), but it is not installed any more",
+                                  f"reinstall it or run `hermes plugins remove {locked}`", "warning"))
+        elif entry.get("source") in ("path", "git") and record.source != "user":
+            general.append(Reason("shadowed", f"the {locked!r} installed at {entry.get('path')} is "
+                                  f"hidden by the {record.source} plugin at {record.location}",
+                                  "remove or rename one of them"))
+    return reports, general
+
+
+def exit_code(reports: list[Report], general: list[Reason]) -> int:
+    broken = any(r.wanted and not r.active for r in reports)
+    return 1 if broken or any(g.level == "error" for g in general) else 0
+
+
+def format_reports(reports: list[Report], general: list[Reason]) -> str:
+    lines = []
+    for report in reports:
+        version = f" {report.version}" if report.version else ""
+        head = f"{report.name}{version} ({report.source})"
+        if report.active:
+            lines.append(f"✓ {head}: loaded, {report.tools} tools, {report.hooks} hooks")
+        else:
+            mark = "✗" if report.wanted else "○"
+            lines.append(f"{mark} {head}: {report.state}")
+        for reason in report.reasons:
+            fix = f"\n      fix: {reason.fix}" if reason.fix else ""
+            lines.append(f"    - [{reason.code}] {reason.message}{fix}")
+    for reason in general:
+        lines.append(f"! [{reason.code}] {reason.message}\n      fix: {reason.fix}")
+    return "\n".join(lines) if lines else "No plugins installed."

@@ -1,0 +1,115 @@
+"""`hermes plugins remove NAME`: files (or the pip distribution), config entries, lock entry
+and, unless ``--keep-data``, $HERMES_HOME/plugin-data/<name>. All or nothing."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import click
+
+from hermes_agent import Kernel, PluginRecord, load_config, write_config_value
+
+from .install import normalize_dist
+from .lockfile import Transaction, read_lock, write_lock
+from .sources import pip, run
+from .update import backup_dir
+
+# Selections that name a plugin directly; a removed plugin must not stay selected.
+SELECTION_KEYS = ("memory.provider", "context.engine")
+
+
+def unknown(kernel: Kernel, name: str) -> click.ClickException:
+    known = sorted({*read_lock(kernel.home), *(r.name for r in kernel.discover().all_records())})
+    close = [k for k in known if k.startswith(name) or name in k][:3]
+    close += [c for c in difflib.get_close_matches(name, known, 3, 0.5) if c not in close]
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    return click.ClickException(f"no plugin named {name!r} is installed.{hint} "
+                                "See `hermes plugins list`.")
+
+
+def drop_from_config(kernel: Kernel, names: list[str]) -> list[str]:
+    """Remove ``names`` from plugins.enabled/disabled, plugins.entries and the exclusive
+    selections; returns what was changed."""
+    config = load_config(kernel.home)
+    changed = []
+    for key, current in (("plugins.enabled", config.plugins_enabled or []),
+                         ("plugins.disabled", config.plugins_disabled)):
+        kept = [n for n in current if n not in names]
+        if kept != current:
+            write_config_value(kernel.home, key, kept)
+            changed.append(key)
+    entries = config.get("plugins.entries") or {}
+    for name in names:
+        if name in entries:
+            write_config_value(kernel.home, f"plugins.entries.{name}", None, unset=True)
+            changed.append(f"plugins.entries.{name}")
+    for key in SELECTION_KEYS:
+        if config.get(key) in names:
+            write_config_value(kernel.home, key, None, unset=True)
+            changed.append(key)
+    return changed
+
+
+def remove(kernel: Kernel, name: str, *, keep_data: bool) -> None:
+    lock = read_lock(kernel.home)
+    entry = lock.get(name)
+    record = kernel.discover().get(name) or next(
+        (r for r in kernel.discover().problems if r.name == name), None)
+    if record is None and entry is None:
+        raise unknown(kernel, name)
+    if record is not None:
+        name = record.name
+        _check_removable(kernel, record)
+    dist = (entry or {}).get("dist") or (record.entry_point.dist_name
+                                        if record is not None and record.entry_point else "")
+    names = [name]
+    if dist:  # one distribution may provide several plugins; they all go
+        names += [n for n, e in lock.items() if n != name and e.get("dist")
+                  and normalize_dist(e["dist"]) == normalize_dist(dist)]
+    with Transaction(kernel.home) as txn:
+        changed = drop_from_config(kernel, [*names, *(record.aliases if record else ())])
+        for other in names:
+            lock.pop(other, None)
+        write_lock(kernel.home, lock)
+        folder = (record.path if record is not None and record.source == "user"
+                  else Path(entry["path"]) if entry and entry.get("path") else None)
+        if folder is not None and folder.exists():
+            _park(kernel.home, folder, txn)
+        for other in names:
+            if backup_dir(kernel.home, other).exists():
+                _park(kernel.home, backup_dir(kernel.home, other), txn)
+        if dist:
+            run(pip("uninstall", "-y", "-q", dist), f"pip uninstall {dist}")
+    for other in names:
+        data = kernel.home / "plugin-data" / other
+        if data.exists() and not keep_data:
+            shutil.rmtree(data)
+        click.echo(f"✓ Removed {other}" + (f" (pip distribution {dist})" if dist else "")
+                   + (f"; its data is kept in {data}" if keep_data and data.exists() else ""))
+    if changed:
+        click.echo(f"  config.yaml: removed {', '.join(changed)}")
+
+
+def _check_removable(kernel: Kernel, record: PluginRecord) -> None:
+    if record.source in ("builtin", "bundled"):
+        raise click.ClickException(f"{record.name} ships with hermes ({record.source}) and cannot be "
+                                   f"removed; turn it off with `hermes plugins disable {record.name}`")
+    if record.source == "project":
+        raise click.ClickException(f"{record.name} is a project plugin ({record.location}); delete "
+                                   "that folder in the project, or disable it")
+    if record.source == "user":
+        plugins = (kernel.home / "plugins").resolve()
+        if record.path is None or not record.path.resolve().is_relative_to(plugins):
+            raise click.ClickException(f"{record.location} is not inside {plugins}; remove it by hand")
+
+
+def _park(home: Path, folder: Path, txn: Transaction) -> None:
+    """Move ``folder`` aside; it is deleted when the transaction succeeds, restored otherwise."""
+    parked = Path(tempfile.mkdtemp(prefix=".removed-", dir=home)) / "tree"
+    os.replace(folder, parked)
+    txn.on_failure(lambda: os.replace(parked, folder))
+    txn.on_success(lambda: shutil.rmtree(parked.parent, ignore_errors=True))

@@ -1,0 +1,190 @@
+"""`hermes plugins update [NAME | --all]` and `hermes plugins rollback NAME`.
+
+An update fetches the plugin again from its locked source (or ``--from SPEC``), validates
+it, shows the capability diff and asks for consent again when the plugin would be able to do
+more (new tools, hooks, required env vars, dependencies, or another kind). Directory installs
+keep the replaced files in $HERMES_HOME/plugin-backups/<name>; pip installs are rolled back by
+reinstalling the locked previous version. $HERMES_HOME/plugin-data/<name> is never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hermes_agent import Kernel
+
+from .envfile import prompt_missing_env, set_env_values
+from .install import describe, pip_install
+from .lockfile import (Transaction, capabilities, diff_capabilities, make_entry, read_lock,
+                       write_lock)
+from .sources import Candidate, Source, classify, fetch, pip, run
+
+BACKUPS = "plugin-backups"
+
+
+def backup_dir(home: Path, name: str) -> Path:
+    return home / BACKUPS / name
+
+
+def _source_for_update(entry: dict[str, Any], from_spec: str | None) -> Source:
+    if from_spec:
+        return classify(from_spec)
+    kind = entry["source"]
+    if kind == "git":
+        return Source("git", entry["spec"], entry["url"], entry.get("subdirectory", ""),
+                      entry.get("ref", ""))
+    if kind == "path":
+        return classify(entry["spec"])
+    spec = entry["spec"]
+    if Path(spec.partition("#")[0]).exists():
+        return classify(spec)  # a wheel, sdist or package folder: build it again
+    return Source("pip", spec, entry.get("dist") or spec)  # a requirement: the newest allowed
+
+
+def _locked(kernel: Kernel, name: str) -> dict[str, Any]:
+    lock = read_lock(kernel.home)
+    if name in lock:
+        return lock[name]
+    import difflib
+
+    close = difflib.get_close_matches(name, list(lock), 3, 0.5)
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    raise click.ClickException(
+        f"{name!r} is not in {kernel.home / 'plugins.lock'}, so hermes does not know where it came "
+        f"from.{hint} Plugins installed with `hermes plugins install` can be updated; "
+        "reinstall this one that way.")
+
+
+def update(kernel: Kernel, name: str, *, from_spec: str | None, dry_run: bool, yes: bool,
+           no_input: bool) -> bool:
+    """Update one plugin. Returns True when something changed (or would, with --dry-run)."""
+    entry = _locked(kernel, name)
+    source = _source_for_update(entry, from_spec)
+    movable = {source.kind, entry["source"]} <= {"path", "git"}  # a folder may become a repo
+    if source.kind != entry["source"] and not (from_spec and movable):
+        raise click.ClickException(f"{name} was installed with {entry['source']}; --from must be "
+                                   f"the same kind of source, not {source.kind}")
+    scratch = Path(tempfile.mkdtemp(prefix="hermes-update-"))
+    try:
+        candidates = [c for c in fetch(source, scratch) if c.name == name]
+        if not candidates:
+            raise click.ClickException(f"{source.spec} no longer provides a plugin named {name!r}")
+        new = candidates[0]
+        version = new.manifest.version or new.commit[:12]
+        if new.files_digest == entry.get("files_digest") and not from_spec:
+            click.echo(f"{name} is up to date ({version or 'no version'}).")
+            return False
+        lines, grows = diff_capabilities(entry.get("capabilities", {}), capabilities(new.manifest))
+        click.echo(f"Update {name}: {entry.get('version') or entry.get('commit', '')[:12] or '?'} "
+                   f"-> {version or '?'}")
+        click.echo("\n".join(describe(new)))
+        click.echo("Capability changes:\n  " + ("\n  ".join(lines) if lines else "none"))
+        if dry_run:
+            click.echo("Dry run: nothing was changed.")
+            return True
+        if grows and not yes:
+            if no_input:
+                raise click.ClickException(f"the update gives {name} new capabilities; review "
+                                           "them above and re-run with --yes to accept")
+            if not click.confirm("This update lets the plugin do more. Accept it?", default=False):
+                raise click.ClickException(f"update of {name} declined; nothing was changed")
+        env_values = prompt_missing_env(new.manifest.requires_env, kernel.env,
+                                        kernel.home / ".env", no_input)
+        with Transaction(kernel.home) as txn:
+            _replace(kernel, name, entry, new, txn)
+            set_env_values(kernel.home / ".env", env_values)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    click.echo(f"✓ Updated {name} to {version or 'the new files'}. It loads in the next session.")
+    return True
+
+
+def _replace(kernel: Kernel, name: str, entry: dict[str, Any], new: Candidate,
+             txn: Transaction) -> None:
+    extra: dict[str, Any] = {}
+    if new.directory is not None:
+        dest = Path(entry.get("path") or kernel.home / "plugins" / name)
+        extra["path"] = str(swap_in(kernel.home, name, dest, new.directory, txn))
+    else:
+        same = new.dist_version == entry.get("dist_version")
+        pip_install(new, txn, "--upgrade", *(["--force-reinstall", "--no-deps"] if same else []))
+    previous = {k: v for k, v in entry.items() if k != "previous"}
+    lock = read_lock(kernel.home)
+    lock[name] = make_entry(source=new.source.kind, spec=new.source.spec, manifest=new.manifest,
+                            files_digest=new.files_digest, previous=previous,
+                            **new.lock_extra(), **extra)
+    write_lock(kernel.home, lock)
+
+
+def swap_in(home: Path, name: str, dest: Path, new_tree: Path, txn: Transaction) -> Path:
+    """Move the installed files to the backup slot and the new ones into place."""
+    from .install import COPY_IGNORE
+
+    backup = backup_dir(home, name)
+    staging = Path(tempfile.mkdtemp(prefix=f".staging-{name}-", dir=dest.parent))
+    parked = Path(tempfile.mkdtemp(prefix=f".old-{name}-", dir=home))
+    try:
+        shutil.copytree(new_tree, staging / "tree", ignore=COPY_IGNORE)
+        if backup.exists():
+            os.replace(backup, parked / "tree")
+        backup.parent.mkdir(parents=True, exist_ok=True)
+        if dest.exists():
+            os.replace(dest, backup)
+        os.replace(staging / "tree", dest)
+    except BaseException:
+        _restore(dest, backup, parked / "tree")
+        shutil.rmtree(parked, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    txn.on_failure(lambda: _restore(dest, backup, parked / "tree"))
+    txn.on_success(lambda: shutil.rmtree(parked, ignore_errors=True))
+    return dest
+
+
+def _restore(dest: Path, backup: Path, old_backup: Path) -> None:
+    if backup.exists():
+        shutil.rmtree(dest, ignore_errors=True)
+        os.replace(backup, dest)
+    if old_backup.exists():
+        os.replace(old_backup, backup)
+
+
+def rollback(kernel: Kernel, name: str) -> None:
+    entry = _locked(kernel, name)
+    previous = entry.get("previous")
+    if not previous:
+        raise click.ClickException(f"no previous version of {name} is recorded in plugins.lock "
+                                   "(rollback works after an update)")
+    lines, _ = diff_capabilities(entry.get("capabilities", {}), previous.get("capabilities", {}))
+    with Transaction(kernel.home) as txn:
+        if entry["source"] in ("path", "git"):
+            dest = Path(entry.get("path") or kernel.home / "plugins" / name)
+            backup = backup_dir(kernel.home, name)
+            if not backup.is_dir():
+                raise click.ClickException(f"the previous files of {name} are gone ({backup}); "
+                                           f"reinstall it from {previous.get('spec')}")
+            parked = Path(tempfile.mkdtemp(prefix=f".rollback-{name}-", dir=kernel.home)) / "tree"
+            os.replace(dest, parked)
+            os.replace(backup, dest)
+            os.replace(parked, backup)
+            txn.on_success(lambda: shutil.rmtree(parked.parent, ignore_errors=True))
+        else:
+            spec = previous.get("spec", "")
+            target = spec if Path(spec).is_file() else f"{previous['dist']}=={previous['dist_version']}"
+            run(pip("install", "-q", "--force-reinstall", "--no-deps", target),
+                f"pip install {target}")
+        lock = read_lock(kernel.home)
+        restored = {**previous, "previous": {k: v for k, v in entry.items() if k != "previous"}}
+        lock[name] = restored
+        write_lock(kernel.home, lock)
+    label = previous.get("version") or previous.get("commit", "")[:12]
+    click.echo(f"✓ Rolled {name} back to {label or 'its previous files'}.")
+    if lines:
+        click.echo("Capability changes:\n  " + "\n  ".join(lines))
