@@ -1,0 +1,93 @@
+"""Auxiliary model calls: side tasks (compression, web_extract, session_search,
+title_generation, vision, approval, ...) each routed to their own provider and model.
+
+    from hermes_agent import call_llm
+    summary = call_llm(task="compression", messages=[...]).content
+
+Per task, each setting comes from (highest first): the call's arguments, the environment
+(``AUXILIARY_<TASK>_PROVIDER`` / ``AUXILIARY_<TASK>_MODEL``), config.yaml
+``auxiliary.<task>`` (``provider``, ``model``, ``base_url``, ``api_key``, ``timeout``,
+``extra_body``), then the main provider with its profile's auxiliary model. Provider
+``auto`` (the default) means the main provider.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+from .client import CallContext, ModelClient
+from .resolve import resolve_fallbacks, resolve_provider
+from .types import ChatRequest, ChatResponse, EventCallback
+
+# Default timeout (seconds) per task; other tasks get DEFAULT_AUX_TIMEOUT.
+TASK_TIMEOUTS = {"vision": 120.0, "web_extract": 360.0, "compression": 120.0, "skills_hub": 30.0,
+                 "approval": 30.0, "mcp": 30.0, "title_generation": 30.0,
+                 "session_search": 60.0, "triage_specifier": 120.0, "kanban_decomposer": 180.0,
+                 "profile_describer": 60.0, "curator": 600.0}
+DEFAULT_AUX_TIMEOUT = 60.0
+
+_clients: "weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], ModelClient]]" = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def task_settings(kernel: Any, task: str) -> dict[str, Any]:
+    """The effective ``auxiliary.<task>`` settings after environment overrides."""
+    settings = dict((kernel.config.get("auxiliary") or {}).get(task) or {})
+    env = getattr(kernel, "env", None) or {}
+    prefix = f"AUXILIARY_{task.upper()}_"
+    for key in ("provider", "model", "base_url", "api_key"):
+        if env.get(prefix + key.upper()):
+            settings[key] = env[prefix + key.upper()]
+    return settings
+
+
+def aux_client(kernel: Any, task: str, *, provider: str | None = None, model: str | None = None,
+               base_url: str | None = None, api_key: str | None = None) -> ModelClient:
+    """The (cached) client for ``task``."""
+    settings = task_settings(kernel, task)
+    chosen = provider or settings.get("provider") or "auto"
+    if chosen == "auto":
+        chosen = ""
+    wanted_model = model or settings.get("model") or None
+    url = base_url or settings.get("base_url") or None
+    key = api_key or settings.get("api_key") or None
+    cache_key = (task, chosen, wanted_model, url, key)
+    with _lock:
+        cached = _clients.setdefault(kernel, {}).get(cache_key)
+    if cached is not None:
+        return cached
+    runtime = resolve_provider(kernel, provider=chosen or None, model=wanted_model,
+                               base_url=url, api_key=key)
+    if not wanted_model and runtime.profile.auxiliary_model and runtime.source != "local":
+        runtime.model = runtime.profile.auxiliary_model
+    runtime.timeout = float(settings.get("timeout") or TASK_TIMEOUTS.get(task, DEFAULT_AUX_TIMEOUT))
+    runtime.extra_body = dict(settings.get("extra_body") or {})
+    client = ModelClient(runtime, kernel=kernel, fallbacks=resolve_fallbacks(kernel))
+    with _lock:
+        _clients.setdefault(kernel, {})[cache_key] = client
+    return client
+
+
+def call_llm(task: str, messages: list[dict[str, Any]], *, kernel: Any = None,
+             tools: list[dict[str, Any]] | None = None, max_tokens: int | None = None,
+             temperature: float | None = None, reasoning_effort: str | None = None,
+             extra_body: dict[str, Any] | None = None, timeout: float | None = None,
+             stream: bool = False, on_event: EventCallback | None = None,
+             interrupt: threading.Event | None = None, provider: str | None = None,
+             model: str | None = None, base_url: str | None = None, api_key: str | None = None,
+             session_id: str | None = None) -> ChatResponse:
+    """Run one side-task call on the provider configured for ``task``."""
+    if kernel is None:
+        from hermes_agent import runtime_kernel
+
+        kernel = runtime_kernel()
+    client = aux_client(kernel, task, provider=provider, model=model, base_url=base_url,
+                        api_key=api_key)
+    client.new_turn()
+    request = ChatRequest(messages, tools=tools, max_tokens=max_tokens, temperature=temperature,
+                          reasoning_effort=reasoning_effort, extra_body=extra_body,
+                          stream=stream, timeout=timeout)
+    return client.chat(request, on_event=on_event, interrupt=interrupt,
+                       context=CallContext(session_id=session_id, task=task, platform="auxiliary"))

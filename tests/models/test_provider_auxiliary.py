@@ -1,0 +1,52 @@
+"""Auxiliary tasks: per-task routing through call_llm, with environment overrides."""
+
+from __future__ import annotations
+
+from hermes_agent import call_llm
+from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
+
+ASK = [{"role": "user", "content": "summarise"}]
+
+
+def test_task_uses_its_own_provider_model_and_options(kernel_for, server) -> None:
+    with FakeLLMServer() as main:
+        kernel = kernel_for(
+            {"model": {"provider": "custom", "base_url": main.openai_base_url, "default": "big"},
+             "auxiliary": {"compression": {"provider": "custom", "base_url": server.openai_base_url,
+                                           "model": "small", "timeout": 12,
+                                           "extra_body": {"top_k": 3}}}})
+        server.script(reply_text("short summary"))
+        response = call_llm(task="compression", messages=ASK, kernel=kernel)
+        assert response.content == "short summary"
+        body = server.last.body
+        assert body["model"] == "small" and body["top_k"] == 3
+        assert server.last.headers["x-stainless-read-timeout"] == "12.0"
+        assert main.posts() == []
+        # a task without settings uses the main provider
+        main.script(reply_text("title"))
+        assert call_llm(task="title_generation", messages=ASK, kernel=kernel).content == "title"
+        assert main.last.body["model"] == "big"
+
+
+def test_environment_overrides_and_profile_auxiliary_model(kernel_for, server) -> None:
+    kernel = kernel_for({"model": {"provider": "openrouter", "default": "anthropic/claude-opus-4.1"},
+                         "auxiliary": {"web_extract": {"model": "from-config"}}},
+                        env={"OPENROUTER_API_KEY": "k", "OPENROUTER_BASE_URL": server.openai_base_url,
+                             "AUXILIARY_WEB_EXTRACT_MODEL": "from-env"})
+    server.script(reply_text("a"), reply_text("b"))
+    call_llm(task="web_extract", messages=ASK, kernel=kernel)
+    assert server.last.body["model"] == "from-env"
+    call_llm(task="vision", messages=ASK, kernel=kernel)
+    assert server.last.body["model"] == "google/gemini-2.5-flash"  # the profile's auxiliary model
+
+
+def test_auxiliary_provider_override(kernel_for, server) -> None:
+    with FakeLLMServer() as other:
+        kernel = kernel_for({"model": {"provider": "openrouter", "default": "x"}},
+                            env={"OPENROUTER_API_KEY": "k", "OPENROUTER_BASE_URL": server.openai_base_url,
+                                 "DEEPSEEK_API_KEY": "d", "DEEPSEEK_BASE_URL": other.openai_base_url,
+                                 "AUXILIARY_APPROVAL_PROVIDER": "deepseek"})
+        other.script(reply_text("approve"))
+        response = call_llm(task="approval", messages=ASK, kernel=kernel)
+        assert (response.content, response.provider) == ("approve", "deepseek")
+        assert other.last.body["model"] == "deepseek-chat" and server.posts() == []
