@@ -16,4 +16,10 @@ CLI_COMMANDS: dict[str, tuple[str, str]] = {
                "Show, read and change config.yaml."),
     "tools": ("hermes_agent.builtin_plugins.plugin_admin.tools_cmd:tools",
               "List tools and toolsets."),
+    "model": ("hermes_agent.builtin_plugins.models.model_cmd:model",
+              "Show, list and switch model providers and models."),
+    "setup": ("hermes_agent.builtin_plugins.models.setup_cmd:setup",
+              "First-run wizard: provider, API key, model, test call."),
+    "chat": ("hermes_agent.builtin_plugins.agent.chat.command:chat",
+             "Chat with the agent (also `hermes` alone); -q asks once."),
 }

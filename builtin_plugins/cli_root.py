@@ -102,14 +102,21 @@ def _build_root() -> Any:
                 raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
             return super().resolve_command(ctx, args)
 
-    @click.group(cls=HermesGroup, context_settings={"help_option_names": ["-h", "--help"]})
+    @click.group(cls=HermesGroup, invoke_without_command=True,
+                 context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(__version__, "-V", "--version", prog_name="hermes",
                           message="%(prog)s %(version)s")
     @click.option("--safe-mode", is_flag=True, help="Load builtin plugins only.")
-    def hermes(safe_mode: bool) -> None:
-        """hermes: a self-hosted AI agent whose every capability is a plugin."""
+    @click.pass_context
+    def hermes(ctx: click.Context, safe_mode: bool) -> Any:
+        """hermes: a self-hosted AI agent whose every capability is a plugin.
+
+        Without a command, starts the interactive chat (`hermes chat`)."""
         if safe_mode:
             os.environ["HERMES_SAFE_MODE"] = "1"
+        if ctx.invoked_subcommand is None:
+            return ctx.invoke(ctx.command.get_command(ctx, "chat"))
+        return None
 
     return hermes
 

@@ -148,6 +148,13 @@ class ToolOutputSection(_Section):
 
 class AgentSection(_Section):
     system_prompt: str = ""
+    max_turns: int = Field(90, gt=0)  # tool-calling iterations per user message
+    parallel_tools: list[str] = Field(default_factory=list)  # more read-only tools to batch
+
+
+class DelegationSection(_Section):
+    max_iterations: int = Field(50, gt=0)
+    max_spawn_depth: int = Field(1, ge=1)
 
 
 class ConfigModel(_Section):
@@ -166,6 +173,7 @@ class ConfigModel(_Section):
     terminal: TerminalSection = Field(default_factory=TerminalSection)
     tool_output: ToolOutputSection = Field(default_factory=ToolOutputSection)
     agent: AgentSection = Field(default_factory=AgentSection)
+    delegation: DelegationSection = Field(default_factory=DelegationSection)
     context_file_max_chars: int | None = Field(None, gt=0)
 
 

@@ -7,4 +7,7 @@ it. Registration adds nothing to the kernel: other plugins reach the prompt thro
 
 
 def register(ctx):
-    """Nothing to register: the agent is used as a library by its front ends."""
+    """The agent is used as a library by its front ends; it registers ``delegate_task``."""
+    from .delegate import register as register_delegation
+
+    register_delegation(ctx)

@@ -1,0 +1,1 @@
+"""``hermes chat``: the interactive terminal front end of the agent loop."""

@@ -1,0 +1,107 @@
+"""``hermes chat`` (and ``hermes`` alone): talk to the agent in the terminal.
+
+``-q "..."`` answers once and exits (non-zero when the turn failed); ``--json`` writes one
+JSON event per line instead of text (with ``-q`` for that turn, otherwise for every line read
+from standard input).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+EXIT_FAILED, EXIT_INTERRUPTED = 1, 130
+
+
+@click.command("chat")
+@click.option("-q", "--query", metavar="TEXT", help="Ask once, print the answer and exit.")
+@click.option("-r", "--resume", metavar="ID|TITLE", help="Continue a stored session.")
+@click.option("-c", "--continue", "continue_", is_flag=True,
+              help="Continue the most recent CLI session.")
+@click.option("-m", "--model", metavar="MODEL", help="Model id for this run.")
+@click.option("--provider", metavar="NAME", help="Model provider for this run.")
+@click.option("-t", "--toolsets", metavar="A,B", help="Comma-separated toolsets to offer.")
+@click.option("--json", "as_json", is_flag=True, help="Write a JSON event stream.")
+@click.option("--max-turns", type=int, metavar="N", help="Tool-calling iterations per message.")
+def chat(query: str | None, resume: str | None, continue_: bool, model: str | None,
+         provider: str | None, toolsets: str | None, as_json: bool,
+         max_turns: int | None) -> int:
+    """Chat with the agent (interactive unless -q is given)."""
+    return run_chat(query=query, resume=resume, continue_=continue_, model=model,
+                    provider=provider, toolsets=toolsets, as_json=as_json, max_turns=max_turns)
+
+
+def run_chat(*, query: str | None = None, resume: str | None = None, continue_: bool = False,
+             model: str | None = None, provider: str | None = None,
+             toolsets: str | None = None, as_json: bool = False,
+             max_turns: int | None = None) -> int:
+    from hermes_agent import HermesError, runtime_kernel
+
+    from ..loop import Agent, AgentOptions
+    from ..store_link import SessionLink, active_store
+
+    kernel = runtime_kernel()
+    interactive = query is None and not as_json and sys.stdin.isatty()
+    options = AgentOptions(
+        platform="cli", provider=provider, model=model, max_iterations=max_turns,
+        toolsets=[t.strip() for t in toolsets.split(",") if t.strip()] if toolsets else None)
+    if interactive:
+        from .repl import ask_approval, ask_clarify
+
+        options.approval_callback, options.clarify_callback = ask_approval, ask_clarify
+    session_id = None
+    if resume or continue_:
+        link = SessionLink(active_store(kernel))
+        session_id = link.resolve(resume) if resume else link.latest("cli")
+        if session_id is None:
+            what = f"session {resume!r}" if resume else "CLI session to continue"
+            raise HermesError(f"no {what} found; `hermes sessions list` shows the stored "
+                              "sessions (resume by id or title)")
+    agent = Agent(kernel, options, session_id=session_id)
+    if as_json:
+        return _json_mode(agent, query)
+    if query is not None:
+        return _once(agent, query)
+    if not interactive:
+        return _once(agent, sys.stdin.read())
+    from .repl import interactive as repl
+
+    return repl(agent, kernel)
+
+
+def _once(agent: Any, message: str) -> int:
+    from .render import TerminalRenderer
+    from .runner import run_turn
+
+    renderer = TerminalRenderer(sys.stdout, sys.stderr, show_tools=sys.stderr.isatty())
+    try:
+        result = run_turn(agent, message, renderer)
+    finally:
+        agent.finalize("shutdown")
+    if result.interrupted:
+        return EXIT_INTERRUPTED
+    return 0 if result.completed else EXIT_FAILED
+
+
+def _json_mode(agent: Any, query: str | None) -> int:
+    from .render import JsonRenderer
+    from .runner import run_turn
+
+    renderer = JsonRenderer(sys.stdout)
+    renderer({"type": "session", "session_id": agent.session_id, "model": agent.model,
+              "provider": agent.provider, "tools": agent.tool_names})
+    code = 0
+    try:
+        messages = [query] if query is not None else (line.rstrip("\n") for line in sys.stdin)
+        for message in messages:
+            if not message.strip():
+                continue
+            result = run_turn(agent, message, renderer)
+            if result.interrupted:
+                return EXIT_INTERRUPTED
+            code = 0 if result.completed else EXIT_FAILED
+    finally:
+        agent.finalize("shutdown")
+    return code

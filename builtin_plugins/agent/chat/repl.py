@@ -1,0 +1,125 @@
+"""The interactive terminal chat: banner, line editing with history (readline), multi-line
+input (end a line with ``\\``, or wrap a block in triple quotes), streamed answers, Ctrl-C to
+interrupt a turn, slash commands, Ctrl-D or ``/quit`` to leave."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+from typing import Any, TextIO
+
+from .render import TerminalRenderer, banner
+from .runner import run_turn
+from .slash import QUIT, ChatState, run_slash
+
+PROMPT, MORE = "› ", "… "
+_ask_lock = threading.Lock()
+
+
+def _setup_readline(history: Path) -> Any:
+    try:
+        import readline
+    except ImportError:  # pragma: no cover - e.g. some Windows builds
+        return None
+    try:
+        readline.read_history_file(history)
+    except OSError:
+        pass
+    readline.set_history_length(2000)
+    return readline
+
+
+def read_message(out: TextIO) -> str | None:
+    """One user message (several lines joined); None at end of input."""
+    lines: list[str] = []
+    prompt = PROMPT
+    block = False
+    while True:
+        try:
+            line = input(prompt)
+        except EOFError:
+            if lines:
+                return "\n".join(lines)
+            return None
+        if not lines and line.strip() == '"""':
+            block, prompt = True, MORE
+            continue
+        if block:
+            if line.strip() == '"""':
+                return "\n".join(lines)
+            lines.append(line)
+            continue
+        if line.endswith("\\"):
+            lines.append(line[:-1])
+            prompt = MORE
+            continue
+        lines.append(line)
+        return "\n".join(lines)
+
+
+def ask_approval(request: Any) -> str:
+    """Asks on the terminal whether a dangerous command may run."""
+    with _ask_lock:
+        sys.stderr.write(f"\n⚠ {request.description}\n  {request.command}\n")
+        try:
+            answer = input("Allow? [o]nce, [s]ession, [a]lways, [d]eny: ").strip().lower()
+        except (EOFError, KeyboardInterrupt):
+            return "deny"
+    return {"o": "once", "once": "once", "s": "session", "session": "session",
+            "a": "always", "always": "always"}.get(answer, "deny")
+
+
+def ask_clarify(question: str, choices: list[str] | None = None) -> str:
+    with _ask_lock:
+        sys.stderr.write(f"\n? {question}\n")
+        for number, choice in enumerate(choices or (), 1):
+            sys.stderr.write(f"  {number}. {choice}\n")
+        try:
+            answer = input("answer: ").strip()
+        except (EOFError, KeyboardInterrupt):
+            return ""
+    if choices and answer.isdigit() and 1 <= int(answer) <= len(choices):
+        return choices[int(answer) - 1]
+    return answer
+
+
+def interactive(agent: Any, kernel: Any, *, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    color = out.isatty()
+    history_file = Path(kernel.home) / "chat_history"
+    readline = _setup_readline(history_file)
+    renderer = TerminalRenderer(out, sys.stderr, color=color)
+    state = ChatState(agent, kernel)
+    out.write(banner(agent, color=color) + "\n")
+    out.flush()
+    try:
+        while not state.quit:
+            try:
+                message = read_message(out)
+            except KeyboardInterrupt:
+                out.write("\n(Ctrl-D or /quit leaves)\n")
+                continue
+            if message is None:
+                out.write("\n")
+                break
+            if not message.strip():
+                continue
+            if message.startswith("/") and "\n" not in message:
+                result = run_slash(state, message.strip())
+                if result is QUIT:
+                    break
+                if isinstance(result, str):
+                    out.write(result + "\n")
+                if state.resend is None:
+                    continue
+                message, state.resend = state.resend, None
+            run_turn(agent, message, renderer)
+    finally:
+        if readline is not None:
+            try:
+                readline.write_history_file(history_file)
+            except OSError:
+                pass
+        agent.finalize("shutdown")
+    return 0

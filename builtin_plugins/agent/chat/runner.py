@@ -1,0 +1,37 @@
+"""Run one agent turn so that Ctrl-C interrupts it cleanly.
+
+The turn runs on a worker thread; the main thread waits and turns ``KeyboardInterrupt`` into
+:meth:`Agent.interrupt`, which stops the model call or the running tool promptly and leaves a
+valid history. A second Ctrl-C while the turn winds down is ignored.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ..loop import Agent, EventSink, TurnResult
+
+
+def run_turn(agent: Agent, message: str, on_event: EventSink) -> TurnResult:
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = agent.run_conversation(message, on_event=on_event)
+        except BaseException as exc:  # re-raised on the calling thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, name="hermes-turn", daemon=True)
+    thread.start()
+    interrupted = False
+    while thread.is_alive():
+        try:
+            thread.join(0.05)
+        except KeyboardInterrupt:
+            if not interrupted:
+                interrupted = True
+                agent.interrupt()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]

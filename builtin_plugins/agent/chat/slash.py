@@ -1,0 +1,161 @@
+"""Slash commands of ``hermes chat``: the builtin ones and those plugins register with
+``ctx.register_command(name, handler, description)`` (``handler(raw_args) -> str | None``)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+QUIT = object()  # a handler result: leave the chat
+
+
+@dataclass
+class ChatState:
+    agent: Any
+    kernel: Any
+    resend: str | None = None  # set by /retry: the message to send again
+    quit: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def _help(state: ChatState, args: str) -> str:
+    lines = ["Commands:"]
+    for name, (_, text) in BUILTIN.items():
+        lines.append(f"  /{name:<9} {text}")
+    for name, command in sorted(state.kernel.commands.items()):
+        hint = f" {command.args_hint}" if command.args_hint else ""
+        lines.append(f"  /{name}{hint}  {command.description} [{command.plugin}]")
+    return "\n".join(lines)
+
+
+def _new(state: ChatState, args: str) -> str:
+    new = state.agent.new_session("new_session")
+    return f"Started a new session {new}."
+
+
+def _reset(state: ChatState, args: str) -> str:
+    new = state.agent.new_session("reset")
+    return f"Conversation reset; new session {new}."
+
+
+def _model(state: ChatState, args: str) -> str:
+    agent = state.agent
+    parts = args.split()
+    if not parts:
+        return f"model {agent.model} via {agent.provider} ({agent.client.active.base_url})"
+    provider = None
+    if ":" in parts[0] and len(parts) == 1 and "/" not in parts[0].split(":", 1)[0]:
+        provider, model = parts[0].split(":", 1)
+    else:
+        model = parts[0]
+        provider = parts[1] if len(parts) > 1 else None
+    agent.switch_model(model, provider)
+    return f"Now using {agent.model} via {agent.provider}."
+
+
+def _tools(state: ChatState, args: str) -> str:
+    agent = state.agent
+    lines = [f"{len(agent.tool_names)} tools:"]
+    for name in agent.tool_names:
+        spec = state.kernel.tools.tools[name]
+        description = (spec.schema.get("description") or "").split("\n")[0][:70]
+        lines.append(f"  {name:<16} [{spec.toolset}, {spec.plugin}] {description}")
+    lines.extend(f"  note: {note}" for note in agent.tool_notes)
+    return "\n".join(lines)
+
+
+def _plugins(state: ChatState, args: str) -> str:
+    lines = []
+    for status in sorted(state.kernel.plugins.values(), key=lambda s: s.name):
+        extra = f" ({status.reason})" if status.reason and status.state != "loaded" else ""
+        lines.append(f"  {status.state:<12} {status.name}{extra}")
+    return "Plugins:\n" + "\n".join(lines)
+
+
+def _usage(state: ChatState, args: str) -> str:
+    agent = state.agent
+    usage = agent.session_usage
+    cost = agent.session_cost
+    cost_text = "unknown (no price for this model)" if cost is None else f"${cost:.4f}"
+    return (f"session {agent.session_id}: {agent.session_api_calls} model calls, "
+            f"{usage.prompt_tokens} input tokens ({usage.cache_read_tokens} cached), "
+            f"{usage.output_tokens} output tokens, estimated cost {cost_text}")
+
+
+def _title(state: ChatState, args: str) -> str:
+    agent = state.agent
+    title = args.strip()
+    if not title:
+        current = agent.sessions.title(agent.session_id) if agent._stored else None
+        return f"title: {current}" if current else "This session has no title; /title TEXT sets one."
+    if not agent._stored:
+        return "Send a message first; the session is created with it."
+    agent.sessions.set_title(agent.session_id, title)
+    return f"Title set: {title}"
+
+
+def _retry(state: ChatState, args: str) -> str | None:
+    message = state.agent.rewind(1)
+    if message is None:
+        return "Nothing to retry."
+    state.resend = message
+    return None
+
+
+def _undo(state: ChatState, args: str) -> str:
+    message = state.agent.rewind(1)
+    if message is None:
+        return "Nothing to undo."
+    return f"Removed the last exchange ({message[:60]!r})."
+
+
+def _quit(state: ChatState, args: str) -> Any:
+    state.quit = True
+    return QUIT
+
+
+BUILTIN: dict[str, tuple[Callable[[ChatState, str], Any], str]] = {
+    "help": (_help, "this list"),
+    "new": (_new, "end this session and start a new one"),
+    "reset": (_reset, "clear the conversation (a new session)"),
+    "model": (_model, "show or switch the model: /model NAME [PROVIDER]"),
+    "tools": (_tools, "the tools the model can call"),
+    "plugins": (_plugins, "plugins and their state"),
+    "usage": (_usage, "tokens and estimated cost of this session"),
+    "title": (_title, "show or set the session title"),
+    "retry": (_retry, "send the last message again"),
+    "undo": (_undo, "remove the last exchange"),
+    "quit": (_quit, "leave (also /exit, Ctrl-D)"),
+}
+ALIASES = {"exit": "quit", "q": "quit", "?": "help"}
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def run_slash(state: ChatState, line: str) -> Any:
+    """Run ``/name args``; returns text to print, :data:`QUIT`, or None."""
+    name, _, args = line[1:].partition(" ")
+    name = ALIASES.get(name.lower(), name.lower())
+    if name in BUILTIN:
+        return BUILTIN[name][0](state, args)
+    command = state.kernel.commands.get(name)
+    if command is None:
+        import difflib
+
+        known = [*BUILTIN, *state.kernel.commands]
+        close = difflib.get_close_matches(name, known, 1)
+        hint = f" Did you mean /{close[0]}?" if close else ""
+        return f"Unknown command /{name}.{hint} /help lists the commands."
+    try:
+        result = command.handler(args)
+        if inspect.isawaitable(result):
+            import asyncio
+
+            result = asyncio.run(_await(result))
+    except Exception as exc:
+        return f"/{name} failed: {type(exc).__name__}: {exc}"
+    return result if isinstance(result, str) else None

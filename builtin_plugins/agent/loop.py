@@ -1,0 +1,386 @@
+"""The agent loop: one library API that the CLI, the gateway and subagents all drive.
+
+    agent = Agent(kernel, AgentOptions(platform="cli"))
+    result = agent.run_conversation("What is in README.md?", on_event=print)
+    agent.finalize("shutdown")
+
+Per user message: ``on_session_start`` once for a new session (whose system prompt is built
+here, frozen and stored); ``pre_llm_call`` context appended to the current user message in
+the request only; model calls through the selected provider; tool calls run and their
+results appended, until a final answer or the iteration budget is spent; every message
+persisted with usage and cost; ``transform_llm_output`` and ``post_llm_call`` for a finished
+turn and ``on_session_end`` for every run. Front ends call :meth:`Agent.new_session` /
+:meth:`Agent.finalize` at real session boundaries (``on_session_finalize``,
+``on_session_reset``).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..models.client import CallContext, ModelClient
+from ..models.errors import ProviderError, RequestInterrupted
+from ..models.types import CancelToken, ChatRequest, ChatResponse, StreamEvent, Usage
+from .history import api_messages
+from .prompt_link import build_system_prompt
+from .store_link import SessionLink, active_store
+from .tool_exec import PARALLEL_SAFE, ToolExecutor, ToolRunContext
+
+log = logging.getLogger("hermes_agent.agent")
+DEFAULT_MAX_ITERATIONS = 90
+BUDGET_NOTE = ("You have used every tool-calling step allowed for this request. Do not call "
+               "any more tools: reply now with a final answer that summarises what you found "
+               "and did, and what is left to do.")
+EventSink = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class AgentOptions:
+    """How one agent runs. ``None`` values come from config.yaml."""
+
+    platform: str = "cli"
+    provider: str | None = None
+    model: str | None = None
+    toolsets: list[str] | None = None  # None: config ``toolsets`` (None there: all)
+    exclude_tools: frozenset[str] = frozenset()
+    only_tools: frozenset[str] | None = None  # restrict to these (subagents)
+    max_iterations: int | None = None  # None: config ``agent.max_turns`` (90)
+    stream: bool = True
+    max_tokens: int | None = None
+    ephemeral_system_prompt: str = ""
+    parent_session_id: str | None = None
+    cwd: Path | None = None
+    sender_id: str | None = None
+    approval_callback: Callable[[Any], str] | None = None
+    clarify_callback: Callable[..., str] | None = None
+    depth: int = 0  # 0 for a top-level agent, 1 for its subagents, ...
+
+
+@dataclass
+class TurnResult:
+    """What one :meth:`Agent.run_conversation` call produced."""
+
+    final_response: str
+    session_id: str
+    task_id: str
+    turn_id: str
+    completed: bool = False
+    interrupted: bool = False
+    failed: bool = False
+    error: str | None = None
+    exit_reason: str = ""
+    api_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = 0.0
+    response_transformed: bool = False
+    messages: list[dict[str, Any]] = field(default_factory=list)  # added this turn
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"final_response": self.final_response, "session_id": self.session_id,
+                "task_id": self.task_id, "turn_id": self.turn_id, "completed": self.completed,
+                "interrupted": self.interrupted, "failed": self.failed, "error": self.error,
+                "exit_reason": self.exit_reason, "api_calls": self.api_calls,
+                "usage": self.usage.to_dict(), "cost_usd": self.cost_usd,
+                "response_transformed": self.response_transformed}
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+class Agent:
+    """A conversation with one session at a time. Not thread-safe except :meth:`interrupt`."""
+
+    def __init__(self, kernel: Any, options: AgentOptions | None = None, *,
+                 session_id: str | None = None, client: ModelClient | None = None,
+                 store: Any = None):
+        self.kernel = kernel
+        self.options = options or AgentOptions()
+        self.hooks = kernel.hooks
+        self.client = client or ModelClient.from_config(
+            kernel, provider=self.options.provider, model=self.options.model)
+        self.sessions = SessionLink(store if store is not None else active_store(kernel))
+        self.executor = ToolExecutor(kernel)
+        self.tool_names, self.tool_notes = self._select_tools()
+        self.tool_defs = kernel.tools.definitions(self.tool_names)
+        self.session_id = new_session_id()
+        self.history: list[dict[str, Any]] = []
+        self.system_prompt: str | None = None
+        self.session_usage = Usage()
+        self.session_cost: float | None = 0.0
+        self.session_api_calls = 0
+        self.extra_tool_kwargs: dict[str, Any] = {"agent": self}
+        self._stored = False  # the session row exists
+        self._interrupt = CancelToken()
+        if session_id is not None:
+            self.resume(session_id)
+
+    # --- identity -------------------------------------------------------------------------
+    @property
+    def model(self) -> str:
+        return self.client.active.model
+
+    @property
+    def provider(self) -> str:
+        return self.client.active.name
+
+    @property
+    def platform(self) -> str:
+        return self.options.platform
+
+    @property
+    def max_iterations(self) -> int:
+        if self.options.max_iterations is not None:
+            return max(1, self.options.max_iterations)
+        configured = self.kernel.config.get("agent.max_turns")
+        return int(configured) if configured else DEFAULT_MAX_ITERATIONS
+
+    def _select_tools(self) -> tuple[list[str], list[str]]:
+        toolsets = self.options.toolsets
+        if toolsets is None:
+            toolsets = self.kernel.config.get("toolsets")
+        names, notes = self.kernel.tools.selected(toolsets)
+        only = self.options.only_tools
+        return [n for n in names if n not in self.options.exclude_tools
+                and (only is None or n in only)], notes
+
+    # --- sessions ---------------------------------------------------------------------------
+    def resume(self, session_id: str) -> None:
+        """Continue a stored session: its frozen system prompt and its messages."""
+        stored = self.sessions.get(session_id)
+        if stored is None:
+            raise ProviderError(f"no session {session_id!r} in the session store; list sessions "
+                                "with `hermes sessions list`", reason="bad_request",
+                                retryable=False)
+        self.session_id = session_id
+        self.system_prompt = stored.get("system_prompt") or None
+        self.history = self.sessions.conversation(session_id)
+        self._stored = True
+        if stored.get("ended_at"):
+            self.sessions.reopen(session_id)
+
+    def _start_session(self) -> None:
+        if not self._stored:
+            self.sessions.create(self.session_id, source=self.platform, model=self.model,
+                                 parent_session_id=self.options.parent_session_id)
+            self._stored = True
+        self.system_prompt = build_system_prompt(
+            self.kernel, session_id=self.session_id, model=self.model, provider=self.provider,
+            platform=self.platform, tool_names=self.tool_names, cwd=self.options.cwd)
+        self.sessions.set_system_prompt(self.session_id, self.system_prompt)
+        if self.hooks.has_hook("on_session_start"):
+            self.hooks.fire("on_session_start", session_id=self.session_id, model=self.model,
+                            platform=self.platform)
+
+    def finalize(self, reason: str = "shutdown", *, new_session_id: str | None = None) -> None:
+        """The session is over for good (exit, ``/new``): ``on_session_finalize``."""
+        if not self._stored:
+            return
+        self.sessions.end(self.session_id, reason)
+        if self.hooks.has_hook("on_session_finalize"):
+            self.hooks.fire("on_session_finalize", session_id=self.session_id,
+                            platform=self.platform, reason=reason,
+                            old_session_id=self.session_id if new_session_id else None,
+                            new_session_id=new_session_id)
+
+    def new_session(self, reason: str = "new_session") -> str:
+        """Finalize this session and start a fresh one (``/new``, ``/reset``)."""
+        old, new = self.session_id, new_session_id()
+        self.finalize("new_session", new_session_id=new)
+        self.session_id, self.history, self.system_prompt, self._stored = new, [], None, False
+        self.session_usage, self.session_cost, self.session_api_calls = Usage(), 0.0, 0
+        if self.hooks.has_hook("on_session_reset"):
+            self.hooks.fire("on_session_reset", session_id=new, platform=self.platform,
+                            reason=reason, old_session_id=old, new_session_id=new)
+        return new
+
+    def switch_model(self, model: str, provider: str | None = None) -> None:
+        """Use another model from the next request on; the system prompt is rebuilt."""
+        self.client = ModelClient.from_config(self.kernel, provider=provider or self.provider,
+                                              model=model)
+        if self.system_prompt is not None:
+            self.system_prompt = build_system_prompt(
+                self.kernel, session_id=self.session_id, model=self.model,
+                provider=self.provider, platform=self.platform, tool_names=self.tool_names,
+                cwd=self.options.cwd)
+            self.sessions.set_system_prompt(self.session_id, self.system_prompt)
+
+    def rewind(self, user_turns: int = 1) -> str | None:
+        """Drop the last ``user_turns`` user messages and everything after them (``/undo``,
+        ``/retry``). Returns the text of the last user message removed."""
+        removed = None
+        for _ in range(user_turns):
+            index = next((i for i in range(len(self.history) - 1, -1, -1)
+                          if self.history[i].get("role") == "user"), None)
+            if index is None:
+                break
+            removed = self.history[index].get("content")
+            del self.history[index:]
+        if removed is not None and self._stored:
+            self.sessions.replace(self.session_id, self.history)
+        return removed if isinstance(removed, str) else None
+
+    # --- interrupt -------------------------------------------------------------------------
+    def interrupt(self) -> None:
+        """Stop the running model call or tool (thread-safe). Subagents share the token, so
+        they stop too."""
+        self._interrupt.set()
+
+    @property
+    def interrupted(self) -> bool:
+        return self._interrupt.is_set()
+
+    # --- the turn ----------------------------------------------------------------------------
+    def run_conversation(self, user_message: str, *, task_id: str | None = None,
+                         on_event: EventSink | None = None,
+                         interrupt: CancelToken | None = None) -> TurnResult:
+        """Run one user turn to its final answer (or interrupt, failure, spent budget).
+        ``interrupt``: a token shared with a caller (a parent agent) that stops this turn."""
+        emit = on_event or _ignore
+        task_id = task_id or uuid.uuid4().hex[:12]
+        self._interrupt = interrupt if interrupt is not None else CancelToken()
+        self.client.new_turn()
+        turn = TurnResult("", self.session_id, task_id, "")
+        start_len = len(self.history)
+        try:
+            if self.system_prompt is None:
+                self._start_session()
+            turn.session_id = self.session_id
+            turn.turn_id = f"{self.session_id}:{task_id}:{uuid.uuid4().hex[:8]}"
+            emit({"type": "turn_start", "session_id": self.session_id, "turn_id": turn.turn_id,
+                  "model": self.model, "provider": self.provider})
+            is_first = not any(m.get("role") == "user" for m in self.history)
+            self._record({"role": "user", "content": user_message})
+            context = self._pre_llm_context(turn, user_message, is_first)
+            self._tool_loop(turn, user_message, len(self.history) - 1, context, emit)
+        except RequestInterrupted:
+            turn.interrupted, turn.exit_reason = True, "interrupted"
+        except ProviderError as exc:
+            turn.failed, turn.error, turn.exit_reason = True, str(exc), f"error:{exc.reason}"
+            emit({"type": "error", "message": str(exc), "reason": exc.reason})
+        finally:
+            turn.messages = self.history[start_len:]
+            self._finish(turn, user_message, emit)
+        return turn
+
+    def _pre_llm_context(self, turn: TurnResult, user_message: str, is_first: bool) -> str:
+        if not self.hooks.has_hook("pre_llm_call"):
+            return ""
+        return self.hooks.fire(
+            "pre_llm_call", session_id=self.session_id, task_id=turn.task_id,
+            turn_id=turn.turn_id, user_message=user_message,
+            conversation_history=list(self.history), is_first_turn=is_first,
+            model=self.model, platform=self.platform, sender_id=self.options.sender_id) or ""
+
+    def _tool_loop(self, turn: TurnResult, user_message: str, current: int, context: str,
+                   emit: EventSink) -> None:
+        run_ctx = ToolRunContext(
+            session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
+            platform=self.platform, cwd=str(self.options.cwd) if self.options.cwd else None,
+            allowed=frozenset(self.tool_names), approval_callback=self.options.approval_callback,
+            clarify_callback=self.options.clarify_callback, interrupt=self._interrupt,
+            extra=self.extra_tool_kwargs, on_event=emit,
+            parallel_safe=PARALLEL_SAFE | frozenset(self.kernel.config.get("agent.parallel_tools")
+                                                    or ()))
+        for _ in range(self.max_iterations):
+            if self.interrupted:
+                raise RequestInterrupted(self.provider, self.model)
+            response = self._call(turn, user_message, current, context, emit, tools=True)
+            if not response.tool_calls:
+                turn.final_response, turn.completed = response.content, True
+                turn.exit_reason = "final_answer"
+                return
+            run_ctx.api_request_id = response.id or None
+            for outcome in self.executor.run_all(response.tool_calls, run_ctx):
+                self._record(outcome.message())
+            if self.interrupted:
+                raise RequestInterrupted(self.provider, self.model)
+        # Budget spent: one more call without tools for a summary.
+        response = self._call(turn, user_message, current, context, emit, tools=False,
+                              note=BUDGET_NOTE)
+        turn.final_response, turn.completed = response.content, True
+        turn.exit_reason = "budget_exhausted"
+
+    def _call(self, turn: TurnResult, user_message: str, current: int, context: str,
+              emit: EventSink, *, tools: bool, note: str = "") -> ChatResponse:
+        messages = api_messages(self.system_prompt or "", self.history, current, context,
+                                self.options.ephemeral_system_prompt)
+        if note:
+            messages.append({"role": "user", "content": note})
+        request = ChatRequest(messages, tools=self.tool_defs if tools and self.tool_defs else None,
+                              stream=self.options.stream, max_tokens=self.options.max_tokens)
+        turn.api_calls += 1
+        self.session_api_calls += 1
+        ctx = CallContext(session_id=self.session_id, task_id=turn.task_id,
+                          turn_id=turn.turn_id, platform=self.platform,
+                          user_message=user_message, conversation_history=self.history,
+                          api_call_count=turn.api_calls)
+        partial: list[str] = []
+
+        def on_delta(event: StreamEvent) -> None:
+            if event.kind == "text":
+                partial.append(event.text)
+                emit({"type": "text_delta", "text": event.text})
+            elif event.kind == "reasoning":
+                emit({"type": "reasoning_delta", "text": event.text})
+
+        try:
+            response = self.client.chat(request, on_event=on_delta, interrupt=self._interrupt,
+                                        context=ctx)
+        except RequestInterrupted:
+            if partial:  # keep what the user already saw
+                self._record({"role": "assistant", "content": "".join(partial)},
+                             finish_reason="interrupted")
+            raise
+        message = response.assistant_message()
+        self._record(message, finish_reason=response.finish_reason)
+        self._account(turn, response)
+        emit({"type": "assistant", "content": response.content,
+              "tool_calls": [c.to_message() for c in response.tool_calls],
+              "finish_reason": response.finish_reason, "usage": response.usage.to_dict()})
+        return response
+
+    def _record(self, message: dict[str, Any], finish_reason: str | None = None) -> None:
+        self.history.append(message)
+        self.sessions.append(self.session_id, message, finish_reason=finish_reason)
+
+    def _account(self, turn: TurnResult, response: ChatResponse) -> None:
+        turn.usage = turn.usage + response.usage
+        self.session_usage = self.session_usage + response.usage
+        amount = response.cost.amount_usd if response.cost else None
+        turn.cost_usd = None if amount is None or turn.cost_usd is None else turn.cost_usd + amount
+        self.session_cost = (None if amount is None or self.session_cost is None
+                             else self.session_cost + amount)
+        self.sessions.add_usage(self.session_id, response)
+
+    def _finish(self, turn: TurnResult, user_message: str, emit: EventSink) -> None:
+        if turn.completed and not turn.interrupted:
+            if self.hooks.has_hook("transform_llm_output"):
+                replaced = self.hooks.fire("transform_llm_output",
+                                           response_text=turn.final_response,
+                                           session_id=self.session_id, model=self.model,
+                                           platform=self.platform)
+                if replaced:
+                    turn.final_response, turn.response_transformed = replaced, True
+            if self.hooks.has_hook("post_llm_call"):
+                self.hooks.fire("post_llm_call", session_id=self.session_id,
+                                task_id=turn.task_id, turn_id=turn.turn_id,
+                                user_message=user_message,
+                                assistant_response=turn.final_response,
+                                conversation_history=list(self.history), model=self.model,
+                                platform=self.platform)
+        if self.hooks.has_hook("on_session_end"):
+            self.hooks.fire("on_session_end", session_id=self.session_id, task_id=turn.task_id,
+                            turn_id=turn.turn_id, completed=turn.completed,
+                            interrupted=turn.interrupted, model=self.model,
+                            platform=self.platform, reason=turn.exit_reason or None)
+        emit({"type": "turn_end", **turn.to_dict()})
+
+
+def _ignore(_event: dict[str, Any]) -> None:
+    return None

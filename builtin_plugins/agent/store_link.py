@@ -1,0 +1,117 @@
+"""The loop's view of the session store slot (``sessions.store``, default ``sqlite``).
+
+The store persists sessions and messages; this module keeps the calls the loop makes in one
+place, so the loop reads as the algorithm and the store can evolve behind it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hermes_agent import HermesError
+
+
+def active_store(kernel: Any) -> Any:
+    """The selected session store (``sessions.store``); a clear error when none is installed."""
+    store = kernel.slots.active("session_store", kernel.config)
+    if store is None:  # pragma: no cover - the slot has a default name
+        raise HermesError("no session store is selected; set sessions.store in config.yaml")
+    return store
+
+
+class SessionLink:
+    """Thin adapter over the store's methods."""
+
+    def __init__(self, store: Any):
+        self.store = store
+
+    def create(self, session_id: str, *, source: str, model: str,
+               parent_session_id: str | None = None) -> None:
+        self.store.create_session(session_id, source=source, model=model,
+                                  parent_session_id=parent_session_id)
+
+    def get(self, session_id: str) -> dict[str, Any] | None:
+        session = self.store.get_session(session_id)
+        if session is None:
+            return None
+        return session if isinstance(session, dict) else dict(vars(session))
+
+    def system_prompt(self, session_id: str) -> str:
+        session = self.get(session_id) or {}
+        return session.get("system_prompt") or ""
+
+    def set_system_prompt(self, session_id: str, prompt: str) -> None:
+        self.store.update_system_prompt(session_id, prompt)
+
+    def append(self, session_id: str, message: dict[str, Any], *,
+               finish_reason: str | None = None) -> None:
+        calls = message.get("tool_calls")
+        self.store.append_message(
+            session_id, message["role"], content=message.get("content"),
+            tool_name=message.get("tool_name"),
+            tool_calls=calls if calls else None,
+            tool_call_id=message.get("tool_call_id"), finish_reason=finish_reason,
+            reasoning=message.get("reasoning"),
+            reasoning_details=(json.dumps(message["reasoning_details"])
+                               if message.get("reasoning_details") else None))
+
+    def conversation(self, session_id: str) -> list[dict[str, Any]]:
+        messages = self.store.get_messages_as_conversation(session_id)
+        out = []
+        for message in messages:
+            message = dict(message)
+            details = message.get("reasoning_details")
+            if isinstance(details, str):
+                try:
+                    message["reasoning_details"] = json.loads(details)
+                except ValueError:
+                    message.pop("reasoning_details")
+            out.append(message)
+        return [m for m in out if m.get("role") != "system"]
+
+    def add_usage(self, session_id: str, response: Any) -> None:
+        usage = response.usage
+        cost = response.cost
+        self.store.update_token_counts(
+            session_id, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens, cache_write_tokens=usage.cache_write_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+            estimated_cost_usd=cost.amount_usd if cost else None,
+            cost_status=cost.status if cost else None, api_call_count=1,
+            model=response.model or None)
+
+    def end(self, session_id: str, reason: str) -> None:
+        self.store.end_session(session_id, reason)
+
+    def reopen(self, session_id: str) -> None:
+        self.store.reopen_session(session_id)
+
+    def resolve(self, key: str) -> str | None:
+        """A session id from an id, a unique id prefix or a title."""
+        if self.get(key) is not None:
+            return key
+        for method in ("resolve_session_by_title", "resolve_session_id"):
+            finder = getattr(self.store, method, None)
+            found = finder(key) if finder else None
+            if found:
+                return found if isinstance(found, str) else found.get("id")
+        return None
+
+    def latest(self, source: str) -> str | None:
+        """The most recent session of ``source`` (for ``--continue``)."""
+        rows = self.store.list_sessions(source=source, limit=1)
+        if not rows:
+            return None
+        row = rows[0]
+        return row["id"] if isinstance(row, dict) else row.id
+
+    def title(self, session_id: str) -> str | None:
+        return (self.get(session_id) or {}).get("title")
+
+    def set_title(self, session_id: str, title: str) -> None:
+        self.store.set_session_title(session_id, title)
+
+    def replace(self, session_id: str, messages: list[dict[str, Any]]) -> None:
+        """Rewrite the stored transcript (``/undo`` and ``/retry``)."""
+        self.store.replace_messages(session_id, messages)

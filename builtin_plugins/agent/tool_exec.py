@@ -1,0 +1,256 @@
+"""Tool execution for the agent loop: hooks around every call, parallel read-only batches.
+
+For each call the order is ``pre_tool_call`` (a block directive stops the call and its
+message becomes the error result; an approve directive asks the approval callback, and no
+callback or a refusal blocks), the tool itself, ``post_tool_call`` with duration and status,
+then ``transform_tool_result``. Calls with malformed JSON arguments or an unknown tool name
+get an error result the model can recover from. Consecutive read-only calls run together in
+a thread pool; everything else runs one at a time. Results keep the order of the calls.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+# Tools that only read: safe to run side by side.
+PARALLEL_SAFE = frozenset({"read_file", "search_files", "web_search", "web_extract",
+                           "session_search", "skill_view", "skills_list", "vision_analyze"})
+MAX_WORKERS = 8
+CANCELLED = "[Tool execution cancelled: {name} was skipped because the user interrupted]"
+
+
+@dataclass
+class ToolCallOutcome:
+    """The result of one call, as it goes back to the model."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    result: str
+    status: str  # ok | error | blocked | cancelled
+    duration_ms: float = 0.0
+    error_type: str | None = None
+
+    def message(self) -> dict[str, Any]:
+        return {"role": "tool", "tool_call_id": self.call_id, "tool_name": self.name,
+                "content": self.result}
+
+
+@dataclass
+class ToolRunContext:
+    """Ids and callbacks shared by every call of one turn."""
+
+    session_id: str
+    task_id: str
+    turn_id: str
+    platform: str
+    cwd: str | None = None
+    api_request_id: str | None = None
+    allowed: frozenset[str] = frozenset()
+    approval_callback: Callable[[Any], str] | None = None
+    clarify_callback: Callable[..., str] | None = None
+    interrupt: threading.Event = field(default_factory=threading.Event)
+    extra: dict[str, Any] = field(default_factory=dict)  # more handler kwargs (e.g. agent)
+    parallel_safe: frozenset[str] = PARALLEL_SAFE  # plus config ``agent.parallel_tools``
+    on_event: Callable[[dict[str, Any]], None] | None = None
+
+
+def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """``(args, None)`` or ``(None, error)`` for the JSON text the model sent."""
+    if isinstance(raw, dict):
+        return raw, None
+    text = raw if isinstance(raw, str) else ""
+    if not text.strip():
+        return {}, None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        return None, f"the arguments are not valid JSON ({exc})"
+    if not isinstance(value, dict):
+        return None, f"the arguments must be a JSON object, not {type(value).__name__}"
+    return value, None
+
+
+def _error(message: str, **extra: Any) -> str:
+    return json.dumps({"error": message, **extra})
+
+
+def _status_of(result: str) -> tuple[str, str | None, str | None]:
+    """A result that is a JSON object with an ``error`` key counts as an error."""
+    if result.startswith("{") and '"error"' in result[:200]:
+        try:
+            data = json.loads(result)
+        except ValueError:
+            return "ok", None, None
+        if isinstance(data, dict) and data.get("error"):
+            return "error", str(data.get("error_type") or "tool_error"), str(data["error"])[:500]
+    return "ok", None, None
+
+
+class ToolExecutor:
+    """Runs the tool calls of one model response against the kernel's registry."""
+
+    def __init__(self, kernel: Any):
+        self.kernel = kernel
+        self.hooks = kernel.hooks
+        self.registry = kernel.tools
+
+    # --- planning -------------------------------------------------------------------------
+    @staticmethod
+    def plan(calls: list[Any], parallel_safe: frozenset[str] = PARALLEL_SAFE) -> list[list[int]]:
+        """Group call indexes: runs of 2+ read-only calls together, the rest alone."""
+        groups: list[list[int]] = []
+        run: list[int] = []
+        for index, call in enumerate(calls):
+            if call.name in parallel_safe and parse_arguments(call.arguments)[1] is None:
+                run.append(index)
+                continue
+            groups.extend([run] if len(run) > 1 else [[i] for i in run])
+            run = []
+            groups.append([index])
+        groups.extend([run] if len(run) > 1 else [[i] for i in run])
+        return groups
+
+    def run_all(self, calls: list[Any], ctx: ToolRunContext) -> list[ToolCallOutcome]:
+        """Run every call; results are in call order. After an interrupt the remaining calls
+        are cancelled (each still gets a result, so the history stays valid)."""
+        outcomes: list[ToolCallOutcome | None] = [None] * len(calls)
+        for group in self.plan(calls, ctx.parallel_safe):
+            if ctx.interrupt.is_set():
+                for i in group:
+                    outcomes[i] = self.cancelled(calls[i])
+                continue
+            if len(group) == 1:
+                outcomes[group[0]] = self.run_one(calls[group[0]], ctx)
+                continue
+            with ThreadPoolExecutor(max_workers=min(len(group), MAX_WORKERS),
+                                    thread_name_prefix="hermes-tool") as pool:
+                futures = {i: pool.submit(self.run_one, calls[i], ctx) for i in group}
+                for i, future in futures.items():
+                    outcomes[i] = future.result()
+        return [o for o in outcomes if o is not None]
+
+    @staticmethod
+    def cancelled(call: Any) -> ToolCallOutcome:
+        return ToolCallOutcome(call.id, call.name, {}, _error(CANCELLED.format(name=call.name)),
+                               "cancelled", error_type="interrupted")
+
+    # --- one call ---------------------------------------------------------------------------
+    def run_one(self, call: Any, ctx: ToolRunContext) -> ToolCallOutcome:
+        name, call_id = call.name, call.id
+        args, problem = parse_arguments(call.arguments)
+        if ctx.on_event:
+            ctx.on_event({"type": "tool_start", "name": name, "tool_call_id": call_id,
+                          "args": args if args is not None else call.arguments})
+        started = time.perf_counter()
+        status, error_type = "ok", None
+        if problem is not None:
+            result = _error(f"Tool call {name!r} was not run: {problem}. Send the call again "
+                            "with a JSON object as arguments.")
+            status, error_type, args = "error", "invalid_arguments", {}
+        elif name not in ctx.allowed or name not in self.registry.tools:
+            known = ", ".join(sorted(ctx.allowed)) or "(none)"
+            result = _error(f"Unknown tool: {name!r}. Available tools: {known}.")
+            status, error_type = "error", "unknown_tool"
+        else:
+            assert args is not None
+            result, status, error_type = self._guarded(name, args, call_id, ctx)
+        duration = (time.perf_counter() - started) * 1000
+        error_message = None
+        if status == "ok":
+            status, error_type, error_message = _status_of(result)
+        elif status in ("error", "blocked"):
+            error_message = _message_of(result)
+        result = self._after(name, args or {}, result, call_id, ctx, duration, status,
+                             error_type, error_message)
+        outcome = ToolCallOutcome(call_id, name, args or {}, result, status, duration, error_type)
+        if ctx.on_event:
+            ctx.on_event({"type": "tool_end", "name": name, "tool_call_id": call_id,
+                          "status": status, "duration_ms": round(duration, 2),
+                          "result": result[:2000]})
+        return outcome
+
+    def _guarded(self, name: str, args: dict[str, Any], call_id: str,
+                 ctx: ToolRunContext) -> tuple[str, str, str | None]:
+        directive = None
+        if self.hooks.has_hook("pre_tool_call"):
+            directive = self.hooks.fire(
+                "pre_tool_call", tool_name=name, args=args, task_id=ctx.task_id,
+                session_id=ctx.session_id, tool_call_id=call_id, turn_id=ctx.turn_id,
+                api_request_id=ctx.api_request_id, middleware_trace=[])
+        if directive and directive["action"] == "block":
+            return _error(directive["message"], blocked=True), "blocked", "blocked_by_hook"
+        if directive and directive["action"] == "approve":
+            refusal = self._approve(name, args, directive, ctx)
+            if refusal:
+                return _error(refusal, blocked=True), "blocked", "approval_denied"
+        kwargs = {"session_id": ctx.session_id, "task_id": ctx.task_id, "turn_id": ctx.turn_id,
+                  "tool_call_id": call_id, "platform": ctx.platform,
+                  "interrupt_event": ctx.interrupt, **ctx.extra}
+        if ctx.cwd is not None:
+            kwargs["cwd"] = ctx.cwd
+        if ctx.approval_callback is not None:
+            kwargs["approval_callback"] = ctx.approval_callback
+        if ctx.clarify_callback is not None:
+            kwargs["clarify_callback"] = ctx.clarify_callback
+        return self.registry.dispatch(name, args, **kwargs), "ok", None
+
+    def _approve(self, name: str, args: dict[str, Any], directive: dict[str, Any],
+                 ctx: ToolRunContext) -> str | None:
+        """None when a human approved; else why the call is blocked."""
+        reason = directive.get("message") or f"a plugin asks for approval before {name} runs"
+        if ctx.approval_callback is None:
+            return f"Blocked: {reason} (no one is available to approve it here)."
+        request = _approval_request(name, args, reason, directive.get("rule_key"), ctx)
+        try:
+            answer = ctx.approval_callback(request)
+        except Exception as exc:  # a broken prompt must not approve anything
+            return f"Blocked: approval failed ({type(exc).__name__}: {exc})."
+        if answer in ("once", "session", "always"):
+            return None
+        return f"Blocked: the user did not approve {name} ({reason})."
+
+    def _after(self, name: str, args: dict[str, Any], result: str, call_id: str,
+               ctx: ToolRunContext, duration: float, status: str, error_type: str | None,
+               error_message: str | None) -> str:
+        common = dict(tool_name=name, args=args, result=result, task_id=ctx.task_id,
+                      session_id=ctx.session_id, tool_call_id=call_id, turn_id=ctx.turn_id,
+                      api_request_id=ctx.api_request_id, duration_ms=duration, status=status,
+                      error_type=error_type, error_message=error_message)
+        if self.hooks.has_hook("post_tool_call"):
+            self.hooks.fire("post_tool_call", middleware_trace=[], **common)
+        if self.hooks.has_hook("transform_tool_result"):
+            replaced = self.hooks.fire("transform_tool_result", **common)
+            if isinstance(replaced, str):
+                return replaced
+        return result
+
+
+def _message_of(result: str) -> str | None:
+    try:
+        data = json.loads(result)
+    except ValueError:
+        return result[:500]
+    return str(data.get("error"))[:500] if isinstance(data, dict) else None
+
+
+def _approval_request(name: str, args: dict[str, Any], reason: str, rule_key: str | None,
+                      ctx: ToolRunContext) -> Any:
+    command = str(args.get("command") or json.dumps(args, sort_keys=True))
+    try:
+        from ..core_tools.context import ApprovalRequest
+    except ImportError:  # pragma: no cover - core tools are a builtin plugin
+        from types import SimpleNamespace
+
+        return SimpleNamespace(command=command, description=reason,
+                               pattern_keys=(rule_key or name,), session_id=ctx.session_id)
+    return ApprovalRequest(command=command, description=reason,
+                           pattern_keys=(rule_key or f"plugin:{name}",),
+                           session_id=ctx.session_id,
+                           surface="cli" if ctx.platform in ("", "cli") else "gateway")

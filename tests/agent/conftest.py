@@ -1,0 +1,51 @@
+"""Fixtures for the agent tests: a fake LLM server and a kernel with the builtin plugins, the
+bundled model providers and the seed calculator plugin, pointed at that server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_agent.testing import make_kernel
+from hermes_agent.testing.fake_llm import FakeLLMServer
+
+from .interim_store import register_if_missing
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as fake:
+        yield fake
+
+
+def agent_config(server: FakeLLMServer, **extra: Any) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "model": {"provider": "custom", "base_url": server.openai_base_url,
+                  "default": "fake-model", "max_retries": 0},
+        "plugins": {"enabled": ["calculator"]},
+    }
+    config.update(extra)
+    return config
+
+
+@pytest.fixture
+def kernel_for(home: Path, calculator: Path, server: FakeLLMServer):  # type: ignore[no-untyped-def]
+    """``kernel_for(**config)``: a booted kernel whose model is the fake server."""
+
+    def build(**extra: Any) -> Any:
+        kernel = make_kernel(home, config=agent_config(server, **extra),
+                             env={"HERMES_HOME": str(home)}, builtins=True)
+        register_if_missing(kernel)
+        return kernel
+
+    return build
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
