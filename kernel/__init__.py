@@ -32,6 +32,11 @@ _EXPORTS = {
     "ProviderError": "builtin_plugins.models.errors", "RequestInterrupted": "builtin_plugins.models.errors",
     "NoProviderError": "builtin_plugins.models.errors", "estimate_cost": "builtin_plugins.models.pricing",
     "call_llm": "builtin_plugins.models.auxiliary",
+    # agent: tool-call context and system-prompt layers
+    "ToolCallContext": "builtin_plugins.core_tools.context",
+    "ApprovalRequest": "builtin_plugins.core_tools.context",
+    "tool_kwargs": "builtin_plugins.core_tools.context",
+    "prompt_layers": "builtin_plugins.agent.layers", "LayerRequest": "builtin_plugins.agent.layers",
     # errors
     "HermesError": "errors", "ConfigError": "errors", "ManifestError": "errors",
     "PluginError": "errors", "SlotError": "errors", "ToolError": "errors",

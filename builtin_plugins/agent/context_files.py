@@ -1,0 +1,114 @@
+"""Project context files: exactly one kind is loaded, the first found in this order.
+
+1. ``.hermes.md`` or ``HERMES.md``: the working directory, then its parents up to the git root
+   (only the working directory when it is not inside a git repository); YAML front matter is
+   dropped.
+2. ``AGENTS.md`` (or ``agents.md``) in the working directory.
+3. ``CLAUDE.md`` (or ``claude.md``) in the working directory.
+4. ``.cursorrules`` and ``.cursor/rules/*.mdc`` in the working directory.
+
+Each file passes the injection scan (a flagged file is replaced by a blocked notice) and is
+truncated head-and-tail past the size limit.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .injection import blocked_notice, scan
+from .truncation import DEFAULT_MAX_CHARS, truncate_head_tail
+
+HERMES_NAMES = (".hermes.md", "HERMES.md")
+CWD_KINDS: tuple[tuple[str, ...], ...] = (("AGENTS.md", "agents.md"), ("CLAUDE.md", "claude.md"))
+_FRONT_MATTER = re.compile(r"\A---\s*\n.*?\n---\s*(?:\n|\Z)", re.DOTALL)
+
+
+@dataclass
+class ContextFile:
+    name: str  # shown in the prompt, e.g. "AGENTS.md" or ".cursor/rules/style.mdc"
+    path: Path
+    text: str  # as injected (scanned, truncated)
+    blocked: list[str] = field(default_factory=list)
+    truncated: bool = False
+
+
+@dataclass
+class ContextFiles:
+    files: list[ContextFile] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        if not self.files:
+            return ""
+        body = "\n\n".join(f"## {f.name}\n\n{f.text}" for f in self.files)
+        return ("# Project Context\n\nThe following project context was loaded from the working "
+                f"directory and should be followed:\n\n{body}")
+
+
+def git_root(start: Path) -> Path | None:
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def _first_existing(directory: Path, names: tuple[str, ...]) -> Path | None:
+    present = {p.name for p in directory.iterdir()} if directory.is_dir() else set()
+    for name in names:  # exact names first: case-insensitive file systems see both spellings
+        if name in present and (directory / name).is_file():
+            return directory / name
+    return None
+
+
+def find(cwd: Path) -> list[tuple[str, Path]]:
+    """The winning kind's files as ``(display name, path)``; empty when there are none."""
+    root = git_root(cwd)
+    chain = [cwd]
+    if root is not None:
+        chain += [p for p in cwd.parents if p == root or root in p.parents]
+    for directory in chain:
+        found = _first_existing(directory, HERMES_NAMES)
+        if found is not None:
+            return [(found.name, found)]
+    for names in CWD_KINDS:
+        found = _first_existing(cwd, names)
+        if found is not None:
+            return [(found.name, found)]
+    cursor = []
+    rules = cwd / ".cursorrules"
+    if rules.is_file():
+        cursor.append((".cursorrules", rules))
+    rules_dir = cwd / ".cursor" / "rules"
+    if rules_dir.is_dir():
+        cursor += [(f".cursor/rules/{p.name}", p) for p in sorted(rules_dir.glob("*.mdc"))
+                   if p.is_file()]
+    return cursor
+
+
+def load(cwd: Path, max_chars: int = DEFAULT_MAX_CHARS) -> ContextFiles:
+    result = ContextFiles()
+    for name, path in find(cwd):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")
+        except OSError as exc:
+            result.notices.append(f"{path}: not loaded ({exc.strerror or exc})")
+            continue
+        if path.name in HERMES_NAMES:
+            text = _FRONT_MATTER.sub("", text, count=1)
+        text = text.strip()
+        if not text:
+            continue
+        findings = scan(text)
+        if findings:
+            result.files.append(ContextFile(name, path, blocked_notice(name, findings), findings))
+            result.notices.append(f"{path}: blocked, possible prompt injection "
+                                  f"({', '.join(findings)}); remove the flagged text to load it.")
+            continue
+        text, cut = truncate_head_tail(text, name, max_chars, str(path))
+        if cut:
+            result.notices.append(f"{path} is longer than {max_chars:,} characters; the middle "
+                                  "was left out of the prompt.")
+        result.files.append(ContextFile(name, path, text, truncated=cut))
+    return result

@@ -1,0 +1,109 @@
+"""Prompt layers that other plugins fill: memory blocks, the frozen MEMORY and USER snapshots and
+the skills index. Until a plugin provides one, that layer is simply absent.
+
+Two ways in:
+
+* a memory provider in the ``memory`` slot that has ``system_prompt_block() -> str`` contributes
+  to ``memory_blocks`` while it is active (the builtin provider and the one selected by
+  ``memory.provider``);
+* any plugin registers a function for a layer, once, in ``register(ctx)``::
+
+      from hermes_agent import prompt_layers
+
+      def register(ctx):
+          prompt_layers(ctx.kernel).add("memory_snapshot", my_snapshot, plugin=ctx.plugin_name)
+
+  ``my_snapshot(request: LayerRequest) -> str | None`` is called once when a session's prompt
+  is built. It must be deterministic for the session: the prompt is frozen and cached.
+
+A function whose plugin is not loaded (it failed after registering) is skipped; one that
+raises is logged, reported as a notice and skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("hermes_agent.prompt")
+
+#: The layers, in prompt order (see prompt.py for where each sits).
+LAYERS: tuple[str, ...] = ("memory_blocks", "memory_snapshot", "user_snapshot", "skills_index")
+
+
+@dataclass(frozen=True)
+class LayerRequest:
+    """What a layer function may use to build its text."""
+
+    session_id: str
+    platform: str
+    tool_names: tuple[str, ...]
+    home: Path
+    cwd: Path | None = None
+
+
+LayerFn = Callable[[LayerRequest], "str | None"]
+
+
+@dataclass
+class _Entry:
+    layer: str
+    fn: LayerFn
+    plugin: str
+
+
+@dataclass
+class PromptLayers:
+    entries: list[_Entry] = field(default_factory=list)
+
+    def add(self, layer: str, fn: LayerFn, *, plugin: str = "") -> None:
+        if layer not in LAYERS:
+            raise ValueError(f"unknown prompt layer {layer!r}; layers: {', '.join(LAYERS)}")
+        if not callable(fn):
+            raise TypeError(f"prompt layer {layer!r} needs a callable (request) -> str | None")
+        self.entries.append(_Entry(layer, fn, plugin))
+
+    def remove_plugin(self, plugin: str) -> None:
+        self.entries = [e for e in self.entries if e.plugin != plugin]
+
+    def collect(self, kernel: Any, request: LayerRequest) -> tuple[dict[str, list[str]], list[str]]:
+        """Texts per layer (registration order) and notices about skipped contributors."""
+        texts: dict[str, list[str]] = {layer: [] for layer in LAYERS}
+        notices: list[str] = []
+        for provider in kernel.slots.active_memory(kernel.config):
+            block = getattr(provider, "system_prompt_block", None)
+            if callable(block):
+                _add(texts["memory_blocks"], notices, f"memory provider {provider.name!r}", block)
+        for entry in self.entries:
+            status = kernel.plugins.get(entry.plugin) if entry.plugin else None
+            if entry.plugin and (status is None or status.state != "loaded"):
+                continue
+            _add(texts[entry.layer], notices, f"plugin {entry.plugin or '?'} ({entry.layer})",
+                 lambda fn=entry.fn: fn(request))
+        return texts, notices
+
+
+def _add(into: list[str], notices: list[str], who: str, call: Callable[[], Any]) -> None:
+    try:
+        value = call()
+    except Exception as exc:
+        log.warning("%s: prompt layer raised %s: %s (skipped)", who, type(exc).__name__, exc)
+        notices.append(f"{who}: its prompt layer failed ({type(exc).__name__}: {exc}); left out")
+        return
+    if isinstance(value, str) and value.strip():
+        into.append(value.strip())
+
+
+_REGISTRIES: "weakref.WeakKeyDictionary[Any, PromptLayers]" = weakref.WeakKeyDictionary()
+
+
+def prompt_layers(kernel: Any) -> PromptLayers:
+    """The prompt-layer registry of ``kernel`` (created on first use)."""
+    registry = _REGISTRIES.get(kernel)
+    if registry is None:
+        registry = _REGISTRIES[kernel] = PromptLayers()
+    return registry
