@@ -53,8 +53,7 @@ class SessionLink:
             tool_calls=calls if calls else None,
             tool_call_id=message.get("tool_call_id"), finish_reason=finish_reason,
             reasoning=message.get("reasoning"),
-            reasoning_details=(json.dumps(message["reasoning_details"])
-                               if message.get("reasoning_details") else None))
+            reasoning_details=message.get("reasoning_details") or None)
 
     def conversation(self, session_id: str) -> list[dict[str, Any]]:
         messages = self.store.get_messages_as_conversation(session_id)
@@ -91,7 +90,7 @@ class SessionLink:
         """A session id from an id, a unique id prefix or a title."""
         if self.get(key) is not None:
             return key
-        for method in ("resolve_session_by_title", "resolve_session_id"):
+        for method in ("resolve_session_id", "resolve_session_by_title"):
             finder = getattr(self.store, method, None)
             found = finder(key) if finder else None
             if found:

@@ -53,13 +53,14 @@ class InterimStore:
     def append_message(self, session_id: str, role: str, content: str | None = None, *,
                        tool_name: str | None = None, tool_calls: Any = None,
                        tool_call_id: str | None = None, finish_reason: str | None = None,
-                       reasoning: str | None = None, reasoning_details: str | None = None,
+                       reasoning: str | None = None, reasoning_details: Any = None,
                        **_: Any) -> int:
         self._exec("INSERT INTO messages (session_id, role, content, tool_name, tool_calls, "
                    "tool_call_id, finish_reason, reasoning, reasoning_details, timestamp) "
                    "VALUES (?,?,?,?,?,?,?,?,?,?)", session_id, role, content, tool_name,
                    json.dumps(tool_calls) if tool_calls else None, tool_call_id, finish_reason,
-                   reasoning, reasoning_details, time.time())
+                   reasoning, json.dumps(reasoning_details) if reasoning_details else None,
+                   time.time())
         self._exec("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?",
                    session_id)
         return 0

@@ -15,19 +15,21 @@ from ..loop import Agent, EventSink, TurnResult
 
 def run_turn(agent: Agent, message: str, on_event: EventSink) -> TurnResult:
     box: dict[str, Any] = {}
+    done = threading.Event()  # (an interrupted Thread.join can misreport is_alive)
 
     def work() -> None:
         try:
             box["result"] = agent.run_conversation(message, on_event=on_event)
         except BaseException as exc:  # re-raised on the calling thread
             box["error"] = exc
+        finally:
+            done.set()
 
-    thread = threading.Thread(target=work, name="hermes-turn", daemon=True)
-    thread.start()
+    threading.Thread(target=work, name="hermes-turn", daemon=True).start()
     interrupted = False
-    while thread.is_alive():
+    while not done.is_set():
         try:
-            thread.join(0.05)
+            done.wait(0.05)
         except KeyboardInterrupt:
             if not interrupted:
                 interrupted = True

@@ -1,0 +1,87 @@
+"""``hermes chat`` through the click root, in-process, against the fake provider server."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import hermes_agent
+from hermes_agent.builtin_plugins import cli_root
+from hermes_agent.testing.fake_llm import reply_error, reply_text, reply_tool_call
+
+
+@pytest.fixture
+def cli(kernel_for, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """``cli(*args) -> exit code``; every invocation gets a fresh kernel on the same home."""
+    def fresh(boot: bool = True) -> Any:
+        return kernel_for()
+
+    monkeypatch.setattr(hermes_agent, "runtime_kernel", fresh)
+    return lambda *args: cli_root.main(list(args))
+
+
+def test_chat_q_streams_the_answer_and_exits_zero(cli, server, capsys) -> None:
+    server.script(reply_tool_call("calculate", {"expression": "7*6"}), reply_text("It is 42."))
+    assert cli("chat", "-q", "what is 7*6?") == 0
+    assert capsys.readouterr().out == "It is 42.\n"
+    assert server.posts()[0].body["stream"] is True
+
+
+def test_chat_q_failure_exits_non_zero_with_the_fix(cli, server, capsys) -> None:
+    server.script(reply_error(401, "bad key"))
+    assert cli("chat", "-q", "hi") == 1
+    err = capsys.readouterr().err
+    assert "HTTP 401" in err and "Fix: check the API key" in err
+
+
+def test_resume_by_id_and_by_title_and_continue(cli, server, capsys, kernel_for) -> None:
+    server.script(reply_text("first answer"))
+    assert cli("chat", "-q", "remember the word kiwi") == 0
+    kernel = kernel_for()
+    from hermes_agent.builtin_plugins.agent.store_link import SessionLink, active_store
+
+    link = SessionLink(active_store(kernel))
+    session_id = link.latest("cli")
+    link.set_title(session_id, "fruit talk")
+    for args in (("--resume", session_id), ("--resume", "fruit talk"), ("--continue",)):
+        server.script(reply_text("kiwi"))
+        assert cli("chat", *args, "-q", "which word?") == 0
+        sent = [m["content"] for m in server.last.body["messages"]]
+        assert sent[1:3] == ["remember the word kiwi", "first answer"]
+    assert len(link.conversation(session_id)) == 8
+    capsys.readouterr()
+    assert cli("chat", "--resume", "no-such-session", "-q", "x") == 1
+    assert "no session 'no-such-session' found" in capsys.readouterr().err
+
+
+def test_json_event_stream(cli, server, capsys) -> None:
+    server.script(reply_tool_call("calculate", {"expression": "1+2"}), reply_text("3"))
+    assert cli("chat", "--json", "-q", "1+2?") == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "session" and kinds[-1] == "turn_end"
+    assert ["tool_start", "tool_end"] == [k for k in kinds if k.startswith("tool_")]
+    assert "".join(e["text"] for e in events if e["type"] == "text_delta") == "3"
+    assert events[-1]["completed"] is True and events[-1]["final_response"] == "3"
+
+
+def test_toolsets_flag_limits_the_tools_offered(cli, server) -> None:
+    server.script(reply_text("ok"))
+    assert cli("chat", "--toolsets", "calculator", "-q", "hi") == 0
+    names = sorted(t["function"]["name"] for t in server.last.body["tools"])
+    assert names == ["calculate", "unit_convert"]
+
+
+def test_hermes_alone_without_a_provider_says_how_to_configure_one(home, monkeypatch,
+                                                                   capsys) -> None:
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False, raising=False)
+    for var in ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HERMES_MODEL",
+                "HERMES_INFERENCE_PROVIDER", "NOUS_API_KEY", "GEMINI_API_KEY",
+                "GOOGLE_API_KEY", "DEEPSEEK_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    assert cli_root.main([]) == 1
+    err = capsys.readouterr().err
+    assert "No model provider is configured" in err and "hermes setup" in err
+    assert len(err.splitlines()) < 25  # one screen

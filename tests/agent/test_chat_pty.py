@@ -1,0 +1,113 @@
+"""``hermes chat`` in a real pseudo-terminal: type a message, see the streamed answer, interrupt
+a long answer with Ctrl-C, use a slash command, quit."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hermes_agent.testing.fake_llm import reply_stall, reply_text
+
+REPO = Path(__file__).resolve().parents[2]
+# Installs the test store only while the builtin sqlite store is not in this tree.
+STORE_PLUGIN = f"""
+import sys
+
+def register(ctx):
+    if "sqlite" in ctx.kernel.slots.installed("session_store"):
+        return
+    sys.path.insert(0, {str(REPO)!r})
+    from tests.agent.interim_store import InterimStore
+    ctx.register_session_store(InterimStore(ctx.kernel.home / "state.db"))
+"""
+
+
+class Terminal:
+    def __init__(self, argv: list[str], env: dict[str, str]):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # child
+            os.execve(argv[0], argv, env)
+        self.buffer = ""
+
+    def read_until(self, text: str, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        while text not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"timed out waiting for {text!r}; screen:\n{self.buffer}")
+            ready, _, _ = select.select([self.fd], [], [], left)
+            if ready:
+                try:
+                    data = os.read(self.fd, 4096)
+                except OSError:
+                    data = b""
+                if not data:
+                    raise AssertionError(f"terminal closed before {text!r}; screen:\n{self.buffer}")
+                self.buffer += data.decode("utf-8", "replace")
+        index = self.buffer.index(text) + len(text)
+        seen, self.buffer = self.buffer[:index], self.buffer[index:]
+        return seen
+
+    def type(self, text: str) -> None:
+        os.write(self.fd, text.encode())
+
+    def wait(self, timeout: float = 10.0) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+            try:  # keep draining so the child never blocks on a full pty
+                if select.select([self.fd], [], [], 0.05)[0]:
+                    os.read(self.fd, 4096)
+            except OSError:
+                pass
+        os.kill(self.pid, signal.SIGKILL)
+        raise AssertionError("hermes chat did not exit")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_interactive_chat_in_a_pty(home: Path, calculator: Path, server) -> None:
+    plugin = home / "plugins" / "interim-sessions"
+    plugin.mkdir()
+    (plugin / "__init__.py").write_text(STORE_PLUGIN)
+    (plugin / "plugin.yaml").write_text("name: interim-sessions\nversion: 1.0.0\n")
+    (home / "config.yaml").write_text(yaml.safe_dump({
+        "model": {"provider": "custom", "base_url": server.openai_base_url,
+                  "default": "fake-model", "max_retries": 0},
+        "plugins": {"enabled": ["calculator", "interim-sessions"]}}))
+    server.script(reply_text("Hello from the fake model!"),
+                  reply_stall("Once upon a time there was a very long story", stall=30),
+                  reply_text("Short one."))
+    hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
+    assert hermes, "the hermes script is not installed next to this interpreter"
+    env = {"HERMES_HOME": str(home), "PATH": os.environ.get("PATH", ""), "TERM": "dumb",
+           "HOME": str(home.parent)}
+    term = Terminal([hermes, "chat"], env)
+    banner = term.read_until("› ")
+    assert "fake-model" in banner and "calculator: calculate, unit_convert" in banner
+    term.type("hello there\r")
+    assert "Hello from the fake model!" in term.read_until("› ")
+    term.type("tell me a story\r")
+    term.read_until("Once")
+    started = time.monotonic()
+    term.type("\x03")  # Ctrl-C
+    screen = term.read_until("› ")
+    assert "[interrupted]" in screen and time.monotonic() - started < 5
+    term.type("/usage\r")
+    assert "2 model calls" in term.read_until("› ")
+    term.type("and now a short one\r")
+    assert "Short one." in term.read_until("› ")
+    posts = server.posts()
+    assert posts[-1].body["messages"][-1]["content"] == "and now a short one"
+    term.type("/quit\r")
+    assert term.wait() == 0
