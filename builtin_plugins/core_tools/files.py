@@ -168,7 +168,8 @@ def patch(args: dict[str, Any], ctx: ToolCallContext) -> str:
     try:
         if is_binary(path):
             return error_result(f"{raw} is a binary file; patch edits text files only.")
-        text = path.read_text(encoding="utf-8", newline="")
+        with path.open("r", encoding="utf-8", newline="") as handle:
+            text = handle.read()
     except UnicodeDecodeError:
         return error_result(f"{raw} is not UTF-8 text; patch edits UTF-8 files only.")
     except OSError as exc:

@@ -1,0 +1,49 @@
+"""Fixtures: a kernel with the core-tools plugin and a helper that calls a tool like the loop."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import hermes_agent.builtin_plugins.core_tools as core_tools
+from hermes_agent import Kernel, tool_kwargs
+from hermes_agent.testing import make_kernel
+
+
+def core_kernel(home: Path, config: dict[str, Any] | None = None) -> Kernel:
+    kernel = make_kernel(home, config=config)
+    status = kernel.register_plugin(core_tools, "core-tools")
+    assert status.state == "loaded", status.reason
+    return kernel
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> Kernel:
+    return core_kernel(tmp_path / "home")
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+Call = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture
+def call(kernel: Kernel, work: Path) -> Call:
+    """``call(tool, args, **kwargs)``: dispatch with the loop's kwargs (cwd = work), parse JSON."""
+
+    def run(tool: str, args: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        base = tool_kwargs(session_id=kwargs.pop("session_id", "s1"), task_id="t1",
+                           turn_id="turn1", tool_call_id="c1", platform="cli",
+                           cwd=kwargs.pop("cwd", work), **kwargs)
+        return json.loads(kernel.tools.dispatch(tool, args, **base))
+
+    return run
