@@ -1,0 +1,112 @@
+"""``hermes setup``: the first-run wizard. Provider, API key (stored in ``$HERMES_HOME/.env``
+with mode 0600, other lines kept), model, then a test call. Every question has a flag, so it
+runs unattended: ``hermes setup --provider openrouter --api-key sk-... --model x --yes``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import click
+
+from hermes_agent import HermesError, runtime_kernel
+
+from .errors import NoProviderError
+from .model_cmd import provider_rows, switch
+from .resolve import installed_profiles, key_from_env, probe_local, resolve_provider
+
+TEST_PROMPT = "Reply with the single word: ready"
+
+
+def needs_setup(kernel: Any) -> bool:
+    """True when no provider is configured and no local server answers (offer ``hermes setup``)."""
+    try:
+        resolve_provider(kernel)
+    except NoProviderError:
+        return True
+    except HermesError:
+        return False  # configured, but wrong: the error says how to fix it
+    return False
+
+
+def test_call(kernel: Any) -> tuple[bool, str]:
+    """One tiny request through the configured provider: (ok, what to print)."""
+    from .client import ModelClient
+    from .retry import RetryPolicy
+    from .types import ChatRequest
+
+    started = time.perf_counter()
+    try:
+        client = ModelClient.from_config(kernel, retry=RetryPolicy(max_retries=1, base_delay=1.0))
+        response = client.chat(ChatRequest([{"role": "user", "content": TEST_PROMPT}],
+                                           max_tokens=16, stream=False, timeout=60))
+    except HermesError as exc:
+        return False, f"Test call failed: {exc}"
+    elapsed = (time.perf_counter() - started) * 1000
+    reply = (response.content or "").strip().replace("\n", " ")[:60]
+    return True, f"Test call OK ({response.provider} {response.model}, {elapsed:.0f} ms): {reply!r}"
+
+
+@click.command("setup")
+@click.option("--provider", "-p", help="Provider name (see `hermes model --list`).")
+@click.option("--api-key", help="API key to store in $HERMES_HOME/.env.")
+@click.option("--model", "-m", "model", help="Model id (default: the provider's default).")
+@click.option("--base-url", help="Endpoint, for custom and local providers.")
+@click.option("--no-test", is_flag=True, help="Skip the test call.")
+@click.option("--yes", "-y", is_flag=True, help="Accept defaults instead of asking.")
+def setup(provider: str | None, api_key: str | None, model: str | None, base_url: str | None,
+          no_test: bool, yes: bool) -> None:
+    """First-run wizard: choose a provider, store its key, pick a model, test it."""
+    from hermes_agent import Kernel
+
+    from ..plugin_admin.envfile import set_env_values
+
+    kernel = runtime_kernel()
+    profiles = installed_profiles(kernel)
+    if not provider:
+        if yes:
+            raise click.ClickException("--yes needs --provider NAME (see `hermes model --list`)")
+        rows = provider_rows(kernel)
+        click.echo("Which model provider should hermes use?")
+        for number, row in enumerate(rows, 1):
+            click.echo(f"  {number:>2}. {row['label']:<24} ({row['name']}, {row['key']})")
+        default = next((i for i, r in enumerate(rows, 1) if r["name"] == "openrouter"), 1)
+        number = click.prompt("Provider", type=click.IntRange(1, len(rows)), default=default)
+        provider = rows[number - 1]["name"]
+    profile = profiles.get(provider) or next((p for p in profiles.values() if provider in p.aliases), None)
+    if profile is None:
+        raise click.ClickException(f"unknown provider {provider!r}; known: {', '.join(sorted(profiles))}")
+    env_file = kernel.home / ".env"
+    if profile.key_env and (profile.key_required or api_key):
+        existing = key_from_env(profile, kernel.env)
+        if not api_key and not yes and not (existing and click.confirm(
+                f"{profile.key_env[0]} is already set; keep it?", default=True)):
+            hint = f" (get one at {profile.key_url})" if profile.key_url else ""
+            api_key = click.prompt(f"{profile.title} API key{hint}", hide_input=True,
+                                   default="", show_default=False) or None
+        if api_key:
+            set_env_values(env_file, {profile.key_env[0]: api_key.strip()})
+            os.environ[profile.key_env[0]] = api_key.strip()  # this process sees the new key
+            click.echo(f"Stored {profile.key_env[0]} in {env_file} (mode 0600).")
+        elif not existing and profile.key_required:
+            raise click.ClickException(f"{profile.title} needs an API key: pass --api-key or set "
+                                       f"{profile.key_env[0]} in {env_file}")
+    if profile.name == "custom" and not base_url and not yes:
+        base_url = click.prompt("Base URL (OpenAI-compatible, e.g. http://127.0.0.1:8000/v1)")
+    if not model:
+        suggested = profile.default_model
+        if profile.local and not suggested:
+            served = probe_local(base_url or profile.base_url) or []
+            suggested = served[0] if served else ""
+        model = suggested if yes else click.prompt("Model", default=suggested or None)
+    switch(kernel, profile.name, model, base_url)
+    fresh = Kernel(kernel.home).boot()
+    click.echo(f"Configured {profile.title} with model {model} in {kernel.home / 'config.yaml'}.")
+    if no_test:
+        return
+    ok, message = test_call(fresh)
+    click.echo(message)
+    if not ok:
+        raise click.exceptions.Exit(1)
