@@ -1,0 +1,15 @@
+"""Builtin plugin: the SQLite session store (``$HERMES_HOME/state.db``) and ``hermes sessions``.
+
+``register(ctx)`` puts a lazy :class:`SqliteSessionStore` into the ``session_store`` slot under
+the name ``sqlite``; the database is opened on the first call, never at registration.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def register(ctx: Any) -> None:
+    from .store import SqliteSessionStore
+
+    ctx.register_session_store(SqliteSessionStore(home=ctx.kernel.home))

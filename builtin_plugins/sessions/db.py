@@ -1,0 +1,218 @@
+"""Connections to state.db: opening safely, writing under contention, background upkeep.
+
+* Opening never overwrites anything: a file that is not SQLite, or is damaged, is an error
+  naming the fix, and the file stays as it was.
+* Writes run in ``BEGIN IMMEDIATE`` transactions with a short busy timeout; when another process
+  holds the lock longer, the write is retried up to 15 times after a random 20-150 ms pause, so
+  competing writers do not retry in lockstep.
+* WAL with ``synchronous=NORMAL``: a committed write survives the process being killed; a power
+  cut can lose the last few commits but never corrupts the file.
+* A daemon thread with its own connection runs a passive WAL checkpoint every 50 writes and
+  merges FTS segments in small steps, so neither costs an append its latency.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from .interface import SessionStoreError
+from .schema import FTS_TABLES, ensure_schema
+
+log = logging.getLogger("hermes_agent.sessions")
+T = TypeVar("T")
+
+BUSY_TIMEOUT_MS = 100
+WRITE_RETRIES = 15
+RETRY_MIN_S, RETRY_MAX_S = 0.020, 0.150
+CHECKPOINT_EVERY = 50
+MERGE_EVERY = 25
+MERGE_PAGES = 64
+_HEADER = b"SQLite format 3\x00"
+
+
+def explain(exc: BaseException, path: Path, action: str = "open") -> SessionStoreError:
+    """A clear SessionStoreError for an sqlite3 error on ``path``."""
+    text = str(exc).lower()
+    if "disk is full" in text or "disk i/o" in text and "full" in text:
+        return SessionStoreError(
+            f"cannot write {path}: the disk is full. Free some space and try again; everything "
+            "saved before this write is intact.")
+    if "readonly" in text or "read-only" in text or "unable to open" in text or (
+            "permission" in text):
+        return SessionStoreError(
+            f"cannot {action} {path}: the file or its directory ({path.parent}) is not "
+            "writable. Fix the permissions (the directory must be writable for the -wal and "
+            "-shm files) or point HERMES_HOME elsewhere.")
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return SessionStoreError(
+            f"{path} is damaged or is not a session database ({exc}). It was not changed. Move "
+            "it aside (hermes starts a new state.db) and, if it holds sessions you need, try "
+            "`sqlite3 FILE .recover` on the copy, then `hermes sessions import`.")
+    return SessionStoreError(f"session store {path}: {exc}")
+
+
+def check_file(path: Path) -> None:
+    """Refuse a non-empty file that is not an SQLite database, before SQLite touches it."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(16)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise SessionStoreError(f"cannot read {path}: {exc}. Fix its permissions.") from exc
+    if head and head != _HEADER:
+        raise SessionStoreError(
+            f"{path} is not an SQLite database (it starts with {head[:8]!r}). It was not changed. "
+            "Move it aside so hermes can create a new state.db there.")
+
+
+def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    """An autocommit connection with the store's pragmas (no schema work)."""
+    if readonly:
+        uri = f"file:{path}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False,
+                               timeout=BUSY_TIMEOUT_MS / 1000)
+    else:
+        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
+                               timeout=BUSY_TIMEOUT_MS / 1000)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA cache_size = -32768")  # 32 MiB: FTS merges stay in memory
+    if not readonly:
+        conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+def open_database(path: Path) -> tuple[sqlite3.Connection, list[str]]:
+    """Open (creating or upgrading) state.db at ``path``; returns the connection and what the
+    schema step changed."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SessionStoreError(f"cannot create {path.parent}: {exc}. Make the directory "
+                                "writable or point HERMES_HOME elsewhere.") from exc
+    check_file(path)
+    conn = None
+    try:
+        conn = connect(path)
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            log.warning("%s: WAL is not available here (journal_mode=%s); concurrent readers "
+                        "will wait for writers", path, mode)
+        conn.execute("PRAGMA wal_autocheckpoint = 0")  # the upkeep thread checkpoints
+        changes = retry_busy(lambda: ensure_schema(conn, str(path)))
+    except SessionStoreError:
+        if conn is not None:
+            conn.close()
+        raise
+    except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
+        raise explain(exc, path) from exc
+    return conn, changes
+
+
+def is_busy(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+def retry_busy(fn: Callable[[], T]) -> T:
+    """Run ``fn``; on "database is locked" retry after random 20-150 ms, up to 15 times."""
+    for attempt in range(WRITE_RETRIES):
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or attempt == WRITE_RETRIES - 1:
+                raise
+            time.sleep(random.uniform(RETRY_MIN_S, RETRY_MAX_S))
+    raise AssertionError("unreachable")
+
+
+class Upkeep:
+    """Checkpoints and FTS merges on a daemon thread with its own connection."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.writes = 0
+        self._pending = threading.Event()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+        self._since_checkpoint = 0
+        self._since_merge = 0
+        self._lock = threading.Lock()
+
+    def wrote(self, n: int = 1) -> None:
+        with self._lock:
+            self._since_checkpoint += n
+            self._since_merge += n
+            due = self._since_checkpoint >= CHECKPOINT_EVERY or self._since_merge >= MERGE_EVERY
+        if due:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="hermes-state-upkeep",
+                                                daemon=True)
+                self._thread.start()
+            self._pending.set()
+
+    def _run(self) -> None:
+        try:
+            conn = connect(self.path)
+        except sqlite3.Error as exc:  # the writer's own connection reports real problems
+            log.warning("session store upkeep disabled: %s", exc)
+            return
+        try:
+            while not self._stop:
+                self._pending.wait()
+                self._pending.clear()
+                if self._stop:
+                    break
+                self.step(conn)
+        finally:
+            conn.close()
+
+    def step(self, conn: sqlite3.Connection) -> None:
+        with self._lock:
+            merge = self._since_merge >= MERGE_EVERY
+            checkpoint = self._since_checkpoint >= CHECKPOINT_EVERY
+            if merge:
+                self._since_merge = 0
+            if checkpoint:
+                self._since_checkpoint = 0
+        try:
+            if merge:
+                merge_step(conn)
+            if checkpoint:
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error as exc:
+            log.debug("session store upkeep skipped: %s", exc)
+
+    def stop(self) -> None:
+        self._stop = True
+        self._pending.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+
+def merge_step(conn: sqlite3.Connection, pages: int = MERGE_PAGES) -> None:
+    """Merge a few FTS segments (bounded work) in one short write transaction per table."""
+    for table in FTS_TABLES:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (pages,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def file_size(path: Path) -> int:
+    return sum(os.path.getsize(p) for p in (path, Path(f"{path}-wal")) if p.exists())

@@ -1,0 +1,235 @@
+"""Message search: sanitising user queries, FTS5 (unicode61), trigram and LIKE paths.
+
+Syntax: words (all must match), ``"exact phrases"``, ``OR``, ``NOT``, ``prefix*``. Anything
+else a user types is made safe: unmatched quotes and special characters are dropped, terms
+with ``-``, ``.`` or other punctuation inside are quoted, dangling operators are removed. No
+input raises.
+
+Ranking: BM25 over the newest 2,000 matches (so a very common word costs the same as a rare
+one); ``sort="newest"``/``"oldest"`` orders by time instead. Queries with CJK text use the
+trigram table (runs of 3 or more CJK characters) or a LIKE scan (1-2 characters).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .codec import decode_content
+from .schema import CJK_CLASS
+
+MAX_QUERY = 2048
+RANK_WINDOW = 2000
+CONTEXT_CHARS = 200
+_CJK = re.compile(f"[{CJK_CLASS}]")
+_CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
+_BARE = re.compile(r"^[\w]+$", re.UNICODE)  # FTS5 bareword: letters, digits, _ and non-ASCII
+_TOKEN = re.compile(r'"[^"]*"|\S+')
+OPERATORS = ("AND", "OR", "NOT")
+
+
+@dataclass
+class Term:
+    text: str
+    prefix: bool = False
+    negated: bool = False
+
+    def fts(self) -> str:
+        quoted = self.text if _BARE.match(self.text) else '"' + self.text.replace('"', "") + '"'
+        return quoted + ("*" if self.prefix else "")
+
+
+@dataclass
+class Query:
+    """A sanitised query: OR-groups of AND-ed terms (some negated)."""
+
+    groups: list[list[Term]] = field(default_factory=list)
+
+    def fts(self) -> str:
+        parts = []
+        for group in self.groups:
+            pos = [t.fts() for t in group if not t.negated]
+            neg = [t.fts() for t in group if t.negated]
+            text = " AND ".join(pos)
+            for n in neg:
+                text += f" NOT {n}"
+            parts.append(f"({text})" if len(self.groups) > 1 else text)
+        return " OR ".join(parts)
+
+    @property
+    def cjk(self) -> bool:
+        return any(_CJK.search(t.text) for g in self.groups for t in g)
+
+
+def _term(raw: str) -> Term | None:
+    if raw.startswith('"') and raw.endswith('"') and len(raw) >= 2:
+        text = " ".join(raw[1:-1].split())
+        return Term(text) if text.strip() else None
+    prefix = raw.endswith("*")
+    text = raw.replace('"', " ").strip("*")
+    text = re.sub(r"[*+{}()\[\]:^~`|\\<>=!?,;'@#$%&]", " ", text)
+    text = text.strip(" -./")
+    if not text or not re.search(r"\w", text):
+        return None
+    return Term(" ".join(text.split()), prefix=prefix)
+
+
+def parse(query: str) -> Query:
+    """Sanitise ``query`` into OR-groups of terms. Never raises."""
+    text = (query or "")[:MAX_QUERY]
+    if text.count('"') % 2:  # an unmatched quote: drop the last one
+        cut = text.rfind('"')
+        text = text[:cut] + " " + text[cut + 1:]
+    items: list[Any] = []
+    for raw in _TOKEN.findall(text):
+        if raw in OPERATORS:
+            items.append(raw)
+            continue
+        term = _term(raw)
+        if term is not None:
+            items.append(term)
+    groups: list[list[Term]] = [[]]
+    pending: str | None = None
+    for item in items:
+        if isinstance(item, str):
+            if groups[-1] or item == "NOT":
+                pending = item if item != "AND" else pending
+            continue
+        if pending == "OR" and groups[-1]:
+            groups.append([])
+        elif pending == "NOT":
+            item.negated = bool(groups[-1] and any(not t.negated for t in groups[-1]))
+        pending = None
+        groups[-1].append(item)
+    groups = [g for g in groups if any(not t.negated for t in g)]
+    return Query(groups)
+
+
+def sanitize_fts5_query(query: str) -> str:
+    """The FTS5 MATCH expression for ``query`` ("" when nothing searchable is left)."""
+    return parse(query).fts()
+
+
+def search_messages(conn: sqlite3.Connection, query: str, *,
+                    source_filter: Iterable[str] | None = None,
+                    exclude_sources: Iterable[str] | None = None,
+                    role_filter: Iterable[str] | None = None, limit: int = 20, offset: int = 0,
+                    sort: str | None = None) -> list[dict[str, Any]]:
+    parsed = parse(query)
+    if not parsed.groups or limit <= 0:
+        return []
+    where, args = _filters(source_filter, exclude_sources, role_filter)
+    order = "m.id ASC" if sort == "oldest" else "m.id DESC"
+    want = limit + offset
+    if parsed.cjk:
+        ids = _cjk_ids(conn, parsed, where, args, want, sort == "oldest")
+        hits = [(i, None) for i in ids[offset:want]]
+    else:
+        match = parsed.fts()
+        inner = (f"SELECT m.id AS id, f.rank AS rank FROM messages_fts f JOIN messages m ON "
+                 f"m.id = f.rowid JOIN sessions s ON s.id = m.session_id WHERE messages_fts "
+                 f"MATCH ? {where} ORDER BY {order.replace('m.id', 'f.rowid')}")
+        if sort in ("newest", "oldest"):
+            sql = f"{inner} LIMIT ? OFFSET ?"
+            params: tuple[Any, ...] = (match, *args, limit, offset)
+        else:
+            sql = f"SELECT id, rank FROM ({inner} LIMIT {RANK_WINDOW}) ORDER BY rank LIMIT ? OFFSET ?"
+            params = (match, *args, limit, offset)
+        try:
+            rows = conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError:
+            return []  # an expression FTS5 still rejects matches nothing
+        hits = [(r[0], match) for r in rows]
+    return [_result(conn, msg_id, match, parsed) for msg_id, match in hits]
+
+
+def _filters(sources: Iterable[str] | None, excluded: Iterable[str] | None,
+             roles: Iterable[str] | None) -> tuple[str, list[Any]]:
+    where, args = "", []
+    for column, values, op in (("s.source", sources, "IN"), ("s.source", excluded, "NOT IN"),
+                               ("m.role", roles, "IN")):
+        values = [v for v in (values or ()) if v]
+        if values:
+            where += f" AND {column} {op} ({', '.join('?' * len(values))})"
+            args += values
+    return where, args
+
+
+def _like(text: str) -> str:
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _cjk_ids(conn: sqlite3.Connection, parsed: Query, where: str, args: list[Any], want: int,
+             oldest: bool) -> list[int]:
+    """Ids matching a query with CJK text, newest first (or oldest)."""
+    found: set[int] = set()
+    order = "ASC" if oldest else "DESC"
+    for group in parsed.groups:
+        pos = [t for t in group if not t.negated]
+        cond = "".join(" AND m.search_text LIKE ? ESCAPE '\\'" for _ in pos)
+        cond += "".join(" AND m.search_text NOT LIKE ? ESCAPE '\\'" for t in group if t.negated)
+        likes = [_like(t.text) for t in pos] + [_like(t.text) for t in group if t.negated]
+        long = [t for t in pos if len(t.text) >= 3 and _CJK.search(t.text)]
+        if long:
+            source = "messages_fts_trigram f JOIN messages m ON m.id = f.rowid"
+            match = " AND ".join(f'"{t.text[i:i + 3]}"' for t in long
+                                 for i in range(len(t.text) - 2) if '"' not in t.text[i:i + 3])
+            head, params = "messages_fts_trigram MATCH ?", [match]
+        elif not any(_CJK.search(t.text) for t in pos):
+            source = "messages_fts f JOIN messages m ON m.id = f.rowid"
+            head, params = "messages_fts MATCH ?", [Query([group]).fts()]
+        else:
+            source, head, params = "messages m", "1", []
+        sql = (f"SELECT m.id FROM {source} JOIN sessions s ON s.id = m.session_id WHERE {head}"
+               f"{cond} {where} ORDER BY m.id {order} LIMIT ?")
+        try:
+            found.update(r[0] for r in conn.execute(sql, (*params, *likes, *args, want)))
+        except sqlite3.OperationalError:
+            continue
+    return sorted(found, reverse=not oldest)[:want]
+
+
+def _result(conn: sqlite3.Connection, msg_id: int, match: str | None,
+            parsed: Query) -> dict[str, Any]:
+    row = conn.execute("SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.model, "
+                       "s.started_at FROM messages m JOIN sessions s ON s.id = m.session_id "
+                       "WHERE m.id = ?", (msg_id,)).fetchone()
+    snippet = None
+    if match is not None:
+        try:
+            snippet = conn.execute("SELECT snippet(messages_fts, 0, '>>>', '<<<', '...', 40) "
+                                   "FROM messages_fts WHERE messages_fts MATCH ? AND rowid = ?",
+                                   (match, msg_id)).fetchone()[0]
+        except (sqlite3.OperationalError, TypeError):
+            snippet = None
+    if snippet is None:
+        text = conn.execute("SELECT search_text FROM messages WHERE id = ?",
+                            (msg_id,)).fetchone()[0]
+        snippet = manual_snippet(text, [t.text for g in parsed.groups for t in g
+                                        if not t.negated])
+    context = []
+    for op, order in (("<", "DESC"), (">", "ASC")):
+        near = conn.execute(f"SELECT id, role, content FROM messages WHERE session_id = ? AND "
+                            f"id {op} ? ORDER BY id {order} LIMIT 1", (row[1], msg_id)).fetchone()
+        if near is not None:
+            content = decode_content(near[2])
+            text = content if isinstance(content, str) else str(content or "")
+            context.append({"id": near[0], "role": near[1], "content": text[:CONTEXT_CHARS]})
+    return {"id": row[0], "session_id": row[1], "role": row[2], "timestamp": row[3],
+            "snippet": snippet, "context": sorted(context, key=lambda c: c["id"]),
+            "source": row[4], "model": row[5], "session_started": row[6]}
+
+
+def manual_snippet(text: str, terms: list[str], width: int = 60) -> str:
+    """A ``>>>match<<<`` window around the first term found (case-insensitive)."""
+    lower = text.lower()
+    for term in terms:
+        at = lower.find(term.lower())
+        if at >= 0:
+            start, end = max(0, at - width), min(len(text), at + len(term) + width)
+            return ("..." if start else "") + text[start:at] + ">>>" + text[at:at + len(term)] + \
+                "<<<" + text[at + len(term):end] + ("..." if end < len(text) else "")
+    return text[:2 * width] + ("..." if len(text) > 2 * width else "")

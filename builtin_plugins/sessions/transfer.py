@@ -1,0 +1,147 @@
+"""Export to JSON lines and import from exports or from a state.db written by Hermes Agent.
+
+Imports never overwrite: a session whose id already exists is skipped, a title that is taken
+gets the next free " #<n>", and a parent that is not in the store is dropped from the link.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from . import codec
+from .db import check_file, explain
+from .interface import SessionStoreError
+from .schema import MESSAGE_COLUMNS, SESSION_COLUMNS
+
+if TYPE_CHECKING:
+    from .store import SqliteSessionStore
+
+
+def write_jsonl(records: Iterable[dict[str, Any]], out: IO[str]) -> int:
+    """One session (with its messages) per line; returns how many."""
+    n = 0
+    for record in records:
+        out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        n += 1
+    return n
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except ValueError as exc:
+                    raise SessionStoreError(f"{path}:{number} is not a JSON line ({exc}); "
+                                            "import files come from `hermes sessions export`")
+
+
+def _insert_session(conn: sqlite3.Connection, store: "SqliteSessionStore",
+                    session: dict[str, Any]) -> bool:
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session["id"],)).fetchone():
+        return False
+    row = {k: session.get(k) for k in SESSION_COLUMNS if k in session}
+    row.setdefault("source", "unknown")
+    row["source"] = row["source"] or "unknown"
+    row["started_at"] = row.get("started_at") or 0.0
+    parent = row.get("parent_session_id")
+    if parent and not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent,)).fetchone():
+        row["parent_session_id"] = None
+    title = codec.sanitize_title(row.get("title"))
+    if title and conn.execute("SELECT 1 FROM sessions WHERE title = ?", (title,)).fetchone():
+        from .lineage import next_title
+
+        title = next_title(lambda sql, args=(): conn.execute(sql, tuple(args)).fetchall(), title)
+    row["title"] = title
+    cols = list(row)
+    conn.execute(f"INSERT INTO sessions ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                 [row[c] for c in cols])
+    return True
+
+
+def import_records(store: "SqliteSessionStore",
+                   records: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """Import exported sessions (dicts with ``messages``), parents before children."""
+    from .store import insert_messages
+
+    stats = {"sessions": 0, "messages": 0, "skipped": 0}
+    pending = sorted(records, key=lambda r: float(r.get("started_at") or 0))
+    for record in pending:
+        if not record.get("id"):
+            stats["skipped"] += 1
+            continue
+
+        def do(conn: sqlite3.Connection, record: dict[str, Any] = record) -> int | None:
+            if not _insert_session(conn, store, record):
+                return None
+            return insert_messages(conn, record["id"], record.get("messages") or [])
+        _tally(stats, store._write(do))
+    return stats
+
+
+def import_state_db(store: "SqliteSessionStore", path: Path,
+                    include_inactive: bool = False) -> dict[str, int]:
+    """Copy sessions and messages from another state.db (Hermes Agent 0.19 or this store).
+
+    Rows the source hides from its conversations (``active = 0``: compacted or rewound) are
+    left out unless ``include_inactive``."""
+    path = Path(path)
+    if not path.is_file():
+        raise SessionStoreError(f"{path} does not exist; give the path of a state.db file")
+    check_file(path)
+    try:
+        src = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        src.row_factory = sqlite3.Row
+        tables = {r[0] for r in src.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.Error as exc:
+        raise explain(exc, path, "read") from exc
+    if not {"sessions", "messages"} <= tables:
+        src.close()
+        raise SessionStoreError(f"{path} has no sessions/messages tables; it is not a state.db")
+    try:
+        return _copy(store, src, include_inactive)
+    except sqlite3.DatabaseError as exc:
+        raise explain(exc, path, "read") from exc
+    finally:
+        src.close()
+
+
+def _copy(store: "SqliteSessionStore", src: sqlite3.Connection,
+          include_inactive: bool) -> dict[str, int]:
+    msg_cols = {r[1] for r in src.execute("PRAGMA table_info(messages)")}
+    wanted = [c for c in MESSAGE_COLUMNS if c in msg_cols and c not in ("id", "search_text")]
+    active = "" if include_inactive or "active" not in msg_cols else " AND active = 1"
+    stats = {"sessions": 0, "messages": 0, "skipped": 0}
+    sessions = src.execute("SELECT * FROM sessions ORDER BY started_at").fetchall()
+    for session in sessions:
+        record = dict(session)
+        rows = src.execute(f"SELECT {', '.join(wanted)} FROM messages WHERE session_id = ?"
+                           f"{active} ORDER BY id", (record["id"],)).fetchall()
+
+        def do(conn: sqlite3.Connection, record: dict[str, Any] = record,
+               rows: list[sqlite3.Row] = rows) -> int | None:
+            if not _insert_session(conn, store, record):
+                return None
+            conn.executemany(f"INSERT INTO messages ({', '.join(wanted)}) VALUES "
+                             f"({', '.join('?' * len(wanted))})", [tuple(r) for r in rows])
+            calls = sum(codec.tool_call_count(r["tool_calls"]) for r in rows
+                        if "tool_calls" in r.keys())
+            conn.execute("UPDATE sessions SET message_count = ?, tool_call_count = ? WHERE id = ?",
+                         (len(rows), calls, record["id"]))
+            return len(rows)
+        _tally(stats, store._write(do, writes=max(1, len(rows))))
+    return stats
+
+
+def _tally(stats: dict[str, int], added: int | None) -> None:
+    """Count one imported session (``added`` messages) or, for None, one skipped."""
+    if added is None:
+        stats["skipped"] += 1
+    else:
+        stats["sessions"] += 1
+        stats["messages"] += added
