@@ -35,7 +35,7 @@ _RULES: dict[str, tuple[tuple[str, str], ...]] = {
     "system_prompt_override": (
         ("new_system_prompt", r"\b(?:new|updated|override|replacement|real)\s+system\s+"
                               r"(?:prompt|message|instructions)\b"),
-        ("system_tag", r"<\|?\s*(?:system|im_start\|?\s*system)\s*\|?>|\[\s*system\s*\]\s*:"),
+        ("system_tag", r"<\|?\s*system\s*\|?>|<\|im_start\|>\s*system\b|\[\s*system\s*\]\s*:"),
         ("mode_switch", r"\byou\s+are\s+now\s+(?:in\s+)?(?:developer|god|jailbreak|dan|"
                         r"unrestricted|admin)\s+mode\b|\byou\s+are\s+no\s+longer\s+(?:an?\s+)?"
                         r"(?:ai|assistant|bound|restricted)\b"),
@@ -56,7 +56,7 @@ _RULES: dict[str, tuple[tuple[str, str], ...]] = {
                          r"(?:the\s+|your\s+|all\s+)?(?:api[\s_-]?keys?|credentials|secrets|"
                          r"tokens|passwords|private\s+keys?|env(?:ironment)?\s+variables)\b"),
         ("upload_file", r"\bcurl\b[^\n]{0,200}(?:-d|--data(?:-binary)?|-F|--form|-T|--upload-file)"
-                        r"\s+['\"]?@"),
+                        r"\s+['\"]?(?:[\w-]+=)?@"),
     ),
     "secret_file_read": (
         ("read_secret_file", r"\b(?:cat|less|more|head|tail|type|bat|base64|xxd|strings|cp|scp)\s+"
