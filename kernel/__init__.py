@@ -37,6 +37,12 @@ _EXPORTS = {
     "ApprovalRequest": "builtin_plugins.core_tools.context",
     "tool_kwargs": "builtin_plugins.core_tools.context",
     "prompt_layers": "builtin_plugins.agent.layers", "LayerRequest": "builtin_plugins.agent.layers",
+    # session store slot
+    "SessionStore": "builtin_plugins.sessions.interface",
+    "SessionStoreError": "builtin_plugins.sessions.interface",
+    "TitleConflictError": "builtin_plugins.sessions.interface",
+    "session_store": "builtin_plugins.sessions.interface",
+    "SqliteSessionStore": "builtin_plugins.sessions.store",
     # errors
     "HermesError": "errors", "ConfigError": "errors", "ManifestError": "errors",
     "PluginError": "errors", "SlotError": "errors", "ToolError": "errors",

@@ -1,0 +1,236 @@
+"""`hermes sessions list | show | search | export | import | rename | delete | prune | stats`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hermes_agent import runtime_kernel
+
+from .interface import SessionStore, SessionStoreError, session_store
+
+
+def _store() -> SessionStore:
+    return session_store(runtime_kernel())
+
+
+def _when(ts: float | None) -> str:
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else "-"
+
+
+def _resolve(store: SessionStore, key: str) -> str:
+    found = store.resolve_session_id(key)
+    if found is None:
+        raise SessionStoreError(f"no session matches {key!r} (an id, a unique id prefix or a "
+                                "title); see `hermes sessions list`")
+    return found
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+@click.group()
+def sessions() -> None:
+    """List, show, search, export, import and clean up stored sessions (state.db)."""
+
+
+@sessions.command(name="list")
+@click.option("--source", help="Only this source (cli, telegram, cron, ...).")
+@click.option("--limit", default=20, show_default=True, help="How many.")
+@click.option("--all", "include_children", is_flag=True, help="Include subagent sessions.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_cmd(source: str | None, limit: int, include_children: bool, as_json: bool) -> None:
+    """Recent sessions, one line per conversation (compression chains show their tip)."""
+    rows = _store().list_sessions_rich(source=source, limit=limit,
+                                       include_children=include_children)
+    if as_json:
+        _echo_json(rows)
+        return
+    if not rows:
+        click.echo("No sessions yet.")
+    for row in rows:
+        title = row.get("title") or row.get("preview") or "(empty)"
+        chain = f" [{len(row['lineage'])} parts]" if len(row.get("lineage") or []) > 1 else ""
+        click.echo(f"{row['id']}  {_when(row['last_active'])}  {row['source']:<9} "
+                   f"{row['message_count']:>4} msgs  {title[:60]}{chain}")
+
+
+@sessions.command()
+@click.argument("session")
+@click.option("--json", "as_json", is_flag=True, help="Print the session and messages as JSON.")
+@click.option("--reasoning", is_flag=True, help="Also show stored reasoning.")
+def show(session: str, as_json: bool, reasoning: bool) -> None:
+    """Show one conversation (SESSION: an id, a unique id prefix or a title)."""
+    store = _store()
+    data = store.export_session(_resolve(store, session))
+    assert data is not None
+    if as_json:
+        _echo_json(data)
+        return
+    click.echo(click.style(data.get("title") or data["id"], bold=True))
+    click.echo(f"id {data['id']} · {data['source']} · {data.get('model') or '-'} · started "
+               f"{_when(data['started_at'])} · {data['message_count']} messages · "
+               f"{data['input_tokens']}+{data['output_tokens']} tokens")
+    for msg in data["messages"]:
+        click.echo("")
+        click.echo(click.style(_label(msg), bold=True, fg=_COLOURS.get(msg["role"])))
+        if reasoning and msg.get("reasoning"):
+            click.echo(click.style(_indent(msg["reasoning"]), dim=True))
+        content = msg.get("content")
+        if content:
+            click.echo(_indent(content if isinstance(content, str) else
+                               json.dumps(content, ensure_ascii=False)))
+        for call in msg.get("tool_calls") or []:
+            fn = call.get("function", {}) if isinstance(call, dict) else {}
+            click.echo(f"  → {fn.get('name', '?')}({fn.get('arguments', '')})")
+
+
+_COLOURS = {"user": "cyan", "assistant": "green", "tool": "yellow", "system": "magenta"}
+
+
+def _label(msg: dict[str, Any]) -> str:
+    extra = f" {msg['tool_name']}" if msg.get("tool_name") else ""
+    return f"{msg['role']}{extra} · {_when(msg['timestamp'])}"
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in str(text).splitlines())
+
+
+@sessions.command()
+@click.argument("query")
+@click.option("--source", multiple=True, help="Only these sources (repeatable).")
+@click.option("--exclude-source", multiple=True, help="Leave out these sources.")
+@click.option("--role", multiple=True, help="Only these roles (user, assistant, tool).")
+@click.option("--limit", default=20, show_default=True)
+@click.option("--sort", type=click.Choice(["relevance", "newest", "oldest"]), default="relevance")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def search(query: str, source: tuple[str, ...], exclude_source: tuple[str, ...],
+           role: tuple[str, ...], limit: int, sort: str, as_json: bool) -> None:
+    """Full-text search: words, "phrases", OR, NOT, prefix*; CJK text works too."""
+    results = _store().search_messages(
+        query, source_filter=source or None, exclude_sources=exclude_source or None,
+        role_filter=role or None, limit=limit, sort=None if sort == "relevance" else sort)
+    if as_json:
+        _echo_json(results)
+        return
+    if not results:
+        click.echo("No matches.")
+    for hit in results:
+        click.echo(f"{hit['session_id']}  {_when(hit['timestamp'])}  {hit['source']}  "
+                   f"{hit['role']}")
+        click.echo("  " + " ".join(hit["snippet"].split()))
+
+
+@sessions.command()
+@click.argument("session", required=False)
+@click.option("--source", help="Export only sessions of this source.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write to this file (default: standard output).")
+def export(session: str | None, source: str | None, output: Path | None) -> None:
+    """Export one session or all of them as JSON lines (one session with its messages a line)."""
+    from .transfer import write_jsonl
+
+    store = _store()
+    if session:
+        data = store.export_session(_resolve(store, session))
+        records: Any = [data] if data else []
+    else:
+        records = store.export_all(source=source)
+    if output is None:
+        write_jsonl(records, sys.stdout)
+        return
+    with output.open("w", encoding="utf-8") as handle:
+        n = write_jsonl(records, handle)
+    click.echo(f"Exported {n} session(s) to {output}", err=True)
+
+
+@sessions.command(name="import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--include-inactive", is_flag=True,
+              help="Also copy rows a Hermes Agent state.db hides (compacted or rewound).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def import_cmd(path: Path, include_inactive: bool, as_json: bool) -> None:
+    """Copy sessions from a state.db (Hermes Agent 0.19 or hermes) or a JSONL export."""
+    from .transfer import import_records, import_state_db, read_jsonl
+
+    store = _store()
+    with path.open("rb") as handle:
+        is_sqlite = handle.read(16) == b"SQLite format 3\x00"
+    if is_sqlite:
+        stats = import_state_db(store, path, include_inactive=include_inactive)  # type: ignore[arg-type]
+    else:
+        stats = import_records(store, read_jsonl(path))  # type: ignore[arg-type]
+    if as_json:
+        _echo_json(stats)
+    else:
+        click.echo(f"Imported {stats['sessions']} session(s) and {stats['messages']} message(s); "
+                   f"skipped {stats['skipped']} already present.")
+
+
+@sessions.command()
+@click.argument("session")
+@click.argument("title")
+def rename(session: str, title: str) -> None:
+    """Set the title of SESSION (titles are unique; "" clears it)."""
+    store = _store()
+    sid = _resolve(store, session)
+    clean = store.set_session_title(sid, title)
+    click.echo(f"{sid}: {clean!r}" if clean else f"{sid}: title cleared")
+
+
+@sessions.command()
+@click.argument("session")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask.")
+def delete(session: str, yes: bool) -> None:
+    """Delete a session and its messages."""
+    store = _store()
+    sid = _resolve(store, session)
+    if not yes:
+        click.confirm(f"Delete session {sid} and its messages?", abort=True)
+    store.delete_session(sid)
+    click.echo(f"Deleted {sid}")
+
+
+@sessions.command()
+@click.option("--older-than", "days", default=90.0, show_default=True, help="Age in days.")
+@click.option("--source", help="Only this source.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def prune(days: float, source: str | None, yes: bool, as_json: bool) -> None:
+    """Delete ENDED sessions older than --older-than days (active ones are kept)."""
+    if not yes and not as_json:
+        click.confirm(f"Delete ended sessions older than {days:g} days"
+                      f"{f' from {source}' if source else ''}?", abort=True)
+    n = _store().prune_sessions(older_than_days=days, source=source)
+    if as_json:
+        _echo_json({"deleted": n})
+    else:
+        click.echo(f"Deleted {n} session(s).")
+
+
+@sessions.command()
+@click.option("--source", help="Only this source.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def stats(source: str | None, as_json: bool) -> None:
+    """Sessions, messages, tokens and cost in total, by model and by source."""
+    data = _store().usage_stats(source=source)
+    if as_json:
+        _echo_json(data)
+        return
+    t = data["total"]
+    click.echo(f"{t['sessions']} sessions, {t['messages']} messages, {t['tool_calls']} tool "
+               f"calls, {t['api_calls']} API calls")
+    click.echo(f"tokens: {t['input_tokens']} in, {t['output_tokens']} out, "
+               f"{t['cache_read_tokens']} cache read, {t['cache_write_tokens']} cache write, "
+               f"{t['reasoning_tokens']} reasoning; cost ${t['estimated_cost_usd']:.4f} estimated")
+    for row in data["by_model"]:
+        click.echo(f"  {row['model'] or '(none)':<30} {row['sessions']:>5} sessions "
+                   f"{row['input_tokens'] + row['output_tokens']:>10} tokens "
+                   f"${row['estimated_cost_usd']:.4f}")
