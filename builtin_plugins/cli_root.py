@@ -46,14 +46,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def runtime_kernel(boot: bool = True) -> Any:
-    """The kernel for this CLI process (built once), with $HERMES_HOME/.env applied."""
+    """The kernel for this CLI process (built once; it applies $HERMES_HOME/.env)."""
     global _kernel
     if _kernel is None:
-        from ..config import hermes_home, read_env_file
         from ..kernel import Kernel
 
-        for key, value in read_env_file(hermes_home() / ".env").items():
-            os.environ.setdefault(key, value)
         _kernel = Kernel()
     if boot:
         _kernel.boot()

@@ -148,8 +148,14 @@ class PluginContext:
         return self._kernel.tools.dispatch(tool_name, args, **kwargs)
 
     def inject_message(self, content: str, role: str = "user") -> bool:
-        """Queue a message for the running agent. Returns False when no surface accepts one."""
-        return False
+        """Queue a message for the running conversation (the surface that drives the agent
+        installs ``kernel.message_sink``). Returns False, with a warning, when none accepts it."""
+        sink = self._kernel.message_sink
+        if sink is None:
+            log.warning("plugin %s: inject_message() dropped a %s message: no conversation is "
+                        "running to receive it", self.plugin_name, role)
+            return False
+        return sink(content, role) is not False
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("register_") and attr[len("register_"):] in UNSUPPORTED:

@@ -198,11 +198,15 @@ def _entry_point_manifest(ep, dist, cache):  # type: ignore[no-untyped-def]
     module = ep.value.split(":")[0].strip()
     prefix = module.replace(".", "/")
     candidates = [f"{prefix}/plugin.yaml", f"{prefix}/plugin.yml"]
+    shared = f"/hermes_agent/plugins/{ep.name}/plugin.yaml"  # data files: share/hermes_agent/...
     path: Path | None = None
     for file in (dist.files or []) if dist else []:
-        if str(file).replace("\\", "/") in candidates:
+        text = str(file).replace("\\", "/")
+        if text in candidates:
             path = Path(str(dist.locate_file(file)))
             break
+        if path is None and text.endswith(shared):
+            path = Path(str(dist.locate_file(file)))
     if path is None and "." not in module:
         from importlib.util import find_spec  # top-level only: finding it imports nothing
 

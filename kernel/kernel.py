@@ -67,8 +67,16 @@ class PluginStatus:
 
 
 def effective_env(home: Path, env: Mapping[str, str] | None) -> dict[str, str]:
-    """The process environment over $HERMES_HOME/.env (the environment wins)."""
-    return {**read_env_file(home / ".env"), **(os.environ if env is None else env)}
+    """``env`` (default: the process environment) over $HERMES_HOME/.env; the environment wins.
+
+    For the process environment the .env values are also put into ``os.environ``, because
+    plugins read their keys from there."""
+    dotenv = read_env_file(home / ".env")
+    if env is not None:
+        return {**dotenv, **env}
+    for key, value in dotenv.items():
+        os.environ.setdefault(key, value)
+    return dict(os.environ)
 
 
 class Kernel:
@@ -88,6 +96,8 @@ class Kernel:
         self.cli_commands: dict[str, CliCommand] = {}
         self.skills: dict[str, Any] = {}
         self.middleware: list[tuple[str, Callable[..., Any], str]] = []
+        # Set by the surface driving a conversation: receives ctx.inject_message(content, role).
+        self.message_sink: Callable[[str, str], Any] | None = None
         self.plugins: dict[str, PluginStatus] = {}
         self.discovery: Discovery | None = None
         self._registrations: dict[str, Registration] = {}

@@ -67,7 +67,7 @@ def decide(record: PluginRecord, config: Config, env: Mapping[str, str],
                                 f"an exclusive provider loads when selected: "
                                 f"`hermes config set {key} {name}`")
         elif not (record.source == "bundled" and record.kind in DEFAULT_ON_KINDS):
-            if not record.matches(config.plugins_enabled):
+            if not record.matches(config.plugins_enabled) and not _selected(record, config):
                 return Decision(False, "not enabled",
                                 f"not in plugins.enabled (run `hermes plugins enable {name}`)")
     missing = missing_env(record, env)
@@ -77,6 +77,12 @@ def decide(record: PluginRecord, config: Config, env: Mapping[str, str],
                         f"{'it' if len(missing) == 1 else 'them'} in the environment or in "
                         f"{config.home / '.env'}")
     return Decision(True, "enabled")
+
+
+def _selected(record: PluginRecord, config: Config) -> bool:
+    """Naming a plugin in memory.provider or context.engine enables it, whatever its kind."""
+    names = (record.name, *record.aliases)
+    return any(config.get(key) in names for key in SLOT_CONFIG_KEYS.values())
 
 
 def missing_env(record: PluginRecord, env: Mapping[str, str]) -> list[str]:

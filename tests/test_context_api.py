@@ -173,7 +173,12 @@ def test_ctx_dispatch_tool_reaches_other_plugins_tools(tmp_path):
     ctx = captured["ctx"]
     assert json.loads(ctx.dispatch_tool("echo", {"x": 1})) == {"x": 1}
     assert "error" in json.loads(ctx.dispatch_tool("missing", {}))
-    assert ctx.inject_message("hello") is False  # no running surface accepts one here
+    assert ctx.inject_message("hello") is False  # no running conversation accepts one here
+    received = []
+    kernel.message_sink = lambda content, role: received.append((role, content))
+    assert ctx.inject_message("from a plugin") is True
+    assert ctx.inject_message("a note", role="assistant") is True
+    assert received == [("user", "from a plugin"), ("assistant", "a note")]
 
 
 SCHEMA = {"name": "x", "description": "d", "parameters": {"type": "object", "properties": {}}}

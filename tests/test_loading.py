@@ -246,6 +246,24 @@ def register(ctx):
     assert [p.name for p in kernel.slots.active_memory(kernel.config)] == ["mymem"]
 
 
+
+def test_selecting_a_standalone_memory_plugin_by_name_enables_it(home):
+    """Memory plugins often ship without `kind: exclusive`; naming one in memory.provider is
+    an explicit choice, so it loads without also listing it in plugins.enabled."""
+    write_plugin(home / "plugins", "plainmem", '''
+class Provider:
+    name = "plainmem"
+def register(ctx):
+    ctx.register_memory_provider(Provider())
+''', manifest="name: plainmem\n")
+    assert boot(home).plugins["plainmem"].state == "not enabled"
+    configure(home, "memory:\n  provider: plainmem\n")
+    kernel = boot(home)
+    assert kernel.plugins["plainmem"].state == "loaded"
+    assert [p.name for p in kernel.slots.active_memory(kernel.config)] == ["plainmem"]
+    configure(home, "memory:\n  provider: plainmem\nplugins:\n  disabled: [plainmem]\n")
+    assert boot(home).plugins["plainmem"].state == "disabled"  # the deny-list still wins
+
 def test_legacy_aliases_warn_but_load(home):
     write_plugin(home / "plugins", "legacy", "def register(ctx):\n    ctx.register_hook('pre_tool_call', lambda **kw: None)\n",
                  manifest="name: legacy\nhooks: [pre_tool_call]\nfavourite_colour: blue\n")
@@ -257,6 +275,36 @@ def test_legacy_aliases_warn_but_load(home):
     assert status.warnings == []  # hooks: counted as provides_hooks, so declarations match
 
 
+def fake_distribution(site: Path, manifest_at: str = "stamp_plugin/plugin.yaml") -> Path:
+    """A pip-installed-looking plugin under ``site`` (a .dist-info with RECORD); returns RECORD."""
+    package = site / "stamp_plugin"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("def register(ctx):\n    pass\n", encoding="utf-8")
+    (site / manifest_at).parent.mkdir(parents=True, exist_ok=True)
+    (site / manifest_at).write_text("name: stamp\nversion: '1.0'\ndescription: from yaml\n",
+                                    encoding="utf-8")
+    info = site / "stamp_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: stamp-plugin\nVersion: 1.0\n",
+                                   encoding="utf-8")
+    (info / "entry_points.txt").write_text("[hermes_agent.plugins]\nstamp = stamp_plugin\n",
+                                           encoding="utf-8")
+    record_file = info / "RECORD"
+    record_file.write_text(f"stamp_plugin/__init__.py,,\n{manifest_at},,\n", encoding="utf-8")
+    return record_file
+
+
+def test_entry_point_manifest_shipped_as_shared_data_is_found(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_agent import discover
+
+    fake_distribution(tmp_path / "site", "share/hermes_agent/plugins/stamp/plugin.yaml")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    record = discover(tmp_path / "home", env={"HERMES_HOME": str(tmp_path / "home")}).plugins["stamp"]
+    assert record.manifest is not None and not record.manifest.synthesized
+    assert record.manifest.description == "from yaml"
+
+
 def test_ledger_fingerprint_changes_when_an_entry_point_plugin_is_reinstalled(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A rebuild under the same version must not keep showing the previous load outcome."""
@@ -266,19 +314,7 @@ def test_ledger_fingerprint_changes_when_an_entry_point_plugin_is_reinstalled(
     from hermes_agent.ledger import fingerprint
 
     site = tmp_path / "site"
-    package = site / "stamp_plugin"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("def register(ctx):\n    pass\n", encoding="utf-8")
-    (package / "plugin.yaml").write_text("name: stamp\nversion: '1.0'\n", encoding="utf-8")
-    info = site / "stamp_plugin-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: stamp-plugin\nVersion: 1.0\n",
-                                   encoding="utf-8")
-    (info / "entry_points.txt").write_text("[hermes_agent.plugins]\nstamp = stamp_plugin\n",
-                                           encoding="utf-8")
-    record_file = info / "RECORD"
-    record_file.write_text("stamp_plugin/__init__.py,,\nstamp_plugin/plugin.yaml,,\n",
-                           encoding="utf-8")
+    record_file = fake_distribution(site)
     monkeypatch.syspath_prepend(str(site))
 
     def current() -> str:
@@ -291,3 +327,30 @@ def test_ledger_fingerprint_changes_when_an_entry_point_plugin_is_reinstalled(
     later = record_file.stat().st_mtime_ns + 5_000_000_000
     os.utime(record_file, ns=(later, later))  # pip rewrites RECORD on every install
     assert current() != before
+
+
+def test_kernel_on_the_process_environment_gives_plugins_the_dotenv_values(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plugins read their keys from os.environ; a key kept in $HERMES_HOME/.env must reach it."""
+    import os
+
+    monkeypatch.delenv("DOTENV_ONLY_KEY", raising=False)
+    monkeypatch.setenv("SHELL_WINS_KEY", "from-shell")
+    (home / ".env").write_text("DOTENV_ONLY_KEY=from-dotenv\nSHELL_WINS_KEY=from-dotenv\n",
+                               encoding="utf-8")
+    write_plugin(home / "plugins", "envreader", '''
+import os
+SEEN = {}
+def register(ctx):
+    SEEN.update(dotenv=os.environ.get("DOTENV_ONLY_KEY"), shell=os.environ.get("SHELL_WINS_KEY"))
+''', manifest="name: envreader\nrequires_env: [DOTENV_ONLY_KEY]\n")
+    configure(home, "plugins:\n  enabled: [envreader]\n")
+    try:
+        kernel = Kernel(home, entry_points=False).boot()  # env=None: the real process
+        assert kernel.plugins["envreader"].state == "loaded"
+        import sys
+
+        seen = sys.modules["hermes_plugins.envreader"].SEEN
+        assert seen == {"dotenv": "from-dotenv", "shell": "from-shell"}
+    finally:
+        os.environ.pop("DOTENV_ONLY_KEY", None)
