@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from .interface import SessionStoreError
-from .schema import FTS_TABLES, ensure_schema
+from .schema import FTS_TABLES, check_supported, ensure_schema
 
 log = logging.getLogger("hermes_agent.sessions")
 T = TypeVar("T")
@@ -103,6 +103,7 @@ def open_database(path: Path) -> tuple[sqlite3.Connection, list[str]]:
     conn = None
     try:
         conn = connect(path)
+        check_supported(conn, str(path))  # before WAL mode rewrites the header
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             log.warning("%s: WAL is not available here (journal_mode=%s); concurrent readers "

@@ -240,20 +240,26 @@ def ensure_schema(conn: sqlite3.Connection, path: str) -> list[str]:
         raise
 
 
+def check_supported(conn: sqlite3.Connection, path: str, version: int | None = None) -> None:
+    """Refuse (before anything is written) a schema that is newer or another program's."""
+    version = read_version(conn) if version is None else version
+    if version is None or version <= 11:
+        return
+    if version > SCHEMA_VERSION or owner(conn) != OWNER:
+        raise SessionStoreError(
+            f"{path} has session schema version {version}, written by a newer or different "
+            f"program; this version of hermes reads versions up to {SCHEMA_VERSION}. The file "
+            "was not changed. Upgrade hermes, or move the file aside and copy its sessions in "
+            "with `hermes sessions import PATH`.")
+
+
 def _apply(conn: sqlite3.Connection, version: int | None, path: str) -> list[str]:
     if version is None:
         for statement in split_sql(create_sql()):
             conn.execute(statement)
         _stamp(conn)
         return ["created"]
-    marked = owner(conn) == OWNER
-    if version > SCHEMA_VERSION or (version == SCHEMA_VERSION and not marked) or (
-            version > 11 and not marked):
-        raise SessionStoreError(
-            f"{path} has session schema version {version}, written by a newer or different "
-            f"program; this version of hermes reads versions up to {SCHEMA_VERSION}. The file "
-            "was not changed. Upgrade hermes, or move the file aside and copy its sessions in "
-            "with `hermes sessions import PATH`.")
+    check_supported(conn, path, version)
     if version == SCHEMA_VERSION:
         added = reconcile_columns(conn)  # a column added by a later release of this version
         return [f"added {c}" for c in added]
