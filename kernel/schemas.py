@@ -97,6 +97,8 @@ class ModelSection(_Section):
     provider: str = ""
     base_url: str = ""
     api_key: str = ""
+    timeout: float | None = None  # seconds per model call
+    max_retries: int | None = None  # retries after the first attempt (default 3)
 
 
 class AuxiliaryTask(_Section):
