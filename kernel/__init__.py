@@ -43,6 +43,12 @@ _EXPORTS = {
     "TitleConflictError": "builtin_plugins.sessions.interface",
     "session_store": "builtin_plugins.sessions.interface",
     "SqliteSessionStore": "builtin_plugins.sessions.store",
+    # slot provider base classes and tool-result helpers (also served under 0.19's module paths)
+    "MemoryProvider": "builtin_plugins.legacy_api.bases",
+    "ContextEngine": "builtin_plugins.legacy_api.bases",
+    "WebSearchProvider": "builtin_plugins.legacy_api.bases",
+    "tool_result": "builtin_plugins.legacy_api.helpers",
+    "tool_error": "builtin_plugins.legacy_api.helpers",
     # errors
     "HermesError": "errors", "ConfigError": "errors", "ManifestError": "errors",
     "PluginError": "errors", "SlotError": "errors", "ToolError": "errors",

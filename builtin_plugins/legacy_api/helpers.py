@@ -1,0 +1,56 @@
+"""Helper functions that plugins written for Hermes Agent 0.19 import by their old module paths.
+
+Also public as ``hermes_agent.tool_result`` / ``hermes_agent.tool_error``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+_interrupted: set[int] = set()
+_lock = threading.Lock()
+
+
+def tool_error(message: object, **extra: Any) -> str:
+    """A tool handler's JSON error result: ``{"error": message, **extra}``."""
+    return json.dumps({"error": str(message), **extra}, ensure_ascii=False)
+
+
+def tool_result(data: Any = None, **fields: Any) -> str:
+    """A tool handler's JSON result: ``data`` if given, else the keyword fields."""
+    return json.dumps(data if data is not None else fields, ensure_ascii=False)
+
+
+def set_interrupted(thread_id: int, interrupted: bool = True) -> None:
+    """Mark (or clear) an interrupt for the thread running a tool; the agent calls this."""
+    with _lock:
+        (_interrupted.add if interrupted else _interrupted.discard)(thread_id)
+
+
+def is_interrupted() -> bool:
+    """Whether the user interrupted the tool running on the current thread."""
+    with _lock:
+        return threading.get_ident() in _interrupted
+
+
+def check_website_access(url: str, config_path: Path | None = None) -> dict[str, str] | None:
+    """``None`` when ``url`` may be fetched. This version has no website blocklist, so every
+    URL is allowed; the function exists so plugins that consult it keep working."""
+    return None
+
+
+def get_hermes_home() -> Path:
+    return Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
+
+
+def get_provider_env(name: str) -> str:
+    """A provider's setting from the environment, else from ``$HERMES_HOME/.env``."""
+    if os.environ.get(name):
+        return os.environ[name]
+    from hermes_agent.config import read_env_file
+
+    return read_env_file(get_hermes_home() / ".env").get(name, "")
