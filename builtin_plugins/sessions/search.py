@@ -219,7 +219,7 @@ def _result(conn: sqlite3.Connection, msg_id: int, match: str | None,
             text = content if isinstance(content, str) else str(content or "")
             context.append({"id": near[0], "role": near[1], "content": text[:CONTEXT_CHARS]})
     return {"id": row[0], "session_id": row[1], "role": row[2], "timestamp": row[3],
-            "snippet": snippet, "context": sorted(context, key=lambda c: c["id"]),
+            "snippet": snippet.strip(), "context": sorted(context, key=lambda c: c["id"]),
             "source": row[4], "model": row[5], "session_started": row[6]}
 
 
