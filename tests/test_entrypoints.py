@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
-from venvkit import clean_env, make_venv, pip_install, run
+from venvkit import clean_env, make_venv, pip_install, plugin_pyproject, run
 
 GROUP = "hermes_agent.plugins"
 MEMORY_GROUP = "hermes_agent.memory_providers"
@@ -135,26 +135,8 @@ SDIST = "epsdist"
 def _pyproject(name: str) -> str:
     dist, version, group, value, files, data = PLUGINS[name]
     package = next(iter(files)).split("/")[0]
-    text = textwrap.dedent(f"""\
-        [build-system]
-        requires = ["setuptools>=61"]
-        build-backend = "setuptools.build_meta"
-
-        [project]
-        name = "{dist}"
-        version = "{version}"
-        description = "hermes entry-point test plugin {name}"
-        requires-python = ">=3.8"
-
-        [project.entry-points."{group}"]
-        {name} = "{value}"
-
-        [tool.setuptools]
-        packages = ["{package}"]
-        """)
-    if data:
-        text += f"\n[tool.setuptools.package-data]\n{package} = {json.dumps(data)}\n"
-    return text
+    return plugin_pyproject(dist, version, group, name, value, package, data,
+                            description=f"hermes entry-point test plugin {name}")
 
 
 _clean_env, _run = clean_env, run

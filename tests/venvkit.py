@@ -47,3 +47,33 @@ def make_venv(root: Path) -> Path:
 def pip_install(python: Path, *specs: str | Path) -> None:
     run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
          "--no-build-isolation", "--no-index", "-q", *(str(s) for s in specs)], env=clean_env())
+
+
+def plugin_pyproject(dist: str, version: str, group: str, entry: str, value: str, package: str,
+                     package_data: list[str], deps: list[str] | None = None,
+                     description: str = "") -> str:
+    """pyproject.toml of a tiny setuptools plugin distribution with one entry point."""
+    import json
+    import textwrap
+
+    text = textwrap.dedent(f"""\
+        [build-system]
+        requires = ["setuptools>=61"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "{dist}"
+        version = "{version}"
+        description = "{description}"
+        requires-python = ">=3.8"
+        dependencies = {json.dumps(deps or [])}
+
+        [project.entry-points."{group}"]
+        {entry} = "{value}"
+
+        [tool.setuptools]
+        packages = ["{package}"]
+        """)
+    if package_data:
+        text += f"\n[tool.setuptools.package-data]\n{package} = {json.dumps(package_data)}\n"
+    return text

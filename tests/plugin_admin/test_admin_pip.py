@@ -1,0 +1,212 @@
+"""pip-installed plugins end to end: wheels and an sdist built here, installed by
+`hermes plugins install` into a throw-away virtualenv (its own interpreter runs pip), then
+enabled, diagnosed, updated with a capability diff, rolled back and removed. Also the
+`hermes plugins new` scaffold, pip-installed and tested. Offline: pip reads a local
+find-links folder only."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from venvkit import clean_env, make_venv, pip_install, plugin_pyproject, run
+
+WX_INIT = """\
+import json
+
+
+def _now(args, **kwargs):
+    return json.dumps({"temp": 21})
+
+
+def register(ctx):
+    ctx.register_tool("wx_now", "wx", {"name": "wx_now", "description": "Weather now.",
+                      "parameters": {"type": "object", "properties": {}}}, _now)
+"""
+# distribution -> version -> (files, dependencies)
+DISTS: dict[str, dict[str, tuple[dict[str, str], list[str]]]] = {
+    "hermes-wx": {
+        "1.0.0": ({"wx_pkg/__init__.py": WX_INIT,
+                   "wx_pkg/plugin.yaml": "name: wx\nversion: 1.0.0\nprovides_tools: [wx_now]\n"}, []),
+        "2.0.0": ({"wx_pkg/__init__.py": WX_INIT + "    ctx.register_hook('post_tool_call', "
+                   "lambda **kw: None)\n",
+                   "wx_pkg/plugin.yaml": "name: wx\nversion: 2.0.0\nprovides_tools: [wx_now]\n"
+                   "provides_hooks: [post_tool_call]\n"}, []),
+    },
+    "hermes-needy": {"0.1.0": ({"needy_pkg/__init__.py": "def register(ctx):\n    pass\n",
+                                "needy_pkg/plugin.yaml": "name: needy\n"},
+                               ["no-such-dependency-anywhere>=1"])},
+    "hermes-sd": {"0.3.0": ({"sd_pkg/__init__.py": "def register(ctx):\n    pass\n",
+                             "sd_pkg/plugin.yaml": "name: sd\nversion: 0.3.0\n"}, [])},
+}
+
+
+def pyproject(dist: str, version: str, package: str, deps: list[str]) -> str:
+    return plugin_pyproject(dist, version, "hermes_agent.plugins", package.removesuffix("_pkg"),
+                            package, package, ["plugin.yaml"], deps)
+
+
+@pytest.fixture(scope="module")
+def links(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Wheels of every distribution above, plus an sdist of hermes-sd, in one folder."""
+    root = tmp_path_factory.mktemp("pip-dists")
+    out = root / "links"
+    batches: list[list[Path]] = [[], []]  # pip builds one version of a distribution per run
+    for dist, versions in DISTS.items():
+        for index, (version, (files, deps)) in enumerate(versions.items()):
+            src = root / "src" / f"{dist}-{version}"
+            for rel, text in files.items():
+                (src / rel).parent.mkdir(parents=True, exist_ok=True)
+                (src / rel).write_text(text)
+            package = next(iter(files)).split("/")[0]
+            (src / "pyproject.toml").write_text(pyproject(dist, version, package, deps))
+            batches[index].append(src)
+    for batch in batches:
+        run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+             "--no-index", "-q", "-w", str(out), *map(str, batch)], env=clean_env())
+    sd = root / "src" / "hermes-sd-0.3.0"
+    run([sys.executable, "-c", "import sys, setuptools.build_meta as b; b.build_sdist(sys.argv[1])",
+         str(root / "sdist")], env=clean_env(), cwd=sd)
+    for wheel in out.glob("hermes_sd-*.whl"):
+        wheel.unlink()  # hermes-sd is installed from its sdist only
+    return out
+
+
+@pytest.fixture(scope="module")
+def python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_venv(tmp_path_factory.mktemp("admin-venv"))
+
+
+class Hermes:
+    """`hermes` of the virtualenv, with its own HERMES_HOME; pip reads ``links`` only."""
+
+    def __init__(self, python: Path, home: Path, links: Path):
+        self.python, self.home = python, home
+        home.mkdir()
+        # PIP_NO_BUILD_ISOLATION=0 lets pip build the sdist offline with the setuptools it has.
+        self.env = clean_env(HERMES_HOME=str(home), PIP_FIND_LINKS=str(links),
+                             PIP_NO_BUILD_ISOLATION="0")
+
+    def __call__(self, *args: str, input: str = "", ok: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([str(self.python), "-m", "hermes_agent.cli", *args], input=input,
+                              env=self.env, cwd=self.home, capture_output=True, text=True, timeout=300)
+        if ok:
+            assert proc.returncode == 0, f"hermes {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
+        return proc
+
+    def rows(self, *extra: str) -> dict[str, dict[str, Any]]:
+        return {r["name"]: r for r in json.loads(self("plugins", "list", "--json", *extra).stdout)}
+
+    def lock(self) -> dict[str, Any]:
+        path = self.home / "plugins.lock"
+        return json.loads(path.read_text())["plugins"] if path.exists() else {}
+
+    def config(self) -> dict[str, Any]:
+        path = self.home / "config.yaml"
+        return (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
+
+    def installed(self, dist: str) -> str:
+        code = (f"from importlib.metadata import version, PackageNotFoundError\ntry: print(version("
+                f"{dist!r}))\nexcept PackageNotFoundError: print('-')")
+        return run([str(self.python), "-c", code], env=self.env).stdout.strip()
+
+
+@pytest.fixture
+def hermes(python: Path, links: Path, tmp_path: Path) -> Hermes:
+    return Hermes(python, tmp_path / "home", links)
+
+
+def test_wheel_install_enable_doctor_update_rollback_remove(hermes: Hermes, links: Path):
+    v1, v2 = links / "hermes_wx-1.0.0-py3-none-any.whl", links / "hermes_wx-2.0.0-py3-none-any.whl"
+    proc = hermes("plugins", "install", str(v1), input="y\n")
+    assert "pip distribution hermes-wx 1.0.0" in proc.stdout and "tools:    wx_now" in proc.stdout
+    assert "Enable wx now? [y/N]" in proc.stdout
+    assert hermes.installed("hermes-wx") == "1.0.0"
+    entry = hermes.lock()["wx"]
+    assert (entry["source"], entry["dist"], entry["dist_version"], entry["spec"]) == \
+        ("pip", "hermes-wx", "1.0.0", str(v1))
+    assert hermes.config() == {"plugins": {"enabled": ["wx"]}}
+    row = hermes.rows("--load")["wx"]
+    assert (row["source"], row["state"], row["tools"], row["hooks"]) == \
+        ("entrypoint", "loaded", ["wx_now"], [])
+    doctor = json.loads(hermes("plugins", "doctor", "wx", "--json").stdout)["plugins"][0]
+    assert (doctor["active"], doctor["tools"], doctor["hooks"]) == (True, 1, 0)
+
+    proc = hermes("plugins", "update", "wx", "--from", str(v2), input="n\n", ok=False)
+    assert proc.returncode == 1 and "+ new hooks: post_tool_call" in proc.stdout
+    assert "Accept it? [y/N]" in proc.stdout and hermes.installed("hermes-wx") == "1.0.0"
+    proc = hermes("plugins", "update", "wx", "--from", str(v2), input="y\n")
+    assert "Update wx: 1.0.0 -> 2.0.0" in proc.stdout
+    assert hermes.installed("hermes-wx") == "2.0.0"
+    assert hermes.lock()["wx"]["previous"]["dist_version"] == "1.0.0"
+    assert hermes.rows("--load")["wx"]["hooks"] == ["post_tool_call"]
+
+    proc = hermes("plugins", "rollback", "wx")
+    assert "Rolled wx back to 1.0.0" in proc.stdout and "- removed hooks: post_tool_call" in proc.stdout
+    assert hermes.installed("hermes-wx") == "1.0.0"
+    assert hermes.lock()["wx"]["dist_version"] == "1.0.0"
+    assert hermes.rows("--load")["wx"]["hooks"] == []
+
+    data = hermes.home / "plugin-data" / "wx"
+    data.mkdir(parents=True)
+    hermes("plugins", "remove", "wx", "--keep-data")
+    assert hermes.installed("hermes-wx") == "-"
+    assert hermes.lock() == {} and hermes.config() == {"plugins": {"enabled": []}}
+    assert "wx" not in hermes.rows() and data.is_dir()
+
+
+def test_requirement_spec_updates_to_newest_and_rolls_back_by_version(hermes: Hermes):
+    hermes("plugins", "install", "hermes-wx==1.0.0", "--enable", "--no-input")
+    assert hermes.installed("hermes-wx") == "1.0.0"
+    proc = hermes("plugins", "update", "wx", "--dry-run")
+    assert "1.0.0 -> 2.0.0" in proc.stdout and "Dry run" in proc.stdout
+    assert hermes.installed("hermes-wx") == "1.0.0"
+    proc = hermes("plugins", "update", "--all", "--no-input", ok=False)
+    assert proc.returncode == 1 and "--yes" in proc.stderr
+    hermes("plugins", "update", "wx", "--yes")
+    assert hermes.installed("hermes-wx") == "2.0.0"
+    hermes("plugins", "rollback", "wx")
+    assert hermes.installed("hermes-wx") == "1.0.0"
+    hermes("plugins", "remove", "wx")
+    assert hermes.installed("hermes-wx") == "-"
+
+
+def test_sdist_install_and_failed_pip_install_leaves_nothing(hermes: Hermes, links: Path):
+    sdist = next((links.parent / "sdist").glob("hermes?sd-0.3.0.tar.gz"))
+    proc = hermes("plugins", "install", str(sdist), "--no-input")
+    assert "Installed sd 0.3.0 (source: pip)" in proc.stdout
+    assert hermes.rows()["sd"]["source"] == "entrypoint"
+    assert hermes.lock()["sd"]["spec"] == str(sdist)
+    hermes("plugins", "remove", "sd")
+    assert hermes.installed("hermes-sd") == "-"
+
+    (hermes.home / "config.yaml").write_text("model:\n  default: m\n")
+    proc = hermes("plugins", "install", "hermes-needy", "--enable", "--no-input", ok=False)
+    assert proc.returncode == 1 and "pip install hermes-needy failed" in proc.stderr
+    assert "no-such-dependency-anywhere" in proc.stderr
+    assert hermes.installed("hermes-needy") == "-"
+    assert hermes.lock() == {} and hermes.config() == {"model": {"default": "m"}}
+
+    proc = hermes("plugins", "install", "hermes-does-not-exist", "--no-input", ok=False)
+    assert proc.returncode == 1 and "pip could not fetch or build hermes-does-not-exist" in proc.stderr
+
+
+def test_scaffold_passes_its_test_when_installed(hermes: Hermes, python: Path, tmp_path: Path):
+    hermes("plugins", "new", "hello-world", "--kind", "tool", "--dir", str(tmp_path))
+    project = tmp_path / "hermes-plugin-hello-world"
+    pip_install(python, project)
+    proc = subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+                          cwd=project, env=hermes.env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "2 passed" in proc.stdout, proc.stdout + proc.stderr
+    row = hermes.rows()["hello-world"]
+    assert (row["source"], row["version"], row["tools"]) == ("entrypoint", "0.1.0", ["hello_world_greet"])
+    assert json.loads(hermes("plugins", "validate", str(project), "--json").stdout)["ok"] is True
+    hermes("plugins", "enable", "hello-world")
+    assert hermes.rows("--load")["hello-world"]["state"] == "loaded"
+    run([sys.executable, "-m", "pip", "--python", str(python), "uninstall", "-y", "-q",
+         "hermes-plugin-hello-world"], env=clean_env())
