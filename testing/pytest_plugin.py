@@ -22,3 +22,12 @@ def hook_recorder(hermes_kernel) -> Iterator[HookRecorder]:  # type: ignore[no-u
     recorder = HookRecorder(hermes_kernel)
     yield recorder
     recorder.close()
+
+
+@pytest.fixture
+def fake_llm():  # type: ignore[no-untyped-def]
+    """A started :class:`hermes_agent.testing.fake_llm.FakeLLMServer` (closed afterwards)."""
+    from .fake_llm import FakeLLMServer
+
+    with FakeLLMServer() as server:
+        yield server
