@@ -169,13 +169,17 @@ class Agent:
             self.sessions.create(self.session_id, source=self.platform, model=self.model,
                                  parent_session_id=self.options.parent_session_id)
             self._stored = True
-        self.system_prompt = build_system_prompt(
-            self.kernel, session_id=self.session_id, model=self.model, provider=self.provider,
-            platform=self.platform, tool_names=self.tool_names, cwd=self.options.cwd)
+        self.system_prompt = self._build_prompt()
         self.sessions.set_system_prompt(self.session_id, self.system_prompt)
         if self.hooks.has_hook("on_session_start"):
             self.hooks.fire("on_session_start", session_id=self.session_id, model=self.model,
                             platform=self.platform)
+
+    def _build_prompt(self) -> str:
+        return build_system_prompt(self.kernel, session_id=self.session_id,
+                                   platform=self.platform, tool_names=self.tool_names,
+                                   cwd=self.options.cwd,
+                                   skip_context_files=self.options.depth > 0)
 
     def finalize(self, reason: str = "shutdown", *, new_session_id: str | None = None) -> None:
         """The session is over for good (exit, ``/new``): ``on_session_finalize``."""
@@ -204,10 +208,7 @@ class Agent:
         self.client = ModelClient.from_config(self.kernel, provider=provider or self.provider,
                                               model=model)
         if self.system_prompt is not None:
-            self.system_prompt = build_system_prompt(
-                self.kernel, session_id=self.session_id, model=self.model,
-                provider=self.provider, platform=self.platform, tool_names=self.tool_names,
-                cwd=self.options.cwd)
+            self.system_prompt = self._build_prompt()
             self.sessions.set_system_prompt(self.session_id, self.system_prompt)
 
     def rewind(self, user_turns: int = 1) -> str | None:

@@ -1,0 +1,213 @@
+"""Agent benchmark: our loop vs hermes-agent 0.19.0, both pointed at the same fake server.
+
+Measures, in one run:
+  1. per-turn wall time of a 20-turn session with 3 tool calls per turn and an instant model
+     (the agent's own overhead: prompt, hooks, tools, persistence, HTTP to a local server);
+  2. wall time of one `hermes chat -q` (process start to exit), and the model requests and
+     probing GETs each implementation sends;
+  3. the `import openai` floor;
+  4. prompt-cache reuse: the share of each request's bytes that is a byte-identical prefix of
+     the previous request over our 20-turn session.
+
+    .venv/bin/python benchmarks/bench_agent.py [--runs 5] [--turns 20] [--no-original]
+
+The original is installed once into a cached virtualenv (see _bench_env.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+from _bench_env import base_env, log, setup_original  # noqa: E402
+
+from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text, reply_tool_calls  # noqa: E402
+
+
+def turn_replies(work: Path, turn: int) -> list[Any]:
+    return [reply_tool_calls(("read_file", {"path": str(work / "a.txt")}),
+                             ("search_files", {"pattern": "hello", "path": str(work)}),
+                             ("read_file", {"path": str(work / "b.txt")})),
+            reply_text(f"Answer {turn}: both files say hello.")]
+
+
+def make_work(root: Path) -> Path:
+    work = root / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "a.txt").write_text("hello from a\n" * 20)
+    (work / "b.txt").write_text("hello from b\n" * 20)
+    return work
+
+
+def env_for(home: Path, **extra: str) -> dict[str, str]:
+    env = base_env()
+    env.update({"HOME": str(home / "user"), "HERMES_HOME": str(home / "hermes"),
+                "no_proxy": "127.0.0.1,localhost", "NO_PROXY": "127.0.0.1,localhost", **extra})
+    (home / "user").mkdir(parents=True, exist_ok=True)
+    (home / "hermes").mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def write_config(home: Path, server: FakeLLMServer) -> None:
+    (home / "hermes" / "config.yaml").write_text(
+        f"model:\n  default: fake-model\n  provider: custom\n  base_url: {server.openai_base_url}\n")
+
+
+# --- 1. per-turn overhead ------------------------------------------------------------------
+def ours_turns(root: Path, turns: int) -> tuple[list[float], list[dict[str, Any]]]:
+    from hermes_agent.builtin_plugins.agent.loop import Agent, AgentOptions
+    from hermes_agent.testing import make_kernel
+
+    work = make_work(root)
+    with FakeLLMServer() as server:
+        env = env_for(root / "ours")
+        write_config(root / "ours", server)
+        kernel = make_kernel(Path(env["HERMES_HOME"]), env={"HERMES_HOME": env["HERMES_HOME"]},
+                             builtins=True)
+        agent = Agent(kernel, AgentOptions(toolsets=["file"], cwd=work))
+        times = []
+        for turn in range(turns):
+            server.script(*turn_replies(work, turn))
+            started = time.perf_counter()
+            result = agent.run_conversation(f"turn {turn}: look at the files in {work}")
+            times.append(time.perf_counter() - started)
+            assert result.completed, result
+        agent.finalize("shutdown")
+        return times, [p.body for p in server.posts()]
+
+
+def original_turns(python: Path, root: Path, turns: int) -> tuple[list[float], int]:
+    work = make_work(root)
+    with FakeLLMServer() as server:
+        for turn in range(turns):
+            server.script(*turn_replies(work, turn))
+        env = env_for(root / "orig", OPENAI_API_KEY="x")
+        proc = subprocess.run([str(python), str(BENCH / "_agent_turns_original.py"),
+                               server.openai_base_url, str(turns), str(work)],
+                              env=env, capture_output=True, text=True, timeout=600)
+        if proc.returncode:
+            raise RuntimeError(f"original turns failed:\n{proc.stderr[-2000:]}")
+        gets = sum(1 for r in server.requests if r.method == "GET")
+        return json.loads(proc.stdout.strip().splitlines()[-1]), gets
+
+
+# --- 2. chat -q ------------------------------------------------------------------------------
+def chat_q(hermes: list[str], home: Path, runs: int, **extra: str) -> dict[str, Any]:
+    times, posts, gets, codes = [], 0, 0, []
+    with FakeLLMServer(default_reply=reply_text("pong")) as server:
+        env = env_for(home, **extra)
+        write_config(home, server)
+        for run in range(runs + 1):  # the first run warms caches (pyc, first-run setup)
+            before = len(server.requests)
+            started = time.perf_counter()
+            proc = subprocess.run([*hermes, "chat", "-q", "ping"], env=env, capture_output=True,
+                                  text=True, timeout=300)
+            elapsed = time.perf_counter() - started
+            if run == 0:
+                continue
+            codes.append(proc.returncode)
+            if proc.returncode or "pong" not in proc.stdout:
+                raise RuntimeError(f"{hermes} chat -q failed ({proc.returncode}):\n"
+                                   f"{proc.stdout[-800:]}\n{proc.stderr[-1500:]}")
+            times.append(elapsed)
+            new = server.requests[before:]
+            posts += sum(1 for r in new if r.method == "POST")
+            gets += sum(1 for r in new if r.method == "GET")
+    return {"median_s": statistics.median(times), "runs": times,
+            "posts_per_run": posts / runs, "gets_per_run": gets / runs}
+
+
+def import_floor(python: Path, runs: int) -> float:
+    times = []
+    for _ in range(runs + 1):
+        started = time.perf_counter()
+        subprocess.run([str(python), "-c", "import openai"], check=True, env=base_env())
+        times.append(time.perf_counter() - started)
+    return statistics.median(times[1:])
+
+
+# --- 4. prompt-cache prefix --------------------------------------------------------------------
+def prefix_stats(bodies: list[dict[str, Any]]) -> dict[str, float]:
+    """Bytes of each request (after the first) that are a byte-identical prefix of the
+    previous request (tools first, then messages, as providers cache them). ``session``: all
+    such bytes over all bytes sent; ``breaks``: requests that changed an earlier byte."""
+    def wire(body: dict[str, Any]) -> str:
+        return json.dumps({"tools": body.get("tools"), "messages": body["messages"]},
+                          ensure_ascii=False)
+
+    texts = [wire(b) for b in bodies]
+    shared = total = breaks = 0
+    shares = []
+    for before, after in zip(texts, texts[1:]):
+        common = len(os.path.commonprefix([before, after]))
+        breaks += common < len(before) - 2  # only the closing "]}" may differ
+        shared, total = shared + common, total + len(after)
+        shares.append(common / len(after))
+    return {"session": shared / total, "min": min(shares), "breaks": breaks,
+            "requests": len(texts)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "hermes-bench")
+    parser.add_argument("--no-original", action="store_true")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="bench-agent-"))
+    report: dict[str, Any] = {}
+    try:
+        ours, bodies = ours_turns(root / "t-ours", args.turns)
+        report["ours_turn_median_s"] = statistics.median(ours)
+        report["ours_turns_s"] = ours
+        report["prefix"] = prefix_stats(bodies)
+        hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
+        report["ours_chat_q"] = chat_q([str(hermes)], root / "q-ours", args.runs)
+        report["import_openai_floor_s"] = import_floor(Path(sys.executable), args.runs)
+        original = None if args.no_original else setup_original(args.workdir, sys.executable)
+        if original is not None:
+            orig_turns, orig_gets = original_turns(original, root / "t-orig", args.turns)
+            report["original_turn_median_s"] = statistics.median(orig_turns)
+            report["original_turns_s"] = orig_turns
+            report["original_session_gets"] = orig_gets
+            report["original_chat_q"] = chat_q([str(original.parent / "hermes")], root / "q-orig",
+                                               args.runs, OPENAI_API_KEY="x")
+            report["original_import_openai_floor_s"] = import_floor(original, args.runs)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print(json.dumps(report, indent=2))
+    summarize(report)
+    return 0
+
+
+def summarize(r: dict[str, Any]) -> None:
+    log(f"per turn (20 turns, 3 tools each): ours {r['ours_turn_median_s'] * 1000:.1f} ms median")
+    p = r["prefix"]
+    log(f"prompt-cache prefix over the session: {p['session']:.1%} of {p['requests']} requests' "
+        f"bytes (lowest single request {p['min']:.1%}; {p['breaks']} requests changed an "
+        "earlier byte)")
+    q = r["ours_chat_q"]
+    log(f"chat -q: ours {q['median_s']:.3f} s ({q['gets_per_run']:.0f} GETs); import openai "
+        f"floor {r['import_openai_floor_s']:.3f} s (+{q['median_s'] - r['import_openai_floor_s']:.3f} s)")
+    if "original_chat_q" in r:
+        o = r["original_chat_q"]
+        log(f"per turn: original {r['original_turn_median_s'] * 1000:.1f} ms median "
+            f"(ratio {r['original_turn_median_s'] / r['ours_turn_median_s']:.1f}x)")
+        log(f"chat -q: original {o['median_s']:.3f} s ({o['gets_per_run']:.0f} GETs); ours/original "
+            f"= {q['median_s'] / o['median_s']:.2f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
