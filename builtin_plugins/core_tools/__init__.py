@@ -26,12 +26,12 @@ class CoreTools:
     """The handlers, bound to one kernel (its config, hook bus and per-session state)."""
 
     def __init__(self, kernel: "Kernel"):
-        from .approval import ApprovalGate
+        from .approval import approval_gate
         from .terminal import TerminalTool
         from .todo import TodoStore
 
         self.kernel = kernel
-        self.gate: ApprovalGate = ApprovalGate(kernel)
+        self.gate: ApprovalGate = approval_gate(kernel)
         self.todos: TodoStore = TodoStore()
         self.terminal = TerminalTool(kernel, self.gate)
 

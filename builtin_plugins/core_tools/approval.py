@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -205,6 +206,17 @@ class ApprovalGate:
         except (ConfigError, OSError) as exc:
             log.warning("could not save approvals %s to config.yaml: %s (kept for this run)",
                         ", ".join(keys), exc)
+
+
+_GATES: "weakref.WeakKeyDictionary[Any, ApprovalGate]" = weakref.WeakKeyDictionary()
+
+
+def approval_gate(kernel: "Kernel") -> ApprovalGate:
+    """The approval gate of ``kernel`` (one per kernel, shared by every caller)."""
+    gate = _GATES.get(kernel)
+    if gate is None:
+        gate = _GATES[kernel] = ApprovalGate(kernel)
+    return gate
 
 
 def _ask(callback: Any, request: ApprovalRequest) -> str:

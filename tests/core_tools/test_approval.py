@@ -152,3 +152,19 @@ def test_broken_or_slow_approvers_deny(tmp_path: Path, work: Path) -> None:
         assert result["status"] == "blocked" and result["approval"] == choice
     assert [p["choice"] for p in recorder.payloads("post_approval_response")] == [
         "deny", "timeout", "deny"]
+
+
+def test_the_loop_can_route_other_approvals_through_the_same_gate(kernel: Kernel) -> None:
+    from hermes_agent import ToolCallContext
+    from hermes_agent.builtin_plugins.core_tools.approval import approval_gate
+
+    recorder = HookRecorder(kernel, ["pre_approval_request", "post_approval_response"])
+    gate = approval_gate(kernel)
+    assert gate is approval_gate(kernel)
+    ctx = ToolCallContext(session_id="s9", approval_callback=lambda r: "session")
+    verdict = gate.decide("send_message to #general", "a plugin asks first", ("plugin:send",), ctx)
+    assert verdict.allowed and verdict.choice == "session"
+    again = gate.decide("send_message to #random", "a plugin asks first", ("plugin:send",),
+                        ToolCallContext(session_id="s9"))
+    assert again.allowed and again.choice == "allowlist"  # remembered for the session
+    assert [p["choice"] for p in recorder.payloads("post_approval_response")] == ["session"]
