@@ -32,6 +32,9 @@ _EXPORTS = {
     "ProviderError": "builtin_plugins.models.errors", "RequestInterrupted": "builtin_plugins.models.errors",
     "NoProviderError": "builtin_plugins.models.errors", "estimate_cost": "builtin_plugins.models.pricing",
     "call_llm": "builtin_plugins.models.auxiliary",
+    # the agent loop
+    "Agent": "builtin_plugins.agent.loop", "AgentOptions": "builtin_plugins.agent.loop",
+    "TurnResult": "builtin_plugins.agent.loop",
     # agent: tool-call context and system-prompt layers
     "ToolCallContext": "builtin_plugins.core_tools.context",
     "ApprovalRequest": "builtin_plugins.core_tools.context",

@@ -1,5 +1,5 @@
 """Fixtures for the agent tests: a fake LLM server and a kernel with the builtin plugins, the
-bundled model providers and the seed calculator plugin, pointed at that server."""
+bundled model providers, the SQLite session store and the seed calculator plugin, pointed at that server."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 from hermes_agent.testing import make_kernel
 from hermes_agent.testing.fake_llm import FakeLLMServer
 
-from .interim_store import register_if_missing
 
 
 @pytest.fixture
@@ -36,10 +35,8 @@ def kernel_for(home: Path, calculator: Path, server: FakeLLMServer):  # type: ig
     """``kernel_for(**config)``: a booted kernel whose model is the fake server."""
 
     def build(**extra: Any) -> Any:
-        kernel = make_kernel(home, config=agent_config(server, **extra),
-                             env={"HERMES_HOME": str(home)}, builtins=True)
-        register_if_missing(kernel)
-        return kernel
+        return make_kernel(home, config=agent_config(server, **extra),
+                           env={"HERMES_HOME": str(home)}, builtins=True)
 
     return build
 

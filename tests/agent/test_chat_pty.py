@@ -17,18 +17,6 @@ import yaml
 
 from hermes_agent.testing.fake_llm import reply_stall, reply_text
 
-REPO = Path(__file__).resolve().parents[2]
-# Installs the test store only while the builtin sqlite store is not in this tree.
-STORE_PLUGIN = f"""
-import sys
-
-def register(ctx):
-    if "sqlite" in ctx.kernel.slots.installed("session_store"):
-        return
-    sys.path.insert(0, {str(REPO)!r})
-    from tests.agent.interim_store import InterimStore
-    ctx.register_session_store(InterimStore(ctx.kernel.home / "state.db"))
-"""
 
 
 class Terminal:
@@ -77,14 +65,10 @@ class Terminal:
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 def test_interactive_chat_in_a_pty(home: Path, calculator: Path, server) -> None:
-    plugin = home / "plugins" / "interim-sessions"
-    plugin.mkdir()
-    (plugin / "__init__.py").write_text(STORE_PLUGIN)
-    (plugin / "plugin.yaml").write_text("name: interim-sessions\nversion: 1.0.0\n")
     (home / "config.yaml").write_text(yaml.safe_dump({
         "model": {"provider": "custom", "base_url": server.openai_base_url,
                   "default": "fake-model", "max_retries": 0},
-        "plugins": {"enabled": ["calculator", "interim-sessions"]}}))
+        "plugins": {"enabled": ["calculator"]}}))
     server.script(reply_text("Hello from the fake model!"),
                   reply_stall("Once upon a time there was a very long story", stall=30),
                   reply_text("Short one."))
