@@ -1,7 +1,7 @@
 """Builtin plugin: the agent (system prompt assembly and the conversation loop).
 
 It is a library that the CLI, the gateway and subagents drive; the kernel knows nothing about
-it. Registration adds nothing to the kernel: other plugins reach the prompt through
+it. It registers only the ``delegate_task`` tool; other plugins add system-prompt layers through
 :func:`hermes_agent.prompt_layers` (see :mod:`.layers`).
 """
 
