@@ -20,6 +20,8 @@ CLI_COMMANDS: dict[str, tuple[str, str]] = {
               "Show, list and switch model providers and models."),
     "setup": ("hermes_agent.builtin_plugins.models.setup_cmd:setup",
               "First-run wizard: provider, API key, model, test call."),
+    "chat": ("hermes_agent.builtin_plugins.agent.chat.command:chat",
+             "Chat with the agent (also `hermes` alone); -q asks once."),
     "sessions": ("hermes_agent.builtin_plugins.sessions.cli:sessions",
                  "List, show, search, export, import and prune stored sessions."),
 }
