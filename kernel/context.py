@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .registration import (CliCommand, HookSpecEntry, Provider, Registration, Skill,
-                           SlashCommand, ToolSpec)
+                           SlashCommand, ToolSpec, ToolsetSpec)
 
 if TYPE_CHECKING:
     from .discovery import PluginRecord
@@ -67,6 +67,16 @@ class PluginContext:
             name=name, toolset=toolset or self.plugin_name, schema=schema, handler=handler,
             plugin=self.plugin_name, check_fn=check_fn, requires_env=tuple(requires_env or ()),
             is_async=is_async, description=description, emoji=emoji, override=override))
+
+    def register_toolset(self, name: str, tools: list[str] | tuple[str, ...] = (),
+                         includes: list[str] | tuple[str, ...] = (), description: str = "",
+                         kind: str = "composite") -> None:
+        """Declare a toolset: ``tools`` it holds and other toolsets it ``includes``. ``kind`` is
+        ``leaf``, ``composite`` or ``platform`` (the set a surface such as hermes-cli offers)."""
+        if kind not in ("leaf", "composite", "platform"):
+            raise ValueError(f"toolset {name!r}: kind must be leaf, composite or platform")
+        self._staged.toolsets.append(ToolsetSpec(name, tuple(tools), tuple(includes),
+                                                 description, kind, self.plugin_name))
 
     def register_hook(self, hook_name: str | None = None, callback: Callable[..., Any] | None = None,
                       *, name: str | None = None, handler: Callable[..., Any] | None = None,

@@ -22,7 +22,7 @@ from .context import PluginContext
 from .discovery import Discovery, PluginRecord, discover
 from .errors import PluginError
 from .policy import decide, truthy
-from .registration import SLOTS, CliCommand, HookSpecEntry, Registration, ToolsetSpec
+from .registration import SLOTS, CliCommand, HookSpecEntry, Registration
 from .slots import Slots
 from .vcache import ValidationCache
 
@@ -98,6 +98,7 @@ class Kernel:
         self.middleware: list[tuple[str, Callable[..., Any], str]] = []
         # Set by the surface driving a conversation: receives ctx.inject_message(content, role).
         self.message_sink: Callable[[str, str], Any] | None = None
+        self._services: dict[str, Any] = {}
         self.plugins: dict[str, PluginStatus] = {}
         self.discovery: Discovery | None = None
         self._registrations: dict[str, Registration] = {}
@@ -259,6 +260,9 @@ class Kernel:
             for key in [k for k, v in table.items() if v.plugin == name]:
                 del table[key]
         self.middleware = [m for m in self.middleware if m[2] != name]
+        for service in self._services.values():
+            if callable(getattr(service, "remove_plugin", None)):
+                service.remove_plugin(name)
         self._registrations.pop(name, None)
         self.plugins.pop(name, None)
 
@@ -361,6 +365,13 @@ class Kernel:
     def active_provider(self, slot: str) -> Any:
         return self.slots.active(slot, self.config)
 
+    def service(self, name: str, factory: Callable[[], Any]) -> Any:
+        """Per-kernel state a plugin shares with others (created by ``factory`` on first use).
+        A service with a ``remove_plugin(name)`` method is told when a plugin is unregistered."""
+        if name not in self._services:
+            self._services[name] = factory()
+        return self._services[name]
+
 
 def _has_hookimpls(target: Any) -> bool:
     from .hookspecs import PROJECT_NAME
@@ -387,12 +398,6 @@ def _bare_provider(record: PluginRecord, target: Any) -> Any:
 
 
 def _collectors(ctx: PluginContext, staged: Registration) -> dict[str, Callable[..., Any]]:
-    def toolset(name: str, *, tools: tuple[str, ...] | list[str] = (),
-                includes: tuple[str, ...] | list[str] = (), description: str = "",
-                kind: str = "composite") -> None:
-        staged.toolsets.append(ToolsetSpec(name, tuple(tools), tuple(includes), description,
-                                           kind, ctx.plugin_name))
-
     def cli(command: Any) -> None:
         staged.cli_commands.append(CliCommand(command.name, command, ctx.plugin_name,
                                               command.help or ""))
@@ -402,7 +407,7 @@ def _collectors(ctx: PluginContext, staged: Registration) -> dict[str, Callable[
             raise ValueError(f"unknown provider slot {slot!r}; slots: {', '.join(SLOTS)}")
         ctx._provider(slot, obj)
 
-    return {"register_tools": ctx.register_tool, "register_toolsets": toolset,
+    return {"register_tools": ctx.register_tool, "register_toolsets": ctx.register_toolset,
             "register_cli_commands": cli, "register_commands": ctx.register_command,
             "register_skills": ctx.register_skill, "register_providers": provider}
 

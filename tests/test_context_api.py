@@ -229,6 +229,36 @@ def test_toolsets_leaf_composite_platform(tmp_path):
     assert kernel.tools.selected(["extra"])[0] == ["other"]
 
 
+
+def test_register_toolset_from_register_ctx(tmp_path):
+    def register(ctx):
+        ctx.register_tool("ok", "demo", {**SCHEMA, "name": "ok"}, lambda a, **k: "{}")
+        ctx.register_toolset("demo-all", tools=["ok"], description="everything of demo")
+        ctx.register_toolset("hermes-demo", includes=["demo-all"], kind="platform")
+
+    kernel = make_kernel(tmp_path, plugins=[register])
+    assert kernel.tools.resolve_toolsets(["hermes-demo"]) == (["ok"], [])
+    bad = kernel.register_plugin(lambda ctx: ctx.register_toolset("x", kind="weird"), "bad")
+    assert bad.state == "failed" and "kind must be leaf, composite or platform" in bad.reason
+
+
+def test_kernel_services_are_per_kernel_and_forget_unregistered_plugins(tmp_path):
+    class Board:
+        def __init__(self):
+            self.notes = {}
+
+        def remove_plugin(self, plugin):
+            self.notes.pop(plugin, None)
+
+    first, second = make_kernel(tmp_path / "a"), make_kernel(tmp_path / "b")
+    board = first.service("board", Board)
+    assert first.service("board", Board) is board  # created once
+    assert second.service("board", Board) is not board  # never shared between kernels
+    first.register_plugin(lambda ctx: board.notes.update({ctx.plugin_name: "hi"}), "noter")
+    assert board.notes == {"noter": "hi"}
+    first.unregister_plugin("noter")
+    assert board.notes == {}
+
 def test_register_plugin_context_manager_removes_everything(tmp_path):
     kernel = make_kernel(tmp_path)
 

@@ -23,7 +23,6 @@ raises is logged, reported as a notice and skipped.
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,12 +97,7 @@ def _add(into: list[str], notices: list[str], who: str, call: Callable[[], Any])
         into.append(value.strip())
 
 
-_REGISTRIES: "weakref.WeakKeyDictionary[Any, PromptLayers]" = weakref.WeakKeyDictionary()
-
-
 def prompt_layers(kernel: Any) -> PromptLayers:
-    """The prompt-layer registry of ``kernel`` (created on first use)."""
-    registry = _REGISTRIES.get(kernel)
-    if registry is None:
-        registry = _REGISTRIES[kernel] = PromptLayers()
-    return registry
+    """The prompt-layer registry of ``kernel`` (created on first use; a plugin's layers go
+    when the plugin is unregistered)."""
+    return kernel.service("prompt_layers", PromptLayers)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import re
 import threading
-import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -208,15 +207,9 @@ class ApprovalGate:
                         ", ".join(keys), exc)
 
 
-_GATES: "weakref.WeakKeyDictionary[Any, ApprovalGate]" = weakref.WeakKeyDictionary()
-
-
 def approval_gate(kernel: "Kernel") -> ApprovalGate:
     """The approval gate of ``kernel`` (one per kernel, shared by every caller)."""
-    gate = _GATES.get(kernel)
-    if gate is None:
-        gate = _GATES[kernel] = ApprovalGate(kernel)
-    return gate
+    return kernel.service("approval_gate", lambda: ApprovalGate(kernel))
 
 
 def _ask(callback: Any, request: ApprovalRequest) -> str:
