@@ -2,9 +2,9 @@
 
 * Opening never overwrites anything: a file that is not SQLite, or is damaged, is an error
   naming the fix, and the file stays as it was.
-* Writes run in ``BEGIN IMMEDIATE`` transactions with a short busy timeout; when another process
-  holds the lock longer, the write is retried up to 15 times after a random 20-150 ms pause, so
-  competing writers do not retry in lockstep.
+* Writes run in ``BEGIN IMMEDIATE`` transactions with a short busy timeout; while another
+  process holds the lock, the write is retried after short random pauses, then up to 15 times
+  after a random 20-150 ms pause, so competing writers neither stall nor retry in lockstep.
 * WAL with ``synchronous=NORMAL``: a committed write survives the process being killed; a power
   cut can lose the last few commits but never corrupts the file.
 * A daemon thread with its own connection runs a passive WAL checkpoint every 50 writes and
@@ -23,13 +23,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
 from .interface import SessionStoreError
 from .schema import FTS_TABLES, check_supported, ensure_schema
 
 log = logging.getLogger("hermes_agent.sessions")
 T = TypeVar("T")
 
-BUSY_TIMEOUT_MS = 100
+BUSY_TIMEOUT_MS = 2  # SQLite's own wait; our retries below do the rest
+FAST_RETRY_S = 0.5
 WRITE_RETRIES = 15
 RETRY_MIN_S, RETRY_MAX_S = 0.020, 0.150
 CHECKPOINT_EVERY = 50
@@ -127,15 +133,28 @@ def is_busy(exc: BaseException) -> bool:
 
 
 def retry_busy(fn: Callable[[], T]) -> T:
-    """Run ``fn``; on "database is locked" retry after random 20-150 ms, up to 15 times."""
-    for attempt in range(WRITE_RETRIES):
+    """Run ``fn``; while another writer holds the lock, retry.
+
+    For the first half second the retries are fine-grained (0.2-2 ms random pauses), so a
+    write waits about as long as the other writer's transaction and not a polling interval
+    more; SQLite's own busy handler backs off up to 100 ms per try, which is what made writers
+    stall. After that, up to 15 retries after random 20-150 ms pauses (a writer that holds the
+    lock for long, such as a big import)."""
+    deadline = time.monotonic() + FAST_RETRY_S
+    slow = 0
+    while True:
         try:
             return fn()
         except sqlite3.OperationalError as exc:
-            if not is_busy(exc) or attempt == WRITE_RETRIES - 1:
+            if not is_busy(exc):
+                raise
+            if time.monotonic() < deadline:
+                time.sleep(random.uniform(0.0002, 0.002))
+                continue
+            slow += 1
+            if slow >= WRITE_RETRIES:
                 raise
             time.sleep(random.uniform(RETRY_MIN_S, RETRY_MAX_S))
-    raise AssertionError("unreachable")
 
 
 class Upkeep:
@@ -169,17 +188,19 @@ class Upkeep:
         except sqlite3.Error as exc:  # the writer's own connection reports real problems
             log.warning("session store upkeep disabled: %s", exc)
             return
+        gate = WriteGate(self.path)
         try:
             while not self._stop:
                 self._pending.wait()
                 self._pending.clear()
                 if self._stop:
                     break
-                self.step(conn)
+                self.step(conn, gate)
         finally:
+            gate.close()
             conn.close()
 
-    def step(self, conn: sqlite3.Connection) -> None:
+    def step(self, conn: sqlite3.Connection, gate: WriteGate) -> None:
         with self._lock:
             merge = self._since_merge >= MERGE_EVERY
             checkpoint = self._since_checkpoint >= CHECKPOINT_EVERY
@@ -189,7 +210,7 @@ class Upkeep:
                 self._since_checkpoint = 0
         try:
             if merge:
-                merge_step(conn)
+                merge_step(conn, gate)
             if checkpoint:
                 conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         except sqlite3.Error as exc:
@@ -203,16 +224,53 @@ class Upkeep:
             self._thread = None
 
 
-def merge_step(conn: sqlite3.Connection, pages: int = MERGE_PAGES) -> None:
+class WriteGate:
+    """An advisory lock file (``state.db-lock``) that this store's writers queue on.
+
+    SQLite's lock is taken by polling, and a writer in a tight loop re-takes it before polling
+    waiters wake up, so one of several writers could wait for many transactions in a row. A
+    blocking ``flock`` wakes waiters the moment the lock is released, which hands the database
+    over promptly. It is held only around one write transaction and released by the kernel
+    if the process dies. Where it cannot be used (no fcntl, read-only directory) writes still
+    work: SQLite's lock and the retries above are what keep them correct."""
+
+    def __init__(self, path: Path):
+        self.path = Path(f"{path}-lock")
+        self.fd: int | None = None
+        self.usable = fcntl is not None
+
+    def __enter__(self) -> "WriteGate":
+        if self.usable and self.fd is None:
+            try:
+                self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError:
+                self.usable = False
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def merge_step(conn: sqlite3.Connection, gate: WriteGate, pages: int | None = None) -> None:
     """Merge a few FTS segments (bounded work) in one short write transaction per table."""
     for table in FTS_TABLES:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (pages,))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        with gate:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)",
+                             (pages or MERGE_PAGES,))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
 
 
 def file_size(path: Path) -> int:

@@ -61,7 +61,7 @@ TITLE_INDEX = """CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title_unique ON 
 
 FTS = f"""
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
-    search_text, content='messages', content_rowid='id', tokenize='unicode61');
+    search_text, content='messages', content_rowid='id', tokenize='unicode61', prefix='3');
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts_trigram USING fts5(
     search_text, content='messages', content_rowid='id', tokenize='trigram', detail=none);
 INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 0);

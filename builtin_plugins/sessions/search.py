@@ -5,7 +5,7 @@ else a user types is made safe: unmatched quotes and special characters are drop
 with ``-``, ``.`` or other punctuation inside are quoted, dangling operators are removed. No
 input raises.
 
-Ranking: BM25 over the newest 2,000 matches (so a very common word costs the same as a rare
+Ranking: BM25 over the newest 500 matches (so a very common word costs the same as a rare
 one); ``sort="newest"``/``"oldest"`` orders by time instead. Queries with CJK text use the
 trigram table (runs of 3 or more CJK characters) or a LIKE scan (1-2 characters).
 """
@@ -22,7 +22,7 @@ from .codec import decode_content
 from .schema import CJK_CLASS
 
 MAX_QUERY = 2048
-RANK_WINDOW = 2000
+RANK_WINDOW = 500
 CONTEXT_CHARS = 200
 _CJK = re.compile(f"[{CJK_CLASS}]")
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
@@ -129,9 +129,10 @@ def search_messages(conn: sqlite3.Connection, query: str, *,
         hits = [(i, None) for i in ids[offset:want]]
     else:
         match = parsed.fts()
-        inner = (f"SELECT m.id AS id, f.rank AS rank FROM messages_fts f JOIN messages m ON "
-                 f"m.id = f.rowid JOIN sessions s ON s.id = m.session_id WHERE messages_fts "
-                 f"MATCH ? {where} ORDER BY {order.replace('m.id', 'f.rowid')}")
+        joins = (" JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id"
+                 if where else "")
+        inner = (f"SELECT f.rowid AS id, f.rank AS rank FROM messages_fts f{joins} WHERE "
+                 f"messages_fts MATCH ? {where} ORDER BY {order.replace('m.id', 'f.rowid')}")
         if sort in ("newest", "oldest"):
             sql = f"{inner} LIMIT ? OFFSET ?"
             params: tuple[Any, ...] = (match, *args, limit, offset)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import codec, lineage, search
-from .db import Upkeep, explain, is_busy, open_database, retry_busy
+from .db import Upkeep, WriteGate, explain, is_busy, open_database, retry_busy
 from .interface import SessionStoreError, TitleConflictError
 
 T = TypeVar("T")
@@ -44,6 +44,7 @@ class SqliteSessionStore:
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._upkeep = Upkeep(self.path)
+        self._gate = WriteGate(self.path)
         self.schema_changes: list[str] = []
 
     # --- plumbing ---------------------------------------------------------------------
@@ -63,7 +64,7 @@ class SqliteSessionStore:
         conn = self.conn
 
         def attempt() -> T:
-            with self._lock:
+            with self._lock, self._gate:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     result = fn(conn)
@@ -108,6 +109,7 @@ class SqliteSessionStore:
                     pass
                 self._conn.close()
                 self._conn = None
+            self._gate.close()
 
     def __enter__(self) -> "SqliteSessionStore":
         return self
