@@ -25,3 +25,17 @@ CLI_COMMANDS: dict[str, tuple[str, str]] = {
     "sessions": ("hermes_agent.builtin_plugins.sessions.cli:sessions",
                  "List, show, search, export, import and prune stored sessions."),
 }
+
+# config.yaml keys owned by builtin plugins, validated with the rest of the file:
+# key -> "module:attribute" (a pydantic section model, or a (type, default) pair).
+_CORE = "hermes_agent.builtin_plugins.core_tools.config_schema"
+_AGENT = "hermes_agent.builtin_plugins.agent.config_schema"
+CONFIG_SECTIONS: dict[str, str] = {
+    "approvals": f"{_CORE}:ApprovalsSection",
+    "command_allowlist": f"{_CORE}:command_allowlist",
+    "terminal": f"{_CORE}:TerminalSection",
+    "tool_output": f"{_CORE}:ToolOutputSection",
+    "agent": f"{_AGENT}:AgentSection",
+    "delegation": f"{_AGENT}:DelegationSection",
+    "context_file_max_chars": f"{_AGENT}:context_file_max_chars",
+}

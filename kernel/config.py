@@ -1,7 +1,8 @@
 """Layered configuration: built-in defaults < $HERMES_HOME/config.yaml < ${VAR} expansion
 (from the environment and $HERMES_HOME/.env) < runtime overrides.
 
-The merged result is validated with pydantic (``schemas.ConfigModel``); errors are
+The merged result is validated with pydantic (``schemas.ConfigModel`` plus the sections
+builtin plugins declare in ``builtin_plugins.CONFIG_SECTIONS``); errors are
 ``location: message`` lines. Keys this version does not use produce one warning, never an
 error, so a config.yaml written for the original Hermes loads. Writes change one key and
 keep every other key the user wrote.
@@ -222,10 +223,11 @@ def load_config(home: Path | None = None, overrides: Mapping[str, Any] | None = 
 def _validate(merged: dict[str, Any], path: str) -> dict[str, Any]:
     from pydantic import ValidationError
 
-    from .schemas import ConfigModel, render_errors, unknown_keys
+    from .builtin_plugins import CONFIG_SECTIONS
+    from .schemas import config_model, render_errors, unknown_keys
 
     try:
-        model = ConfigModel.model_validate(merged)
+        model = config_model(CONFIG_SECTIONS).model_validate(merged)
     except ValidationError as exc:
         return {"error": render_errors(exc)}
     warnings = []

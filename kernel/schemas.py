@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 PLUGIN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -128,37 +128,6 @@ class SessionsSection(_Section):
     store: str = "sqlite"
 
 
-class ApprovalsSection(_Section):
-    mode: Literal["manual", "smart", "off"] = "manual"  # smart asks a human like manual
-    timeout: float = Field(60, gt=0)
-
-    @field_validator("mode", mode="before")
-    @classmethod
-    def _yaml_bool(cls, value: Any) -> Any:  # YAML reads a bare `off` as false
-        return {False: "off", True: "manual"}.get(value, value) if isinstance(value, bool) else value
-
-
-class TerminalSection(_Section):
-    timeout: float = Field(180, gt=0)
-
-
-class ToolOutputSection(_Section):
-    max_bytes: int = Field(50_000, gt=0)
-    max_lines: int = Field(2000, gt=0)
-    max_line_length: int = Field(2000, gt=0)
-
-
-class AgentSection(_Section):
-    system_prompt: str = ""
-    max_turns: int = Field(90, gt=0)  # tool-calling iterations per user message
-    parallel_tools: list[str] = Field(default_factory=list)  # more read-only tools to batch
-
-
-class DelegationSection(_Section):
-    max_iterations: int = Field(50, gt=0)
-    max_spawn_depth: int = Field(1, ge=1)
-
-
 class ConfigModel(_Section):
     model: ModelSection | str = Field(default_factory=ModelSection)
     fallback_providers: list[dict[str, Any] | str] = Field(default_factory=list)
@@ -170,13 +139,25 @@ class ConfigModel(_Section):
     web: WebSection = Field(default_factory=WebSection)
     sessions: SessionsSection = Field(default_factory=SessionsSection)
     platform_toolsets: dict[str, list[str]] = Field(default_factory=dict)
-    approvals: ApprovalsSection = Field(default_factory=ApprovalsSection)
-    command_allowlist: list[str] = Field(default_factory=list)
-    terminal: TerminalSection = Field(default_factory=TerminalSection)
-    tool_output: ToolOutputSection = Field(default_factory=ToolOutputSection)
-    agent: AgentSection = Field(default_factory=AgentSection)
-    delegation: DelegationSection = Field(default_factory=DelegationSection)
-    context_file_max_chars: int | None = Field(None, gt=0)
+
+
+def config_model(sections: dict[str, str]) -> type[BaseModel]:
+    """:class:`ConfigModel` plus top-level keys that plugins declare. ``sections`` maps a key
+    to ``"module:attribute"``: a pydantic model (a section) or a ``(type, default)`` pair."""
+    key = tuple(sorted(sections.items()))
+    if key not in _COMPOSED:
+        import importlib
+
+        fields: dict[str, Any] = {}
+        for name, target in sections.items():
+            module, _, attr = target.partition(":")
+            spec = getattr(importlib.import_module(module), attr)
+            fields[name] = (spec, Field(default_factory=spec)) if isinstance(spec, type) else spec
+        _COMPOSED[key] = create_model("HermesConfig", __base__=ConfigModel, **fields)
+    return _COMPOSED[key]
+
+
+_COMPOSED: dict[tuple[tuple[str, str], ...], type[BaseModel]] = {}
 
 
 _HINTS = {

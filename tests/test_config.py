@@ -516,3 +516,28 @@ def test_read_env_file_quoted_value_with_trailing_comment(tmp_path):
 
 def test_read_env_file_missing(tmp_path):
     assert read_env_file(tmp_path / "nope.env") == {}
+
+
+def test_sections_declared_by_builtin_plugins_are_validated_with_the_file(tmp_path):
+    from hermes_agent.builtin_plugins import CONFIG_SECTIONS
+    from hermes_agent.schemas import ConfigModel
+
+    # The kernel's own model knows none of them: the plugins that read them declare them.
+    assert not set(CONFIG_SECTIONS) & set(ConfigModel.model_fields)
+    write_config(tmp_path, """
+        approvals: {mode: sometimes}
+        agent: {max_turns: 0}
+        context_file_max_chars: many
+    """)
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path, env={})
+    text = str(err.value)
+    assert "approvals.mode: Input should be 'manual', 'smart' or 'off'" in text
+    assert "agent.max_turns: Input should be greater than 0" in text
+    assert "context_file_max_chars: Input should be a valid integer" in text
+
+    write_config(tmp_path, "approvals: {mode: off}\nagent: {max_turns: 7, colour: red}\n")
+    config = load_config(tmp_path, env={})
+    assert config.get("approvals.mode") == "off"  # YAML's bare off (false) is understood
+    assert config.get("agent.max_turns") == 7 and config.get("terminal.timeout") == 180
+    assert any("agent.colour" in w for w in config.warnings)

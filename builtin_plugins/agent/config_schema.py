@@ -1,0 +1,25 @@
+"""The config.yaml keys the agent reads, validated with the rest of the file (they are listed
+in ``builtin_plugins.CONFIG_SECTIONS``). Imports nothing but pydantic."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class AgentSection(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    system_prompt: str = ""
+    max_turns: int = Field(90, gt=0)  # tool-calling iterations per user message
+    parallel_tools: list[str] = Field(default_factory=list)  # more read-only tools to batch
+
+
+class DelegationSection(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    max_iterations: int = Field(50, gt=0)
+    max_spawn_depth: int = Field(1, ge=1)
+
+
+# Context files (AGENTS.md, ...) longer than this are cut, head and tail (default 20,000).
+context_file_max_chars = (int | None, Field(None, gt=0))

@@ -1,0 +1,38 @@
+"""The config.yaml keys the core tools read, validated with the rest of the file (they are
+listed in ``builtin_plugins.CONFIG_SECTIONS``). Imports nothing but pydantic."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class ApprovalsSection(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    mode: Literal["manual", "smart", "off"] = "manual"  # smart asks a human like manual
+    timeout: float = Field(60, gt=0)
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _yaml_bool(cls, value: Any) -> Any:  # YAML reads a bare `off` as false
+        return {False: "off", True: "manual"}.get(value, value) if isinstance(value, bool) else value
+
+
+class TerminalSection(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    timeout: float = Field(180, gt=0)
+
+
+class ToolOutputSection(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    max_bytes: int = Field(50_000, gt=0)
+    max_lines: int = Field(2000, gt=0)
+    max_line_length: int = Field(2000, gt=0)
+
+
+# Command patterns approved "always" (written by the approval prompt).
+command_allowlist = (list[str], Field(default_factory=list))
