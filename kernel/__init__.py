@@ -31,6 +31,7 @@ _EXPORTS = {
     "resolve_provider": "builtin_plugins.models.resolve", "RetryPolicy": "builtin_plugins.models.retry",
     "ProviderError": "builtin_plugins.models.errors", "RequestInterrupted": "builtin_plugins.models.errors",
     "NoProviderError": "builtin_plugins.models.errors", "estimate_cost": "builtin_plugins.models.pricing",
+    "PartialStreamError": "builtin_plugins.models.errors",
     "call_llm": "builtin_plugins.models.auxiliary",
     # the agent loop
     "Agent": "builtin_plugins.agent.loop", "AgentOptions": "builtin_plugins.agent.loop",

@@ -53,13 +53,16 @@ class AnthropicTransport(Transport):
     def make_client(self) -> Any:
         import anthropic
 
+        from .nettrack import tracked_http_client
+
         key = self.runtime.api_key
         oauth = key.startswith("sk-ant-oat")  # a Claude OAuth token is a bearer token
         return anthropic.Anthropic(api_key=None if oauth else key or None,
                                    auth_token=key if oauth else None,
                                    base_url=self.runtime.base_url or None, max_retries=0,
                                    timeout=self.runtime.timeout or DEFAULT_TIMEOUT,
-                                   default_headers=dict(self.runtime.profile.default_headers) or None)
+                                   default_headers=dict(self.runtime.profile.default_headers) or None,
+                                   http_client=tracked_http_client(anthropic.DefaultHttpxClient))
 
     def build_kwargs(self, request: ChatRequest) -> dict[str, Any]:
         system, messages = convert_messages(request.messages)
@@ -92,8 +95,8 @@ class AnthropicTransport(Transport):
              on_open: Callable[[Callable[[], None]], None]) -> ChatResponse:
         result = self.client.messages.create(**kwargs)
         if kwargs.get("stream"):
-            on_open(result.close)
-            return self._collect(result, emit)
+            with result:  # released at once if the stream fails or a callback raises
+                return self._collect(result, emit)
         return self._normalise(attr(result, "content") or [], attr(result, "stop_reason"),
                                attr(result, "usage"), attr(result, "model", ""), attr(result, "id", ""))
 

@@ -13,23 +13,21 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ProviderError, RequestInterrupted, classify
+from .errors import PartialStreamError, ProviderError, RequestInterrupted, classify
+from .interrupt import CallGuard
 from .pricing import estimate_cost
 from .resolve import resolve_fallbacks, resolve_provider, runtime_for_entry
 from .retry import RetryPolicy
 from .runtime import RuntimeProvider, Transport
-from .types import CancelToken, ChatRequest, ChatResponse, EventCallback
+from .types import ChatRequest, ChatResponse, EventCallback, StreamEvent
 
 log = logging.getLogger("hermes_agent.models")
-_DONE = object()
-_CANCELLED = object()
 _SECRET_KEYS = ("api_key", "authorization", "x-api-key", "extra_headers")
 
 
@@ -136,11 +134,17 @@ class ModelClient:
             if hooks is not None and hooks.has_hook("pre_api_request"):
                 hooks.call("pre_api_request", **self._pre_payload(
                     runtime, model, request, kwargs, context, request_id, started))
+            shown = _Shown(on_event) if on_event is not None else None
             try:
-                response = self._send(transport, kwargs, on_event, interrupt, runtime, model)
+                response = self._send(transport, kwargs, shown, interrupt, runtime, model)
             except Exception as raw:
+                if shown is not None and raw is shown.callback_error:
+                    raise  # the caller's own callback failed: not a provider error
                 error = classify(raw, provider=runtime.name, model=model,
                                  key_env=runtime.profile.key_env, base_url=runtime.base_url)
+                if shown is not None and shown.count and not isinstance(error, RequestInterrupted):
+                    # part of this answer reached the callback: a retry would repeat it
+                    error = PartialStreamError(error, shown.text(), shown.reasoning(), shown.count)
                 retry = error.retryable and attempt < max_retries
                 if hooks is not None and hooks.has_hook("api_request_error"):
                     hooks.call("api_request_error", **self._error_payload(
@@ -170,61 +174,20 @@ class ModelClient:
         raise AssertionError("unreachable")  # the loop returns or raises
 
     @staticmethod
-    def _send(transport: Transport, kwargs: dict[str, Any], on_event: EventCallback | None,
+    def _send(transport: Transport, kwargs: dict[str, Any], emit: EventCallback | None,
               interrupt: threading.Event | None, runtime: RuntimeProvider,
               model: str) -> ChatResponse:
-        """Run the call; with ``interrupt``, on a worker thread so it can be abandoned."""
+        """Run the call on this thread. With ``interrupt``, a :class:`CallGuard` lets the token
+        shut the call's connection down from another thread (see :mod:`.interrupt`)."""
         if interrupt is None:
-            return transport.send(kwargs, on_event, _ignore)
-        events: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        closers: list[Any] = []
-        box: dict[str, Any] = {}
-
-        def close_all() -> None:
-            for close in list(closers):
-                try:
-                    close()
-                except Exception:
-                    pass
-
-        def on_open(close: Any) -> None:
-            closers.append(close)
-            if interrupt.is_set():
-                close_all()
-
-        def worker() -> None:
-            try:
-                box["result"] = transport.send(kwargs, events.put if on_event else None, on_open)
-            except BaseException as exc:  # handed to the calling thread
-                box["error"] = exc
-            finally:
-                events.put(_DONE)
-
-        remove = None
-        if isinstance(interrupt, CancelToken):
-            remove = interrupt.on_cancel(lambda: (events.put(_CANCELLED), close_all()))
-        threading.Thread(target=worker, name=f"hermes-model-{runtime.name}", daemon=True).start()
+            return transport.send(kwargs, emit, _ignore)
         try:
-            while True:
-                try:
-                    item = events.get(timeout=None if remove else 0.05)
-                except queue.Empty:
-                    item = _CANCELLED if interrupt.is_set() else None
-                if item is None:
-                    continue
-                if item is _CANCELLED:
-                    close_all()
-                    raise RequestInterrupted(runtime.name, model)
-                if item is _DONE:
-                    break
-                if on_event is not None:
-                    on_event(item)
-        finally:
-            if remove is not None:
-                remove()
-        if "error" in box:
-            raise box["error"]
-        return box["result"]
+            with CallGuard(interrupt) as guard:
+                return transport.send(kwargs, emit, guard.add_closer)
+        except Exception:
+            if interrupt.is_set():
+                raise RequestInterrupted(runtime.name, model) from None
+            raise
 
     # --- hook payloads (built only when someone listens) ---------------------------------
     @staticmethod
@@ -284,3 +247,31 @@ def sanitize(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def _ignore(_closer: Any) -> None:
     return None
+
+
+class _Shown:
+    """The caller's ``on_event`` callback, counting what reached it during one attempt."""
+
+    __slots__ = ("on_event", "count", "pieces", "callback_error")
+
+    def __init__(self, on_event: EventCallback):
+        self.on_event = on_event
+        self.count = 0
+        self.pieces: list[StreamEvent] = []
+        self.callback_error: BaseException | None = None
+
+    def __call__(self, event: StreamEvent) -> None:
+        self.count += 1
+        if event.kind != "tool_call":
+            self.pieces.append(event)
+        try:
+            self.on_event(event)
+        except BaseException as exc:
+            self.callback_error = exc
+            raise
+
+    def text(self) -> str:
+        return "".join(e.text for e in self.pieces if e.kind == "text")
+
+    def reasoning(self) -> str:
+        return "".join(e.text for e in self.pieces if e.kind == "reasoning")

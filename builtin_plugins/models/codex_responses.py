@@ -103,8 +103,8 @@ class ResponsesTransport(Transport):
              on_open: Callable[[Callable[[], None]], None]) -> ChatResponse:
         result = self.client.responses.create(**kwargs)
         if kwargs.get("stream"):
-            on_open(result.close)
-            return self._collect(result, emit)
+            with result:  # released at once if the stream fails or a callback raises
+                return self._collect(result, emit)
         return self._normalise(result)
 
     def _normalise(self, raw: Any) -> ChatResponse:

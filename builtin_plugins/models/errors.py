@@ -23,6 +23,7 @@ FALLBACK_REASONS = frozenset({"rate_limit", "server_error", "overloaded", "netwo
 
 _CONTEXT = ("context length", "context_length", "maximum context", "too many tokens",
             "prompt is too long", "context window", "input is too long", "reduce the length")
+_HTTP_MODULES = ("httpx", "httpx2", "httpcore", "httpcore2", "h11")
 _BILLING = ("insufficient_quota", "billing", "credit balance", "insufficient credits",
             "payment required", "quota exceeded", "exceeded your current quota")
 
@@ -54,6 +55,33 @@ class RequestInterrupted(ProviderError):
     def __init__(self, provider: str = "", model: str = ""):
         super().__init__("the model call was interrupted", reason="interrupted",
                          provider=provider, model=model)
+
+
+class PartialStreamError(ProviderError):
+    """A stream failed after part of the answer had reached the ``on_event`` callback.
+
+    It is neither retried nor sent to a fallback provider: the caller has already shown that
+    text, and a new attempt would stream a different answer after it. ``partial_text`` and
+    ``partial_reasoning`` hold what was streamed (``events``: how many deltas); ``reason`` is
+    the failure's own (``network``, ``timeout``, ``server_error``, ...)."""
+
+    def __init__(self, error: ProviderError, partial_text: str, partial_reasoning: str,
+                 events: int):
+        head, _, fix = str(error).partition(" Fix: ")
+        shown = f"{len(partial_text)} characters" if partial_text else f"{events} deltas"
+        super().__init__(f"{head} The stream broke after {shown} of the answer had been shown, "
+                         f"so it was not retried. Fix: ask again for a complete answer"
+                         f"{'; if it keeps happening: ' + fix if fix else ''}",
+                         reason=error.reason, status_code=error.status_code,
+                         provider=error.provider, model=error.model, retryable=False)
+        self.partial_text = partial_text
+        self.partial_reasoning = partial_reasoning
+        self.events = events
+        self.__cause__ = error.__cause__
+
+    @property
+    def should_fallback(self) -> bool:
+        return False
 
 
 class NoProviderError(ProviderError):
@@ -155,8 +183,9 @@ def classify(exc: BaseException, *, provider: str, model: str, key_env: tuple[st
     name = type(exc).__name__
     if status is None and ("Timeout" in name or isinstance(exc, TimeoutError)):
         reason = "timeout"
-    elif status is None and ("Connection" in name or isinstance(exc, OSError)):
-        reason = "network"
+    elif status is None and ("Connection" in name or isinstance(exc, OSError)
+                             or type(exc).__module__.split(".")[0] in _HTTP_MODULES):
+        reason = "network"  # incl. a connection dropped mid-response (RemoteProtocolError)
     else:
         reason = reason_for(status, code, text)
     detail = text or str(exc) or name

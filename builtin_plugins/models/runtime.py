@@ -64,8 +64,10 @@ class RuntimeProvider:
 
 class Transport:
     """Base of the API-mode transports. Subclasses implement :meth:`build_kwargs` (the SDK
-    arguments, without secrets) and :meth:`send` (perform the call, stream deltas to
-    ``emit``, hand a closer for the live stream to ``on_open``)."""
+    arguments, without secrets) and :meth:`send` (perform the call on the calling thread and
+    stream deltas to ``emit``). The built-in transports' HTTP clients are interruptible by
+    themselves (:mod:`.interrupt`); a transport doing its own I/O hands ``on_open`` a
+    callable that aborts it, which an interrupt then runs from another thread."""
 
     api_mode = ""
 
@@ -102,13 +104,17 @@ class Transport:
 
 
 def openai_client(runtime: RuntimeProvider) -> Any:
-    """An ``openai.OpenAI`` client for ``runtime`` with SDK retries off."""
+    """An ``openai.OpenAI`` client for ``runtime`` with SDK retries off and interruptible
+    connections (see :mod:`.interrupt`)."""
     import openai
+
+    from .nettrack import tracked_http_client
 
     return openai.OpenAI(api_key=runtime.api_key or PLACEHOLDER_KEY,
                          base_url=runtime.base_url or None, max_retries=0,
                          timeout=runtime.timeout or DEFAULT_TIMEOUT,
-                         default_headers=dict(runtime.profile.default_headers) or None)
+                         default_headers=dict(runtime.profile.default_headers) or None,
+                         http_client=tracked_http_client(openai.DefaultHttpxClient))
 
 
 def tool_schemas(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]]:

@@ -204,7 +204,10 @@ class ChatResponse:
 class StreamEvent:
     """A streamed delta. ``kind``: ``text`` / ``reasoning`` (``text`` holds the delta) or
     ``tool_call`` (``index``, and ``tool_call_id``/``name`` on the first delta of a call,
-    ``text`` holds the next piece of the JSON arguments)."""
+    ``text`` holds the next piece of the JSON arguments).
+
+    Deltas are never repeated: once one has reached the callback, a failure of that stream
+    raises :class:`PartialStreamError` instead of retrying."""
 
     kind: str
     text: str = ""
@@ -217,9 +220,10 @@ EventCallback = Callable[[StreamEvent], None]
 
 
 class CancelToken(threading.Event):
-    """An event that interrupts a model call from another thread: ``token.set()`` closes the
-    call's HTTP stream at once and the call raises :class:`RequestInterrupted`. A plain
-    :class:`threading.Event` works too (it is polled)."""
+    """An event that interrupts a model call from another thread: ``token.set()`` shuts the
+    call's HTTP connection down at once (while waiting for the response as well as during a
+    stream, or during a retry's backoff) and the call raises :class:`RequestInterrupted` on
+    its own thread. A plain :class:`threading.Event` works too (it is polled every 50 ms)."""
 
     def __init__(self) -> None:
         super().__init__()

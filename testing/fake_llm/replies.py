@@ -37,7 +37,10 @@ class Reply:
     ``cache_read_tokens``, ``cache_write_tokens``, ``reasoning_tokens``;
     ``status`` != 200 makes it an error reply carrying ``error_message`` / ``error_type``;
     ``headers`` are added to the HTTP response (e.g. ``retry-after``); ``delay`` waits before
-    answering; ``stall`` pauses that long after the first streamed chunk (for interrupt tests).
+    answering; ``stall`` pauses a stream that long after its second event (for interrupt tests;
+    both pauses end when the client hangs up); ``cut_after`` drops the connection part-way:
+    a stream after that many server-sent events (no end of stream), a plain reply half-way
+    through its body.
     """
 
     text: str = ""
@@ -51,6 +54,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     stall: float = 0.0
+    cut_after: int | None = None
     chunk_size: int = 4
     model: str | None = None
 
@@ -109,5 +113,13 @@ def reply_error(status: int, message: str = "", *, retry_after: float | None = N
 
 
 def reply_stall(text: str, stall: float = 30.0, **options: Any) -> Reply:
-    """A streamed answer that stops for ``stall`` seconds after its first chunk."""
+    """A streamed answer that stops for ``stall`` seconds after its second server-sent event
+    (Chat Completions: after the first text chunk)."""
     return Reply(text=text, stall=stall, **options)
+
+
+def reply_cut(text: str, after: int = 3, **options: Any) -> Reply:
+    """An answer whose connection drops part-way: a stream after ``after`` server-sent events
+    (the first is the role or ``message_start`` event, so ``after=1`` cuts before any text),
+    a plain reply half-way through its JSON body."""
+    return Reply(text=text, cut_after=after, **options)

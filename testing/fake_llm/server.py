@@ -11,13 +11,17 @@ Endpoints: ``POST /v1/chat/completions`` (Chat Completions), ``POST /v1/messages
 taken from one queue in order, whatever the endpoint, and rendered in that endpoint's
 format (SSE when the request has ``"stream": true``). An exhausted script answers HTTP 418
 with a message saying so. Every request is recorded (path, lower-cased headers, JSON body).
-HTTP/1.1 keep-alive, chunked SSE.
+HTTP/1.1 keep-alive, chunked SSE. Request handlers run on threads named ``fake-llm-handler``;
+a handler pausing for ``delay`` or ``stall`` stops as soon as the client hangs up.
 """
 
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -50,6 +54,7 @@ class _State:
     closing: threading.Event = field(default_factory=threading.Event)
     models: list[str] = field(default_factory=lambda: ["fake-model"])
     default: Reply | None = None
+    hangups: int = 0
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -59,6 +64,33 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         pass
+
+    def handle(self) -> None:
+        threading.current_thread().name = "fake-llm-handler"
+        super().handle()
+
+    def _pause(self, seconds: float) -> bool:
+        """Wait ``seconds``; True (stop answering) if the server closes or the client hangs up."""
+        closing = self.server.state.closing
+        deadline = time.monotonic() + seconds
+        stop = False
+        while not stop and (left := deadline - time.monotonic()) > 0:
+            stop = closing.is_set()
+            readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
+            if readable and not stop:
+                try:
+                    stop = self.connection.recv(1, socket.MSG_PEEK) == b""
+                except OSError:
+                    stop = True
+                if not stop:  # pipelined data, not a hang-up: just wait
+                    stop = closing.wait(max(0.0, deadline - time.monotonic()))
+        if stop and not closing.is_set():
+            with self.server.state.lock:
+                self.server.state.hangups += 1
+        stop = stop or closing.is_set()
+        if stop:
+            self.close_connection = True
+        return stop
 
     def _record(self, body: Any) -> None:
         state = self.server.state
@@ -89,7 +121,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         reply = self.server.next_reply()
-        if reply.delay and self.server.state.closing.wait(reply.delay):
+        if reply.delay and self._pause(reply.delay):
             return
         model = reply.model or body.get("model") or "fake-model"
         if reply.is_error:
@@ -108,9 +140,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         render = {"chat": wire.chat_body, "anthropic": wire.anthropic_body,
                   "responses": wire.responses_body}[style]
-        self._json(200, render(reply, model, usage), reply.headers)
+        self._json(200, render(reply, model, usage), reply.headers, cut=reply.cut_after is not None)
 
-    def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+    def _json(self, status: int, data: Any, headers: dict[str, str] | None = None,
+              cut: bool = False) -> None:
         payload = json.dumps(data).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -118,6 +151,11 @@ class _Handler(BaseHTTPRequestHandler):
         for key, value in (headers or {}).items():
             self.send_header(key, value)
         self.end_headers()
+        if cut:  # half the promised body, then hang up
+            self.wfile.write(payload[:len(payload) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
         self.wfile.write(payload)
 
     def _sse(self, events: list[wire.Event], reply: Reply) -> None:
@@ -130,12 +168,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         try:
             for number, (name, data) in enumerate(events):
+                if reply.cut_after is not None and number >= reply.cut_after:
+                    self.wfile.flush()  # drop the connection without ending the stream
+                    self.close_connection = True
+                    return
                 text = data if isinstance(data, str) else json.dumps(data)
                 frame = (f"event: {name}\n" if name else "") + f"data: {text}\n\n"
                 self._chunk(frame.encode())
                 if reply.stall and number == 1:
                     self.wfile.flush()
-                    if self.server.state.closing.wait(reply.stall):
+                    if self._pause(reply.stall):
                         return
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
@@ -224,6 +266,11 @@ class FakeLLMServer:
     def models(self) -> list[str]:
         """Model ids listed by ``GET /v1/models``."""
         return self._state.models
+
+    @property
+    def hangups(self) -> int:
+        """Replies abandoned because the client hung up during their ``delay`` or ``stall``."""
+        return self._state.hangups
 
     @property
     def pending(self) -> int:
