@@ -2,9 +2,8 @@
 
 Both sides call the same local fake server (hermes_agent.testing.fake_llm) through the same
 SDK, alternating call by call so drift hits both equally. Reported: p50 of each side and the
-p50 of the per-pair difference, for chat_completions and anthropic_messages, streamed and
-not, and for our layer with an interrupt token (the call then runs on a worker thread).
-Target: under 2 ms added per call.
+p50 of the per-pair difference, for the three API modes, streamed and not, each without and
+with an interrupt token (the agent loop always passes one). Target: under 2 ms added per call.
 
     .venv/bin/python benchmarks/bench_providers.py [--calls 300]
 """
@@ -45,7 +44,7 @@ def compare(label: str, bare: Callable[[], Any], ours: Callable[[], Any], calls:
         diffs.append(o - b)
     row = {"bare_p50": statistics.median(bare_ms), "ours_p50": statistics.median(ours_ms),
            "added_p50": statistics.median(diffs)}
-    print(f"{label:<44} bare {row['bare_p50']:6.2f} ms   ours {row['ours_p50']:6.2f} ms   "
+    print(f"{label:<50} bare {row['bare_p50']:6.2f} ms   ours {row['ours_p50']:6.2f} ms   "
           f"added p50 {row['added_p50']:+6.2f} ms")
     return row
 
@@ -64,8 +63,12 @@ def main() -> None:
         ant_kernel = make_kernel(home + "/ant", config={"model": {
             "provider": "anthropic", "default": "claude-haiku-4-5"}},
             env={"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": server.url})
+        resp_kernel = make_kernel(home + "/resp", config={"model": {
+            "provider": "openai-codex", "default": "gpt-5"}},
+            env={"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.openai_base_url})
         chat = ModelClient.from_config(chat_kernel)
         ant = ModelClient.from_config(ant_kernel)
+        resp = ModelClient.from_config(resp_kernel)
         bare_openai = openai.OpenAI(api_key="k", base_url=server.openai_base_url, max_retries=0)
         bare_ant = anthropic.Anthropic(api_key="k", base_url=server.url, max_retries=0)
         sink: list[Any] = []
@@ -94,12 +97,26 @@ def main() -> None:
             return lambda: client.chat(ChatRequest(MESSAGES, stream=stream), on_event=sink.append,
                                        interrupt=CancelToken() if token else None) and sink.clear()
 
+        def responses_plain() -> None:
+            bare_openai.responses.create(model="gpt-5", input=MESSAGES[1:], instructions=MESSAGES[0]["content"],
+                                         store=False)
+
+        def responses_stream() -> None:
+            for event in bare_openai.responses.create(model="gpt-5", input=MESSAGES[1:],
+                                                      instructions=MESSAGES[0]["content"], store=False,
+                                                      stream=True):
+                sink.append(event)
+            sink.clear()
+
         print(f"{calls} calls per row, alternating bare SDK / hermes (p50 of per-pair differences)")
-        compare("chat_completions, not streamed", openai_plain, ours(chat, False), calls)
-        compare("chat_completions, streamed", openai_stream, ours(chat, True), calls)
-        compare("chat_completions, streamed + interrupt token", openai_stream, ours(chat, True, True), calls)
-        compare("anthropic_messages, not streamed", ant_plain, ours(ant, False), calls)
-        compare("anthropic_messages, streamed", ant_stream, ours(ant, True), calls)
+        rows = [("chat_completions", chat, openai_plain, openai_stream),
+                ("anthropic_messages", ant, ant_plain, ant_stream),
+                ("codex_responses", resp, responses_plain, responses_stream)]
+        for mode, client, plain, streamed in rows:
+            compare(f"{mode}, not streamed", plain, ours(client, False), calls)
+            compare(f"{mode}, streamed", streamed, ours(client, True), calls)
+            compare(f"{mode}, not streamed + interrupt token", plain, ours(client, False, True), calls)
+            compare(f"{mode}, streamed + interrupt token", streamed, ours(client, True, True), calls)
 
 
 if __name__ == "__main__":
