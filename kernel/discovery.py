@@ -53,6 +53,7 @@ class PluginRecord:
     slot: str = ""  # "memory" / "context_engine" for exclusive providers found by location
     warnings: list[str] = field(default_factory=list)
     error: str = ""  # manifest or clash problem: the plugin cannot load
+    error_code: str = ""  # "manifest_invalid", "incompatible" or "duplicate"
     shadows: list["PluginRecord"] = field(default_factory=list)
 
     @property
@@ -149,7 +150,7 @@ def _directory_record(directory: Path, manifest_path: Path, source: str, categor
                           category=category, slot=SLOT_CATEGORIES.get(category, ""),
                           warnings=[f"{manifest_path}: {w}" for w in result.warnings])
     if result.error:
-        record.error = str(result.error)
+        record.error, record.error_code = str(result.error), result.error.code
     return record
 
 
@@ -179,7 +180,8 @@ def _entry_point_records(cache: ValidationCache | None) -> list[PluginRecord]:
                                 f"'{ep.name}'; the entry-point name is used")
             records.append(PluginRecord(name=ep.name, source="entrypoint", manifest=manifest,
                                         entry_point=ref, slot=slot or "", warnings=warnings,
-                                        error=error))
+                                        error=str(error or ""),
+                                        error_code=getattr(error, "code", "")))
     return records
 
 
@@ -221,13 +223,13 @@ def _entry_point_manifest(ep, dist, cache):  # type: ignore[no-untyped-def]
     if path is not None:
         result = read_manifest(path, cache, default_name=ep.name)
         warnings = [f"{path}: {w}" for w in result.warnings]
-        return result.manifest, warnings, str(result.error) if result.error else ""
+        return result.manifest, warnings, result.error
     meta = dist.metadata if dist else {}
     synthesized = Manifest(name=ep.name, version=dist.version if dist else "",
                            description=(meta.get("Summary") or "") if meta else "",
                            author=(meta.get("Author") or meta.get("Author-email") or "") if meta else "",
                            synthesized=True)
-    return synthesized, [], ""
+    return synthesized, [], None
 
 
 def discover(home: Path, env: Mapping[str, str] | None = None, cwd: Path | None = None,
@@ -257,6 +259,7 @@ def resolve_precedence(by_source: list[list[PluginRecord]]) -> Discovery:
             if len(group) > 1:
                 where = " and ".join(r.location for r in group)
                 for record in group:
+                    record.error_code = "duplicate"
                     record.error = (f"two {record.source} plugins are named '{name}' ({where}); "
                                     "rename one of them in its plugin.yaml")
                 problems.extend(group)
@@ -264,6 +267,7 @@ def resolve_precedence(by_source: list[list[PluginRecord]]) -> Discovery:
             record = group[0]
             previous = winners.get(name)
             if previous is not None and previous.source == "builtin":
+                record.error_code = "duplicate"
                 record.error = (f"'{name}' is the name of a builtin plugin and cannot be reused; "
                                 f"rename the plugin at {record.location}")
                 problems.append(record)

@@ -26,8 +26,8 @@ class ConfigError(HermesError):
 class ManifestError(HermesError):
     """A plugin.yaml is missing, malformed or invalid."""
 
-    def __init__(self, path: str, problems: list[str]):
-        self.path = path
+    def __init__(self, path: str, problems: list[str], code: str = "manifest_invalid"):
+        self.path, self.code = path, code  # code: "manifest_invalid" or "incompatible"
         self.problems = problems
         detail = "\n".join(f"  {p}" for p in problems)
         super().__init__(f"invalid plugin manifest {path}:\n{detail}")
@@ -36,9 +36,10 @@ class ManifestError(HermesError):
 class PluginError(HermesError):
     """A plugin could not be loaded or registered. Names the plugin (and the other one, on clashes)."""
 
-    def __init__(self, plugin: str, message: str, *, hook: str | None = None):
+    def __init__(self, plugin: str, message: str, *, hook: str | None = None, code: str = ""):
         self.plugin = plugin
         self.hook = hook
+        self.code = code  # machine-readable cause, e.g. "import_error" (PluginStatus.code)
         super().__init__(message)
 
 

@@ -42,6 +42,8 @@ class PluginStatus:
     record: PluginRecord
     state: str
     reason: str = ""
+    code: str = ""  # why it is not loaded, e.g. "import_error" (docs/writing-plugins.md)
+    cause: str = ""  # first line of the exception behind a failed load
     tools: list[str] = field(default_factory=list)
     hooks: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
@@ -58,6 +60,7 @@ class PluginStatus:
         record = self.record
         return {"name": record.name, "version": record.version, "kind": record.kind,
                 "source": record.source, "state": self.state, "reason": self.reason,
+                "code": self.code, "cause": self.cause,
                 "location": record.location, "description": record.manifest.description
                 if record.manifest else "", "tools": self.tools, "hooks": self.hooks,
                 "commands": self.commands, "cli_commands": self.cli_commands,
@@ -148,8 +151,8 @@ class Kernel:
         from .builtin_plugins import ESSENTIAL
 
         for record in found.problems:
-            self.plugins[f"{record.name}@{record.location}"] = PluginStatus(record, "failed",
-                                                                           record.error)
+            self.plugins[f"{record.name}@{record.location}"] = PluginStatus(
+                record, "failed", record.error, record.error_code)
         for record in found.plugins.values():
             decision = decide(record, self.config, self.env, ESSENTIAL)
             if decision.load:
@@ -157,7 +160,8 @@ class Kernel:
                 if decision.reason:
                     status.warnings.append(decision.reason)
             else:
-                self.plugins[record.name] = PluginStatus(record, decision.state, decision.reason)
+                self.plugins[record.name] = PluginStatus(record, decision.state, decision.reason,
+                                                         decision.code)
         self._check_load_filter(found)
         self.cache.save()
         from .ledger import record_outcomes
@@ -186,46 +190,52 @@ class Kernel:
                 target = import_plugin(record) if target is None else target
             except Exception as exc:
                 raise PluginError(record.name, f"Error importing plugin '{record.name}' "
-                                  f"({record.location}): {type(exc).__name__}: {exc}") from exc
+                                  f"({record.location}): {type(exc).__name__}: {exc}",
+                                  code="import_error") from exc
             ctx = PluginContext(self, record, staged)
             if _has_hookimpls(target):
                 try:
                     self.pm.register(target, name=record.name)
                 except ValueError as exc:  # pluggy: name or object already registered
                     raise PluginError(record.name, f"plugin '{record.name}' is already "
-                                      f"registered: {exc}") from exc
+                                      f"registered: {exc}", code="duplicate") from exc
                 registered_pm = True
                 try:
                     self._stage_hookimpls(target, record, staged, ctx)
                 except Exception as exc:
-                    raise PluginError(record.name, f"a registration hook of plugin "
-                                      f"'{record.name}' failed: {type(exc).__name__}: {exc}") from exc
+                    raise PluginError(record.name, f"a registration hook of plugin '{record.name}' "
+                                      f"failed: {type(exc).__name__}: {exc}",
+                                      code="register_error") from exc
             register = _register_callable(target)
             if register is None and not registered_pm:
                 provider = _bare_provider(record, target)
                 if provider is None:
                     raise PluginError(record.name, f"plugin '{record.name}' ({record.location}) "
-                                      "has no register(ctx) function and no @hookimpl functions")
+                                      "has no register(ctx) function and no @hookimpl functions",
+                                      code="no_entry")
                 ctx.register_memory_provider(provider)
             elif register is not None:
                 try:
                     register(ctx)
                 except Exception as exc:
                     raise PluginError(record.name, f"register() of plugin '{record.name}' "
-                                      f"failed: {type(exc).__name__}: {exc}") from exc
+                                      f"failed: {type(exc).__name__}: {exc}",
+                                      code="register_error") from exc
             if record.slot and not staged.providers:
                 raise PluginError(record.name, f"plugin '{record.name}' is a {record.slot} "
-                                  "provider but registered no provider")
+                                  "provider but registered no provider", code="no_provider")
             self._commit(record, staged)
         except (PluginError, pluggy.PluginValidationError) as exc:  # noqa: F821
             if registered_pm:
                 self.pm.unregister(name=record.name)
             if record.path is not None and target is None:
                 unimport(module_name(record))
-            message = str(exc) if isinstance(exc, PluginError) else (
-                f"plugin '{record.name}' has an invalid @hookimpl: {exc}")
+            ours = isinstance(exc, PluginError)
+            message = str(exc) if ours else f"plugin '{record.name}' has an invalid @hookimpl: {exc}"
             log.warning("%s", message)
-            status = PluginStatus(record, "failed", message)
+            root = exc.__cause__ if ours else exc
+            status = PluginStatus(record, "failed", message, exc.code if ours else "hookimpl_invalid",
+                                  _first_line(root) if root else "")
             self.plugins[record.name] = status
             return status
         status = PluginStatus(
@@ -293,7 +303,8 @@ class Kernel:
         seen: set[str] = set()
         for tool in staged.tools:
             if tool.name in seen:
-                raise PluginError(name, f"plugin '{name}' registers tool '{tool.name}' twice")
+                raise PluginError(name, f"plugin '{name}' registers tool '{tool.name}' twice",
+                                  code="duplicate")
             seen.add(tool.name)
             owner = self.tools.tools.get(tool.name)
             if owner is None:
@@ -302,35 +313,38 @@ class Kernel:
             core = owner_status is not None and owner_status.record.source == "builtin"
             if not core:
                 raise PluginError(name, f"tool '{tool.name}' is registered by both plugin "
-                                  f"'{owner.plugin}' and plugin '{name}'; disable one of them")
+                                  f"'{owner.plugin}' and plugin '{name}'; disable one of them",
+                                  code="duplicate")
             granted = bool(self.config.plugin_entry(name, *record.aliases).get("allow_tool_override"))
             if not tool.override:
                 raise PluginError(name, f"tool '{tool.name}' of plugin '{name}' clashes with the "
-                                  f"core tool of the same name (plugin '{owner.plugin}'); rename it")
+                                  f"core tool of the same name (plugin '{owner.plugin}'); "
+                                  "rename it", code="core_tool_override")
             if not granted:
                 raise PluginError(name, f"plugin '{name}' asks to replace the core tool "
                                   f"'{tool.name}'; allow it with `hermes config set plugins.entries."
-                                  f"{name}.allow_tool_override true`")
+                                  f"{name}.allow_tool_override true`", code="core_tool_override")
             replacing.append(tool.name)
         for command in staged.commands:
             other = self.commands.get(command.name)
             if other is not None:
                 raise PluginError(name, f"slash command '/{command.name}' is registered by both "
-                                  f"plugin '{other.plugin}' and plugin '{name}'")
+                                  f"plugin '{other.plugin}' and plugin '{name}'", code="duplicate")
         for cli in staged.cli_commands:
             other = self.cli_commands.get(cli.name)
             if other is not None or cli.name in _reserved_cli_names():
                 owner = f"plugin '{other.plugin}'" if other else "hermes itself"
                 raise PluginError(name, f"CLI command 'hermes {cli.name}' is registered by both "
-                                  f"{owner} and plugin '{name}'")
+                                  f"{owner} and plugin '{name}'", code="duplicate")
         for provider in staged.providers:
             if provider.slot not in SLOTS:
                 raise PluginError(name, f"unknown provider slot {provider.slot!r}; "
-                                  f"slots: {', '.join(SLOTS)}")
+                                  f"slots: {', '.join(SLOTS)}", code="register_error")
             owner_name = self.slots.owner(provider.slot, provider.name)
             if owner_name is not None:
                 raise PluginError(name, f"{provider.slot} provider '{provider.name}' is "
-                                  f"registered by both plugin '{owner_name}' and plugin '{name}'")
+                                  f"registered by both plugin '{owner_name}' and plugin '{name}'",
+                                  code="duplicate")
         from . import hookspecs
 
         for entry in staged.hooks:
@@ -371,6 +385,10 @@ class Kernel:
         if name not in self._services:
             self._services[name] = factory()
         return self._services[name]
+
+
+def _first_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
 
 
 def _has_hookimpls(target: Any) -> bool:

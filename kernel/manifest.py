@@ -103,7 +103,8 @@ def read_manifest(path: Path, cache: ValidationCache | None = None,
     hit = cache.get(key) if cache else None
     if hit is not None:
         if "error" in hit:
-            return ManifestResult(None, hit["warnings"], ManifestError(str(path), hit["error"]))
+            error = ManifestError(str(path), hit["error"], hit.get("code", "manifest_invalid"))
+            return ManifestResult(None, hit["warnings"], error)
         return ManifestResult(Manifest.from_data(hit["data"]), hit["warnings"])
     result, stored = _validate(path, raw, default_name)
     if cache:
@@ -117,9 +118,10 @@ def _validate(path: Path, raw: bytes, default_name: str | None) -> tuple[Manifes
 
     from .schemas import ManifestModel, render_errors
 
-    def failed(problems: list[str], warnings: list[str]) -> tuple[ManifestResult, dict]:
-        return (ManifestResult(None, warnings, ManifestError(str(path), problems)),
-                {"error": problems, "warnings": warnings})
+    def failed(problems: list[str], warnings: list[str],
+               code: str = "manifest_invalid") -> tuple[ManifestResult, dict]:
+        return (ManifestResult(None, warnings, ManifestError(str(path), problems, code)),
+                {"error": problems, "warnings": warnings, "code": code})
 
     try:
         data = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -146,7 +148,8 @@ def _validate(path: Path, raw: bytes, default_name: str | None) -> tuple[Manifes
     manifest = Manifest.from_data(normalized)
     problem = check_requires_hermes(manifest.requires_hermes)
     if problem:
-        return failed([problem], warnings)
+        malformed = any(not _CLAUSE.match(c) for c in manifest.requires_hermes.split(","))
+        return failed([problem], warnings, "manifest_invalid" if malformed else "incompatible")
     return ManifestResult(manifest, warnings), {"data": normalized, "warnings": warnings}
 
 

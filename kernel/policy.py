@@ -24,6 +24,7 @@ class Decision:
     load: bool
     state: str
     reason: str = ""
+    code: str = ""  # why it does not load: PluginStatus.code
 
 
 def truthy(value: str | None) -> bool:
@@ -41,22 +42,23 @@ def decide(record: PluginRecord, config: Config, env: Mapping[str, str],
            essential: frozenset[str] = frozenset()) -> Decision:
     name = record.name
     if record.error:
-        return Decision(False, "failed", record.error)
+        return Decision(False, "failed", record.error, record.error_code)
     builtin = record.source == "builtin"
     if record.matches(config.plugins_disabled):
         if builtin and name in essential:
             return Decision(True, "enabled", f"'{name}' is essential and cannot be disabled; "
                             "remove it from plugins.disabled")
         return Decision(False, "disabled", "listed in plugins.disabled "
-                        f"(run `hermes plugins enable {name}` to turn it back on)")
+                        f"(run `hermes plugins enable {name}` to turn it back on)", "disabled")
     if builtin:
         return Decision(True, "enabled")
     if truthy(env.get("HERMES_SAFE_MODE")):
-        return Decision(False, "disabled", "safe mode (HERMES_SAFE_MODE) loads builtin plugins only")
+        return Decision(False, "disabled", "safe mode (HERMES_SAFE_MODE) loads builtin plugins only",
+                        "safe_mode")
     only = load_filter(env)
     forced = only is not None and record.matches(only)
     if only is not None and not forced:
-        return Decision(False, "disabled", "not listed in HERMES_LOAD_PLUGINS")
+        return Decision(False, "disabled", "not listed in HERMES_LOAD_PLUGINS", "load_filter")
     if not forced:
         if record.kind == "exclusive":
             slot = record.slot or "memory"
@@ -65,17 +67,18 @@ def decide(record: PluginRecord, config: Config, env: Mapping[str, str],
             if selected not in (name, *record.aliases) and not record.matches(config.plugins_enabled):
                 return Decision(False, "not selected",
                                 f"an exclusive provider loads when selected: "
-                                f"`hermes config set {key} {name}`")
+                                f"`hermes config set {key} {name}`", "not_selected")
         elif not (record.source == "bundled" and record.kind in DEFAULT_ON_KINDS):
             if not record.matches(config.plugins_enabled) and not _selected(record, config):
                 return Decision(False, "not enabled",
-                                f"not in plugins.enabled (run `hermes plugins enable {name}`)")
+                                f"not in plugins.enabled (run `hermes plugins enable {name}`)",
+                                "not_enabled")
     missing = missing_env(record, env)
     if missing:
         return Decision(False, "missing env",
                         f"Plugin {name} disabled (missing: {', '.join(missing)}); set "
                         f"{'it' if len(missing) == 1 else 'them'} in the environment or in "
-                        f"{config.home / '.env'}")
+                        f"{config.home / '.env'}", "missing_env")
     return Decision(True, "enabled")
 
 

@@ -2,13 +2,13 @@
 
 The kernel boots exactly as a session would (the same discovery and decisions as
 ``hermes plugins list``); then each plugin is checked on its own terms, so a plugin that is
-both not enabled and missing an env var shows both reasons. Loaded plugins show what they
-registered and any difference from what plugin.yaml declares.
+both not enabled and missing an env var shows both reasons. Load failures are explained from
+the kernel's ``PluginStatus.code`` and ``cause``, never from the wording of its message.
+Loaded plugins show what they registered and any difference from what plugin.yaml declares.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -16,8 +16,28 @@ from hermes_agent import SLOT_INFO, Kernel, PluginStatus, load_config
 
 from .lockfile import read_lock
 
-_IMPORT = re.compile(r"^Error importing plugin '[^']*' \(.*?\): (.*)$")
 _TRUTHY = ("1", "true", "yes", "on")
+_CODE_FIX = "fix the error in the plugin's code, or update or disable the plugin"
+# kernel failure code -> fix ({name}: the plugin); the message is the kernel's reason.
+FAILURE_FIXES = {
+    "register_error": "fix the plugin's register(ctx), or disable it",
+    "hookimpl_invalid": "match the @hookimpl function's name and arguments to a hook in "
+                        "docs/hooks.md, or disable the plugin",
+    "no_entry": "give the plugin's module a register(ctx) function (or point its entry point "
+                "at one)",
+    "no_provider": "call the ctx.register_..._provider method of its slot in register(ctx)",
+    "duplicate": "rename one of the two (in plugin.yaml, or the clashing tool or command), "
+                 "or disable one of them",
+    "core_tool_override": "rename the tool; or, if the plugin means to replace it (override=True), "
+                          "hermes config set plugins.entries.{name}.allow_tool_override true",
+}
+
+MANIFEST_PROBLEMS = {  # code -> (label, fix)
+    "manifest_invalid": ("invalid manifest",
+                         "fix plugin.yaml (check it with `hermes plugins validate PATH`)"),
+    "incompatible": ("incompatible", "install a version of the plugin made for this hermes, or "
+                     "ask its author to widen requires_hermes"),
+}
 
 
 @dataclass
@@ -50,23 +70,23 @@ def first_line(text: str) -> str:
 
 
 def _failure(status: PluginStatus) -> Reason:
-    record = status.record
-    reason = first_line(status.reason)
-    match = _IMPORT.match(reason)
-    if match:
-        code = "entry-point-error" if record.entry_point else "import-error"
-        what = "its entry point failed to load" if record.entry_point else "importing it failed"
-        return Reason(code, f"{what}: {match.group(1)}",
-                      "fix the error in the plugin's code, or update or disable the plugin")
-    if "register() of plugin" in reason or "registration hook of plugin" in reason:
-        return Reason("register-error", reason, "fix the plugin's register(ctx), or disable it")
-    if record.manifest is None or "plugin.yaml" in status.reason or "plugin.yml" in status.reason:
-        code = "incompatible" if "requires_hermes" in status.reason else "manifest-invalid"
-        return Reason(code, f"invalid manifest: {' '.join(status.reason.split())}",
-                      "fix plugin.yaml (check it with `hermes plugins validate PATH`)")
-    if "are named" in reason or "name of a builtin plugin" in reason:
-        return Reason("name-clash", reason, "rename one of the plugins in its plugin.yaml")
-    return Reason("load-error", reason, "see `hermes plugins info " + record.name + "`")
+    """Why a load failed, from the kernel's code (see PluginStatus.code)."""
+    record, code = status.record, status.code
+    if code == "import_error" and record.entry_point:
+        return Reason("entry_point_error", f"its entry point failed to load: {status.cause}",
+                      f"{_CODE_FIX}; or reinstall {record.entry_point.dist_name or 'it'}")
+    if code == "import_error":
+        return Reason("import_error", f"importing it failed: {status.cause}", _CODE_FIX)
+    if code in MANIFEST_PROBLEMS:
+        label, fix = MANIFEST_PROBLEMS[code]
+        return Reason(code, f"{label}: {' '.join(status.reason.split())}", fix)
+    if code in FAILURE_FIXES:
+        # pluggy puts the offending argument on a later line of its message
+        message = " ".join(status.reason.split()) if code == "hookimpl_invalid" else first_line(
+            status.reason)
+        return Reason(code, message, FAILURE_FIXES[code].format(name=record.name))
+    return Reason("load_error", first_line(status.reason),
+                  f"see `hermes plugins info {record.name}`")
 
 
 def check(kernel: Kernel, status: PluginStatus) -> Report:
@@ -85,25 +105,28 @@ def check(kernel: Kernel, status: PluginStatus) -> Report:
         add(Reason("disabled", "listed in plugins.disabled", f"hermes plugins enable {record.name}"))
     if record.source != "builtin":
         if (env.get("HERMES_SAFE_MODE") or "").strip().lower() in _TRUTHY:
-            add(Reason("safe-mode", "safe mode loads builtin plugins only", "unset HERMES_SAFE_MODE"))
+            add(Reason("safe_mode", "safe mode loads builtin plugins only", "unset HERMES_SAFE_MODE"))
         only = env.get("HERMES_LOAD_PLUGINS")
         if only is not None and not record.matches([n.strip() for n in only.split(",")]):
-            add(Reason("load-filter", "not listed in HERMES_LOAD_PLUGINS",
+            add(Reason("load_filter", "not listed in HERMES_LOAD_PLUGINS",
                        "add it to HERMES_LOAD_PLUGINS or unset that variable"))
         default_on = record.source == "bundled" and record.kind in ("backend", "model-provider",
                                                                      "platform")
         if exclusive and not wanted:
-            add(Reason("not-selected", f"an exclusive provider loads only when {slot_key} selects it",
+            add(Reason("not_selected", f"an exclusive provider loads only when {slot_key} selects it",
                        f"hermes config set {slot_key} {record.name}"))
         elif not exclusive and not default_on and not wanted:
-            add(Reason("not-enabled", "not listed in plugins.enabled",
+            add(Reason("not_enabled", "not listed in plugins.enabled",
                        f"hermes plugins enable {record.name}"))
     for req in record.manifest.requires_env if record.manifest else ():
         if not env.get(req.name):
             hint = f" ({req.description})" if req.description else ""
             where = f"; get it at {req.url}" if req.url else ""
-            add(Reason("missing-env", f"required env var {req.name} is not set{hint}",
+            add(Reason("missing_env", f"required env var {req.name} is not set{hint}",
                        f"add {req.name}=... to {kernel.home / '.env'} or export it{where}"))
+    if status.code and status.state != "failed" and all(r.code != status.code
+                                                       for r in report.reasons):
+        add(Reason(status.code, first_line(status.reason)))  # the kernel's own verdict, always
     if status.state == "loaded":
         report.reasons.extend(_mismatch(status))
         if record.source not in ("builtin", "bundled"):
@@ -122,10 +145,10 @@ def _mismatch(status: PluginStatus) -> list[Reason]:
     for label, declared, actual in (("tool", set(manifest.provides_tools), set(status.tools)),
                                     ("hook", set(manifest.provides_hooks), set(status.hooks))):
         for name in sorted(actual - declared):
-            out.append(Reason(f"undeclared-{label}", f"registers {label} {name!r}, which plugin.yaml "
+            out.append(Reason(f"undeclared_{label}", f"registers {label} {name!r}, which plugin.yaml "
                               "does not declare", f"add it to provides_{label}s", "warning"))
         for name in sorted(declared - actual):
-            out.append(Reason(f"unregistered-{label}", f"declares {label} {name!r} but did not "
+            out.append(Reason(f"unregistered_{label}", f"declares {label} {name!r} but did not "
                               "register it", f"remove it from provides_{label}s or register it",
                               "warning"))
     return out
@@ -140,7 +163,7 @@ def _selection(kernel: Kernel, status: PluginStatus) -> list[Reason]:
             continue
         chosen = kernel.config.get(info.config_key) or info.default
         if chosen != name:
-            out.append(Reason("slot-not-selected", f"provides {info.label} {name!r}, but "
+            out.append(Reason("slot_not_selected", f"provides {info.label} {name!r}, but "
                               f"{info.config_key} selects {chosen or 'nothing'}",
                               f"hermes config set {info.config_key} {name}", "note"))
     return out
@@ -160,7 +183,7 @@ def diagnose(kernel: Kernel, name: str | None = None,
     for wanted in config.plugins_enabled or []:
         if found.get(wanted) is None and not any(r.name == wanted for r in found.problems):
             if name is None or name == wanted:
-                general.append(Reason("not-installed", f"plugins.enabled names {wanted!r}, which is "
+                general.append(Reason("not_installed", f"plugins.enabled names {wanted!r}, which is "
                                       "not installed", f"hermes plugins install SOURCE, or remove "
                                       f"it: hermes plugins remove {wanted}"))
     for locked, entry in read_lock(kernel.home).items():
@@ -168,7 +191,7 @@ def diagnose(kernel: Kernel, name: str | None = None,
         if name not in (None, locked):
             continue
         if record is None:
-            general.append(Reason("lock-orphan", f"plugins.lock records {locked!r} "
+            general.append(Reason("lock_orphan", f"plugins.lock records {locked!r} "
                                   f"({entry.get('source')}), but it is not installed any more",
                                   f"reinstall it or run `hermes plugins remove {locked}`", "warning"))
         elif entry.get("source") in ("path", "git") and record.source != "user":

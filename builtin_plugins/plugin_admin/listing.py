@@ -25,7 +25,7 @@ def plugin_rows(kernel: Kernel, include_builtin: bool = False) -> list[dict[str,
         if record.source == "builtin" and not include_builtin:
             continue
         decision = decide(record, kernel.config, kernel.env, ESSENTIAL)
-        row = PluginStatus(record, decision.state, decision.reason).to_dict()
+        row = PluginStatus(record, decision.state, decision.reason, decision.code).to_dict()
         row["tools"] = list(record.manifest.provides_tools) if record.manifest else []
         row["hooks"] = list(record.manifest.provides_hooks) if record.manifest else []
         row["counts"] = "declared"
@@ -35,8 +35,8 @@ def plugin_rows(kernel: Kernel, include_builtin: bool = False) -> list[dict[str,
                 row["reason"] = ("enabled; not loaded since it last changed "
                                  "(`hermes plugins list --load` loads it now)")
             else:
-                for key in ("state", "reason", "tools", "hooks", "commands", "cli_commands",
-                            "providers", "skills"):
+                for key in ("state", "reason", "code", "cause", "tools", "hooks", "commands",
+                            "cli_commands", "providers", "skills"):
                     row[key] = outcome.get(key, row.get(key))
                 row["warnings"] = list(dict.fromkeys([*row["warnings"], *outcome.get("warnings", [])]))
                 row["counts"] = "registered"

@@ -31,7 +31,12 @@ def test_every_ctx_method_is_documented():
 
 def test_scaffold_kinds_and_doctor_codes_are_documented():
     assert f"{' | '.join(KINDS)}" in DOC
-    codes = set(re.findall(r'(?:Reason\(|code = |else )"([a-z-]+)"', inspect.getsource(doctor)))
-    assert {"not-enabled", "missing-env", "import-error", "register-error"} <= codes
+    source = inspect.getsource(doctor)
+    codes = set(re.findall(r'Reason\((?:code, )?"([a-z_]+)"', source)) | set(doctor.FAILURE_FIXES)
+    codes |= set(doctor.MANIFEST_PROBLEMS)
+    codes |= {f"{kind}_{label}" for kind in re.findall(r'f"([a-z]+)_\{label\}"', source)
+              for label in ("tool", "hook")}
+    assert {"not_enabled", "missing_env", "import_error", "register_error", "entry_point_error",
+            "undeclared_tool", "lock_orphan", "shadowed", "incompatible"} <= codes
     for code in codes:
         assert f"`{code}`" in DOC, code

@@ -34,9 +34,9 @@ PLUGINS = {  # name -> (__init__.py, plugin.yaml)
                "lambda **kw: None)\n", "name: sneaky\nprovides_hooks: [post_tool_call]\n"),
     "good": (TOOL.format(tool="good_t"), "name: good\nversion: 2.0.0\nprovides_tools: [good_t]\n"),
 }
-EXPECTED = {"idle": "not-enabled", "off": "disabled", "keyless": "missing-env",
-            "boom": "import-error", "badreg": "register-error", "badyaml": "manifest-invalid",
-            "sneaky": "undeclared-tool"}
+EXPECTED = {"idle": "not_enabled", "off": "disabled", "keyless": "missing_env",
+            "boom": "import_error", "badreg": "register_error", "badyaml": "manifest_invalid",
+            "sneaky": "undeclared_tool"}
 
 
 @pytest.fixture
@@ -66,18 +66,18 @@ def test_each_reason_is_named(doctor):
         codes = [r["code"] for r in reports[name]["reasons"]]
         assert reason in codes, (name, reports[name]["reasons"])
     assert reports["idle"]["wanted"] is False and reports["off"]["active"] is False
-    keyless = next(r for r in reports["keyless"]["reasons"] if r["code"] == "missing-env")
+    keyless = next(r for r in reports["keyless"]["reasons"] if r["code"] == "missing_env")
     assert "KEYLESS_TOKEN" in keyless["message"] and ".env" in keyless["fix"]
     assert "https://keys.example.org" in keyless["fix"]
-    boom = next(r for r in reports["boom"]["reasons"] if r["code"] == "import-error")
+    boom = next(r for r in reports["boom"]["reasons"] if r["code"] == "import_error")
     assert boom["message"] == "importing it failed: ImportError: cannot find libboom"
-    badreg = next(r for r in reports["badreg"]["reasons"] if r["code"] == "register-error")
+    badreg = next(r for r in reports["badreg"]["reasons"] if r["code"] == "register_error")
     assert "KeyError: 'api_url'" in badreg["message"]
-    badyaml = next(r for r in reports["badyaml"]["reasons"] if r["code"] == "manifest-invalid")
+    badyaml = next(r for r in reports["badyaml"]["reasons"] if r["code"] == "manifest_invalid")
     assert "requires_env" in badyaml["message"]
     sneaky = reports["sneaky"]
     assert sneaky["active"] is True and sneaky["tools"] == 1 and sneaky["hooks"] == 1
-    assert [r["code"] for r in sneaky["reasons"]] == ["undeclared-tool"]
+    assert [r["code"] for r in sneaky["reasons"]] == ["undeclared_tool"]
     good = reports["good"]
     assert (good["active"], good["tools"], good["reasons"]) == (True, 1, [])
 
@@ -87,15 +87,15 @@ def test_text_report_and_exit_codes_per_plugin(doctor):
     assert code == 0 and "✓ good 2.0.0 (user): loaded, 1 tools, 0 hooks" in out
     code, out, _ = doctor("idle")
     assert code == 0  # not enabled by the user: reported, but not a failure
-    assert "[not-enabled]" in out and "hermes plugins enable idle" in out
+    assert "[not_enabled]" in out and "hermes plugins enable idle" in out
     code, out, _ = doctor("keyless")
-    assert code == 1 and "[missing-env]" in out and "KEYLESS_TOKEN" in out
+    assert code == 1 and "[missing_env]" in out and "KEYLESS_TOKEN" in out
 
 
 def test_enabled_name_that_is_not_installed(doctor, home):
     (home / "config.yaml").write_text("plugins:\n  enabled: [good, ghost]\n")
     code, out, _ = doctor()
-    assert code == 1 and "[not-installed] plugins.enabled names 'ghost'" in out
+    assert code == 1 and "[not_installed] plugins.enabled names 'ghost'" in out
 
 
 def test_validate(home, tmp_path, capsys):
