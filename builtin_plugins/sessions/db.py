@@ -36,6 +36,7 @@ T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 2  # SQLite's own wait; our retries below do the rest
 FAST_RETRY_S = 0.5
+OPEN_TIMEOUT_MS = 2000  # opening (schema check, WAL recovery) may wait for other processes
 WRITE_RETRIES = 15
 RETRY_MIN_S, RETRY_MAX_S = 0.020, 0.150
 CHECKPOINT_EVERY = 50
@@ -85,13 +86,13 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     if readonly:
         uri = f"file:{path}?mode=ro"
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False,
-                               timeout=BUSY_TIMEOUT_MS / 1000)
+                               timeout=OPEN_TIMEOUT_MS / 1000)
     else:
         conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
-                               timeout=BUSY_TIMEOUT_MS / 1000)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                               timeout=OPEN_TIMEOUT_MS / 1000)
+    conn.execute(f"PRAGMA busy_timeout = {OPEN_TIMEOUT_MS}")  # lowered once open
     conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA cache_size = -32768")  # 32 MiB: FTS merges stay in memory
+    conn.execute("PRAGMA cache_size = -65536")  # 64 MiB at most: FTS merges stay in memory
     if not readonly:
         conn.execute("PRAGMA synchronous = NORMAL")
     return conn
@@ -116,6 +117,7 @@ def open_database(path: Path) -> tuple[sqlite3.Connection, list[str]]:
                         "will wait for writers", path, mode)
         conn.execute("PRAGMA wal_autocheckpoint = 0")  # the upkeep thread checkpoints
         changes = retry_busy(lambda: ensure_schema(conn, str(path)))
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     except SessionStoreError:
         if conn is not None:
             conn.close()
@@ -188,6 +190,7 @@ class Upkeep:
         except sqlite3.Error as exc:  # the writer's own connection reports real problems
             log.warning("session store upkeep disabled: %s", exc)
             return
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         gate = WriteGate(self.path)
         try:
             while not self._stop:

@@ -120,28 +120,39 @@ def list_rich(read: Reader, *, source: str | None, exclude_sources: Iterable[str
     if not include_children:
         where.append(f"(h.parent_session_id IS NULL OR {CONTINUES.format(c='h')})")
     clause = ("WHERE " + " AND ".join(where)) if where else ""
-    heads = read(f"SELECT h.id FROM sessions h {clause} ORDER BY h.started_at DESC "
-                 "LIMIT ? OFFSET ?", (*args, limit, offset))
+    heads = [r[0] for r in read(f"SELECT h.id FROM sessions h {clause} ORDER BY h.started_at DESC "
+                                "LIMIT ? OFFSET ?", (*args, limit, offset))]
+    if not heads:
+        return []
+    chains: dict[str, list[str]] = {h: [h] for h in heads}
+    marks = ", ".join("?" * len(heads))
+    if project:  # every chain in one recursive query: (head, id, depth), newest child first
+        rows = read(f"WITH RECURSIVE chain(head, id, depth) AS (SELECT id, id, 0 FROM sessions "
+                    f"WHERE id IN ({marks}) UNION ALL SELECT chain.head, c.id, chain.depth + 1 "
+                    "FROM chain JOIN sessions c ON c.parent_session_id = chain.id WHERE "
+                    f"chain.depth < ? AND {CONTINUES.format(c='c')}) SELECT chain.head, chain.id, "
+                    "chain.depth FROM chain JOIN sessions s ON s.id = chain.id "
+                    "ORDER BY chain.depth, s.started_at DESC", (*heads, MAX_HOPS))
+        for head, sid, depth in rows:
+            chain = chains[head]
+            if depth == len(chain):  # the newest continuation at each step
+                chain.append(sid)
+    tips = [chains[h][-1] for h in heads]
+    found = {r["id"]: dict(r) for r in read(
+        "SELECT s.*, COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id),"
+        f" s.started_at) AS last_active FROM sessions s WHERE s.id IN ({', '.join('?' * len(tips))})",
+        tips)}
+    previews = dict(read(
+        "SELECT h.id, (SELECT m.content FROM messages m WHERE m.session_id = h.id AND m.role = "
+        "'user' AND m.content IS NOT NULL ORDER BY m.timestamp, m.id LIMIT 1) FROM sessions h "
+        f"WHERE h.id IN ({marks})", heads))
     out = []
-    for head in heads:
-        chain = [head[0]]
-        if project:
-            for _ in range(MAX_HOPS):
-                nxt = read(f"SELECT c.id FROM sessions c WHERE c.parent_session_id = ? AND "
-                           f"{CONTINUES.format(c='c')} ORDER BY c.started_at DESC LIMIT 1",
-                           (chain[-1],))
-                if not nxt:
-                    break
-                chain.append(nxt[0][0])
-        row = dict(read("SELECT s.*, COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE "
-                        "m.session_id = s.id), s.started_at) AS last_active FROM sessions s "
-                        "WHERE s.id = ?", (chain[-1],))[0])
-        first = read("SELECT content FROM messages WHERE session_id = ? AND role = 'user' AND "
-                     "content IS NOT NULL ORDER BY timestamp, id LIMIT 1", (chain[0],))
-        text = codec.decode_content(first[0][0]) if first else ""
+    for head, tip in zip(heads, tips):
+        row = found[tip]
+        text = codec.decode_content(previews.get(head)) or ""
         text = text if isinstance(text, str) else str(text)
         row["preview"] = " ".join(text.split())[:80]
-        row["lineage"] = chain
+        row["lineage"] = chains[head]
         out.append(row)
     return out
 

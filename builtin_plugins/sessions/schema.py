@@ -24,6 +24,12 @@ CJK_CLASS = ("\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
              "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ebef")
 CJK_GLOB = f"'*[{CJK_CLASS}]*'"
 
+
+def has_cjk(col: str) -> str:
+    """SQL: ``col`` contains CJK text. The byte/character length test skips the (slow) GLOB
+    for ASCII-only text, which is most messages."""
+    return f"(length(CAST({col} AS BLOB)) > length({col}) AND {col} GLOB {CJK_GLOB})"
+
 SESSION_COLUMNS: dict[str, str] = {
     "id": "TEXT PRIMARY KEY", "source": "TEXT NOT NULL", "user_id": "TEXT", "model": "TEXT",
     "model_config": "TEXT", "system_prompt": "TEXT",
@@ -65,7 +71,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts_trigram USING fts5(
     search_text, content='messages', content_rowid='id', tokenize='trigram', detail=none);
 INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 0);
+INSERT INTO messages_fts(messages_fts, rank) VALUES ('usermerge', 16);
+INSERT INTO messages_fts(messages_fts, rank) VALUES ('crisismerge', 32);
 INSERT INTO messages_fts_trigram(messages_fts_trigram, rank) VALUES ('automerge', 0);
+INSERT INTO messages_fts_trigram(messages_fts_trigram, rank) VALUES ('usermerge', 16);
+INSERT INTO messages_fts_trigram(messages_fts_trigram, rank) VALUES ('crisismerge', 32);
 CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
     INSERT INTO messages_fts(rowid, search_text) VALUES (new.id, new.search_text);
 END;
@@ -80,23 +90,23 @@ CREATE TRIGGER IF NOT EXISTS messages_fts_update
     INSERT INTO messages_fts(rowid, search_text) VALUES (new.id, new.search_text);
 END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_trigram_insert AFTER INSERT ON messages
-        WHEN new.search_text GLOB {CJK_GLOB} BEGIN
+        WHEN {has_cjk('new.search_text')} BEGIN
     INSERT INTO messages_fts_trigram(rowid, search_text) VALUES (new.id, new.search_text);
 END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_trigram_delete AFTER DELETE ON messages
-        WHEN old.search_text GLOB {CJK_GLOB} BEGIN
+        WHEN {has_cjk('old.search_text')} BEGIN
     INSERT INTO messages_fts_trigram(messages_fts_trigram, rowid, search_text)
         VALUES ('delete', old.id, old.search_text);
 END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_trigram_update_old
         AFTER UPDATE OF content, tool_name, tool_calls ON messages
-        WHEN old.search_text GLOB {CJK_GLOB} BEGIN
+        WHEN {has_cjk('old.search_text')} BEGIN
     INSERT INTO messages_fts_trigram(messages_fts_trigram, rowid, search_text)
         VALUES ('delete', old.id, old.search_text);
 END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_trigram_update_new
         AFTER UPDATE OF content, tool_name, tool_calls ON messages
-        WHEN new.search_text GLOB {CJK_GLOB} BEGIN
+        WHEN {has_cjk('new.search_text')} BEGIN
     INSERT INTO messages_fts_trigram(rowid, search_text) VALUES (new.id, new.search_text);
 END;
 """
@@ -166,7 +176,7 @@ def _rebuild_fts(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
     conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
     conn.execute("INSERT INTO messages_fts_trigram(rowid, search_text) SELECT id, search_text "
-                 f"FROM messages WHERE search_text GLOB {CJK_GLOB}")
+                 f"FROM messages WHERE {has_cjk('search_text')}")
 
 
 # version -> step that brings a database of the previous version to it. Column additions

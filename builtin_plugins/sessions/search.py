@@ -144,7 +144,7 @@ def search_messages(conn: sqlite3.Connection, query: str, *,
         except sqlite3.OperationalError:
             return []  # an expression FTS5 still rejects matches nothing
         hits = [(r[0], match) for r in rows]
-    return [_result(conn, msg_id, match, parsed) for msg_id, match in hits]
+    return _results(conn, hits, parsed)
 
 
 def _filters(sources: Iterable[str] | None, excluded: Iterable[str] | None,
@@ -193,35 +193,53 @@ def _cjk_ids(conn: sqlite3.Connection, parsed: Query, where: str, args: list[Any
     return sorted(found, reverse=not oldest)[:want]
 
 
-def _result(conn: sqlite3.Connection, msg_id: int, match: str | None,
-            parsed: Query) -> dict[str, Any]:
-    row = conn.execute("SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.model, "
-                       "s.started_at FROM messages m JOIN sessions s ON s.id = m.session_id "
-                       "WHERE m.id = ?", (msg_id,)).fetchone()
-    snippet = None
+def _results(conn: sqlite3.Connection, hits: list[tuple[int, str | None]],
+             parsed: Query) -> list[dict[str, Any]]:
+    """Result dicts for ``hits`` (ids in order) with a few queries for all of them."""
+    if not hits:
+        return []
+    marks = ", ".join("?" * len(hits))
+    rows = {r[0]: r for r in conn.execute(
+        "SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.model, s.started_at, "
+        "(SELECT p.id FROM messages p WHERE p.session_id = m.session_id AND p.id < m.id "
+        "ORDER BY p.id DESC LIMIT 1), (SELECT n.id FROM messages n WHERE n.session_id = "
+        "m.session_id AND n.id > m.id ORDER BY n.id LIMIT 1) FROM messages m JOIN sessions s "
+        f"ON s.id = m.session_id WHERE m.id IN ({marks})", [h[0] for h in hits])}
+    near_ids = [i for r in rows.values() for i in (r[7], r[8]) if i is not None]
+    near = {r[0]: r for r in conn.execute(
+        f"SELECT id, role, content FROM messages WHERE id IN ({', '.join('?' * len(near_ids))})",
+        near_ids)} if near_ids else {}
+    out = []
+    for msg_id, match in hits:
+        row = rows.get(msg_id)
+        if row is None:
+            continue
+        context = []
+        for other in (row[7], row[8]):
+            if other in near:
+                content = decode_content(near[other][2])
+                text = content if isinstance(content, str) else str(content or "")
+                context.append({"id": other, "role": near[other][1],
+                                "content": text[:CONTEXT_CHARS]})
+        out.append({"id": row[0], "session_id": row[1], "role": row[2], "timestamp": row[3],
+                    "snippet": _snippet(conn, msg_id, match, parsed).strip(),
+                    "context": context, "source": row[4], "model": row[5],
+                    "session_started": row[6]})
+    return out
+
+
+def _snippet(conn: sqlite3.Connection, msg_id: int, match: str | None, parsed: Query) -> str:
     if match is not None:
         try:
-            snippet = conn.execute("SELECT snippet(messages_fts, 0, '>>>', '<<<', '...', 40) "
-                                   "FROM messages_fts WHERE messages_fts MATCH ? AND rowid = ?",
-                                   (match, msg_id)).fetchone()[0]
-        except (sqlite3.OperationalError, TypeError):
-            snippet = None
-    if snippet is None:
-        text = conn.execute("SELECT search_text FROM messages WHERE id = ?",
-                            (msg_id,)).fetchone()[0]
-        snippet = manual_snippet(text, [t.text for g in parsed.groups for t in g
-                                        if not t.negated])
-    context = []
-    for op, order in (("<", "DESC"), (">", "ASC")):
-        near = conn.execute(f"SELECT id, role, content FROM messages WHERE session_id = ? AND "
-                            f"id {op} ? ORDER BY id {order} LIMIT 1", (row[1], msg_id)).fetchone()
-        if near is not None:
-            content = decode_content(near[2])
-            text = content if isinstance(content, str) else str(content or "")
-            context.append({"id": near[0], "role": near[1], "content": text[:CONTEXT_CHARS]})
-    return {"id": row[0], "session_id": row[1], "role": row[2], "timestamp": row[3],
-            "snippet": snippet.strip(), "context": sorted(context, key=lambda c: c["id"]),
-            "source": row[4], "model": row[5], "session_started": row[6]}
+            found = conn.execute("SELECT snippet(messages_fts, 0, '>>>', '<<<', '...', 40) "
+                                 "FROM messages_fts WHERE messages_fts MATCH ? AND rowid = ?",
+                                 (match, msg_id)).fetchone()
+            if found and found[0]:
+                return str(found[0])
+        except sqlite3.OperationalError:
+            pass
+    text = conn.execute("SELECT search_text FROM messages WHERE id = ?", (msg_id,)).fetchone()[0]
+    return manual_snippet(text, [t.text for g in parsed.groups for t in g if not t.negated])
 
 
 def manual_snippet(text: str, terms: list[str], width: int = 60) -> str:

@@ -93,7 +93,8 @@ class SqliteSessionStore:
     def _read(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
         try:
             with self._lock:
-                return self.conn.execute(sql, tuple(args)).fetchall()
+                conn = self.conn
+                return retry_busy(lambda: conn.execute(sql, tuple(args)).fetchall())
         except sqlite3.Error as exc:
             if isinstance(exc, sqlite3.OperationalError) and "fts5" in str(exc).lower():
                 raise
