@@ -9,9 +9,11 @@ here, frozen and stored); ``pre_llm_call`` context appended to the current user 
 the request only; model calls through the selected provider; tool calls run and their
 results appended, until a final answer or the iteration budget is spent; every message
 persisted with usage and cost; ``transform_llm_output`` and ``post_llm_call`` for a finished
-turn and ``on_session_end`` for every run. Front ends call :meth:`Agent.new_session` /
-:meth:`Agent.finalize` at real session boundaries (``on_session_finalize``,
-``on_session_reset``).
+turn and ``on_session_end`` for every run. While a run is going the agent is the kernel's
+``message_sink``, so ``ctx.inject_message`` reaches it (see :mod:`.inbox`); the system
+prompt's notices are shown once per session as ``notice`` events. Front ends call
+:meth:`Agent.new_session` / :meth:`Agent.finalize` at real session boundaries
+(``on_session_finalize``, ``on_session_reset``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ..models.client import CallContext, ModelClient
 from ..models.errors import ProviderError, RequestInterrupted
 from ..models.types import CancelToken, ChatRequest, ChatResponse, StreamEvent, Usage
 from .history import api_messages
+from .inbox import Inbox, into_tool_result
 from .prompt_link import build_system_prompt
 from .store_link import SessionLink, active_store
 from .tool_exec import PARALLEL_SAFE, ToolExecutor, ToolRunContext
@@ -117,6 +120,9 @@ class Agent:
         self.extra_tool_kwargs: dict[str, Any] = {"agent": self}
         self._stored = False  # the session row exists
         self._interrupt = CancelToken()
+        self.inbox = Inbox()  # messages plugins inject (ctx.inject_message)
+        self._notices: list[str] = []  # system prompt notices not yet shown
+        self._notices_shown: set[str] = set()  # this session's, shown already
         if session_id is not None:
             self.resume(session_id)
 
@@ -176,15 +182,32 @@ class Agent:
                             platform=self.platform)
 
     def _build_prompt(self) -> str:
-        return build_system_prompt(self.kernel, session_id=self.session_id,
-                                   platform=self.platform, tool_names=self.tool_names,
-                                   cwd=self.options.cwd,
-                                   skip_context_files=self.options.depth > 0)
+        text, notices = build_system_prompt(self.kernel, session_id=self.session_id,
+                                            platform=self.platform, tool_names=self.tool_names,
+                                            cwd=self.options.cwd,
+                                            skip_context_files=self.options.depth > 0)
+        self._notices += [n for n in notices
+                          if n not in self._notices_shown and n not in self._notices]
+        return text
+
+    def _show_notices(self, emit: EventSink, shown_to_user: bool) -> None:
+        """System prompt notices, once per session: a ``notice`` event and a log record
+        (a warning when no front end receives the events)."""
+        notices, self._notices = self._notices, []
+        for notice in notices:
+            self._notices_shown.add(notice)
+            log.log(logging.INFO if shown_to_user else logging.WARNING, "%s", notice)
+            emit({"type": "notice", "level": "warning", "message": notice,
+                  "session_id": self.session_id})
 
     def finalize(self, reason: str = "shutdown", *, new_session_id: str | None = None) -> None:
         """The session is over for good (exit, ``/new``): ``on_session_finalize``."""
         if not self._stored:
             return
+        left = self.inbox.take()
+        if left is not None:
+            log.warning("session %s ended before an injected message was delivered: %.200s",
+                        self.session_id, left)
         self.sessions.end(self.session_id, reason)
         if self.hooks.has_hook("on_session_finalize"):
             self.hooks.fire("on_session_finalize", session_id=self.session_id,
@@ -197,6 +220,7 @@ class Agent:
         old, new = self.session_id, new_session_id()
         self.finalize("new_session", new_session_id=new)
         self.session_id, self.history, self.system_prompt, self._stored = new, [], None, False
+        self._notices, self._notices_shown = [], set()
         self.session_usage, self.session_cost, self.session_api_calls = Usage(), 0.0, 0
         if self.hooks.has_hook("on_session_reset"):
             self.hooks.fire("on_session_reset", session_id=new, platform=self.platform,
@@ -248,26 +272,47 @@ class Agent:
         self.client.new_turn()
         turn = TurnResult("", self.session_id, task_id, "")
         start_len = len(self.history)
-        try:
-            if self.system_prompt is None:
-                self._start_session()
-            turn.session_id = self.session_id
-            turn.turn_id = f"{self.session_id}:{task_id}:{uuid.uuid4().hex[:8]}"
-            emit({"type": "turn_start", "session_id": self.session_id, "turn_id": turn.turn_id,
-                  "model": self.model, "provider": self.provider})
-            is_first = not any(m.get("role") == "user" for m in self.history)
-            self._record({"role": "user", "content": user_message})
-            context = self._pre_llm_context(turn, user_message, is_first)
-            self._tool_loop(turn, user_message, len(self.history) - 1, context, emit)
-        except RequestInterrupted:
-            turn.interrupted, turn.exit_reason = True, "interrupted"
-        except ProviderError as exc:
-            turn.failed, turn.error, turn.exit_reason = True, str(exc), f"error:{exc.reason}"
-            emit({"type": "error", "message": str(exc), "reason": exc.reason})
-        finally:
-            turn.messages = self.history[start_len:]
-            self._finish(turn, user_message, emit)
+        with self._as_message_sink():
+            try:
+                self._run(turn, user_message, emit, on_event is not None)
+            except RequestInterrupted:
+                turn.interrupted, turn.exit_reason = True, "interrupted"
+            except ProviderError as exc:
+                turn.failed, turn.error, turn.exit_reason = True, str(exc), f"error:{exc.reason}"
+                emit({"type": "error", "message": str(exc), "reason": exc.reason})
+            finally:
+                turn.messages = self.history[start_len:]
+                self._finish(turn, user_message, emit)
         return turn
+
+    def _as_message_sink(self) -> Any:
+        """The top-level agent receives ``ctx.inject_message`` while it runs (a subagent
+        leaves its parent's sink in place)."""
+        if self.options.depth > 0:
+            from contextlib import nullcontext
+
+            return nullcontext()
+        return self.inbox.installed(self.kernel)
+
+    def take_injected(self) -> str | None:
+        """Injected messages still waiting (they arrived after the last model call of the
+        run); a front end sends them as the next user message."""
+        return self.inbox.take()
+
+    def _run(self, turn: TurnResult, user_message: str, emit: EventSink,
+             shown_to_user: bool) -> None:
+        if self.system_prompt is None:
+            self._start_session()
+        turn.session_id = self.session_id
+        turn.turn_id = f"{self.session_id}:{turn.task_id}:{uuid.uuid4().hex[:8]}"
+        emit({"type": "turn_start", "session_id": self.session_id, "turn_id": turn.turn_id,
+              "model": self.model, "provider": self.provider})
+        self._show_notices(emit, shown_to_user)
+        is_first = not any(m.get("role") == "user" for m in self.history)
+        self._deliver_injected(emit)  # left over from the previous run: they came first
+        self._record({"role": "user", "content": user_message})
+        context = self._pre_llm_context(turn, user_message, is_first)
+        self._tool_loop(turn, user_message, len(self.history) - 1, context, emit)
 
     def _pre_llm_context(self, turn: TurnResult, user_message: str, is_first: bool) -> str:
         if not self.hooks.has_hook("pre_llm_call"):
@@ -288,16 +333,24 @@ class Agent:
             extra=self.extra_tool_kwargs, on_event=emit,
             parallel_safe=PARALLEL_SAFE | frozenset(self.kernel.config.get("agent.parallel_tools")
                                                     or ()))
-        for _ in range(self.max_iterations):
+        for step in range(self.max_iterations):
             if self.interrupted:
                 raise RequestInterrupted(self.provider, self.model)
+            self._deliver_injected(emit)
             response = self._call(turn, user_message, current, context, emit, tools=True)
             if not response.tool_calls:
+                if self.inbox and step + 1 < self.max_iterations:
+                    continue  # a message was injected meanwhile: the model answers it too
                 turn.final_response, turn.completed = response.content, True
                 turn.exit_reason = "final_answer"
                 return
             run_ctx.api_request_id = response.id or None
-            for outcome in self.executor.run_all(response.tool_calls, run_ctx):
+            outcomes = self.executor.run_all(response.tool_calls, run_ctx)
+            injected = self.inbox.take() if outcomes else None
+            if injected is not None:
+                outcomes[-1].result = into_tool_result(outcomes[-1].result, injected)
+                emit({"type": "injected", "content": injected, "session_id": self.session_id})
+            for outcome in outcomes:
                 self._record(outcome.message())
             if self.interrupted:
                 raise RequestInterrupted(self.provider, self.model)
@@ -345,6 +398,16 @@ class Agent:
               "tool_calls": [c.to_message() for c in response.tool_calls],
               "finish_reason": response.finish_reason, "usage": response.usage.to_dict()})
         return response
+
+    def _deliver_injected(self, emit: EventSink) -> None:
+        """Injected messages as a user message, unless the history ends with tool results
+        (then they wait for the next batch's results, keeping the alternation valid)."""
+        if not self.inbox or (self.history and self.history[-1].get("role") == "tool"):
+            return
+        text = self.inbox.take()
+        if text is not None:
+            self._record({"role": "user", "content": text})
+            emit({"type": "injected", "content": text, "session_id": self.session_id})
 
     def _record(self, message: dict[str, Any], finish_reason: str | None = None) -> None:
         self.history.append(message)

@@ -1,21 +1,26 @@
 """Tool execution for the agent loop: hooks around every call, parallel read-only batches.
 
 For each call the order is ``pre_tool_call`` (a block directive stops the call and its
-message becomes the error result; an approve directive asks the approval callback, and no
-callback or a refusal blocks), the tool itself, ``post_tool_call`` with duration and status,
-then ``transform_tool_result``. Calls with malformed JSON arguments or an unknown tool name
-get an error result the model can recover from. Consecutive read-only calls run together in
-a thread pool; everything else runs one at a time. Results keep the order of the calls.
+message becomes the error result; an approve directive goes through the kernel's approval
+gate, the one ``terminal`` uses, where no callback, a refusal or a timeout blocks), the tool
+itself, ``post_tool_call`` with duration and status, then ``transform_tool_result``. While a
+handler runs, an interrupt also marks its thread for the ``is_interrupted()`` helper. Calls
+with malformed JSON arguments or an unknown tool name get an error result the model can
+recover from. Consecutive read-only calls run together in a thread pool; everything else runs
+one at a time. Results keep the order of the calls.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 # Tools that only read: safe to run side by side.
@@ -187,7 +192,7 @@ class ToolExecutor:
         if directive and directive["action"] == "block":
             return _error(directive["message"], blocked=True), "blocked", "blocked_by_hook"
         if directive and directive["action"] == "approve":
-            refusal = self._approve(name, args, directive, ctx)
+            refusal = self._approve(name, args, call_id, directive, ctx)
             if refusal:
                 return _error(refusal, blocked=True), "blocked", "approval_denied"
         kwargs = {"session_id": ctx.session_id, "task_id": ctx.task_id, "turn_id": ctx.turn_id,
@@ -199,22 +204,37 @@ class ToolExecutor:
             kwargs["approval_callback"] = ctx.approval_callback
         if ctx.clarify_callback is not None:
             kwargs["clarify_callback"] = ctx.clarify_callback
-        return self.registry.dispatch(name, args, **kwargs), "ok", None
+        with interrupt_marked(ctx.interrupt):
+            return self.registry.dispatch(name, args, **kwargs), "ok", None
 
-    def _approve(self, name: str, args: dict[str, Any], directive: dict[str, Any],
-                 ctx: ToolRunContext) -> str | None:
-        """None when a human approved; else why the call is blocked."""
-        reason = directive.get("message") or f"a plugin asks for approval before {name} runs"
-        if ctx.approval_callback is None:
-            return f"Blocked: {reason} (no one is available to approve it here)."
-        request = _approval_request(name, args, reason, directive.get("rule_key"), ctx)
-        try:
-            answer = ctx.approval_callback(request)
-        except Exception as exc:  # a broken prompt must not approve anything
-            return f"Blocked: approval failed ({type(exc).__name__}: {exc})."
-        if answer in ("once", "session", "always"):
+    def _approve(self, name: str, args: dict[str, Any], call_id: str,
+                 directive: dict[str, Any], ctx: ToolRunContext) -> str | None:
+        """None when approved; else why the call is blocked. The kernel's approval gate
+        remembers "session"/"always" answers under the directive's rule key and fires
+        ``pre_approval_request`` / ``post_approval_response``."""
+        from ..core_tools.approval import approval_gate
+        from ..core_tools.context import ToolCallContext
+
+        reason = str(directive.get("message") or "") or f"a plugin asks before {name} runs"
+        gate = approval_gate(self.kernel)
+        if gate.mode == "off":
             return None
-        return f"Blocked: the user did not approve {name} ({reason})."
+        call_ctx = ToolCallContext(
+            session_id=ctx.session_id, task_id=ctx.task_id, turn_id=ctx.turn_id,
+            tool_call_id=call_id, platform=ctx.platform, cwd=Path(ctx.cwd or "."),
+            approval_callback=ctx.approval_callback, clarify_callback=ctx.clarify_callback,
+            interrupt_event=ctx.interrupt)
+        verdict = gate.decide(_subject(name, args), reason, (rule_key(name, directive, reason),),
+                              call_ctx)
+        if verdict.allowed:
+            return None
+        if ctx.approval_callback is None:
+            return (f"Blocked: {name} needs approval ({reason}) and nobody can approve it "
+                    "here. Do not retry it; ask the user.")
+        if verdict.choice == "timeout":
+            return (f"Blocked: nobody answered the approval request for {name} ({reason}). "
+                    "Do not retry it without asking the user.")
+        return f"Blocked: the user did not approve {name} ({reason}). Do not retry it."
 
     def _after(self, name: str, args: dict[str, Any], result: str, call_id: str,
                ctx: ToolRunContext, duration: float, status: str, error_type: str | None,
@@ -240,17 +260,43 @@ def _message_of(result: str) -> str | None:
     return str(data.get("error"))[:500] if isinstance(data, dict) else None
 
 
-def _approval_request(name: str, args: dict[str, Any], reason: str, rule_key: str | None,
-                      ctx: ToolRunContext) -> Any:
-    command = str(args.get("command") or json.dumps(args, sort_keys=True))
-    try:
-        from ..core_tools.context import ApprovalRequest
-    except ImportError:  # pragma: no cover - core tools are a builtin plugin
-        from types import SimpleNamespace
+def rule_key(name: str, directive: dict[str, Any], reason: str) -> str:
+    """The approval memory key of a directive: ``plugin_rule:<rule_key>``, else one per tool
+    and reason (so "always" for one rule does not approve another rule on the same tool)."""
+    key = directive.get("rule_key")
+    if isinstance(key, str) and key.strip():
+        return f"plugin_rule:{key.strip()}"
+    digest = hashlib.sha256(reason.encode("utf-8")).hexdigest()[:12]
+    return f"plugin_rule:{name}:{digest}"
 
-        return SimpleNamespace(command=command, description=reason,
-                               pattern_keys=(rule_key or name,), session_id=ctx.session_id)
-    return ApprovalRequest(command=command, description=reason,
-                           pattern_keys=(rule_key or f"plugin:{name}",),
-                           session_id=ctx.session_id,
-                           surface="cli" if ctx.platform in ("", "cli") else "gateway")
+
+def _subject(name: str, args: dict[str, Any]) -> str:
+    """What the person asked sees: the tool and its arguments (long ones cut)."""
+    text = json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
+    return f"{name} {text if len(text) <= 400 else text[:399] + '…'}"
+
+
+_running = threading.local()  # per thread: the interrupt events of the calls running on it
+
+
+@contextmanager
+def interrupt_marked(interrupt: threading.Event) -> Iterator[None]:
+    """While the block runs, an interrupt marks this thread for ``is_interrupted()`` (the
+    helper plugins written for Hermes Agent 0.19 poll); the mark is cleared afterwards, unless
+    an outer call on the same thread (a subagent's parent tool) was interrupted too."""
+    from ..legacy_api.helpers import set_interrupted
+
+    thread = threading.get_ident()
+    stack: list[threading.Event] = _running.__dict__.setdefault("events", [])
+    stack.append(interrupt)
+    on_cancel = getattr(interrupt, "on_cancel", None)
+    remove = on_cancel(lambda: set_interrupted(thread)) if callable(on_cancel) else None
+    if interrupt.is_set():
+        set_interrupted(thread)
+    try:
+        yield
+    finally:
+        if callable(remove):
+            remove()
+        stack.pop()
+        set_interrupted(thread, any(event.is_set() for event in stack))

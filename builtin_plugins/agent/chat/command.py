@@ -2,7 +2,8 @@
 
 ``-q "..."`` answers once and exits (non-zero when the turn failed); ``--json`` writes one
 JSON event per line instead of text (with ``-q`` for that turn, otherwise for every line read
-from standard input).
+from standard input). With no provider configured, a person at a terminal is offered
+``hermes setup``; otherwise the how-to-configure message is printed and the exit code is 1.
 """
 
 from __future__ import annotations
@@ -39,11 +40,12 @@ def run_chat(*, query: str | None = None, resume: str | None = None, continue_: 
              max_turns: int | None = None) -> int:
     from hermes_agent import HermesError, runtime_kernel
 
+    from ...models.errors import NoProviderError
     from ..loop import Agent, AgentOptions
     from ..store_link import SessionLink, active_store
 
     kernel = runtime_kernel()
-    interactive = query is None and not as_json and sys.stdin.isatty()
+    interactive = query is None and not as_json and stdin_is_tty()
     options = AgentOptions(
         platform="cli", provider=provider, model=model, max_iterations=max_turns,
         toolsets=[t.strip() for t in toolsets.split(",") if t.strip()] if toolsets else None)
@@ -59,7 +61,13 @@ def run_chat(*, query: str | None = None, resume: str | None = None, continue_: 
             what = f"session {resume!r}" if resume else "CLI session to continue"
             raise HermesError(f"no {what} found; `hermes sessions list` shows the stored "
                               "sessions (resume by id or title)")
-    agent = Agent(kernel, options, session_id=session_id)
+    try:
+        agent = Agent(kernel, options, session_id=session_id)
+    except NoProviderError as exc:
+        if not interactive or provider is not None:
+            raise  # the one-screen message on how to configure a provider; exit 1
+        kernel = _offer_setup(kernel, str(exc))
+        agent = Agent(kernel, options, session_id=session_id)
     if as_json:
         return _json_mode(agent, query)
     if query is not None:
@@ -69,6 +77,23 @@ def run_chat(*, query: str | None = None, resume: str | None = None, continue_: 
     from .repl import interactive as repl
 
     return repl(agent, kernel)
+
+
+def stdin_is_tty() -> bool:
+    return sys.stdin.isatty()
+
+
+def _offer_setup(kernel: Any, how_to: str) -> Any:
+    """Nothing is configured and a person is at the terminal: offer ``hermes setup``, then
+    return a kernel that sees the new configuration. Declining prints ``how_to``, exit 1."""
+    from hermes_agent import Kernel
+    from hermes_agent.builtin_plugins.models.setup_cmd import setup
+
+    if not click.confirm("No model provider is configured. Run setup now?", default=True):
+        click.echo(how_to, err=True)
+        raise click.exceptions.Exit(EXIT_FAILED)
+    setup.main(args=[], prog_name="hermes setup", standalone_mode=False)
+    return Kernel(kernel.home).boot()
 
 
 def _once(agent: Any, message: str) -> int:

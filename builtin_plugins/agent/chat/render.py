@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-DIM, RESET, BOLD, RED = "\033[2m", "\033[0m", "\033[1m", "\033[31m"
+DIM, RESET, BOLD, RED, YELLOW = "\033[2m", "\033[0m", "\033[1m", "\033[31m", "\033[33m"
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -52,6 +52,15 @@ class TerminalRenderer:
         elif kind == "tool_end" and self.show_tools and event.get("status") != "ok":
             self.err.write(self._style(f"    {event['status']}: {_short(event.get('result'))}",
                                        DIM) + "\n")
+            self.err.flush()
+        elif kind == "notice":
+            self._newline()
+            self.err.write(self._style(f"⚠ {event['message']}", YELLOW) + "\n")
+            self.err.flush()
+        elif kind == "injected":
+            self._newline()
+            self.err.write(self._style(f"  ↳ message added to the conversation: "
+                                       f"{_short(event['content'])}", DIM) + "\n")
             self.err.flush()
         elif kind == "error":
             self._newline()

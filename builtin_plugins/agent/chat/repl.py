@@ -84,6 +84,17 @@ def ask_clarify(question: str, choices: list[str] | None = None) -> str:
     return answer
 
 
+def _send_injected(agent: Any, renderer: TerminalRenderer, limit: int = 5) -> None:
+    """Messages plugins injected after a turn's last model call go in as the next turns
+    (at most ``limit`` in a row; more wait for the next message)."""
+    for _ in range(limit):
+        text = agent.take_injected()
+        if text is None:
+            return
+        renderer({"type": "injected", "content": text})
+        run_turn(agent, text, renderer)
+
+
 def interactive(agent: Any, kernel: Any, *, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     color = out.isatty()
@@ -115,6 +126,7 @@ def interactive(agent: Any, kernel: Any, *, out: TextIO | None = None) -> int:
                     continue
                 message, state.resend = state.resend, None
             run_turn(agent, message, renderer)
+            _send_injected(agent, renderer)
     finally:
         if readline is not None:
             try:
