@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..models.client import CallContext, ModelClient
-from ..models.errors import ProviderError, RequestInterrupted
+from ..models.errors import PartialStreamError, ProviderError, RequestInterrupted
 from ..models.types import CancelToken, ChatRequest, ChatResponse, StreamEvent, Usage
 from .history import api_messages
 from .inbox import Inbox, into_tool_result
@@ -386,10 +386,11 @@ class Agent:
         try:
             response = self.client.chat(request, on_event=on_delta, interrupt=self._interrupt,
                                         context=ctx)
-        except RequestInterrupted:
-            if partial:  # keep what the user already saw
+        except (RequestInterrupted, PartialStreamError) as exc:
+            if partial:  # keep what the user already saw (a broken stream is not retried)
+                reason = "interrupted" if isinstance(exc, RequestInterrupted) else "error"
                 self._record({"role": "assistant", "content": "".join(partial)},
-                             finish_reason="interrupted")
+                             finish_reason=reason)
             raise
         message = response.assistant_message()
         self._record(message, finish_reason=response.finish_reason)

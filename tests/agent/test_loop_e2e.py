@@ -220,6 +220,27 @@ def test_provider_failure_gives_clear_error_and_session_stays_resumable(kernel_f
     assert sent[1]["content"] == "hello?\n\nhello again?"
 
 
+
+def test_stream_broken_after_text_keeps_the_shown_part_and_the_session_resumes(
+        kernel_for, server) -> None:
+    from hermes_agent.testing.fake_llm import reply_cut
+
+    kernel = kernel_for()
+    agent = Agent(kernel, AgentOptions(stream=True))
+    server.script(reply_cut("The answer is forty-two, because", after=4), reply_text("again: 42"))
+    shown: list[str] = []
+    broken = agent.run_conversation("why?", on_event=lambda e: shown.append(e.get("text", ""))
+                                    if e["type"] == "text_delta" else None)
+    assert broken.failed and "not retried" in broken.error and "Fix:" in broken.error
+    kept = "".join(shown)
+    assert kept and "The answer is forty-two, because".startswith(kept)
+    stored = kernel.slots.active("session_store", kernel.config)
+    rows = stored.get_messages(agent.session_id)
+    assert [(r["role"], r["content"]) for r in rows] == [("user", "why?"), ("assistant", kept)]
+    assert len(server.posts()) == 1  # not retried, not sent to a fallback
+    again = Agent(kernel, session_id=agent.session_id).run_conversation("and?")
+    assert again.completed and again.final_response == "again: 42"
+
 def test_iteration_budget_ends_with_a_call_without_tools(kernel_for, server) -> None:
     agent = Agent(kernel_for(), AgentOptions(max_iterations=2))
     server.script(reply_tool_call("calculate", {"expression": "1"}),
