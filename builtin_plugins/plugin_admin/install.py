@@ -8,7 +8,6 @@ the pip install), the .env values, the config entry and the lock entry happen in
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -20,13 +19,10 @@ from hermes_agent import Kernel, load_config, write_config_value
 
 from .envfile import prompt_missing_env, set_env_values
 from .lockfile import Transaction, make_entry, read_lock, write_lock
+from .pipdeps import check_hermes_command, explain_host, normalize_dist, split_host
 from .sources import Candidate, Source, classify, fetch, pip, run
 
 COPY_IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache")
-
-
-def normalize_dist(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def describe(candidate: Candidate) -> list[str]:
@@ -102,10 +98,19 @@ def place_directory(home: Path, candidate: Candidate, txn: Transaction) -> Path:
 
 
 def pip_install(candidate: Candidate, txn: Transaction, *extra: str) -> None:
+    """pip-install the candidate's wheel; a wheel that depends on hermes-agent is installed
+    without it (see pipdeps). Afterwards `hermes` must still be this hermes."""
     assert candidate.wheel is not None
-    run(pip("install", "-q", *extra, str(candidate.wheel)), f"pip install {candidate.source.spec}")
-    dist = candidate.dist
+    dist, what = candidate.dist, f"pip install {candidate.source.spec}"
+    host, others = split_host(candidate.requires)
+    if host:
+        click.echo(explain_host(f"{dist} {candidate.dist_version}", host, others))
+        extra = (*extra, "--no-deps")
+    run(pip("install", "-q", *extra, str(candidate.wheel)), what)
     txn.on_failure(lambda: run(pip("uninstall", "-y", "-q", dist), f"pip uninstall {dist}"))
+    if host and others:
+        run(pip("install", "-q", *others), f"pip install {' '.join(others)} (for {dist})")
+    check_hermes_command(f"{dist} {candidate.dist_version}")
 
 
 def confirm(question: str, answer: bool | None, no_input: bool) -> bool:

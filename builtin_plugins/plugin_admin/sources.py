@@ -61,6 +61,7 @@ class Candidate:
     dist_version: str = ""
     commit: str = ""
     entry_point: str = ""
+    requires: list[str] = field(default_factory=list)  # pip: the wheel's Requires-Dist
 
     def lock_extra(self) -> dict[str, Any]:
         src = self.source
@@ -232,7 +233,8 @@ def _wheel_candidates(source: Source, scratch: Path) -> list[Candidate]:
                     manifest = Manifest(**{**manifest.__dict__, "kind": "exclusive"})
                 candidates.append(Candidate(name, source, manifest, files, warnings, wheel=wheel,
                                             dist=dist, dist_version=version,
-                                            entry_point=f"{group}:{name} = {value}"))
+                                            entry_point=f"{group}:{name} = {value}",
+                                            requires=meta.get_all("Requires-Dist") or []))
     if not candidates:
         raise click.ClickException(
             f"{dist} {version} is not a hermes plugin: it declares no entry point in the "

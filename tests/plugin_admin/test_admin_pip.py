@@ -210,3 +210,72 @@ def test_scaffold_passes_its_test_when_installed(hermes: Hermes, python: Path, t
     assert hermes.rows("--load")["hello-world"]["state"] == "loaded"
     run([sys.executable, "-m", "pip", "--python", str(python), "uninstall", "-y", "-q",
          "hermes-plugin-hello-world"], env=clean_env())
+
+
+HOSTED_DISTS = {  # distribution -> (pyproject.toml, files); built into the find-links folder
+    "hermes-hosted": (plugin_pyproject(
+        "hermes-hosted", "1.0.0", "hermes_agent.plugins", "hosted", "hosted_pkg", "hosted_pkg",
+        ["plugin.yaml"], ["hermes-agent>=0.15", "hosted-helper>=1",
+                          'never-available-offline; extra == "test"']),
+        {"hosted_pkg/__init__.py": "import hosted_helper\n\n\ndef register(ctx):\n    pass\n",
+         "hosted_pkg/plugin.yaml": "name: hosted\nversion: 1.0.0\n"}),
+    "hosted-helper": ('[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = '
+                      '"setuptools.build_meta"\n[project]\nname = "hosted-helper"\nversion = "1.0.0"\n'
+                      '[tool.setuptools]\npackages = ["hosted_helper"]\n',
+                      {"hosted_helper/__init__.py": ""}),
+    # A dependency that ships its own `hermes` console script.
+    "fake-hermes-cli": ('[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = '
+                        '"setuptools.build_meta"\n[project]\nname = "fake-hermes-cli"\n'
+                        'version = "1.0.0"\n[project.scripts]\nhermes = "fake_cli:main"\n'
+                        '[tool.setuptools]\npackages = ["fake_cli"]\n',
+                        {"fake_cli/__init__.py": "def main():\n    print('not hermes')\n"}),
+    "hermes-clobber": (plugin_pyproject(
+        "hermes-clobber", "1.0.0", "hermes_agent.plugins", "clobber", "clobber_pkg", "clobber_pkg",
+        ["plugin.yaml"], ["fake-hermes-cli"]),
+        {"clobber_pkg/__init__.py": "def register(ctx):\n    pass\n",
+         "clobber_pkg/plugin.yaml": "name: clobber\nversion: 1.0.0\n"}),
+}
+
+
+@pytest.fixture(scope="module")
+def hosted_links(links: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("hosted-src")
+    for dist, (project, files) in HOSTED_DISTS.items():
+        for rel, text in {"pyproject.toml": project, **files}.items():
+            (root / dist / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / dist / rel).write_text(text)
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+         "-q", "-w", str(links), *(str(root / d) for d in HOSTED_DISTS)], env=clean_env())
+    return links
+
+
+def test_plugin_depending_on_hermes_agent_is_installed_without_it(hermes: Hermes, hosted_links: Path):
+    """hermes-agent is not in the (offline) find-links folder: trying to install it would fail."""
+    wheel = hosted_links / "hermes_hosted-1.0.0-py3-none-any.whl"
+    proc = hermes("plugins", "install", str(wheel), "--enable", "--no-input")
+    assert "hermes-hosted 1.0.0 declares hermes-agent>=0.15 as a dependency" in proc.stdout
+    assert "replace this `hermes` command" in proc.stdout and "--no-deps" in proc.stdout
+    assert "installed separately: hosted-helper>=1" in proc.stdout
+    assert "never-available-offline" not in proc.stdout  # an extra's requirement: not installed
+    assert (hermes.installed("hermes-hosted"), hermes.installed("hosted-helper")) == ("1.0.0", "1.0.0")
+    assert hermes.installed("hermes-agent") == "-"
+    assert hermes.rows("--load")["hosted"]["state"] == "loaded"  # it imports hosted_helper
+    hermes("plugins", "remove", "hosted")
+    run([sys.executable, "-m", "pip", "--python", str(hermes.python), "uninstall", "-y", "-q",
+         "hosted-helper"], env=clean_env())
+
+
+def test_dependency_that_replaces_the_hermes_command_is_refused(hermes: Hermes, hosted_links: Path):
+    wheel = hosted_links / "hermes_clobber-1.0.0-py3-none-any.whl"
+    try:
+        proc = hermes("plugins", "install", str(wheel), "--enable", "--no-input", ok=False)
+        assert proc.returncode == 1
+        assert "installing hermes-clobber 1.0.0 replaced the `hermes` command" in proc.stderr
+        assert "fake-hermes-cli installs a `hermes` command running fake_cli:main" in proc.stderr
+        assert "-m pip uninstall -y fake-hermes-cli" in proc.stderr
+        assert "-m hermes_agent.cli` runs hermes" in proc.stderr
+        assert hermes.installed("hermes-clobber") == "-"  # the install was undone
+        assert hermes.lock() == {} and hermes.config() == {}
+    finally:
+        run([sys.executable, "-m", "pip", "--python", str(hermes.python), "uninstall", "-y", "-q",
+             "fake-hermes-cli", "hermes-clobber"], env=clean_env())
