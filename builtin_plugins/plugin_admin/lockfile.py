@@ -2,8 +2,8 @@
 
 One JSON file in $HERMES_HOME, written atomically. Per plugin: its source (``path``, ``git``
 or ``pip``), the spec it was installed from, version or commit, install time, a digest of its
-files and its declared capabilities (with their digest), and the entry it replaced
-(``previous``), which ``hermes plugins rollback`` returns to.
+files and its declared capabilities (with their digest), and ``history``: the entries of the
+last versions updates replaced (newest first), which ``hermes plugins rollback`` walks back.
 """
 
 from __future__ import annotations

@@ -2,16 +2,20 @@
 
 An update fetches the plugin again from its locked source (or ``--from SPEC``), validates
 it, shows the capability diff and asks for consent again when the plugin would be able to do
-more (new tools, hooks, required env vars, dependencies, or another kind). Directory installs
-keep the replaced files in $HERMES_HOME/plugin-backups/<name>; pip installs are rolled back by
-reinstalling the locked previous version. $HERMES_HOME/plugin-data/<name> is never touched.
+more (new tools, hooks, required env vars, dependencies, or another kind). The lock entry keeps
+the last HISTORY replaced versions (``history``, newest first); directory installs keep their
+files in $HERMES_HOME/plugin-backups/<name>/<slot>, pip installs are rolled back by
+reinstalling the recorded wheel or version. Each rollback steps one version further back.
+$HERMES_HOME/plugin-data/<name> is never touched.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +30,7 @@ from .lockfile import (Transaction, capabilities, diff_capabilities, make_entry,
 from .sources import Candidate, Source, classify, fetch, pip, run
 
 BACKUPS = "plugin-backups"
+HISTORY = 3  # versions kept for rollback, besides the current one
 
 
 def backup_dir(home: Path, name: str) -> Path:
@@ -108,72 +113,91 @@ def update(kernel: Kernel, name: str, *, from_spec: str | None, dry_run: bool, y
 def _replace(kernel: Kernel, name: str, entry: dict[str, Any], new: Candidate,
              txn: Transaction) -> None:
     extra: dict[str, Any] = {}
+    replaced = {k: v for k, v in entry.items() if k not in ("history", "rolled_back")}
     if new.directory is not None:
         dest = Path(entry.get("path") or kernel.home / "plugins" / name)
-        extra["path"] = str(swap_in(kernel.home, name, dest, new.directory, txn))
+        slot = swap_in(kernel.home, name, dest, new.directory, txn)
+        if slot is not None:
+            replaced["backup"] = str(slot)
+        extra["path"] = str(dest)
     else:
         same = new.dist_version == entry.get("dist_version")
         pip_install(new, txn, "--upgrade", *(["--force-reinstall", "--no-deps"] if same else []))
-    previous = {k: v for k, v in entry.items() if k != "previous"}
+    history = [replaced, *entry.get("history", [])]
+    for dropped in history[HISTORY:]:  # the oldest falls off; so do its saved files
+        if dropped.get("backup"):
+            txn.on_success(lambda b=dropped["backup"]: shutil.rmtree(b, ignore_errors=True))
     lock = read_lock(kernel.home)
     lock[name] = make_entry(source=new.source.kind, spec=new.source.spec, manifest=new.manifest,
-                            files_digest=new.files_digest, previous=previous,
+                            files_digest=new.files_digest, history=history[:HISTORY],
                             **new.lock_extra(), **extra)
     write_lock(kernel.home, lock)
 
 
-def swap_in(home: Path, name: str, dest: Path, new_tree: Path, txn: Transaction) -> Path:
-    """Move the installed files to the backup slot and the new ones into place."""
+def swap_in(home: Path, name: str, dest: Path, new_tree: Path, txn: Transaction) -> Path | None:
+    """Move the installed files to a new backup slot and the new ones into place; returns the
+    slot, $HERMES_HOME/plugin-backups/<name>/<time>-<id> (None when nothing was installed)."""
     from .install import COPY_IGNORE
 
-    backup = backup_dir(home, name)
+    root = backup_dir(home, name)
+    root.mkdir(parents=True, exist_ok=True)
+    slot = root / f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
     staging = Path(tempfile.mkdtemp(prefix=f".staging-{name}-", dir=dest.parent))
-    parked = Path(tempfile.mkdtemp(prefix=f".old-{name}-", dir=home))
     try:
         shutil.copytree(new_tree, staging / "tree", ignore=COPY_IGNORE)
-        if backup.exists():
-            os.replace(backup, parked / "tree")
-        backup.parent.mkdir(parents=True, exist_ok=True)
         if dest.exists():
-            os.replace(dest, backup)
+            os.replace(dest, slot)
         os.replace(staging / "tree", dest)
     except BaseException:
-        _restore(dest, backup, parked / "tree")
-        shutil.rmtree(parked, ignore_errors=True)
+        _put_back(dest, slot)
         raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    txn.on_failure(lambda: _restore(dest, backup, parked / "tree"))
-    txn.on_success(lambda: shutil.rmtree(parked, ignore_errors=True))
-    return dest
+    txn.on_failure(lambda: _put_back(dest, slot))
+    return slot if slot.exists() else None
 
 
-def _restore(dest: Path, backup: Path, old_backup: Path) -> None:
-    if backup.exists():
+def _put_back(dest: Path, slot: Path) -> None:
+    """Undo a swap: the files saved in ``slot`` return to ``dest``."""
+    if slot.exists():
         shutil.rmtree(dest, ignore_errors=True)
-        os.replace(backup, dest)
-    if old_backup.exists():
-        os.replace(old_backup, backup)
+        os.replace(slot, dest)
 
 
 def rollback(kernel: Kernel, name: str) -> None:
+    """Return to the version the last update replaced. Repeated rollbacks walk further back
+    (plugins.lock keeps HISTORY versions); the version rolled back from is forgotten."""
     entry = _locked(kernel, name)
-    previous = entry.get("previous")
-    if not previous:
+    history = entry.get("history") or []
+    if not history:
+        current = entry.get("version") or entry.get("commit", "")[:12] or "its current files"
+        if entry.get("rolled_back"):
+            raise click.ClickException(
+                f"{name} is at {current}, the oldest version plugins.lock still records; there is "
+                f"nothing older to roll back to (the lock keeps the {HISTORY} versions before "
+                f"the current one). `hermes plugins update {name}` returns to the newest.")
         raise click.ClickException(f"no previous version of {name} is recorded in plugins.lock "
                                    "(rollback works after an update)")
+    previous, older = history[0], history[1:]
     lines, _ = diff_capabilities(entry.get("capabilities", {}), previous.get("capabilities", {}))
     with Transaction(kernel.home) as txn:
         if entry["source"] in ("path", "git"):
             dest = Path(entry.get("path") or kernel.home / "plugins" / name)
-            backup = backup_dir(kernel.home, name)
-            if not backup.is_dir():
-                raise click.ClickException(f"the previous files of {name} are gone ({backup}); "
+            backup = Path(previous.get("backup", ""))
+            if not previous.get("backup") or not backup.is_dir():
+                raise click.ClickException(f"the previous files of {name} are gone "
+                                           f"({previous.get('backup') or 'never saved'}); "
                                            f"reinstall it from {previous.get('spec')}")
             parked = Path(tempfile.mkdtemp(prefix=f".rollback-{name}-", dir=kernel.home)) / "tree"
-            os.replace(dest, parked)
+            if dest.exists():
+                os.replace(dest, parked)
             os.replace(backup, dest)
-            os.replace(parked, backup)
+
+            def undo() -> None:  # the restored files go back to their slot
+                os.replace(dest, backup)
+                if parked.exists():
+                    os.replace(parked, dest)
+            txn.on_failure(undo)
             txn.on_success(lambda: shutil.rmtree(parked.parent, ignore_errors=True))
         else:
             spec = previous.get("spec", "")
@@ -181,10 +205,15 @@ def rollback(kernel: Kernel, name: str) -> None:
             run(pip("install", "-q", "--force-reinstall", "--no-deps", target),
                 f"pip install {target}")
         lock = read_lock(kernel.home)
-        restored = {**previous, "previous": {k: v for k, v in entry.items() if k != "previous"}}
-        lock[name] = restored
+        restored = {k: v for k, v in previous.items() if k != "backup"}
+        lock[name] = {**restored, "history": older, "rolled_back": True}
         write_lock(kernel.home, lock)
     label = previous.get("version") or previous.get("commit", "")[:12]
     click.echo(f"✓ Rolled {name} back to {label or 'its previous files'}.")
     if lines:
         click.echo("Capability changes:\n  " + "\n  ".join(lines))
+    if older:
+        click.echo(f"  {len(older)} older version(s) recorded; `hermes plugins rollback {name}` "
+                   "goes back further.")
+    else:
+        click.echo("  This is the oldest version recorded; nothing older to roll back to.")

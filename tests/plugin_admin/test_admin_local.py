@@ -220,14 +220,18 @@ def test_git_update_consent_rollback_and_remove(home, repo, cli):
     entry = lock(home)["weather"]
     assert (entry["commit"], entry["version"]) == (second, "1.1.0")
     assert entry["capabilities"]["hooks"] == ["post_tool_call"]
-    assert entry["previous"]["commit"] == first
+    assert [h["commit"] for h in entry["history"]] == [first]
+    assert (Path(entry["history"][0]["backup"]) / "plugin.yaml").read_text() == WEATHER_MANIFEST
     assert (data / "state.db").read_text() == "keep me"
     assert config(home)["plugins"]["enabled"] == ["weather"]
 
     code, out, err = cli("plugins", "rollback", "weather")
     assert code == 0 and "1.0.0" in out, err
     assert "1.0.0" in (home / "plugins" / "weather" / "plugin.yaml").read_text()
-    assert (lock(home)["weather"]["commit"], lock(home)["weather"]["previous"]["commit"]) == (first, second)
+    assert (lock(home)["weather"]["commit"], lock(home)["weather"]["history"]) == (first, [])
+    code, _, err = cli("plugins", "rollback", "weather")  # no swapping back to the newer one
+    assert code == 1 and "nothing older to roll back to" in err
+    assert "1.0.0" in (home / "plugins" / "weather" / "plugin.yaml").read_text()
 
     (home / "config.yaml").write_text(yaml.safe_dump({
         "model": {"default": "m"}, "plugins": {"enabled": ["weather"], "disabled": ["weather"],
@@ -265,3 +269,34 @@ def test_unknown_names_get_suggestions(home, tmp_path, cli):
         assert code == 1 and "weather" in err, (command, err)
     code, _, err = cli("plugins", "rollback", "weather")
     assert code == 1 and "no previous version" in err
+
+
+def test_repeated_rollbacks_walk_back_through_the_last_three_versions(home, tmp_path, cli):
+    src = make_source(tmp_path / "w", "weather", WEATHER_MANIFEST, WEATHER_INIT)
+    assert cli("plugins", "install", str(src), "--no-input")[0] == 0
+    for minor in range(1, 5):  # 1.0.0 -> 1.1.0 -> ... -> 1.4.0
+        (src / "plugin.yaml").write_text(WEATHER_MANIFEST.replace("1.0.0", f"1.{minor}.0"))
+        code, _, err = cli("plugins", "update", "weather", "--no-input")
+        assert code == 0, err
+    entry = lock(home)["weather"]
+    assert [h["version"] for h in entry["history"]] == ["1.3.0", "1.2.0", "1.1.0"]
+    slots = home / "plugin-backups" / "weather"
+    assert sorted(p.name for p in slots.iterdir()) == sorted(
+        Path(h["backup"]).name for h in entry["history"])  # 1.0.0's saved files were dropped
+
+    def installed() -> str:
+        return yaml.safe_load((home / "plugins" / "weather" / "plugin.yaml").read_text())["version"]
+
+    for expected, left in (("1.3.0", 2), ("1.2.0", 1), ("1.1.0", 0)):
+        code, out, err = cli("plugins", "rollback", "weather")
+        assert code == 0 and f"Rolled weather back to {expected}" in out, err
+        assert (installed(), lock(home)["weather"]["version"]) == (expected, expected)
+        assert len(lock(home)["weather"]["history"]) == len(list(slots.iterdir())) == left
+    assert "This is the oldest version recorded" in out
+    code, _, err = cli("plugins", "rollback", "weather")
+    assert code == 1 and "weather is at 1.1.0, the oldest version plugins.lock still records" in err
+    assert "hermes plugins update weather" in err and installed() == "1.1.0"
+    code, out, err = cli("plugins", "update", "weather", "--no-input")  # back to the newest
+    assert code == 0 and installed() == "1.4.0", err
+    assert [h["version"] for h in lock(home)["weather"]["history"]] == ["1.1.0"]
+    assert "rolled_back" not in lock(home)["weather"]

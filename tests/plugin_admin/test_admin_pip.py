@@ -143,7 +143,7 @@ def test_wheel_install_enable_doctor_update_rollback_remove(hermes: Hermes, link
     proc = hermes("plugins", "update", "wx", "--from", str(v2), input="y\n")
     assert "Update wx: 1.0.0 -> 2.0.0" in proc.stdout
     assert hermes.installed("hermes-wx") == "2.0.0"
-    assert hermes.lock()["wx"]["previous"]["dist_version"] == "1.0.0"
+    assert [h["dist_version"] for h in hermes.lock()["wx"]["history"]] == ["1.0.0"]
     assert hermes.rows("--load")["wx"]["hooks"] == ["post_tool_call"]
 
     proc = hermes("plugins", "rollback", "wx")
@@ -151,6 +151,9 @@ def test_wheel_install_enable_doctor_update_rollback_remove(hermes: Hermes, link
     assert hermes.installed("hermes-wx") == "1.0.0"
     assert hermes.lock()["wx"]["dist_version"] == "1.0.0"
     assert hermes.rows("--load")["wx"]["hooks"] == []
+    proc = hermes("plugins", "rollback", "wx", ok=False)  # not back to 2.0.0: nothing older
+    assert proc.returncode == 1 and "nothing older to roll back to" in proc.stderr
+    assert hermes.installed("hermes-wx") == "1.0.0"
 
     data = hermes.home / "plugin-data" / "wx"
     data.mkdir(parents=True)
