@@ -225,6 +225,7 @@ class Upkeep:
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
+        self._stop = False  # the store may be used (and reopened) again
 
 
 class WriteGate:

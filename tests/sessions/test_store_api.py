@@ -260,3 +260,19 @@ def test_reopening_does_not_take_the_write_lock(tmp_path):
         blocker.execute("ROLLBACK")
         blocker.close()
         first.close()
+
+
+def test_upkeep_checkpoints_keep_the_wal_small_and_survive_reopen(tmp_path):
+    path = tmp_path / "state.db"
+    store = SqliteSessionStore(path)
+    sid = store.create_session(source="cli")
+    text = "a message long enough to dirty several pages of the indexes " * 20
+    for round_no in range(2):  # the second round runs after close() and reopening
+        for i in range(1500):
+            store.append_message(sid, "user", f"{round_no} {i} {text}")
+        time.sleep(0.3)  # let the upkeep thread finish its last step
+        wal = path.with_name("state.db-wal").stat().st_size
+        assert wal < 40 * 1024 * 1024, wal  # 78 MB when nothing is checkpointed
+        store.close()
+    assert len(store.get_messages(sid)) == 3000  # reopened on use
+    store.close()
