@@ -201,7 +201,8 @@ def rollback(kernel: Kernel, name: str) -> None:
             txn.on_success(lambda: shutil.rmtree(parked.parent, ignore_errors=True))
         else:
             spec = previous.get("spec", "")
-            target = spec if Path(spec).is_file() else f"{previous['dist']}=={previous['dist_version']}"
+            pinned = f"{previous['dist']}=={previous['dist_version']}"
+            target = spec if Path(spec).is_file() else pinned
             run(pip("install", "-q", "--force-reinstall", "--no-deps", target),
                 f"pip install {target}")
         lock = read_lock(kernel.home)

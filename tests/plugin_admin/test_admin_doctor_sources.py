@@ -38,7 +38,8 @@ def reasons(result: dict, name: str) -> dict[str, dict]:
 
 
 def enable(home: Path, *names: str, **extra: object) -> None:
-    (home / "config.yaml").write_text(yaml.safe_dump({"plugins": {"enabled": list(names)}, **extra}))
+    config = {"plugins": {"enabled": list(names)}, **extra}
+    (home / "config.yaml").write_text(yaml.safe_dump(config))
 
 
 def fake_entry_point(site: Path, name: str, target: str) -> None:
@@ -67,7 +68,8 @@ def test_installed_folder_shadowed_by_a_project_plugin(home, tmp_path, doctor, m
     assert main(["plugins", "install", str(src), "--enable", "--no-input"]) == 0
     capsys.readouterr()
     project = tmp_path / "project"
-    write_plugin(project / ".hermes" / "plugins", "echo", PLAIN, manifest="name: echo\nversion: 9.0.0\n")
+    write_plugin(project / ".hermes" / "plugins", "echo", PLAIN,
+                 manifest="name: echo\nversion: 9.0.0\n")
     monkeypatch.chdir(project)
     monkeypatch.setenv("HERMES_ENABLE_PROJECT_PLUGINS", "1")
     code, result = doctor("echo")

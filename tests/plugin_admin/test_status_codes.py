@@ -13,6 +13,7 @@ from hermes_agent import Kernel
 from hermes_agent.cli import main
 from hermes_agent.testing import write_plugin
 
+PLAIN = "def register(ctx):\n    pass\n"
 TOOL = """\
 def register(ctx):
     ctx.register_tool("{tool}", "t", {{"name": "{tool}", "description": "d",
@@ -57,11 +58,12 @@ def plugins_home(home: Path) -> Path:
     for directory, (init, manifest, _, _) in FAILING.items():
         write_plugin(home / "plugins", directory, init, manifest=manifest)
     for directory, (manifest, _) in SKIPPED.items():
-        write_plugin(home / "plugins", directory, "def register(ctx):\n    pass\n", manifest=manifest)
+        write_plugin(home / "plugins", directory, PLAIN, manifest=manifest)
     # A memory provider (by its folder) that registers no provider.
-    write_plugin(home / "plugins" / "memory", "memless", "def register(ctx):\n    pass\n",
+    write_plugin(home / "plugins" / "memory", "memless", PLAIN,
                  manifest="name: memless\nkind: exclusive\n")
-    enabled = [n for n in [*FAILING, *SKIPPED] if n not in ("idle", "picky")] + ["twin", "plugin-admin"]
+    enabled = [n for n in [*FAILING, *SKIPPED] if n not in ("idle", "picky")]
+    enabled += ["twin", "plugin-admin"]
     (home / "config.yaml").write_text(yaml.safe_dump(
         {"plugins": {"enabled": enabled, "disabled": ["shut"]}, "memory": {"provider": "memless"}}))
     return home
@@ -80,7 +82,8 @@ def test_each_failure_site_sets_its_code_and_cause(plugins_home: Path):
             assert status.state == "loaded" and status.code == "", directory
             continue
         assert (status.state, status.code) == ("failed", code), (directory, status.reason)
-        assert status.cause.startswith(cause) and "\n" not in status.cause, (directory, status.cause)
+        assert status.cause.startswith(cause), (directory, status.cause)
+        assert "\n" not in status.cause
         if not cause:
             assert status.cause == "", (directory, status.cause)
     assert "no_such_argument" in found["hookbad"].reason  # the cause is its first line only
@@ -120,7 +123,8 @@ def test_codes_reach_the_ledger_and_plugins_list_json(plugins_home: Path, capsys
 
 def test_doctor_explains_each_failure_by_its_code(plugins_home: Path, capsys):
     assert main(["plugins", "doctor", "--json"]) == 1
-    reports = {r["location"].rsplit("/", 1)[-1]: r for r in json.loads(capsys.readouterr().out)["plugins"]}
+    result = json.loads(capsys.readouterr().out)
+    reports = {r["location"].rsplit("/", 1)[-1]: r for r in result["plugins"]}
     for directory, (_, _, code, cause) in FAILING.items():
         if code:
             first = reports[directory]["reasons"][0]
@@ -129,7 +133,8 @@ def test_doctor_explains_each_failure_by_its_code(plugins_home: Path, capsys):
                 assert cause in first["message"], (directory, first)
     assert reports["memless"]["reasons"][0]["code"] == "no_provider"
     assert "no_such_argument" in reports["hookbad"]["reasons"][0]["message"]
-    assert "plugins.entries.override.allow_tool_override" in reports["override"]["reasons"][0]["fix"]
+    override = reports["override"]["reasons"][0]
+    assert "plugins.entries.override.allow_tool_override" in override["fix"]
     assert reports["future"]["reasons"][0]["message"].startswith("incompatible: ")
 
 
