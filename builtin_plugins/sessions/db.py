@@ -8,7 +8,8 @@
 * WAL with ``synchronous=NORMAL``: a committed write survives the process being killed; a power
   cut can lose the last few commits but never corrupts the file.
 * A daemon thread with its own connection runs a passive WAL checkpoint every 50 writes and
-  merges FTS segments in small steps, so neither costs an append its latency.
+  merges FTS segments in small steps, so neither costs an append its latency; when nobody has
+  written for two seconds it merges the indexes down further, so searches read few segments.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ RETRY_MIN_S, RETRY_MAX_S = 0.020, 0.150
 CHECKPOINT_EVERY = 50
 MERGE_EVERY = 25
 MERGE_PAGES = 64
+IDLE_S = 2.0  # no writes for this long: compact the FTS indexes
 _HEADER = b"SQLite format 3\x00"
 
 
@@ -170,6 +172,7 @@ class Upkeep:
         self._thread: threading.Thread | None = None
         self._since_checkpoint = 0
         self._since_merge = 0
+        self._dirty = False  # merges happened since the last compaction
         self._lock = threading.Lock()
 
     def wrote(self, n: int = 1) -> None:
@@ -194,14 +197,38 @@ class Upkeep:
         gate = WriteGate(self.path)
         try:
             while not self._stop:
-                self._pending.wait()
+                if not self._pending.wait(timeout=IDLE_S):
+                    self.compact(conn, gate)  # nobody wrote for a while
+                    continue
                 self._pending.clear()
                 if self._stop:
                     break
                 self.step(conn, gate)
+                self._dirty = True
         finally:
             gate.close()
             conn.close()
+
+    def compact(self, conn: sqlite3.Connection, gate: WriteGate) -> None:
+        """While no one writes, merge the FTS indexes towards one segment each (searches read
+        fewer segments), a few pages per transaction; a new write stops it."""
+        if not self._dirty:
+            return
+        try:
+            for table in FTS_TABLES:
+                while not self._pending.is_set() and not self._stop:
+                    before = conn.total_changes
+                    with gate:
+                        conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)",
+                                     (-MERGE_PAGES,))
+                    if conn.total_changes - before < 2:
+                        break
+                else:
+                    return  # interrupted: try again at the next quiet moment
+            self._dirty = False
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error as exc:
+            log.debug("session store compaction skipped: %s", exc)
 
     def step(self, conn: sqlite3.Connection, gate: WriteGate) -> None:
         with self._lock:

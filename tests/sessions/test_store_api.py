@@ -276,3 +276,24 @@ def test_upkeep_checkpoints_keep_the_wal_small_and_survive_reopen(tmp_path):
         store.close()
     assert len(store.get_messages(sid)) == 3000  # reopened on use
     store.close()
+
+
+def test_idle_compaction_merges_fts_segments(tmp_path, monkeypatch):
+    from hermes_agent.builtin_plugins.sessions import db
+
+    monkeypatch.setattr(db, "IDLE_S", 0.2)
+    store = SqliteSessionStore(tmp_path / "state.db")
+    sid = store.create_session(source="cli")
+    for i in range(400):
+        store.append_message(sid, "user", f"message {i} about docker and kubernetes {i * 7}")
+
+    def segments() -> int:
+        return store.conn.execute("SELECT COUNT(DISTINCT segid) FROM messages_fts_idx").fetchone()[0]
+
+    busy = segments()
+    deadline = time.time() + 10
+    while segments() > 2 and time.time() < deadline:
+        time.sleep(0.1)
+    assert busy > 4 and segments() <= 2, (busy, segments())
+    assert len(store.search_messages("kubernetes", limit=500)) == 400
+    store.close()
