@@ -53,6 +53,9 @@ _EXPORTS = {
     "WebSearchProvider": "builtin_plugins.legacy_api.bases",
     "tool_result": "builtin_plugins.legacy_api.helpers",
     "tool_error": "builtin_plugins.legacy_api.helpers",
+    "set_interrupted": "builtin_plugins.legacy_api.helpers",
+    "approval_gate": "builtin_plugins.core_tools.approval",
+    "set_env_values": "builtin_plugins.plugin_admin.envfile",
     # errors
     "HermesError": "errors", "ConfigError": "errors", "ManifestError": "errors",
     "PluginError": "errors", "SlotError": "errors", "ToolError": "errors",

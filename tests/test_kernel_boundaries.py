@@ -42,3 +42,24 @@ def test_kernel_imports_no_sdk_at_module_level() -> None:
         names = {a.name.split(".")[0] for n in top if isinstance(n, ast.Import) for a in n.names}
         names |= {(n.module or "").split(".")[0] for n in top if isinstance(n, ast.ImportFrom)}
         assert not names & {"openai", "anthropic", "httpx"}, path.name
+
+
+def test_builtin_plugins_reach_each_other_only_through_the_public_api() -> None:
+    """A builtin plugin imports another's names from ``hermes_agent``, like any plugin."""
+    root = KERNEL.parent / "builtin_plugins"
+    plugins = {p.parent.name for p in root.glob("*/plugin.yaml")}
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        own = path.relative_to(root).parts[0]
+        for module, _ in imports_of(path):
+            parts = module.lstrip(".").split(".")
+            depth = len(module) - len(module.lstrip("."))
+            nested = len(path.relative_to(root).parts) - 1  # folders below builtin_plugins/
+            target = None
+            if module.startswith("hermes_agent.builtin_plugins."):
+                target = parts[2]
+            elif depth > nested and parts[0]:  # climbs out of its own plugin
+                target = parts[0]
+            if target in plugins and target != own:
+                offenders.append(f"{path.relative_to(root)}: {module}")
+    assert offenders == []

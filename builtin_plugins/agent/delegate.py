@@ -70,7 +70,7 @@ def delegate_task(args: dict[str, Any], **kwargs: Any) -> str:
         max_iterations=int(config.get("delegation.max_iterations") or 50), stream=False,
         parent_session_id=parent.session_id, cwd=parent.options.cwd,
         approval_callback=None, clarify_callback=None, depth=parent.options.depth + 1)
-    from ..models.client import ModelClient
+    from hermes_agent import ModelClient
 
     client = ModelClient(parent.client.active, kernel=parent.kernel,
                          fallbacks=parent.client.fallbacks, retry=parent.client.retry)

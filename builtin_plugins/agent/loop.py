@@ -25,9 +25,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..models.client import CallContext, ModelClient
-from ..models.errors import PartialStreamError, ProviderError, RequestInterrupted
-from ..models.types import CancelToken, ChatRequest, ChatResponse, StreamEvent, Usage
+from hermes_agent import (
+    CallContext,
+    CancelToken,
+    ChatRequest,
+    ChatResponse,
+    ModelClient,
+    PartialStreamError,
+    ProviderError,
+    RequestInterrupted,
+    StreamEvent,
+    Usage,
+)
+
 from .history import api_messages
 from .inbox import Inbox, into_tool_result
 from .prompt_link import build_system_prompt

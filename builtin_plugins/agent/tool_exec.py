@@ -212,8 +212,7 @@ class ToolExecutor:
         """None when approved; else why the call is blocked. The kernel's approval gate
         remembers "session"/"always" answers under the directive's rule key and fires
         ``pre_approval_request`` / ``post_approval_response``."""
-        from ..core_tools.approval import approval_gate
-        from ..core_tools.context import ToolCallContext
+        from hermes_agent import ToolCallContext, approval_gate
 
         reason = str(directive.get("message") or "") or f"a plugin asks before {name} runs"
         gate = approval_gate(self.kernel)
@@ -284,7 +283,7 @@ def interrupt_marked(interrupt: threading.Event) -> Iterator[None]:
     """While the block runs, an interrupt marks this thread for ``is_interrupted()`` (the
     helper plugins written for Hermes Agent 0.19 poll); the mark is cleared afterwards, unless
     an outer call on the same thread (a subagent's parent tool) was interrupted too."""
-    from ..legacy_api.helpers import set_interrupted
+    from hermes_agent import set_interrupted
 
     thread = threading.get_ident()
     stack: list[threading.Event] = _running.__dict__.setdefault("events", [])

@@ -10,7 +10,6 @@ import time
 from typing import Any
 
 import click
-
 from hermes_agent import HermesError, runtime_kernel
 
 from .errors import NoProviderError
@@ -59,9 +58,7 @@ def test_call(kernel: Any) -> tuple[bool, str]:
 def setup(provider: str | None, api_key: str | None, model: str | None, base_url: str | None,
           no_test: bool, yes: bool) -> None:
     """First-run wizard: choose a provider, store its key, pick a model, test it."""
-    from hermes_agent import Kernel
-
-    from ..plugin_admin.envfile import set_env_values
+    from hermes_agent import Kernel, set_env_values
 
     kernel = runtime_kernel()
     profiles = installed_profiles(kernel)

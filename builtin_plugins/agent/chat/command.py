@@ -40,7 +40,7 @@ def run_chat(*, query: str | None = None, resume: str | None = None, continue_: 
              max_turns: int | None = None) -> int:
     from hermes_agent import HermesError, runtime_kernel
 
-    from ...models.errors import NoProviderError
+    from hermes_agent import NoProviderError
     from ..loop import Agent, AgentOptions
     from ..store_link import SessionLink, active_store
 
@@ -87,12 +87,14 @@ def _offer_setup(kernel: Any, how_to: str) -> Any:
     """Nothing is configured and a person is at the terminal: offer ``hermes setup``, then
     return a kernel that sees the new configuration. Declining prints ``how_to``, exit 1."""
     from hermes_agent import Kernel
-    from hermes_agent.builtin_plugins.models.setup_cmd import setup
+    from hermes_agent.cli import main as hermes_main
 
     if not click.confirm("No model provider is configured. Run setup now?", default=True):
         click.echo(how_to, err=True)
         raise click.exceptions.Exit(EXIT_FAILED)
-    setup.main(args=[], prog_name="hermes setup", standalone_mode=False)
+    code = hermes_main(["setup"])
+    if code:
+        raise click.exceptions.Exit(code)
     return Kernel(kernel.home).boot()
 
 
