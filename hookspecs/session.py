@@ -217,5 +217,6 @@ def on_memory_write(
     Dispatch: broadcast. Every implementation runs; return values are discarded.
     firstresult: no. historic: no.
     Implemented by: exclusive (memory) plugins, and standalone plugins that audit memory.
-    Fired: by the memory tool, after each successful write to the memory store.
+    Not fired by this version: the built-in memory tool is not there yet. It will fire
+    after each successful write to the memory store.
     """
