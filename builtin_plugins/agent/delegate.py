@@ -12,6 +12,8 @@ import json
 import time
 from typing import Any
 
+from hermes_agent import error_result
+
 # Tools a subagent never gets: no recursion, no human in the loop, no shared memory writes.
 BLOCKED = frozenset({"delegate_task", "clarify", "memory", "send_message", "execute_code"})
 CHILD_PROMPT = """You are a focused subagent. Complete this task with your tools, then reply
@@ -42,23 +44,19 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def _error(message: str) -> str:
-    return json.dumps({"error": message})
-
-
 def delegate_task(args: dict[str, Any], **kwargs: Any) -> str:
     from .loop import Agent, AgentOptions
 
     parent = kwargs.get("agent")
     if not isinstance(parent, Agent):
-        return _error("delegate_task runs only inside the agent loop (no parent agent here)")
+        return error_result("delegate_task runs only inside the agent loop (no parent agent here)")
     goal = str(args.get("goal") or "").strip()
     if not goal:
-        return _error("delegate_task needs a non-empty `goal`")
+        return error_result("delegate_task needs a non-empty `goal`")
     config = parent.kernel.config
     max_depth = int(config.get("delegation.max_spawn_depth") or 1)
     if parent.options.depth >= max_depth:
-        return _error(f"subagents may not delegate further (delegation.max_spawn_depth is "
+        return error_result(f"subagents may not delegate further (delegation.max_spawn_depth is "
                       f"{max_depth}); do the task yourself")
     allowed = frozenset(parent.tool_names) - BLOCKED
     toolsets = args.get("toolsets")

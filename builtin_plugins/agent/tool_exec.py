@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hermes_agent import error_result
+
 # Tools that only read: safe to run side by side.
 PARALLEL_SAFE = frozenset({"read_file", "search_files", "web_search", "web_extract",
                            "session_search", "skill_view", "skills_list", "vision_analyze"})
@@ -82,10 +84,6 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
-def _error(message: str, **extra: Any) -> str:
-    return json.dumps({"error": message, **extra})
-
-
 def _status_of(result: str) -> tuple[str, str | None, str | None]:
     """A result that is a JSON object with an ``error`` key counts as an error."""
     if result.startswith("{") and '"error"' in result[:200]:
@@ -143,7 +141,7 @@ class ToolExecutor:
 
     @staticmethod
     def cancelled(call: Any) -> ToolCallOutcome:
-        return ToolCallOutcome(call.id, call.name, {}, _error(CANCELLED.format(name=call.name)),
+        return ToolCallOutcome(call.id, call.name, {}, error_result(CANCELLED.format(name=call.name)),
                                "cancelled", error_type="interrupted")
 
     # --- one call ---------------------------------------------------------------------------
@@ -156,12 +154,12 @@ class ToolExecutor:
         started = time.perf_counter()
         status, error_type = "ok", None
         if problem is not None:
-            result = _error(f"Tool call {name!r} was not run: {problem}. Send the call again "
+            result = error_result(f"Tool call {name!r} was not run: {problem}. Send the call again "
                             "with a JSON object as arguments.")
             status, error_type, args = "error", "invalid_arguments", {}
         elif name not in ctx.allowed or name not in self.registry.tools:
             known = ", ".join(sorted(ctx.allowed)) or "(none)"
-            result = _error(f"Unknown tool: {name!r}. Available tools: {known}.")
+            result = error_result(f"Unknown tool: {name!r}. Available tools: {known}.")
             status, error_type = "error", "unknown_tool"
         else:
             assert args is not None
@@ -190,11 +188,11 @@ class ToolExecutor:
                 session_id=ctx.session_id, tool_call_id=call_id, turn_id=ctx.turn_id,
                 api_request_id=ctx.api_request_id, middleware_trace=[])
         if directive and directive["action"] == "block":
-            return _error(directive["message"], blocked=True), "blocked", "blocked_by_hook"
+            return error_result(directive["message"], blocked=True), "blocked", "blocked_by_hook"
         if directive and directive["action"] == "approve":
             refusal = self._approve(name, args, call_id, directive, ctx)
             if refusal:
-                return _error(refusal, blocked=True), "blocked", "approval_denied"
+                return error_result(refusal, blocked=True), "blocked", "approval_denied"
         kwargs = {"session_id": ctx.session_id, "task_id": ctx.task_id, "turn_id": ctx.turn_id,
                   "tool_call_id": call_id, "platform": ctx.platform,
                   "interrupt_event": ctx.interrupt, **ctx.extra}

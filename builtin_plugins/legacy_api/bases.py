@@ -5,9 +5,10 @@ same methods: the slots only call what is documented here.
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from typing import Any
+
+from .helpers import tool_error
 
 
 class MemoryProvider(ABC):
@@ -49,7 +50,7 @@ class MemoryProvider(ABC):
 
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run one of this provider's tools; return a JSON string."""
-        return json.dumps({"error": f"memory provider {self.name!r} has no tool {tool_name!r}"})
+        return tool_error(f"memory provider {self.name!r} has no tool {tool_name!r}")
 
     def shutdown(self) -> None:
         """Flush and release resources."""
@@ -144,7 +145,7 @@ class ContextEngine(ABC):
         return []
 
     def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
-        return json.dumps({"error": f"context engine {self.name!r} has no tool {name!r}"})
+        return tool_error(f"context engine {self.name!r} has no tool {name!r}")
 
     def get_status(self) -> dict[str, Any]:
         return {"name": self.name, "last_prompt_tokens": self.last_prompt_tokens,

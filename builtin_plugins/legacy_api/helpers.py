@@ -44,7 +44,9 @@ def check_website_access(url: str, config_path: Path | None = None) -> dict[str,
 
 
 def get_hermes_home() -> Path:
-    return Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
+    from hermes_agent import hermes_home
+
+    return hermes_home()
 
 
 def get_provider_env(name: str) -> str:
