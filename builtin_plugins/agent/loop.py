@@ -38,7 +38,7 @@ from hermes_agent import (
     Usage,
 )
 
-from .history import api_messages
+from .history import api_messages, last_user_index
 from .inbox import Inbox, into_tool_result
 from .prompt_link import build_system_prompt
 from .store_link import SessionLink, active_store
@@ -250,8 +250,7 @@ class Agent:
         ``/retry``). Returns the text of the last user message removed."""
         removed = None
         for _ in range(user_turns):
-            index = next((i for i in range(len(self.history) - 1, -1, -1)
-                          if self.history[i].get("role") == "user"), None)
+            index = last_user_index(self.history)
             if index is None:
                 break
             removed = self.history[index].get("content")

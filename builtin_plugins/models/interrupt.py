@@ -27,11 +27,6 @@ INTERRUPTED = "the model call was interrupted"
 _local = threading.local()
 
 
-def current_guard() -> "CallGuard | None":
-    """The interruptible call running on this thread, if any."""
-    return getattr(_local, "guard", None)
-
-
 class CallGuard:
     """One interruptible call on the current thread (use as a context manager).
 

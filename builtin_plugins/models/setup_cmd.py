@@ -12,22 +12,10 @@ from typing import Any
 import click
 from hermes_agent import HermesError, runtime_kernel
 
-from .errors import NoProviderError
 from .model_cmd import provider_rows, switch
-from .resolve import installed_profiles, key_from_env, probe_local, resolve_provider
+from .resolve import installed_profiles, key_from_env, probe_local
 
 TEST_PROMPT = "Reply with the single word: ready"
-
-
-def needs_setup(kernel: Any) -> bool:
-    """True when no provider is configured and no local server answers (offer ``hermes setup``)."""
-    try:
-        resolve_provider(kernel)
-    except NoProviderError:
-        return True
-    except HermesError:
-        return False  # configured, but wrong: the error says how to fix it
-    return False
 
 
 def test_call(kernel: Any) -> tuple[bool, str]:

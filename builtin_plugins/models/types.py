@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from .runtime import RuntimeProvider
 
 API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
-REASONING_EFFORTS = ("minimal", "low", "medium", "high", "xhigh")
 
 
 @dataclass(frozen=True)
@@ -29,7 +28,8 @@ class ProviderProfile:
     ``base_url_env`` names a variable that overrides ``base_url``. ``local`` servers need no
     key and are probed on their default port when nothing is configured. A provider whose
     wire protocol is none of :data:`API_MODES` passes ``transport``: a callable taking the
-    :class:`RuntimeProvider` and returning an object with ``run(request, emit, on_open)``.
+    :class:`RuntimeProvider` and returning an object with ``build_kwargs(request)`` and
+    ``send(kwargs, emit, on_open)`` (see :class:`~.runtime.Transport`).
     """
 
     name: str
