@@ -69,11 +69,12 @@ class ValidationCache:
 
 
 def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
-    """Write ``text`` to ``path`` via a temporary file and rename, so readers never see half a file."""
+    """Write ``text`` to ``path`` via a temporary file and rename, so readers never see half a file.
+    Line endings are written as given."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
         if mode is not None:
             os.chmod(tmp, mode)

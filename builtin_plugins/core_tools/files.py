@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from hermes_agent import error_result
+from hermes_agent import error_result, write_atomic
 
 from .context import ToolCallContext
 
@@ -99,17 +97,7 @@ def read_file(args: dict[str, Any], ctx: ToolCallContext, *, max_lines: int = 20
 
 def atomic_write(path: Path, data: str) -> None:
     """Write via a temporary file in the same directory and rename; keeps the file's mode."""
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(data)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, data, mode=path.stat().st_mode & 0o7777 if path.exists() else None)
 
 
 def write_file(args: dict[str, Any], ctx: ToolCallContext) -> str:
