@@ -7,7 +7,9 @@ session) belongs to the kernel that loaded the plugin, never to the module.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,21 +21,44 @@ if TYPE_CHECKING:
     from hermes_agent import Kernel, PluginContext
 
     from .approval import ApprovalGate
+    from .terminal import TerminalTool
     from .todo import TodoStore
 
 
 class CoreTools:
-    """The handlers, bound to one kernel (its config, hook bus and per-session state)."""
+    """The handlers, bound to one kernel (its config, hook bus and per-session state). Each
+    tool's module is imported, and its state created, on the tool's first call, so a turn that
+    uses no tool pays nothing for them."""
 
     def __init__(self, kernel: "Kernel"):
-        from .approval import approval_gate
-        from .terminal import TerminalTool
-        from .todo import TodoStore
-
         self.kernel = kernel
-        self.gate: ApprovalGate = approval_gate(kernel)
-        self.todos: TodoStore = TodoStore()
-        self.terminal = TerminalTool(kernel, self.gate)
+        self._lock = threading.Lock()
+        self._todos: TodoStore | None = None
+        self._terminal: TerminalTool | None = None
+
+    @property
+    def gate(self) -> "ApprovalGate":
+        from .approval import approval_gate
+
+        return approval_gate(self.kernel)
+
+    @property
+    def todos(self) -> "TodoStore":
+        with self._lock:
+            if self._todos is None:
+                from .todo import TodoStore
+
+                self._todos = TodoStore()
+            return self._todos
+
+    @property
+    def terminal(self) -> "TerminalTool":
+        with self._lock:
+            if self._terminal is None:
+                from .terminal import TerminalTool
+
+                self._terminal = TerminalTool(self.kernel, self.gate)
+            return self._terminal
 
     def _ctx(self, kwargs: dict[str, Any]) -> Any:
         from .context import ToolCallContext
@@ -41,27 +66,31 @@ class CoreTools:
         cwd = self.kernel.cwd
         return ToolCallContext.from_kwargs(kwargs, Path(cwd) if cwd else None)
 
-    def handlers(self) -> dict[str, Callable[..., str]]:
-        from . import clarify, files, search
+    def _read_file(self, args: dict[str, Any], ctx: Any) -> str:
+        from .files import read_file
 
         config = self.kernel.config
+        return read_file(args, ctx, max_lines=int(config.get("tool_output.max_lines") or 2000),
+                         max_line_length=int(config.get("tool_output.max_line_length") or 2000))
 
-        def read_file(args: dict[str, Any], **kwargs: Any) -> str:
-            return files.read_file(args, self._ctx(kwargs),
-                                   max_lines=int(config.get("tool_output.max_lines") or 2000),
-                                   max_line_length=int(config.get("tool_output.max_line_length")
-                                                       or 2000))
-
-        def bind(fn: Callable[[dict[str, Any], Any], str]) -> Callable[..., str]:
+    def handlers(self) -> dict[str, Callable[..., str]]:
+        def bind(name: str, target: Callable[[], Callable[[dict[str, Any], Any], str]]
+                 ) -> Callable[..., str]:
             def handler(args: dict[str, Any], **kwargs: Any) -> str:
-                return fn(args, self._ctx(kwargs))
-            handler.__name__ = getattr(fn, "__name__", "handler")
+                return target()(args, self._ctx(kwargs))
+            handler.__name__ = name
             return handler
 
-        return {"read_file": read_file, "write_file": bind(files.write_file),
-                "patch": bind(files.patch), "search_files": bind(search.search_files),
-                "terminal": bind(self.terminal), "todo": bind(self.todos.handle),
-                "clarify": bind(clarify.clarify)}
+        def function(module: str, attr: str) -> Callable[[], Callable[[dict[str, Any], Any], str]]:
+            return lambda: getattr(import_module(f"{__name__}.{module}"), attr)
+
+        return {"read_file": bind("read_file", lambda: self._read_file),
+                "write_file": bind("write_file", function("files", "write_file")),
+                "patch": bind("patch", function("files", "patch")),
+                "search_files": bind("search_files", function("search", "search_files")),
+                "terminal": bind("terminal", lambda: self.terminal),
+                "todo": bind("todo", lambda: self.todos.handle),
+                "clarify": bind("clarify", function("clarify", "clarify"))}
 
 
 TOOLS: tuple[tuple[str, str, dict[str, Any], str], ...] = (

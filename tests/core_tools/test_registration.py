@@ -58,3 +58,23 @@ def test_wrong_argument_types_give_error_results(tmp_path: Path) -> None:
                        ("clarify", {"question": 1}), ("read_file", {"path": "x", "limit": "lots"})):
         result = json.loads(kernel.tools.dispatch(tool, args, cwd=str(tmp_path)))
         assert "error" in result and "Tool execution failed" not in result["error"], (tool, result)
+
+
+def test_tool_modules_load_on_first_call(tmp_path: Path) -> None:
+    """Registering the core tools imports none of their modules; a call imports its own."""
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys\n"
+        "from hermes_agent.testing import make_kernel\n"
+        f"kernel = make_kernel({str(tmp_path / 'home')!r}, builtins=True)\n"
+        "pkg = 'hermes_agent.builtin_plugins.core_tools.'\n"
+        "names = ('terminal', 'approval', 'files', 'search', 'todo', 'clarify')\n"
+        "before = [n for n in names if pkg + n in sys.modules]\n"
+        "result = json.loads(kernel.tools.dispatch('todo', {'todos': []}, session_id='s'))\n"
+        "after = [n for n in names if pkg + n in sys.modules]\n"
+        "print(json.dumps([before, after, 'error' in result]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, after, failed = json.loads(out.stdout.strip().splitlines()[-1])
+    assert before == [] and after == ["todo"] and not failed
