@@ -60,7 +60,6 @@ class ModelClient:
         self.fallbacks = list(fallbacks or [])
         self._fallback_index = 0
         self.retry = retry or RetryPolicy()
-        self.usage_log: list[ChatResponse] = []  # responses of this client, for accounting
 
     @classmethod
     def from_config(cls, kernel: Any = None, *, provider: str | None = None,
@@ -166,7 +165,6 @@ class ModelClient:
             response.attempts = attempt + 1
             response.provider = runtime.name
             response.cost = estimate_cost(runtime.profile, response.model or model, response.usage)
-            self.usage_log.append(response)
             if hooks is not None and hooks.has_hook("post_api_request"):
                 hooks.call("post_api_request", **self._post_payload(
                     runtime, model, kwargs, context, request_id, started, response))

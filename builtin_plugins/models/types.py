@@ -8,6 +8,7 @@ dataclasses so a call costs microseconds, not a validation pass.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from .runtime import RuntimeProvider
 
+log = logging.getLogger("hermes_agent.models")
 API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
 
 
@@ -252,8 +254,9 @@ class CancelToken(threading.Event):
         for callback in callbacks:
             try:
                 callback()
-            except Exception:  # closing an already-closed stream is not an error here
-                pass
+            except Exception as exc:  # one broken callback must not stop the others
+                log.warning("interrupt callback %r raised %s: %s", callback,
+                            type(exc).__name__, exc)
 
 
 @runtime_checkable
