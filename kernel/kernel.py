@@ -382,8 +382,8 @@ class Kernel:
     def service(self, name: str, factory: Callable[[], Any]) -> Any:
         """Per-kernel state a plugin shares with others (created by ``factory`` on first use).
         A service with a ``remove_plugin(name)`` method is told when a plugin is unregistered."""
-        if name not in self._services:
-            self._services[name] = factory()
+        if name not in self._services:  # two threads may both build one: the first stored wins
+            self._services.setdefault(name, factory())
         return self._services[name]
 
 
