@@ -10,7 +10,8 @@ import click
 
 from hermes_agent import HermesError, runtime_kernel, write_config_value
 
-from .resolve import installed_profiles, key_from_env, resolve_provider
+from .errors import ProviderError
+from .resolve import find_profile, installed_profiles, key_from_env, resolve_provider
 from .types import ProviderProfile
 
 
@@ -37,14 +38,17 @@ def describe_active(kernel: Any) -> str:
         f"Chosen by: {runtime.source}"])
 
 
+def profile_named(kernel: Any, name: str) -> ProviderProfile:
+    """The installed profile called ``name`` (or aliased so); a CLI error listing the others."""
+    try:
+        return find_profile(kernel, name)
+    except ProviderError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 def switch(kernel: Any, provider: str, model: str | None, base_url: str | None) -> ProviderProfile:
     """Write ``model.provider`` / ``model.default`` (and ``model.base_url``) to config.yaml."""
-    profiles = installed_profiles(kernel)
-    profile = profiles.get(provider) or next(
-        (p for p in profiles.values() if provider in p.aliases), None)
-    if profile is None:
-        raise click.ClickException(f"unknown provider {provider!r}; known: {', '.join(sorted(profiles))}"
-                                   " (hermes model --list)")
+    profile = profile_named(kernel, provider)
     home = kernel.home
     current = kernel.config.get("model")
     if isinstance(current, str):  # `model: <id>`: becomes the mapping form

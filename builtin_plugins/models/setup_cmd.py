@@ -12,8 +12,8 @@ from typing import Any
 import click
 from hermes_agent import HermesError, runtime_kernel
 
-from .model_cmd import provider_rows, switch
-from .resolve import installed_profiles, key_from_env, probe_local
+from .model_cmd import profile_named, provider_rows, switch
+from .resolve import key_from_env, probe_local
 
 TEST_PROMPT = "Reply with the single word: ready"
 
@@ -49,7 +49,6 @@ def setup(provider: str | None, api_key: str | None, model: str | None, base_url
     from hermes_agent import Kernel, set_env_values
 
     kernel = runtime_kernel()
-    profiles = installed_profiles(kernel)
     if not provider:
         if yes:
             raise click.ClickException("--yes needs --provider NAME (see `hermes model --list`)")
@@ -60,9 +59,7 @@ def setup(provider: str | None, api_key: str | None, model: str | None, base_url
         default = next((i for i, r in enumerate(rows, 1) if r["name"] == "openrouter"), 1)
         number = click.prompt("Provider", type=click.IntRange(1, len(rows)), default=default)
         provider = rows[number - 1]["name"]
-    profile = profiles.get(provider) or next((p for p in profiles.values() if provider in p.aliases), None)
-    if profile is None:
-        raise click.ClickException(f"unknown provider {provider!r}; known: {', '.join(sorted(profiles))}")
+    profile = profile_named(kernel, provider)
     env_file = kernel.home / ".env"
     if profile.key_env and (profile.key_required or api_key):
         existing = key_from_env(profile, kernel.env)
