@@ -66,14 +66,6 @@ def _tools(state: ChatState, args: str) -> str:
     return "\n".join(lines)
 
 
-def _plugins(state: ChatState, args: str) -> str:
-    lines = []
-    for status in sorted(state.kernel.plugins.values(), key=lambda s: s.name):
-        extra = f" ({status.reason})" if status.reason and status.state != "loaded" else ""
-        lines.append(f"  {status.state:<12} {status.name}{extra}")
-    return "Plugins:\n" + "\n".join(lines)
-
-
 def _usage(state: ChatState, args: str) -> str:
     agent = state.agent
     usage = agent.session_usage
@@ -122,7 +114,6 @@ BUILTIN: dict[str, tuple[Callable[[ChatState, str], Any], str]] = {
     "reset": (_reset, "clear the conversation (a new session)"),
     "model": (_model, "show or switch the model: /model NAME [PROVIDER]"),
     "tools": (_tools, "the tools the model can call"),
-    "plugins": (_plugins, "plugins and their state"),
     "usage": (_usage, "tokens and estimated cost of this session"),
     "title": (_title, "show or set the session title"),
     "retry": (_retry, "send the last message again"),
