@@ -176,6 +176,7 @@ def main() -> int:
         hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
         report["ours_chat_q"] = chat_q([str(hermes)], root / "q-ours", args.runs)
         report["import_openai_floor_s"] = import_floor(Path(sys.executable), args.runs)
+        args.workdir.mkdir(parents=True, exist_ok=True)
         original = None if args.no_original else setup_original(args.workdir, sys.executable)
         if original is not None:
             orig_turns, orig_gets = original_turns(original, root / "t-orig", args.turns)

@@ -145,9 +145,24 @@ def tracked_http_client(default_client: type) -> Any:
     if cls is None:
         cls = _client_classes[default_client] = type(
             f"Tracked{default_client.__name__.lstrip('_')}", (default_client,), {"__del__": _close_quietly})
-    client = cls()
+    client = cls(verify=_shared_ssl_context())
     install(client)
     return client
+
+
+_ssl_context: Any = None
+
+
+def _shared_ssl_context() -> Any:
+    """One verifying TLS context per process, as the HTTP client would build it (certifi, or
+    SSL_CERT_FILE / SSL_CERT_DIR), shared by every client and proxy route: building one loads
+    the CA bundle, which costs tens of milliseconds each time."""
+    global _ssl_context
+    if _ssl_context is None:
+        from httpx2 import create_ssl_context
+
+        _ssl_context = create_ssl_context(verify=True, trust_env=True)
+    return _ssl_context
 
 
 def _close_quietly(client: Any) -> None:
