@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,6 +58,8 @@ def key_from_env(profile: ProviderProfile, env: Mapping[str, str]) -> str:
 
 def probe_local(base_url: str, timeout: float = PROBE_TIMEOUT) -> list[str] | None:
     """Model ids served at ``base_url``/models, or ``None`` when nothing answers."""
+    import urllib.request  # only when probing: a configured provider never needs it
+
     try:
         with urllib.request.urlopen(base_url.rstrip("/") + "/models", timeout=timeout) as resp:
             data = json.loads(resp.read() or b"{}")
