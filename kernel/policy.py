@@ -69,7 +69,7 @@ def decide(record: PluginRecord, config: Config, env: Mapping[str, str],
                                 f"an exclusive provider loads when selected: "
                                 f"`hermes config set {key} {name}`", "not_selected")
         elif not (record.source == "bundled" and record.kind in DEFAULT_ON_KINDS):
-            if not record.matches(config.plugins_enabled) and not _selected(record, config):
+            if not record.matches(config.plugins_enabled) and not selected_by_slot(record, config):
                 return Decision(False, "not enabled",
                                 f"not in plugins.enabled (run `hermes plugins enable {name}`)",
                                 "not_enabled")
@@ -82,7 +82,7 @@ def decide(record: PluginRecord, config: Config, env: Mapping[str, str],
     return Decision(True, "enabled")
 
 
-def _selected(record: PluginRecord, config: Config) -> bool:
+def selected_by_slot(record: PluginRecord, config: Config) -> bool:
     """Naming a plugin in memory.provider or context.engine enables it, whatever its kind."""
     names = (record.name, *record.aliases)
     return any(config.get(key) in names for key in SLOT_CONFIG_KEYS.values())

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from hermes_agent import SLOT_INFO, Kernel, PluginStatus, load_config
+from hermes_agent import (DEFAULT_ON_KINDS, SLOT_INFO, Kernel, PluginStatus, load_config,
+                          load_filter, selected_by_slot, truthy)
 
 from .lockfile import read_lock
 
-_TRUTHY = ("1", "true", "yes", "on")
 _CODE_FIX = "fix the error in the plugin's code, or update or disable the plugin"
 # kernel failure code -> fix ({name}: the plugin); the message is the kernel's reason.
 FAILURE_FIXES = {
@@ -94,7 +94,7 @@ def check(kernel: Kernel, status: PluginStatus) -> Report:
     config, env = kernel.config, kernel.env
     exclusive = record.kind == "exclusive"
     slot_key = SLOT_INFO.get(record.slot or "memory").config_key if exclusive else ""
-    selected = bool(slot_key) and config.get(slot_key) in (record.name, *record.aliases)
+    selected = selected_by_slot(record, config)
     wanted = record.source != "builtin" and (record.matches(config.plugins_enabled) or selected)
     report = Report(record.name, record.source, record.version, status.state, record.location,
                     wanted, status.state == "loaded", len(status.tools), len(status.hooks))
@@ -104,14 +104,13 @@ def check(kernel: Kernel, status: PluginStatus) -> Report:
     if record.matches(config.plugins_disabled):
         add(Reason("disabled", "listed in plugins.disabled", f"hermes plugins enable {record.name}"))
     if record.source != "builtin":
-        if (env.get("HERMES_SAFE_MODE") or "").strip().lower() in _TRUTHY:
+        if truthy(env.get("HERMES_SAFE_MODE")):
             add(Reason("safe_mode", "safe mode loads builtin plugins only", "unset HERMES_SAFE_MODE"))
-        only = env.get("HERMES_LOAD_PLUGINS")
-        if only is not None and not record.matches([n.strip() for n in only.split(",")]):
+        only = load_filter(env)
+        if only is not None and not record.matches(only):
             add(Reason("load_filter", "not listed in HERMES_LOAD_PLUGINS",
                        "add it to HERMES_LOAD_PLUGINS or unset that variable"))
-        default_on = record.source == "bundled" and record.kind in ("backend", "model-provider",
-                                                                     "platform")
+        default_on = record.source == "bundled" and record.kind in DEFAULT_ON_KINDS
         if exclusive and not wanted:
             add(Reason("not_selected", f"an exclusive provider loads only when {slot_key} selects it",
                        f"hermes config set {slot_key} {record.name}"))

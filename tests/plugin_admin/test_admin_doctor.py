@@ -120,3 +120,16 @@ def test_validate(home, tmp_path, capsys):
     assert code == 1 and "KeyError" in result["errors"][0]
     # Nothing was enabled or written in the user's home.
     assert not (home / "config.yaml").exists() and list((home / "plugins").iterdir()) == []
+
+
+def test_memory_plugin_selected_by_memory_provider_is_not_reported_as_not_enabled(home, capsys):
+    """The kernel loads a plugin that memory.provider names, whatever its kind; doctor agrees."""
+    write_plugin(home / "plugins", "plainmem", "class P:\n    name = 'plainmem'\n"
+                 "def register(ctx):\n    ctx.register_memory_provider(P())\n",
+                 manifest="name: plainmem\n")
+    (home / "config.yaml").write_text(yaml.safe_dump({"memory": {"provider": "plainmem"}}))
+    code = main(["plugins", "doctor", "plainmem", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    row = next(r for r in report["plugins"] if r["name"] == "plainmem")
+    assert row["state"] == "loaded" and code == 0
+    assert "not_enabled" not in [r["code"] for r in row["reasons"]]
