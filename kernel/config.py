@@ -120,8 +120,9 @@ def read_env_file(path: Path) -> dict[str, str]:
     return values
 
 
-def read_raw_config(home: Path) -> dict[str, Any]:
-    """The user's config.yaml as written (no defaults, no expansion). Missing file: {}."""
+def read_raw_config(home: Path, cache: ValidationCache | None = None) -> dict[str, Any]:
+    """The user's config.yaml as written (no defaults, no expansion). Missing file: {}.
+    With a ``cache``, a file parsed before is not parsed (nor is PyYAML imported) again."""
     path = home / CONFIG_FILE
     try:
         text = path.read_text(encoding="utf-8")
@@ -129,6 +130,17 @@ def read_raw_config(home: Path) -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc}", path=str(path)) from exc
+    key = ValidationCache.key("config-yaml", text.encode()) if cache else ""
+    hit = cache.get(key) if cache else None
+    if isinstance(hit, dict):
+        return hit
+    data = _parse_config(text, path)
+    if cache and json.loads(json.dumps(data, default=str)) == data:  # JSON keeps it exactly
+        cache.put(key, data)
+    return data
+
+
+def _parse_config(text: str, path: Path) -> dict[str, Any]:
     import yaml
 
     try:
@@ -203,7 +215,7 @@ def load_config(home: Path | None = None, overrides: Mapping[str, Any] | None = 
     home = hermes_home(env) if home is None else home
     env = os.environ if env is None else env
     full_env = {**read_env_file(home / ENV_FILE), **env}
-    user = read_raw_config(home) if raw is None else raw
+    user = read_raw_config(home, cache) if raw is None else raw
     missing: list[str] = []
     merged = expand_vars(deep_merge(DEFAULTS, user), full_env, missing=missing)
     merged = deep_merge(merged, overrides_to_tree(overrides))

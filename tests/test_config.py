@@ -541,3 +541,27 @@ def test_sections_declared_by_builtin_plugins_are_validated_with_the_file(tmp_pa
     assert config.get("approvals.mode") == "off"  # YAML's bare off (false) is understood
     assert config.get("agent.max_turns") == 7 and config.get("terminal.timeout") == 180
     assert any("agent.colour" in w for w in config.warnings)
+
+
+def test_parsed_config_is_cached_so_yaml_is_not_imported_again(tmp_path):
+    import subprocess
+    import sys
+
+    write_config(tmp_path, "model:\n  default: m1\nplugins:\n  enabled: [a]\n")
+    code = ("import sys\nfrom pathlib import Path\n"
+            "from hermes_agent.config import load_config\n"
+            "from hermes_agent.vcache import ValidationCache\n"
+            "home = Path(sys.argv[1])\n"
+            "cache = ValidationCache(home / 'cache' / 'validated.json')\n"
+            "config = load_config(home, env={}, cache=cache)\n"
+            "cache.save()\n"
+            "print(config.get('model.default'), 'yaml' in sys.modules)\n")
+
+    def run() -> str:
+        return subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                              text=True, check=True).stdout.strip()
+
+    assert run() == "m1 True"  # first read parses the file
+    assert run() == "m1 False"  # same bytes: served from the cache, PyYAML never imported
+    write_config(tmp_path, "model:\n  default: m2\n")
+    assert run() == "m2 True"  # an edit is parsed again
