@@ -379,6 +379,18 @@ class Kernel:
     def active_provider(self, slot: str) -> Any:
         return self.slots.active(slot, self.config)
 
+    def close(self) -> None:
+        """Release what slot providers and services hold: each one's ``close()``, if it has one
+        (a session store closes its database). For a process about to exit."""
+        objects = [p.obj for entries in self.slots.providers.values() for p in entries.values()]
+        for obj in [*objects, *self._services.values()]:
+            close = getattr(obj, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception as exc:
+                    log.warning("closing %r failed: %s: %s", obj, type(exc).__name__, exc)
+
     def service(self, name: str, factory: Callable[[], Any]) -> Any:
         """Per-kernel state a plugin shares with others (created by ``factory`` on first use).
         A service with a ``remove_plugin(name)`` method is told when a plugin is unregistered."""

@@ -259,6 +259,35 @@ def test_kernel_services_are_per_kernel_and_forget_unregistered_plugins(tmp_path
     first.unregister_plugin("noter")
     assert board.notes == {}
 
+
+def test_kernel_close_closes_providers_and_services_and_survives_a_failing_one(tmp_path, caplog):
+    closed = []
+
+    class Store:
+        name = "memo"
+
+        def close(self):
+            closed.append("store")
+
+    class Broken:
+        name = "broken"
+
+        def close(self):
+            raise RuntimeError("disk gone")
+
+    class Ledger:
+        def close(self):
+            closed.append("service")
+
+    kernel = make_kernel(tmp_path)
+    kernel.register_plugin(lambda ctx: ctx.register_web_search_provider(Broken()), "b")
+    kernel.register_plugin(lambda ctx: ctx.register_session_store(Store()), "s")
+    kernel.service("ledger", Ledger)
+    kernel.close()
+    assert closed == ["store", "service"]
+    assert "closing" in caplog.text and "RuntimeError: disk gone" in caplog.text
+
+
 def test_register_plugin_context_manager_removes_everything(tmp_path):
     kernel = make_kernel(tmp_path)
 

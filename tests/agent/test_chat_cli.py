@@ -85,3 +85,37 @@ def test_hermes_alone_without_a_provider_says_how_to_configure_one(home, monkeyp
     err = capsys.readouterr().err
     assert "No model provider is configured" in err and "hermes setup" in err
     assert len(err.splitlines()) < 25  # one screen
+
+
+def test_the_console_script_closes_the_store_and_freezes_gc_before_exit(home, server) -> None:
+    """As the process entry point, ``main()`` closes what the command opened (the session
+    store's last connection checkpoints and removes the WAL file) and freezes the garbage
+    collector so the interpreter's shutdown skips full collections."""
+    import os
+    import subprocess
+    import sys
+
+    (home / "config.yaml").write_text(
+        f"model:\n  provider: custom\n  base_url: {server.openai_base_url}\n"
+        "  default: fake-model\n  max_retries: 0\n")
+    server.script(reply_text("pong"))
+    code = ("import gc, sys\n"
+            "sys.argv = ['hermes', 'chat', '-q', 'ping']\n"
+            "from hermes_agent.cli import main\n"
+            "code = main()\n"
+            "print('frozen', gc.get_freeze_count() > 0, 'code', code)\n")
+    env = {**os.environ, "NO_PROXY": "127.0.0.1,localhost"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.stdout.splitlines() == ["pong", "frozen True code 0"], proc.stderr
+    assert (home / "state.db").exists() and not (home / "state.db-wal").exists()
+
+
+def test_main_with_arguments_leaves_the_process_alone(cli, server) -> None:
+    """``main(argv)`` is a call inside a longer-lived process: nothing is frozen."""
+    import gc
+
+    server.script(reply_text("ok"))
+    before = gc.get_freeze_count()
+    assert cli("chat", "-q", "hi") == 0
+    assert gc.get_freeze_count() == before
