@@ -5,7 +5,8 @@ Measures, in one run:
      (the agent's own overhead: prompt, hooks, tools, persistence, HTTP to a local server);
   2. wall time of one `hermes chat -q` (process start to exit), and the model requests and
      probing GETs each implementation sends;
-  3. the `import openai` floor;
+  3. the `import openai` floor, timed just before each of our `chat -q` runs (paired, so the
+     machine's drift affects both sides of the difference);
   4. prompt-cache reuse: the share of each request's bytes that is a byte-identical prefix of
      the previous request over our 20-turn session.
 
@@ -104,12 +105,17 @@ def original_turns(python: Path, root: Path, turns: int) -> tuple[list[float], i
 
 
 # --- 2. chat -q ------------------------------------------------------------------------------
-def chat_q(hermes: list[str], home: Path, runs: int, **extra: str) -> dict[str, Any]:
-    times, posts, gets, codes = [], 0, 0, []
+def chat_q(hermes: list[str], home: Path, runs: int, floor_python: Path | None = None,
+           **extra: str) -> dict[str, Any]:
+    """Median wall time of ``hermes chat -q``. With ``floor_python``, each run is paired with an
+    ``import openai`` run of that interpreter just before it, so drift in the machine's load
+    hits both sides of the difference alike."""
+    times, floors, posts, gets, codes = [], [], 0, 0, []
     with FakeLLMServer(default_reply=reply_text("pong")) as server:
         env = env_for(home, **extra)
         write_config(home, server)
         for run in range(runs + 1):  # the first run warms caches (pyc, first-run setup)
+            floor = import_floor(floor_python, 0) if floor_python else 0.0
             before = len(server.requests)
             started = time.perf_counter()
             proc = subprocess.run([*hermes, "chat", "-q", "ping"], env=env, capture_output=True,
@@ -122,20 +128,27 @@ def chat_q(hermes: list[str], home: Path, runs: int, **extra: str) -> dict[str, 
                 raise RuntimeError(f"{hermes} chat -q failed ({proc.returncode}):\n"
                                    f"{proc.stdout[-800:]}\n{proc.stderr[-1500:]}")
             times.append(elapsed)
+            floors.append(floor)
             new = server.requests[before:]
             posts += sum(1 for r in new if r.method == "POST")
             gets += sum(1 for r in new if r.method == "GET")
-    return {"median_s": statistics.median(times), "runs": times,
-            "posts_per_run": posts / runs, "gets_per_run": gets / runs}
+    report = {"median_s": statistics.median(times), "runs": times,
+              "posts_per_run": posts / runs, "gets_per_run": gets / runs}
+    if floor_python:
+        report["floor_runs"] = floors
+        report["over_floor_median_s"] = statistics.median(t - f for t, f in zip(times, floors))
+    return report
 
 
 def import_floor(python: Path, runs: int) -> float:
+    """Median wall time of ``python -c "import openai"`` (after one warm-up run unless
+    ``runs`` is 0, which times a single run)."""
     times = []
-    for _ in range(runs + 1):
+    for _ in range(runs + 1 if runs else 1):
         started = time.perf_counter()
         subprocess.run([str(python), "-c", "import openai"], check=True, env=base_env())
         times.append(time.perf_counter() - started)
-    return statistics.median(times[1:])
+    return statistics.median(times[1:] if runs else times)
 
 
 # --- 4. prompt-cache prefix --------------------------------------------------------------------
@@ -174,8 +187,9 @@ def main() -> int:
         report["ours_turns_s"] = ours
         report["prefix"] = prefix_stats(bodies)
         hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
-        report["ours_chat_q"] = chat_q([str(hermes)], root / "q-ours", args.runs)
-        report["import_openai_floor_s"] = import_floor(Path(sys.executable), args.runs)
+        report["ours_chat_q"] = chat_q([str(hermes)], root / "q-ours", args.runs,
+                                       floor_python=Path(sys.executable))
+        report["import_openai_floor_s"] = statistics.median(report["ours_chat_q"]["floor_runs"])
         args.workdir.mkdir(parents=True, exist_ok=True)
         original = None if args.no_original else setup_original(args.workdir, sys.executable)
         if original is not None:
@@ -201,7 +215,8 @@ def summarize(r: dict[str, Any]) -> None:
         "earlier byte)")
     q = r["ours_chat_q"]
     log(f"chat -q: ours {q['median_s']:.3f} s ({q['gets_per_run']:.0f} GETs); import openai "
-        f"floor {r['import_openai_floor_s']:.3f} s (+{q['median_s'] - r['import_openai_floor_s']:.3f} s)")
+        f"floor {r['import_openai_floor_s']:.3f} s; over the floor, median of paired runs: "
+        f"+{q['over_floor_median_s']:.3f} s")
     if "original_chat_q" in r:
         o = r["original_chat_q"]
         log(f"per turn: original {r['original_turn_median_s'] * 1000:.1f} ms median "
