@@ -104,7 +104,11 @@ def _build_root() -> Any:
             if ctx.resilient_parsing:
                 return None
             entry = runtime_kernel().cli_commands.get(name)
-            return entry.command if entry else None
+            if entry is None or entry.command is not None:
+                return entry.command if entry else None
+            from .cli_argparse import argparse_command
+
+            return argparse_command(name, entry.help, entry.setup_fn, entry.handler_fn)
 
         def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
             rows = [(name, CLI_COMMANDS[name][1]) for name in sorted(CLI_COMMANDS)]

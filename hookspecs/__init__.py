@@ -1,7 +1,7 @@
 """Hook specifications of hermes_agent: the contract between the kernel and plugins.
 
 Every hook is a pluggy hookspec, grouped by phase into :mod:`.tools`, :mod:`.llm`,
-:mod:`.session`, :mod:`.gateway` and :mod:`.registration`. Each spec's docstring states
+:mod:`.session`, :mod:`.gateway`, :mod:`.boot` and :mod:`.registration`. Each spec's docstring states
 its arguments, its return contract, how results are combined (``Dispatch:``), which
 kinds of plugin implement it and whether this version fires it. ``docs/hooks.md`` is
 the author-facing version of the same reference.
@@ -23,13 +23,14 @@ from __future__ import annotations
 
 from types import FunctionType, ModuleType
 
-from . import gateway, llm, registration, session, tools
+from . import boot, gateway, llm, registration, session, tools
 from .markers import PROJECT_NAME, hookimpl, hookspec
 
 __all__ = [
     "COMPAT_HOOKS",
     "DISPATCH",
     "EVENT_HOOKS",
+    "KERNEL_HOOKS",
     "LIFECYCLE_HOOKS",
     "MODULES",
     "NOT_FIRED",
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 #: The modules holding hookspecs; pass each to ``PluginManager.add_hookspecs``.
-MODULES: tuple[ModuleType, ...] = (tools, llm, session, gateway, registration)
+MODULES: tuple[ModuleType, ...] = (tools, llm, session, gateway, boot, registration)
 
 #: The 14 lifecycle hooks every Hermes plugin author knows about.
 LIFECYCLE_HOOKS: tuple[str, ...] = (
@@ -76,8 +77,11 @@ COMPAT_HOOKS: tuple[str, ...] = (
     "kanban_task_blocked",
 )
 
+#: Events of the kernel itself.
+KERNEL_HOOKS: tuple[str, ...] = ("on_plugins_loaded",)
+
 #: Every event hook (``ctx.register_hook`` accepts exactly these names).
-EVENT_HOOKS: tuple[str, ...] = LIFECYCLE_HOOKS + COMPAT_HOOKS
+EVENT_HOOKS: tuple[str, ...] = LIFECYCLE_HOOKS + COMPAT_HOOKS + KERNEL_HOOKS
 
 #: Collector hooks that take a single ``register`` callable.
 REGISTRATION_HOOKS: tuple[str, ...] = (
@@ -134,6 +138,7 @@ DISPATCH: dict[str, str] = {
     "kanban_task_claimed": "broadcast",
     "kanban_task_completed": "broadcast",
     "kanban_task_blocked": "broadcast",
+    "on_plugins_loaded": "broadcast",
     **{name: "collector" for name in REGISTRATION_HOOKS},
 }
 

@@ -14,7 +14,7 @@ _EXPORTS = {
     "Config": "config", "load_config": "config", "hermes_home": "config",
     "write_config_value": "config", "runtime_kernel": "cli",
     "decide": "policy", "Decision": "policy", "truthy": "policy", "load_filter": "policy",
-    "selected_by_slot": "policy", "DEFAULT_ON_KINDS": "policy", "read_ledger": "ledger", "last_outcome": "ledger",
+    "selected_by_slot": "policy", "DEFAULT_ON_KINDS": "policy",
     "Manifest": "manifest", "EnvRequirement": "manifest", "read_manifest": "manifest",
     "PluginRecord": "discovery", "Discovery": "discovery", "discover": "discovery",
     "HookBus": "hooks", "tool_directive": "hooks", "join_context": "hooks",

@@ -99,11 +99,10 @@ class PluginContext:
     def register_cli_command(self, name: str, help: str = "", setup_fn: Callable[..., Any] | None = None,
                              handler_fn: Callable[..., Any] | None = None,
                              description: str = "") -> None:
-        from .argparse_bridge import argparse_command
-
-        command = argparse_command(name, help or description, setup_fn, handler_fn)
-        self._staged.cli_commands.append(CliCommand(name, command, self.plugin_name,
-                                                    help or description))
+        """An argparse-style command ``hermes NAME``: ``setup_fn(parser)`` adds its arguments,
+        ``handler_fn(args)`` (or ``args.func``) runs it; the CLI bridges it into click."""
+        self._staged.cli_commands.append(CliCommand(name, None, self.plugin_name,
+                                                    help or description, setup_fn, handler_fn))
 
     def register_skill(self, name: str, path: str | Path, description: str = "") -> None:
         if not _SKILL_NAME.match(name or ""):

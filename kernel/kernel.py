@@ -164,9 +164,8 @@ class Kernel:
                                                          decision.code)
         self._check_load_filter(found)
         self.cache.save()
-        from .ledger import record_outcomes
-
-        record_outcomes(self)
+        if self.hooks.has_hook("on_plugins_loaded"):
+            self.hooks.fire("on_plugins_loaded", plugins=dict(self.plugins), home=self.home)
         return self
 
     def _check_load_filter(self, found: Discovery) -> None:

@@ -58,9 +58,11 @@ class SlashCommand:
 @dataclass
 class CliCommand:
     name: str
-    command: Any  # a click.Command, or an argparse bridge built lazily
+    command: Any  # a click.Command; None for an argparse command (setup_fn, handler_fn)
     plugin: str
     help: str = ""
+    setup_fn: Callable[..., Any] | None = None
+    handler_fn: Callable[..., Any] | None = None
 
 
 @dataclass

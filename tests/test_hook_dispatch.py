@@ -201,6 +201,31 @@ def test_hook_subagent_stop(kernel: Any) -> None:
     check_broadcast(kernel, "subagent_stop")
 
 
+def test_hook_on_plugins_loaded(kernel: Any, tmp_path: Path) -> None:
+    check_broadcast(kernel, "on_plugins_loaded")
+    # Fired once by a real boot, after every plugin loaded or failed, to plugins that loaded.
+    from hermes_agent.testing import write_plugin
+
+    home = tmp_path / "booting"
+    write_plugin(home / "plugins", "watcher", """
+        SEEN = []
+
+        def register(ctx):
+            ctx.register_hook("on_plugins_loaded", lambda plugins, home, **kw: SEEN.append(
+                ({name: status.state for name, status in plugins.items()}, home)))
+        """, manifest="name: watcher\nprovides_hooks: [on_plugins_loaded]\n")
+    write_plugin(home / "plugins", "broken", "raise RuntimeError('no')\n")
+    booted = make_kernel(home, config={"plugins": {"enabled": ["watcher", "broken"]}})
+    import sys
+
+    seen = sys.modules["hermes_plugins.watcher"].SEEN
+    (states, seen_home), = seen
+    assert seen_home == home and (states["watcher"], states["broken"]) == ("loaded", "failed")
+    assert set(states) == set(booted.plugins)  # every discovered plugin, bundled ones too
+    booted.boot()  # idempotent: no second announcement
+    assert len(seen) == 1
+
+
 def test_hook_on_memory_write(kernel: Any) -> None:
     check_broadcast(kernel, "on_memory_write")
     mirrored = []

@@ -17,6 +17,7 @@ import pytest
 import hermes_agent.hookspecs as hookspecs
 from hermes_agent.hookspecs import (
     COMPAT_HOOKS,
+    KERNEL_HOOKS,
     DISPATCH,
     EVENT_HOOKS,
     LIFECYCLE_HOOKS,
@@ -93,7 +94,7 @@ spec_params = pytest.mark.parametrize("name", sorted(SPECS))
 
 
 def test_specs_were_found():
-    assert len(SPECS) == len(EVENT_HOOKS) + len(REGISTRATION_HOOKS) == 30
+    assert len(SPECS) == len(EVENT_HOOKS) + len(REGISTRATION_HOOKS) == 31
 
 
 @spec_params
@@ -191,8 +192,8 @@ def test_table_keys_are_hook_names():
 def test_hook_lists():
     assert LIFECYCLE_HOOKS == EXPECTED_LIFECYCLE
     assert len(COMPAT_HOOKS) == 10
-    assert EVENT_HOOKS == LIFECYCLE_HOOKS + COMPAT_HOOKS
-    assert len(EVENT_HOOKS) == 24 == len(set(EVENT_HOOKS))
+    assert EVENT_HOOKS == LIFECYCLE_HOOKS + COMPAT_HOOKS + KERNEL_HOOKS
+    assert len(EVENT_HOOKS) == 25 == len(set(EVENT_HOOKS))
     assert len(set(ALL_HOOKS)) == len(ALL_HOOKS)
     assert set(ALL_HOOKS) == set(SPECS)
 

@@ -311,7 +311,7 @@ def test_ledger_fingerprint_changes_when_an_entry_point_plugin_is_reinstalled(
     import os
 
     from hermes_agent import discover
-    from hermes_agent.ledger import fingerprint
+    from hermes_agent.builtin_plugins.plugin_admin.ledger import fingerprint
 
     site = tmp_path / "site"
     record_file = fake_distribution(site)

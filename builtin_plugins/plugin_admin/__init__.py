@@ -2,7 +2,8 @@
 
 Its CLI commands are declared in ``hermes_agent.builtin_plugins.CLI_COMMANDS`` (resolved
 lazily, so ``hermes --help`` imports nothing); at run time it adds the ``/plugins`` slash
-command through the same ``register(ctx)`` API third-party plugins use.
+command and keeps the load ledger (``on_plugins_loaded``) through the same ``register(ctx)``
+API third-party plugins use.
 """
 
 
@@ -12,4 +13,7 @@ def register(ctx):
 
         return format_slash_listing(ctx.kernel)
 
+    from .ledger import record_outcomes
+
     ctx.register_command("plugins", show_plugins, description="Show plugins and their state")
+    ctx.register_hook("on_plugins_loaded", record_outcomes)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_agent import Kernel, PluginStatus, decide, last_outcome, read_ledger
+from hermes_agent import Kernel, PluginStatus, decide
+
+from .ledger import last_outcome, read_ledger
 
 GLYPHS = {"loaded": "✓", "enabled": "•", "disabled": "✗", "failed": "!", "missing env": "○",
           "not enabled": "○", "not selected": "○"}

@@ -1,4 +1,5 @@
-"""Bridge a plugin's argparse ``setup_fn(subparser)`` into a click command."""
+"""Bridge a plugin's argparse command (``ctx.register_cli_command(name, help, setup_fn,
+handler_fn)``) into a click command of the ``hermes`` root."""
 
 from __future__ import annotations
 

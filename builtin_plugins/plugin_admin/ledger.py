@@ -1,23 +1,20 @@
 """The load ledger: what the last boot actually did with each plugin.
 
 ``hermes plugins list`` must not import plugin code, yet it must show what really happened.
-Every boot records each plugin's outcome with a fingerprint of its files; the listing shows
-that outcome while the fingerprint still matches, and "enabled, not loaded yet" otherwise.
+After every boot (the ``on_plugins_loaded`` hook) each plugin's outcome is recorded with a
+fingerprint of its files; the listing shows that outcome while the fingerprint still
+matches, and "enabled, not loaded yet" otherwise.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ._version import __version__
-from .discovery import PluginRecord
-from .vcache import write_atomic
-
-if TYPE_CHECKING:
-    from .kernel import Kernel
+from hermes_agent import PluginRecord, PluginStatus, __version__, write_atomic
 
 LEDGER = Path("cache") / "plugin-status.json"
 
@@ -46,9 +43,11 @@ def read_ledger(home: Path) -> dict[str, Any]:
         return {}
 
 
-def record_outcomes(kernel: "Kernel") -> None:
-    entries = read_ledger(kernel.home)
-    for status in kernel.plugins.values():
+def record_outcomes(plugins: Mapping[str, PluginStatus], home: Path, **_: Any) -> None:
+    """``on_plugins_loaded``: store the outcome of every plugin that loaded or failed."""
+    home = Path(home)
+    entries = read_ledger(home)
+    for status in plugins.values():
         if status.state not in ("loaded", "failed") or "@" in status.name:
             continue
         entry = status.to_dict()
@@ -56,7 +55,7 @@ def record_outcomes(kernel: "Kernel") -> None:
         entry["time"] = time.time()
         entries[status.name] = entry
     try:
-        write_atomic(kernel.home / LEDGER, json.dumps(entries, indent=1, sort_keys=True))
+        write_atomic(home / LEDGER, json.dumps(entries, indent=1, sort_keys=True))
     except OSError:
         pass  # a read-only home still runs; the listing then says "not loaded yet"
 
