@@ -30,7 +30,11 @@ CLI_COMMANDS: dict[str, tuple[str, str]] = {
 # key -> "module:attribute" (a pydantic section model, or a (type, default) pair).
 _CORE = "hermes_agent.builtin_plugins.core_tools.config_schema"
 _AGENT = "hermes_agent.builtin_plugins.agent.config_schema"
+_MODELS = "hermes_agent.builtin_plugins.models.config_schema"
 CONFIG_SECTIONS: dict[str, str] = {
+    "model": f"{_MODELS}:model_key",
+    "fallback_providers": f"{_MODELS}:fallback_providers",
+    "auxiliary": f"{_MODELS}:auxiliary",
     "approvals": f"{_CORE}:ApprovalsSection",
     "command_allowlist": f"{_CORE}:command_allowlist",
     "terminal": f"{_CORE}:TerminalSection",

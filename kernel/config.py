@@ -25,14 +25,11 @@ CONFIG_FILE = "config.yaml"
 ENV_FILE = ".env"
 
 DEFAULTS: dict[str, Any] = {
-    "model": {"default": "", "provider": "", "base_url": "", "api_key": ""},
-    "fallback_providers": [],
-    "auxiliary": {},
     "toolsets": None,
     "plugins": {"enabled": None, "disabled": [], "entries": {}},
     "memory": {"provider": ""},
     "context": {"engine": "compressor"},
-    "web": {"backend": "", "search_backend": "", "extract_backend": ""},
+    "web": {"backend": ""},
     "sessions": {"store": "sqlite"},
     "platform_toolsets": {},
 }
@@ -91,12 +88,6 @@ class Config:
             if name in entries:
                 return entries[name] or {}
         return {}
-
-    def model_setting(self, key: str) -> str:
-        model = self.data.get("model")
-        if isinstance(model, str):  # the original also accepts `model: <id>`
-            return model if key == "default" else ""
-        return (model or {}).get(key, "")
 
 
 def read_env_file(path: Path) -> dict[str, str]:

@@ -7,7 +7,7 @@ Validation errors are rendered as ``location: message`` lines.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
@@ -20,6 +20,7 @@ class EnvVarSpec(BaseModel):
     """The rich form of a ``requires_env`` / ``optional_env`` entry."""
 
     model_config = ConfigDict(extra="allow")
+    report_unknown_keys: ClassVar[bool] = False
     name: str
     description: str = ""
     url: str = ""
@@ -83,6 +84,7 @@ class _Section(BaseModel):
 
 
 class PluginEntry(_Section):
+    report_unknown_keys: ClassVar[bool] = False  # a plugin's own settings live here
     allow_tool_override: bool = False
 
 
@@ -90,24 +92,6 @@ class PluginsSection(_Section):
     enabled: list[str] | None = None
     disabled: list[str] = Field(default_factory=list)
     entries: dict[str, PluginEntry] = Field(default_factory=dict)
-
-
-class ModelSection(_Section):
-    default: str = ""
-    provider: str = ""
-    base_url: str = ""
-    api_key: str = ""
-    timeout: float | None = None  # seconds per model call
-    max_retries: int | None = None  # retries after the first attempt (default 3)
-
-
-class AuxiliaryTask(_Section):
-    provider: str = "auto"
-    model: str = ""
-    base_url: str = ""
-    api_key: str = ""
-    timeout: float | None = None
-    extra_body: dict[str, Any] = Field(default_factory=dict)
 
 
 class MemorySection(_Section):
@@ -120,8 +104,6 @@ class ContextSection(_Section):
 
 class WebSection(_Section):
     backend: str = ""
-    search_backend: str = ""
-    extract_backend: str = ""
 
 
 class SessionsSection(_Section):
@@ -129,9 +111,9 @@ class SessionsSection(_Section):
 
 
 class ConfigModel(_Section):
-    model: ModelSection | str = Field(default_factory=ModelSection)
-    fallback_providers: list[dict[str, Any] | str] = Field(default_factory=list)
-    auxiliary: dict[str, AuxiliaryTask] = Field(default_factory=dict)
+    """The keys the kernel reads: plugins, toolsets and the slot selections. Builtin plugins
+    add their own sections (see :func:`config_model`)."""
+
     toolsets: list[str] | None = None
     plugins: PluginsSection = Field(default_factory=PluginsSection)
     memory: MemorySection = Field(default_factory=MemorySection)
@@ -203,6 +185,6 @@ def unknown_keys(model: BaseModel, prefix: str = "") -> list[str]:
         for i, child in enumerate(children):
             if isinstance(child, BaseModel):
                 sub = f"{prefix}{name}." if not isinstance(value, dict) else f"{prefix}{name}.{list(value)[i]}."
-                if not isinstance(child, (PluginEntry, AuxiliaryTask, EnvVarSpec)):
+                if getattr(child, "report_unknown_keys", True):
                     found.extend(unknown_keys(child, sub))
     return found

@@ -53,7 +53,7 @@ def test_defaults_when_no_file(tmp_path):
     assert cfg.get("sessions.store") == "sqlite"
     assert cfg.get("memory.provider") == ""
     assert cfg.get("toolsets") is None
-    assert cfg.model_setting("default") == ""
+    assert cfg.get("model.default") == ""
     assert cfg.plugin_entry("anything") == {}
 
 
@@ -98,8 +98,8 @@ def test_deep_merge_over_defaults(tmp_path):
           engine: lcm
         """)
     cfg = load(tmp_path)
-    assert cfg.model_setting("default") == "gpt-4o"
-    assert cfg.model_setting("provider") == ""  # sibling default kept
+    assert cfg.get("model.default") == "gpt-4o"
+    assert cfg.get("model.provider") == ""  # sibling default kept
     assert cfg.get("model.base_url") == ""
     assert cfg.plugins_enabled == ["calculator", "web"]
     assert cfg.plugins_disabled == []
@@ -263,8 +263,8 @@ ORIGINAL_CONFIG = """\
 def test_original_config_loads_with_a_warning_listing_unused_keys(tmp_path):
     path = write_config(tmp_path, ORIGINAL_CONFIG)
     cfg = load(tmp_path)
-    assert cfg.model_setting("default") == "anthropic/claude-sonnet-4"
-    assert cfg.model_setting("provider") == "openrouter"
+    assert cfg.get("model.default") == "anthropic/claude-sonnet-4"
+    assert cfg.get("model.provider") == "openrouter"
     assert cfg.get("toolsets") == ["hermes-cli"]
     assert cfg.plugins_enabled == ["x"]
     assert cfg.get("memory.provider") == ""
@@ -294,9 +294,8 @@ def test_unknown_top_level_key_warns(tmp_path):
 def test_model_as_a_plain_string(tmp_path):
     write_config(tmp_path, "model: some-model\n")
     cfg = load(tmp_path)
-    assert cfg.model_setting("default") == "some-model"
-    assert cfg.model_setting("provider") == ""
-    assert cfg.model_setting("base_url") == ""
+    assert cfg.get("model") == "some-model"  # the models plugin reads it as model.default
+    assert cfg.get("model.provider") is None
 
 
 # --- malformed files ----------------------------------------------------------------------
