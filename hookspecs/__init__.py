@@ -103,7 +103,7 @@ NOT_FIRED: dict[str, str] = {
     "kanban_task_blocked": "Not fired by this version: there is no kanban board yet.",
 }
 
-#: How the results of each hook are combined:
+#: How the results of each hook are combined (applied by :mod:`.results`):
 #:
 #: ``broadcast``           every callback runs, return values are ignored;
 #: ``veto``                the first valid block/approve directive wins;

@@ -17,7 +17,7 @@ _EXPORTS = {
     "selected_by_slot": "policy", "DEFAULT_ON_KINDS": "policy",
     "Manifest": "manifest", "EnvRequirement": "manifest", "read_manifest": "manifest",
     "PluginRecord": "discovery", "Discovery": "discovery", "discover": "discovery",
-    "HookBus": "hooks", "tool_directive": "hooks", "join_context": "hooks",
+    "HookBus": "hooks", "tool_directive": "hookspecs.results", "join_context": "hookspecs.results",
     "write_atomic": "vcache",
     "ToolRegistry": "tools", "error_result": "tools",
     "ToolSpec": "registration", "ToolsetSpec": "registration", "Registration": "registration",

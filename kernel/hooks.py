@@ -6,7 +6,8 @@ payload as keywords (filtered to their parameters unless they take ``**kwargs``)
 
 Rules: callbacks run in load order (``tryfirst``/``trylast`` respected); one that raises is
 logged and skipped; an awaitable result is awaited; ``HERMES_TRACE_HOOKS=1`` traces every
-call to stderr. How results combine is each hook's dispatch rule (``hookspecs.DISPATCH``).
+call to stderr. How results combine is each hook's dispatch rule (``hookspecs.DISPATCH``,
+applied by ``hookspecs.results``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .hookspecs import DISPATCH, EVENT_HOOKS, hook_arguments
+from .hookspecs.results import COMBINE
 
 log = logging.getLogger("hermes_agent.hooks")
 TELEMETRY_SCHEMA_VERSION = "hermes.observer.v1"
@@ -210,54 +212,8 @@ class HookBus:
 
     def fire(self, hook: str, **payload: Any) -> Any:
         """Dispatch ``hook`` and combine the results by its documented rule."""
-        rule = DISPATCH.get(hook, "broadcast")
-        if rule == "first_str":
-            return self.first(hook, lambda r: isinstance(r, str), **payload)
-        if rule == "first_nonempty_str":
-            return self.first(hook, lambda r: isinstance(r, str) and bool(r), **payload)
-        if rule == "gateway_directive":
-            return self.first(hook, _is_gateway_directive, **payload)
+        how, combine = COMBINE[DISPATCH.get(hook, "broadcast")]
+        if how == "first":
+            return self.first(hook, combine, **payload)  # type: ignore[arg-type]
         results = self.call(hook, **payload)
-        if rule == "veto":
-            return tool_directive(results)
-        if rule == "context":
-            return join_context(results)
-        if rule == "verify_directive":
-            return next((r for r in results if _verify_message(r)), None)
-        return results
-
-
-def tool_directive(results: list[Any]) -> dict[str, Any] | None:
-    """The first valid pre_tool_call directive: a block with a message, or an approve request."""
-    for result in results:
-        if not isinstance(result, dict):
-            continue
-        action = result.get("action")
-        message = result.get("message")
-        if action == "block" and isinstance(message, str) and message:
-            return {"action": "block", "message": message}
-        if action == "approve":
-            return {k: v for k, v in result.items() if k in ("action", "message", "rule_key")}
-    return None
-
-
-def join_context(results: list[Any]) -> str:
-    """pre_llm_call results (strings or ``{"context": str}``) joined with blank lines."""
-    parts = []
-    for result in results:
-        text = result.get("context") if isinstance(result, dict) else result
-        if isinstance(text, str) and text.strip():
-            parts.append(text)
-    return "\n\n".join(parts)
-
-
-def _is_gateway_directive(result: Any) -> bool:
-    return isinstance(result, dict) and result.get("action") in ("skip", "rewrite", "allow")
-
-
-def _verify_message(result: Any) -> bool:
-    if not isinstance(result, dict):
-        return False
-    if result.get("action") == "continue":
-        return bool(result.get("message"))
-    return result.get("decision") == "block" and bool(result.get("reason"))
+        return combine(results) if combine else results

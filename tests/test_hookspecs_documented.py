@@ -289,3 +289,10 @@ def test_source_files_found():
     names = {p.name for p in SOURCE_FILES}
     assert {"__init__.py", "markers.py", "payloads.py"} <= names
     assert {m.__name__.rsplit(".", 1)[1] + ".py" for m in MODULES} <= names
+
+
+def test_every_dispatch_rule_has_a_combiner():
+    from hermes_agent.hookspecs.results import COMBINE
+
+    assert set(DISPATCH.values()) <= set(COMBINE)
+    assert all(how in ("first", "all") for how, _ in COMBINE.values())

@@ -1,0 +1,64 @@
+"""How the results of one hook call are combined, for each rule in ``DISPATCH``.
+
+These functions read what the specs' return contracts promise (see :mod:`.payloads`); a
+result that does not fit is ignored, never an error. The hook bus applies them:
+``first`` rules stop at the first accepted result, ``all`` rules combine every result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def tool_directive(results: list[Any]) -> dict[str, Any] | None:
+    """The first valid pre_tool_call directive: a block with a message, or an approve request."""
+    for result in results:
+        if not isinstance(result, dict):
+            continue
+        action = result.get("action")
+        message = result.get("message")
+        if action == "block" and isinstance(message, str) and message:
+            return {"action": "block", "message": message}
+        if action == "approve":
+            return {k: v for k, v in result.items() if k in ("action", "message", "rule_key")}
+    return None
+
+
+def join_context(results: list[Any]) -> str:
+    """pre_llm_call results (strings or ``{"context": str}``) joined with blank lines."""
+    parts = []
+    for result in results:
+        text = result.get("context") if isinstance(result, dict) else result
+        if isinstance(text, str) and text.strip():
+            parts.append(text)
+    return "\n\n".join(parts)
+
+
+def is_gateway_directive(result: Any) -> bool:
+    return isinstance(result, dict) and result.get("action") in ("skip", "rewrite", "allow")
+
+
+def is_verify_directive(result: Any) -> bool:
+    if not isinstance(result, dict):
+        return False
+    if result.get("action") == "continue":
+        return bool(result.get("message"))
+    return result.get("decision") == "block" and bool(result.get("reason"))
+
+
+def _first_verify(results: list[Any]) -> Any:
+    return next((r for r in results if is_verify_directive(r)), None)
+
+
+#: rule -> ("first", accept(result)) or ("all", combine(results)); ``None``: the list itself.
+COMBINE: dict[str, tuple[str, Callable[[Any], Any] | None]] = {
+    "broadcast": ("all", None),
+    "collector": ("all", None),
+    "veto": ("all", tool_directive),
+    "context": ("all", join_context),
+    "verify_directive": ("all", _first_verify),
+    "first_str": ("first", lambda r: isinstance(r, str)),
+    "first_nonempty_str": ("first", lambda r: isinstance(r, str) and bool(r)),
+    "gateway_directive": ("first", is_gateway_directive),
+}
