@@ -12,14 +12,14 @@ _EXPORTS = {
     # kernel
     "Kernel": "kernel", "PluginStatus": "kernel", "PluginContext": "context",
     "Config": "config", "load_config": "config", "hermes_home": "config",
-    "write_config_value": "config", "runtime_kernel": "cli",
+    "write_config_value": "config", "read_env_file": "config", "runtime_kernel": "cli",
     "decide": "policy", "Decision": "policy", "truthy": "policy", "load_filter": "policy",
     "selected_by_slot": "policy", "DEFAULT_ON_KINDS": "policy",
     "Manifest": "manifest", "EnvRequirement": "manifest", "read_manifest": "manifest",
     "PluginRecord": "discovery", "Discovery": "discovery", "discover": "discovery",
     "HookBus": "hooks", "tool_directive": "hookspecs.results", "join_context": "hookspecs.results",
     "write_atomic": "vcache",
-    "ToolRegistry": "tools", "error_result": "tools",
+    "ToolRegistry": "tools", "tool_result": "tools", "tool_error": "tools",
     "ToolSpec": "registration", "ToolsetSpec": "registration", "Registration": "registration",
     "SLOTS": "registration", "Slots": "slots", "SLOT_INFO": "slots",
     # model providers
@@ -48,12 +48,10 @@ _EXPORTS = {
     "TitleConflictError": "builtin_plugins.sessions.interface",
     "session_store": "builtin_plugins.sessions.interface",
     "SqliteSessionStore": "builtin_plugins.sessions.store",
-    # slot provider base classes and tool-result helpers (also served under 0.19's module paths)
+    # slot provider base classes and helpers (also served under 0.19's module paths)
     "MemoryProvider": "builtin_plugins.legacy_api.bases",
     "ContextEngine": "builtin_plugins.legacy_api.bases",
     "WebSearchProvider": "builtin_plugins.legacy_api.bases",
-    "tool_result": "builtin_plugins.legacy_api.helpers",
-    "tool_error": "builtin_plugins.legacy_api.helpers",
     "set_interrupted": "builtin_plugins.legacy_api.helpers",
     "approval_gate": "builtin_plugins.core_tools.approval",
     "set_env_values": "builtin_plugins.plugin_admin.envfile",

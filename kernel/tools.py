@@ -20,8 +20,14 @@ from .registration import ToolSpec, ToolsetSpec
 log = logging.getLogger("hermes_agent.tools")
 
 
-def error_result(message: str, **extra: Any) -> str:
-    return json.dumps({"error": message, **extra})
+def tool_error(message: object, **extra: Any) -> str:
+    """A tool handler's JSON error result: ``{"error": message, **extra}``."""
+    return json.dumps({"error": str(message), **extra}, ensure_ascii=False)
+
+
+def tool_result(data: Any = None, **fields: Any) -> str:
+    """A tool handler's JSON result: ``data`` if given, else the keyword fields."""
+    return json.dumps(data if data is not None else fields, ensure_ascii=False)
 
 
 @dataclass
@@ -135,17 +141,17 @@ class ToolRegistry:
         """Run a tool and always return a string (a JSON error result on failure)."""
         spec = self.tools.get(name)
         if spec is None:
-            return error_result(f"Unknown tool: {name}")
+            return tool_error(f"Unknown tool: {name}")
         try:
             result = spec.handler(args or {}, **kwargs)
             if spec.is_async or hasattr(result, "__await__"):
                 result = _run_awaitable(result)
         except Exception as exc:
             log.warning("tool %r raised %s: %s", name, type(exc).__name__, exc)
-            return error_result(f"Tool execution failed: {type(exc).__name__}: {exc}")
+            return tool_error(f"Tool execution failed: {type(exc).__name__}: {exc}")
         if isinstance(result, str):
             return result
         if isinstance(result, dict) and result.get("_multimodal"):
             return json.dumps(result)
-        return error_result(f"Tool {name!r} returned {type(result).__name__}, not a JSON string "
+        return tool_error(f"Tool {name!r} returned {type(result).__name__}, not a JSON string "
                             "(handlers must return json.dumps(...))")

@@ -12,7 +12,7 @@ import json
 import time
 from typing import Any
 
-from hermes_agent import error_result
+from hermes_agent import tool_error
 
 # Tools a subagent never gets: no recursion, no human in the loop, no shared memory writes.
 BLOCKED = frozenset({"delegate_task", "clarify", "memory", "send_message", "execute_code"})
@@ -49,14 +49,14 @@ def delegate_task(args: dict[str, Any], **kwargs: Any) -> str:
 
     parent = kwargs.get("agent")
     if not isinstance(parent, Agent):
-        return error_result("delegate_task runs only inside the agent loop (no parent agent here)")
+        return tool_error("delegate_task runs only inside the agent loop (no parent agent here)")
     goal = str(args.get("goal") or "").strip()
     if not goal:
-        return error_result("delegate_task needs a non-empty `goal`")
+        return tool_error("delegate_task needs a non-empty `goal`")
     config = parent.kernel.config
     max_depth = int(config.get("delegation.max_spawn_depth") or 1)
     if parent.options.depth >= max_depth:
-        return error_result(f"subagents may not delegate further (delegation.max_spawn_depth is "
+        return tool_error(f"subagents may not delegate further (delegation.max_spawn_depth is "
                       f"{max_depth}); do the task yourself")
     allowed = frozenset(parent.tool_names) - BLOCKED
     toolsets = args.get("toolsets")

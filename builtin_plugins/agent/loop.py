@@ -34,6 +34,7 @@ from hermes_agent import (
     PartialStreamError,
     ProviderError,
     RequestInterrupted,
+    SessionStoreError,
     StreamEvent,
     Usage,
 )
@@ -150,6 +151,11 @@ class Agent:
         return self.options.platform
 
     @property
+    def session_stored(self) -> bool:
+        """Whether the session has its row in the store (created with the first message)."""
+        return self._stored
+
+    @property
     def max_iterations(self) -> int:
         if self.options.max_iterations is not None:
             return max(1, self.options.max_iterations)
@@ -170,9 +176,8 @@ class Agent:
         """Continue a stored session: its frozen system prompt and its messages."""
         stored = self.sessions.get(session_id)
         if stored is None:
-            raise ProviderError(f"no session {session_id!r} in the session store; list sessions "
-                                "with `hermes sessions list`", reason="bad_request",
-                                retryable=False)
+            raise SessionStoreError(f"no session {session_id!r} in the session store; list "
+                                    "sessions with `hermes sessions list`")
         self.session_id = session_id
         self.system_prompt = stored.get("system_prompt") or None
         self.history = self.sessions.conversation(session_id)

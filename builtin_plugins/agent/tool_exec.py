@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_agent import error_result
+from hermes_agent import tool_error
 
 # Tools that only read: safe to run side by side.
 PARALLEL_SAFE = frozenset({"read_file", "search_files", "web_search", "web_extract",
@@ -141,7 +141,7 @@ class ToolExecutor:
 
     @staticmethod
     def cancelled(call: Any) -> ToolCallOutcome:
-        return ToolCallOutcome(call.id, call.name, {}, error_result(CANCELLED.format(name=call.name)),
+        return ToolCallOutcome(call.id, call.name, {}, tool_error(CANCELLED.format(name=call.name)),
                                "cancelled", error_type="interrupted")
 
     # --- one call ---------------------------------------------------------------------------
@@ -154,12 +154,12 @@ class ToolExecutor:
         started = time.perf_counter()
         status, error_type = "ok", None
         if problem is not None:
-            result = error_result(f"Tool call {name!r} was not run: {problem}. Send the call again "
+            result = tool_error(f"Tool call {name!r} was not run: {problem}. Send the call again "
                             "with a JSON object as arguments.")
             status, error_type, args = "error", "invalid_arguments", {}
         elif name not in ctx.allowed or name not in self.registry.tools:
             known = ", ".join(sorted(ctx.allowed)) or "(none)"
-            result = error_result(f"Unknown tool: {name!r}. Available tools: {known}.")
+            result = tool_error(f"Unknown tool: {name!r}. Available tools: {known}.")
             status, error_type = "error", "unknown_tool"
         else:
             assert args is not None
@@ -188,11 +188,11 @@ class ToolExecutor:
                 session_id=ctx.session_id, tool_call_id=call_id, turn_id=ctx.turn_id,
                 api_request_id=ctx.api_request_id, middleware_trace=[])
         if directive and directive["action"] == "block":
-            return error_result(directive["message"], blocked=True), "blocked", "blocked_by_hook"
+            return tool_error(directive["message"], blocked=True), "blocked", "blocked_by_hook"
         if directive and directive["action"] == "approve":
             refusal = self._approve(name, args, call_id, directive, ctx)
             if refusal:
-                return error_result(refusal, blocked=True), "blocked", "approval_denied"
+                return tool_error(refusal, blocked=True), "blocked", "approval_denied"
         kwargs = {"session_id": ctx.session_id, "task_id": ctx.task_id, "turn_id": ctx.turn_id,
                   "tool_call_id": call_id, "platform": ctx.platform,
                   "interrupt_event": ctx.interrupt, **ctx.extra}

@@ -6,7 +6,7 @@ import json
 import logging
 from typing import Any
 
-from hermes_agent import error_result
+from hermes_agent import tool_error
 
 from .context import ToolCallContext
 from .schemas import CLARIFY_MAX_CHOICES
@@ -26,22 +26,22 @@ def _choice_text(choice: Any) -> str:
 def clarify(args: dict[str, Any], ctx: ToolCallContext) -> str:
     question = args.get("question")
     if not isinstance(question, str) or not question.strip():
-        return error_result("clarify needs a 'question'.")
+        return tool_error("clarify needs a 'question'.")
     question = question.strip()
     raw = args.get("choices")
     choices: list[str] | None = None
     if raw is not None:
         if not isinstance(raw, list):
-            return error_result("choices must be a list of strings.")
+            return tool_error("choices must be a list of strings.")
         choices = [c for c in (_choice_text(x) for x in raw) if c][:CLARIFY_MAX_CHOICES] or None
     if ctx.clarify_callback is None:
-        return error_result("Nobody can answer questions here (non-interactive run). Continue "
+        return tool_error("Nobody can answer questions here (non-interactive run). Continue "
                             "with your best judgement and state the assumption you made.")
     try:
         answer = ctx.clarify_callback(question, choices)
     except Exception as exc:
         log.warning("clarify callback raised %s: %s", type(exc).__name__, exc)
-        return error_result(f"Could not ask the user ({type(exc).__name__}: {exc}). Continue "
+        return tool_error(f"Could not ask the user ({type(exc).__name__}: {exc}). Continue "
                             "with your best judgement and state your assumption.")
     if answer is None or not str(answer).strip():
         return json.dumps({"question": question, "choices_offered": choices, "user_response": "",

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hermes_agent import error_result, write_atomic
+from hermes_agent import tool_error, write_atomic
 
 from .context import ToolCallContext
 
@@ -41,7 +41,7 @@ def missing_file_error(path: Path, raw: str) -> str:
             hint = f" Similar names in {parent}: {', '.join(close)}."
     elif not parent.exists():
         hint = f" The directory {parent} does not exist either."
-    return error_result(f"File not found: {raw} (resolved to {path}).{hint} "
+    return tool_error(f"File not found: {raw} (resolved to {path}).{hint} "
                         "Use search_files with target='files' to locate it.")
 
 
@@ -54,10 +54,10 @@ def read_file(args: dict[str, Any], ctx: ToolCallContext, *, max_lines: int = 20
               max_line_length: int = 2000) -> str:
     raw = args.get("path")
     if not isinstance(raw, str) or not raw.strip():
-        return error_result("read_file needs a 'path' (the file to read).")
+        return tool_error("read_file needs a 'path' (the file to read).")
     path = ctx.resolve(raw)
     if path.is_dir():
-        return error_result(f"{raw} is a directory; list it with search_files "
+        return tool_error(f"{raw} is a directory; list it with search_files "
                             f"(target='files', path='{raw}').")
     if not path.is_file():
         return missing_file_error(path, raw)
@@ -65,7 +65,7 @@ def read_file(args: dict[str, Any], ctx: ToolCallContext, *, max_lines: int = 20
     limit = _int_arg(args, "limit", 500, 1, max_lines)
     try:
         if is_binary(path):
-            return error_result(f"{raw} is a binary file ({path.stat().st_size} bytes); "
+            return tool_error(f"{raw} is a binary file ({path.stat().st_size} bytes); "
                                 "read_file shows text only.")
         lines: list[str] = []
         total = 0
@@ -80,9 +80,9 @@ def read_file(args: dict[str, Any], ctx: ToolCallContext, *, max_lines: int = 20
                         long_lines += 1
                     lines.append(f"{number}|{text}")
     except OSError as exc:
-        return error_result(f"Cannot read {raw}: {exc.strerror or exc}.")
+        return tool_error(f"Cannot read {raw}: {exc.strerror or exc}.")
     if total and offset > total:
-        return error_result(f"offset {offset} is past the end of {raw} ({total} lines); "
+        return tool_error(f"offset {offset} is past the end of {raw} ({total} lines); "
                             f"use an offset between 1 and {total}.")
     end = offset + len(lines) - 1
     result: dict[str, Any] = {"path": str(path), "content": "\n".join(lines),
@@ -103,18 +103,18 @@ def atomic_write(path: Path, data: str) -> None:
 def write_file(args: dict[str, Any], ctx: ToolCallContext) -> str:
     raw, content = args.get("path"), args.get("content")
     if not isinstance(raw, str) or not raw.strip():
-        return error_result("write_file needs a 'path'.")
+        return tool_error("write_file needs a 'path'.")
     if not isinstance(content, str):
-        return error_result("write_file needs 'content' as a string (the whole new file).")
+        return tool_error("write_file needs 'content' as a string (the whole new file).")
     path = ctx.resolve(raw)
     if path.is_dir():
-        return error_result(f"{raw} is a directory; give a file path.")
+        return tool_error(f"{raw} is a directory; give a file path.")
     created = not path.exists()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, content)
     except OSError as exc:
-        return error_result(f"Cannot write {raw}: {exc.strerror or exc}.")
+        return tool_error(f"Cannot write {raw}: {exc.strerror or exc}.")
     return _ok(path=str(path), created=created, bytes_written=len(content.encode("utf-8")),
                lines=content.count("\n") + (1 if content and not content.endswith("\n") else 0))
 
@@ -143,28 +143,28 @@ def patch(args: dict[str, Any], ctx: ToolCallContext) -> str:
     raw = args.get("path")
     old, new = args.get("old_string"), args.get("new_string")
     if not isinstance(raw, str) or not raw.strip():
-        return error_result("patch needs a 'path'.")
+        return tool_error("patch needs a 'path'.")
     if not isinstance(old, str) or not isinstance(new, str):
-        return error_result("patch needs 'old_string' and 'new_string' as strings.")
+        return tool_error("patch needs 'old_string' and 'new_string' as strings.")
     if not old:
-        return error_result("old_string is empty; to create or overwrite a file use write_file.")
+        return tool_error("old_string is empty; to create or overwrite a file use write_file.")
     if old == new:
-        return error_result("old_string and new_string are identical; nothing to change.")
+        return tool_error("old_string and new_string are identical; nothing to change.")
     path = ctx.resolve(raw)
     if not path.is_file():
         return missing_file_error(path, raw)
     try:
         if is_binary(path):
-            return error_result(f"{raw} is a binary file; patch edits text files only.")
+            return tool_error(f"{raw} is a binary file; patch edits text files only.")
         with path.open("r", encoding="utf-8", newline="") as handle:
             text = handle.read()
     except UnicodeDecodeError:
-        return error_result(f"{raw} is not UTF-8 text; patch edits UTF-8 files only.")
+        return tool_error(f"{raw} is not UTF-8 text; patch edits UTF-8 files only.")
     except OSError as exc:
-        return error_result(f"Cannot read {raw}: {exc.strerror or exc}.")
+        return tool_error(f"Cannot read {raw}: {exc.strerror or exc}.")
     count = text.count(old)
     if count == 0:
-        return error_result(f"old_string was not found in {raw}.{_near_miss(text, old)} "
+        return tool_error(f"old_string was not found in {raw}.{_near_miss(text, old)} "
                             "Read the file again and copy the text exactly.")
     replace_all = args.get("replace_all") is True
     if count > 1 and not replace_all:
@@ -172,14 +172,14 @@ def patch(args: dict[str, Any], ctx: ToolCallContext) -> str:
         while index != -1 and len(starts) < 10:
             starts.append(_line_of(text, index))
             index = text.find(old, index + 1)
-        return error_result(f"old_string occurs {count} times in {raw} (lines "
+        return tool_error(f"old_string occurs {count} times in {raw} (lines "
                             f"{', '.join(map(str, starts))}); include more surrounding text to "
                             "make it unique, or set replace_all=true.")
     updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
     try:
         atomic_write(path, updated)
     except OSError as exc:
-        return error_result(f"Cannot write {raw}: {exc.strerror or exc}.")
+        return tool_error(f"Cannot write {raw}: {exc.strerror or exc}.")
     diff = "".join(difflib.unified_diff(text.splitlines(keepends=True),
                                         updated.splitlines(keepends=True),
                                         fromfile=f"a/{raw}", tofile=f"b/{raw}", n=2))

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hermes_agent import error_result
+from hermes_agent import tool_error
 
 from .context import ToolCallContext
 from .files import BINARY_PROBE, _int_arg
@@ -77,18 +77,18 @@ def _clip(line: str) -> str:
 def search_files(args: dict[str, Any], ctx: ToolCallContext) -> str:
     pattern = args.get("pattern")
     if not isinstance(pattern, str) or not pattern:
-        return error_result("search_files needs a 'pattern'.")
+        return tool_error("search_files needs a 'pattern'.")
     target = args.get("target") or "content"
     if target not in ("content", "files"):
-        return error_result("target must be 'content' (search inside files) or 'files' "
+        return tool_error("target must be 'content' (search inside files) or 'files' "
                             "(find files by name).")
     mode = args.get("output_mode") or "content"
     if mode not in ("content", "files_only", "count"):
-        return error_result("output_mode must be 'content', 'files_only' or 'count'.")
+        return tool_error("output_mode must be 'content', 'files_only' or 'count'.")
     raw_path = args.get("path") or "."
     root = ctx.resolve(str(raw_path))
     if not root.exists():
-        return error_result(f"Path not found: {raw_path} (resolved to {root}).")
+        return tool_error(f"Path not found: {raw_path} (resolved to {root}).")
     limit = _int_arg(args, "limit", 50, 1, 1000)
     offset = _int_arg(args, "offset", 0, 0)
     context = _int_arg(args, "context", 0, 0, 20)
@@ -103,7 +103,7 @@ def search_files(args: dict[str, Any], ctx: ToolCallContext) -> str:
     try:
         regex = re.compile(pattern)
     except re.error as exc:
-        return error_result(f"Invalid regular expression {pattern!r}: {exc}. Escape special "
+        return tool_error(f"Invalid regular expression {pattern!r}: {exc}. Escape special "
                             "characters such as ( [ . * with a backslash for a literal search.")
     if mode == "files_only":
         matched = [rel for p, rel in files

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from hermes_agent import error_result
+from hermes_agent import tool_error
 
 from .approval import ApprovalGate
 from .context import ToolCallContext
@@ -148,20 +148,20 @@ class TerminalTool:
     def __call__(self, args: dict[str, Any], ctx: ToolCallContext) -> str:
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
-            return error_result("terminal needs a 'command' to run.")
+            return tool_error("terminal needs a 'command' to run.")
         default_timeout, max_chars = self._limits()
         timeout = default_timeout
         if args.get("timeout") is not None:
             try:
                 timeout = float(args["timeout"])
             except (TypeError, ValueError):
-                return error_result("timeout must be a number of seconds.")
+                return tool_error("timeout must be a number of seconds.")
             timeout = min(max(timeout, 1.0), MAX_TIMEOUT)
         cwd = ctx.cwd
         if isinstance(args.get("workdir"), str) and args["workdir"].strip():
             cwd = ctx.resolve(args["workdir"])
         if not cwd.is_dir():
-            return error_result(f"Working directory does not exist: {cwd}.")
+            return tool_error(f"Working directory does not exist: {cwd}.")
         verdict = self.gate.check_command(command, ctx)
         if not verdict.allowed:
             return json.dumps({"output": "", "exit_code": None, "error": verdict.message,

@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent import error_result
+from hermes_agent import tool_error
 
 from .context import ToolCallContext
 from .schemas import TODO_STATUSES
@@ -72,9 +72,9 @@ class TodoStore:
         else:
             clean = _validate(args["todos"])
             if isinstance(clean, str):
-                return error_result(clean)
+                return tool_error(clean)
             if not args.get("merge") and any(not i["content"] for i in clean):
-                return error_result("Every item needs content when replacing the list "
+                return tool_error("Every item needs content when replacing the list "
                                     "(or pass merge=true to update items by id).")
             items = self.write(key, clean, bool(args.get("merge")))
         summary = {status: sum(1 for i in items if i["status"] == status)

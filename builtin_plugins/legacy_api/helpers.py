@@ -1,28 +1,22 @@
 """Helper functions that plugins written for Hermes Agent 0.19 import by their old module paths.
 
-Also public as ``hermes_agent.tool_result`` / ``hermes_agent.tool_error``.
+``tool_result`` and ``tool_error`` are the kernel's (``hermes_agent.tool_result`` /
+``hermes_agent.tool_error``), re-exported here.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from pathlib import Path
-from typing import Any
+
+from hermes_agent import hermes_home, read_env_file, tool_error, tool_result
+
+__all__ = ["check_website_access", "get_hermes_home", "get_provider_env", "is_interrupted",
+           "set_interrupted", "tool_error", "tool_result"]
 
 _interrupted: set[int] = set()
 _lock = threading.Lock()
-
-
-def tool_error(message: object, **extra: Any) -> str:
-    """A tool handler's JSON error result: ``{"error": message, **extra}``."""
-    return json.dumps({"error": str(message), **extra}, ensure_ascii=False)
-
-
-def tool_result(data: Any = None, **fields: Any) -> str:
-    """A tool handler's JSON result: ``data`` if given, else the keyword fields."""
-    return json.dumps(data if data is not None else fields, ensure_ascii=False)
 
 
 def set_interrupted(thread_id: int, interrupted: bool = True) -> None:
@@ -44,8 +38,6 @@ def check_website_access(url: str, config_path: Path | None = None) -> dict[str,
 
 
 def get_hermes_home() -> Path:
-    from hermes_agent import hermes_home
-
     return hermes_home()
 
 
@@ -53,6 +45,4 @@ def get_provider_env(name: str) -> str:
     """A provider's setting from the environment, else from ``$HERMES_HOME/.env``."""
     if os.environ.get(name):
         return os.environ[name]
-    from hermes_agent.config import read_env_file
-
     return read_env_file(get_hermes_home() / ".env").get(name, "")

@@ -164,6 +164,15 @@ def test_resumed_session_replays_history_without_session_start(kernel_for, serve
     assert recorder.payloads("pre_llm_call")[0]["is_first_turn"] is False
 
 
+def test_resuming_a_missing_session_is_a_session_store_error(kernel_for) -> None:
+    import pytest
+
+    from hermes_agent import SessionStoreError
+
+    with pytest.raises(SessionStoreError, match="no session 'nope'.*hermes sessions list"):
+        Agent(kernel_for(), session_id="nope")
+
+
 def test_malformed_arguments_and_unknown_tool_become_recoverable_errors(kernel_for, server) -> None:
     from hermes_agent.testing.fake_llm import FakeToolCall, Reply
 

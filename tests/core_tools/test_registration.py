@@ -50,7 +50,7 @@ def test_tool_definitions_are_byte_stable(tmp_path: Path) -> None:
     assert [d["function"]["name"] for d in first] == names
 
 
-def test_wrong_argument_types_give_error_results(tmp_path: Path) -> None:
+def test_wrong_argument_types_give_tool_errors(tmp_path: Path) -> None:
     kernel = make_kernel(tmp_path / "home", builtins=True)
     for tool, args in (("read_file", {"path": 5}), ("write_file", {"path": "x", "content": 3}),
                        ("patch", {"path": "x"}), ("search_files", {"pattern": None}),

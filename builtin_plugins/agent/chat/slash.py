@@ -80,9 +80,9 @@ def _title(state: ChatState, args: str) -> str:
     agent = state.agent
     title = args.strip()
     if not title:
-        current = agent.sessions.title(agent.session_id) if agent._stored else None
+        current = agent.sessions.title(agent.session_id) if agent.session_stored else None
         return f"title: {current}" if current else "This session has no title; /title TEXT sets one."
-    if not agent._stored:
+    if not agent.session_stored:
         return "Send a message first; the session is created with it."
     agent.sessions.set_title(agent.session_id, title)
     return f"Title set: {title}"
