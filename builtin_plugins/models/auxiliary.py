@@ -19,6 +19,7 @@ from typing import Any
 
 from .client import CallContext, ModelClient
 from .resolve import resolve_fallbacks, resolve_provider
+from .runtime import RuntimeProvider
 from .types import ChatRequest, ChatResponse, EventCallback
 
 # Default timeout (seconds) per task; other tasks get DEFAULT_AUX_TIMEOUT.
@@ -28,7 +29,11 @@ TASK_TIMEOUTS = {"vision": 120.0, "web_extract": 360.0, "compression": 120.0, "s
                  "profile_describer": 60.0, "curator": 600.0}
 DEFAULT_AUX_TIMEOUT = 60.0
 
-_clients: "weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], ModelClient]]" = weakref.WeakKeyDictionary()
+# Resolved providers (each holding its SDK client) per kernel and task settings. The
+# ModelClient around one, whose fallback state lasts a call, is new for every call, so side
+# tasks running at once on several threads never switch each other's provider.
+_resolved: "weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], tuple[RuntimeProvider, list[Any]]]]" = (
+    weakref.WeakKeyDictionary())
 _lock = threading.Lock()
 
 
@@ -45,7 +50,7 @@ def task_settings(kernel: Any, task: str) -> dict[str, Any]:
 
 def aux_client(kernel: Any, task: str, *, provider: str | None = None, model: str | None = None,
                base_url: str | None = None, api_key: str | None = None) -> ModelClient:
-    """The (cached) client for ``task``."""
+    """A client for ``task``, over the provider resolved for it (cached per settings)."""
     settings = task_settings(kernel, task)
     chosen = provider or settings.get("provider") or "auto"
     if chosen == "auto":
@@ -55,19 +60,19 @@ def aux_client(kernel: Any, task: str, *, provider: str | None = None, model: st
     key = api_key or settings.get("api_key") or None
     cache_key = (task, chosen, wanted_model, url, key)
     with _lock:
-        cached = _clients.setdefault(kernel, {}).get(cache_key)
+        cached = _resolved.setdefault(kernel, {}).get(cache_key)
     if cached is not None:
-        return cached
+        return ModelClient(cached[0], kernel=kernel, fallbacks=cached[1])
     runtime = resolve_provider(kernel, provider=chosen or None, model=wanted_model,
                                base_url=url, api_key=key)
     if not wanted_model and runtime.profile.auxiliary_model and runtime.source != "local":
         runtime.model = runtime.profile.auxiliary_model
     runtime.timeout = float(settings.get("timeout") or TASK_TIMEOUTS.get(task, DEFAULT_AUX_TIMEOUT))
     runtime.extra_body = dict(settings.get("extra_body") or {})
-    client = ModelClient(runtime, kernel=kernel, fallbacks=resolve_fallbacks(kernel))
+    fallbacks = resolve_fallbacks(kernel)
     with _lock:
-        _clients.setdefault(kernel, {})[cache_key] = client
-    return client
+        _resolved.setdefault(kernel, {}).setdefault(cache_key, (runtime, fallbacks))
+    return ModelClient(runtime, kernel=kernel, fallbacks=fallbacks)
 
 
 def call_llm(task: str, messages: list[dict[str, Any]], *, kernel: Any = None,
@@ -85,7 +90,6 @@ def call_llm(task: str, messages: list[dict[str, Any]], *, kernel: Any = None,
         kernel = runtime_kernel()
     client = aux_client(kernel, task, provider=provider, model=model, base_url=base_url,
                         api_key=api_key)
-    client.new_turn()
     request = ChatRequest(messages, tools=tools, max_tokens=max_tokens, temperature=temperature,
                           reasoning_effort=reasoning_effort, extra_body=extra_body,
                           stream=stream, timeout=timeout)

@@ -50,3 +50,18 @@ def test_auxiliary_provider_override(kernel_for, server) -> None:
         response = call_llm(task="approval", messages=ASK, kernel=kernel)
         assert (response.content, response.provider) == ("approve", "deepseek")
         assert other.last.body["model"] == "deepseek-chat" and server.posts() == []
+
+
+def test_each_call_gets_its_own_client_over_one_resolved_provider(kernel_for, server) -> None:
+    """Side tasks may run at once on several threads: a fallback taken by one call must not
+    switch the provider of another, yet the provider and its SDK client are resolved once."""
+    from hermes_agent.builtin_plugins.models.auxiliary import aux_client
+
+    kernel = kernel_for({"model": {"provider": "custom", "base_url": server.openai_base_url,
+                                   "default": "m"},
+                         "fallback_providers": [{"provider": "deepseek", "model": "d"}]})
+    first, second = aux_client(kernel, "compression"), aux_client(kernel, "compression")
+    assert first is not second and first.primary is second.primary
+    first.active = object()  # what taking a fallback does to a client
+    assert second.active is second.primary
+    assert aux_client(kernel, "vision").primary is not first.primary  # per task settings
