@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .anthropic_convert import apply_cache_control, convert_messages
-from .runtime import DEFAULT_TIMEOUT, Transport, attr
+from .runtime import DEFAULT_TIMEOUT, Transport, attr, sent_as_json
 from .types import ChatRequest, ChatResponse, EventCallback, StreamEvent, ToolCall
 from .usage import anthropic_usage
 
@@ -93,7 +93,8 @@ class AnthropicTransport(Transport):
 
     def send(self, kwargs: dict[str, Any], emit: EventCallback | None,
              on_open: Callable[[Callable[[], None]], None]) -> ChatResponse:
-        result = self.client.messages.create(**kwargs)
+        result = self.client.messages.create(
+            **sent_as_json(kwargs, ("messages", "system", "tools")))
         if kwargs.get("stream"):
             with result:  # released at once if the stream fails or a callback raises
                 return self._collect(result, emit)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .runtime import Transport, attr, openai_client, tool_schemas
+from .runtime import Transport, attr, openai_client, sent_as_json, tool_schemas
 from .types import ChatRequest, ChatResponse, EventCallback, StreamEvent, ToolCall
 from .usage import chat_usage
 
@@ -58,7 +58,8 @@ class ChatCompletionsTransport(Transport):
 
     def send(self, kwargs: dict[str, Any], emit: EventCallback | None,
              on_open: Callable[[Callable[[], None]], None]) -> ChatResponse:
-        result = self.client.chat.completions.create(**kwargs)
+        result = self.client.chat.completions.create(
+            **sent_as_json(kwargs, ("messages", "tools")))
         if kwargs.get("stream"):
             with result:  # released at once if the stream fails or a callback raises
                 return self._collect(result, emit)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import ProviderError
-from .runtime import Transport, attr, openai_client
+from .runtime import Transport, attr, openai_client, sent_as_json
 from .types import ChatRequest, ChatResponse, EventCallback, StreamEvent, ToolCall
 from .usage import responses_usage
 
@@ -101,7 +101,7 @@ class ResponsesTransport(Transport):
 
     def send(self, kwargs: dict[str, Any], emit: EventCallback | None,
              on_open: Callable[[Callable[[], None]], None]) -> ChatResponse:
-        result = self.client.responses.create(**kwargs)
+        result = self.client.responses.create(**sent_as_json(kwargs, ("input", "tools")))
         if kwargs.get("stream"):
             with result:  # released at once if the stream fails or a callback raises
                 return self._collect(result, emit)
