@@ -7,9 +7,11 @@
   after a random 20-150 ms pause, so competing writers neither stall nor retry in lockstep.
 * WAL with ``synchronous=NORMAL``: a committed write survives the process being killed; a power
   cut can lose the last few commits but never corrupts the file.
-* A daemon thread with its own connection runs a passive WAL checkpoint every 50 writes and
-  merges FTS segments in small steps, so neither costs an append its latency; when nobody has
-  written for two seconds it merges the indexes down further, so searches read few segments.
+* A daemon thread with its own connection checkpoints the WAL every 50 writes (restarting it,
+  so it stays a few MB) and merges FTS segments in small steps, so neither costs an append its
+  latency; when nobody has written for two seconds it merges the indexes down further, so
+  searches read few segments. If the thread is starved and falls 200 writes behind, the writer
+  checkpoints itself, so the WAL stays bounded on a busy machine too.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ OPEN_TIMEOUT_MS = 2000  # opening (schema check, WAL recovery) may wait for othe
 WRITE_RETRIES = 15
 RETRY_MIN_S, RETRY_MAX_S = 0.020, 0.150
 CHECKPOINT_EVERY = 50
+CHECKPOINT_LAG = 4 * CHECKPOINT_EVERY  # the upkeep thread is this far behind: writers help
 MERGE_EVERY = 25
 MERGE_PAGES = 64
 IDLE_S = 2.0  # no writes for this long: compact the FTS indexes
@@ -175,17 +178,26 @@ class Upkeep:
         self._dirty = False  # merges happened since the last compaction
         self._lock = threading.Lock()
 
-    def wrote(self, n: int = 1) -> None:
+    def wrote(self, n: int = 1) -> bool:
+        """Count ``n`` committed writes and wake the thread when a step is due. Returns True
+        when the thread has fallen so far behind (a starved thread on a busy machine) that the
+        writer should checkpoint itself (then call :meth:`checkpointed`)."""
         with self._lock:
             self._since_checkpoint += n
             self._since_merge += n
             due = self._since_checkpoint >= CHECKPOINT_EVERY or self._since_merge >= MERGE_EVERY
+            behind = self._since_checkpoint >= CHECKPOINT_LAG
         if due:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="hermes-state-upkeep",
                                                 daemon=True)
                 self._thread.start()
             self._pending.set()
+        return behind
+
+    def checkpointed(self) -> None:
+        with self._lock:
+            self._since_checkpoint = 0
 
     def _run(self) -> None:
         try:
@@ -226,7 +238,7 @@ class Upkeep:
                 else:
                     return  # interrupted: try again at the next quiet moment
             self._dirty = False
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            checkpoint_wal(conn, gate)
         except sqlite3.Error as exc:
             log.debug("session store compaction skipped: %s", exc)
 
@@ -242,7 +254,7 @@ class Upkeep:
             if merge:
                 merge_step(conn, gate)
             if checkpoint:
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                checkpoint_wal(conn, gate)
         except sqlite3.Error as exc:
             log.debug("session store upkeep skipped: %s", exc)
 
@@ -302,6 +314,19 @@ def merge_step(conn: sqlite3.Connection, gate: WriteGate, pages: int | None = No
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+
+
+def checkpoint_wal(conn: sqlite3.Connection, gate: WriteGate) -> None:
+    """Copy the WAL into the database and make the next writer start the WAL from its
+    beginning, so a steady stream of appends cannot make the file grow without bound.
+
+    The bulk is copied without blocking anyone; then, holding the write gate, a RESTART
+    checkpoint copies what writers appended meanwhile and waits (briefly) until no reader still
+    uses the old frames. A reader in another process that keeps it busy only postpones the
+    restart to the next checkpoint."""
+    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    with gate:
+        conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
 
 
 def file_size(path: Path) -> int:

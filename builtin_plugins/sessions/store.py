@@ -7,6 +7,7 @@ first call. One store per process and path is enough: it is thread-safe.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -16,8 +17,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import codec, lineage, search
-from .db import Upkeep, WriteGate, explain, is_busy, open_database, retry_busy
+from .db import Upkeep, WriteGate, checkpoint_wal, explain, is_busy, open_database, retry_busy
 from .interface import SessionStoreError, TitleConflictError
+
+log = logging.getLogger("hermes_agent.sessions")
 
 T = TypeVar("T")
 _SESSION_FIELDS = ("user_id", "model", "model_config", "system_prompt", "parent_session_id",
@@ -87,8 +90,17 @@ class SqliteSessionStore:
                     f"{self.path} stayed locked by another process through 15 retries; the "
                     "write was not made. Check for a stuck hermes process and try again.") from exc
             raise explain(exc, self.path, "write") from exc
-        self._upkeep.wrote(writes)
+        if self._upkeep.wrote(writes):
+            self._checkpoint()
         return result
+
+    def _checkpoint(self) -> None:
+        try:
+            with self._lock:
+                checkpoint_wal(self.conn, self._gate)
+            self._upkeep.checkpointed()
+        except sqlite3.Error as exc:  # a busy reader elsewhere: the next write tries again
+            log.debug("checkpoint skipped: %s", exc)
 
     def _read(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
         try:

@@ -278,6 +278,22 @@ def test_upkeep_checkpoints_keep_the_wal_small_and_survive_reopen(tmp_path):
     store.close()
 
 
+def test_writers_checkpoint_themselves_when_the_upkeep_thread_is_starved(tmp_path, monkeypatch):
+    from hermes_agent.builtin_plugins.sessions import db
+
+    monkeypatch.setattr(db.Upkeep, "_run", lambda self: None)  # the thread never gets to run
+    path = tmp_path / "state.db"
+    store = SqliteSessionStore(path)
+    sid = store.create_session(source="cli")
+    text = "a message long enough to dirty several pages of the indexes " * 20
+    for i in range(1500):
+        store.append_message(sid, "user", f"{i} {text}")
+    wal = path.with_name("state.db-wal").stat().st_size
+    assert wal < 24 * 1024 * 1024, wal  # 78 MB when nothing is checkpointed
+    assert len(store.get_messages(sid)) == 1500
+    store.close()
+
+
 def test_idle_compaction_merges_fts_segments(tmp_path, monkeypatch):
     from hermes_agent.builtin_plugins.sessions import db
 
