@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,12 +32,19 @@ if TYPE_CHECKING:
 log = logging.getLogger("hermes_agent.approvals")
 
 _RM_RECURSIVE = (r"\brm\s+(?:-[-\w]*\s+)*(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\b")
+_RECURSIVE_FLAG = r"(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)(?=\s|$|[;&|)])"
+#: commands that run the command after them (with their options and VAR=value settings)
+_PREFIX = r"\b(?:sudo|doas|exec|xargs|time|nohup|nice|env)\s+(?:-\S+\s+|\w+=\S*\s+)*"
+#: where a command word starts: the line's start, after an operator, or after a prefix command
+_CMD = r"(?:^|[;&|(`{]\s*|\$\(\s*|" + _PREFIX + ")"
+_SHELLS = r"(?:(?:ba|z|da|k|fi|c|tc)?sh|python[\d.]*|perl|ruby|node|php)\b"
 _SYSTEM_DIRS = r"(?:/|/\*|~/?|\$HOME/?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|proc|root|sbin|srv|sys|usr|var)/?)"
 
 #: (key, description, regex). Matched against a normalised command line.
 HARDLINE: tuple[tuple[str, str, str], ...] = (
     ("delete_root", "recursive delete of the root, home or a system directory",
-     _RM_RECURSIVE + r"(?:\s+-[-\w]+)*\s+(?:--\s+)?['\"]?" + _SYSTEM_DIRS + r"['\"]?(?:\s|$|;|&|\|)"),
+     _RM_RECURSIVE + r"(?:\s+-[-\w]+)*\s+(?:--\s+)?['\"]?" + _SYSTEM_DIRS + r"['\"]?(?:\s|$|;|&|\|)"
+     r"|\brm\s+(?:--\s+)?['\"]?" + _SYSTEM_DIRS + r"['\"]?\s+(?:-\S+\s+)*" + _RECURSIVE_FLAG),
     ("format_disk", "formatting a disk", r"\bmkfs(?:\.\w+)?\b|\bmke2fs\b|\bwipefs\b"),
     ("dd_device", "dd writing to a raw disk", r"\bdd\b[^;|&]*\bof=/dev/(?:sd|hd|nvme|vd|xvd|mmcblk|disk)"),
     ("redirect_device", "writing to a raw disk", r">\s*/dev/(?:sd|hd|nvme|vd|xvd|mmcblk|disk)\w*"),
@@ -44,21 +52,23 @@ HARDLINE: tuple[tuple[str, str, str], ...] = (
 )
 
 DANGEROUS: tuple[tuple[str, str, str], ...] = (
-    ("recursive_delete", "recursive delete", _RM_RECURSIVE),
+    ("recursive_delete", "recursive delete",
+     _RM_RECURSIVE + r"|\brm\s+[^;&|\n]*?\s" + _RECURSIVE_FLAG),
     ("find_delete", "deleting files found by find/xargs",
      r"\bfind\b.*\s-(?:delete|exec\s+rm)\b|\bxargs\s+(?:-\S+\s+)*rm\b"),
-    ("disk_tool", "a disk or partition tool", r"\b(?:dd|fdisk|parted|sfdisk|shred)\b(?!-)"),
+    ("disk_tool", "a disk or partition tool", _CMD + r"(?:dd|fdisk|parted|sfdisk|shred)\b(?!-)"),
     ("world_writable", "making files world-writable",
      r"\bchmod\s+(?:-[-\w]+\s+)*(?:0?777|a\+rwx|o\+w|ugo\+rwx)\b"),
     ("chown_root", "recursive change of ownership", r"\bchown\s+(?:-[-\w]*\s+)*-[a-zA-Z]*R"),
     ("pipe_to_shell", "running a downloaded script",
-     r"\b(?:curl|wget|fetch)\b[^|;&]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b"
+     r"\b(?:curl|wget|fetch)\b[^|;&]*\|\s*(?:" + _PREFIX + ")*" + _SHELLS +
      r"|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b|\b(?:ba|z)?sh\s+-c\s+['\"]?\$\(\s*(?:curl|wget)\b"
      r"|\bbase64\s+(?:-d|--decode)\b[^;&]*\|\s*(?:ba|z)?sh\b"),
     ("service_control", "stopping or restarting a system service",
      r"\bsystemctl\s+(?:\S+\s+)*(?:restart|stop|disable|mask|kill|poweroff|reboot|halt)\b"
      r"|\bservice\s+\S+\s+(?:restart|stop)\b|\blaunchctl\s+(?:unload|stop|remove|bootout)\b"),
-    ("shutdown", "shutting down or rebooting", r"\b(?:shutdown|reboot|halt|poweroff)\b|\binit\s+[06]\b"),
+    ("shutdown", "shutting down or rebooting",
+     _CMD + r"(?:shutdown|reboot|halt|poweroff)\b|" + _CMD + r"init\s+[06]\b"),
     ("kill_all", "killing many processes",
      r"\bkill\s+(?:-\S+\s+)*-1\b|\bkillall\b|\bpkill\b|\bkill\s+-9\b"),
     ("sql_destroy", "destroying database data",
@@ -95,9 +105,16 @@ class Finding:
         return "; ".join(self.descriptions)
 
 
+def _unquoted(text: str) -> str:
+    """``text`` with the insides of quoted strings blanked, so an ``&`` or ``|`` in a quoted URL
+    does not hide the pipe after it."""
+    return re.sub(r""""[^"]*"|'[^']*'""", "_", text)
+
+
 def _scan(command: str, table: list[tuple[str, str, re.Pattern[str]]]) -> Finding | None:
     text = normalise(command)
-    hits = [(k, d) for k, d, rx in table if rx.search(text)]
+    bare = _unquoted(text)
+    hits = [(k, d) for k, d, rx in table if rx.search(text) or rx.search(bare)]
     return Finding(tuple(k for k, _ in hits), tuple(d for _, d in hits)) if hits else None
 
 
@@ -164,8 +181,9 @@ class ApprovalGate:
         if ctx.approval_callback is None:
             choice = "deny"
         else:
-            choice = _ask(ctx.approval_callback, request)
-        self.kernel.hooks.fire("post_approval_response", **payload, choice=choice,
+            choice = _ask(ctx.approval_callback, request, ctx.interrupt_event)
+        self.kernel.hooks.fire("post_approval_response", **payload,
+                               choice="deny" if choice == "interrupted" else choice,
                                decided_by=None)
         if choice in ("once", "session", "always"):
             self._remember(choice, keys, ctx)
@@ -175,6 +193,8 @@ class ApprovalGate:
                        "approve it here. Do not retry it; use a safer command or ask the user "
                        "to run it. (The operator can allow such commands with "
                        "`hermes config set approvals.mode off`.)")
+        elif choice == "interrupted":
+            message = (f"Not run: the user interrupted instead of approving ({description}).")
         elif choice == "timeout":
             message = (f"Denied: nobody answered the approval request ({description}) within "
                        f"{timeout:g} s. Do not retry it without asking the user.")
@@ -212,8 +232,11 @@ def approval_gate(kernel: "Kernel") -> ApprovalGate:
     return kernel.service("approval_gate", lambda: ApprovalGate(kernel))
 
 
-def _ask(callback: Any, request: ApprovalRequest) -> str:
-    """Run the callback with the request's timeout; anything but a known choice is a denial."""
+def _ask(callback: Any, request: ApprovalRequest,
+         interrupt: threading.Event | None = None) -> str:
+    """Run the callback with the request's timeout; anything but a known choice is a denial.
+    Returns ``"timeout"`` when nobody answered in time and ``"interrupted"`` as soon as the
+    run is interrupted while waiting."""
     box: dict[str, Any] = {}
 
     def run() -> None:
@@ -225,8 +248,15 @@ def _ask(callback: Any, request: ApprovalRequest) -> str:
 
     worker = threading.Thread(target=run, name="hermes-approval", daemon=True)
     worker.start()
-    worker.join(request.timeout)
-    if worker.is_alive():
-        return "timeout"
+    deadline = time.monotonic() + request.timeout
+    while worker.is_alive():
+        if interrupt is not None and interrupt.is_set():
+            return "interrupted"
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "timeout"
+        worker.join(min(left, 0.05))
     answer = str(box.get("answer") or "deny").strip().lower()
+    if answer == "interrupted" or interrupt is not None and interrupt.is_set():
+        return "interrupted"  # the prompt was given up by a Ctrl-C
     return answer if answer in APPROVAL_CHOICES else "deny"

@@ -15,14 +15,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hermes_agent.testing.fake_llm import reply_stall, reply_text
+from hermes_agent.testing.fake_llm import reply_stall, reply_text, reply_tool_call
 
 
 
 class Terminal:
-    def __init__(self, argv: list[str], env: dict[str, str]):
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path | None = None):
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # child
+            if cwd is not None:
+                os.chdir(cwd)
             os.execve(argv[0], argv, env)
         self.buffer = ""
 
@@ -93,5 +95,56 @@ def test_interactive_chat_in_a_pty(home: Path, calculator: Path, server) -> None
     assert "Short one." in term.read_until("› ")
     posts = server.posts()
     assert posts[-1].body["messages"][-1]["content"] == "and now a short one"
+    term.type("/quit\r")
+    assert term.wait() == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_approval_and_clarify_questions_in_a_pty(home: Path, calculator: Path, server,
+                                                 tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    (work / "build").mkdir(parents=True)
+    (work / "keep").mkdir()
+    (home / "config.yaml").write_text(yaml.safe_dump({
+        "model": {"provider": "custom", "base_url": server.openai_base_url,
+                  "default": "fake-model", "max_retries": 0}}))
+    server.script(reply_tool_call("terminal", {"command": "rm -rf build"}),
+                  reply_text("Removed build."),
+                  reply_tool_call("terminal", {"command": "rm -rf keep"}),
+                  reply_text("Hello again."),
+                  reply_tool_call("clarify", {"question": "Which colour?",
+                                              "choices": ["red", "blue"]}),
+                  reply_text("Blue it is."))
+    hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
+    assert hermes
+    env = {"HERMES_HOME": str(home), "PATH": os.environ.get("PATH", ""), "TERM": "dumb",
+           "HOME": str(home.parent)}
+    term = Terminal([hermes, "chat"], env, cwd=work)
+    term.read_until("› ")
+
+    term.type("clean the build\r")  # approved once at the prompt
+    assert "rm -rf build" in term.read_until("[d]eny: ")
+    term.type("o\r")
+    assert "Removed build." in term.read_until("› ")
+    assert not (work / "build").exists()
+
+    term.type("now remove keep\r")  # Ctrl-C at the prompt: denied at once, the turn stops
+    term.read_until("[d]eny: ")
+    started = time.monotonic()
+    term.type("\x03")
+    assert "[interrupted]" in term.read_until("› ")
+    assert time.monotonic() - started < 5 and (work / "keep").exists()
+    term.type("hello\r")  # the next line reaches the model: no stranded reader took it
+    assert "Hello again." in term.read_until("› ")
+    sent = server.posts()[-1].body["messages"]
+    assert sent[-1] == {"role": "user", "content": "hello"}
+    assert any("interrupted" in str(m.get("content")) for m in sent if m["role"] == "tool")
+
+    term.type("pick a colour\r")  # clarify: answered by number
+    assert "2. blue" in term.read_until("answer: ")
+    term.type("2\r")
+    assert "Blue it is." in term.read_until("› ")
+    result = server.posts()[-1].body["messages"][-1]
+    assert result["role"] == "tool" and '"user_response": "blue"' in result["content"]
     term.type("/quit\r")
     assert term.wait() == 0

@@ -49,10 +49,12 @@ def run_chat(*, query: str | None = None, resume: str | None = None, continue_: 
     options = AgentOptions(
         platform="cli", provider=provider, model=model, max_iterations=max_turns,
         toolsets=[t.strip() for t in toolsets.split(",") if t.strip()] if toolsets else None)
+    questions = None
     if interactive:
-        from .repl import ask_approval, ask_clarify
+        from .questions import TerminalQuestions
 
-        options.approval_callback, options.clarify_callback = ask_approval, ask_clarify
+        questions = TerminalQuestions()
+        options.approval_callback, options.clarify_callback = questions.approval, questions.clarify
     session_id = None
     if resume or continue_:
         link = SessionLink(active_store(kernel))
@@ -76,7 +78,7 @@ def run_chat(*, query: str | None = None, resume: str | None = None, continue_: 
         return _once(agent, sys.stdin.read())
     from .repl import interactive as repl
 
-    return repl(agent, kernel)
+    return repl(agent, kernel, questions)
 
 
 def stdin_is_tty() -> bool:

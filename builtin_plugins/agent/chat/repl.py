@@ -5,16 +5,15 @@ interrupt a turn, slash commands, Ctrl-D or ``/quit`` to leave."""
 from __future__ import annotations
 
 import sys
-import threading
 from pathlib import Path
 from typing import Any, TextIO
 
+from .questions import TerminalQuestions
 from .render import TerminalRenderer, banner
 from .runner import run_turn
 from .slash import QUIT, ChatState, run_slash
 
 PROMPT, MORE = "› ", "… "
-_ask_lock = threading.Lock()
 
 
 def _setup_readline(history: Path) -> Any:
@@ -58,33 +57,8 @@ def read_message(out: TextIO) -> str | None:
         return "\n".join(lines)
 
 
-def ask_approval(request: Any) -> str:
-    """Asks on the terminal whether a dangerous command may run."""
-    with _ask_lock:
-        sys.stderr.write(f"\n⚠ {request.description}\n  {request.command}\n")
-        try:
-            answer = input("Allow? [o]nce, [s]ession, [a]lways, [d]eny: ").strip().lower()
-        except (EOFError, KeyboardInterrupt):
-            return "deny"
-    return {"o": "once", "once": "once", "s": "session", "session": "session",
-            "a": "always", "always": "always"}.get(answer, "deny")
-
-
-def ask_clarify(question: str, choices: list[str] | None = None) -> str:
-    with _ask_lock:
-        sys.stderr.write(f"\n? {question}\n")
-        for number, choice in enumerate(choices or (), 1):
-            sys.stderr.write(f"  {number}. {choice}\n")
-        try:
-            answer = input("answer: ").strip()
-        except (EOFError, KeyboardInterrupt):
-            return ""
-    if choices and answer.isdigit() and 1 <= int(answer) <= len(choices):
-        return choices[int(answer) - 1]
-    return answer
-
-
-def _send_injected(agent: Any, renderer: TerminalRenderer, limit: int = 5) -> None:
+def _send_injected(agent: Any, renderer: TerminalRenderer, questions: TerminalQuestions,
+                   limit: int = 5) -> None:
     """Messages plugins injected after a turn's last model call go in as the next turns
     (at most ``limit`` in a row; more wait for the next message)."""
     for _ in range(limit):
@@ -92,10 +66,11 @@ def _send_injected(agent: Any, renderer: TerminalRenderer, limit: int = 5) -> No
         if text is None:
             return
         renderer({"type": "injected", "content": text})
-        run_turn(agent, text, renderer)
+        run_turn(agent, text, renderer, questions)
 
 
-def interactive(agent: Any, kernel: Any, *, out: TextIO | None = None) -> int:
+def interactive(agent: Any, kernel: Any, questions: TerminalQuestions, *,
+                out: TextIO | None = None) -> int:
     out = out or sys.stdout
     color = out.isatty()
     history_file = Path(kernel.home) / "chat_history"
@@ -125,8 +100,8 @@ def interactive(agent: Any, kernel: Any, *, out: TextIO | None = None) -> int:
                 if state.resend is None:
                     continue
                 message, state.resend = state.resend, None
-            run_turn(agent, message, renderer)
-            _send_injected(agent, renderer)
+            run_turn(agent, message, renderer, questions)
+            _send_injected(agent, renderer, questions)
     finally:
         if readline is not None:
             try:

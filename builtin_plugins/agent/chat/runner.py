@@ -2,7 +2,8 @@
 
 The turn runs on a worker thread; the main thread waits and turns ``KeyboardInterrupt`` into
 :meth:`Agent.interrupt`, which stops the model call or the running tool promptly and leaves a
-valid history. A second Ctrl-C while the turn winds down is ignored.
+valid history. A second Ctrl-C while the turn winds down is ignored. While it waits, the main
+thread asks the questions the turn's tools queue (see :mod:`.questions`).
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ import threading
 from typing import Any
 
 from ..loop import Agent, EventSink, TurnResult
+from .questions import TerminalQuestions
 
 
-def run_turn(agent: Agent, message: str, on_event: EventSink) -> TurnResult:
+def run_turn(agent: Agent, message: str, on_event: EventSink,
+             questions: TerminalQuestions | None = None) -> TurnResult:
     box: dict[str, Any] = {}
     done = threading.Event()  # (an interrupted Thread.join can misreport is_alive)
 
@@ -25,15 +28,22 @@ def run_turn(agent: Agent, message: str, on_event: EventSink) -> TurnResult:
         finally:
             done.set()
 
+    if questions is not None:
+        questions.start_turn()
     threading.Thread(target=work, name="hermes-turn", daemon=True).start()
     interrupted = False
     while not done.is_set():
         try:
-            done.wait(0.05)
+            if questions is not None:
+                questions.serve(0.05)
+            else:
+                done.wait(0.05)
         except KeyboardInterrupt:
             if not interrupted:
                 interrupted = True
                 agent.interrupt()
+                if questions is not None:
+                    questions.cancel()
     if "error" in box:
         raise box["error"]
     return box["result"]
