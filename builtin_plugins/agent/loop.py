@@ -243,12 +243,10 @@ class Agent:
         return new
 
     def switch_model(self, model: str, provider: str | None = None) -> None:
-        """Use another model from the next request on; the system prompt is rebuilt."""
+        """Use another model from the next request on. The session's system prompt stays as it
+        was frozen (it names no model), so the history and prompt go on unchanged."""
         self.client = ModelClient.from_config(self.kernel, provider=provider or self.provider,
                                               model=model)
-        if self.system_prompt is not None:
-            self.system_prompt = self._build_prompt()
-            self.sessions.set_system_prompt(self.session_id, self.system_prompt)
 
     def rewind(self, user_turns: int = 1) -> str | None:
         """Drop the last ``user_turns`` user messages and everything after them (``/undo``,

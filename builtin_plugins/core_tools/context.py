@@ -15,6 +15,8 @@ The loop builds them with :func:`tool_kwargs`, so the names live in one place:
                           absent: dangerous commands are denied
 ``clarify_callback``      ``(question, choices | None) -> str``; absent: clarify fails
 ``interrupt_event``       a ``threading.Event``; when set, a running command is killed
+``agent``                 the running agent; its ``history`` (the conversation so far) lets
+                          ``todo`` restore a resumed session's list
 ========================  ==============================================================
 """
 
@@ -62,6 +64,7 @@ class ToolCallContext:
     approval_callback: ApprovalCallback | None = None
     clarify_callback: ClarifyCallback | None = None
     interrupt_event: threading.Event | None = None
+    history: list[dict[str, Any]] | None = None  # the conversation so far, when known
 
     @classmethod
     def from_kwargs(cls, kwargs: dict[str, Any], default_cwd: Path | None = None) -> "ToolCallContext":
@@ -75,12 +78,14 @@ class ToolCallContext:
         approval = kwargs.get("approval_callback")
         clarify = kwargs.get("clarify_callback")
         event = kwargs.get("interrupt_event")
+        history = getattr(kwargs.get("agent"), "history", None)
         return cls(session_id=text("session_id"), task_id=text("task_id"), turn_id=text("turn_id"),
                    tool_call_id=text("tool_call_id"), platform=text("platform"),
                    cwd=base.resolve(),
                    approval_callback=approval if callable(approval) else None,
                    clarify_callback=clarify if callable(clarify) else None,
-                   interrupt_event=event if isinstance(event, threading.Event) else None)
+                   interrupt_event=event if isinstance(event, threading.Event) else None,
+                   history=history if isinstance(history, list) else None)
 
     @property
     def state_key(self) -> str:

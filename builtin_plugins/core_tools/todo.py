@@ -1,4 +1,8 @@
-"""The todo tool: one task list per session, kept in memory for the life of the kernel."""
+"""The todo tool: one task list per session, kept in memory for the life of the kernel.
+
+A resumed session (a new process, ``--resume``) finds its list again: the first todo call of
+a session the store does not know restores the list from the last todo result in the
+conversation history."""
 
 from __future__ import annotations
 
@@ -38,6 +42,24 @@ def _validate(items: Any) -> list[dict[str, str]] | str:
     return clean
 
 
+def from_history(history: list[dict[str, Any]]) -> list[dict[str, str]] | None:
+    """The list the last successful todo call returned in ``history``, if any."""
+    todo_calls = {call.get("id") for message in history if message.get("role") == "assistant"
+                  for call in message.get("tool_calls") or ()
+                  if (call.get("function") or {}).get("name") == "todo"}
+    for message in reversed(history):
+        if message.get("role") != "tool" or message.get("tool_call_id") not in todo_calls:
+            continue
+        try:
+            result = json.loads(message.get("content") or "")
+        except (TypeError, json.JSONDecodeError):
+            continue
+        items = _validate(result.get("todos")) if isinstance(result, dict) else None
+        if isinstance(items, list):
+            return items
+    return None
+
+
 @dataclass
 class TodoStore:
     lists: dict[str, list[dict[str, str]]] = field(default_factory=dict)
@@ -65,8 +87,19 @@ class TodoStore:
                         current.append(index[item["id"]])
             return [dict(item) for item in self.lists[key]]
 
+    def restore(self, key: str, history: list[dict[str, Any]]) -> None:
+        """Give a session this store has not seen its list from the conversation history."""
+        with self._lock:
+            if key in self.lists:
+                return
+        items = from_history(history)
+        with self._lock:
+            self.lists.setdefault(key, items or [])
+
     def handle(self, args: dict[str, Any], ctx: ToolCallContext) -> str:
         key = ctx.state_key
+        if ctx.history is not None:
+            self.restore(key, ctx.history)
         if args.get("todos") is None:
             items = self.read(key)
         else:
