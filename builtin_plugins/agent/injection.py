@@ -25,8 +25,15 @@ _RULES: dict[str, tuple[tuple[str, str], ...]] = {
                    r"filters|guardrails|content polic(?:y|ies))\b"),
     ),
     "deception": (
-        ("hide_from_user", rf"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|alert|notify|let|show)"
-                           rf"{_GAP}(?:the\s+)?(?:user|human|operator)\b"),
+        # concealment ("don't tell the user about X", "...the user.", "never let the user
+        # know"), not style rules that say what to tell ("never tell the user 'it works'")
+        ("hide_from_user", r"\b(?:do\s+not|don'?t|never)\s+(?:ever\s+)?(?:tell|inform|alert|notify"
+                           r"|show)\s+(?:the\s+|your\s+)?(?:user|human|operator)s?(?:\s+(?:about|of|"
+                           r"that|what|where|anything|this|any|how)\b|\s*(?:[.,;!)]|$))"
+                           r"|\b(?:do\s+not|don'?t|never)\s+let\s+(?:the\s+|your\s+)?(?:user|human|"
+                           r"operator)s?\s+(?:know|see|notice|find\s+out|learn)\b"
+                           r"|\bkeep\s+(?:this|it|that)\s+(?:secret|hidden)\s+from\s+(?:the\s+)?"
+                           r"(?:user|human|operator)\b"),
         ("without_telling", r"\bwithout\s+(?:telling|informing|notifying|alerting|asking)\s+"
                             r"(?:the\s+)?(?:user|human|operator)\b"),
         ("secretly", r"\b(?:secretly|covertly|silently)\s+(?:send|upload|run|execute|exfiltrate|"

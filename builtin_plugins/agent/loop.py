@@ -405,7 +405,8 @@ class Agent:
                              finish_reason=reason)
             raise
         message = response.assistant_message()
-        self._record(message, finish_reason=response.finish_reason)
+        self._record(message, finish_reason=response.finish_reason,
+                     token_count=response.usage.output_tokens or None)
         self._account(turn, response)
         emit({"type": "assistant", "content": response.content,
               "tool_calls": [c.to_message() for c in response.tool_calls],
@@ -422,9 +423,11 @@ class Agent:
             self._record({"role": "user", "content": text})
             emit({"type": "injected", "content": text, "session_id": self.session_id})
 
-    def _record(self, message: dict[str, Any], finish_reason: str | None = None) -> None:
+    def _record(self, message: dict[str, Any], finish_reason: str | None = None,
+                token_count: int | None = None) -> None:
         self.history.append(message)
-        self.sessions.append(self.session_id, message, finish_reason=finish_reason)
+        self.sessions.append(self.session_id, message, finish_reason=finish_reason,
+                             token_count=token_count)
 
     def _account(self, turn: TurnResult, response: ChatResponse) -> None:
         turn.usage = turn.usage + response.usage

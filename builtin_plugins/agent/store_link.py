@@ -45,14 +45,14 @@ class SessionLink:
         self.store.update_system_prompt(session_id, prompt)
 
     def append(self, session_id: str, message: dict[str, Any], *,
-               finish_reason: str | None = None) -> None:
+               finish_reason: str | None = None, token_count: int | None = None) -> None:
         calls = message.get("tool_calls")
         self.store.append_message(
             session_id, message["role"], content=message.get("content"),
             tool_name=message.get("tool_name"),
             tool_calls=calls if calls else None,
             tool_call_id=message.get("tool_call_id"), finish_reason=finish_reason,
-            reasoning=message.get("reasoning"),
+            token_count=token_count, reasoning=message.get("reasoning"),
             reasoning_details=message.get("reasoning_details") or None)
 
     def conversation(self, session_id: str) -> list[dict[str, Any]]:

@@ -119,3 +119,41 @@ def test_main_with_arguments_leaves_the_process_alone(cli, server) -> None:
     before = gc.get_freeze_count()
     assert cli("chat", "-q", "hi") == 0
     assert gc.get_freeze_count() == before
+
+
+def test_model_and_max_turns_flags_and_the_stored_usage(cli, server, kernel_for) -> None:
+    usage = {"input_tokens": 1000, "output_tokens": 100}
+    server.script(reply_tool_call("calculate", {"expression": "1+1"}, usage=usage),
+                  reply_text("2", usage=usage))
+    assert cli("chat", "--model", "gpt-4o-mini", "--max-turns", "1", "-q", "1+1?") == 0
+    first, last = server.posts()
+    assert first.body["model"] == last.body["model"] == "gpt-4o-mini"
+    assert "tools" in first.body and "tools" not in last.body  # the budget's last call
+    from hermes_agent.builtin_plugins.agent.store_link import active_store
+
+    store = active_store(kernel_for())
+    session = store.get_session(store.list_sessions()[0]["id"])
+    assert (session["input_tokens"], session["output_tokens"]) == (2000, 200)
+    assert session["api_call_count"] == 2 and session["cost_status"] == "estimated"
+    assert session["estimated_cost_usd"] == pytest.approx(2 * (1000 * 0.15 + 100 * 0.60) / 1e6)
+    assistant = [m for m in store.get_messages(session["id"]) if m["role"] == "assistant"]
+    assert [m["token_count"] for m in assistant] == [100, 100]
+
+
+def test_an_unknown_provider_is_an_error_listing_the_installed_ones(cli, server, capsys) -> None:
+    assert cli("chat", "--provider", "nosuch", "-q", "hi") == 1
+    err = capsys.readouterr().err
+    assert "nosuch" in err and "custom" in err and "anthropic" in err
+    assert server.posts() == []
+
+
+def test_with_nobody_to_ask_a_dangerous_command_is_denied(cli, server, tmp_path,
+                                                          monkeypatch) -> None:
+    (tmp_path / "build").mkdir()
+    monkeypatch.chdir(tmp_path)
+    server.script(reply_tool_call("terminal", {"command": "rm -rf build"}),
+                  reply_text("I could not delete it."))
+    assert cli("chat", "-q", "delete build") == 0
+    assert (tmp_path / "build").is_dir()
+    result = json.loads(server.last.body["messages"][-1]["content"])
+    assert result["status"] == "blocked" and "nobody can approve it here" in result["error"]

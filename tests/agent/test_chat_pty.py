@@ -148,3 +148,32 @@ def test_approval_and_clarify_questions_in_a_pty(home: Path, calculator: Path, s
     assert result["role"] == "tool" and '"user_response": "blue"' in result["content"]
     term.type("/quit\r")
     assert term.wait() == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_multi_line_input_and_the_history_file(home: Path, calculator: Path, server) -> None:
+    (home / "config.yaml").write_text(yaml.safe_dump({
+        "model": {"provider": "custom", "base_url": server.openai_base_url,
+                  "default": "fake-model", "max_retries": 0}}))
+    server.script(reply_text("Got two lines."), reply_text("Got a block."))
+    hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
+    assert hermes
+    env = {"HERMES_HOME": str(home), "PATH": os.environ.get("PATH", ""), "TERM": "dumb",
+           "HOME": str(home.parent)}
+    term = Terminal([hermes, "chat"], env)
+    term.read_until("› ")
+    term.type("first line \\\r")  # a trailing backslash continues the message
+    term.read_until("… ")
+    term.type("second line\r")
+    assert "Got two lines." in term.read_until("› ")
+    term.type('"""\r')
+    term.read_until("… ")
+    term.type("def f():\r    return 1\r")
+    term.type('"""\r')
+    assert "Got a block." in term.read_until("› ")
+    first, second = (p.body["messages"][-1]["content"] for p in server.posts())
+    assert first == "first line \nsecond line"
+    assert second == "def f():\n    return 1"
+    term.type("/quit\r")
+    assert term.wait() == 0
+    assert "second line" in (home / "chat_history").read_text()
