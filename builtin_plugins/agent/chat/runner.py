@@ -8,6 +8,7 @@ thread asks the questions the turn's tools queue (see :mod:`.questions`).
 
 from __future__ import annotations
 
+import signal
 import threading
 from typing import Any
 
@@ -21,6 +22,11 @@ def run_turn(agent: Agent, message: str, on_event: EventSink,
     done = threading.Event()  # (an interrupted Thread.join can misreport is_alive)
 
     def work() -> None:
+        # Ctrl-C must reach the main thread: a SIGINT the kernel hands to another thread would
+        # not wake the main thread from a terminal read (a question being asked). Threads this
+        # one starts (tool pools, approval waits, store upkeep) inherit the mask.
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             box["result"] = agent.run_conversation(message, on_event=on_event)
         except BaseException as exc:  # re-raised on the calling thread
