@@ -1,7 +1,7 @@
 """Builtin plugins: the product's own capabilities, loaded through the same public API as
 third-party plugins. Each sub-package has a plugin.yaml.
 
-Nothing here is imported at start-up except these two tables.
+Nothing here is imported at start-up except these tables.
 """
 
 # Builtin plugins that plugins.disabled cannot turn off.
@@ -42,4 +42,33 @@ CONFIG_SECTIONS: dict[str, str] = {
     "agent": f"{_AGENT}:AgentSection",
     "delegation": f"{_AGENT}:DelegationSection",
     "context_file_max_chars": f"{_AGENT}:context_file_max_chars",
+}
+
+# Names of builtin plugins that the `hermes_agent` facade re-exports for plugin authors:
+# name -> module under builtin_plugins (imported only when the name is first used).
+PUBLIC_API: dict[str, str] = {
+    "ProviderProfile": "models.types", "ChatRequest": "models.types",
+    "ChatResponse": "models.types", "ToolCall": "models.types", "Usage": "models.types",
+    "Cost": "models.types", "StreamEvent": "models.types", "CancelToken": "models.types",
+    "ModelProvider": "models.types",
+    "RuntimeProvider": "models.runtime",
+    "ModelClient": "models.client", "CallContext": "models.client",
+    "resolve_provider": "models.resolve",
+    "RetryPolicy": "models.retry",
+    "ProviderError": "models.errors", "RequestInterrupted": "models.errors",
+    "NoProviderError": "models.errors", "PartialStreamError": "models.errors",
+    "estimate_cost": "models.pricing",
+    "call_llm": "models.auxiliary",
+    "Agent": "agent.loop", "AgentOptions": "agent.loop", "TurnResult": "agent.loop",
+    "ToolCallContext": "core_tools.context", "ApprovalRequest": "core_tools.context",
+    "tool_kwargs": "core_tools.context",
+    "prompt_layers": "agent.layers", "LayerRequest": "agent.layers",
+    "SessionStore": "sessions.interface", "SessionStoreError": "sessions.interface",
+    "TitleConflictError": "sessions.interface", "session_store": "sessions.interface",
+    "SqliteSessionStore": "sessions.store",
+    "MemoryProvider": "legacy_api.bases", "ContextEngine": "legacy_api.bases",
+    "WebSearchProvider": "legacy_api.bases",
+    "set_interrupted": "legacy_api.helpers",
+    "approval_gate": "core_tools.approval",
+    "set_env_values": "plugin_admin.envfile",
 }

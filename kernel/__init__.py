@@ -6,6 +6,8 @@ Everything a plugin needs is importable from here. Names are loaded lazily (PEP 
 
 from ._version import __version__
 
+# name -> module (relative to this package); the builtin plugins' public names come from
+# their own table, builtin_plugins.PUBLIC_API, so the kernel names none of their modules.
 _EXPORTS = {
     # markers
     "hookimpl": "hookspecs.markers", "hookspec": "hookspecs.markers",
@@ -22,44 +24,14 @@ _EXPORTS = {
     "ToolRegistry": "tools", "tool_result": "tools", "tool_error": "tools",
     "ToolSpec": "registration", "ToolsetSpec": "registration", "Registration": "registration",
     "SLOTS": "registration", "Slots": "slots", "SLOT_INFO": "slots",
-    # model providers
-    "ProviderProfile": "builtin_plugins.models.types", "ChatRequest": "builtin_plugins.models.types",
-    "ChatResponse": "builtin_plugins.models.types", "ToolCall": "builtin_plugins.models.types",
-    "Usage": "builtin_plugins.models.types", "Cost": "builtin_plugins.models.types",
-    "StreamEvent": "builtin_plugins.models.types", "CancelToken": "builtin_plugins.models.types",
-    "ModelProvider": "builtin_plugins.models.types", "RuntimeProvider": "builtin_plugins.models.runtime",
-    "ModelClient": "builtin_plugins.models.client", "CallContext": "builtin_plugins.models.client",
-    "resolve_provider": "builtin_plugins.models.resolve", "RetryPolicy": "builtin_plugins.models.retry",
-    "ProviderError": "builtin_plugins.models.errors", "RequestInterrupted": "builtin_plugins.models.errors",
-    "NoProviderError": "builtin_plugins.models.errors", "estimate_cost": "builtin_plugins.models.pricing",
-    "PartialStreamError": "builtin_plugins.models.errors",
-    "call_llm": "builtin_plugins.models.auxiliary",
-    # the agent loop
-    "Agent": "builtin_plugins.agent.loop", "AgentOptions": "builtin_plugins.agent.loop",
-    "TurnResult": "builtin_plugins.agent.loop",
-    # agent: tool-call context and system-prompt layers
-    "ToolCallContext": "builtin_plugins.core_tools.context",
-    "ApprovalRequest": "builtin_plugins.core_tools.context",
-    "tool_kwargs": "builtin_plugins.core_tools.context",
-    "prompt_layers": "builtin_plugins.agent.layers", "LayerRequest": "builtin_plugins.agent.layers",
-    # session store slot
-    "SessionStore": "builtin_plugins.sessions.interface",
-    "SessionStoreError": "builtin_plugins.sessions.interface",
-    "TitleConflictError": "builtin_plugins.sessions.interface",
-    "session_store": "builtin_plugins.sessions.interface",
-    "SqliteSessionStore": "builtin_plugins.sessions.store",
-    # slot provider base classes and helpers (also served under 0.19's module paths)
-    "MemoryProvider": "builtin_plugins.legacy_api.bases",
-    "ContextEngine": "builtin_plugins.legacy_api.bases",
-    "WebSearchProvider": "builtin_plugins.legacy_api.bases",
-    "set_interrupted": "builtin_plugins.legacy_api.helpers",
-    "approval_gate": "builtin_plugins.core_tools.approval",
-    "set_env_values": "builtin_plugins.plugin_admin.envfile",
     # errors
     "HermesError": "errors", "ConfigError": "errors", "ManifestError": "errors",
     "PluginError": "errors", "SlotError": "errors", "ToolError": "errors",
 }
 
+from .builtin_plugins import PUBLIC_API  # noqa: E402  (a table; imports no plugin)
+
+_EXPORTS.update({name: f"builtin_plugins.{module}" for name, module in PUBLIC_API.items()})
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 

@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 KERNEL = Path(__file__).resolve().parent.parent / "kernel"
-TABLES = {"ESSENTIAL", "CLI_COMMANDS", "CONFIG_SECTIONS"}
+TABLES = {"ESSENTIAL", "CLI_COMMANDS", "CONFIG_SECTIONS", "PUBLIC_API"}
 
 
 def imports_of(path: Path) -> list[tuple[str, list[str]]]:
