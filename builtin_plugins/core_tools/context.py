@@ -11,7 +11,8 @@ The loop builds them with :func:`tool_kwargs`, so the names live in one place:
 ``tool_call_id``          the model's id for this call
 ``platform``              ``"cli"``, ``"telegram"``, ... (approval surface, hints)
 ``cwd``                   working directory for relative paths and ``terminal``
-``approval_callback``     ``(ApprovalRequest) -> "once" | "session" | "always" | "deny"``;
+``approval_callback``     ``(ApprovalRequest) -> "once" | "session" | "always" | "deny"``
+                          (or ``"interrupted"``: the user pressed Ctrl-C at the prompt);
                           absent: dangerous commands are denied
 ``clarify_callback``      ``(question, choices | None) -> str``; absent: clarify fails
 ``interrupt_event``       a ``threading.Event``; when set, a running command is killed
