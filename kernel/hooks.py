@@ -26,6 +26,7 @@ from .hookspecs.results import COMBINE
 
 log = logging.getLogger("hermes_agent.hooks")
 TELEMETRY_SCHEMA_VERSION = "hermes.observer.v1"
+_SPEC_NAMES: dict[str, frozenset[str]] = {}  # hook -> its spec's argument names
 
 
 @dataclass
@@ -83,7 +84,9 @@ async def _wrap(awaitable: Any) -> Any:
 @dataclass
 class HookBus:
     trace: bool = False
-    _callbacks: dict[str, list[HookCallback]] = field(default_factory=dict)
+    # hook -> callbacks in call order; a tuple, replaced (never mutated) on change, so a
+    # dispatch in progress is unaffected by a plugin being added or removed
+    _callbacks: dict[str, tuple[HookCallback, ...]] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)  # plugin -> callbacks that raised
 
     # --- registration ---------------------------------------------------------------------
@@ -101,13 +104,13 @@ class HookBus:
         self._insert(HookCallback(hook, fn, plugin, tuple(argnames), order))
 
     def _insert(self, callback: HookCallback) -> None:
-        callbacks = self._callbacks.setdefault(callback.hook, [])
-        callbacks.append(callback)
+        callbacks = [*self._callbacks.get(callback.hook, ()), callback]
         callbacks.sort(key=lambda c: c.order)  # stable: load order within a group
+        self._callbacks[callback.hook] = tuple(callbacks)
 
     def remove_plugin(self, plugin: str) -> None:
         for hook, callbacks in self._callbacks.items():
-            self._callbacks[hook] = [c for c in callbacks if c.plugin != plugin]
+            self._callbacks[hook] = tuple(c for c in callbacks if c.plugin != plugin)
 
     def has_hook(self, hook: str) -> bool:
         """Cheap guard: is anyone listening? (Build expensive payloads only when True.)"""
@@ -166,9 +169,11 @@ class HookBus:
         if self.trace:
             self._trace(f"{hook}({', '.join(sorted(payload))})")
         if hook in EVENT_HOOKS:  # pluggy-style impls may name any spec argument
-            missing = [n for n in hook_arguments(hook) if n not in payload]
-            if missing:
-                payload.update(dict.fromkeys(missing))
+            names = _SPEC_NAMES.get(hook)
+            if names is None:
+                names = _SPEC_NAMES[hook] = frozenset(hook_arguments(hook))
+            if not payload.keys() >= names:
+                payload.update(dict.fromkeys(n for n in names if n not in payload))
         payload["telemetry_schema_version"] = TELEMETRY_SCHEMA_VERSION  # filtered out by name
         return payload
 
@@ -179,9 +184,23 @@ class HookBus:
             return []
         payload = self._payload(hook, payload)
         results = []
-        for callback in list(callbacks):
-            ok, result = self._invoke(callback, payload)
-            if ok and result is not None:
+        if self.trace:
+            for callback in callbacks:
+                ok, result = self._invoke(callback, payload)
+                if ok and result is not None:
+                    results.append(result)
+            return results
+        for callback in callbacks:  # the hot path: _invoke inlined, no tracing
+            names = callback.argnames
+            try:
+                result = callback.fn(**(payload if names is None else
+                                        {n: payload[n] for n in names if n in payload}))
+                if result is not None and inspect.isawaitable(result):
+                    result = _run_awaitable(result)
+            except Exception as exc:
+                self._failed(callback, exc)
+                continue
+            if result is not None:
                 results.append(result)
         return results
 
@@ -192,7 +211,7 @@ class HookBus:
             return []
         payload = self._payload(hook, payload)
         results = []
-        for callback in list(callbacks):
+        for callback in callbacks:
             ok, result = await self._ainvoke(callback, payload)
             if ok and result is not None:
                 results.append(result)
@@ -204,7 +223,7 @@ class HookBus:
         if not callbacks:
             return None
         payload = self._payload(hook, payload)
-        for callback in list(callbacks):
+        for callback in callbacks:
             ok, result = self._invoke(callback, payload)
             if ok and result is not None and accept(result):
                 return result
