@@ -84,12 +84,12 @@ def test_cancel_answers_waiting_and_later_questions_until_the_next_turn(monkeypa
 
 def test_an_answer_given_after_the_deadline_is_not_used(monkeypatch) -> None:
     def slow(prompt: str) -> str:
-        time.sleep(0.3)
+        time.sleep(0.8)
         return "a"
 
     monkeypatch.setattr("builtins.input", slow)
     err = io.StringIO()
     questions = TerminalQuestions(err)
-    thread, box = ask_in_thread(questions.approval, request(timeout=0.1))
+    thread, box = ask_in_thread(questions.approval, request(timeout=0.5))
     serve_until(questions, thread)
     assert box["answer"] == "deny" and "too late" in err.getvalue()
