@@ -58,6 +58,7 @@ def _run(args: list[str]) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
+        exc.message = _masked(exc.message)  # e.g. a failed `git clone https://user:token@...`
         exc.show()
         return exc.exit_code
     except click.Abort:
@@ -66,9 +67,16 @@ def _run(args: list[str]) -> int:
     except HermesError as exc:
         if os.environ.get("HERMES_RAISE_ERRORS"):
             raise
-        click.echo(f"Error: {exc}", err=True)
+        click.echo(f"Error: {_masked(str(exc))}", err=True)
         return 1
     return result if isinstance(result, int) else 0
+
+
+def _masked(message: str) -> str:
+    """An error message with the credentials of the URLs it quotes masked."""
+    from ..redact import mask_secrets
+
+    return mask_secrets(message)
 
 
 def runtime_kernel(boot: bool = True) -> Any:
@@ -76,7 +84,9 @@ def runtime_kernel(boot: bool = True) -> Any:
     global _kernel
     if _kernel is None:
         from ..kernel import Kernel
+        from ..redact import install_log_masking
 
+        install_log_masking()  # warnings printed by this process mask URL credentials
         _kernel = Kernel()
     if boot:
         _kernel.boot()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .private import FILE_MODE, private_dir
 from .vcache import ValidationCache, write_atomic
 
 CONFIG_FILE = "config.yaml"
@@ -264,4 +265,6 @@ def write_config_value(home: Path, dotted: str, value: Any, *, unset: bool = Fal
         set_dotted(data, dotted, value)
     load_config(home, raw=data)  # validate before writing; raises on bad values
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
-    write_atomic(home / CONFIG_FILE, text)
+    path = private_dir(home) / CONFIG_FILE
+    mode = path.stat().st_mode & 0o7777 if path.exists() else FILE_MODE  # the user's mode stays
+    write_atomic(path, text, mode=mode)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .private import private_dir
 from .registration import (CliCommand, HookSpecEntry, Provider, Registration, Skill,
                            SlashCommand, ToolSpec, ToolsetSpec)
 
@@ -49,9 +50,7 @@ class PluginContext:
 
     @property
     def data_dir(self) -> Path:
-        path = self._kernel.home / "plugin-data" / self.plugin_name
-        path.mkdir(parents=True, exist_ok=True)
-        return path
+        return private_dir(self._kernel.home / "plugin-data" / self.plugin_name)
 
     def register_tool(self, name: str, toolset: str, schema: dict[str, Any],
                       handler: Callable[..., Any], check_fn: Callable[[], bool] | None = None,

@@ -22,6 +22,7 @@ from .context import PluginContext
 from .discovery import Discovery, PluginRecord, discover
 from .errors import PluginError
 from .policy import decide, truthy
+from .private import private_dir
 from .registration import SLOTS, CliCommand, HookSpecEntry, Registration
 from .slots import Slots
 from .vcache import ValidationCache
@@ -69,17 +70,26 @@ class PluginStatus:
                 "shadows": [r.location for r in record.shadows]}
 
 
-def effective_env(home: Path, env: Mapping[str, str] | None) -> dict[str, str]:
-    """``env`` (default: the process environment) over $HERMES_HOME/.env; the environment wins.
+# What this process put into os.environ from a .env file: name -> value (see effective_env).
+_EXPORTED_FROM_DOTENV: dict[str, str] = {}
+
+
+def effective_env(home: Path, env: Mapping[str, str] | None) -> tuple[dict[str, str], frozenset[str]]:
+    """``env`` (default: the process environment) over $HERMES_HOME/.env (the environment
+    wins), and the names whose value came from .env.
 
     For the process environment the .env values are also put into ``os.environ``, because
-    plugins read their keys from there."""
+    plugins read their keys from there; the names returned keep them apart, so commands the
+    agent runs do not inherit them (see :mod:`.command_env`)."""
     dotenv = read_env_file(home / ".env")
     if env is not None:
-        return {**dotenv, **env}
+        return {**dotenv, **env}, frozenset(n for n in dotenv if n not in env)
     for key, value in dotenv.items():
-        os.environ.setdefault(key, value)
-    return dict(os.environ)
+        if key not in os.environ:
+            os.environ[key] = value
+            _EXPORTED_FROM_DOTENV[key] = value
+    return dict(os.environ), frozenset(n for n in dotenv if n in _EXPORTED_FROM_DOTENV
+                                       and os.environ.get(n) == _EXPORTED_FROM_DOTENV[n])
 
 
 class Kernel:
@@ -87,7 +97,11 @@ class Kernel:
                  env: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None,
                  cwd: Path | None = None, entry_points: bool = True, builtins: bool = True):
         self.home = hermes_home(env) if home is None else Path(home)
-        self.env = effective_env(self.home, env)
+        self.env, self.dotenv_names = effective_env(self.home, env)
+        try:
+            private_dir(self.home)  # created 0700 before anything is written into it
+        except OSError as exc:  # e.g. a read-only location: commands that only read still run
+            log.warning("cannot create HERMES_HOME %s: %s", self.home, exc)
         self.cwd = cwd
         self.cache = ValidationCache(self.home / "cache" / "validated.json")
         self.config = config or load_config(self.home, overrides, self.env, self.cache)
@@ -389,6 +403,14 @@ class Kernel:
                     close()
                 except Exception as exc:
                     log.warning("closing %r failed: %s: %s", obj, type(exc).__name__, exc)
+
+    def command_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment for a command the agent runs on the model's behalf: without the
+        variables from $HERMES_HOME/.env and the providers' key variables, unless
+        ``terminal.env_passthrough`` opts them in (see :mod:`.command_env`)."""
+        from .command_env import command_env
+
+        return command_env(self, extra)
 
     def service(self, name: str, factory: Callable[[], Any]) -> Any:
         """Per-kernel state a plugin shares with others (created by ``factory`` on first use).

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ._version import __version__
+from .private import private_dir
 
 # Bump when a validation model changes shape, so old entries are not reused.
 SCHEMA_REVISION = "3"
@@ -62,6 +63,7 @@ class ValidationCache:
         if len(entries) > _MAX_ENTRIES:  # drop the oldest insertions
             entries = dict(list(entries.items())[-_MAX_ENTRIES:])
         try:
+            private_dir(self.path.parent)
             write_atomic(self.path, json.dumps(entries, separators=(",", ":")))
             self._dirty = False
         except OSError:

@@ -3,9 +3,13 @@ listed in ``builtin_plugins.CONFIG_SECTIONS``). Imports nothing but pydantic."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ApprovalsSection(BaseModel):
@@ -24,6 +28,23 @@ class TerminalSection(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     timeout: float = Field(180, gt=0)
+    # Variables that commands the agent runs may see although they came from .env or hold a
+    # provider key (they are withheld otherwise).
+    env_passthrough: list[str] = Field(default_factory=list)
+
+    @field_validator("env_passthrough", mode="before")
+    @classmethod
+    def _one_name(cls, value: Any) -> Any:  # `env_passthrough: GITHUB_TOKEN` means a list of one
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("env_passthrough")
+    @classmethod
+    def _valid_names(cls, value: list[str]) -> list[str]:
+        bad = [name for name in value if not _ENV_NAME.match(name)]
+        if bad:
+            raise ValueError(f"not environment variable names: {', '.join(map(repr, bad))} "
+                             "(write names such as GITHUB_TOKEN, without $)")
+        return value
 
 
 class ToolOutputSection(BaseModel):

@@ -100,14 +100,18 @@ class RunResult:
     duration_s: float = 0.0
 
 
-def run_command(command: str, cwd: Path, timeout: float, keep: int,
+# Set for every command: no pager waits for a keypress, no colour codes.
+COMMAND_VARS = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
+
+
+def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[str, str],
                 interrupt: threading.Event | None = None) -> RunResult:
+    """Run ``command`` with exactly ``env`` (callers pass ``kernel.command_env(...)``)."""
     shell = shutil.which("bash") or "/bin/sh"
     started = time.monotonic()
     proc = subprocess.Popen([shell, "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True, env={**os.environ, "PAGER": "cat",
-                                                         "GIT_PAGER": "cat", "TERM": "dumb"})
+                            start_new_session=True, env=env)
     capture = BoundedCapture(keep)
     assert proc.stdout is not None
     reader = threading.Thread(target=_drain, args=(proc.stdout, capture), daemon=True)
@@ -167,6 +171,7 @@ class TerminalTool:
             return json.dumps({"output": "", "exit_code": None, "error": verdict.message,
                                "status": "blocked", "approval": verdict.choice})
         result = run_command(command, cwd, timeout, keep=max(max_chars * 10, 1_000_000),
+                             env=self.kernel.command_env(COMMAND_VARS),
                              interrupt=ctx.interrupt_event)
         output = result.output
         replaced = self.kernel.hooks.fire("transform_terminal_output", command=command,

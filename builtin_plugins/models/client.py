@@ -19,6 +19,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_agent import mask_url
+
 from .errors import PartialStreamError, ProviderError, RequestInterrupted, classify
 from .interrupt import CallGuard
 from .pricing import estimate_cost
@@ -193,7 +195,7 @@ class ModelClient:
         return {"task_id": context.task_id, "turn_id": context.turn_id,
                 "api_request_id": request_id, "session_id": context.session_id,
                 "platform": context.platform, "model": model, "provider": runtime.name,
-                "base_url": runtime.base_url or None, "api_mode": runtime.api_mode,
+                "base_url": mask_url(runtime.base_url) or None, "api_mode": runtime.api_mode,
                 "api_call_count": context.api_call_count}
 
     def _pre_payload(self, runtime: RuntimeProvider, model: str, request: ChatRequest,

@@ -10,7 +10,7 @@ import email.utils
 import time
 from typing import Any
 
-from hermes_agent import HermesError
+from hermes_agent import HermesError, mask_secrets, mask_url
 
 # reason -> retried with backoff?
 RETRYABLE = {"rate_limit": True, "server_error": True, "overloaded": True, "network": True,
@@ -164,7 +164,7 @@ def fix_for(reason: str, provider: str, model: str, key_env: tuple[str, ...] = (
         "server_error": f"{provider} had a server error; retry later or configure "
                         "fallback_providers",
         "overloaded": f"{provider} is overloaded; retry later or configure fallback_providers",
-        "network": f"cannot reach {base_url or provider}; check the network, the base_url and "
+        "network": f"cannot reach {mask_url(base_url) or provider}; check the network, the base_url and "
                    "that the server is running",
         "timeout": "the request timed out; raise model.timeout or retry",
         "bad_request": "the provider rejected the request; check model options and extra_body",
@@ -191,8 +191,9 @@ def classify(exc: BaseException, *, provider: str, model: str, key_env: tuple[st
     detail = text or str(exc) or name
     where = f"{provider} ({model})" if model else provider
     status_text = f"HTTP {status}: " if status else ""
-    message = (f"{where}: {status_text}{detail.strip()} [{reason}]. Fix: "
-               f"{fix_for(reason, provider, model, key_env, base_url)}")
+    # SDK and network messages may quote the URL, credentials included
+    message = mask_secrets(f"{where}: {status_text}{detail.strip()} [{reason}]. Fix: "
+                           f"{fix_for(reason, provider, model, key_env, base_url)}")
     error = ProviderError(message, reason=reason, status_code=status,
                           retry_after=parse_retry_after(headers), provider=provider, model=model)
     error.__cause__ = exc

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from hermes_agent import HermesError, runtime_kernel, write_config_value
+from hermes_agent import HermesError, mask_url, runtime_kernel, write_config_value
 
 from .errors import ProviderError
 from .resolve import find_profile, installed_profiles, key_from_env, resolve_provider
@@ -33,7 +33,7 @@ def describe_active(kernel: Any) -> str:
     return "\n".join([
         f"Provider: {runtime.profile.title} ({runtime.name}, {runtime.api_mode})",
         f"Model:    {runtime.model}",
-        f"Base URL: {runtime.base_url}",
+        f"Base URL: {info['base_url']}",
         f"API key:  {info['api_key']}",
         f"Chosen by: {runtime.source}"])
 
@@ -75,7 +75,7 @@ def provider_rows(kernel: Any) -> list[dict[str, Any]]:
     for name, profile in sorted(installed_profiles(kernel).items()):
         rows.append({"name": name, "label": profile.title, "api_mode": profile.api_mode,
                      "key": key_status(profile, kernel.env), "key_env": list(profile.key_env),
-                     "default_model": profile.default_model, "base_url": profile.base_url,
+                     "default_model": profile.default_model, "base_url": mask_url(profile.base_url),
                      "local": profile.local})
     return rows
 

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_agent import mask_url
+
 from .types import ChatRequest, ChatResponse, EventCallback, ProviderProfile
 
 DEFAULT_TIMEOUT = 600.0
@@ -57,7 +59,9 @@ class RuntimeProvider:
         return self._transport
 
     def describe(self) -> dict[str, Any]:
-        return {"provider": self.name, "model": self.model, "base_url": self.base_url,
+        """What to show about this provider: the key only as set / not set, the base_url with
+        its credentials masked."""
+        return {"provider": self.name, "model": self.model, "base_url": mask_url(self.base_url),
                 "api_mode": self.api_mode, "source": self.source,
                 "api_key": "set" if self.api_key else "not set"}
 

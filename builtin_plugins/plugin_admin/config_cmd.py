@@ -9,19 +9,21 @@ from typing import Any
 import click
 import yaml
 
-from hermes_agent import ConfigError, hermes_home, load_config, write_config_value
+from hermes_agent import ConfigError, hermes_home, load_config, mask_secrets, write_config_value
 
 _SECRET = re.compile(r"(^|_)(api_key|key|token|secret|password)$", re.I)
 
 
 def redact(value: Any, key: str = "") -> Any:
+    """Settings with secret names (api_key, token, ...) replaced by ``***``, and the
+    credentials inside every URL (``base_url``, proxies) masked, the host kept."""
     if isinstance(value, dict):
         return {k: redact(v, str(k)) for k, v in value.items()}
     if isinstance(value, list):
         return [redact(v, key) for v in value]
     if isinstance(value, str) and value and _SECRET.search(key):
         return "***"
-    return value
+    return mask_secrets(value) if isinstance(value, str) else value
 
 
 @click.group()
@@ -37,7 +39,8 @@ def path() -> None:
 
 @config.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--show-secrets", is_flag=True, help="Do not mask api keys and tokens.")
+@click.option("--show-secrets", is_flag=True,
+              help="Do not mask api keys, tokens and passwords in URLs.")
 def show(as_json: bool, show_secrets: bool) -> None:
     """Print the effective configuration (defaults merged with config.yaml)."""
     cfg = load_config()

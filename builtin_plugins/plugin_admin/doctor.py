@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hermes_agent import (DEFAULT_ON_KINDS, SLOT_INFO, Kernel, PluginStatus, load_config,
-                          load_filter, selected_by_slot, truthy)
+                          load_filter, mask_secrets, selected_by_slot, truthy)
 
 from .lockfile import read_lock
 
@@ -46,6 +46,10 @@ class Reason:
     message: str
     fix: str = ""
     level: str = "error"  # error: keeps the plugin off; warning: loaded but suspect; note
+
+    def __post_init__(self) -> None:  # causes and sources may quote URLs with credentials
+        self.message = mask_secrets(self.message)
+        self.fix = mask_secrets(self.fix)
 
 
 @dataclass

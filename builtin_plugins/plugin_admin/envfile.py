@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from hermes_agent import EnvRequirement, write_atomic
+from hermes_agent import EnvRequirement, private_dir, write_atomic
 
 _KEY = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=")
 _PLAIN = re.compile(r"^[A-Za-z0-9_./:@+,=-]*$")
@@ -47,6 +47,7 @@ def set_env_values(path: Path, values: Mapping[str, str]) -> None:
         else:
             out.append(line)
     out.extend(f"{key}={quote(value)}" for key, value in pending.items())
+    private_dir(path.parent)
     write_atomic(path, "\n".join(out) + "\n", mode=0o600)
 
 

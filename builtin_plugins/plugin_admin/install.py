@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from hermes_agent import Kernel, load_config, write_config_value
+from hermes_agent import Kernel, load_config, mask_url, private_dir, write_config_value
 
 from .envfile import prompt_missing_env, set_env_values
 from .lockfile import Transaction, make_entry, read_lock, write_lock
@@ -29,7 +29,7 @@ def describe(candidate: Candidate) -> list[str]:
     """What the plugin declares, in the words shown before the user is asked anything."""
     m = candidate.manifest
     where = {"pip": f"pip distribution {candidate.dist} {candidate.dist_version}",
-             "git": f"git {candidate.source.location}"
+             "git": f"git {mask_url(candidate.source.location)}"
              + (f" @ {candidate.commit[:12]}" if candidate.commit else ""),
              "path": f"folder {candidate.directory}"}[candidate.source.kind]
     lines = [f"Plugin {candidate.name} {m.version or ''}".rstrip() + f" ({where})"]
@@ -84,8 +84,7 @@ def enable_in_config(kernel: Kernel, name: str) -> None:
 def place_directory(home: Path, candidate: Candidate, txn: Transaction) -> Path:
     """Copy the plugin folder next to its destination, then rename it into place."""
     assert candidate.directory is not None
-    plugins = home / "plugins"
-    plugins.mkdir(parents=True, exist_ok=True)
+    plugins = private_dir(home / "plugins")
     dest = plugins / candidate.name
     staging = Path(tempfile.mkdtemp(prefix=f".staging-{candidate.name}-", dir=plugins))
     try:

@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from hermes_agent import Kernel
+from hermes_agent import Kernel, private_dir
 
 from .envfile import prompt_missing_env, set_env_values
 from .install import describe, pip_install
@@ -139,8 +139,7 @@ def swap_in(home: Path, name: str, dest: Path, new_tree: Path, txn: Transaction)
     slot, $HERMES_HOME/plugin-backups/<name>/<time>-<id> (None when nothing was installed)."""
     from .install import COPY_IGNORE
 
-    root = backup_dir(home, name)
-    root.mkdir(parents=True, exist_ok=True)
+    root = private_dir(backup_dir(home, name))
     slot = root / f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
     staging = Path(tempfile.mkdtemp(prefix=f".staging-{name}-", dir=dest.parent))
     try:

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_agent import mask_url
+
 QUIT = object()  # a handler result: leave the chat
 
 
@@ -44,7 +46,7 @@ def _model(state: ChatState, args: str) -> str:
     agent = state.agent
     parts = args.split()
     if not parts:
-        return f"model {agent.model} via {agent.provider} ({agent.client.active.base_url})"
+        return f"model {agent.model} via {agent.provider} ({mask_url(agent.client.active.base_url)})"
     provider = None
     if ":" in parts[0] and len(parts) == 1 and "/" not in parts[0].split(":", 1)[0]:
         provider, model = parts[0].split(":", 1)

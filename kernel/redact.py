@@ -1,0 +1,118 @@
+"""Masking secrets inside URLs, for everything hermes shows or logs.
+
+``mask_url("https://user:pw@host/v1?api_key=k")`` gives ``https://user:***@host/v1?api_key=***``:
+the password of the userinfo and the values of secret-looking query (and fragment)
+parameters become ``***``; the scheme, user name, host, port and path stay readable, so the
+text still says where a request went. :func:`mask_secrets` does the same for every URL in a
+free text (an error message, a log line), and :class:`SecretMaskingFilter` for log records.
+Standard library only: this runs on error and logging paths.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+MASK = "***"
+# A query or fragment parameter whose name ends in one of these words carries a secret
+# (api_key, access_token, X-Amz-Signature, sig, client_secret, password, ...).
+_SECRET_PARAM = re.compile(
+    r"(?:^|[_.\-])(?:api[_.\-]?key|apikey|key|token|secret|password|passwd|pwd|pass|auth|"
+    r"authorization|signature|sig|credential|credentials|session)$", re.I)
+# A URL inside free text: scheme://, then anything up to whitespace or a quote/bracket.
+_URL_IN_TEXT = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>`]+")
+_TRAILING = ".,;:!?)]}"
+# A user name alone (``https://TOKEN@host``) is masked when it is this long: tokens are.
+_TOKEN_USER_LENGTH = 16
+
+
+def _mask_params(text: str) -> str:
+    parts = []
+    for part in text.split("&"):
+        name, sep, value = part.partition("=")
+        if sep and value and _SECRET_PARAM.search(unquote(name)):
+            part = f"{name}={MASK}"
+        parts.append(part)
+    return "&".join(parts)
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its credentials replaced by ``***``; text that is not a URL is returned
+    unchanged (the empty string, a bare host name)."""
+    if not url or "://" not in url:
+        return url
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (raises ValueError on a malformed netloc)
+    except ValueError:
+        return _mask_unparsable(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        user, has_password, _ = userinfo.partition(":")
+        if has_password:
+            userinfo = f"{user}:{MASK}"
+        elif len(user) >= _TOKEN_USER_LENGTH:
+            userinfo = MASK
+        netloc = f"{userinfo}@{hostport}"
+    query = _mask_params(parts.query) if parts.query else parts.query
+    fragment = _mask_params(parts.fragment) if "=" in parts.fragment else parts.fragment
+    return urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
+
+
+def _mask_unparsable(url: str) -> str:
+    """A URL ``urlsplit`` rejects: hide everything between ``://`` and the last ``@``."""
+    scheme, _, rest = url.partition("://")
+    _, at, tail = rest.rpartition("@")
+    return f"{scheme}://{MASK}@{tail}" if at else url
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with every URL in it passed through :func:`mask_url`."""
+    if not text or "://" not in text:
+        return text
+
+    def masked(match: re.Match[str]) -> str:
+        url = match.group(0)
+        core = url.rstrip(_TRAILING)  # punctuation that ends the sentence, not the URL
+        return mask_url(core) + url[len(core):]
+
+    return _URL_IN_TEXT.sub(masked, text)
+
+
+def mask_value(value: Any) -> Any:
+    """``mask_secrets`` applied to every string in a JSON-like value (dicts, lists)."""
+    if isinstance(value, str):
+        return mask_secrets(value)
+    if isinstance(value, dict):
+        return {key: mask_value(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(mask_value(item) for item in value)
+    return value
+
+
+class SecretMaskingFilter(logging.Filter):
+    """A logging filter that masks the URLs in a record's message and arguments. Attach it to
+    a handler (``handler.addFilter(SecretMaskingFilter())``): the record is changed in place,
+    so every handler after it sees the masked text too."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format string is the logging module's to report
+            return True
+        if "://" in message:
+            record.msg, record.args = mask_secrets(message), None
+        return True
+
+
+def install_log_masking() -> None:
+    """Put :class:`SecretMaskingFilter` on the handlers of this process's root logger and on
+    ``logging.lastResort`` (what prints warnings when no handler is configured). Idempotent."""
+    handlers = [*logging.getLogger().handlers, logging.lastResort]
+    for handler in handlers:
+        if handler is not None and not any(isinstance(f, SecretMaskingFilter)
+                                           for f in handler.filters):
+            handler.addFilter(SecretMaskingFilter())
