@@ -1,0 +1,87 @@
+"""What hermes creates under HERMES_HOME is private to its owner, whatever the umask: folders
+0700, .env and a new config.yaml 0600. Folders and files the user made keep their modes."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hermes_agent import Kernel, set_env_values
+from hermes_agent.cli import main
+from hermes_agent.testing import make_kernel
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture(autouse=True)
+def permissive_umask() -> Iterator[None]:
+    """The common default, under which a plain mkdir gives 0755 and a file 0644."""
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A HERMES_HOME that does not exist yet, two folders deep in a 0755 folder."""
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    os.chmod(outer, 0o755)
+    path = outer / "profiles" / "hermes-home"
+    monkeypatch.setenv("HERMES_HOME", str(path))
+    for name in ("HERMES_RAISE_ERRORS", "HERMES_SAFE_MODE", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    return path
+
+
+def test_a_home_the_kernel_creates_is_0700(fresh: Path) -> None:
+    Kernel(fresh, env={"HERMES_HOME": str(fresh)}, entry_points=False, builtins=False).boot()
+    assert mode(fresh) == 0o700 and mode(fresh.parent) == 0o700  # both created by hermes
+    assert mode(fresh / "cache") == 0o700
+    assert mode(fresh.parent.parent) == 0o755  # it existed: left alone
+
+
+def test_an_existing_home_keeps_its_mode(tmp_path: Path) -> None:
+    home = tmp_path / "mine"
+    home.mkdir(mode=0o750)
+    os.chmod(home, 0o750)
+    make_kernel(home)
+    assert mode(home) == 0o750 and mode(home / "cache") == 0o700
+
+
+def test_plugin_data_dir_is_0700(tmp_path: Path) -> None:
+    seen: list[Path] = []
+    make_kernel(tmp_path / "h", plugins=[lambda ctx: seen.append(ctx.data_dir)])
+    assert mode(seen[0]) == 0o700 and mode(seen[0].parent) == 0o700
+
+
+def test_set_env_values_writes_0600_in_a_0700_home(fresh: Path) -> None:
+    set_env_values(fresh / ".env", {"OPENAI_API_KEY": "sk-abc"})
+    assert mode(fresh) == 0o700 and mode(fresh / ".env") == 0o600
+    os.chmod(fresh / ".env", 0o644)  # loosened by hand: the next write tightens it again
+    set_env_values(fresh / ".env", {"OTHER": "x"})
+    assert mode(fresh / ".env") == 0o600
+    assert (fresh / ".env").read_text() == "OPENAI_API_KEY=sk-abc\nOTHER=x\n"
+
+
+def test_hermes_setup_on_a_fresh_home(fresh: Path) -> None:
+    code = main(["setup", "--provider", "openai", "--api-key", "sk-setup-123", "--model", "gpt-x",
+                 "--no-test", "--yes"])
+    assert code == 0
+    assert mode(fresh) == 0o700 and mode(fresh / ".env") == 0o600
+    assert mode(fresh / "config.yaml") == 0o600
+    assert "OPENAI_API_KEY=sk-setup-123" in (fresh / ".env").read_text()
+
+
+def test_config_set_creates_0600_and_keeps_a_users_mode(fresh: Path) -> None:
+    assert main(["config", "set", "memory.provider", "x"]) == 0
+    assert mode(fresh / "config.yaml") == 0o600
+    os.chmod(fresh / "config.yaml", 0o640)
+    assert main(["config", "set", "memory.provider", "y"]) == 0
+    assert mode(fresh / "config.yaml") == 0o640
