@@ -152,7 +152,8 @@ def pre_api_request(
     :param platform: Where the turn came from, for example ``"cli"``.
     :param model: Model id requested.
     :param provider: Name of the model provider plugin handling the request.
-    :param base_url: Endpoint base URL, or ``None`` for the provider's default.
+    :param base_url: Endpoint base URL with any credentials in it masked (``user:***@``,
+        ``?api_key=***``), or ``None`` for the provider's default.
     :param api_mode: Wire protocol of the request, for example ``"chat_completions"``.
     :param api_call_count: 1-based number of this API call within the turn.
     :param request_messages: The messages actually sent, including injected context.
@@ -206,7 +207,8 @@ def post_api_request(
     :param platform: Where the turn came from, for example ``"cli"``.
     :param model: Model id requested.
     :param provider: Name of the model provider plugin that handled the request.
-    :param base_url: Endpoint base URL, or ``None`` for the provider's default.
+    :param base_url: Endpoint base URL with any credentials in it masked (``user:***@``,
+        ``?api_key=***``), or ``None`` for the provider's default.
     :param api_mode: Wire protocol used for the request.
     :param api_call_count: 1-based number of this API call within the turn.
     :param api_duration: Seconds between sending the request and the full response.
@@ -265,7 +267,8 @@ def api_request_error(
     :param platform: Where the turn came from, for example ``"cli"``.
     :param model: Model id requested.
     :param provider: Name of the model provider plugin that handled the request.
-    :param base_url: Endpoint base URL, or ``None`` for the provider's default.
+    :param base_url: Endpoint base URL with any credentials in it masked (``user:***@``,
+        ``?api_key=***``), or ``None`` for the provider's default.
     :param api_mode: Wire protocol used for the request.
     :param api_call_count: 1-based number of this API call within the turn.
     :param api_duration: Seconds between sending the request and the failure.
