@@ -91,6 +91,17 @@ def test_cli_output_masks_the_base_url(cli_home: Path, capsys: pytest.CaptureFix
     assert "https://alice:***@llm.example.com/v1?api_key=***" in output
 
 
+def test_config_get_and_set_mask_too(cli_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, output = _run(capsys, "config", "get", "model.base_url")
+    assert code == 0 and output.strip() == "https://alice:***@llm.example.com/v1?api_key=***"
+    code, output = _run(capsys, "config", "get", "model")
+    assert code == 0 and PASSWORD not in output and "qk-777" not in output
+    code, output = _run(capsys, "config", "set", "model.api_key", "sk-typed-in")
+    assert code == 0 and "sk-typed-in" not in output and "***" in output
+    code, output = _run(capsys, "config", "get", "model.api_key", "--show-secrets")
+    assert output.strip() == "sk-typed-in"
+
+
 def test_config_show_secrets_flag_shows_them(cli_home: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()

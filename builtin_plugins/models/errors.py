@@ -164,8 +164,8 @@ def fix_for(reason: str, provider: str, model: str, key_env: tuple[str, ...] = (
         "server_error": f"{provider} had a server error; retry later or configure "
                         "fallback_providers",
         "overloaded": f"{provider} is overloaded; retry later or configure fallback_providers",
-        "network": f"cannot reach {mask_url(base_url) or provider}; check the network, the base_url and "
-                   "that the server is running",
+        "network": f"cannot reach {mask_url(base_url) or provider}; check the network, the "
+                   "base_url and that the server is running",
         "timeout": "the request timed out; raise model.timeout or retry",
         "bad_request": "the provider rejected the request; check model options and extra_body",
     }.get(reason, "retry, or run with HERMES_RAISE_ERRORS=1 for details")

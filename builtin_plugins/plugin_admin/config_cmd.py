@@ -56,13 +56,17 @@ def show(as_json: bool, show_secrets: bool) -> None:
 @config.command()
 @click.argument("key")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def get(key: str, as_json: bool) -> None:
+@click.option("--show-secrets", is_flag=True,
+              help="Do not mask api keys, tokens and passwords in URLs.")
+def get(key: str, as_json: bool, show_secrets: bool) -> None:
     """Print one setting, e.g. `hermes config get memory.provider`."""
     cfg = load_config()
     missing = object()
     value = cfg.get(key, missing)
     if value is missing:
         raise click.ClickException(f"no setting {key!r} (see `hermes config show`)")
+    if not show_secrets:
+        value = redact(value, key.rsplit(".", 1)[-1])
     if as_json:
         click.echo(json.dumps(value))
     elif isinstance(value, (dict, list)):
@@ -85,7 +89,8 @@ def set_value(key: str, value: str) -> None:
         write_config_value(home, key, parsed)
     except ConfigError as exc:
         raise click.ClickException(f"not saved; {exc}") from exc
-    click.echo(f"{key} = {json.dumps(parsed)} (saved to {home / 'config.yaml'})")
+    shown = json.dumps(redact(parsed, key.rsplit(".", 1)[-1]))
+    click.echo(f"{key} = {shown} (saved to {home / 'config.yaml'})")
 
 
 @config.command()

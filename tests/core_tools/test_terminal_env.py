@@ -25,6 +25,7 @@ PLUGIN_SECRET = "weather-secret-0b6a9c"
 # Every way the model might read the environment of its command.
 READERS = ["printenv", "env", "cat /proc/self/environ | tr '\\0' '\\n'",
            "echo \"key=$OPENAI_API_KEY\"", "export -p", "set",
+           "cat /proc/$PPID/environ | tr '\\0' '\\n'",  # hermes's own environ
            "python3 -c 'import os; print(dict(os.environ))'"]
 
 
