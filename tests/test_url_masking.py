@@ -107,3 +107,24 @@ def test_config_show_secrets_flag_shows_them(cli_home: Path,
     capsys.readouterr()
     assert main(["config", "show", "--json", "--show-secrets"]) == 0
     assert PASSWORD in json.loads(capsys.readouterr().out)["model"]["base_url"]
+
+
+def test_doctor_masks_a_url_in_a_plugins_failure(cli_home: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from hermes_agent.testing import write_plugin
+
+    write_plugin(cli_home / "plugins", "mirror", f"""
+        raise ConnectionError("cannot fetch https://deploy:{PASSWORD}@mirror.example.com/idx")
+    """)
+    assert _run(capsys, "config", "set", "plugins.enabled", "[mirror]")[0] == 0
+    _, output = _run(capsys, "plugins", "doctor", "mirror")
+    assert "https://deploy:***@mirror.example.com/idx" in output, output
+    assert PASSWORD not in output
+
+
+def test_cli_errors_mask_urls(cli_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A failed `git clone` of a URL holding a token: the error that reaches the screen."""
+    code, output = _run(capsys, "plugins", "install",
+                        f"https://x-token:{PASSWORD}@127.0.0.1:9/repo.git", "--no-input")
+    assert code != 0 and "x-token:***@127.0.0.1:9" in output, output
+    assert PASSWORD not in output
