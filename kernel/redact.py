@@ -5,34 +5,41 @@ the password of the userinfo and the values of secret-looking query (and fragmen
 parameters become ``***``; the scheme, user name, host, port and path stay readable, so the
 text still says where a request went. :func:`mask_secrets` does the same for every URL in a
 free text (an error message, a log line), and :class:`SecretMaskingFilter` for log records.
-Standard library only: this runs on error and logging paths.
+Standard library only; urllib.parse and the patterns load on first use, so installing the
+logging filter at start-up costs next to nothing.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from functools import cache
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 MASK = "***"
 # A query or fragment parameter whose name ends in one of these words carries a secret
 # (api_key, access_token, X-Amz-Signature, sig, client_secret, password, ...).
-_SECRET_PARAM = re.compile(
-    r"(?:^|[_.\-])(?:api[_.\-]?key|apikey|key|token|secret|password|passwd|pwd|pass|auth|"
-    r"authorization|signature|sig|credential|credentials|session)$", re.I)
+_SECRET_PARAM = (r"(?:^|[_.\-])(?:api[_.\-]?key|apikey|key|token|secret|password|passwd|pwd|"
+                 r"pass|auth|authorization|signature|sig|credential|credentials|session)$")
 # A URL inside free text: scheme://, then anything up to whitespace or a quote/bracket.
-_URL_IN_TEXT = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>`]+")
+_URL_IN_TEXT = r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>`]+"
 _TRAILING = ".,;:!?)]}"
 # A user name alone (``https://TOKEN@host``) is masked when it is this long: tokens are.
 _TOKEN_USER_LENGTH = 16
 
 
+@cache
+def _pattern(source: str) -> re.Pattern[str]:
+    return re.compile(source, re.I)
+
+
 def _mask_params(text: str) -> str:
+    from urllib.parse import unquote
+
     parts = []
     for part in text.split("&"):
         name, sep, value = part.partition("=")
-        if sep and value and _SECRET_PARAM.search(unquote(name)):
+        if sep and value and _pattern(_SECRET_PARAM).search(unquote(name)):
             part = f"{name}={MASK}"
         parts.append(part)
     return "&".join(parts)
@@ -43,6 +50,8 @@ def mask_url(url: str) -> str:
     unchanged (the empty string, a bare host name)."""
     if not url or "://" not in url:
         return url
+    from urllib.parse import urlsplit, urlunsplit
+
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018  (raises ValueError on a malformed netloc)
@@ -79,7 +88,7 @@ def mask_secrets(text: str) -> str:
         core = url.rstrip(_TRAILING)  # punctuation that ends the sentence, not the URL
         return mask_url(core) + url[len(core):]
 
-    return _URL_IN_TEXT.sub(masked, text)
+    return _pattern(_URL_IN_TEXT).sub(masked, text)
 
 
 def mask_value(value: Any) -> Any:
