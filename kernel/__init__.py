@@ -21,7 +21,7 @@ _EXPORTS = {
     "PluginRecord": "discovery", "Discovery": "discovery", "discover": "discovery",
     "HookBus": "hooks", "tool_directive": "hookspecs.results", "join_context": "hookspecs.results",
     "write_atomic": "vcache", "private_dir": "private",
-    "mask_url": "redact", "mask_secrets": "redact", "mask_value": "redact",
+    "mask_url": "redact", "mask_secrets": "redact",
     "SecretMaskingFilter": "redact", "install_log_masking": "redact",
     "command_env": "command_env", "secret_env_names": "command_env",
     "ToolRegistry": "tools", "tool_result": "tools", "tool_error": "tools",

@@ -24,6 +24,8 @@ _SECRET_PARAM = (r"(?:^|[_.\-])(?:api[_.\-]?key|apikey|key|token|secret|password
 # A URL inside free text: scheme://, then anything up to whitespace or a quote/bracket.
 _URL_IN_TEXT = r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>`]+"
 _TRAILING = ".,;:!?)]}"
+# A query parameter outside a full URL (a path a server echoes: "no route /v1?token=...").
+_PARAM_IN_TEXT = r"(?<=[?&#])([A-Za-z0-9_.\-]+)=([^&\s'\"#<>]+)"
 # A user name alone (``https://TOKEN@host``) is masked when it is this long: tokens are.
 _TOKEN_USER_LENGTH = 16
 
@@ -79,8 +81,9 @@ def _mask_unparsable(url: str) -> str:
 
 
 def mask_secrets(text: str) -> str:
-    """``text`` with every URL in it passed through :func:`mask_url`."""
-    if not text or "://" not in text:
+    """``text`` with every URL in it passed through :func:`mask_url`, and the secret-looking
+    parameters of a query quoted without its URL masked too."""
+    if not text or ("://" not in text and "=" not in text):
         return text
 
     def masked(match: re.Match[str]) -> str:
@@ -88,18 +91,12 @@ def mask_secrets(text: str) -> str:
         core = url.rstrip(_TRAILING)  # punctuation that ends the sentence, not the URL
         return mask_url(core) + url[len(core):]
 
-    return _pattern(_URL_IN_TEXT).sub(masked, text)
+    def masked_param(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return f"{name}={MASK}" if _pattern(_SECRET_PARAM).search(name) else match.group(0)
 
-
-def mask_value(value: Any) -> Any:
-    """``mask_secrets`` applied to every string in a JSON-like value (dicts, lists)."""
-    if isinstance(value, str):
-        return mask_secrets(value)
-    if isinstance(value, dict):
-        return {key: mask_value(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(mask_value(item) for item in value)
-    return value
+    text = _pattern(_URL_IN_TEXT).sub(masked, text) if "://" in text else text
+    return _pattern(_PARAM_IN_TEXT).sub(masked_param, text) if "=" in text else text
 
 
 class SecretMaskingFilter(logging.Filter):
@@ -112,8 +109,9 @@ class SecretMaskingFilter(logging.Filter):
             message = record.getMessage()
         except Exception:  # a broken format string is the logging module's to report
             return True
-        if "://" in message:
-            record.msg, record.args = mask_secrets(message), None
+        masked = mask_secrets(message)
+        if masked != message:
+            record.msg, record.args = masked, None
         return True
 
 

@@ -42,6 +42,11 @@ def test_mask_secrets_finds_every_url_in_a_text() -> None:
     assert "http://bob:***@10.0.0.1:3128" in masked and "proxy:8443" in masked
 
 
+def test_mask_secrets_masks_a_query_quoted_without_its_url() -> None:
+    text = "HTTP 404: no route /v1/?api_key=qk-123chat/completions&model=m (see a=b?c)"
+    assert mask_secrets(text) == "HTTP 404: no route /v1/?api_key=***&model=m (see a=b?c)"
+
+
 def test_a_log_record_is_masked_by_the_filter_on_the_handlers() -> None:
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)

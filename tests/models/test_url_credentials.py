@@ -4,6 +4,7 @@ password or a secret query parameter."""
 
 from __future__ import annotations
 
+import io
 import logging
 import socket
 
@@ -42,3 +43,31 @@ def test_connection_error_hook_and_logs_mask_the_password(kernel_for,
         assert PASSWORD not in repr(payload)
     assert caplog.records and not any(PASSWORD in r.getMessage() for r in caplog.records)
     assert PASSWORD not in repr(client.active.describe())
+
+
+def test_the_http_librarys_request_log_is_masked_by_the_cli_filter(
+        kernel_for, server, caplog: pytest.LogCaptureFixture) -> None:
+    """The HTTP client logs every request URL at INFO, userinfo included; the filter the CLI
+    installs on the handlers masks it."""
+    from hermes_agent import install_log_masking
+    from hermes_agent.testing.fake_llm import reply_text
+
+    url = server.openai_base_url.replace("http://", f"http://alice:{PASSWORD}@")
+    kernel = kernel_for({"model": {"provider": "custom", "base_url": url, "default": "m"}})
+    client = ModelClient.from_config(kernel)
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    logging.getLogger().addHandler(handler)
+    caplog.set_level(logging.INFO)
+    server.script(reply_text("one"), reply_text("two"))
+    try:
+        client.chat(ChatRequest([{"role": "user", "content": "hi"}], stream=False))
+        assert PASSWORD in stream.getvalue()  # what the library logs by itself
+        stream.truncate(0)
+        stream.seek(0)
+        install_log_masking()
+        client.chat(ChatRequest([{"role": "user", "content": "hi"}], stream=False))
+    finally:
+        logging.getLogger().removeHandler(handler)
+    logged = stream.getvalue()
+    assert "HTTP Request: POST http://alice:***@127.0.0.1:" in logged and PASSWORD not in logged
