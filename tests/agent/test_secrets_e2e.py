@@ -17,6 +17,7 @@ from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text, reply_tool_
 API_KEY = "sk-proj-e2e-only-in-dotenv-9d3f1a"
 PASSWORD = "pr0xy-Pa55word"
 PROBE = ("printenv; env; cat /proc/self/environ | tr '\\0' '\\n'; "
+         "cat /proc/$PPID/environ | tr '\\0' '\\n'; "  # hermes itself
          "echo \"key=$OPENAI_API_KEY\"")
 
 
