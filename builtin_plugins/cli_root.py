@@ -84,9 +84,9 @@ def runtime_kernel(boot: bool = True) -> Any:
     global _kernel
     if _kernel is None:
         from ..kernel import Kernel
-        from ..redact import install_log_masking
+        from ..redact import install_log_masking  # after the kernel, which imports logging
 
-        install_log_masking()  # warnings printed by this process mask URL credentials
+        install_log_masking()  # what this process logs has URL credentials masked
         _kernel = Kernel()
     if boot:
         _kernel.boot()
