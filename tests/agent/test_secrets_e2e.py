@@ -64,3 +64,5 @@ def test_an_unreachable_base_url_never_prints_its_password(home: Path) -> None:
     assert PASSWORD not in proc.stdout + proc.stderr
     events = _hermes(home, "chat", "-q", "hi", "--json")
     assert PASSWORD not in events.stdout + events.stderr and "alice:***@" in events.stdout
+    stored = b"".join(p.read_bytes() for p in home.glob("state.db*"))
+    assert stored and PASSWORD.encode() not in stored
