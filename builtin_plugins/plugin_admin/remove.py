@@ -8,6 +8,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from shlex import quote
 
 import click
 
@@ -97,7 +98,7 @@ def remove(kernel: Kernel, name: str, *, keep_data: bool) -> None:
 def _check_removable(kernel: Kernel, record: PluginRecord) -> None:
     if record.source in ("builtin", "bundled"):
         raise click.ClickException(f"{record.name} ships with hermes ({record.source}) and cannot be "
-                                   f"removed; turn it off with `hermes plugins disable {record.name}`")
+                                   f"removed; turn it off with `hermes plugins disable {quote(record.name)}`")
     if record.source == "project":
         raise click.ClickException(f"{record.name} is a project plugin ({record.location}); delete "
                                    "that folder in the project, or disable it")
