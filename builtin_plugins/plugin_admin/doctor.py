@@ -1,10 +1,13 @@
-"""`hermes plugins doctor [NAME]`: every reason a plugin is not active, from a real load.
+"""`hermes plugins doctor [NAME]`: every reason a plugin is not active.
 
-The kernel boots exactly as a session would (the same discovery and decisions as
-``hermes plugins list``); then each plugin is checked on its own terms, so a plugin that is
-both not enabled and missing an env var shows both reasons. Load failures are explained from
-the kernel's ``PluginStatus.code`` and ``cause``, never from the wording of its message.
-Loaded plugins show what they registered and any difference from what plugin.yaml declares.
+By default nothing is imported: plugin.yaml, config and the load ledger (what the last real
+load did, which keeps register() and import failures) are enough; a plugin that changed
+since it was last loaded is reported as such. ``--load`` boots the kernel exactly as a
+session would and checks that. Either way each plugin is checked on its own terms, so a
+plugin that is both not enabled and missing an env var shows both reasons. Load failures are
+explained from the kernel's ``PluginStatus.code`` and ``cause``, never from the wording of
+its message. Loaded plugins show what they registered and any difference from what
+plugin.yaml declares.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 from hermes_agent import (DEFAULT_ON_KINDS, SLOT_INFO, Kernel, PluginStatus, load_config,
                           load_filter, selected_by_slot, truthy)
 
+from .ledger import recorded_statuses
 from .lockfile import read_lock
 
 _CODE_FIX = "fix the error in the plugin's code, or update or disable the plugin"
@@ -110,6 +114,10 @@ def check(kernel: Kernel, status: PluginStatus) -> Report:
     add = report.reasons.append
     if status.state == "failed":
         add(_failure(status))
+    if status.state == "enabled":  # should load; not loaded since it last changed
+        add(Reason("not_loaded", "not loaded since it last changed, so its load-time problems "
+                   "are not known yet", f"hermes plugins doctor --load {quote(record.name)}",
+                   "note"))
     if record.matches(config.plugins_disabled):
         add(Reason("disabled", "listed in plugins.disabled",
                    f"hermes plugins enable {quote(record.name)}"))
@@ -178,11 +186,14 @@ def _selection(kernel: Kernel, status: PluginStatus) -> list[Reason]:
     return out
 
 
-def diagnose(kernel: Kernel, name: str | None = None,
-             include_builtin: bool = False) -> tuple[list[Report], list[Reason]]:
-    """Reports for every plugin (or ``name``), plus problems not tied to one plugin."""
-    kernel.boot()
-    statuses = list(kernel.plugins.values())
+def diagnose(kernel: Kernel, name: str | None = None, include_builtin: bool = False,
+             load: bool = False) -> tuple[list[Report], list[Reason]]:
+    """Reports for every plugin (or ``name``), plus problems not tied to one plugin. With
+    ``load`` the kernel boots (plugin code runs); otherwise the ledger and plugin.yaml say."""
+    if load:
+        statuses = list(kernel.boot().plugins.values())
+    else:
+        statuses = [item.status for item in recorded_statuses(kernel)]
     reports = [check(kernel, s) for s in statuses
                if (name is None and (include_builtin or s.record.source != "builtin"))
                or s.record.name == name or (name and name in s.record.aliases)]
@@ -212,7 +223,7 @@ def diagnose(kernel: Kernel, name: str | None = None,
 
 
 def exit_code(reports: list[Report], general: list[Reason]) -> int:
-    broken = any(r.wanted and not r.active for r in reports)
+    broken = any(r.wanted and not r.active and r.state != "enabled" for r in reports)
     return 1 if broken or any(g.level == "error" for g in general) else 0
 
 

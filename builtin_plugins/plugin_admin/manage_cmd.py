@@ -89,14 +89,16 @@ def remove(name: str, keep_data: bool) -> None:
 @click.argument("name", required=False)
 @click.option("--all", "show_all", is_flag=True, help="Include builtin plugins.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def doctor(name: str | None, show_all: bool, as_json: bool) -> None:
-    """Explain why plugins are not active (loads them for real). Exits 1 when a plugin you
-    enabled is not active."""
+@click.option("--load", is_flag=True, help="Load plugins now (runs their code) instead of "
+              "reporting the last load.")
+def doctor(name: str | None, show_all: bool, as_json: bool, load: bool) -> None:
+    """Explain why plugins are not active, from plugin.yaml, config and the last load (--load
+    loads them now). Exits 1 when a plugin you enabled is not active."""
     from .doctor import diagnose, exit_code, format_reports
     from .remove import unknown
 
     kernel = runtime_kernel(boot=False)
-    reports, general = diagnose(kernel, name, include_builtin=show_all or bool(name))
+    reports, general = diagnose(kernel, name, include_builtin=show_all or bool(name), load=load)
     if name and not reports and not general:
         raise unknown(kernel, name)
     if as_json:
