@@ -124,3 +124,24 @@ def test_legacy_provider_shutdown_is_called_on_close(home: Path) -> None:
     kernel.close()
     kernel.close()
     assert calls == ["shutdown"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="uses `sleep` and POSIX signals")
+def test_remove_stops_a_plugin_loaded_in_this_process(home: Path, helper: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from hermes_agent import Kernel
+    from hermes_agent.builtin_plugins import cli_root
+
+    kernel = Kernel(home, env={"HERMES_HOME": str(home)}).boot()
+    monkeypatch.setattr(cli_root, "_kernel", kernel)  # the process's kernel has it loaded
+    pid = int((helper / "pid").read_text())
+    result = CliRunner().invoke(cli_root._build_root(), ["plugins", "remove", "helper",
+                                                          "--keep-data"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "✓ Removed helper" in result.output
+    assert not alive(pid) and stops(helper) == ["unload"]
+    assert not (home / "plugins" / "helper").exists() and "helper" not in kernel.plugins
+    kernel.close()
+    assert stops(helper) == ["unload"]

@@ -78,11 +78,16 @@ def rollback(name: str) -> None:
 @click.command()
 @click.argument("name")
 @click.option("--keep-data", is_flag=True, help="Keep $HERMES_HOME/plugin-data/NAME.")
-def remove(name: str, keep_data: bool) -> None:
-    """Remove a plugin: its files or pip distribution, config entries and lock entry."""
+@click.option("--with-deps", is_flag=True, help="Also uninstall the pip dependencies nothing "
+              "else installed needs (default: ask at a terminal, else only list them).")
+@NO_INPUT
+def remove(name: str, keep_data: bool, with_deps: bool, no_input: bool) -> None:
+    """Remove a plugin: its files or pip distribution, config entries and lock entry; it is
+    stopped first if loaded, and its now unneeded pip dependencies are offered for removal."""
     from .remove import remove as run_remove
 
-    run_remove(runtime_kernel(boot=False), name, keep_data=keep_data)
+    run_remove(runtime_kernel(boot=False), name, keep_data=keep_data, with_deps=with_deps,
+               no_input=no_input)
 
 
 @click.command()
