@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from shlex import quote
 from typing import Any
 
-from hermes_agent import (DEFAULT_ON_KINDS, SLOT_INFO, Kernel, PluginStatus, load_config,
+from hermes_agent import (DEFAULT_ON_KINDS, SLOT_INFO, Kernel, PluginStatus,
                           load_filter, selected_by_slot, truthy)
 
 from .ledger import recorded_statuses
@@ -114,7 +114,7 @@ def check(kernel: Kernel, status: PluginStatus) -> Report:
     add = report.reasons.append
     if status.state == "failed":
         add(_failure(status))
-    if status.state == "enabled":  # should load; not loaded since it last changed
+    if status.state == "enabled" and wanted:  # should load; not loaded since it last changed
         add(Reason("not_loaded", "not loaded since it last changed, so its load-time problems "
                    "are not known yet", f"hermes plugins doctor --load {quote(record.name)}",
                    "note"))
@@ -199,7 +199,7 @@ def diagnose(kernel: Kernel, name: str | None = None, include_builtin: bool = Fa
                or s.record.name == name or (name and name in s.record.aliases)]
     general = []
     found = kernel.discover()
-    config = load_config(kernel.home)
+    config = kernel.config
     for wanted in config.plugins_enabled or []:
         if found.get(wanted) is None and not any(r.name == wanted for r in found.problems):
             if name is None or name == wanted:

@@ -78,7 +78,8 @@ def remove(kernel: Kernel, name: str, *, keep_data: bool, with_deps: bool = Fals
         names += [n for n, e in lock.items() if n != name and e.get("dist")
                   and normalize_dist(e["dist"]) == normalize_dist(dist)]
     orphans = _orphans(dist) if dist else []
-    for other in names:  # loaded in this process: stop it before its files go
+    for other in names:  # loaded in this process: stop it before its files go (a removal
+        # that fails after this leaves its files in place; it loads again in the next session)
         status = kernel.plugins.get(other)
         if status is not None and status.state == "loaded":
             kernel.unregister_plugin(other)
@@ -127,14 +128,14 @@ def _offer_orphans(dist: str, orphans: list[str], *, with_deps: bool, no_input: 
     command = " ".join(quote(part) for part in (sys.executable, "-m", "pip", "uninstall", "-y",
                                                 *orphans))
     click.echo(f"  Dependencies of {dist} that nothing else installed needs: {listed}\n"
-               f"  Uninstall them with `hermes plugins remove --with-deps` next time, or now: "
-               f"`{command}`")
+               f"  Uninstall them with `{command}` (or pass --with-deps to remove)")
 
 
 def _check_removable(kernel: Kernel, record: PluginRecord) -> None:
     if record.source in ("builtin", "bundled"):
-        raise click.ClickException(f"{record.name} ships with hermes ({record.source}) and cannot be "
-                                   f"removed; turn it off with `hermes plugins disable {quote(record.name)}`")
+        raise click.ClickException(f"{record.name} ships with hermes ({record.source}) and cannot "
+                                   "be removed; turn it off with "
+                                   f"`hermes plugins disable {quote(record.name)}`")
     if record.source == "project":
         raise click.ClickException(f"{record.name} is a project plugin ({record.location}); delete "
                                    "that folder in the project, or disable it")

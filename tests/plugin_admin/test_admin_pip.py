@@ -240,16 +240,20 @@ HOSTED_DISTS = {  # distribution -> (pyproject.toml, files); built into the find
 }
 
 
-@pytest.fixture(scope="module")
-def hosted_links(links: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("hosted-src")
-    for dist, (project, files) in HOSTED_DISTS.items():
+def build_wheels(dists: dict[str, tuple[str, dict[str, str]]], root: Path, out: Path) -> Path:
+    """Write each distribution's pyproject.toml and files under ``root``; wheels go to ``out``."""
+    for dist, (project, files) in dists.items():
         for rel, text in {"pyproject.toml": project, **files}.items():
             (root / dist / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / dist / rel).write_text(text)
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-         "-q", "-w", str(links), *(str(root / d) for d in HOSTED_DISTS)], env=clean_env())
-    return links
+         "-q", "-w", str(out), *(str(root / d) for d in dists)], env=clean_env())
+    return out
+
+
+@pytest.fixture(scope="module")
+def hosted_links(links: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheels(HOSTED_DISTS, tmp_path_factory.mktemp("hosted-src"), links)
 
 
 def test_plugin_depending_on_hermes_agent_is_installed_without_it(hermes: Hermes, hosted_links: Path):
@@ -310,14 +314,7 @@ REMOVAL_DISTS = {  # rmone needs rm-only-dep (which needs rm-deep-dep) and rm-sh
 
 @pytest.fixture(scope="module")
 def removal_links(links: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("removal-src")
-    for dist, (project, files) in REMOVAL_DISTS.items():
-        for rel, text in {"pyproject.toml": project, **files}.items():
-            (root / dist / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / dist / rel).write_text(text)
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-         "-q", "-w", str(links), *(str(root / d) for d in REMOVAL_DISTS)], env=clean_env())
-    return links
+    return build_wheels(REMOVAL_DISTS, tmp_path_factory.mktemp("removal-src"), links)
 
 
 def test_remove_offers_the_dependencies_nothing_else_needs(hermes: Hermes, removal_links: Path):
