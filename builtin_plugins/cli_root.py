@@ -20,8 +20,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run one ``hermes`` command; ``argv=None`` means this process's command line (the
     console script), after which the process exits."""
     if argv is None:
-        code = _run(sys.argv[1:])
-        _ready_to_exit()
+        try:
+            code = _run(sys.argv[1:])
+        finally:
+            _ready_to_exit()
         return code
     return _run(list(argv))
 
@@ -91,6 +93,16 @@ def runtime_kernel(boot: bool = True) -> Any:
     if boot:
         _kernel.boot()
     return _kernel
+
+
+def reload_runtime_kernel() -> Any:
+    """Stop this process's kernel (its plugins get ``on_shutdown``) and boot a new one, e.g.
+    after the configuration changed under it; the new one is closed at exit."""
+    global _kernel
+    if _kernel is not None:
+        _kernel.close()
+        _kernel = None
+    return runtime_kernel()
 
 
 _kernel: Any = None

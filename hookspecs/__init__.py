@@ -78,7 +78,7 @@ COMPAT_HOOKS: tuple[str, ...] = (
 )
 
 #: Events of the kernel itself.
-KERNEL_HOOKS: tuple[str, ...] = ("on_plugins_loaded",)
+KERNEL_HOOKS: tuple[str, ...] = ("on_plugins_loaded", "on_shutdown")
 
 #: Every event hook (``ctx.register_hook`` accepts exactly these names).
 EVENT_HOOKS: tuple[str, ...] = LIFECYCLE_HOOKS + COMPAT_HOOKS + KERNEL_HOOKS
@@ -139,6 +139,7 @@ DISPATCH: dict[str, str] = {
     "kanban_task_completed": "broadcast",
     "kanban_task_blocked": "broadcast",
     "on_plugins_loaded": "broadcast",
+    "on_shutdown": "broadcast",
     **{name: "collector" for name in REGISTRATION_HOOKS},
 }
 

@@ -34,6 +34,7 @@ __all__ = [
     "ProviderSlot",
     "RewriteDirective",
     "SessionBoundaryReason",
+    "ShutdownReason",
     "SkipDirective",
     "ToolCallDirective",
     "ToolStatus",
@@ -65,6 +66,9 @@ MemoryTarget = Literal["memory", "user"]
 #: Why a session ended or was replaced (``on_session_finalize`` / ``on_session_reset``).
 #: Other strings may appear; treat unknown values as a generic boundary.
 SessionBoundaryReason = Literal["session_boundary", "new_session", "shutdown", "session_expired"]
+
+#: Why the kernel stops a plugin (``on_shutdown``): the kernel closes, or only this plugin goes.
+ShutdownReason = Literal["exit", "unload"]
 
 #: Where an approval prompt is shown: a terminal, a chat gateway, or an auxiliary model.
 ApprovalSurface = Literal["cli", "gateway", "smart"]

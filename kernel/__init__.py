@@ -17,6 +17,7 @@ _EXPORTS = {
     "write_config_value": "config", "read_env_file": "config", "runtime_kernel": "cli",
     "decide": "policy", "Decision": "policy", "truthy": "policy", "load_filter": "policy",
     "selected_by_slot": "policy", "DEFAULT_ON_KINDS": "policy",
+    "inactive_plugins": "health", "Inactive": "health",
     "Manifest": "manifest", "EnvRequirement": "manifest", "read_manifest": "manifest",
     "PluginRecord": "discovery", "Discovery": "discovery", "discover": "discovery",
     "HookBus": "hooks", "tool_directive": "hookspecs.results", "join_context": "hookspecs.results",

@@ -5,9 +5,9 @@ The click root lives outside the kernel, in ``hermes_agent.builtin_plugins.cli_r
 
 import sys
 
-from .builtin_plugins.cli_root import main, root, runtime_kernel
+from .builtin_plugins.cli_root import main, reload_runtime_kernel, root, runtime_kernel
 
-__all__ = ["main", "root", "runtime_kernel"]
+__all__ = ["main", "reload_runtime_kernel", "root", "runtime_kernel"]
 
 if __name__ == "__main__":
     sys.exit(main())

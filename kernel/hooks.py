@@ -217,6 +217,19 @@ class HookBus:
                 results.append(result)
         return results
 
+    def call_plugin(self, hook: str, plugin: str, **payload: Any) -> list[Any]:
+        """Like :meth:`call`, for the callbacks of one plugin only (e.g. stopping just it)."""
+        callbacks = [c for c in self._callbacks.get(hook, ()) if c.plugin == plugin]
+        if not callbacks:
+            return []
+        payload = self._payload(hook, payload)
+        results = []
+        for callback in callbacks:
+            ok, result = self._invoke(callback, payload)
+            if ok and result is not None:
+                results.append(result)
+        return results
+
     def first(self, hook: str, accept: Callable[[Any], bool], **payload: Any) -> Any:
         """Call callbacks in order until one returns a value ``accept`` takes; return it."""
         callbacks = self._callbacks.get(hook)

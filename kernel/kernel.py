@@ -120,6 +120,7 @@ class Kernel:
         self.discovery: Discovery | None = None
         self._registrations: dict[str, Registration] = {}
         self.booted = False
+        self.closed = False
 
     # Built on first use, so listing plugins never imports pluggy or the hook machinery.
     @cached_property
@@ -273,7 +274,12 @@ class Kernel:
         return self.load(record, target=plugin)
 
     def unregister_plugin(self, name: str) -> None:
-        """Remove everything a plugin registered."""
+        """Stop a plugin (its ``on_shutdown`` callbacks, then its providers' ``close()``) and
+        remove everything it registered."""
+        if name in self._registrations and not self.closed:
+            self.hooks.call_plugin("on_shutdown", name, reason="unload")
+            _close_all(p.obj for entries in self.slots.providers.values()
+                       for p in entries.values() if p.plugin == name)
         if self.pm.get_plugin(name) is not None:
             self.pm.unregister(name=name)
         self.hooks.remove_plugin(name)
@@ -393,16 +399,17 @@ class Kernel:
         return self.slots.active(slot, self.config)
 
     def close(self) -> None:
-        """Release what slot providers and services hold: each one's ``close()``, if it has one
-        (a session store closes its database). For a process about to exit."""
+        """Stop every loaded plugin, once: fire ``on_shutdown`` (reason ``"exit"``), then
+        release what slot providers and services hold (each one's ``close()``, or a legacy
+        provider's ``shutdown()``; a session store closes its database). For a process about
+        to exit; calling it again does nothing."""
+        if self.closed:
+            return
+        self.closed = True
+        if "hooks" in self.__dict__ and self.hooks.has_hook("on_shutdown"):
+            self.hooks.fire("on_shutdown", reason="exit")
         objects = [p.obj for entries in self.slots.providers.values() for p in entries.values()]
-        for obj in [*objects, *self._services.values()]:
-            close = getattr(obj, "close", None)
-            if callable(close):
-                try:
-                    close()
-                except Exception as exc:
-                    log.warning("closing %r failed: %s: %s", obj, type(exc).__name__, exc)
+        _close_all([*objects, *self._services.values()])
 
     def command_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment for a command the agent runs on the model's behalf: without the
@@ -418,6 +425,20 @@ class Kernel:
         if name not in self._services:  # two threads may both build one: the first stored wins
             self._services.setdefault(name, factory())
         return self._services[name]
+
+
+def _close_all(objects: Any) -> None:
+    """``close()`` each object that has one, else ``shutdown()`` (the legacy provider API);
+    a failure is logged and the others are still closed."""
+    for obj in objects:
+        stop = getattr(obj, "close", None)
+        if not callable(stop):
+            stop = getattr(obj, "shutdown", None)
+        if callable(stop):
+            try:
+                stop()
+            except Exception as exc:
+                log.warning("closing %r failed: %s: %s", obj, type(exc).__name__, exc)
 
 
 def _first_line(exc: BaseException) -> str:

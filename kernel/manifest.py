@@ -141,7 +141,8 @@ def _validate(path: Path, raw: bytes, default_name: str | None) -> tuple[Manifes
         model = ManifestModel.model_validate(data)
     except ValidationError as exc:
         problems = render_errors(exc)
-        if any(p.startswith("kind:") for p in problems):
+        kind = [p for p in problems if p.startswith("kind:")]
+        if kind and not any(KINDS[0] in p for p in kind):  # pydantic did not list them
             problems.append(f"kind: must be one of {', '.join(KINDS)}")
         return failed(problems, warnings)
     normalized = model.model_dump(mode="json")

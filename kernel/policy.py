@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from shlex import quote
 
 from .config import Config
 from .discovery import PluginRecord
@@ -49,7 +50,7 @@ def decide(record: PluginRecord, config: Config, env: Mapping[str, str],
             return Decision(True, "enabled", f"'{name}' is essential and cannot be disabled; "
                             "remove it from plugins.disabled")
         return Decision(False, "disabled", "listed in plugins.disabled "
-                        f"(run `hermes plugins enable {name}` to turn it back on)", "disabled")
+                        f"(run `hermes plugins enable {quote(name)}` to turn it back on)", "disabled")
     if builtin:
         return Decision(True, "enabled")
     if truthy(env.get("HERMES_SAFE_MODE")):
@@ -67,11 +68,11 @@ def decide(record: PluginRecord, config: Config, env: Mapping[str, str],
             if selected not in (name, *record.aliases) and not record.matches(config.plugins_enabled):
                 return Decision(False, "not selected",
                                 f"an exclusive provider loads when selected: "
-                                f"`hermes config set {key} {name}`", "not_selected")
+                                f"`hermes config set {key} {quote(name)}`", "not_selected")
         elif not (record.source == "bundled" and record.kind in DEFAULT_ON_KINDS):
             if not record.matches(config.plugins_enabled) and not selected_by_slot(record, config):
                 return Decision(False, "not enabled",
-                                f"not in plugins.enabled (run `hermes plugins enable {name}`)",
+                                f"not in plugins.enabled (run `hermes plugins enable {quote(name)}`)",
                                 "not_enabled")
     missing = missing_env(record, env)
     if missing:

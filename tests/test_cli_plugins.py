@@ -95,7 +95,7 @@ def test_info_reports_env_requirements(home, capsys):
 
 def test_tools_list(home, calculator, capsys):
     (home / "config.yaml").write_text("plugins:\n  enabled: [calculator]\n")
-    code, out, _ = run(capsys, "tools", "list", "--json")
+    code, out, _ = run(capsys, "tools", "list", "--json", "--load")
     data = json.loads(out)
     assert code == 0
     assert {t["name"]: t["plugin"] for t in data["tools"]
@@ -103,10 +103,67 @@ def test_tools_list(home, calculator, capsys):
                                                               "unit_convert": "calculator"}
     assert all(t["selected"] for t in data["tools"])
     (home / "config.yaml").write_text("plugins:\n  enabled: [calculator]\ntoolsets: [nope]\n")
-    code, out, _ = run(capsys, "tools", "list", "--json")
+    code, out, _ = run(capsys, "tools", "list", "--json", "--load")
     data = json.loads(out)
     assert not any(t["selected"] for t in data["tools"])
     assert any("unknown toolset 'nope'" in n for n in data["notes"])
+
+
+MARKED = """\
+import json
+from pathlib import Path
+
+
+def register(ctx):
+    (Path(__file__).parent / "register-ran").write_text("yes")
+    ctx.register_tool("mark_echo", "marks", {"name": "mark_echo", "description": "Echo.",
+                      "parameters": {"type": "object", "properties": {}}},
+                      lambda args, **kw: json.dumps(args))
+"""
+
+
+def test_tools_list_and_doctor_run_no_register_unless_asked_to_load(home, capsys):
+    plugin = write_plugin(home / "plugins", "marked", MARKED,
+                          manifest="name: marked\nprovides_tools: [mark_echo, mark_more]\n")
+    marker = plugin / "register-ran"
+    (home / "config.yaml").write_text("plugins:\n  enabled: [marked]\n")
+    code, out, _ = run(capsys, "tools", "list", "--json")
+    rows = {t["name"]: t for t in json.loads(out)["tools"]}
+    assert code == 0 and not marker.exists()
+    assert (rows["mark_echo"]["plugin"], rows["mark_echo"]["loaded"]) == ("marked", False)
+    assert rows["mark_more"]["loaded"] is False  # declared only; nothing is known yet
+    code, out, _ = run(capsys, "plugins", "doctor", "marked")
+    assert code == 0 and not marker.exists()
+    assert "[not_loaded]" in out and "hermes plugins doctor --load marked" in out
+
+    assert run(capsys, "plugins", "list", "--load")[0] == 0  # a real load, recorded
+    assert marker.exists()
+    marker.unlink()
+    code, out, _ = run(capsys, "tools", "list", "--json")
+    rows = {t["name"]: t for t in json.loads(out)["tools"]}
+    assert (rows["mark_echo"]["loaded"], rows["mark_echo"]["toolset"]) == (True, "marks")
+    assert rows["mark_echo"]["description"] == "Echo."
+    assert rows["mark_more"]["loaded"] is False
+    code, out, _ = run(capsys, "tools", "list")
+    assert "✓ mark_echo" in out and "· mark_more" in out
+    code, out, _ = run(capsys, "plugins", "doctor", "marked")
+    assert code == 0 and "[unregistered_tool] declares tool 'mark_more'" in out
+    assert not marker.exists()
+
+
+def test_doctor_finds_register_failures_of_the_last_load_without_loading(home, capsys):
+    plugin = write_plugin(home / "plugins", "badreg", "from pathlib import Path\n"
+                          "def register(ctx):\n"
+                          "    (Path(__file__).parent / 'register-ran').write_text('yes')\n"
+                          "    raise KeyError('api_url')\n", manifest="name: badreg\n")
+    (home / "config.yaml").write_text("plugins:\n  enabled: [badreg]\n")
+    assert run(capsys, "plugins", "list", "--load")[0] == 0
+    (plugin / "register-ran").unlink()
+    code, out, _ = run(capsys, "plugins", "doctor", "badreg")
+    assert code == 1 and "[register_error]" in out and "KeyError: 'api_url'" in out
+    assert not (plugin / "register-ran").exists()
+    code, out, _ = run(capsys, "plugins", "doctor", "badreg", "--load")
+    assert code == 1 and "[register_error]" in out and (plugin / "register-ran").exists()
 
 
 def test_plugin_cli_command_via_argparse_bridge(home, capsys):

@@ -94,7 +94,7 @@ spec_params = pytest.mark.parametrize("name", sorted(SPECS))
 
 
 def test_specs_were_found():
-    assert len(SPECS) == len(EVENT_HOOKS) + len(REGISTRATION_HOOKS) == 31
+    assert len(SPECS) == len(EVENT_HOOKS) + len(REGISTRATION_HOOKS) == 32
 
 
 @spec_params
@@ -193,7 +193,7 @@ def test_hook_lists():
     assert LIFECYCLE_HOOKS == EXPECTED_LIFECYCLE
     assert len(COMPAT_HOOKS) == 10
     assert EVENT_HOOKS == LIFECYCLE_HOOKS + COMPAT_HOOKS + KERNEL_HOOKS
-    assert len(EVENT_HOOKS) == 25 == len(set(EVENT_HOOKS))
+    assert len(EVENT_HOOKS) == 26 == len(set(EVENT_HOOKS))
     assert len(set(ALL_HOOKS)) == len(ALL_HOOKS)
     assert set(ALL_HOOKS) == set(SPECS)
 

@@ -111,8 +111,11 @@ def model(list_: bool, provider: str | None, model: str | None, base_url: str | 
         from hermes_agent import Kernel
 
         fresh = Kernel(kernel.home).boot()
-        click.echo(f"Switched to {profile.title} ({profile.name}).")
-        click.echo(describe_active(fresh))
+        try:
+            click.echo(f"Switched to {profile.title} ({profile.name}).")
+            click.echo(describe_active(fresh))
+        finally:
+            fresh.close()
         return
     if as_json:
         try:

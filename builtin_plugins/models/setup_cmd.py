@@ -84,11 +84,14 @@ def setup(provider: str | None, api_key: str | None, model: str | None, base_url
             suggested = served[0] if served else ""
         model = suggested if yes else click.prompt("Model", default=suggested or None)
     switch(kernel, profile.name, model, base_url)
-    fresh = Kernel(kernel.home).boot()
     click.echo(f"Configured {profile.title} with model {model} in {kernel.home / 'config.yaml'}.")
     if no_test:
         return
-    ok, message = test_call(fresh)
+    fresh = Kernel(kernel.home).boot()
+    try:
+        ok, message = test_call(fresh)
+    finally:
+        fresh.close()
     click.echo(message)
     if not ok:
         raise click.exceptions.Exit(1)

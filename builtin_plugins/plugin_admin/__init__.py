@@ -13,7 +13,10 @@ def register(ctx):
 
         return format_slash_listing(ctx.kernel)
 
-    from .ledger import record_outcomes
+    def record(plugins, home, **_):
+        from .ledger import record_outcomes
+
+        record_outcomes(plugins, home, tools=ctx.kernel.tools)
 
     ctx.register_command("plugins", show_plugins, description="Show plugins and their state")
-    ctx.register_hook("on_plugins_loaded", record_outcomes)
+    ctx.register_hook("on_plugins_loaded", record)

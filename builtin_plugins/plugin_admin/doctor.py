@@ -1,20 +1,25 @@
-"""`hermes plugins doctor [NAME]`: every reason a plugin is not active, from a real load.
+"""`hermes plugins doctor [NAME]`: every reason a plugin is not active.
 
-The kernel boots exactly as a session would (the same discovery and decisions as
-``hermes plugins list``); then each plugin is checked on its own terms, so a plugin that is
-both not enabled and missing an env var shows both reasons. Load failures are explained from
-the kernel's ``PluginStatus.code`` and ``cause``, never from the wording of its message.
-Loaded plugins show what they registered and any difference from what plugin.yaml declares.
+By default nothing is imported: plugin.yaml, config and the load ledger (what the last real
+load did, which keeps register() and import failures) are enough; a plugin that changed
+since it was last loaded is reported as such. ``--load`` boots the kernel exactly as a
+session would and checks that. Either way each plugin is checked on its own terms, so a
+plugin that is both not enabled and missing an env var shows both reasons. Load failures are
+explained from the kernel's ``PluginStatus.code`` and ``cause``, never from the wording of
+its message. Loaded plugins show what they registered and any difference from what
+plugin.yaml declares.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from shlex import quote
 from typing import Any
 
-from hermes_agent import (DEFAULT_ON_KINDS, SLOT_INFO, Kernel, PluginStatus, load_config,
-                          load_filter, mask_secrets, selected_by_slot, truthy)
+from hermes_agent import (DEFAULT_ON_KINDS, SLOT_INFO, Kernel, PluginStatus, load_filter,
+                          mask_secrets, selected_by_slot, truthy)
 
+from .ledger import recorded_statuses
 from .lockfile import read_lock
 
 _CODE_FIX = "fix the error in the plugin's code, or update or disable the plugin"
@@ -83,14 +88,22 @@ def _failure(status: PluginStatus) -> Reason:
         return Reason("import_error", f"importing it failed: {status.cause}", _CODE_FIX)
     if code in MANIFEST_PROBLEMS:
         label, fix = MANIFEST_PROBLEMS[code]
-        return Reason(code, f"{label}: {' '.join(status.reason.split())}", fix)
+        return Reason(code, manifest_message(label, status.reason), fix)
     if code in FAILURE_FIXES:
-        # pluggy puts the offending argument on a later line of its message
-        message = " ".join(status.reason.split()) if code == "hookimpl_invalid" else first_line(
+        # pluggy puts the offending argument on a later line of its message: keep them all
+        message = status.reason.strip() if code == "hookimpl_invalid" else first_line(
             status.reason)
-        return Reason(code, message, FAILURE_FIXES[code].format(name=record.name))
+        return Reason(code, message, FAILURE_FIXES[code].format(name=quote(record.name)))
     return Reason("load_error", first_line(status.reason),
-                  f"see `hermes plugins info {record.name}`")
+                  f"see `hermes plugins info {quote(record.name)}`")
+
+
+def manifest_message(label: str, reason: str) -> str:
+    """``label: <file>:`` and one problem per line, as the manifest check reported them."""
+    heading, _, problems = reason.strip().partition("\n")
+    heading = heading.removeprefix("invalid plugin manifest ")
+    lines = [line.strip() for line in problems.splitlines() if line.strip()]
+    return "\n".join([f"{label}: {heading}", *lines]) if lines else f"{label}: {heading}"
 
 
 def check(kernel: Kernel, status: PluginStatus) -> Report:
@@ -105,8 +118,13 @@ def check(kernel: Kernel, status: PluginStatus) -> Report:
     add = report.reasons.append
     if status.state == "failed":
         add(_failure(status))
+    if status.state == "enabled" and wanted:  # should load; not loaded since it last changed
+        add(Reason("not_loaded", "not loaded since it last changed, so its load-time problems "
+                   "are not known yet", f"hermes plugins doctor --load {quote(record.name)}",
+                   "note"))
     if record.matches(config.plugins_disabled):
-        add(Reason("disabled", "listed in plugins.disabled", f"hermes plugins enable {record.name}"))
+        add(Reason("disabled", "listed in plugins.disabled",
+                   f"hermes plugins enable {quote(record.name)}"))
     if record.source != "builtin":
         if truthy(env.get("HERMES_SAFE_MODE")):
             add(Reason("safe_mode", "safe mode loads builtin plugins only", "unset HERMES_SAFE_MODE"))
@@ -117,10 +135,10 @@ def check(kernel: Kernel, status: PluginStatus) -> Report:
         default_on = record.source == "bundled" and record.kind in DEFAULT_ON_KINDS
         if exclusive and not wanted:
             add(Reason("not_selected", f"an exclusive provider loads only when {slot_key} selects it",
-                       f"hermes config set {slot_key} {record.name}"))
+                       f"hermes config set {slot_key} {quote(record.name)}"))
         elif not exclusive and not default_on and not wanted:
             add(Reason("not_enabled", "not listed in plugins.enabled",
-                       f"hermes plugins enable {record.name}"))
+                       f"hermes plugins enable {quote(record.name)}"))
     for req in record.manifest.requires_env if record.manifest else ():
         if not env.get(req.name):
             hint = f" ({req.description})" if req.description else ""
@@ -168,27 +186,30 @@ def _selection(kernel: Kernel, status: PluginStatus) -> list[Reason]:
         if chosen != name:
             out.append(Reason("slot_not_selected", f"provides {info.label} {name!r}, but "
                               f"{info.config_key} selects {chosen or 'nothing'}",
-                              f"hermes config set {info.config_key} {name}", "note"))
+                              f"hermes config set {info.config_key} {quote(name)}", "note"))
     return out
 
 
-def diagnose(kernel: Kernel, name: str | None = None,
-             include_builtin: bool = False) -> tuple[list[Report], list[Reason]]:
-    """Reports for every plugin (or ``name``), plus problems not tied to one plugin."""
-    kernel.boot()
-    statuses = list(kernel.plugins.values())
+def diagnose(kernel: Kernel, name: str | None = None, include_builtin: bool = False,
+             load: bool = False) -> tuple[list[Report], list[Reason]]:
+    """Reports for every plugin (or ``name``), plus problems not tied to one plugin. With
+    ``load`` the kernel boots (plugin code runs); otherwise the ledger and plugin.yaml say."""
+    if load:
+        statuses = list(kernel.boot().plugins.values())
+    else:
+        statuses = [item.status for item in recorded_statuses(kernel)]
     reports = [check(kernel, s) for s in statuses
                if (name is None and (include_builtin or s.record.source != "builtin"))
                or s.record.name == name or (name and name in s.record.aliases)]
     general = []
     found = kernel.discover()
-    config = load_config(kernel.home)
+    config = kernel.config
     for wanted in config.plugins_enabled or []:
         if found.get(wanted) is None and not any(r.name == wanted for r in found.problems):
             if name is None or name == wanted:
                 general.append(Reason("not_installed", f"plugins.enabled names {wanted!r}, which is "
                                       "not installed", f"hermes plugins install SOURCE, or remove "
-                                      f"it: hermes plugins remove {wanted}"))
+                                      f"it: hermes plugins remove {quote(wanted)}"))
     for locked, entry in read_lock(kernel.home).items():
         record = found.get(locked)
         if name not in (None, locked):
@@ -196,7 +217,8 @@ def diagnose(kernel: Kernel, name: str | None = None,
         if record is None:
             general.append(Reason("lock_orphan", f"plugins.lock records {locked!r} "
                                   f"({entry.get('source')}), but it is not installed any more",
-                                  f"reinstall it or run `hermes plugins remove {locked}`", "warning"))
+                                  f"reinstall it or run `hermes plugins remove {quote(locked)}`",
+                                  "warning"))
         elif entry.get("source") in ("path", "git") and record.source != "user":
             general.append(Reason("shadowed", f"the {locked!r} installed at {entry.get('path')} is "
                                   f"hidden by the {record.source} plugin at {record.location}",
@@ -205,7 +227,7 @@ def diagnose(kernel: Kernel, name: str | None = None,
 
 
 def exit_code(reports: list[Report], general: list[Reason]) -> int:
-    broken = any(r.wanted and not r.active for r in reports)
+    broken = any(r.wanted and not r.active and r.state != "enabled" for r in reports)
     return 1 if broken or any(g.level == "error" for g in general) else 0
 
 
@@ -221,7 +243,14 @@ def format_reports(reports: list[Report], general: list[Reason]) -> str:
             lines.append(f"{mark} {head}: {report.state}")
         for reason in report.reasons:
             fix = f"\n      fix: {reason.fix}" if reason.fix else ""
-            lines.append(f"    - [{reason.code}] {reason.message}{fix}")
+            lines.append(f"    - [{reason.code}] {_indented(reason.message)}{fix}")
     for reason in general:
-        lines.append(f"! [{reason.code}] {reason.message}\n      fix: {reason.fix}")
+        lines.append(f"! [{reason.code}] {_indented(reason.message)}\n      fix: {reason.fix}")
     return "\n".join(lines) if lines else "No plugins installed."
+
+
+def _indented(message: str, indent: str = "        ") -> str:
+    """A multi-line message (a manifest's problems, pluggy's errors) with its later lines
+    indented under the reason, each on its own line."""
+    first, *rest = message.splitlines() or [""]
+    return "\n".join([first, *(indent + line.strip() for line in rest if line.strip())])

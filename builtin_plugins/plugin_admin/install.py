@@ -11,6 +11,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from shlex import quote
 from typing import Any
 
 import click
@@ -61,8 +62,8 @@ def check_clash(kernel: Kernel, candidate: Candidate) -> None:
         raise click.ClickException(
             f"a plugin named {candidate.name!r} is already installed"
             + (f" ({existing.location})" if existing else "")
-            + f"; run `hermes plugins update {candidate.name}` to change it, or "
-            f"`hermes plugins remove {candidate.name}` first")
+            + f"; run `hermes plugins update {quote(candidate.name)}` to change it, or "
+            f"`hermes plugins remove {quote(candidate.name)}` first")
     assert existing is not None
     reserved = " (builtin names are reserved)" if existing.source == "builtin" else ""
     raise click.ClickException(
@@ -146,9 +147,9 @@ def install(kernel: Kernel, spec: str, *, enable: bool | None, no_input: bool) -
                    + f" (source: {source.kind})")
         if turn_on:
             click.echo(f"  Enabled: it loads in the next session. Check it with "
-                       f"`hermes plugins doctor {candidate.name}`.")
+                       f"`hermes plugins doctor {quote(candidate.name)}`.")
         else:
-            click.echo(f"  Not enabled. Turn it on with `hermes plugins enable {candidate.name}`.")
+            click.echo(f"  Not enabled. Turn it on with `hermes plugins enable {quote(candidate.name)}`.")
     return names
 
 

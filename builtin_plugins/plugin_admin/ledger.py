@@ -1,9 +1,11 @@
 """The load ledger: what the last boot actually did with each plugin.
 
-``hermes plugins list`` must not import plugin code, yet it must show what really happened.
-After every boot (the ``on_plugins_loaded`` hook) each plugin's outcome is recorded with a
-fingerprint of its files; the listing shows that outcome while the fingerprint still
-matches, and "enabled, not loaded yet" otherwise.
+``hermes plugins list``, ``doctor`` and ``tools list`` must not import plugin code, yet they
+must show what really happened. After every boot (the ``on_plugins_loaded`` hook) each
+plugin's outcome is recorded with a fingerprint of its files, and the toolset and
+description of each tool it registered; :func:`recorded_statuses` merges that outcome into
+the current decision while the fingerprint still matches, and reports the plugin as
+"enabled, not loaded since it last changed" otherwise.
 """
 
 from __future__ import annotations
@@ -11,10 +13,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent import PluginRecord, PluginStatus, __version__, write_atomic
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel, ToolRegistry
 
 LEDGER = Path("cache") / "plugin-status.json"
 
@@ -43,8 +49,10 @@ def read_ledger(home: Path) -> dict[str, Any]:
         return {}
 
 
-def record_outcomes(plugins: Mapping[str, PluginStatus], home: Path, **_: Any) -> None:
-    """``on_plugins_loaded``: store the outcome of every plugin that loaded or failed."""
+def record_outcomes(plugins: Mapping[str, PluginStatus], home: Path,
+                    tools: "ToolRegistry | None" = None, **_: Any) -> None:
+    """``on_plugins_loaded``: store the outcome of every plugin that loaded or failed (and,
+    given the kernel's ``tools``, the toolset and description of each tool registered)."""
     home = Path(home)
     entries = read_ledger(home)
     for status in plugins.values():
@@ -53,6 +61,11 @@ def record_outcomes(plugins: Mapping[str, PluginStatus], home: Path, **_: Any) -
         entry = status.to_dict()
         entry["fingerprint"] = fingerprint(status.record)
         entry["time"] = time.time()
+        if tools is not None:
+            specs = [tools.tools[name] for name in status.tools if name in tools.tools]
+            entry["tool_info"] = {spec.name: {"toolset": spec.toolset, "description":
+                                              spec.schema.get("description", spec.description)}
+                                  for spec in specs}
         entries[status.name] = entry
     try:
         write_atomic(home / LEDGER, json.dumps(entries, indent=1, sort_keys=True))
@@ -65,3 +78,42 @@ def last_outcome(ledger: dict[str, Any], record: PluginRecord) -> dict[str, Any]
     if isinstance(entry, dict) and entry.get("fingerprint") == fingerprint(record):
         return entry
     return None
+
+
+# What a ledger entry restores onto the current decision.
+_OUTCOME_KEYS = ("state", "reason", "code", "cause", "tools", "hooks", "commands",
+                 "cli_commands", "providers", "skills")
+
+
+@dataclass
+class Recorded:
+    """One plugin as known without importing it: the decision now, merged with the last load."""
+
+    status: PluginStatus
+    outcome: dict[str, Any] | None  # the ledger entry of the last load, while still current
+    pending: bool  # it should load, but has not been loaded since it last changed
+
+
+def recorded_statuses(kernel: "Kernel") -> list[Recorded]:
+    """Every discovered plugin from plugin.yaml, config and the ledger; imports no plugin code.
+    ``tools``/``hooks`` are what the last load registered, or else what plugin.yaml declares."""
+    from hermes_agent import decide
+    from hermes_agent.builtin_plugins import ESSENTIAL
+
+    ledger = read_ledger(kernel.home)
+    out = []
+    for record in kernel.discover().all_records():
+        decision = decide(record, kernel.config, kernel.env, ESSENTIAL)
+        manifest = record.manifest
+        status = PluginStatus(record, decision.state, decision.reason, decision.code,
+                              tools=list(manifest.provides_tools) if manifest else [],
+                              hooks=list(manifest.provides_hooks) if manifest else [])
+        outcome = last_outcome(ledger, record) if decision.load else None
+        if outcome is not None:
+            for key in _OUTCOME_KEYS:
+                setattr(status, key, outcome.get(key, getattr(status, key)))
+            status.warnings = [w for w in outcome.get("warnings", []) if w not in record.warnings]
+        if decision.reason and decision.load:
+            status.warnings.append(decision.reason)
+        out.append(Recorded(status, outcome, decision.load and outcome is None))
+    return out

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_agent import Kernel, PluginStatus, decide
+from hermes_agent import Kernel
 
-from .ledger import last_outcome, read_ledger
+from .ledger import recorded_statuses
 
 GLYPHS = {"loaded": "✓", "enabled": "•", "disabled": "✗", "failed": "!", "missing env": "○",
           "not enabled": "○", "not selected": "○"}
@@ -15,33 +15,18 @@ GLYPHS = {"loaded": "✓", "enabled": "•", "disabled": "✗", "failed": "!", "
 
 def plugin_rows(kernel: Kernel, include_builtin: bool = False) -> list[dict[str, Any]]:
     """One dict per plugin: the decision now, merged with the last real load when current."""
-    from hermes_agent.builtin_plugins import ESSENTIAL
-
     if kernel.booted:
         statuses = list(kernel.plugins.values())
         return [s.to_dict() for s in statuses if include_builtin or s.record.source != "builtin"]
-    found = kernel.discover()
-    ledger = read_ledger(kernel.home)
     rows = []
-    for record in found.all_records():
-        if record.source == "builtin" and not include_builtin:
+    for item in recorded_statuses(kernel):
+        if item.status.record.source == "builtin" and not include_builtin:
             continue
-        decision = decide(record, kernel.config, kernel.env, ESSENTIAL)
-        row = PluginStatus(record, decision.state, decision.reason, decision.code).to_dict()
-        row["tools"] = list(record.manifest.provides_tools) if record.manifest else []
-        row["hooks"] = list(record.manifest.provides_hooks) if record.manifest else []
-        row["counts"] = "declared"
-        if decision.load:
-            outcome = last_outcome(ledger, record)
-            if outcome is None:
-                row["reason"] = ("enabled; not loaded since it last changed "
-                                 "(`hermes plugins list --load` loads it now)")
-            else:
-                for key in ("state", "reason", "code", "cause", "tools", "hooks", "commands",
-                            "cli_commands", "providers", "skills"):
-                    row[key] = outcome.get(key, row.get(key))
-                row["warnings"] = list(dict.fromkeys([*row["warnings"], *outcome.get("warnings", [])]))
-                row["counts"] = "registered"
+        row = item.status.to_dict()
+        row["counts"] = "registered" if item.outcome is not None else "declared"
+        if item.pending:
+            row["reason"] = ("enabled; not loaded since it last changed "
+                             "(`hermes plugins list --load` loads it now)")
         rows.append(row)
     return rows
 

@@ -78,25 +78,32 @@ def rollback(name: str) -> None:
 @click.command()
 @click.argument("name")
 @click.option("--keep-data", is_flag=True, help="Keep $HERMES_HOME/plugin-data/NAME.")
-def remove(name: str, keep_data: bool) -> None:
-    """Remove a plugin: its files or pip distribution, config entries and lock entry."""
+@click.option("--with-deps", is_flag=True, help="Also uninstall the pip dependencies nothing "
+              "else installed needs (default: ask at a terminal, else only list them).")
+@NO_INPUT
+def remove(name: str, keep_data: bool, with_deps: bool, no_input: bool) -> None:
+    """Remove a plugin: its files or pip distribution, config entries and lock entry; it is
+    stopped first if loaded, and its now unneeded pip dependencies are offered for removal."""
     from .remove import remove as run_remove
 
-    run_remove(runtime_kernel(boot=False), name, keep_data=keep_data)
+    run_remove(runtime_kernel(boot=False), name, keep_data=keep_data, with_deps=with_deps,
+               no_input=no_input)
 
 
 @click.command()
 @click.argument("name", required=False)
 @click.option("--all", "show_all", is_flag=True, help="Include builtin plugins.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def doctor(name: str | None, show_all: bool, as_json: bool) -> None:
-    """Explain why plugins are not active (loads them for real). Exits 1 when a plugin you
-    enabled is not active."""
+@click.option("--load", is_flag=True, help="Load plugins now (runs their code) instead of "
+              "reporting the last load.")
+def doctor(name: str | None, show_all: bool, as_json: bool, load: bool) -> None:
+    """Explain why plugins are not active, from plugin.yaml, config and the last load (--load
+    loads them now). Exits 1 when a plugin you enabled is not active."""
     from .doctor import diagnose, exit_code, format_reports
     from .remove import unknown
 
     kernel = runtime_kernel(boot=False)
-    reports, general = diagnose(kernel, name, include_builtin=show_all or bool(name))
+    reports, general = diagnose(kernel, name, include_builtin=show_all or bool(name), load=load)
     if name and not reports and not general:
         raise unknown(kernel, name)
     if as_json:

@@ -1,13 +1,19 @@
 """`hermes plugins remove NAME`: files (or the pip distribution), config entries, lock entry
-and, unless ``--keep-data``, $HERMES_HOME/plugin-data/<name>. All or nothing."""
+and, unless ``--keep-data``, $HERMES_HOME/plugin-data/<name>. All or nothing.
+
+A plugin loaded in this process is stopped first (``on_shutdown``). The pip dependencies
+that nothing else installed needs are listed, and uninstalled with ``--with-deps`` or when
+the person at the terminal agrees."""
 
 from __future__ import annotations
 
 import difflib
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
+from shlex import quote
 
 import click
 
@@ -54,7 +60,8 @@ def drop_from_config(kernel: Kernel, names: list[str]) -> list[str]:
     return changed
 
 
-def remove(kernel: Kernel, name: str, *, keep_data: bool) -> None:
+def remove(kernel: Kernel, name: str, *, keep_data: bool, with_deps: bool = False,
+           no_input: bool = False) -> None:
     lock = read_lock(kernel.home)
     entry = lock.get(name)
     record = kernel.discover().get(name) or next(
@@ -70,6 +77,12 @@ def remove(kernel: Kernel, name: str, *, keep_data: bool) -> None:
     if dist:  # one distribution may provide several plugins; they all go
         names += [n for n, e in lock.items() if n != name and e.get("dist")
                   and normalize_dist(e["dist"]) == normalize_dist(dist)]
+    orphans = _orphans(dist) if dist else []
+    for other in names:  # loaded in this process: stop it before its files go (a removal
+        # that fails after this leaves its files in place; it loads again in the next session)
+        status = kernel.plugins.get(other)
+        if status is not None and status.state == "loaded":
+            kernel.unregister_plugin(other)
     with Transaction(kernel.home) as txn:
         changed = drop_from_config(kernel, [*names, *(record.aliases if record else ())])
         for other in names:
@@ -92,12 +105,37 @@ def remove(kernel: Kernel, name: str, *, keep_data: bool) -> None:
                    + (f"; its data is kept in {data}" if keep_data and data.exists() else ""))
     if changed:
         click.echo(f"  config.yaml: removed {', '.join(changed)}")
+    if orphans:
+        _offer_orphans(dist, orphans, with_deps=with_deps, no_input=no_input)
+
+
+def _orphans(dist: str) -> list[str]:
+    from .orphans import orphaned_dependencies
+
+    return orphaned_dependencies([dist])
+
+
+def _offer_orphans(dist: str, orphans: list[str], *, with_deps: bool, no_input: bool) -> None:
+    """Uninstall the dependencies only ``dist`` needed: with ``--with-deps``, or when the person
+    at the terminal says yes; otherwise only name them and the command that would do it."""
+    listed = ", ".join(orphans)
+    ask = not with_deps and not no_input and sys.stdin.isatty()
+    if with_deps or (ask and click.confirm(f"  {dist} needed {listed}, which nothing else "
+                                           "installed needs. Uninstall them too?", default=False)):
+        run(pip("uninstall", "-y", "-q", *orphans), f"pip uninstall {' '.join(orphans)}")
+        click.echo(f"✓ Uninstalled dependencies nothing else needs: {listed}")
+        return
+    command = " ".join(quote(part) for part in (sys.executable, "-m", "pip", "uninstall", "-y",
+                                                *orphans))
+    click.echo(f"  Dependencies of {dist} that nothing else installed needs: {listed}\n"
+               f"  Uninstall them with `{command}` (or pass --with-deps to remove)")
 
 
 def _check_removable(kernel: Kernel, record: PluginRecord) -> None:
     if record.source in ("builtin", "bundled"):
-        raise click.ClickException(f"{record.name} ships with hermes ({record.source}) and cannot be "
-                                   f"removed; turn it off with `hermes plugins disable {record.name}`")
+        raise click.ClickException(f"{record.name} ships with hermes ({record.source}) and cannot "
+                                   "be removed; turn it off with "
+                                   f"`hermes plugins disable {quote(record.name)}`")
     if record.source == "project":
         raise click.ClickException(f"{record.name} is a project plugin ({record.location}); delete "
                                    "that folder in the project, or disable it")

@@ -17,6 +17,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from shlex import quote
 from typing import Any
 
 import click
@@ -174,7 +175,7 @@ def rollback(kernel: Kernel, name: str) -> None:
             raise click.ClickException(
                 f"{name} is at {current}, the oldest version plugins.lock still records; there is "
                 f"nothing older to roll back to (the lock keeps the {HISTORY} versions before "
-                f"the current one). `hermes plugins update {name}` returns to the newest.")
+                f"the current one). `hermes plugins update {quote(name)}` returns to the newest.")
         raise click.ClickException(f"no previous version of {name} is recorded in plugins.lock "
                                    "(rollback works after an update)")
     previous, older = history[0], history[1:]
@@ -213,7 +214,7 @@ def rollback(kernel: Kernel, name: str) -> None:
     if lines:
         click.echo("Capability changes:\n  " + "\n  ".join(lines))
     if older:
-        click.echo(f"  {len(older)} older version(s) recorded; `hermes plugins rollback {name}` "
+        click.echo(f"  {len(older)} older version(s) recorded; `hermes plugins rollback {quote(name)}` "
                    "goes back further.")
     else:
         click.echo("  This is the oldest version recorded; nothing older to roll back to.")

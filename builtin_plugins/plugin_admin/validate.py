@@ -91,6 +91,7 @@ def validate(path: Path) -> Validation:
         try:
             status = kernel.load(record)
         finally:
+            kernel.close()  # the plugin is stopped (on_shutdown) as soon as it was checked
             if import_root is not None:
                 sys.path.remove(str(import_root))
     if status.state != "loaded":

@@ -50,7 +50,7 @@ def doctor(home, capsys, monkeypatch):
     saved = dict(os.environ)
 
     def run(*args: str) -> tuple[int, str, str]:
-        code = main(["plugins", "doctor", *args])
+        code = main(["plugins", "doctor", "--load", *args])
         out = capsys.readouterr()
         return code, out.out, out.err
     yield run
@@ -128,7 +128,7 @@ def test_memory_plugin_selected_by_memory_provider_is_not_reported_as_not_enable
                  "def register(ctx):\n    ctx.register_memory_provider(P())\n",
                  manifest="name: plainmem\n")
     (home / "config.yaml").write_text(yaml.safe_dump({"memory": {"provider": "plainmem"}}))
-    code = main(["plugins", "doctor", "plainmem", "--json"])
+    code = main(["plugins", "doctor", "plainmem", "--load", "--json"])
     report = json.loads(capsys.readouterr().out)
     row = next(r for r in report["plugins"] if r["name"] == "plainmem")
     assert row["state"] == "loaded" and code == 0

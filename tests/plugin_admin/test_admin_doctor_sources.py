@@ -27,7 +27,7 @@ PLAIN = "def register(ctx):\n    pass\n"
 @pytest.fixture
 def doctor(home, capsys):
     def run(*args: str) -> tuple[int, dict]:
-        code = main(["plugins", "doctor", "--json", *args])
+        code = main(["plugins", "doctor", "--load", "--json", *args])
         return code, json.loads(capsys.readouterr().out)
     return run
 

@@ -240,16 +240,20 @@ HOSTED_DISTS = {  # distribution -> (pyproject.toml, files); built into the find
 }
 
 
-@pytest.fixture(scope="module")
-def hosted_links(links: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("hosted-src")
-    for dist, (project, files) in HOSTED_DISTS.items():
+def build_wheels(dists: dict[str, tuple[str, dict[str, str]]], root: Path, out: Path) -> Path:
+    """Write each distribution's pyproject.toml and files under ``root``; wheels go to ``out``."""
+    for dist, (project, files) in dists.items():
         for rel, text in {"pyproject.toml": project, **files}.items():
             (root / dist / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / dist / rel).write_text(text)
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-         "-q", "-w", str(links), *(str(root / d) for d in HOSTED_DISTS)], env=clean_env())
-    return links
+         "-q", "-w", str(out), *(str(root / d) for d in dists)], env=clean_env())
+    return out
+
+
+@pytest.fixture(scope="module")
+def hosted_links(links: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheels(HOSTED_DISTS, tmp_path_factory.mktemp("hosted-src"), links)
 
 
 def test_plugin_depending_on_hermes_agent_is_installed_without_it(hermes: Hermes, hosted_links: Path):
@@ -282,3 +286,62 @@ def test_dependency_that_replaces_the_hermes_command_is_refused(hermes: Hermes, 
     finally:
         run([sys.executable, "-m", "pip", "--python", str(hermes.python), "uninstall", "-y", "-q",
              "fake-hermes-cli", "hermes-clobber"], env=clean_env())
+
+
+def _library(dist: str, deps: list[str]) -> tuple[str, dict[str, str]]:
+    package = dist.replace("-", "_")
+    return (f'[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+            f'[project]\nname = "{dist}"\nversion = "1.0.0"\ndependencies = {json.dumps(deps)}\n'
+            f'[tool.setuptools]\npackages = ["{package}"]\n', {f"{package}/__init__.py": ""})
+
+
+def _rm_plugin(short: str, deps: list[str]) -> tuple[str, dict[str, str]]:
+    package = f"{short}_pkg"
+    return (plugin_pyproject(f"hermes-{short}", "1.0.0", "hermes_agent.plugins", short, package,
+                             package, ["plugin.yaml"], deps),
+            {f"{package}/__init__.py": "def register(ctx):\n    pass\n",
+             f"{package}/plugin.yaml": f"name: {short}\nversion: 1.0.0\n"})
+
+
+REMOVAL_DISTS = {  # rmone needs rm-only-dep (which needs rm-deep-dep) and rm-shared-dep
+    "hermes-rmone": _rm_plugin("rmone", ["rm-only-dep", "rm-shared-dep>=1"]),
+    "hermes-rmtwo": _rm_plugin("rmtwo", ["rm-shared-dep"]),
+    "rm-only-dep": _library("rm-only-dep", ["rm-deep-dep"]),
+    "rm-deep-dep": _library("rm-deep-dep", []),
+    "rm-shared-dep": _library("rm-shared-dep", []),
+}
+
+
+@pytest.fixture(scope="module")
+def removal_links(links: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheels(REMOVAL_DISTS, tmp_path_factory.mktemp("removal-src"), links)
+
+
+def test_remove_offers_the_dependencies_nothing_else_needs(hermes: Hermes, removal_links: Path):
+    def install(short: str) -> None:
+        hermes("plugins", "install", str(removal_links / f"hermes_{short}-1.0.0-py3-none-any.whl"),
+               "--enable", "--no-input")
+
+    deps = ("rm-only-dep", "rm-deep-dep", "rm-shared-dep")
+    try:
+        install("rmone")
+        install("rmtwo")
+        assert [hermes.installed(d) for d in deps] == ["1.0.0"] * 3
+        proc = hermes("plugins", "remove", "rmone")  # no terminal, no flag: only listed
+        assert "✓ Removed rmone (pip distribution hermes-rmone)" in proc.stdout
+        assert "nothing else installed needs: rm-deep-dep, rm-only-dep\n" in proc.stdout
+        assert "rm-shared-dep" not in proc.stdout
+        assert "pip uninstall -y rm-deep-dep rm-only-dep`" in proc.stdout
+        assert hermes.installed("hermes-rmone") == "-"
+        assert [hermes.installed(d) for d in deps] == ["1.0.0"] * 3
+
+        install("rmone")
+        proc = hermes("plugins", "remove", "rmone", "--with-deps")
+        assert "✓ Uninstalled dependencies nothing else needs: rm-deep-dep, rm-only-dep" in proc.stdout
+        assert [hermes.installed(d) for d in deps] == ["-", "-", "1.0.0"]  # rmtwo needs it
+        proc = hermes("plugins", "remove", "rmtwo", "--with-deps")
+        assert "nothing else needs: rm-shared-dep" in proc.stdout
+        assert hermes.installed("rm-shared-dep") == "-" and hermes.installed("hermes-rmtwo") == "-"
+    finally:
+        run([sys.executable, "-m", "pip", "--python", str(hermes.python), "uninstall", "-y", "-q",
+             "hermes-rmone", "hermes-rmtwo", *deps], env=clean_env())

@@ -122,7 +122,7 @@ def test_codes_reach_the_ledger_and_plugins_list_json(plugins_home: Path, capsys
 
 
 def test_doctor_explains_each_failure_by_its_code(plugins_home: Path, capsys):
-    assert main(["plugins", "doctor", "--json"]) == 1
+    assert main(["plugins", "doctor", "--load", "--json"]) == 1
     result = json.loads(capsys.readouterr().out)
     reports = {r["location"].rsplit("/", 1)[-1]: r for r in result["plugins"]}
     for directory, (_, _, code, cause) in FAILING.items():

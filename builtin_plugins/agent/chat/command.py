@@ -88,16 +88,16 @@ def stdin_is_tty() -> bool:
 def _offer_setup(kernel: Any, how_to: str) -> Any:
     """Nothing is configured and a person is at the terminal: offer ``hermes setup``, then
     return a kernel that sees the new configuration. Declining prints ``how_to``, exit 1."""
-    from hermes_agent import Kernel
-    from hermes_agent.cli import main as hermes_main
+    from hermes_agent.cli import main as hermes_main, reload_runtime_kernel
 
     if not click.confirm("No model provider is configured. Run setup now?", default=True):
         click.echo(how_to, err=True)
         raise click.exceptions.Exit(EXIT_FAILED)
+    kernel.close()  # its plugins are stopped; the reloaded kernel starts them again
     code = hermes_main(["setup"])
     if code:
         raise click.exceptions.Exit(code)
-    return Kernel(kernel.home).boot()
+    return reload_runtime_kernel()
 
 
 def _once(agent: Any, message: str) -> int:
