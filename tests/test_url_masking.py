@@ -122,7 +122,7 @@ def test_doctor_masks_a_url_in_a_plugins_failure(cli_home: Path,
         raise ConnectionError("cannot fetch https://deploy:{PASSWORD}@mirror.example.com/idx")
     """)
     assert _run(capsys, "config", "set", "plugins.enabled", "[mirror]")[0] == 0
-    _, output = _run(capsys, "plugins", "doctor", "mirror")
+    _, output = _run(capsys, "plugins", "doctor", "--load", "mirror")
     assert "https://deploy:***@mirror.example.com/idx" in output, output
     assert PASSWORD not in output
 
