@@ -30,6 +30,8 @@ FAILURE_FIXES = {
                  "or disable one of them",
     "core_tool_override": "rename the tool; or, if the plugin means to replace it (override=True), "
                           "hermes config set plugins.entries.{name}.allow_tool_override true",
+    "halt_attempt": "the plugin raised SystemExit or KeyboardInterrupt while hermes ran; update "
+                    "or fix it, or disable it: hermes plugins disable {name}",
 }
 
 MANIFEST_PROBLEMS = {  # code -> (label, fix)
@@ -80,6 +82,11 @@ def _failure(status: PluginStatus) -> Reason:
     if code in MANIFEST_PROBLEMS:
         label, fix = MANIFEST_PROBLEMS[code]
         return Reason(code, f"{label}: {' '.join(status.reason.split())}", fix)
+    if code == "duplicate" and status.clash.get("kept_by"):
+        keeper, kind = status.clash["kept_by"], status.clash.get("kind", "name")
+        return Reason(code, first_line(status.reason),
+                      f"disable one of them (`hermes plugins disable {record.name}` or "
+                      f"`hermes plugins disable {keeper}`), or rename the {kind} in one of them")
     if code in FAILURE_FIXES:
         # pluggy puts the offending argument on a later line of its message
         message = " ".join(status.reason.split()) if code == "hookimpl_invalid" else first_line(
@@ -127,6 +134,7 @@ def check(kernel: Kernel, status: PluginStatus) -> Report:
                                                        for r in report.reasons):
         add(Reason(status.code, first_line(status.reason)))  # the kernel's own verdict, always
     if status.state == "loaded":
+        report.reasons.extend(_kept_names(kernel, status))
         report.reasons.extend(_mismatch(status))
         if record.source not in ("builtin", "bundled"):
             report.reasons.extend(_selection(kernel, status))
@@ -134,6 +142,20 @@ def check(kernel: Kernel, status: PluginStatus) -> Report:
         add(Reason("shadows", f"hides the {shadow.source} plugin of the same name at "
                    f"{shadow.location}", "rename one of them if both are wanted", "note"))
     return report
+
+
+def _kept_names(kernel: Kernel, status: PluginStatus) -> list[Reason]:
+    """Names this plugin kept although a later-installed plugin registers them too."""
+    out = []
+    for other in kernel.plugins.values():
+        clash = other.clash
+        if other.state == "failed" and clash.get("kept_by") == status.name:
+            out.append(Reason("kept_name", f"keeps {clash.get('kind')} '{clash.get('name')}': "
+                              f"plugin '{other.name}' registers it too; this plugin keeps it "
+                              f"by install order, so '{other.name}' was not loaded",
+                              f"disable one of them, or rename the {clash.get('kind')} in one",
+                              "note"))
+    return out
 
 
 def _mismatch(status: PluginStatus) -> list[Reason]:

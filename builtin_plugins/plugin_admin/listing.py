@@ -37,7 +37,7 @@ def plugin_rows(kernel: Kernel, include_builtin: bool = False) -> list[dict[str,
                 row["reason"] = ("enabled; not loaded since it last changed "
                                  "(`hermes plugins list --load` loads it now)")
             else:
-                for key in ("state", "reason", "code", "cause", "tools", "hooks", "commands",
+                for key in ("state", "reason", "code", "cause", "clash", "tools", "hooks", "commands",
                             "cli_commands", "providers", "skills"):
                     row[key] = outcome.get(key, row.get(key))
                 row["warnings"] = list(dict.fromkeys([*row["warnings"], *outcome.get("warnings", [])]))

@@ -110,6 +110,9 @@ def banner(agent: Any, *, color: bool) -> str:
             lines.append(f"  {plugin}: {', '.join(sorted(groups[plugin]))}")
     else:
         lines.append("tools: none")
+    from .plugin_notices import load_failures
+
+    lines.extend(style(f"warning: {line}", YELLOW) for line in load_failures(agent.kernel))
     lines.append(style("Type a message. /help lists commands; end a line with \\ to continue "
                        "it; Ctrl-C interrupts, Ctrl-D or /quit exits.", DIM))
     return "\n".join(lines)
