@@ -108,8 +108,10 @@ class Kernel:
         self.discovery: Discovery | None = None
         self._registrations: dict[str, Registration] = {}
         self.install_stamps: dict[str, int | None] = {}  # plugin -> install time (ns), see boot
-        # Plugins unloaded while running because they tried to stop hermes (see quarantine).
+        # Plugins unloaded while running because they tried to stop hermes (see quarantine);
+        # each listener is told of every one (the plugin-admin plugin records them).
         self.faults: list[PluginStatus] = []
+        self.fault_listeners: list[Callable[[PluginStatus], Any]] = []
         self.booted = False
 
     # Built on first use, so listing plugins never imports pluggy or the hook machinery.
@@ -301,6 +303,11 @@ class Kernel:
         failed = PluginStatus(status.record, "failed", reason, "halt_attempt", first_line(exc))
         self.plugins[name] = failed
         self.faults.append(failed)
+        for listener in list(self.fault_listeners):
+            try:
+                listener(failed)
+            except Exception as listener_error:
+                log.warning("recording the failure of plugin %s failed: %s", name, listener_error)
 
     def _stage_hookimpls(self, target: Any, record: PluginRecord, staged: Registration,
                          ctx: PluginContext) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from hermes_agent import (DEFAULT_ON_KINDS, SLOT_INFO, Kernel, PluginStatus, load_config,
                           load_filter, selected_by_slot, truthy)
 
+from .ledger import last_outcome, read_ledger
 from .lockfile import read_lock
 
 _CODE_FIX = "fix the error in the plugin's code, or update or disable the plugin"
@@ -96,7 +97,9 @@ def _failure(status: PluginStatus) -> Reason:
                   f"see `hermes plugins info {record.name}`")
 
 
-def check(kernel: Kernel, status: PluginStatus) -> Report:
+def check(kernel: Kernel, status: PluginStatus, last_fault: dict[str, Any] | None = None) -> Report:
+    """Every reason ``status``'s plugin is not active (or suspect). ``last_fault``: the load
+    ledger's record of it being unloaded in an earlier session for trying to stop hermes."""
     record = status.record
     config, env = kernel.config, kernel.env
     exclusive = record.kind == "exclusive"
@@ -133,6 +136,9 @@ def check(kernel: Kernel, status: PluginStatus) -> Report:
     if status.code and status.state != "failed" and all(r.code != status.code
                                                        for r in report.reasons):
         add(Reason(status.code, first_line(status.reason)))  # the kernel's own verdict, always
+    if last_fault and status.state == "loaded":
+        add(Reason("halt_attempt", f"in an earlier session: {last_fault.get('reason', '')}",
+                   FAILURE_FIXES["halt_attempt"].format(name=record.name), "warning"))
     if status.state == "loaded":
         report.reasons.extend(_kept_names(kernel, status))
         report.reasons.extend(_mismatch(status))
@@ -195,7 +201,9 @@ def diagnose(kernel: Kernel, name: str | None = None,
     """Reports for every plugin (or ``name``), plus problems not tied to one plugin."""
     kernel.boot()
     statuses = list(kernel.plugins.values())
-    reports = [check(kernel, s) for s in statuses
+    ledger = read_ledger(kernel.home)
+    reports = [check(kernel, s, (last_outcome(ledger, s.record) or {}).get("last_fault"))
+               for s in statuses
                if (name is None and (include_builtin or s.record.source != "builtin"))
                or s.record.name == name or (name and name in s.record.aliases)]
     general = []

@@ -37,8 +37,8 @@ def plugin_rows(kernel: Kernel, include_builtin: bool = False) -> list[dict[str,
                 row["reason"] = ("enabled; not loaded since it last changed "
                                  "(`hermes plugins list --load` loads it now)")
             else:
-                for key in ("state", "reason", "code", "cause", "clash", "tools", "hooks", "commands",
-                            "cli_commands", "providers", "skills"):
+                for key in ("state", "reason", "code", "cause", "clash", "last_fault", "tools",
+                            "hooks", "commands", "cli_commands", "providers", "skills"):
                     row[key] = outcome.get(key, row.get(key))
                 row["warnings"] = list(dict.fromkeys([*row["warnings"], *outcome.get("warnings", [])]))
                 row["counts"] = "registered"
@@ -57,8 +57,13 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     lines = []
     for i, row in enumerate(table):
         lines.append("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)).rstrip())
-        if i and rows[i - 1]["reason"] and rows[i - 1]["state"] != "loaded":
-            lines.append(f"    {rows[i - 1]['reason']}")
+        if not i:
+            continue
+        row = rows[i - 1]
+        if row["reason"] and row["state"] != "loaded":
+            lines.append(f"    {row['reason']}")
+        elif row.get("last_fault"):
+            lines.append(f"    in an earlier session: {row['last_fault'].get('reason', '')}")
     return "\n".join(lines)
 
 

@@ -95,6 +95,17 @@ def test_a_hook_that_exits_during_a_turn_does_not_end_the_chat(home: Path, calcu
     (failed,) = [e for e in events if e["type"] == "plugin_failed"]
     assert failed["message"].startswith("plugin hookexit was unloaded: it raised SystemExit: 7")
     assert "hermes plugins disable hookexit" in failed["message"]
+    assert cli_root.main(["plugins", "list"]) == 0  # the ledger recorded the unloading
+    listing = capsys.readouterr().out
+    row = next(line for line in listing.splitlines() if line.startswith("hookexit"))
+    assert " failed " in row and "raised SystemExit: 7" in listing
+    assert cli_root.main(["plugins", "doctor", "hookexit"]) == 0  # it loads again...
+    doctor = capsys.readouterr().out
+    assert "✓ hookexit" in doctor  # ...and doctor still tells what it did last time
+    assert "[halt_attempt] in an earlier session: plugin 'hookexit' raised SystemExit: 7 " \
+        "(the plugin called sys.exit" in doctor and "from its pre_llm_call hook" in doctor
+    assert cli_root.main(["plugins", "list"]) == 0
+    assert "in an earlier session: plugin 'hookexit' raised" in capsys.readouterr().out
     assert cli_root.main(["chat", "-q", "and now?"]) == 0  # text mode: the warning on stderr
     out, err = capsys.readouterr()
     assert out == "again\n" and "warning: plugin hookexit was unloaded" in err
