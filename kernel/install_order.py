@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import calendar
 import json
+import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from .discovery import PluginRecord
-from .manifest import find_manifest
+from .manifest import MANIFEST_NAMES
 
 SHIPPED = ("builtin", "bundled")  # installed together with hermes itself
 _LOCK_FILE = "plugins.lock"
@@ -78,10 +79,9 @@ def install_stamp(record: PluginRecord, locked: dict[str, int]) -> int | None:
     if record.path is None:
         return None
     stamps = []
-    for path in (record.path, find_manifest(record.path)):
+    for path in (record.path, *(record.path / name for name in MANIFEST_NAMES)):
         try:
-            if path is not None:
-                stamps.append(path.stat().st_mtime_ns)
+            stamps.append(os.stat(path).st_mtime_ns)
         except OSError:
             continue
     return min(stamps) if stamps else None

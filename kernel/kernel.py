@@ -163,16 +163,18 @@ class Kernel:
         for record in found.problems:
             self.plugins[f"{record.name}@{record.location}"] = PluginStatus(
                 record, "failed", record.error, record.error_code)
-        for record, stamp in in_install_order(found.plugins.values(), self.home):
+        decisions = {name: decide(record, self.config, self.env, ESSENTIAL)
+                     for name, record in found.plugins.items()}
+        for name, decision in decisions.items():
+            if not decision.load:
+                self.plugins[name] = PluginStatus(found.plugins[name], decision.state,
+                                                  decision.reason, decision.code)
+        loading = [found.plugins[name] for name, decision in decisions.items() if decision.load]
+        for record, stamp in in_install_order(loading, self.home):
             self.install_stamps[record.name] = stamp
-            decision = decide(record, self.config, self.env, ESSENTIAL)
-            if decision.load:
-                status = self.load(record)
-                if decision.reason:
-                    status.warnings.append(decision.reason)
-            else:
-                self.plugins[record.name] = PluginStatus(record, decision.state, decision.reason,
-                                                         decision.code)
+            status = self.load(record)
+            if decisions[record.name].reason:
+                status.warnings.append(decisions[record.name].reason)
         loaded = self.plugins  # listed in discovery order, whatever order they loaded in
         self.plugins = {**{k: v for k, v in loaded.items() if k not in found.plugins},
                         **{name: loaded[name] for name in found.plugins if name in loaded}}
