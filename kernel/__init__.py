@@ -19,7 +19,7 @@ _EXPORTS = {
     "selected_by_slot": "policy", "DEFAULT_ON_KINDS": "policy",
     "Manifest": "manifest", "EnvRequirement": "manifest", "read_manifest": "manifest",
     "PluginRecord": "discovery", "Discovery": "discovery", "discover": "discovery",
-    "is_plugin_fault": "containment", "UserInterrupt": "containment",
+    "reraise_shutdown": "containment", "UserInterrupt": "containment",
     "HookBus": "hooks", "tool_directive": "hookspecs.results", "join_context": "hookspecs.results",
     "write_atomic": "vcache",
     "ToolRegistry": "tools", "tool_result": "tools", "tool_error": "tools",

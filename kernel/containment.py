@@ -5,10 +5,10 @@ slash commands. Whatever it raises there, ``SystemExit`` and ``KeyboardInterrupt
 included, is a failure of that plugin, not a request to stop hermes. The one exception is
 a genuine shutdown of our own process:
 
-- a Ctrl-C the user really pressed. :func:`watch_interrupts` makes SIGINT raise
-  :class:`UserInterrupt` (a ``KeyboardInterrupt``), so a real interrupt is told apart
-  from a ``KeyboardInterrupt`` a plugin raises itself. Python runs signal handlers on the
-  main thread only, so on any other thread a ``KeyboardInterrupt`` is always the plugin's.
+- a Ctrl-C the user really pressed. :func:`watch_interrupts` makes SIGINT raise a
+  :class:`UserInterrupt` (a ``KeyboardInterrupt``) that the handler remembers, so a real
+  interrupt is told apart from a ``KeyboardInterrupt`` a plugin raises itself, even one of
+  that class. Python runs signal handlers on the main thread only.
 - in async dispatch, ``GeneratorExit`` (our coroutine is being closed) and a
   ``CancelledError`` while our own task is being cancelled.
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import weakref
 from types import FrameType
 
 
@@ -26,8 +27,13 @@ class UserInterrupt(KeyboardInterrupt):
     """A Ctrl-C the user pressed (raised by the SIGINT handler :func:`watch_interrupts` sets)."""
 
 
+_SIGNALLED: "weakref.WeakSet[UserInterrupt]" = weakref.WeakSet()  # raised by _on_sigint
+
+
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
-    raise UserInterrupt()
+    interrupt = UserInterrupt()
+    _SIGNALLED.add(interrupt)
+    raise interrupt
 
 
 def watch_interrupts() -> bool:
@@ -42,45 +48,44 @@ def watch_interrupts() -> bool:
     return current is _on_sigint
 
 
-def _from_user(exc: BaseException) -> bool:
+def user_interrupt(exc: BaseException) -> BaseException | None:
+    """The user's Ctrl-C that ``exc`` is, or was raised while handling; else None. When
+    hermes could not install its SIGINT handler (an embedding application has its own), a
+    ``KeyboardInterrupt`` on the main thread is taken as the user's."""
     seen: set[int] = set()
     link: BaseException | None = exc
     while link is not None and id(link) not in seen:
-        if isinstance(link, UserInterrupt):
-            return True
+        if isinstance(link, UserInterrupt) and link in _SIGNALLED:
+            return link
         seen.add(id(link))
         link = link.__cause__ or link.__context__
-    return False
+    if isinstance(exc, KeyboardInterrupt) and signal.getsignal(signal.SIGINT) is not _on_sigint \
+            and threading.current_thread() is threading.main_thread():
+        return exc
+    return None
 
 
-def is_user_interrupt(exc: BaseException) -> bool:
-    """True for a ``KeyboardInterrupt`` that comes from a real Ctrl-C. When hermes could not
-    install its SIGINT handler (an embedding application has its own), a
-    ``KeyboardInterrupt`` on the main thread is taken as real."""
-    if not isinstance(exc, KeyboardInterrupt):
-        return False
-    if _from_user(exc):
-        return True
-    watching = signal.getsignal(signal.SIGINT) is _on_sigint
-    return not watching and threading.current_thread() is threading.main_thread()
+def reraise_shutdown(exc: BaseException) -> None:
+    """Called with whatever plugin code raised (synchronously): re-raises the user's Ctrl-C
+    behind it, if any; otherwise returns, and ``exc`` is the plugin's failure."""
+    interrupt = user_interrupt(exc)
+    if interrupt is not None:
+        raise interrupt
 
 
-def is_plugin_fault(exc: BaseException) -> bool:
-    """Should ``exc``, raised by plugin code called synchronously, count as that plugin's
-    failure (True) or propagate (False: a real Ctrl-C)?"""
-    return isinstance(exc, Exception) or not is_user_interrupt(exc)
-
-
-def is_async_plugin_fault(exc: BaseException) -> bool:
-    """Like :func:`is_plugin_fault`, for plugin code awaited by a coroutine of ours."""
+def reraise_async_shutdown(exc: BaseException) -> None:
+    """Like :func:`reraise_shutdown`, for plugin code awaited by a coroutine of ours: the
+    closing of that coroutine (``GeneratorExit``) and the cancelling of our own task
+    propagate too."""
     if isinstance(exc, GeneratorExit):
-        return False  # our coroutine is being closed: it must unwind
+        raise exc
     import asyncio
 
     if isinstance(exc, asyncio.CancelledError):
         task = asyncio.current_task()
-        return task is None or not task.cancelling()
-    return is_plugin_fault(exc)
+        if task is not None and task.cancelling():
+            raise exc
+    reraise_shutdown(exc)
 
 
 def halts(exc: BaseException) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .containment import describe, halts, is_async_plugin_fault, is_plugin_fault
+from .containment import describe, halts, reraise_async_shutdown, reraise_shutdown
 from .hookspecs import DISPATCH, EVENT_HOOKS, hook_arguments
 from .hookspecs.results import COMBINE
 
@@ -140,8 +140,7 @@ class HookBus:
             if result is not None and inspect.isawaitable(result):
                 result = _run_awaitable(result)
         except BaseException as exc:
-            if not is_plugin_fault(exc):
-                raise
+            reraise_shutdown(exc)
             return self._failed(callback, exc)
         return self._done(callback, result, started)
 
@@ -152,8 +151,7 @@ class HookBus:
             if result is not None and inspect.isawaitable(result):
                 result = await result
         except BaseException as exc:
-            if not is_async_plugin_fault(exc):
-                raise
+            reraise_async_shutdown(exc)
             return self._failed(callback, exc)
         return self._done(callback, result, started)
 
@@ -209,8 +207,7 @@ class HookBus:
                 if result is not None and inspect.isawaitable(result):
                     result = _run_awaitable(result)
             except BaseException as exc:
-                if not is_plugin_fault(exc):
-                    raise
+                reraise_shutdown(exc)
                 self._failed(callback, exc)
                 continue
             if result is not None:

@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, hermes_home, load_config, read_env_file
-from .containment import describe, first_line, is_plugin_fault, watch_interrupts
+from .containment import describe, first_line, reraise_shutdown, watch_interrupts
 from .context import PluginContext
 from .discovery import Discovery, PluginRecord, discover
 from .errors import PluginError
@@ -397,8 +397,7 @@ def _plugin_call(plugin: str, code: str, what: str, fn: Callable[..., Any], *arg
     try:
         return fn(*args)
     except BaseException as exc:
-        if not is_plugin_fault(exc):
-            raise
+        reraise_shutdown(exc)
         raise PluginError(plugin, f"{what}: {describe(exc)}", code=code) from exc
 
 

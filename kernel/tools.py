@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .containment import describe, halts, is_plugin_fault
+from .containment import describe, halts, reraise_shutdown
 from .errors import ToolError
 from .hooks import _run_awaitable
 from .registration import ToolSpec, ToolsetSpec
@@ -72,8 +72,7 @@ class ToolRegistry:
     def _plugin_raised(self, spec: ToolSpec, part: str, exc: BaseException) -> None:
         """Log what a tool's ``part`` (handler, check_fn) raised, and tell ``on_halt`` when it
         would have stopped hermes. A real Ctrl-C is re-raised."""
-        if not is_plugin_fault(exc):
-            raise exc
+        reraise_shutdown(exc)
         log.warning("tool %r: its %s raised %s", spec.name, part, describe(exc))
         if halts(exc) and self.on_halt is not None:
             self.on_halt(spec.plugin, f"the {part} of its tool '{spec.name}'", exc)

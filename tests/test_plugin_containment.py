@@ -112,6 +112,15 @@ def test_an_exception_in_a_hook_does_not_unload_the_plugin(home: Path) -> None:
     assert kernel.plugins["bad"].state == "loaded" and kernel.faults == []
 
 
+def test_a_forged_user_interrupt_is_still_the_plugins(home: Path) -> None:
+    def forges(**kw: object) -> None:
+        raise UserInterrupt()
+
+    kernel = hooked(home, forges)
+    assert kernel.hooks.call("on_session_start", session_id="s") == ["ok"]
+    assert kernel.plugins["bad"].code == "halt_attempt"
+
+
 def test_a_real_ctrl_c_in_a_hook_propagates_and_blames_no_plugin(home: Path) -> None:
     def interrupted(**kw: object) -> None:
         signal.raise_signal(signal.SIGINT)
@@ -120,6 +129,19 @@ def test_a_real_ctrl_c_in_a_hook_propagates_and_blames_no_plugin(home: Path) -> 
     with pytest.raises(UserInterrupt):
         kernel.hooks.call("on_session_start", session_id="s")
     assert kernel.plugins["bad"].state == "loaded" and kernel.faults == []
+
+
+def test_a_real_ctrl_c_a_plugin_turns_into_an_exit_is_still_the_users(home: Path) -> None:
+    def converts(**kw: object) -> None:
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            sys.exit(1)
+
+    kernel = hooked(home, converts)
+    with pytest.raises(UserInterrupt):
+        kernel.hooks.call("on_session_start", session_id="s")
+    assert kernel.plugins["bad"].state == "loaded"
 
 
 def test_async_dispatch_contains_plugin_exits_but_not_its_own_cancellation(home: Path) -> None:

@@ -148,10 +148,9 @@ def run_slash(state: ChatState, line: str) -> Any:
 
             result = asyncio.run(_await(result))
     except BaseException as exc:
-        from hermes_agent import is_plugin_fault
+        from hermes_agent import reraise_shutdown
 
-        if not is_plugin_fault(exc):
-            raise  # a real Ctrl-C
+        reraise_shutdown(exc)  # a real Ctrl-C
         if not isinstance(exc, Exception):  # SystemExit and the like: the plugin is unloaded
             state.kernel.quarantine(command.plugin, f"its /{name} command", exc)
             return (f"/{name} failed: plugin '{command.plugin}' raised {type(exc).__name__} "
