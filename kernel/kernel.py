@@ -170,8 +170,12 @@ class Kernel:
                 self.plugins[name] = PluginStatus(found.plugins[name], decision.state,
                                                   decision.reason, decision.code)
         loading = [found.plugins[name] for name, decision in decisions.items() if decision.load]
+        trail = self.env.get("HERMES_LOAD_TRAIL")  # `plugins doctor --isolated` reads it
         for record, stamp in in_install_order(loading, self.home):
             self.install_stamps[record.name] = stamp
+            if trail:
+                with open(trail, "a", encoding="utf-8") as breadcrumbs:
+                    breadcrumbs.write(record.name + "\n")
             status = self.load(record)
             if decisions[record.name].reason:
                 status.warnings.append(decisions[record.name].reason)

@@ -89,14 +89,21 @@ def remove(name: str, keep_data: bool) -> None:
 @click.argument("name", required=False)
 @click.option("--all", "show_all", is_flag=True, help="Include builtin plugins.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def doctor(name: str | None, show_all: bool, as_json: bool) -> None:
+@click.option("--isolated", is_flag=True, help="Load the plugins in a child process, so even "
+              "one that ends the process (os._exit) is named.")
+def doctor(name: str | None, show_all: bool, as_json: bool, isolated: bool) -> None:
     """Explain why plugins are not active (loads them for real). Exits 1 when a plugin you
     enabled is not active."""
     from .doctor import diagnose, exit_code, format_reports
     from .remove import unknown
 
     kernel = runtime_kernel(boot=False)
-    reports, general = diagnose(kernel, name, include_builtin=show_all or bool(name))
+    if isolated:
+        from .isolated import isolated_diagnose
+
+        reports, general = isolated_diagnose(kernel, name, show_all)
+    else:
+        reports, general = diagnose(kernel, name, include_builtin=show_all or bool(name))
     if name and not reports and not general:
         raise unknown(kernel, name)
     if as_json:

@@ -126,3 +126,15 @@ def test_real_processes_exit_with_their_own_code(hostile_home: Path,
     chat = hermes("chat", "-q", "hi")
     assert (chat.returncode, chat.stdout) == (0, "from a real process\n")
     assert "plugin exiter failed to load" in chat.stderr
+
+
+def test_isolated_doctor_names_a_plugin_that_ends_the_process(home: Path, capsys) -> None:
+    write_plugin(home / "plugins", "vanisher", "import os\n\ndef register(ctx):\n    os._exit(9)\n")
+    write_plugin(home / "plugins", "steady", "def register(ctx):\n    pass\n")
+    (home / "config.yaml").write_text(yaml.safe_dump({"plugins": {"enabled": ["vanisher",
+                                                                             "steady"]}}))
+    assert cli_root.main(["plugins", "doctor", "--isolated"]) == 1
+    out = capsys.readouterr().out
+    assert "✓ steady" in out and "✗ vanisher" in out
+    assert "[process_exit] loading it ended the hermes process (exit status 9)" in out
+    assert "hermes plugins disable vanisher" in out and "load_filter" not in out
