@@ -18,7 +18,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, hermes_home, load_config, read_env_file
-from .containment import describe, first_line, reraise_shutdown, watch_interrupts
 from .context import PluginContext
 from .discovery import Discovery, PluginRecord, discover
 from .errors import PluginError
@@ -155,6 +154,8 @@ class Kernel:
         if self.booted:
             return self
         self.booted = True
+        from .containment import watch_interrupts
+
         watch_interrupts()
         found = self.discover()
         from .builtin_plugins import ESSENTIAL
@@ -204,6 +205,7 @@ class Kernel:
         after the same rollback."""
         import pluggy
 
+        from .containment import first_line
         from .loader import import_plugin, module_name, unimport
 
         staged = Registration(record.name)
@@ -299,6 +301,8 @@ class Kernel:
         """A loaded plugin raised ``exc`` (SystemExit, KeyboardInterrupt, ...) from ``where``
         while hermes was running: it tried to stop hermes. Unload it for the rest of this
         kernel's life and record it as failed (in ``plugins`` and ``faults``)."""
+        from .containment import describe, first_line
+
         status = self.plugins.get(name)
         if status is None or status.state != "loaded":
             return
@@ -401,6 +405,8 @@ def _plugin_call(plugin: str, code: str, what: str, fn: Callable[..., Any], *arg
     try:
         return fn(*args)
     except BaseException as exc:
+        from .containment import describe, reraise_shutdown
+
         reraise_shutdown(exc)
         raise PluginError(plugin, f"{what}: {describe(exc)}", code=code) from exc
 
