@@ -20,6 +20,7 @@ _EXPORTS = {
     "inactive_plugins": "health", "Inactive": "health",
     "Manifest": "manifest", "EnvRequirement": "manifest", "read_manifest": "manifest",
     "PluginRecord": "discovery", "Discovery": "discovery", "discover": "discovery",
+    "reraise_shutdown": "containment", "UserInterrupt": "containment",
     "HookBus": "hooks", "tool_directive": "hookspecs.results", "join_context": "hookspecs.results",
     "write_atomic": "vcache", "private_dir": "private",
     "mask_url": "redact", "mask_secrets": "redact",

@@ -36,10 +36,12 @@ class ManifestError(HermesError):
 class PluginError(HermesError):
     """A plugin could not be loaded or registered. Names the plugin (and the other one, on clashes)."""
 
-    def __init__(self, plugin: str, message: str, *, hook: str | None = None, code: str = ""):
+    def __init__(self, plugin: str, message: str, *, hook: str | None = None, code: str = "",
+                 clash: dict[str, str] | None = None):
         self.plugin = plugin
         self.hook = hook
         self.code = code  # machine-readable cause, e.g. "import_error" (PluginStatus.code)
+        self.clash = clash or {}  # a name clash: kind, name, kept_by, lost_by
         super().__init__(message)
 
 

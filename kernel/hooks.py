@@ -5,7 +5,9 @@ hookspecs) receive the arguments they name; ``ctx.register_hook`` callbacks rece
 payload as keywords (filtered to their parameters unless they take ``**kwargs``).
 
 Rules: callbacks run in load order (``tryfirst``/``trylast`` respected); one that raises is
-logged and skipped; an awaitable result is awaited; ``HERMES_TRACE_HOOKS=1`` traces every
+logged and skipped; one that raises ``SystemExit``, ``KeyboardInterrupt`` or another
+``BaseException`` is skipped too and reported to ``on_halt`` (the kernel unloads its plugin),
+while a real Ctrl-C propagates (see :mod:`.containment`); an awaitable result is awaited; ``HERMES_TRACE_HOOKS=1`` traces every
 call to stderr. How results combine is each hook's dispatch rule (``hookspecs.DISPATCH``,
 applied by ``hookspecs.results``).
 """
@@ -21,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .containment import describe, halts, reraise_async_shutdown, reraise_shutdown
 from .hookspecs import DISPATCH, EVENT_HOOKS, hook_arguments
 from .hookspecs.results import COMBINE
 
@@ -88,6 +91,8 @@ class HookBus:
     # dispatch in progress is unaffected by a plugin being added or removed
     _callbacks: dict[str, tuple[HookCallback, ...]] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)  # plugin -> callbacks that raised
+    # Told (plugin, where, exception) when a callback raises what would stop hermes.
+    on_halt: Callable[[str, str, BaseException], Any] | None = None
 
     # --- registration ---------------------------------------------------------------------
     def add_callback(self, hook: str, fn: Callable[..., Any], *, plugin: str,
@@ -134,7 +139,8 @@ class HookBus:
             result = callback.fn(**self._kwargs(callback, payload))
             if result is not None and inspect.isawaitable(result):
                 result = _run_awaitable(result)
-        except Exception as exc:
+        except BaseException as exc:
+            reraise_shutdown(exc)
             return self._failed(callback, exc)
         return self._done(callback, result, started)
 
@@ -144,15 +150,18 @@ class HookBus:
             result = callback.fn(**self._kwargs(callback, payload))
             if result is not None and inspect.isawaitable(result):
                 result = await result
-        except Exception as exc:
+        except BaseException as exc:
+            reraise_async_shutdown(exc)
             return self._failed(callback, exc)
         return self._done(callback, result, started)
 
-    def _failed(self, callback: HookCallback, exc: Exception) -> tuple[bool, Any]:
+    def _failed(self, callback: HookCallback, exc: BaseException) -> tuple[bool, Any]:
         self.errors[callback.plugin] = self.errors.get(callback.plugin, 0) + 1
-        log.warning("hook %r: callback %s raised %s: %s (skipped)", callback.hook,
-                    callback.label, type(exc).__name__, exc)
-        self._trace(f"  {callback.label} raised {type(exc).__name__}: {exc}")
+        log.warning("hook %r: callback %s raised %s (skipped)", callback.hook,
+                    callback.label, describe(exc))
+        self._trace(f"  {callback.label} raised {describe(exc)}")
+        if halts(exc) and self.on_halt is not None:
+            self.on_halt(callback.plugin, f"its {callback.hook} hook", exc)
         return False, None
 
     def _done(self, callback: HookCallback, result: Any, started: float) -> tuple[bool, Any]:
@@ -197,7 +206,8 @@ class HookBus:
                                         {n: payload[n] for n in names if n in payload}))
                 if result is not None and inspect.isawaitable(result):
                     result = _run_awaitable(result)
-            except Exception as exc:
+            except BaseException as exc:
+                reraise_shutdown(exc)
                 self._failed(callback, exc)
                 continue
             if result is not None:

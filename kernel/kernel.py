@@ -45,6 +45,7 @@ class PluginStatus:
     reason: str = ""
     code: str = ""  # why it is not loaded, e.g. "import_error" (docs/writing-plugins.md)
     cause: str = ""  # first line of the exception behind a failed load
+    clash: dict[str, str] = field(default_factory=dict)  # code "duplicate": kind, name, kept_by
     tools: list[str] = field(default_factory=list)
     hooks: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
@@ -61,7 +62,7 @@ class PluginStatus:
         record = self.record
         return {"name": record.name, "version": record.version, "kind": record.kind,
                 "source": record.source, "state": self.state, "reason": self.reason,
-                "code": self.code, "cause": self.cause,
+                "code": self.code, "cause": self.cause, "clash": self.clash,
                 "location": record.location, "description": record.manifest.description
                 if record.manifest else "", "tools": self.tools, "hooks": self.hooks,
                 "commands": self.commands, "cli_commands": self.cli_commands,
@@ -119,6 +120,11 @@ class Kernel:
         self.plugins: dict[str, PluginStatus] = {}
         self.discovery: Discovery | None = None
         self._registrations: dict[str, Registration] = {}
+        self.install_stamps: dict[str, int | None] = {}  # plugin -> install time (ns), see boot
+        # Plugins unloaded while running because they tried to stop hermes (see quarantine);
+        # each listener is told of every one (the plugin-admin plugin records them).
+        self.faults: list[PluginStatus] = []
+        self.fault_listeners: list[Callable[[PluginStatus], Any]] = []
         self.booted = False
         self.closed = False
 
@@ -138,13 +144,13 @@ class Kernel:
     def hooks(self) -> "HookBus":
         from .hooks import HookBus
 
-        return HookBus(trace=truthy(self.env.get("HERMES_TRACE_HOOKS")))
+        return HookBus(trace=truthy(self.env.get("HERMES_TRACE_HOOKS")), on_halt=self.quarantine)
 
     @cached_property
     def tools(self) -> "ToolRegistry":
         from .tools import ToolRegistry
 
-        return ToolRegistry()
+        return ToolRegistry(on_halt=self.quarantine)
 
     # --- discovery and decisions --------------------------------------------------------
     def discover(self) -> Discovery:
@@ -158,25 +164,40 @@ class Kernel:
         return self.discovery
 
     def boot(self) -> "Kernel":
-        """Discover and load every plugin that should load. Idempotent."""
+        """Discover and load every plugin that should load, earliest-installed first (see
+        :mod:`.install_order`). Idempotent."""
         if self.booted:
             return self
         self.booted = True
+        from .containment import watch_interrupts
+
+        watch_interrupts()
         found = self.discover()
         from .builtin_plugins import ESSENTIAL
+        from .install_order import in_install_order
 
         for record in found.problems:
             self.plugins[f"{record.name}@{record.location}"] = PluginStatus(
                 record, "failed", record.error, record.error_code)
-        for record in found.plugins.values():
-            decision = decide(record, self.config, self.env, ESSENTIAL)
-            if decision.load:
-                status = self.load(record)
-                if decision.reason:
-                    status.warnings.append(decision.reason)
-            else:
-                self.plugins[record.name] = PluginStatus(record, decision.state, decision.reason,
-                                                         decision.code)
+        decisions = {name: decide(record, self.config, self.env, ESSENTIAL)
+                     for name, record in found.plugins.items()}
+        for name, decision in decisions.items():
+            if not decision.load:
+                self.plugins[name] = PluginStatus(found.plugins[name], decision.state,
+                                                  decision.reason, decision.code)
+        loading = [found.plugins[name] for name, decision in decisions.items() if decision.load]
+        trail = self.env.get("HERMES_LOAD_TRAIL")  # `plugins doctor --isolated` reads it
+        for record, stamp in in_install_order(loading, self.home):
+            self.install_stamps[record.name] = stamp
+            if trail:
+                with open(trail, "a", encoding="utf-8") as breadcrumbs:
+                    breadcrumbs.write(record.name + "\n")
+            status = self.load(record)
+            if decisions[record.name].reason:
+                status.warnings.append(decisions[record.name].reason)
+        loaded = self.plugins  # listed in discovery order, whatever order they loaded in
+        self.plugins = {**{k: v for k, v in loaded.items() if k not in found.plugins},
+                        **{name: loaded[name] for name in found.plugins if name in loaded}}
         self._check_load_filter(found)
         self.cache.save()
         if self.hooks.has_hook("on_plugins_loaded"):
@@ -192,20 +213,23 @@ class Kernel:
 
     # --- loading ------------------------------------------------------------------------
     def load(self, record: PluginRecord, target: Any = None) -> PluginStatus:
-        """Import (unless ``target`` is given) and register one plugin, transactionally."""
+        """Import (unless ``target`` is given) and register one plugin, transactionally.
+
+        Anything the plugin's code raises, ``SystemExit`` and ``KeyboardInterrupt`` included,
+        fails this plugin alone (see :mod:`.containment`); a real Ctrl-C still propagates,
+        after the same rollback."""
         import pluggy
 
+        from .containment import first_line
         from .loader import import_plugin, module_name, unimport
 
         staged = Registration(record.name)
         registered_pm = False
+        imported = target is None
         try:
-            try:
-                target = import_plugin(record) if target is None else target
-            except Exception as exc:
-                raise PluginError(record.name, f"Error importing plugin '{record.name}' "
-                                  f"({record.location}): {type(exc).__name__}: {exc}",
-                                  code="import_error") from exc
+            if target is None:
+                target = _plugin_call(record.name, "import_error", f"Error importing plugin "
+                                      f"'{record.name}' ({record.location})", import_plugin, record)
             ctx = PluginContext(self, record, staged)
             if _has_hookimpls(target):
                 try:
@@ -214,42 +238,40 @@ class Kernel:
                     raise PluginError(record.name, f"plugin '{record.name}' is already "
                                       f"registered: {exc}", code="duplicate") from exc
                 registered_pm = True
-                try:
-                    self._stage_hookimpls(target, record, staged, ctx)
-                except Exception as exc:
-                    raise PluginError(record.name, f"a registration hook of plugin '{record.name}' "
-                                      f"failed: {type(exc).__name__}: {exc}",
-                                      code="register_error") from exc
+                _plugin_call(record.name, "register_error", f"a registration hook of plugin "
+                             f"'{record.name}' failed", self._stage_hookimpls, target, record,
+                             staged, ctx)
             register = _register_callable(target)
             if register is None and not registered_pm:
-                provider = _bare_provider(record, target)
+                provider = _plugin_call(record.name, "register_error", f"creating the provider "
+                                        f"of plugin '{record.name}' failed", _bare_provider,
+                                        record, target)
                 if provider is None:
                     raise PluginError(record.name, f"plugin '{record.name}' ({record.location}) "
                                       "has no register(ctx) function and no @hookimpl functions",
                                       code="no_entry")
                 ctx.register_memory_provider(provider)
             elif register is not None:
-                try:
-                    register(ctx)
-                except Exception as exc:
-                    raise PluginError(record.name, f"register() of plugin '{record.name}' "
-                                      f"failed: {type(exc).__name__}: {exc}",
-                                      code="register_error") from exc
+                _plugin_call(record.name, "register_error",
+                             f"register() of plugin '{record.name}' failed", register, ctx)
             if record.slot and not staged.providers:
                 raise PluginError(record.name, f"plugin '{record.name}' is a {record.slot} "
                                   "provider but registered no provider", code="no_provider")
             self._commit(record, staged)
-        except (PluginError, pluggy.PluginValidationError) as exc:  # noqa: F821
+        except BaseException as exc:
             if registered_pm:
                 self.pm.unregister(name=record.name)
-            if record.path is not None and target is None:
+            if record.path is not None and imported:
                 unimport(module_name(record))
+            if not isinstance(exc, (PluginError, pluggy.PluginValidationError)):
+                raise  # a real Ctrl-C, or a bug of ours: rolled back, then propagated
             ours = isinstance(exc, PluginError)
             message = str(exc) if ours else f"plugin '{record.name}' has an invalid @hookimpl: {exc}"
             log.warning("%s", message)
             root = exc.__cause__ if ours else exc
             status = PluginStatus(record, "failed", message, exc.code if ours else "hookimpl_invalid",
-                                  _first_line(root) if root else "")
+                                  first_line(root) if root else "",
+                                  clash=exc.clash if ours else {})
             self.plugins[record.name] = status
             return status
         status = PluginStatus(
@@ -295,6 +317,28 @@ class Kernel:
         self._registrations.pop(name, None)
         self.plugins.pop(name, None)
 
+    def quarantine(self, name: str, where: str, exc: BaseException) -> None:
+        """A loaded plugin raised ``exc`` (SystemExit, KeyboardInterrupt, ...) from ``where``
+        while hermes was running: it tried to stop hermes. Unload it for the rest of this
+        kernel's life and record it as failed (in ``plugins`` and ``faults``)."""
+        from .containment import describe, first_line
+
+        status = self.plugins.get(name)
+        if status is None or status.state != "loaded":
+            return
+        reason = (f"plugin '{name}' raised {describe(exc)} from {where}; hermes does not stop "
+                  "for a plugin, so the plugin was unloaded for the rest of this session")
+        log.warning("%s", reason)
+        self.unregister_plugin(name)
+        failed = PluginStatus(status.record, "failed", reason, "halt_attempt", first_line(exc))
+        self.plugins[name] = failed
+        self.faults.append(failed)
+        for listener in list(self.fault_listeners):
+            try:
+                listener(failed)
+            except Exception as listener_error:
+                log.warning("recording the failure of plugin %s failed: %s", name, listener_error)
+
     def _stage_hookimpls(self, target: Any, record: PluginRecord, staged: Registration,
                          ctx: PluginContext) -> None:
         collectors = _collectors(ctx, staged)
@@ -317,54 +361,11 @@ class Kernel:
 
     def _commit(self, record: PluginRecord, staged: Registration) -> None:
         """Check every staged registration against what is live; then apply all or none."""
-        name = record.name
-        replacing: list[str] = []
-        seen: set[str] = set()
-        for tool in staged.tools:
-            if tool.name in seen:
-                raise PluginError(name, f"plugin '{name}' registers tool '{tool.name}' twice",
-                                  code="duplicate")
-            seen.add(tool.name)
-            owner = self.tools.tools.get(tool.name)
-            if owner is None:
-                continue
-            owner_status = self.plugins.get(owner.plugin)
-            core = owner_status is not None and owner_status.record.source == "builtin"
-            if not core:
-                raise PluginError(name, f"tool '{tool.name}' is registered by both plugin "
-                                  f"'{owner.plugin}' and plugin '{name}'; disable one of them",
-                                  code="duplicate")
-            granted = bool(self.config.plugin_entry(name, *record.aliases).get("allow_tool_override"))
-            if not tool.override:
-                raise PluginError(name, f"tool '{tool.name}' of plugin '{name}' clashes with the "
-                                  f"core tool of the same name (plugin '{owner.plugin}'); "
-                                  "rename it", code="core_tool_override")
-            if not granted:
-                raise PluginError(name, f"plugin '{name}' asks to replace the core tool "
-                                  f"'{tool.name}'; allow it with `hermes config set plugins.entries."
-                                  f"{name}.allow_tool_override true`", code="core_tool_override")
-            replacing.append(tool.name)
-        for command in staged.commands:
-            other = self.commands.get(command.name)
-            if other is not None:
-                raise PluginError(name, f"slash command '/{command.name}' is registered by both "
-                                  f"plugin '{other.plugin}' and plugin '{name}'", code="duplicate")
-        for cli in staged.cli_commands:
-            other = self.cli_commands.get(cli.name)
-            if other is not None or cli.name in _reserved_cli_names():
-                owner = f"plugin '{other.plugin}'" if other else "hermes itself"
-                raise PluginError(name, f"CLI command 'hermes {cli.name}' is registered by both "
-                                  f"{owner} and plugin '{name}'", code="duplicate")
-        for provider in staged.providers:
-            if provider.slot not in SLOTS:
-                raise PluginError(name, f"unknown provider slot {provider.slot!r}; "
-                                  f"slots: {', '.join(SLOTS)}", code="register_error")
-            owner_name = self.slots.owner(provider.slot, provider.name)
-            if owner_name is not None:
-                raise PluginError(name, f"{provider.slot} provider '{provider.name}' is "
-                                  f"registered by both plugin '{owner_name}' and plugin '{name}'",
-                                  code="duplicate")
         from . import hookspecs
+        from .clashes import check_registration
+
+        name = record.name
+        replacing = check_registration(self, record, staged)
 
         for entry in staged.hooks:
             if entry.hook not in hookspecs.EVENT_HOOKS:
@@ -445,6 +446,18 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
 
 
+def _plugin_call(plugin: str, code: str, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """Run plugin code during loading; whatever it raises (bar a real Ctrl-C) becomes a
+    :class:`PluginError` with ``code``, saying ``what`` failed and why."""
+    try:
+        return fn(*args)
+    except BaseException as exc:
+        from .containment import describe, reraise_shutdown
+
+        reraise_shutdown(exc)
+        raise PluginError(plugin, f"{what}: {describe(exc)}", code=code) from exc
+
+
 def _has_hookimpls(target: Any) -> bool:
     from .hookspecs import PROJECT_NAME
 
@@ -507,9 +520,3 @@ def _declared_mismatch(record: PluginRecord, staged: Registration) -> list[str]:
             notes.append(f"registered {label} its plugin.yaml does not declare: "
                          f"{', '.join(sorted(actual - declared))} (add them to provides_{label})")
     return notes
-
-
-def _reserved_cli_names() -> frozenset[str]:
-    from .builtin_plugins import CLI_COMMANDS
-
-    return frozenset(CLI_COMMANDS)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .containment import describe, halts, reraise_shutdown
 from .errors import ToolError
 from .hooks import _run_awaitable
 from .registration import ToolSpec, ToolsetSpec
@@ -35,6 +36,8 @@ class ToolRegistry:
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     toolsets: dict[str, ToolsetSpec] = field(default_factory=dict)
     default_off: set[str] = field(default_factory=set)
+    # Told (plugin, where, exception) when a handler raises what would stop hermes.
+    on_halt: Callable[[str, str, BaseException], Any] | None = None
 
     def add(self, spec: ToolSpec) -> None:
         self.tools[spec.name] = spec
@@ -62,10 +65,17 @@ class ToolRegistry:
             return True
         try:
             return bool(spec.check_fn())
-        except Exception as exc:
-            log.warning("tool %r: check_fn raised %s: %s (tool hidden)", name,
-                        type(exc).__name__, exc)
+        except BaseException as exc:
+            self._plugin_raised(spec, "check_fn", exc)
             return False
+
+    def _plugin_raised(self, spec: ToolSpec, part: str, exc: BaseException) -> None:
+        """Log what a tool's ``part`` (handler, check_fn) raised, and tell ``on_halt`` when it
+        would have stopped hermes. A real Ctrl-C is re-raised."""
+        reraise_shutdown(exc)
+        log.warning("tool %r: its %s raised %s", spec.name, part, describe(exc))
+        if halts(exc) and self.on_halt is not None:
+            self.on_halt(spec.plugin, f"the {part} of its tool '{spec.name}'", exc)
 
     # --- toolsets -------------------------------------------------------------------------
     def leaf_toolsets(self) -> dict[str, list[str]]:
@@ -146,8 +156,8 @@ class ToolRegistry:
             result = spec.handler(args or {}, **kwargs)
             if spec.is_async or hasattr(result, "__await__"):
                 result = _run_awaitable(result)
-        except Exception as exc:
-            log.warning("tool %r raised %s: %s", name, type(exc).__name__, exc)
+        except BaseException as exc:
+            self._plugin_raised(spec, "handler", exc)
             return tool_error(f"Tool execution failed: {type(exc).__name__}: {exc}")
         if isinstance(result, str):
             return result

@@ -2,8 +2,8 @@
 
 Its CLI commands are declared in ``hermes_agent.builtin_plugins.CLI_COMMANDS`` (resolved
 lazily, so ``hermes --help`` imports nothing); at run time it adds the ``/plugins`` slash
-command and keeps the load ledger (``on_plugins_loaded``) through the same ``register(ctx)``
-API third-party plugins use.
+command and keeps the load ledger (``on_plugins_loaded``, and ``kernel.fault_listeners`` for
+plugins unloaded while running) through the same ``register(ctx)`` API third-party plugins use.
 """
 
 
@@ -13,10 +13,12 @@ def register(ctx):
 
         return format_slash_listing(ctx.kernel)
 
-    def record(plugins, home, **_):
-        from .ledger import record_outcomes
+    from .ledger import record_fault, record_outcomes
 
+    def record(plugins, home, **_):
         record_outcomes(plugins, home, tools=ctx.kernel.tools)
 
     ctx.register_command("plugins", show_plugins, description="Show plugins and their state")
     ctx.register_hook("on_plugins_loaded", record)
+    home = ctx.kernel.home
+    ctx.kernel.fault_listeners.append(lambda status: record_fault(status, home))

@@ -19,7 +19,7 @@ from typing import Any
 from hermes_agent import (DEFAULT_ON_KINDS, SLOT_INFO, Kernel, PluginStatus, load_filter,
                           mask_secrets, selected_by_slot, truthy)
 
-from .ledger import recorded_statuses
+from .ledger import last_outcome, read_ledger, recorded_statuses
 from .lockfile import read_lock
 
 _CODE_FIX = "fix the error in the plugin's code, or update or disable the plugin"
@@ -35,6 +35,8 @@ FAILURE_FIXES = {
                  "or disable one of them",
     "core_tool_override": "rename the tool; or, if the plugin means to replace it (override=True), "
                           "hermes config set plugins.entries.{name}.allow_tool_override true",
+    "halt_attempt": "the plugin raised SystemExit or KeyboardInterrupt while hermes ran; update "
+                    "or fix it, or disable it: hermes plugins disable {name}",
 }
 
 MANIFEST_PROBLEMS = {  # code -> (label, fix)
@@ -89,6 +91,11 @@ def _failure(status: PluginStatus) -> Reason:
     if code in MANIFEST_PROBLEMS:
         label, fix = MANIFEST_PROBLEMS[code]
         return Reason(code, manifest_message(label, status.reason), fix)
+    if code == "duplicate" and status.clash.get("kept_by"):
+        keeper, kind = status.clash["kept_by"], status.clash.get("kind", "name")
+        return Reason(code, first_line(status.reason),
+                      f"disable one of them (`hermes plugins disable {quote(record.name)}` or "
+                      f"`hermes plugins disable {quote(keeper)}`), or rename the {kind} in one of them")
     if code in FAILURE_FIXES:
         # pluggy puts the offending argument on a later line of its message: keep them all
         message = status.reason.strip() if code == "hookimpl_invalid" else first_line(
@@ -106,7 +113,9 @@ def manifest_message(label: str, reason: str) -> str:
     return "\n".join([f"{label}: {heading}", *lines]) if lines else f"{label}: {heading}"
 
 
-def check(kernel: Kernel, status: PluginStatus) -> Report:
+def check(kernel: Kernel, status: PluginStatus, last_fault: dict[str, Any] | None = None) -> Report:
+    """Every reason ``status``'s plugin is not active (or suspect). ``last_fault``: the load
+    ledger's record of it being unloaded in an earlier session for trying to stop hermes."""
     record = status.record
     config, env = kernel.config, kernel.env
     exclusive = record.kind == "exclusive"
@@ -148,7 +157,11 @@ def check(kernel: Kernel, status: PluginStatus) -> Report:
     if status.code and status.state != "failed" and all(r.code != status.code
                                                        for r in report.reasons):
         add(Reason(status.code, first_line(status.reason)))  # the kernel's own verdict, always
+    if last_fault and status.state == "loaded":
+        add(Reason("halt_attempt", f"in an earlier session: {last_fault.get('reason', '')}",
+                   FAILURE_FIXES["halt_attempt"].format(name=quote(record.name)), "warning"))
     if status.state == "loaded":
+        report.reasons.extend(_kept_names(kernel, status))
         report.reasons.extend(_mismatch(status))
         if record.source not in ("builtin", "bundled"):
             report.reasons.extend(_selection(kernel, status))
@@ -156,6 +169,20 @@ def check(kernel: Kernel, status: PluginStatus) -> Report:
         add(Reason("shadows", f"hides the {shadow.source} plugin of the same name at "
                    f"{shadow.location}", "rename one of them if both are wanted", "note"))
     return report
+
+
+def _kept_names(kernel: Kernel, status: PluginStatus) -> list[Reason]:
+    """Names this plugin kept although a later-installed plugin registers them too."""
+    out = []
+    for other in kernel.plugins.values():
+        clash = other.clash
+        if other.state == "failed" and clash.get("kept_by") == status.name:
+            out.append(Reason("kept_name", f"keeps {clash.get('kind')} '{clash.get('name')}': "
+                              f"plugin '{other.name}' registers it too; this plugin keeps it "
+                              f"by install order, so '{other.name}' was not loaded",
+                              f"disable one of them, or rename the {clash.get('kind')} in one",
+                              "note"))
+    return out
 
 
 def _mismatch(status: PluginStatus) -> list[Reason]:
@@ -196,9 +223,14 @@ def diagnose(kernel: Kernel, name: str | None = None, include_builtin: bool = Fa
     ``load`` the kernel boots (plugin code runs); otherwise the ledger and plugin.yaml say."""
     if load:
         statuses = list(kernel.boot().plugins.values())
+        ledger = read_ledger(kernel.home)
+        faults = {s.name: (last_outcome(ledger, s.record) or {}).get("last_fault")
+                  for s in statuses}
     else:
-        statuses = [item.status for item in recorded_statuses(kernel)]
-    reports = [check(kernel, s) for s in statuses
+        items = recorded_statuses(kernel)
+        statuses = [item.status for item in items]
+        faults = {item.status.name: (item.outcome or {}).get("last_fault") for item in items}
+    reports = [check(kernel, s, faults.get(s.name)) for s in statuses
                if (name is None and (include_builtin or s.record.source != "builtin"))
                or s.record.name == name or (name and name in s.record.aliases)]
     general = []

@@ -5,7 +5,9 @@ must show what really happened. After every boot (the ``on_plugins_loaded`` hook
 plugin's outcome is recorded with a fingerprint of its files, and the toolset and
 description of each tool it registered; :func:`recorded_statuses` merges that outcome into
 the current decision while the fingerprint still matches, and reports the plugin as
-"enabled, not loaded since it last changed" otherwise.
+"enabled, not loaded since it last changed" otherwise. A plugin unloaded while hermes ran
+(it raised SystemExit or the like) is recorded as failed at once, and its ``last_fault`` is
+kept across later boots until the plugin's files change.
 """
 
 from __future__ import annotations
@@ -49,6 +51,23 @@ def read_ledger(home: Path) -> dict[str, Any]:
         return {}
 
 
+def _entry(status: PluginStatus, previous: Any) -> dict[str, Any]:
+    entry = status.to_dict()
+    entry["fingerprint"] = fingerprint(status.record)
+    entry["time"] = time.time()
+    if isinstance(previous, dict) and previous.get("fingerprint") == entry["fingerprint"] \
+            and previous.get("last_fault"):
+        entry["last_fault"] = previous["last_fault"]
+    return entry
+
+
+def _write(home: Path, entries: dict[str, Any]) -> None:
+    try:
+        write_atomic(home / LEDGER, json.dumps(entries, indent=1, sort_keys=True))
+    except OSError:
+        pass  # a read-only home still runs; the listing then says "not loaded yet"
+
+
 def record_outcomes(plugins: Mapping[str, PluginStatus], home: Path,
                     tools: "ToolRegistry | None" = None, **_: Any) -> None:
     """``on_plugins_loaded``: store the outcome of every plugin that loaded or failed (and,
@@ -58,19 +77,25 @@ def record_outcomes(plugins: Mapping[str, PluginStatus], home: Path,
     for status in plugins.values():
         if status.state not in ("loaded", "failed") or "@" in status.name:
             continue
-        entry = status.to_dict()
-        entry["fingerprint"] = fingerprint(status.record)
-        entry["time"] = time.time()
+        entry = _entry(status, entries.get(status.name))
         if tools is not None:
             specs = [tools.tools[name] for name in status.tools if name in tools.tools]
             entry["tool_info"] = {spec.name: {"toolset": spec.toolset, "description":
                                               spec.schema.get("description", spec.description)}
                                   for spec in specs}
         entries[status.name] = entry
-    try:
-        write_atomic(home / LEDGER, json.dumps(entries, indent=1, sort_keys=True))
-    except OSError:
-        pass  # a read-only home still runs; the listing then says "not loaded yet"
+    _write(home, entries)
+
+
+def record_fault(status: PluginStatus, home: Path) -> None:
+    """A plugin was unloaded while hermes ran (``Kernel.quarantine``): record it as failed,
+    with a ``last_fault`` that later boots keep while the plugin is unchanged."""
+    home = Path(home)
+    entries = read_ledger(home)
+    entry = _entry(status, None)
+    entry["last_fault"] = {"reason": status.reason, "cause": status.cause, "time": entry["time"]}
+    entries[status.name] = entry
+    _write(home, entries)
 
 
 def last_outcome(ledger: dict[str, Any], record: PluginRecord) -> dict[str, Any] | None:
@@ -81,7 +106,7 @@ def last_outcome(ledger: dict[str, Any], record: PluginRecord) -> dict[str, Any]
 
 
 # What a ledger entry restores onto the current decision.
-_OUTCOME_KEYS = ("state", "reason", "code", "cause", "tools", "hooks", "commands",
+_OUTCOME_KEYS = ("state", "reason", "code", "cause", "clash", "tools", "hooks", "commands",
                  "cli_commands", "providers", "skills")
 
 

@@ -27,6 +27,8 @@ def plugin_rows(kernel: Kernel, include_builtin: bool = False) -> list[dict[str,
         if item.pending:
             row["reason"] = ("enabled; not loaded since it last changed "
                              "(`hermes plugins list --load` loads it now)")
+        if item.outcome is not None and item.outcome.get("last_fault"):
+            row["last_fault"] = item.outcome["last_fault"]
         rows.append(row)
     return rows
 
@@ -42,8 +44,13 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     lines = []
     for i, row in enumerate(table):
         lines.append("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)).rstrip())
-        if i and rows[i - 1]["reason"] and rows[i - 1]["state"] != "loaded":
-            lines.append(f"    {rows[i - 1]['reason']}")
+        if not i:
+            continue
+        row = rows[i - 1]
+        if row["reason"] and row["state"] != "loaded":
+            lines.append(f"    {row['reason']}")
+        elif row.get("last_fault"):
+            lines.append(f"    in an earlier session: {row['last_fault'].get('reason', '')}")
     return "\n".join(lines)
 
 

@@ -96,14 +96,24 @@ def remove(name: str, keep_data: bool, with_deps: bool, no_input: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--load", is_flag=True, help="Load plugins now (runs their code) instead of "
               "reporting the last load.")
-def doctor(name: str | None, show_all: bool, as_json: bool, load: bool) -> None:
+@click.option("--isolated", is_flag=True, help="Load the plugins in a child process, so even "
+              "one that ends the process (os._exit) is named.")
+def doctor(name: str | None, show_all: bool, as_json: bool, load: bool,
+           isolated: bool) -> None:
     """Explain why plugins are not active, from plugin.yaml, config and the last load (--load
-    loads them now). Exits 1 when a plugin you enabled is not active."""
+    loads them now, --isolated in a child process). Exits 1 when a plugin you enabled is not
+    active."""
     from .doctor import diagnose, exit_code, format_reports
     from .remove import unknown
 
     kernel = runtime_kernel(boot=False)
-    reports, general = diagnose(kernel, name, include_builtin=show_all or bool(name), load=load)
+    if isolated:
+        from .isolated import isolated_diagnose
+
+        reports, general = isolated_diagnose(kernel, name, show_all)
+    else:
+        reports, general = diagnose(kernel, name, include_builtin=show_all or bool(name),
+                                    load=load)
     if name and not reports and not general:
         raise unknown(kernel, name)
     if as_json:

@@ -101,14 +101,20 @@ def _offer_setup(kernel: Any, how_to: str) -> Any:
 
 
 def _once(agent: Any, message: str) -> int:
+    from .plugin_notices import FaultNotices, load_failures
     from .render import TerminalRenderer
     from .runner import run_turn
 
     renderer = TerminalRenderer(sys.stdout, sys.stderr, show_tools=sys.stderr.isatty())
+    notices = FaultNotices(agent.kernel)
+    for line in load_failures(agent.kernel):
+        click.echo(f"warning: {line}", err=True)
     try:
         result = run_turn(agent, message, renderer)
     finally:
         agent.finalize("shutdown")
+        for line in notices.new():
+            click.echo(f"warning: {line}", err=True)
     if result.interrupted:
         return EXIT_INTERRUPTED
     return 0 if result.completed else EXIT_FAILED
@@ -118,9 +124,14 @@ def _json_mode(agent: Any, query: str | None) -> int:
     from .render import JsonRenderer
     from .runner import run_turn
 
+    from .plugin_notices import FaultNotices, load_failures
+
     renderer = JsonRenderer(sys.stdout)
     renderer({"type": "session", "session_id": agent.session_id, "model": agent.model,
               "provider": agent.provider, "tools": agent.tool_names})
+    notices = FaultNotices(agent.kernel)
+    for line in load_failures(agent.kernel):
+        renderer({"type": "plugin_failed", "message": line})
     code = 0
     try:
         messages = [query] if query is not None else (line.rstrip("\n") for line in sys.stdin)
@@ -128,6 +139,8 @@ def _json_mode(agent: Any, query: str | None) -> int:
             if not message.strip():
                 continue
             result = run_turn(agent, message, renderer)
+            for line in notices.new():
+                renderer({"type": "plugin_failed", "message": line})
             if result.interrupted:
                 return EXIT_INTERRUPTED
             code = 0 if result.completed else EXIT_FAILED

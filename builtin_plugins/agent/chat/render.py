@@ -110,14 +110,9 @@ def banner(agent: Any, *, color: bool) -> str:
             lines.append(f"  {plugin}: {', '.join(sorted(groups[plugin]))}")
     else:
         lines.append("tools: none")
-    lines.extend(style(f"⚠ {line}", YELLOW) for line in inactive_plugin_lines(agent.kernel))
+    from .plugin_notices import load_failures
+
+    lines.extend(style(f"⚠ {line}", YELLOW) for line in load_failures(agent.kernel))
     lines.append(style("Type a message. /help lists commands; end a line with \\ to continue "
                        "it; Ctrl-C interrupts, Ctrl-D or /quit exits.", DIM))
     return "\n".join(lines)
-
-
-def inactive_plugin_lines(kernel: Any) -> list[str]:
-    """One line per plugin that should be active and is not, with the doctor command."""
-    from hermes_agent import inactive_plugins
-
-    return [item.line for item in inactive_plugins(kernel.plugins.values(), kernel.config)]

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from .plugin_notices import FaultNotices
 from .questions import TerminalQuestions
 from .render import TerminalRenderer, banner
 from .runner import run_turn
@@ -77,6 +78,7 @@ def interactive(agent: Any, kernel: Any, questions: TerminalQuestions, *,
     readline = _setup_readline(history_file)
     renderer = TerminalRenderer(out, sys.stderr, color=color)
     state = ChatState(agent, kernel)
+    notices = FaultNotices(kernel)
     out.write(banner(agent, color=color) + "\n")
     out.flush()
     try:
@@ -102,6 +104,8 @@ def interactive(agent: Any, kernel: Any, questions: TerminalQuestions, *,
                 message, state.resend = state.resend, None
             run_turn(agent, message, renderer, questions)
             _send_injected(agent, renderer, questions)
+            for line in notices.new():
+                out.write(f"warning: {line}\n")
     finally:
         if readline is not None:
             try:

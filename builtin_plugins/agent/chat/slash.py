@@ -149,6 +149,13 @@ def run_slash(state: ChatState, line: str) -> Any:
             import asyncio
 
             result = asyncio.run(_await(result))
-    except Exception as exc:
+    except BaseException as exc:
+        from hermes_agent import reraise_shutdown
+
+        reraise_shutdown(exc)  # a real Ctrl-C
+        if not isinstance(exc, Exception):  # SystemExit and the like: the plugin is unloaded
+            state.kernel.quarantine(command.plugin, f"its /{name} command", exc)
+            return (f"/{name} failed: plugin '{command.plugin}' raised {type(exc).__name__} "
+                    f"and was unloaded; see `hermes plugins doctor {command.plugin}`")
         return f"/{name} failed: {type(exc).__name__}: {exc}"
     return result if isinstance(result, str) else None

@@ -1,0 +1,31 @@
+"""One line per plugin that failed: at chat start (it did not load) and after a turn (it
+was unloaded for trying to stop hermes). Each names the plugin and what to run next."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def load_failures(kernel: Any) -> list[str]:
+    """One line per plugin that should be active and is not (kernel.inactive_plugins), the
+    plugins unloaded for a fault while hermes ran aside (FaultNotices reports those)."""
+    from hermes_agent import inactive_plugins
+
+    faulted = {status.name for status in kernel.faults}
+    return [item.line for item in inactive_plugins(kernel.plugins.values(), kernel.config)
+            if item.name not in faulted]
+
+
+class FaultNotices:
+    """Reports, once each, the plugins the kernel unloaded since the last call."""
+
+    def __init__(self, kernel: Any):
+        self.kernel = kernel
+        self.seen = len(kernel.faults)
+
+    def new(self) -> list[str]:
+        faults = self.kernel.faults[self.seen:]
+        self.seen += len(faults)
+        return [f"plugin {s.name} was unloaded: it raised {s.cause or 'an exit'} while hermes "
+                f"ran; disable it with `hermes plugins disable {s.name}`, or update it"
+                for s in faults]
