@@ -31,6 +31,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
+from . import cjk
 from .health import damaged, verify
 from .interface import SessionStoreError
 from .private import create_database_file, make_dirs, open_private
@@ -140,6 +141,7 @@ def open_reader(path: Path) -> sqlite3.Connection:
     """A connection for reads only (``query_only``): under WAL it neither waits for writers
     nor makes them wait."""
     conn = connect(path)
+    cjk.prepare(conn)  # a temp table: created before query_only forbids it
     conn.execute("PRAGMA query_only = ON")
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.row_factory = sqlite3.Row

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_agent.builtin_plugins.sessions import health, search
+from hermes_agent.builtin_plugins.sessions import cjk, health, search
 from hermes_agent.builtin_plugins.sessions.interface import (InvalidArgumentError,
                                                              SearchTimeoutError,
                                                              SessionStoreError)
@@ -118,15 +118,31 @@ def test_invalid_utf8_argv_through_the_real_cli(home, tmp_path):
 # --- costly queries -------------------------------------------------------------------------
 
 def test_crafted_queries_are_capped():
-    prefixes = " ".join(f"{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}*" for i in range(300))
+    prefixes = " ".join(f"{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}x*" for i in range(300))
     parsed = search.parse(prefixes)
     terms = [t for g in parsed.groups for t in g]
     assert len(terms) == search.MAX_TERMS
     assert sum(t.prefix for t in terms) == search.MAX_PREFIX_TERMS
-    one_letter = [t for g in search.parse("a* b* c*").groups for t in g]
-    assert [t.prefix for t in one_letter] == [False, False, False]
-    cjk = " OR ".join(["数据", "迁移", "部署", "日志"] * 100)
+    short = [t for g in search.parse("a* bc* def*").groups for t in g]
+    assert [t.prefix for t in short] == [False, False, True]
+    cjk = " OR ".join(chr(0x4E00 + i) + chr(0x4E01 + i) for i in range(200))
     assert len(search.parse(cjk).groups) == search.MAX_TERMS
+    assert len(search.parse(" OR ".join(["数据", "日志"] * 100)).groups) == 2  # repeats merged
+
+
+def test_short_cjk_terms_use_the_trigram_vocabulary(store):
+    sid = store.create_session(source="cli")
+    many = "".join("数" + chr(0x4E00 + i) for i in range(cjk.MAX_TRIGRAMS + 50))
+    ids = [store.append_message(sid, "user", text) for text in (
+        "结尾是数据", "数", "迁移 in the middle", many, "english only")]
+    assert [h["id"] for h in store.search_messages("数据", sort="oldest")] == [ids[0]]
+    assert [h["id"] for h in store.search_messages("数", sort="oldest")] == [ids[0], ids[1],
+                                                                              ids[3]]
+    assert [h["id"] for h in store.search_messages("迁 OR 龙虎", sort="oldest")] == [ids[2]]
+    assert store.search_messages("龙虎") == []
+    with store._reader() as conn:  # the very common character is not used to narrow
+        assert cjk._trigram_match(conn, ["数"]) is None
+        assert cjk._trigram_match(conn, ["龙虎"]) == ""
 
 
 @pytest.fixture
