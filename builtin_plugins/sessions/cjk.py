@@ -13,7 +13,6 @@ candidate's text is verified (case-insensitive substrings, as LIKE); groups with
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 from typing import Any
 
 from .query import CJK, Query, Term
@@ -47,15 +46,20 @@ def _trigrams_from(conn: sqlite3.Connection, term: str) -> list[str] | None:
         return None
 
 
-def _trigram_match(conn: sqlite3.Connection, terms: list[str]) -> str | None:
+def _trigram_match(conn: sqlite3.Connection, terms: list[str],
+                   known: dict[str, list[str] | None] | None = None) -> str | None:
     """The trigram MATCH expression for CJK ``terms``; "" when one of them is in no row
-    (the group matches nothing), None when none of them can narrow the lookup."""
+    (the group matches nothing), None when none of them can narrow the lookup. ``known``
+    keeps the vocabulary lookups of one search (each reads the doclists of its trigrams)."""
+    known = {} if known is None else known
     parts = []
     for text in terms:
         if len(text) >= 3:
             parts.append(" AND ".join(_quote(text[i:i + 3]) for i in range(len(text) - 2)))
             continue
-        grams = _trigrams_from(conn, text)
+        if text not in known:
+            known[text] = _trigrams_from(conn, text)
+        grams = known[text]
         if grams == []:
             return ""
         if grams is not None and len(grams) <= MAX_TRIGRAMS:
@@ -63,14 +67,19 @@ def _trigram_match(conn: sqlite3.Connection, terms: list[str]) -> str | None:
     return " AND ".join(parts) or None
 
 
-Check = Callable[[str], bool]
+Check = tuple[str, list[str]]  # an SQL condition on the text ``t`` and its parameters
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def _check(group: list[Term]) -> Check:
-    """Whether a (lower-cased) text matches ``group``: substring tests, as LIKE would."""
-    pos = [t.text.lower() for t in group if not t.negated]
-    neg = [t.text.lower() for t in group if t.negated]
-    return lambda text: all(p in text for p in pos) and not any(n in text for n in neg)
+    """Whether ``t`` (the text, lower-cased as SQLite's lower() does: ASCII only) matches
+    ``group``: case-insensitive substrings, as LIKE, with instr (several times faster)."""
+    pos = [t.text.translate(_ASCII_LOWER) for t in group if not t.negated]
+    neg = [t.text.translate(_ASCII_LOWER) for t in group if t.negated]
+    cond = " AND ".join(["instr(t, ?) > 0"] * len(pos) + ["instr(t, ?) = 0"] * len(neg))
+    return f"({cond})", pos + neg
 
 
 def cjk_ids(conn: sqlite3.Connection, parsed: Query, where: str, args: list[Any], want: int,
@@ -84,6 +93,7 @@ def cjk_ids(conn: sqlite3.Connection, parsed: Query, where: str, args: list[Any]
     sessions = " JOIN sessions s ON s.id = m.session_id" if where else ""
     indexed: list[tuple[str, Check]] = []
     scans: list[Check] = []
+    known: dict[str, list[str] | None] = {}
     for group in parsed.groups:
         if not any(CJK.search(t.text) for t in group if not t.negated):
             found.update(_verified(
@@ -92,7 +102,7 @@ def cjk_ids(conn: sqlite3.Connection, parsed: Query, where: str, args: list[Any]
                 f"{order}", [Query([group]).fts(), *args], [_check(group)], want))
             continue
         match = _trigram_match(conn, [t.text for t in group
-                                      if not t.negated and CJK.search(t.text)])
+                                      if not t.negated and CJK.search(t.text)], known)
         if match == "":
             continue  # a term that is in no row
         if match is None:
@@ -103,7 +113,7 @@ def cjk_ids(conn: sqlite3.Connection, parsed: Query, where: str, args: list[Any]
         found.update(_verified(
             conn, f"messages_fts_trigram f JOIN messages m ON m.id = f.rowid{sessions} "
             f"WHERE messages_fts_trigram MATCH ? {where} ORDER BY f.rowid "
-            f"{order}", [" OR ".join(f"({m})" for m, _ in indexed), *args],
+            f"{order}", [" OR ".join(f"({m})" for m in dict.fromkeys(m for m, _ in indexed)), *args],
             [c for _, c in indexed], want))
     if scans:
         found.update(_verified(
@@ -114,21 +124,15 @@ def cjk_ids(conn: sqlite3.Connection, parsed: Query, where: str, args: list[Any]
 
 def _verified(conn: sqlite3.Connection, sql: str, params: list[Any], checks: list[Check],
               want: int) -> list[int]:
-    """Ids of the first ``want`` candidates whose text passes one of ``checks``."""
-    out: list[int] = []
+    """Ids of the first ``want`` candidates (in the order of ``sql``) whose text passes one
+    of ``checks``. The inner query has a LIMIT, so SQLite neither flattens it nor pushes the
+    checks into it: it runs as a co-routine and each candidate's text is built once."""
+    either = " OR ".join(c for c, _ in checks)
     try:
-        cursor = conn.execute(f"SELECT m.id, m.search_text FROM {sql}", params)
+        return [r[0] for r in conn.execute(
+            f"SELECT id FROM (SELECT m.id AS id, lower(m.search_text) AS t FROM {sql} LIMIT -1) "
+            f"WHERE {either} LIMIT ?", [*params, *(v for _, p in checks for v in p), want])]
     except sqlite3.OperationalError as exc:
         if "interrupt" in str(exc).lower():
             raise
         return []  # an expression FTS5 still rejects matches nothing
-    try:
-        for msg_id, text in cursor:
-            low = (text or "").lower()
-            if any(check(low) for check in checks):
-                out.append(msg_id)
-                if len(out) >= want:
-                    break
-    finally:
-        cursor.close()  # ends the read at once, so no checkpoint waits for it
-    return out
