@@ -53,7 +53,9 @@ def damaged(path: Path, detail: object) -> SessionStoreError:
     return SessionStoreError(
         f"{path} is damaged ({detail}). It was not changed and hermes will not write to it. "
         f"To get its sessions back: stop hermes, `mv {path} {aside}` (hermes then starts a new "
-        f"state.db), run `sqlite3 {aside} .recover | sqlite3 {recovered}` and then "
+        f"state.db), run `sqlite3 {aside} .recover | sqlite3 {recovered}` (where that sqlite3 "
+        f"has no working .recover: `sqlite3 {aside} .dump | sed 's/^ROLLBACK; -- due to "
+        f"errors$/COMMIT;/' | sqlite3 {recovered}`, which saves less) and then "
         f"`hermes sessions import {recovered}`.")
 
 
