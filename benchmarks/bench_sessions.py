@@ -174,12 +174,35 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
+def report_big(res: dict[str, Any], args: argparse.Namespace) -> str:
+    """The --only-big table: search p50/p95 per kind and the crafted queries."""
+    o, u = res["original"], res["ours"]
+    lines = [f"{'':<44} {'original':>10} {'ours':>10}  ours/orig"]
+    for kind in o["big"]:
+        for q in ("p50_ms", "p95_ms"):
+            a, b = o["big"][kind][q], u["big"][kind][q]
+            lines.append(f"search at {args.big}: {kind} {q[:3]:<6}".ljust(44)
+                         + f" {a:10.2f} {b:10.2f}  {b / a if a else 0:7.2f}x")
+    for name in u.get("big_crafted", {}):
+        co, cu = o["big_crafted"][name], u["big_crafted"][name]
+        lines.append(f"crafted: {name}"[:44].ljust(44)
+                     + f" {co['query_ms']:10.1f} {cu['query_ms']:10.1f}  ms {cu['error']}")
+        lines.append("  worst append during it".ljust(44)
+                     + f" {co['worst_append_ms']:10.1f} {cu['worst_append_ms']:10.1f}  ms")
+        lines.append("  appends completed during it".ljust(44)
+                     + f" {co['appends_during']:10d} {cu['appends_during']:10d}")
+    return "\n".join(lines)
+
+
 def build_big(runner: Runner, res: dict[str, Any], args: argparse.Namespace) -> None:
     for impl in order(0):
         path = runner.fresh(impl, "big")
         res[impl]["big_build"] = runner.run(impl, "bulk", path, {"count": args.big})
     for impl, found in runner.searches("big", args.queries, args.rounds).items():
         res[impl]["big"] = found
+    if args.crafted:
+        for impl in order(1):  # last: it appends to the database
+            res[impl]["big_crafted"] = runner.run(impl, "crafted", runner.db(impl, "big"), {})
 
 
 def main() -> None:
@@ -196,6 +219,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--only-big", action="store_true",
                         help="run only the --big build and search (results go to --json)")
+    parser.add_argument("--crafted", action="store_true",
+                        help="with --only-big: also the crafted queries at --big messages")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     runner = Runner({"original": original_python(args.workdir, args.original_python),
@@ -203,7 +228,7 @@ def main() -> None:
     res: dict[str, Any] = {impl: {} for impl in IMPLS}
     if args.only_big:
         build_big(runner, res, args)
-        print(json.dumps(res, indent=2))
+        print(report_big(res, args))
         if args.json:
             args.json.write_text(json.dumps({"results": res}, indent=2))
         return

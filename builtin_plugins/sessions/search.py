@@ -11,6 +11,7 @@ and its cost bounds are in :mod:`.query`.
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -67,39 +68,65 @@ def search_messages(conn: sqlite3.Connection, query: str, *,
             ids = cjk_ids(conn, parsed, where, args, want, sort == "oldest")
             hits: list[tuple[int, str | None]] = [(i, None) for i in ids[offset:want]]
         else:
-            hits = _fts_hits(conn, parsed.fts(), where, args, limit, offset, sort)
+            hits = _fts_hits(conn, parsed, where, args, limit, offset, sort)
         return _results(conn, hits, parsed)
 
 
 _SNIPPET = "snippet(messages_fts, 0, '>>>', '<<<', '...', 40)"
 
 
-def _fts_hits(conn: sqlite3.Connection, match: str, where: str, args: list[Any], limit: int,
-              offset: int, sort: str | None) -> list[tuple[int, str | None]]:
-    """(id, snippet) of the hits, in one statement: the snippets come from the same FTS5
-    query as the match and the ranking, for the returned rows only."""
+def _fts_hits(conn: sqlite3.Connection, parsed: Query, where: str, args: list[Any],
+              limit: int, offset: int, sort: str | None) -> list[tuple[int, str | None]]:
+    """(id, snippet) of the hits. The snippets come from the statement that matches and ranks
+    (for the returned rows only, or, in one-pass ranking, for the first matches)."""
+    match = parsed.fts()
     joins = (" JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id"
              if where else "")
     direction = "ASC" if sort == "oldest" else "DESC"
     base = f"FROM messages_fts f{joins} WHERE messages_fts MATCH ? {where}"
     if sort in ("newest", "oldest"):
         sql = f"SELECT f.rowid, {_SNIPPET} {base} ORDER BY f.rowid {direction} LIMIT ? OFFSET ?"
-        params: tuple[Any, ...] = (match, *args, limit, offset)
-    else:
-        # BM25 over the newest RANK_WINDOW matches: the subquery finds the oldest id of that
-        # window (a walk of the index, no ranking), FTS5 ranks the matches from there on and
-        # computes snippets only for the rows returned.
-        sql = (f"SELECT f.rowid, {_SNIPPET} {base} AND f.rowid >= coalesce((SELECT f.rowid "
-               f"{base} ORDER BY f.rowid DESC LIMIT 1 OFFSET {RANK_WINDOW - 1}), 0) "
-               "ORDER BY f.rank LIMIT ? OFFSET ?")
-        params = (match, *args, match, *args, limit, offset)
+        return _rows(conn, sql, (match, *args, limit, offset))
+    if any(" " in t.text for g in parsed.groups for t in g if not t.negated):
+        return _one_pass(conn, match, base, args, limit, offset)
+    # BM25 over the newest RANK_WINDOW matches: the subquery finds the oldest id of that
+    # window (a walk of the index, no ranking), FTS5 ranks the matches from there on and
+    # computes snippets only for the rows returned.
+    sql = (f"SELECT f.rowid, {_SNIPPET} {base} AND f.rowid >= coalesce((SELECT f.rowid "
+           f"{base} ORDER BY f.rowid DESC LIMIT 1 OFFSET {RANK_WINDOW - 1}), 0) "
+           "ORDER BY f.rank LIMIT ? OFFSET ?")  # exactly this: FTS5 sorts, snippets last
+    return _rows(conn, sql, (match, *args, match, *args, limit, offset))
+
+
+def _one_pass(conn: sqlite3.Connection, match: str, base: str, args: list[Any], limit: int,
+              offset: int) -> list[tuple[int, str | None]]:
+    """Ranking in a single pass, for phrases: each pass checks a phrase against the positions
+    of its words in every row that has them all, so the window walk above would double the
+    cost. Snippets are made in the same pass for the first ``limit + offset`` matches (all of
+    them when the phrase is rare); a top row beyond those gets its snippet by rowid."""
+    seen = itertools.count(1)
+    conn.create_function("hermes_seen", 0, lambda: next(seen))
+    rows = _rows(conn, f"SELECT id, snip FROM (SELECT f.rowid AS id, f.rank AS rank, CASE WHEN "
+                       f"hermes_seen() <= {limit + offset} THEN {_SNIPPET} END AS snip {base} "
+                       f"ORDER BY f.rowid DESC LIMIT {RANK_WINDOW}) ORDER BY rank, id DESC "
+                       "LIMIT ? OFFSET ?", (match, *args, limit, offset))
+    missing = [i for i, snip in rows if snip is None]
+    if missing:
+        ids = ", ".join("(?)" for _ in missing)
+        found = dict(_rows(conn, f"WITH ids(id) AS (VALUES {ids}) SELECT f.rowid, {_SNIPPET} "
+                                 "FROM ids CROSS JOIN messages_fts f ON f.rowid = ids.id "
+                                 "WHERE messages_fts MATCH ?", (*missing, match)))
+        rows = [(i, snip if snip is not None else found.get(i)) for i, snip in rows]
+    return rows
+
+
+def _rows(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, Any]]:
     try:
-        rows = conn.execute(sql, params).fetchall()
+        return [(r[0], r[1]) for r in conn.execute(sql, params).fetchall()]
     except sqlite3.OperationalError as exc:
         if "interrupt" in str(exc).lower():
             raise
         return []  # an expression FTS5 still rejects matches nothing
-    return [(r[0], r[1]) for r in rows]
 
 
 def _filters(sources: Iterable[str] | None, excluded: Iterable[str] | None,
