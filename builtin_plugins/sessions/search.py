@@ -1,8 +1,8 @@
 """Running a search: FTS5 (unicode61) for words, the CJK path (see :mod:`.cjk`), results.
 
 Ranking: BM25 over the newest 500 matches (so a very common word costs the same as a rare
-one); ``sort="newest"``/``"oldest"`` orders by time instead. Snippets come from the ranking
-statement itself, computed for the returned rows only.
+one); ``sort="newest"``/``"oldest"`` orders by time instead. Snippets come from the FTS5
+statement that matches and ranks, not from a query per hit.
 
 Every search runs on a read connection of its own under a time budget (SQLite's progress
 handler): past SEARCH_BUDGET_S it is stopped with :class:`SearchTimeoutError`. Query parsing
