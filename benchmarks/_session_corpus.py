@@ -160,3 +160,22 @@ class Corpus:
 
 QUERY_KINDS = ("word", "two words", "phrase", "OR", "prefix", "hyphenated", "CJK 3+ chars",
                "CJK 2 chars")
+
+
+def _two_letters(n: int) -> list[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return [a + b for a in letters for b in letters][:n]
+
+
+# Queries an attacker would send to make a search slow (and, in a store that searches under
+# its write lock, to block appends meanwhile).
+CRAFTED_QUERIES = {
+    "300 one-letter prefixes": " ".join(f"{c}*" for c in "abcdefghijklmnopqrstuvwxyz" * 12)[:900],
+    "300 two-letter prefixes": " ".join(f"{p}*" for p in _two_letters(300)),
+    "200 two-char CJK terms OR": " OR ".join(
+        [w for w in CJK_WORDS if len(w) == 2][:40] * 5),
+    "16 rare two-char CJK terms OR": " OR ".join(
+        ["龙虎", "鳄鱼", "鲸鲨", "鹦鹉", "熊猫", "狐狸", "松鼠", "刺猬"] * 2),
+    "CJK character AND absent word, OR x8": " OR ".join(f"数 zz{i}" for i in range(8)),
+    "common words OR x16": " OR ".join(BASE[:16]),
+}

@@ -18,7 +18,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _session_corpus import QUERY_KINDS, SOURCES, Corpus  # noqa: E402
+from _session_corpus import CRAFTED_QUERIES, QUERY_KINDS, SOURCES, Corpus  # noqa: E402
 
 
 class Adapter:
@@ -131,22 +131,81 @@ def phase_bulk(db: Adapter, path: Path, opts: dict[str, Any]) -> dict[str, Any]:
 
 
 def phase_search(db: Adapter, path: Path, opts: dict[str, Any]) -> dict[str, Any]:
+    """Search times by query kind. With ``rounds`` > 1 this process runs only every
+    ``rounds``-th query from ``round`` on and returns the raw times (the driver interleaves
+    the implementations round by round and pools them)."""
     corpus = Corpus(seed=opts.get("seed", 7))
+    rounds, first = opts.get("rounds", 1), opts.get("round", 0)
     out: dict[str, Any] = {}
     pooled: list[float] = []
     for kind in QUERY_KINDS:
         queries = corpus.queries(kind, opts.get("queries", 40))
         db.search(queries[0])  # warm the page cache
         times, hits = [], []
-        for q in queries:
+        for q in queries[first::rounds]:
             t0 = time.perf_counter()
             hits.append(len(db.search(q)))
             times.append(time.perf_counter() - t0)
-        out[kind] = {"p50_ms": statistics.median(times) * 1e3, "p95_ms": pct(times, 0.95) * 1e3,
-                     "mean_hits": statistics.mean(hits)}
+        out[kind] = {"times": times, "hits": hits}
         pooled += times
+    db.close()
+    return summarise(out) if rounds == 1 else out
+
+
+def summarise(raw: dict[str, Any]) -> dict[str, Any]:
+    """p50/p95 (ms) and mean hits per kind from raw times, plus all kinds pooled."""
+    out: dict[str, Any] = {}
+    for kind, v in raw.items():
+        out[kind] = {"p50_ms": statistics.median(v["times"]) * 1e3,
+                     "p95_ms": pct(v["times"], 0.95) * 1e3,
+                     "mean_hits": statistics.mean(v["hits"])}
+    pooled = [t for v in raw.values() for t in v["times"]]
     out["all kinds"] = {"p50_ms": statistics.median(pooled) * 1e3,
                         "p95_ms": pct(pooled, 0.95) * 1e3, "mean_hits": 0}
+    return out
+
+
+def phase_crafted(db: Adapter, path: Path, opts: dict[str, Any]) -> dict[str, Any]:
+    """Each crafted query once (after one warm-up search), while another thread appends
+    messages without pause: the query's time, the worst append during it, and how many
+    appends completed while it ran (0 means the query blocked them)."""
+    import threading
+
+    sid = f"crafted_{os.getpid()}"
+    db.create(sid, "cli")
+    corpus = Corpus(seed=11)
+    items = [m for _, m in corpus.messages(5000, per_session=10**9)]
+    out: dict[str, Any] = {}
+    for name, query in CRAFTED_QUERIES.items():
+        db.search("docker")
+        stop = threading.Event()
+        lat: list[tuple[float, float]] = []  # (start, duration) of each append
+
+        def appender() -> None:
+            i = 0
+            while not stop.is_set():
+                t0 = time.perf_counter()
+                db.append(sid, items[i % len(items)])
+                lat.append((t0, time.perf_counter() - t0))
+                i += 1
+
+        thread = threading.Thread(target=appender, daemon=True)
+        thread.start()
+        while not lat:  # the appender is running before the query starts
+            time.sleep(0.001)
+        t0 = time.perf_counter()
+        error = ""
+        try:
+            hits = len(db.search(query))
+        except Exception as exc:  # a documented refusal (time budget) is a result here
+            hits, error = 0, type(exc).__name__
+        t1 = time.perf_counter()
+        stop.set()
+        thread.join()
+        during = [d for s, d in lat if s + d >= t0 and s <= t1]
+        out[name] = {"query_ms": (t1 - t0) * 1e3, "hits": hits, "error": error,
+                     "appends_during": sum(1 for s, d in lat if t0 <= s and s + d <= t1),
+                     "worst_append_ms": max(during) * 1e3 if during else 0.0}
     db.close()
     return out
 
@@ -196,7 +255,7 @@ def phase_init(db: Adapter, path: Path, opts: dict[str, Any]) -> dict[str, Any]:
 
 
 PHASES = {"init": phase_init, "append": phase_append, "bulk": phase_bulk, "search": phase_search,
-          "rich": phase_rich, "writer": phase_writer}
+          "rich": phase_rich, "writer": phase_writer, "crafted": phase_crafted}
 
 if __name__ == "__main__":
     impl, phase, db_path = sys.argv[1], sys.argv[2], Path(sys.argv[3])

@@ -8,9 +8,16 @@ Measures: append throughput over ``--count`` messages per 10k block (does it dec
 grows?), the worst append, stalls over 100 ms; size on disk; search p50/p95 by query kind at
 ``--count`` and (with ``--big``) at ``--big`` messages; list_sessions_rich over the sessions of
 the corpus (20 messages each: 5,000 at 100k); ``--writers`` concurrent writer processes of
-``--writer-count`` messages each (wall time, worst append). The original runs in a throwaway
-virtualenv made under --workdir (``pip install hermes-agent==0.19.0``) unless --original-python
-is given. Each phase runs in a fresh process of the implementation's own interpreter.
+``--writer-count`` messages each (wall time, worst append); crafted queries (an attacker's:
+hundreds of short prefixes, long CJK OR chains) at ``--count`` messages, each while another
+thread of the same process appends (query time, worst append during it). The original runs in
+a throwaway virtualenv made under --workdir (``pip install hermes-agent==0.19.0``) unless
+--original-python is given. Each phase runs in a fresh process of the implementation's own
+interpreter.
+
+Fairness on a shared machine: the implementation that goes first alternates from phase to
+phase, and searches run in ``--rounds`` rounds (each a fresh process per implementation with
+every ``rounds``-th query, the order swapping every round), pooled into one p50/p95.
 """
 
 from __future__ import annotations
@@ -26,8 +33,14 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 WORKER = HERE / "_sessions_worker.py"
 IMPLS = ("original", "ours")
+
+
+def order(step: int) -> tuple[str, ...]:
+    """Both implementations, the first one alternating with ``step``."""
+    return IMPLS if step % 2 == 0 else IMPLS[::-1]
 
 
 def log(msg: str) -> None:
@@ -58,7 +71,7 @@ class Runner:
 
     def fresh(self, impl: str, name: str) -> Path:
         path = self.db(impl, name)
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm", "-lock", "-checked"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         return path
 
@@ -90,6 +103,21 @@ class Runner:
         return {"wall_s": wall, "worst_ms": max(r["worst_ms"] for r in results),
                 "p99_ms": max(r["p99_ms"] for r in results),
                 "errors": sum(r["errors"] for r in results)}
+
+    def searches(self, name: str, queries: int, rounds: int) -> dict[str, dict[str, Any]]:
+        """Search p50/p95 per kind for both implementations, interleaved round by round."""
+        from _sessions_worker import summarise
+
+        raw: dict[str, dict[str, Any]] = {impl: {} for impl in IMPLS}
+        for r in range(rounds):
+            for impl in order(r):
+                part = self.run(impl, "search", self.db(impl, name),
+                                {"queries": queries, "round": r, "rounds": rounds})
+                for kind, v in part.items():
+                    slot = raw[impl].setdefault(kind, {"times": [], "hits": []})
+                    slot["times"] += v["times"]
+                    slot["hits"] += v["hits"]
+        return {impl: summarise(raw[impl]) for impl in IMPLS}
 
 
 def report(res: dict[str, Any], args: argparse.Namespace) -> str:
@@ -124,6 +152,13 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> str:
         worst_o = max(v["p95_ms"] for v in o[key].values())
         worst_u = max(v["p95_ms"] for v in u[key].values())
         row(f"{label}: worst p95 of any kind", worst_o, worst_u, "ms")
+    if "crafted" in o:
+        for name in u["crafted"]:
+            co, cu = o["crafted"][name], u["crafted"][name]
+            row(f"crafted: {name}", co["query_ms"], cu["query_ms"], "ms")
+            row("  worst append during it", co["worst_append_ms"], cu["worst_append_ms"], "ms")
+            row("  appends completed during it", co["appends_during"], cu["appends_during"],
+                "count", False)
     row(f"list_sessions_rich ({ao['sessions']} sessions) p50", o["rich"]["p50_ms"],
         u["rich"]["p50_ms"], "ms")
     row("list_sessions_rich p95", o["rich"]["p95_ms"], u["rich"]["p95_ms"], "ms")
@@ -139,11 +174,44 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
+def report_big(res: dict[str, Any], args: argparse.Namespace) -> str:
+    """The --only-big table: search p50/p95 per kind and the crafted queries."""
+    o, u = res["original"], res["ours"]
+    lines = [f"{'':<44} {'original':>10} {'ours':>10}  ours/orig"]
+    for kind in o["big"]:
+        for q in ("p50_ms", "p95_ms"):
+            a, b = o["big"][kind][q], u["big"][kind][q]
+            lines.append(f"search at {args.big}: {kind} {q[:3]:<6}".ljust(44)
+                         + f" {a:10.2f} {b:10.2f}  {b / a if a else 0:7.2f}x")
+    for name in u.get("big_crafted", {}):
+        co, cu = o["big_crafted"][name], u["big_crafted"][name]
+        lines.append(f"crafted: {name}"[:44].ljust(44)
+                     + f" {co['query_ms']:10.1f} {cu['query_ms']:10.1f}  ms {cu['error']}")
+        lines.append("  worst append during it".ljust(44)
+                     + f" {co['worst_append_ms']:10.1f} {cu['worst_append_ms']:10.1f}  ms")
+        lines.append("  appends completed during it".ljust(44)
+                     + f" {co['appends_during']:10d} {cu['appends_during']:10d}")
+    return "\n".join(lines)
+
+
+def build_big(runner: Runner, res: dict[str, Any], args: argparse.Namespace) -> None:
+    for impl in order(0):
+        path = runner.fresh(impl, "big")
+        res[impl]["big_build"] = runner.run(impl, "bulk", path, {"count": args.big})
+    for impl, found in runner.searches("big", args.queries, args.rounds).items():
+        res[impl]["big"] = found
+    if args.crafted:
+        for impl in order(1):  # last: it appends to the database
+            res[impl]["big_crafted"] = runner.run(impl, "crafted", runner.db(impl, "big"), {})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=100000)
     parser.add_argument("--big", type=int, default=0, help="also search at this size (0: skip)")
     parser.add_argument("--queries", type=int, default=40, help="queries per kind")
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="search rounds, implementations alternating")
     parser.add_argument("--writers", type=int, default=4)
     parser.add_argument("--writer-count", type=int, default=2000)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/hermes-bench-sessions"))
@@ -151,35 +219,33 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--only-big", action="store_true",
                         help="run only the --big build and search (results go to --json)")
+    parser.add_argument("--crafted", action="store_true",
+                        help="with --only-big: also the crafted queries at --big messages")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     runner = Runner({"original": original_python(args.workdir, args.original_python),
                      "ours": sys.executable}, args.workdir)
     res: dict[str, Any] = {impl: {} for impl in IMPLS}
     if args.only_big:
-        for impl in IMPLS:
-            path = runner.fresh(impl, "big")
-            res[impl]["big_build"] = runner.run(impl, "bulk", path, {"count": args.big})
-            res[impl]["big"] = runner.run(impl, "search", path, {"queries": args.queries})
-        print(json.dumps(res, indent=2))
+        build_big(runner, res, args)
+        print(report_big(res, args))
         if args.json:
             args.json.write_text(json.dumps({"results": res}, indent=2))
         return
-    for impl in IMPLS:
+    for impl in order(0):
         path = runner.fresh(impl, "main")
         res[impl]["append"] = runner.run(impl, "append", path, {"count": args.count})
-    for impl in IMPLS:
-        path = runner.db(impl, "main")
-        res[impl]["search"] = runner.run(impl, "search", path, {"queries": args.queries})
-        res[impl]["rich"] = runner.run(impl, "rich", path, {
+    for impl, found in runner.searches("main", args.queries, args.rounds).items():
+        res[impl]["search"] = found
+    for impl in order(1):
+        res[impl]["rich"] = runner.run(impl, "rich", runner.db(impl, "main"), {
             "sessions": res[impl]["append"]["sessions"]})
-    for impl in IMPLS:
+    for impl in order(0):  # last on the main db: it appends to it
+        res[impl]["crafted"] = runner.run(impl, "crafted", runner.db(impl, "main"), {})
+    for impl in order(1):
         res[impl]["writers"] = runner.writers(impl, args.writers, args.writer_count)
     if args.big:
-        for impl in IMPLS:
-            path = runner.fresh(impl, "big")
-            res[impl]["big_build"] = runner.run(impl, "bulk", path, {"count": args.big})
-            res[impl]["big"] = runner.run(impl, "search", path, {"queries": args.queries})
+        build_big(runner, res, args)
     text = report(res, args)
     print(text)
     if args.json:

@@ -12,7 +12,23 @@ import click
 
 from hermes_agent import runtime_kernel
 
+from .inputs import MAX_LIMIT, clean_text
 from .interface import SessionStore, SessionStoreError, session_store
+
+
+class _Text(click.ParamType):
+    """A string argument with undecodable bytes repaired (see inputs.clean_text), so what a
+    terminal passes in invalid UTF-8 is searched and printed without a traceback."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> str:
+        return clean_text(value if isinstance(value, str) else str(value))
+
+
+TEXT = _Text()
+LIMIT = click.IntRange(0, MAX_LIMIT)
 
 
 def _store() -> SessionStore:
@@ -41,8 +57,8 @@ def sessions() -> None:
 
 
 @sessions.command(name="list")
-@click.option("--source", help="Only this source (cli, telegram, cron, ...).")
-@click.option("--limit", default=20, show_default=True, help="How many.")
+@click.option("--source", type=TEXT, help="Only this source (cli, telegram, cron, ...).")
+@click.option("--limit", type=LIMIT, default=20, show_default=True, help="How many.")
 @click.option("--all", "include_children", is_flag=True, help="Include subagent sessions.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_cmd(source: str | None, limit: int, include_children: bool, as_json: bool) -> None:
@@ -62,7 +78,7 @@ def list_cmd(source: str | None, limit: int, include_children: bool, as_json: bo
 
 
 @sessions.command()
-@click.argument("session")
+@click.argument("session", type=TEXT)
 @click.option("--json", "as_json", is_flag=True, help="Print the session and messages as JSON.")
 @click.option("--reasoning", is_flag=True, help="Also show stored reasoning.")
 def show(session: str, as_json: bool, reasoning: bool) -> None:
@@ -104,11 +120,11 @@ def _indent(text: str) -> str:
 
 
 @sessions.command()
-@click.argument("query")
-@click.option("--source", multiple=True, help="Only these sources (repeatable).")
-@click.option("--exclude-source", multiple=True, help="Leave out these sources.")
-@click.option("--role", multiple=True, help="Only these roles (user, assistant, tool).")
-@click.option("--limit", default=20, show_default=True)
+@click.argument("query", type=TEXT)
+@click.option("--source", type=TEXT, multiple=True, help="Only these sources (repeatable).")
+@click.option("--exclude-source", type=TEXT, multiple=True, help="Leave out these sources.")
+@click.option("--role", type=TEXT, multiple=True, help="Only these roles (user, assistant, tool).")
+@click.option("--limit", type=LIMIT, default=20, show_default=True)
 @click.option("--sort", type=click.Choice(["relevance", "newest", "oldest"]), default="relevance")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def search(query: str, source: tuple[str, ...], exclude_source: tuple[str, ...],
@@ -129,8 +145,8 @@ def search(query: str, source: tuple[str, ...], exclude_source: tuple[str, ...],
 
 
 @sessions.command()
-@click.argument("session", required=False)
-@click.option("--source", help="Export only sessions of this source.")
+@click.argument("session", type=TEXT, required=False)
+@click.option("--source", type=TEXT, help="Export only sessions of this source.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write to this file (default: standard output).")
 def export(session: str | None, source: str | None, output: Path | None) -> None:
@@ -175,8 +191,8 @@ def import_cmd(path: Path, include_inactive: bool, as_json: bool) -> None:
 
 
 @sessions.command()
-@click.argument("session")
-@click.argument("title")
+@click.argument("session", type=TEXT)
+@click.argument("title", type=TEXT)
 def rename(session: str, title: str) -> None:
     """Set the title of SESSION (titles are unique; "" clears it)."""
     store = _store()
@@ -186,7 +202,7 @@ def rename(session: str, title: str) -> None:
 
 
 @sessions.command()
-@click.argument("session")
+@click.argument("session", type=TEXT)
 @click.option("--yes", "-y", is_flag=True, help="Do not ask.")
 def delete(session: str, yes: bool) -> None:
     """Delete a session and its messages."""
@@ -199,8 +215,9 @@ def delete(session: str, yes: bool) -> None:
 
 
 @sessions.command()
-@click.option("--older-than", "days", default=90.0, show_default=True, help="Age in days.")
-@click.option("--source", help="Only this source.")
+@click.option("--older-than", "days", type=click.FloatRange(0, 1e6), default=90.0,
+              show_default=True, help="Age in days.")
+@click.option("--source", type=TEXT, help="Only this source.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def prune(days: float, source: str | None, yes: bool, as_json: bool) -> None:
@@ -216,7 +233,7 @@ def prune(days: float, source: str | None, yes: bool, as_json: bool) -> None:
 
 
 @sessions.command()
-@click.option("--source", help="Only this source.")
+@click.option("--source", type=TEXT, help="Only this source.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def stats(source: str | None, as_json: bool) -> None:
     """Sessions, messages, tokens and cost in total, by model and by source."""

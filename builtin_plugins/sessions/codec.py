@@ -7,24 +7,19 @@ import re
 import sqlite3
 from typing import Any
 
+from . import inputs
+
 # Content that is a list of parts (multimodal) is stored as JSON behind this marker; stores
 # written by Hermes Agent use the same marker, so imported rows decode alike.
 JSON_PREFIX = "\x00json:"
 JSON_COLUMNS = ("tool_calls", "reasoning_details", "codex_reasoning_items", "codex_message_items")
 MAX_TITLE = 100
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def clean_text(value: str | None) -> str | None:
-    """Text SQLite can store: lone surrogates (from scraped pages) become U+FFFD."""
-    if value is None:
-        return None
-    try:
-        value.encode("utf-8")
-        return value
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", value)
+    """Text SQLite can store (lone surrogates repaired, see :mod:`.inputs`)."""
+    return None if value is None else inputs.clean_text(value)
 
 
 def encode_content(content: Any) -> str | None:
@@ -32,7 +27,7 @@ def encode_content(content: Any) -> str | None:
         return clean_text(content)
     if isinstance(content, (int, float)):
         return str(content)
-    return JSON_PREFIX + json.dumps(content, ensure_ascii=False, default=str)
+    return JSON_PREFIX + inputs.clean_text(json.dumps(content, ensure_ascii=False, default=str))
 
 
 def decode_content(value: Any) -> Any:
@@ -50,7 +45,7 @@ def encode_json(value: Any) -> str | None:
         return None
     if isinstance(value, str):
         return clean_text(value)
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return inputs.clean_text(json.dumps(value, ensure_ascii=False, default=str))
 
 
 def decode_json(value: Any) -> Any:
@@ -75,7 +70,7 @@ def sanitize_title(title: str | None) -> str | None:
     """Trim, drop control characters, collapse whitespace, cap at 100; empty means no title."""
     if title is None:
         return None
-    text = " ".join(_CONTROL.sub(" ", title).split())
+    text = " ".join(_CONTROL.sub(" ", inputs.clean_text(title)).split())
     return text[:MAX_TITLE].rstrip() or None
 
 

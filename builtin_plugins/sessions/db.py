@@ -31,7 +31,10 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
+from . import cjk
+from .health import damaged, verify
 from .interface import SessionStoreError
+from .private import create_database_file, make_dirs, open_private
 from .schema import FTS_TABLES, check_supported, ensure_schema
 
 log = logging.getLogger("hermes_agent.sessions")
@@ -64,10 +67,7 @@ def explain(exc: BaseException, path: Path, action: str = "open") -> SessionStor
             "writable. Fix the permissions (the directory must be writable for the -wal and "
             "-shm files) or point HERMES_HOME elsewhere.")
     if "not a database" in text or "malformed" in text or "corrupt" in text:
-        return SessionStoreError(
-            f"{path} is damaged or is not a session database ({exc}). It was not changed. Move "
-            "it aside (hermes starts a new state.db) and, if it holds sessions you need, try "
-            "`sqlite3 FILE .recover` on the copy, then `hermes sessions import`.")
+        return damaged(path, exc)
     return SessionStoreError(f"session store {path}: {exc}")
 
 
@@ -103,18 +103,21 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     return conn
 
 
-def open_database(path: Path) -> tuple[sqlite3.Connection, list[str]]:
-    """Open (creating or upgrading) state.db at ``path``; returns the connection and what the
-    schema step changed."""
+def open_database(path: Path) -> tuple[sqlite3.Connection, list[str], bool]:
+    """Open (creating or upgrading) state.db at ``path``; returns the connection, what the
+    schema step changed and whether the file is known to be sound (see :mod:`.health`).
+    A damaged file is refused before anything is written to it."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(path.parent)
     except OSError as exc:
         raise SessionStoreError(f"cannot create {path.parent}: {exc}. Make the directory "
                                 "writable or point HERMES_HOME elsewhere.") from exc
     check_file(path)
+    create_database_file(path)
     conn = None
     try:
         conn = connect(path)
+        sound = verify(conn, path)
         check_supported(conn, str(path))  # before WAL mode rewrites the header
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
@@ -131,7 +134,18 @@ def open_database(path: Path) -> tuple[sqlite3.Connection, list[str]]:
         if conn is not None:
             conn.close()
         raise explain(exc, path) from exc
-    return conn, changes
+    return conn, changes, sound
+
+
+def open_reader(path: Path) -> sqlite3.Connection:
+    """A connection for reads only (``query_only``): under WAL it neither waits for writers
+    nor makes them wait."""
+    conn = connect(path)
+    cjk.prepare(conn)  # a temp table: created before query_only forbids it
+    conn.execute("PRAGMA query_only = ON")
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.row_factory = sqlite3.Row
+    return conn
 
 
 def is_busy(exc: BaseException) -> bool:
@@ -285,7 +299,7 @@ class WriteGate:
     def __enter__(self) -> "WriteGate":
         if self.usable and self.fd is None:
             try:
-                self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+                self.fd = open_private(self.path)
             except OSError:
                 self.usable = False
         if self.fd is not None:

@@ -23,6 +23,15 @@ class TitleConflictError(SessionStoreError):
     """Another session already has this title (titles are unique when set)."""
 
 
+class InvalidArgumentError(SessionStoreError, ValueError):
+    """An argument is out of range or of the wrong type; the message names what is allowed."""
+
+
+class SearchTimeoutError(SessionStoreError):
+    """A search ran past the store's time budget and was stopped; the message says how to
+    narrow it. No other work of the store waited for it."""
+
+
 class SessionRow(TypedDict, total=False):
     id: str
     source: str  # "cli", "telegram", "discord", "cron", "subagent", ...

@@ -1,150 +1,132 @@
-"""Message search: sanitising user queries, FTS5 (unicode61), trigram and LIKE paths.
-
-Syntax: words (all must match), ``"exact phrases"``, ``OR``, ``NOT``, ``prefix*``. Anything
-else a user types is made safe: unmatched quotes and special characters are dropped, terms
-with ``-``, ``.`` or other punctuation inside are quoted, dangling operators are removed. No
-input raises.
+"""Running a search: FTS5 (unicode61) for words, the CJK path (see :mod:`.cjk`), results.
 
 Ranking: BM25 over the newest 500 matches (so a very common word costs the same as a rare
-one); ``sort="newest"``/``"oldest"`` orders by time instead. Queries with CJK text use the
-trigram table (runs of 3 or more CJK characters) or a LIKE scan (1-2 characters).
+one); ``sort="newest"``/``"oldest"`` orders by time instead. Snippets come from the FTS5
+statement that matches and ranks, not from a query per hit.
+
+Every search runs on a read connection of its own under a time budget (SQLite's progress
+handler): past SEARCH_BUDGET_S it is stopped with :class:`SearchTimeoutError`. Query parsing
+and its cost bounds are in :mod:`.query`.
 """
 
 from __future__ import annotations
 
-import re
+import itertools
 import sqlite3
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from .cjk import cjk_ids
 from .codec import decode_content
-from .schema import CJK_CLASS
+from .interface import SearchTimeoutError
+from .query import (MAX_PREFIX_TERMS, MAX_QUERY, MAX_TERMS, MIN_PREFIX, Query, parse,
+                    sanitize_fts5_query)
 
-MAX_QUERY = 2048
+__all__ = ["MAX_PREFIX_TERMS", "MAX_QUERY", "MAX_TERMS", "MIN_PREFIX", "SEARCH_BUDGET_S",
+           "manual_snippet", "parse", "sanitize_fts5_query", "search_messages", "time_budget"]
+SEARCH_BUDGET_S = 2.0  # a search running longer is stopped (SearchTimeoutError)
+PROGRESS_STEPS = 1000  # SQLite VM steps between budget checks
 RANK_WINDOW = 500
 CONTEXT_CHARS = 200
-_CJK = re.compile(f"[{CJK_CLASS}]")
-_CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
-_BARE = re.compile(r"^[\w]+$", re.UNICODE)  # FTS5 bareword: letters, digits, _ and non-ASCII
-_TOKEN = re.compile(r'"[^"]*"|\S+')
-OPERATORS = ("AND", "OR", "NOT")
+_clock = time.monotonic
 
 
-@dataclass
-class Term:
-    text: str
-    prefix: bool = False
-    negated: bool = False
-
-    def fts(self) -> str:
-        quoted = self.text if _BARE.match(self.text) else '"' + self.text.replace('"', "") + '"'
-        return quoted + ("*" if self.prefix else "")
-
-
-@dataclass
-class Query:
-    """A sanitised query: OR-groups of AND-ed terms (some negated)."""
-
-    groups: list[list[Term]] = field(default_factory=list)
-
-    def fts(self) -> str:
-        parts = []
-        for group in self.groups:
-            pos = [t.fts() for t in group if not t.negated]
-            neg = [t.fts() for t in group if t.negated]
-            text = " AND ".join(pos)
-            for n in neg:
-                text += f" NOT {n}"
-            parts.append(f"({text})" if len(self.groups) > 1 else text)
-        return " OR ".join(parts)
-
-    @property
-    def cjk(self) -> bool:
-        return any(_CJK.search(t.text) for g in self.groups for t in g)
-
-
-def _term(raw: str) -> Term | None:
-    if raw.startswith('"') and raw.endswith('"') and len(raw) >= 2:
-        text = " ".join(raw[1:-1].split())
-        return Term(text) if text.strip() else None
-    prefix = raw.endswith("*")
-    text = raw.replace('"', " ").strip("*")
-    text = re.sub(r"[*+{}()\[\]:^~`|\\<>=!?,;'@#$%&]", " ", text)
-    text = text.strip(" -./")
-    if not text or not re.search(r"\w", text):
-        return None
-    return Term(" ".join(text.split()), prefix=prefix)
-
-
-def parse(query: str) -> Query:
-    """Sanitise ``query`` into OR-groups of terms. Never raises."""
-    text = (query or "")[:MAX_QUERY]
-    if text.count('"') % 2:  # an unmatched quote: drop the last one
-        cut = text.rfind('"')
-        text = text[:cut] + " " + text[cut + 1:]
-    items: list[Any] = []
-    for raw in _TOKEN.findall(text):
-        if raw in OPERATORS:
-            items.append(raw)
-            continue
-        term = _term(raw)
-        if term is not None:
-            items.append(term)
-    groups: list[list[Term]] = [[]]
-    pending: str | None = None
-    for item in items:
-        if isinstance(item, str):
-            if groups[-1] or item == "NOT":
-                pending = item if item != "AND" else pending
-            continue
-        if pending == "OR" and groups[-1]:
-            groups.append([])
-        elif pending == "NOT":
-            item.negated = bool(groups[-1] and any(not t.negated for t in groups[-1]))
-        pending = None
-        groups[-1].append(item)
-    groups = [g for g in groups if any(not t.negated for t in g)]
-    return Query(groups)
-
-
-def sanitize_fts5_query(query: str) -> str:
-    """The FTS5 MATCH expression for ``query`` ("" when nothing searchable is left)."""
-    return parse(query).fts()
+@contextmanager
+def time_budget(conn: sqlite3.Connection, seconds: float) -> Iterator[None]:
+    """Stop the statements run in the block after ``seconds`` (SQLite's progress handler),
+    raising SearchTimeoutError."""
+    deadline = _clock() + seconds
+    conn.set_progress_handler(lambda: int(_clock() > deadline), PROGRESS_STEPS)
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        if "interrupt" not in str(exc).lower():
+            raise
+        raise SearchTimeoutError(
+            f"the search took longer than {seconds:g} s and was stopped. Use fewer or longer "
+            "words (short prefixes such as ab* and many OR terms are the costly ones), or "
+            "filter by source or role.") from exc
+    finally:
+        conn.set_progress_handler(None, 0)
 
 
 def search_messages(conn: sqlite3.Connection, query: str, *,
                     source_filter: Iterable[str] | None = None,
                     exclude_sources: Iterable[str] | None = None,
                     role_filter: Iterable[str] | None = None, limit: int = 20, offset: int = 0,
-                    sort: str | None = None) -> list[dict[str, Any]]:
+                    sort: str | None = None,
+                    budget_s: float = SEARCH_BUDGET_S) -> list[dict[str, Any]]:
     parsed = parse(query)
     if not parsed.groups or limit <= 0:
         return []
     where, args = _filters(source_filter, exclude_sources, role_filter)
-    order = "m.id ASC" if sort == "oldest" else "m.id DESC"
-    want = limit + offset
-    if parsed.cjk:
-        ids = _cjk_ids(conn, parsed, where, args, want, sort == "oldest")
-        hits = [(i, None) for i in ids[offset:want]]
-    else:
-        match = parsed.fts()
-        joins = (" JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id"
-                 if where else "")
-        inner = (f"SELECT f.rowid AS id, f.rank AS rank FROM messages_fts f{joins} WHERE "
-                 f"messages_fts MATCH ? {where} ORDER BY {order.replace('m.id', 'f.rowid')}")
-        if sort in ("newest", "oldest"):
-            sql = f"{inner} LIMIT ? OFFSET ?"
-            params: tuple[Any, ...] = (match, *args, limit, offset)
+    with time_budget(conn, budget_s):
+        if parsed.cjk:
+            want = limit + offset
+            ids = cjk_ids(conn, parsed, where, args, want, sort == "oldest")
+            hits: list[tuple[int, str | None]] = [(i, None) for i in ids[offset:want]]
         else:
-            sql = f"SELECT id, rank FROM ({inner} LIMIT {RANK_WINDOW}) ORDER BY rank LIMIT ? OFFSET ?"
-            params = (match, *args, limit, offset)
-        try:
-            rows = conn.execute(sql, params).fetchall()
-        except sqlite3.OperationalError:
-            return []  # an expression FTS5 still rejects matches nothing
-        hits = [(r[0], match) for r in rows]
-    return _results(conn, hits, parsed)
+            hits = _fts_hits(conn, parsed, where, args, limit, offset, sort)
+        return _results(conn, hits, parsed)
+
+
+_SNIPPET = "snippet(messages_fts, 0, '>>>', '<<<', '...', 40)"
+
+
+def _fts_hits(conn: sqlite3.Connection, parsed: Query, where: str, args: list[Any],
+              limit: int, offset: int, sort: str | None) -> list[tuple[int, str | None]]:
+    """(id, snippet) of the hits. The snippets come from the statement that matches and ranks
+    (for the returned rows only, or, in one-pass ranking, for the first matches)."""
+    match = parsed.fts()
+    joins = (" JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id"
+             if where else "")
+    direction = "ASC" if sort == "oldest" else "DESC"
+    base = f"FROM messages_fts f{joins} WHERE messages_fts MATCH ? {where}"
+    if sort in ("newest", "oldest"):
+        sql = f"SELECT f.rowid, {_SNIPPET} {base} ORDER BY f.rowid {direction} LIMIT ? OFFSET ?"
+        return _rows(conn, sql, (match, *args, limit, offset))
+    if any(" " in t.text for g in parsed.groups for t in g if not t.negated):
+        return _one_pass(conn, match, base, args, limit, offset)
+    # BM25 over the newest RANK_WINDOW matches: the subquery finds the oldest id of that
+    # window (a walk of the index, no ranking), FTS5 ranks the matches from there on and
+    # computes snippets only for the rows returned.
+    sql = (f"SELECT f.rowid, {_SNIPPET} {base} AND f.rowid >= coalesce((SELECT f.rowid "
+           f"{base} ORDER BY f.rowid DESC LIMIT 1 OFFSET {RANK_WINDOW - 1}), 0) "
+           "ORDER BY f.rank LIMIT ? OFFSET ?")  # exactly this: FTS5 sorts, snippets last
+    return _rows(conn, sql, (match, *args, match, *args, limit, offset))
+
+
+def _one_pass(conn: sqlite3.Connection, match: str, base: str, args: list[Any], limit: int,
+              offset: int) -> list[tuple[int, str | None]]:
+    """Ranking in a single pass, for phrases: each pass checks a phrase against the positions
+    of its words in every row that has them all, so the window walk above would double the
+    cost. Snippets are made in the same pass for the first ``limit + offset`` matches (all of
+    them when the phrase is rare); a top row beyond those gets its snippet by rowid."""
+    seen = itertools.count(1)
+    conn.create_function("hermes_seen", 0, lambda: next(seen))
+    rows = _rows(conn, f"SELECT id, snip FROM (SELECT f.rowid AS id, f.rank AS rank, CASE WHEN "
+                       f"hermes_seen() <= {limit + offset} THEN {_SNIPPET} END AS snip {base} "
+                       f"ORDER BY f.rowid DESC LIMIT {RANK_WINDOW}) ORDER BY rank, id DESC "
+                       "LIMIT ? OFFSET ?", (match, *args, limit, offset))
+    missing = [i for i, snip in rows if snip is None]
+    if missing:
+        ids = ", ".join("(?)" for _ in missing)
+        found = dict(_rows(conn, f"WITH ids(id) AS (VALUES {ids}) SELECT f.rowid, {_SNIPPET} "
+                                 "FROM ids CROSS JOIN messages_fts f ON f.rowid = ids.id "
+                                 "WHERE messages_fts MATCH ?", (*missing, match)))
+        rows = [(i, snip if snip is not None else found.get(i)) for i, snip in rows]
+    return rows
+
+
+def _rows(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, Any]]:
+    try:
+        return [(r[0], r[1]) for r in conn.execute(sql, params).fetchall()]
+    except sqlite3.OperationalError as exc:
+        if "interrupt" in str(exc).lower():
+            raise
+        return []  # an expression FTS5 still rejects matches nothing
 
 
 def _filters(sources: Iterable[str] | None, excluded: Iterable[str] | None,
@@ -159,43 +141,11 @@ def _filters(sources: Iterable[str] | None, excluded: Iterable[str] | None,
     return where, args
 
 
-def _like(text: str) -> str:
-    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-def _cjk_ids(conn: sqlite3.Connection, parsed: Query, where: str, args: list[Any], want: int,
-             oldest: bool) -> list[int]:
-    """Ids matching a query with CJK text, newest first (or oldest)."""
-    found: set[int] = set()
-    order = "ASC" if oldest else "DESC"
-    for group in parsed.groups:
-        pos = [t for t in group if not t.negated]
-        cond = "".join(" AND m.search_text LIKE ? ESCAPE '\\'" for _ in pos)
-        cond += "".join(" AND m.search_text NOT LIKE ? ESCAPE '\\'" for t in group if t.negated)
-        likes = [_like(t.text) for t in pos] + [_like(t.text) for t in group if t.negated]
-        long = [t for t in pos if len(t.text) >= 3 and _CJK.search(t.text)]
-        if long:
-            source = "messages_fts_trigram f JOIN messages m ON m.id = f.rowid"
-            match = " AND ".join(f'"{t.text[i:i + 3]}"' for t in long
-                                 for i in range(len(t.text) - 2) if '"' not in t.text[i:i + 3])
-            head, params = "messages_fts_trigram MATCH ?", [match]
-        elif not any(_CJK.search(t.text) for t in pos):
-            source = "messages_fts f JOIN messages m ON m.id = f.rowid"
-            head, params = "messages_fts MATCH ?", [Query([group]).fts()]
-        else:
-            source, head, params = "messages m", "1", []
-        sql = (f"SELECT m.id FROM {source} JOIN sessions s ON s.id = m.session_id WHERE {head}"
-               f"{cond} {where} ORDER BY m.id {order} LIMIT ?")
-        try:
-            found.update(r[0] for r in conn.execute(sql, (*params, *likes, *args, want)))
-        except sqlite3.OperationalError:
-            continue
-    return sorted(found, reverse=not oldest)[:want]
-
 
 def _results(conn: sqlite3.Connection, hits: list[tuple[int, str | None]],
              parsed: Query) -> list[dict[str, Any]]:
-    """Result dicts for ``hits`` (ids in order) with a few queries for all of them."""
+    """Result dicts for ``hits`` (ids in order, with the snippet when FTS5 made one) with two
+    queries for all of them."""
     if not hits:
         return []
     marks = ", ".join("?" * len(hits))
@@ -203,14 +153,15 @@ def _results(conn: sqlite3.Connection, hits: list[tuple[int, str | None]],
         "SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.model, s.started_at, "
         "(SELECT p.id FROM messages p WHERE p.session_id = m.session_id AND p.id < m.id "
         "ORDER BY p.id DESC LIMIT 1), (SELECT n.id FROM messages n WHERE n.session_id = "
-        "m.session_id AND n.id > m.id ORDER BY n.id LIMIT 1) FROM messages m JOIN sessions s "
-        f"ON s.id = m.session_id WHERE m.id IN ({marks})", [h[0] for h in hits])}
+        "m.session_id AND n.id > m.id ORDER BY n.id LIMIT 1), m.search_text FROM messages m "
+        f"JOIN sessions s ON s.id = m.session_id WHERE m.id IN ({marks})", [h[0] for h in hits])}
     near_ids = [i for r in rows.values() for i in (r[7], r[8]) if i is not None]
     near = {r[0]: r for r in conn.execute(
         f"SELECT id, role, content FROM messages WHERE id IN ({', '.join('?' * len(near_ids))})",
         near_ids)} if near_ids else {}
+    words = [t.text for g in parsed.groups for t in g if not t.negated]
     out = []
-    for msg_id, match in hits:
+    for msg_id, snippet in hits:
         row = rows.get(msg_id)
         if row is None:
             continue
@@ -222,24 +173,10 @@ def _results(conn: sqlite3.Connection, hits: list[tuple[int, str | None]],
                 context.append({"id": other, "role": near[other][1],
                                 "content": text[:CONTEXT_CHARS]})
         out.append({"id": row[0], "session_id": row[1], "role": row[2], "timestamp": row[3],
-                    "snippet": _snippet(conn, msg_id, match, parsed).strip(),
+                    "snippet": (snippet or manual_snippet(row[9] or "", words)).strip(),
                     "context": context, "source": row[4], "model": row[5],
                     "session_started": row[6]})
     return out
-
-
-def _snippet(conn: sqlite3.Connection, msg_id: int, match: str | None, parsed: Query) -> str:
-    if match is not None:
-        try:
-            found = conn.execute("SELECT snippet(messages_fts, 0, '>>>', '<<<', '...', 40) "
-                                 "FROM messages_fts WHERE messages_fts MATCH ? AND rowid = ?",
-                                 (match, msg_id)).fetchone()
-            if found and found[0]:
-                return str(found[0])
-        except sqlite3.OperationalError:
-            pass
-    text = conn.execute("SELECT search_text FROM messages WHERE id = ?", (msg_id,)).fetchone()[0]
-    return manual_snippet(text, [t.text for g in parsed.groups for t in g if not t.negated])
 
 
 def manual_snippet(text: str, terms: list[str], width: int = 60) -> str:

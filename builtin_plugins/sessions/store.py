@@ -13,11 +13,14 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import codec, lineage, search
-from .db import Upkeep, WriteGate, checkpoint_wal, explain, is_busy, open_database, retry_busy
+from . import codec, health, lineage, search
+from .db import (Upkeep, WriteGate, checkpoint_wal, explain, is_busy, open_database, open_reader,
+                 retry_busy)
+from .inputs import public_methods_at_edge
 from .interface import SessionStoreError, TitleConflictError
 
 log = logging.getLogger("hermes_agent.sessions")
@@ -29,14 +32,21 @@ _COST_FIELDS = ("cost_status", "cost_source", "pricing_version", "billing_provid
                 "billing_base_url", "billing_mode")
 _TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
            "reasoning_tokens", "api_call_count")
+IDLE_READERS = 4  # read connections kept open between reads
 
 
+@public_methods_at_edge
 class SqliteSessionStore:
-    """The ``sqlite`` session store. See :class:`~.interface.SessionStore` for the contract."""
+    """The ``sqlite`` session store. See :class:`~.interface.SessionStore` for the contract.
+
+    Writes share one connection under a lock; reads (searches included) take a connection of
+    their own from a small pool, so under WAL a long search never delays an append. Every
+    public method's arguments are normalised first (see :mod:`.inputs`)."""
 
     name = "sqlite"
 
-    def __init__(self, path: Path | str | None = None, *, home: Path | str | None = None):
+    def __init__(self, path: Path | str | None = None, *, home: Path | str | None = None,
+                 search_budget_s: float = search.SEARCH_BUDGET_S):
         if path is None:
             if home is None:
                 from hermes_agent import hermes_home
@@ -48,6 +58,10 @@ class SqliteSessionStore:
         self._lock = threading.RLock()
         self._upkeep = Upkeep(self.path)
         self._gate = WriteGate(self.path)
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._sound = False  # the file passed the health check (now or before, unchanged)
+        self.search_budget_s = search_budget_s
         self.schema_changes: list[str] = []
 
     # --- plumbing ---------------------------------------------------------------------
@@ -56,7 +70,7 @@ class SqliteSessionStore:
         if self._conn is None:
             with self._lock:
                 if self._conn is None:
-                    conn, self.schema_changes = open_database(self.path)
+                    conn, self.schema_changes, self._sound = open_database(self.path)
                     conn.row_factory = sqlite3.Row
                     self._conn = conn
         return self._conn
@@ -102,10 +116,27 @@ class SqliteSessionStore:
         except sqlite3.Error as exc:  # a busy reader elsewhere: the next write tries again
             log.debug("checkpoint skipped: %s", exc)
 
+    @contextmanager
+    def _reader(self) -> Iterator[sqlite3.Connection]:
+        """A read connection of this thread's own for the duration of the block."""
+        self.conn  # opened, checked and migrated first
+        with self._readers_lock:
+            conn = self._readers.pop() if self._readers else None
+        if conn is None:
+            conn = open_reader(self.path)
+        try:
+            yield conn
+        finally:
+            with self._readers_lock:
+                if self._conn is not None and len(self._readers) < IDLE_READERS:
+                    self._readers.append(conn)
+                    conn = None
+            if conn is not None:
+                conn.close()
+
     def _read(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
         try:
-            with self._lock:
-                conn = self.conn
+            with self._reader() as conn:
                 return retry_busy(lambda: conn.execute(sql, tuple(args)).fetchall())
         except sqlite3.Error as exc:
             if isinstance(exc, sqlite3.OperationalError) and "fts5" in str(exc).lower():
@@ -115,6 +146,10 @@ class SqliteSessionStore:
     def close(self) -> None:
         self._upkeep.stop()
         with self._lock:
+            with self._readers_lock:
+                readers, self._readers = self._readers, []
+            for reader in readers:
+                reader.close()
             if self._conn is not None:
                 try:
                     self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
@@ -122,6 +157,8 @@ class SqliteSessionStore:
                     pass
                 self._conn.close()
                 self._conn = None
+                if self._sound:  # only SQLite wrote it since the check: record its new state
+                    health.remember(self.path)
             self._gate.close()
 
     def __enter__(self) -> "SqliteSessionStore":
@@ -138,7 +175,7 @@ class SqliteSessionStore:
                        started_at: float | None = None) -> str:
         session_id = session_id or time.strftime("%Y%m%d_%H%M%S_") + uuid.uuid4().hex[:8]
         if model_config is not None and not isinstance(model_config, str):
-            model_config = json.dumps(model_config, default=str)
+            model_config = codec.clean_text(json.dumps(model_config, default=str))
         values = {"user_id": user_id, "model": model, "model_config": model_config,
                   "system_prompt": codec.clean_text(system_prompt),
                   "parent_session_id": parent_session_id, "title": codec.sanitize_title(title)}
@@ -188,7 +225,7 @@ class SqliteSessionStore:
 
     def update_session_model(self, session_id: str, model: str, model_config: Any = None) -> None:
         if model_config is not None and not isinstance(model_config, str):
-            model_config = json.dumps(model_config, default=str)
+            model_config = codec.clean_text(json.dumps(model_config, default=str))
         self._update(session_id, "UPDATE sessions SET model = ?, "
                      "model_config = COALESCE(?, model_config) WHERE id = ?", (model, model_config))
 
@@ -354,10 +391,14 @@ class SqliteSessionStore:
                         exclude_sources: Iterable[str] | None = None,
                         role_filter: Iterable[str] | None = None, limit: int = 20,
                         offset: int = 0, sort: str | None = None) -> list[dict[str, Any]]:
-        with self._lock:
-            return search.search_messages(
-                self.conn, query, source_filter=source_filter, exclude_sources=exclude_sources,
-                role_filter=role_filter, limit=limit, offset=offset, sort=sort)
+        try:
+            with self._reader() as conn:
+                return search.search_messages(
+                    conn, query, source_filter=source_filter, exclude_sources=exclude_sources,
+                    role_filter=role_filter, limit=limit, offset=offset, sort=sort,
+                    budget_s=self.search_budget_s)
+        except sqlite3.Error as exc:
+            raise explain(exc, self.path, "search") from exc
 
     def usage_stats(self, source: str | None = None) -> dict[str, Any]:
         return lineage.usage_stats(self._read, source)
@@ -417,11 +458,12 @@ def insert_messages(conn: sqlite3.Connection, session_id: str,
     rows = []
     now = time.time()
     for i, m in enumerate(messages):
-        rows.append((session_id, m.get("role") or "user", codec.encode_content(m.get("content")),
-                     m.get("tool_call_id"), codec.encode_json(m.get("tool_calls")),
+        rows.append((session_id, codec.clean_text(m.get("role") or "user"),
+                     codec.encode_content(m.get("content")),
+                     codec.clean_text(m.get("tool_call_id")), codec.encode_json(m.get("tool_calls")),
                      codec.clean_text(m.get("tool_name")),
                      float(m.get("timestamp") or now + i * 1e-6), m.get("token_count"),
-                     m.get("finish_reason"), codec.clean_text(m.get("reasoning")),
+                     codec.clean_text(m.get("finish_reason")), codec.clean_text(m.get("reasoning")),
                      codec.clean_text(m.get("reasoning_content")),
                      codec.encode_json(m.get("reasoning_details")),
                      codec.encode_json(m.get("codex_reasoning_items")),

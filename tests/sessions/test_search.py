@@ -133,3 +133,14 @@ def test_no_query_raises(corpus, query):
     assert isinstance(results, list)
     for hit in results:
         assert set(hit) >= {"id", "session_id", "snippet", "context", "source"}
+
+
+def test_phrase_ranking_in_one_pass_gives_every_hit_a_snippet(store):
+    sid = store.create_session(source="cli")
+    short = [store.append_message(sid, "user", f"the blue whale {i}") for i in range(5)]
+    for i in range(25):  # newer, longer: ranked lower, but first in the index walk
+        store.append_message(sid, "user", f"blue whale {i} " + "filler words here " * 40)
+    hits = store.search_messages('"blue whale"', limit=5)
+    assert sorted(h["id"] for h in hits) == short
+    assert all(">>>blue whale<<<" in h["snippet"] for h in hits)
+    assert len(store.search_messages('"blue whale"', limit=5, offset=25)) == 5
