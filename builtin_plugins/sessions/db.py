@@ -31,10 +31,12 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
+from hermes_agent import private_dir
+
 from . import cjk
 from .health import damaged, verify
 from .interface import SessionStoreError
-from .private import create_database_file, make_dirs, open_private
+from .private import create_database_file, open_private
 from .schema import FTS_TABLES, check_supported, ensure_schema
 
 log = logging.getLogger("hermes_agent.sessions")
@@ -108,7 +110,7 @@ def open_database(path: Path) -> tuple[sqlite3.Connection, list[str], bool]:
     schema step changed and whether the file is known to be sound (see :mod:`.health`).
     A damaged file is refused before anything is written to it."""
     try:
-        make_dirs(path.parent)
+        private_dir(path.parent)
     except OSError as exc:
         raise SessionStoreError(f"cannot create {path.parent}: {exc}. Make the directory "
                                 "writable or point HERMES_HOME elsewhere.") from exc

@@ -1,6 +1,6 @@
 """Private files: conversations and tool output are readable by their owner only.
 
-Directories the store creates are 0700; state.db, its lock file and the health-check record are
+Directories the store creates are 0700 (``hermes_agent.private_dir``); state.db, its lock file and the health-check record are
 created 0600 whatever the umask (created with that mode, then ``chmod`` to it). SQLite creates
 ``-wal`` and ``-shm`` with the database file's mode, so they are 0600 too. Existing files that
 are open to group or others are tightened to 0600 when the store opens them (a state.db
@@ -16,23 +16,7 @@ from pathlib import Path
 
 log = logging.getLogger("hermes_agent.sessions")
 FILE_MODE = 0o600
-DIR_MODE = 0o700
 COMPANIONS = ("", "-wal", "-shm", "-lock", "-checked")
-
-
-def make_dirs(path: Path) -> None:
-    """Create ``path`` and missing parents, each new one 0700 (existing ones are kept)."""
-    missing = []
-    for part in (path, *path.parents):
-        if part.exists():
-            break
-        missing.append(part)
-    for part in reversed(missing):
-        try:
-            part.mkdir(mode=DIR_MODE)
-        except FileExistsError:
-            continue
-        os.chmod(part, DIR_MODE)
 
 
 def open_private(path: Path, flags: int = os.O_RDWR | os.O_CREAT) -> int:
