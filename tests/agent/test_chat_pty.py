@@ -177,3 +177,46 @@ def test_multi_line_input_and_the_history_file(home: Path, calculator: Path, ser
     term.type("/quit\r")
     assert term.wait() == 0
     assert "second line" in (home / "chat_history").read_text()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_a_failing_slash_command_keeps_the_chat_going(home: Path, calculator: Path,
+                                                      server) -> None:
+    boom = home / "plugins" / "boom"
+    boom.mkdir()
+    (boom / "plugin.yaml").write_text("name: boom\nversion: 1.0.0\n")
+    (boom / "__init__.py").write_text(
+        "def register(ctx):\n"
+        "    def explode(raw):\n"
+        "        raise RuntimeError('the boom plugin broke')\n"
+        "    def leave(raw):\n"
+        "        raise SystemExit(3)\n"
+        "    ctx.register_command('explode', explode, 'always fails')\n"
+        "    ctx.register_command('leave', leave, 'exits the process')\n")
+    (home / "config.yaml").write_text(yaml.safe_dump({
+        "model": {"provider": "custom", "base_url": server.openai_base_url,
+                  "default": "fake-model", "max_retries": 0},
+        "plugins": {"enabled": ["calculator", "boom"]}}))
+    server.script(reply_text("Still here."))
+    hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
+    assert hermes
+    env = {"HERMES_HOME": str(home), "PATH": os.environ.get("PATH", ""), "TERM": "dumb",
+           "HOME": str(home.parent)}
+    term = Terminal([hermes, "chat"], env)
+    term.read_until("› ")
+    term.type("/model x bogusprov\r")  # an unknown provider: an error line, not an exit
+    screen = term.read_until("› ")
+    assert "/model failed:" in screen and "bogusprov" in screen
+    term.type("/model gpt-4.1 openai\r")  # a provider without its key
+    assert "/model failed:" in term.read_until("› ")
+    term.type("/explode\r")
+    assert "/explode failed: RuntimeError: the boom plugin broke" in term.read_until("› ")
+    term.type("/leave\r")
+    assert "/leave tried to leave (exit code 3)" in term.read_until("› ")
+    term.type("/model\r")  # the model in use did not change
+    assert "model fake-model via custom" in term.read_until("› ")
+    term.type("are you there?\r")
+    assert "Still here." in term.read_until("› ")
+    assert server.posts()[-1].body["model"] == "fake-model"
+    term.type("/quit\r")
+    assert term.wait() == 0
