@@ -65,6 +65,15 @@ class Terminal:
         raise AssertionError("hermes chat did not exit")
 
 
+def start_chat(home: Path, cwd: Path | None = None) -> Terminal:
+    """``hermes chat`` in a pseudo-terminal with HERMES_HOME=home and a minimal environment."""
+    hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
+    assert hermes, "the hermes script is not installed next to this interpreter"
+    env = {"HERMES_HOME": str(home), "PATH": os.environ.get("PATH", ""), "TERM": "dumb",
+           "HOME": str(home.parent)}
+    return Terminal([hermes, "chat"], env, cwd=cwd)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 def test_interactive_chat_in_a_pty(home: Path, calculator: Path, server) -> None:
     (home / "config.yaml").write_text(yaml.safe_dump({
@@ -156,11 +165,7 @@ def test_multi_line_input_and_the_history_file(home: Path, calculator: Path, ser
         "model": {"provider": "custom", "base_url": server.openai_base_url,
                   "default": "fake-model", "max_retries": 0}}))
     server.script(reply_text("Got two lines."), reply_text("Got a block."))
-    hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    assert hermes
-    env = {"HERMES_HOME": str(home), "PATH": os.environ.get("PATH", ""), "TERM": "dumb",
-           "HOME": str(home.parent)}
-    term = Terminal([hermes, "chat"], env)
+    term = start_chat(home)
     term.read_until("› ")
     term.type("first line \\\r")  # a trailing backslash continues the message
     term.read_until("… ")
@@ -198,11 +203,7 @@ def test_a_failing_slash_command_keeps_the_chat_going(home: Path, calculator: Pa
                   "default": "fake-model", "max_retries": 0},
         "plugins": {"enabled": ["calculator", "boom"]}}))
     server.script(reply_text("Still here."))
-    hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    assert hermes
-    env = {"HERMES_HOME": str(home), "PATH": os.environ.get("PATH", ""), "TERM": "dumb",
-           "HOME": str(home.parent)}
-    term = Terminal([hermes, "chat"], env)
+    term = start_chat(home)
     term.read_until("› ")
     term.type("/model x bogusprov\r")  # an unknown provider: an error line, not an exit
     screen = term.read_until("› ")
