@@ -53,6 +53,7 @@ def _run(args: list[str]) -> int:
 
     global _kernel
     _kernel = None  # one kernel per invocation (main may run several times in one process)
+    _reported.clear()
     try:
         result = root.main(args=args, prog_name="hermes", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -78,12 +79,23 @@ def runtime_kernel(boot: bool = True) -> Any:
         from ..kernel import Kernel
 
         _kernel = Kernel()
+        report_config_warnings(_kernel.config)
     if boot:
         _kernel.boot()
     return _kernel
 
 
 _kernel: Any = None
+_reported: set[str] = set()
+
+
+def report_config_warnings(config: Any) -> None:
+    """Print config.yaml's warnings (misspelt or unknown keys, unset ${VAR}s) on stderr, each
+    once per command, so a typo is never silently ignored."""
+    for warning in config.startup_warnings:
+        if warning not in _reported:
+            _reported.add(warning)
+            sys.stderr.write(f"warning: {warning}\n")
 
 
 def _build_root() -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 from ._version import __version__
 
 # Bump when a validation model changes shape, so old entries are not reused.
-SCHEMA_REVISION = "3"
+SCHEMA_REVISION = "4"
 _MAX_ENTRIES = 2000
 
 
