@@ -20,7 +20,7 @@ TEST_PROMPT = "Reply with the single word: ready"
 
 def test_call(kernel: Any) -> tuple[bool, str]:
     """One tiny request through the configured provider: (ok, what to print)."""
-    from .client import ModelClient
+    from .client import CallContext, ModelClient
     from .retry import RetryPolicy
     from .types import ChatRequest
 
@@ -28,7 +28,9 @@ def test_call(kernel: Any) -> tuple[bool, str]:
     try:
         client = ModelClient.from_config(kernel, retry=RetryPolicy(max_retries=1, base_delay=1.0))
         response = client.chat(ChatRequest([{"role": "user", "content": TEST_PROMPT}],
-                                           max_tokens=16, stream=False, timeout=60))
+                                           max_tokens=16, stream=False, timeout=60),
+                               context=CallContext(platform="cli", task="setup_test", on_retry=lambda
+                                                   notice: click.echo(notice.text(), err=True)))
     except HermesError as exc:
         return False, f"Test call failed: {exc}"
     elapsed = (time.perf_counter() - started) * 1000

@@ -4,6 +4,7 @@ a long answer with Ctrl-C, use a slash command, quit."""
 from __future__ import annotations
 
 import os
+import re
 import pty
 import select
 import shutil
@@ -219,5 +220,23 @@ def test_a_failing_slash_command_keeps_the_chat_going(home: Path, calculator: Pa
     term.type("are you there?\r")
     assert "Still here." in term.read_until("› ")
     assert server.posts()[-1].body["model"] == "fake-model"
+    term.type("/quit\r")
+    assert term.wait() == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_a_status_line_shows_while_the_model_works(home: Path, calculator: Path,
+                                                   server) -> None:
+    (home / "config.yaml").write_text(yaml.safe_dump({
+        "model": {"provider": "custom", "base_url": server.openai_base_url,
+                  "default": "fake-model", "max_retries": 0}}))
+    server.script(reply_text("Done thinking.", delay=1.2))
+    term = start_chat(home)
+    term.read_until("› ")
+    term.type("think hard\r")
+    waiting = term.read_until("Done thinking.")
+    assert "thinking…" in waiting
+    assert re.search(r"\r +\rDone thinking\.$", waiting)  # blanked before the answer
+    term.read_until("› ")
     term.type("/quit\r")
     assert term.wait() == 0

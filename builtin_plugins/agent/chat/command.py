@@ -104,7 +104,7 @@ def _once(agent: Any, message: str) -> int:
     from .render import TerminalRenderer
     from .runner import run_turn
 
-    renderer = TerminalRenderer(sys.stdout, sys.stderr, show_tools=sys.stderr.isatty())
+    renderer = TerminalRenderer(sys.stdout, sys.stderr, tools="summary")
     try:
         result = run_turn(agent, message, renderer)
     finally:

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+OUTCOMES = {"once": "allowed once", "session": "allowed for this session",
+            "always": "allowed always (saved to config.yaml)", "deny": "denied"}
 ANSWERS = {"o": "once", "once": "once", "s": "session", "session": "session",
            "a": "always", "always": "always", "d": "deny", "deny": "deny"}
 
@@ -46,6 +48,7 @@ class TerminalQuestions:
         self._queue: queue.Queue[Question] = queue.Queue()
         self._cancelled = False
         self._lock = threading.Lock()
+        self.status: Any = None  # the chat's StatusLine, erased before a question is asked
 
     # --- tool side (any thread) --------------------------------------------------------
     def approval(self, request: Any) -> str:
@@ -53,7 +56,9 @@ class TerminalQuestions:
         def ask() -> str:
             self.err.write(f"\n⚠ {request.description}\n  {request.command}\n")
             answer = _input("Allow? [o]nce, [s]ession, [a]lways, [d]eny: ")
-            return ANSWERS.get(answer.strip().lower(), "deny")
+            choice = ANSWERS.get(answer.strip().lower(), "deny")
+            self.err.write(f"  → {OUTCOMES[choice]}\n")  # the answer on its own line
+            return choice
 
         return self._put(Question(ask, "deny", "interrupted",
                                   time.monotonic() + float(request.timeout)))
@@ -99,6 +104,8 @@ class TerminalQuestions:
         self._answer(question)
 
     def _answer(self, question: Question) -> None:
+        if self.status is not None:
+            self.status.erase()
         try:
             answer = question.ask()
         except EOFError:
