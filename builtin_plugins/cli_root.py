@@ -98,6 +98,27 @@ def report_config_warnings(config: Any) -> None:
             sys.stderr.write(f"warning: {warning}\n")
 
 
+def _plugin_commands_last_run() -> list[tuple[str, str]]:
+    """The commands plugins registered when they were last loaded, read from the load ledger
+    (a small JSON file), so ``--help`` neither loads config nor imports plugin code."""
+    import json
+    from pathlib import Path
+
+    home = os.environ.get("HERMES_HOME")
+    ledger = (Path(home).expanduser() if home else Path.home() / ".hermes") / "cache" / \
+        "plugin-status.json"
+    try:
+        entries = json.loads(ledger.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    rows = {}
+    for plugin, entry in entries.items() if isinstance(entries, dict) else ():
+        if isinstance(entry, dict) and entry.get("state") == "loaded":
+            for name in entry.get("cli_commands") or ():
+                rows[str(name)] = f"(from the {plugin} plugin)"
+    return sorted(rows.items())
+
+
 def _build_root() -> Any:
     import click
 
@@ -126,8 +147,13 @@ def _build_root() -> Any:
             rows = [(name, CLI_COMMANDS[name][1]) for name in sorted(CLI_COMMANDS)]
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+            added = _plugin_commands_last_run()
+            if added:
+                with formatter.section("Commands added by plugins (as of their last load)"):
+                    formatter.write_dl(added)
             formatter.write_paragraph()
-            formatter.write_text("Plugins may add more commands: see `hermes plugins list`.\n")
+            formatter.write_text("Plugins may add more commands once they are enabled and "
+                                 "loaded: `hermes plugins list` shows them.\n")
 
         def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
             name = args[0] if args else ""

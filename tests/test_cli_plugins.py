@@ -126,6 +126,10 @@ def register(ctx):
     (home / "config.yaml").write_text("plugins:\n  enabled: [greeter]\n")
     code, out, _ = run(capsys, "greet", "hello", "--name", "ada")
     assert code == 0 and out.strip() == "hello ada"
+    code, out, _ = run(capsys, "--help")  # listed from the last load, no plugin code imported
+    assert code == 0
+    added = out.split("Commands added by plugins (as of their last load):")[1]
+    assert "greet" in added and "(from the greeter plugin)" in added
     code, _, err = run(capsys, "gret")
     assert code == 2 and "Did you mean 'greet'" in err
 

@@ -27,6 +27,7 @@ from .resolve import resolve_fallbacks, resolve_provider, runtime_for_entry
 from .retry import RetryPolicy
 from .runtime import RuntimeProvider, Transport
 from .types import ChatRequest, ChatResponse, EventCallback, StreamEvent
+from ..textfmt import plural
 
 log = logging.getLogger("hermes_agent.models")
 _SECRET_KEYS = ("api_key", "authorization", "x-api-key", "extra_headers")
@@ -171,7 +172,7 @@ class ModelClient:
                         max_retries, retry))
                 if not retry:
                     if error.retryable and attempt:
-                        error.args = (f"{error.args[0]} (gave up after {attempt + 1} attempts)",)
+                        error.args = (f"{error.args[0]} (gave up after {plural(attempt + 1, 'attempt')})",)
                     raise error from raw
                 delay = self.retry.delay(attempt + 1, error.retry_after)
                 log.info("%s: %s; retry %d/%d in %.1fs", runtime.name, error.reason,

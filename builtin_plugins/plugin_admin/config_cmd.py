@@ -10,7 +10,9 @@ import click
 import yaml
 
 from hermes_agent import ConfigError, hermes_home, load_config, write_config_value
-from hermes_agent.builtin_plugins.cli_root import report_config_warnings
+
+from ..cli_help import ListingGroup
+from ..cli_root import report_config_warnings
 
 _SECRET = re.compile(r"(^|_)(api_key|key|token|secret|password)$", re.I)
 
@@ -25,7 +27,7 @@ def redact(value: Any, key: str = "") -> Any:
     return value
 
 
-@click.group()
+@click.group(cls=ListingGroup, default="show")
 def config() -> None:
     """Show, read and change config.yaml."""
 

@@ -7,9 +7,10 @@ import json
 import click
 
 from hermes_agent import runtime_kernel
+from ..cli_help import ListingGroup
 
 
-@click.group()
+@click.group(cls=ListingGroup, default="list")
 def tools() -> None:
     """List tools and toolsets."""
 

@@ -53,7 +53,7 @@ def test_tools_and_plugins_show_what_the_model_can_call(kernel_for) -> None:
     assert cut, "long descriptions end with an ellipsis"
     assert "read_file" in tools and tools.startswith(f"{len(state.agent.tool_names)} tools:")
     plugins = run_slash(state, "/plugins")
-    assert "✓ calculator v1.0.0 (2 tools, 1 hooks)" in plugins
+    assert "✓ calculator v1.0.0 (2 tools, 1 hook)" in plugins
 
 
 def test_new_and_reset_finalize_the_session_and_start_another(kernel_for, server) -> None:
