@@ -313,7 +313,13 @@ def write_config_value(home: Path, dotted: str, value: Any, *, unset: bool = Fal
     from . import yaml_edit
 
     path = home / CONFIG_FILE
-    before = read_raw_config(home)
+    try:
+        text = path.read_text(encoding="utf-8")  # read once: the edit starts from this text
+    except FileNotFoundError:
+        text = ""
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc}", path=str(path)) from exc
+    before = _parse_config(text, path)
     after = copy.deepcopy(before)
     if unset:
         if not pop_dotted(after, dotted):
@@ -324,15 +330,10 @@ def write_config_value(home: Path, dotted: str, value: Any, *, unset: bool = Fal
     if "error" in hit:
         old, _ = check_config(home, before)
         added = [line for line in hit["error"] if line not in old.get("error", [])]
-        if added or "error" not in old:
-            raise ConfigError(f"{path} would have invalid settings:", added or hit["error"],
-                              path=str(path))
+        if added:
+            raise ConfigError(f"{path} would have invalid settings:", added, path=str(path))
     elif not allow_unknown and not unset:
         _refuse_unknown(dotted, hit["unknown"], path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
     new_text = (yaml_edit.unset_key(text, dotted) if unset
                 else yaml_edit.set_key(text, dotted, value))
     if new_text is not None:
