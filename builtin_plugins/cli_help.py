@@ -44,7 +44,9 @@ def first_sentence(command: click.Command) -> str:
     if command.short_help:
         return command.short_help
     text = " ".join((command.help or "").split("\n\n")[0].split())
-    for index in range(len(text)):
-        if text[index] == "." and (index + 1 == len(text) or text[index + 1] == " "):
+    for index, char in enumerate(text):  # a sentence ends at ". " before a capital letter
+        if char == "." and (index + 1 == len(text)
+                            or text[index + 1:index + 3].startswith(" ")
+                            and text[index + 2:index + 3].isupper()):
             return text[:index + 1]
     return text

@@ -41,3 +41,9 @@ def test_help_lists_every_subcommand_with_its_whole_first_sentence(home, capsys)
             sentence = first_sentence(sub)
             assert sentence.endswith(".") or not sentence, (name, sub.name, sentence)
             assert f"{sub.name} {sentence}" in listed, (name, sub.name)
+
+
+def test_an_abbreviation_does_not_end_the_first_sentence(home, capsys):
+    code, out, _ = run(capsys, "config", "--help")
+    assert code == 0
+    assert "get    Print one setting, e.g. `hermes config get memory.provider`.\n" in out
