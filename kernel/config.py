@@ -3,9 +3,10 @@
 
 The merged result is validated with pydantic (``schemas.ConfigModel`` plus the sections
 builtin plugins declare in ``builtin_plugins.CONFIG_SECTIONS``); errors are
-``location: message`` lines. Keys this version does not use produce one warning, never an
-error, so a config.yaml written for the original Hermes loads. Writes change one key and
-keep every other key the user wrote.
+``location: message`` lines. Keys this version does not use are never an error, so a
+config.yaml written for Hermes Agent 0.19 loads; a key close to a known one is reported as a
+likely typo with the known key suggested. Writes change one key and keep the rest of the
+file as the user wrote it, comments included (see :mod:`.yaml_edit`).
 """
 
 from __future__ import annotations
