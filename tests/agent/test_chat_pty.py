@@ -240,3 +240,23 @@ def test_a_status_line_shows_while_the_model_works(home: Path, calculator: Path,
     term.read_until("› ")
     term.type("/quit\r")
     assert term.wait() == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_retries_show_in_the_interactive_chat_before_the_error(home: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on once it is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (home / "config.yaml").write_text(yaml.safe_dump({"model": {
+        "provider": "custom", "base_url": f"http://127.0.0.1:{port}/v1", "default": "m",
+        "max_retries": 1, "retry_delay": 0.01}}))
+    term = start_chat(home)
+    term.read_until("› ")
+    term.type("anyone there?\r")
+    screen = term.read_until("› ")
+    retry = screen.index("↻ connection refused — retrying in 0")
+    assert "(2/2)" in screen[retry:] and screen.index("Error: ", retry) > retry
+    term.type("/quit\r")
+    assert term.wait() == 0
