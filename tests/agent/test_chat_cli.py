@@ -11,6 +11,8 @@ import hermes_agent
 from hermes_agent.builtin_plugins import cli_root
 from hermes_agent.testing.fake_llm import reply_error, reply_text, reply_tool_call
 
+from .conftest import write_unreachable_config
+
 
 @pytest.fixture
 def cli(kernel_for, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
@@ -166,16 +168,7 @@ def test_with_nobody_to_ask_a_dangerous_command_is_denied(cli, server, tmp_path,
 
 
 def test_retries_are_shown_as_they_happen_before_the_error(home, calculator, capsys) -> None:
-    import socket
-
-    import yaml
-
-    with socket.socket() as probe:  # a port nobody listens on once it is closed
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    (home / "config.yaml").write_text(yaml.safe_dump({"model": {
-        "provider": "custom", "base_url": f"http://127.0.0.1:{port}/v1", "default": "m",
-        "max_retries": 2, "retry_delay": 0.01}}))
+    write_unreachable_config(home, max_retries=2)
     assert cli_root.main(["chat", "-q", "hello?"]) == 1
     out, err = capsys.readouterr()
     lines = err.splitlines()

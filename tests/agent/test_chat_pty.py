@@ -4,8 +4,8 @@ a long answer with Ctrl-C, use a slash command, quit."""
 from __future__ import annotations
 
 import os
-import re
 import pty
+import re
 import select
 import shutil
 import signal
@@ -17,6 +17,8 @@ import pytest
 import yaml
 
 from hermes_agent.testing.fake_llm import reply_stall, reply_text, reply_tool_call
+
+from .conftest import write_unreachable_config
 
 
 
@@ -244,14 +246,7 @@ def test_a_status_line_shows_while_the_model_works(home: Path, calculator: Path,
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 def test_retries_show_in_the_interactive_chat_before_the_error(home: Path) -> None:
-    import socket
-
-    with socket.socket() as probe:  # a port nobody listens on once it is closed
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    (home / "config.yaml").write_text(yaml.safe_dump({"model": {
-        "provider": "custom", "base_url": f"http://127.0.0.1:{port}/v1", "default": "m",
-        "max_retries": 1, "retry_delay": 0.01}}))
+    write_unreachable_config(home, max_retries=1)
     term = start_chat(home)
     term.read_until("› ")
     term.type("anyone there?\r")
