@@ -50,18 +50,34 @@ class StatusLine:
             self.erase()
             yield
 
+    def erase_soon(self, timeout: float = 0.5) -> None:
+        """:meth:`erase` for the main thread: never waits long for the worker."""
+        if self._lock.acquire(timeout=timeout):
+            try:
+                self.erase()
+            finally:
+                self._lock.release()
+
     def tick(self) -> None:
-        """Redraw (called by the main thread while it waits)."""
-        with self._lock:
-            if self.label is None:
-                return
-            elapsed = time.monotonic() - self.since
-            frame = FRAMES[int(elapsed * 10) % len(FRAMES)]
-            clock = f" {elapsed:.0f}s" if elapsed >= 1 else ""
-            line = f"{frame} {self.label}…{clock}"
-            if self.drawn and line == self._line:
-                return
-            self._line = line
-            self.err.write("\r" + line.ljust(self.drawn))
-            self.err.flush()
-            self.drawn = len(line)
+        """Redraw (called by the main thread while it waits). The main thread never blocks
+        on the worker here: while the worker writes, this tick is skipped."""
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._draw()
+        finally:
+            self._lock.release()
+
+    def _draw(self) -> None:
+        if self.label is None:
+            return
+        elapsed = time.monotonic() - self.since
+        frame = FRAMES[int(elapsed * 10) % len(FRAMES)]
+        clock = f" {elapsed:.0f}s" if elapsed >= 1 else ""
+        line = f"{frame} {self.label}…{clock}"
+        if self.drawn and line == self._line:
+            return
+        self._line = line
+        self.err.write("\r" + line.ljust(self.drawn))
+        self.err.flush()
+        self.drawn = len(line)
