@@ -55,6 +55,7 @@ def _run(args: list[str]) -> int:
 
     global _kernel
     _kernel = None  # one kernel per invocation (main may run several times in one process)
+    _reported.clear()
     try:
         result = root.main(args=args, prog_name="hermes", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -90,6 +91,7 @@ def runtime_kernel(boot: bool = True) -> Any:
 
         install_log_masking()  # what this process logs has URL credentials masked
         _kernel = Kernel()
+        report_config_warnings(_kernel.config)
     if boot:
         _kernel.boot()
     return _kernel
@@ -106,6 +108,37 @@ def reload_runtime_kernel() -> Any:
 
 
 _kernel: Any = None
+_reported: set[str] = set()
+
+
+def report_config_warnings(config: Any) -> None:
+    """Print config.yaml's warnings (misspelt or unknown keys, unset ${VAR}s) on stderr, each
+    once per command, so a typo is never silently ignored."""
+    for warning in config.startup_warnings:
+        if warning not in _reported:
+            _reported.add(warning)
+            sys.stderr.write(f"warning: {warning}\n")
+
+
+def _plugin_commands_last_run() -> list[tuple[str, str]]:
+    """The commands plugins registered when they were last loaded, read from the load ledger
+    (a small JSON file), so ``--help`` neither loads config nor imports plugin code."""
+    import json
+    from pathlib import Path
+
+    home = os.environ.get("HERMES_HOME")
+    ledger = (Path(home).expanduser() if home else Path.home() / ".hermes") / "cache" / \
+        "plugin-status.json"
+    try:
+        entries = json.loads(ledger.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    rows = {}
+    for plugin, entry in entries.items() if isinstance(entries, dict) else ():
+        if isinstance(entry, dict) and entry.get("state") == "loaded":
+            for name in entry.get("cli_commands") or ():
+                rows[str(name)] = f"(from the {plugin} plugin)"
+    return sorted(rows.items())
 
 
 def _build_root() -> Any:
@@ -136,8 +169,13 @@ def _build_root() -> Any:
             rows = [(name, CLI_COMMANDS[name][1]) for name in sorted(CLI_COMMANDS)]
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+            added = _plugin_commands_last_run()
+            if added:
+                with formatter.section("Commands added by plugins (as of their last load)"):
+                    formatter.write_dl(added)
             formatter.write_paragraph()
-            formatter.write_text("Plugins may add more commands: see `hermes plugins list`.\n")
+            formatter.write_text("Plugins may add more commands once they are enabled and "
+                                 "loaded: `hermes plugins list` shows them.\n")
 
         def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
             name = args[0] if args else ""

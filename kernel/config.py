@@ -3,9 +3,10 @@
 
 The merged result is validated with pydantic (``schemas.ConfigModel`` plus the sections
 builtin plugins declare in ``builtin_plugins.CONFIG_SECTIONS``); errors are
-``location: message`` lines. Keys this version does not use produce one warning, never an
-error, so a config.yaml written for the original Hermes loads. Writes change one key and
-keep every other key the user wrote.
+``location: message`` lines. Keys this version does not use are never an error, so a
+config.yaml written for Hermes Agent 0.19 loads; a key close to a known one is reported as a
+likely typo with the known key suggested. Writes change one key and keep the rest of the
+file as the user wrote it, comments included (see :mod:`.yaml_edit`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import copy
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +59,14 @@ def hermes_home(env: Mapping[str, str] | None = None) -> Path:
 class Config:
     """The validated, merged configuration. ``get("a.b")`` reads dotted keys."""
 
-    def __init__(self, data: dict[str, Any], home: Path, warnings: list[str] | None = None):
+    def __init__(self, data: dict[str, Any], home: Path, warnings: list[str] | None = None,
+                 notes: list[str] | None = None):
         self.data = data
         self.home = home
-        self.warnings = warnings or []
+        self.notes = notes or []  # informational (keys kept for Hermes Agent 0.19)
+        self.warnings = [*self.notes, *(warnings or [])]
+        # what every command shows once at start: typos, unknown keys, unset ${VAR}s
+        self.startup_warnings = warnings or []
 
     @property
     def path(self) -> Path:
@@ -182,15 +187,41 @@ def expand_vars(value: Any, env: Mapping[str, str], where: str = "",
     return value
 
 
-def set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
+def set_dotted(data: dict[str, Any], dotted: str, value: Any, *,
+               mapping: Callable[[], dict[str, Any]] = dict,
+               assign: Callable[[dict[str, Any], str, Any], None] | None = None) -> None:
+    """Set ``a.b.c`` in ``data``, creating the parents with ``mapping()``; ``assign`` does the
+    final ``node[key] = value`` when given."""
     parts = dotted.split(".")
     node = data
     for part in parts[:-1]:
         child = node.get(part)
         if not isinstance(child, dict):
-            child = node[part] = {}
+            child = node[part] = mapping()
         node = child
-    node[parts[-1]] = value
+    if assign is None:
+        node[parts[-1]] = value
+    else:
+        assign(node, parts[-1], value)
+
+
+def pop_dotted(data: dict[str, Any], dotted: str) -> bool:
+    """Remove ``a.b.c`` and the mappings the removal leaves empty; False when it was not there."""
+    parts = dotted.split(".")
+    trail = [data]
+    for part in parts[:-1]:
+        child = trail[-1].get(part)
+        if not isinstance(child, dict):
+            return False
+        trail.append(child)
+    if parts[-1] not in trail[-1]:
+        return False
+    del trail[-1][parts[-1]]
+    for depth in range(len(parts) - 1, 0, -1):
+        if trail[depth]:
+            break
+        del trail[depth - 1][parts[depth - 1]]
+    return True
 
 
 def overrides_to_tree(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -205,9 +236,22 @@ def load_config(home: Path | None = None, overrides: Mapping[str, Any] | None = 
                 raw: dict[str, Any] | None = None) -> Config:
     """Load, merge, expand and validate the configuration. Raises :class:`ConfigError`."""
     home = hermes_home(env) if home is None else home
+    user = read_raw_config(home, cache) if raw is None else raw
+    hit, missing = check_config(home, user, overrides, env, cache)
+    if "error" in hit:
+        raise ConfigError(f"{home / CONFIG_FILE} has invalid settings:", hit["error"],
+                          path=str(home / CONFIG_FILE))
+    return Config(hit["data"], home, [*hit["warnings"], *missing], hit.get("notes"))
+
+
+def check_config(home: Path, user: dict[str, Any], overrides: Mapping[str, Any] | None = None,
+                 env: Mapping[str, str] | None = None, cache: ValidationCache | None = None
+                 ) -> tuple[dict[str, Any], list[str]]:
+    """Validate ``user`` (config.yaml's content) merged over the defaults, without raising:
+    ``({"error": [...]} | {"data", "warnings", "unknown"}, unset ${VAR} warnings)``.
+    ``unknown`` maps each unknown key to its closest known key ("" when none is close)."""
     env = os.environ if env is None else env
     full_env = {**read_env_file(home / ENV_FILE), **env}
-    user = read_raw_config(home, cache) if raw is None else raw
     missing: list[str] = []
     merged = expand_vars(deep_merge(DEFAULTS, user), full_env, missing=missing)
     merged = deep_merge(merged, overrides_to_tree(overrides))
@@ -218,13 +262,12 @@ def load_config(home: Path | None = None, overrides: Mapping[str, Any] | None = 
         hit = _validate(merged, str(home / CONFIG_FILE))
         if cache:
             cache.put(key, hit)
-    if "error" in hit:
-        raise ConfigError(f"{home / CONFIG_FILE} has invalid settings:", hit["error"],
-                          path=str(home / CONFIG_FILE))
-    return Config(hit["data"], home, [*hit["warnings"], *missing])
+    return hit, missing
 
 
 def _validate(merged: dict[str, Any], path: str) -> dict[str, Any]:
+    import difflib
+
     from pydantic import ValidationError
 
     from .builtin_plugins import CONFIG_SECTIONS
@@ -234,37 +277,78 @@ def _validate(merged: dict[str, Any], path: str) -> dict[str, Any]:
         model = config_model(CONFIG_SECTIONS).model_validate(merged)
     except ValidationError as exc:
         return {"error": render_errors(exc)}
-    warnings = []
-    unused = sorted(k for k in unknown_keys(model) if k.split(".")[0] in ORIGINAL_KEYS
-                    or k.split(".")[0] in ORIGINAL_SECTIONS)
-    unknown = sorted(k for k in unknown_keys(model) if k not in unused)
-    if unused:
-        warnings.append(f"{path}: not used by this version (kept as written): {', '.join(unused)}")
-    if unknown:
-        warnings.append(f"{path}: unknown keys ignored (check the spelling): {', '.join(unknown)}")
-    return {"data": model.model_dump(mode="json"), "warnings": warnings}
+    warnings: list[str] = []
+    unused: list[str] = []
+    unknown: dict[str, str] = {}
+    for dotted, siblings in unknown_keys(model):
+        parent, _, leaf = dotted.rpartition(".")
+        candidates = [*siblings, *(ORIGINAL_KEYS if not parent else ())]
+        close = difflib.get_close_matches(leaf, candidates, 1, 0.75)
+        if close and close[0] != leaf:
+            suggestion = f"{parent}.{close[0]}" if parent else close[0]
+            unknown[dotted] = suggestion
+            warnings.append(f"{path}: unknown key '{dotted}' — did you mean '{suggestion}'?")
+        elif dotted.split(".")[0] in ORIGINAL_KEYS | ORIGINAL_SECTIONS:
+            unused.append(dotted)
+        else:
+            unknown[dotted] = ""
+    notes = [f"{path}: not used by this version (kept as written): "
+             f"{', '.join(sorted(unused))}"] if unused else []
+    plain = sorted(k for k, close in unknown.items() if not close)
+    if plain:
+        warnings.append(f"{path}: unknown keys ignored (check the spelling): {', '.join(plain)}")
+    return {"data": model.model_dump(mode="json"), "warnings": warnings, "notes": notes,
+            "unknown": unknown}
 
 
-def write_config_value(home: Path, dotted: str, value: Any, *, unset: bool = False) -> None:
-    """Set (or remove) one dotted key in config.yaml, keeping the user's other keys.
+def write_config_value(home: Path, dotted: str, value: Any, *, unset: bool = False,
+                       allow_unknown: bool = True) -> bool:
+    """Set (or remove) one dotted key in config.yaml, keeping everything else as the user
+    wrote it: other keys, comments, order and indentation. Returns False when there was
+    nothing to change (unsetting a key that is not there).
 
-    The result is validated first; an invalid value raises :class:`ConfigError` and the
-    file is left untouched.
+    The result is validated first: a value that adds a problem raises :class:`ConfigError`
+    and the file is left untouched (problems the file already had do not block fixing
+    another key). With ``allow_unknown=False`` a key this version does not know is refused,
+    naming the closest known one.
     """
-    import yaml
+    from . import yaml_edit
 
-    data = read_raw_config(home)
+    path = home / CONFIG_FILE
+    try:
+        text = path.read_text(encoding="utf-8")  # read once: the edit starts from this text
+    except FileNotFoundError:
+        text = ""
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc}", path=str(path)) from exc
+    before = _parse_config(text, path)
+    after = copy.deepcopy(before)
     if unset:
-        parts = dotted.split(".")
-        node: Any = data
-        for part in parts[:-1]:
-            node = node.get(part) if isinstance(node, dict) else None
-        if isinstance(node, dict):
-            node.pop(parts[-1], None)
+        if not pop_dotted(after, dotted):
+            return False
     else:
-        set_dotted(data, dotted, value)
-    load_config(home, raw=data)  # validate before writing; raises on bad values
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
-    path = private_dir(home) / CONFIG_FILE
-    mode = path.stat().st_mode & 0o7777 if path.exists() else FILE_MODE  # the user's mode stays
-    write_atomic(path, text, mode=mode)
+        set_dotted(after, dotted, value)
+    hit, _ = check_config(home, after)
+    if "error" in hit:
+        old, _ = check_config(home, before)
+        added = [line for line in hit["error"] if line not in old.get("error", [])]
+        if added:
+            raise ConfigError(f"{path} would have invalid settings:", added, path=str(path))
+    elif not allow_unknown and not unset:
+        _refuse_unknown(dotted, hit["unknown"], path)
+    new_text = (yaml_edit.unset_key(text, dotted) if unset
+                else yaml_edit.set_key(text, dotted, value))
+    if new_text is not None:
+        private_dir(home)
+        mode = path.stat().st_mode & 0o7777 if path.exists() else FILE_MODE  # the user's mode stays
+        write_atomic(path, new_text, mode=mode)
+    return True
+
+
+def _refuse_unknown(dotted: str, unknown: dict[str, str], path: Path) -> None:
+    for key, close in unknown.items():
+        if dotted == key or dotted.startswith(key + ".") or key.startswith(dotted + "."):
+            hint = f"did you mean '{close}'? " if close else ""
+            raise ConfigError(f"'{key}' is not a setting this version knows ({hint}`hermes "
+                              "config show` lists them); pass --force to save it anyway",
+                              path=str(path))

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import re
 from functools import cache
-from typing import Any
 
 MASK = "***"
 # A query or fragment parameter whose name ends in one of these words carries a secret

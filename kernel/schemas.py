@@ -155,14 +155,27 @@ _HINTS = {
 }
 
 
+def _is_branch(part: Any) -> bool:
+    """Whether a location part names a union branch (a type, e.g. ``str``, ``ModelSection``,
+    ``list[str]``) rather than a key (keys are lower-case)."""
+    return isinstance(part, str) and (part[:1].isupper() or "[" in part
+                                      or part in ("str", "int", "float", "bool", "none"))
+
+
 def render_errors(error: ValidationError, prefix: str = "") -> list[str]:
     """Render pydantic errors as ``location: message (fix)`` lines."""
     lines = []
     items = error.errors()
-    rich = {tuple(i["loc"][:-2]) for i in items if "EnvVarSpec" in i["loc"]}
+    # Where a union's branch got past the type check (its errors lie deeper, e.g.
+    # model.max_retries for `ModelSection | str`), the other branches' plain type
+    # mismatches ("model: Input should be a valid string") only add noise.
+    deeper = {tuple(i["loc"][:-2]) for i in items
+              if len(i["loc"]) >= 2 and _is_branch(i["loc"][-2])}
     for item in items:
-        if item["loc"][-1:] == ("str",) and tuple(item["loc"][:-1]) in rich:
-            continue  # the plain-string branch of `str | EnvVarSpec`: the rich error says more
+        loc = tuple(item["loc"])
+        if (loc and _is_branch(loc[-1]) and loc[:-1] in deeper
+                and item["type"].endswith("_type")):
+            continue
         loc = ".".join(
             str(part) for part in item["loc"]
             if not (isinstance(part, str) and part.startswith(("function-", "union[")))
@@ -174,17 +187,16 @@ def render_errors(error: ValidationError, prefix: str = "") -> list[str]:
     return list(dict.fromkeys(lines))
 
 
-def unknown_keys(model: BaseModel, prefix: str = "") -> list[str]:
-    """Dotted paths of keys that validated only as extras (not part of any model)."""
-    found = []
-    for key in model.model_extra or {}:
-        found.append(f"{prefix}{key}")
-    for name in type(model).model_fields:
+def unknown_keys(model: BaseModel, prefix: str = "") -> list[tuple[str, list[str]]]:
+    """Keys that validated only as extras (not part of any model): each as its dotted path
+    and the names its model does know at that level (for spelling suggestions)."""
+    known = list(type(model).model_fields)
+    found = [(f"{prefix}{key}", known) for key in model.model_extra or {}]
+    for name in known:
         value = getattr(model, name)
-        children = value.values() if isinstance(value, dict) else [value]
-        for i, child in enumerate(children):
-            if isinstance(child, BaseModel):
-                sub = f"{prefix}{name}." if not isinstance(value, dict) else f"{prefix}{name}.{list(value)[i]}."
-                if getattr(child, "report_unknown_keys", True):
-                    found.extend(unknown_keys(child, sub))
+        children = value.items() if isinstance(value, dict) else [(None, value)]
+        for key, child in children:
+            if isinstance(child, BaseModel) and getattr(child, "report_unknown_keys", True):
+                sub = f"{prefix}{name}." if key is None else f"{prefix}{name}.{key}."
+                found.extend(unknown_keys(child, sub))
     return found

@@ -228,13 +228,20 @@ def test_malformed_config_show_reports_the_line(home, capsys):
     assert "line 3" in err
 
 
-def test_invalid_config_get_and_set_exit_1(home, capsys):
-    path = write_config(home, "memory:\n  provider: [1]\n")
-    before = path.read_bytes()
+def test_invalid_config_get_fails_and_set_fixes_one_key_at_a_time(home, capsys):
+    path = write_config(home, "memory:\n  provider: [1]\nmodel:\n  max_retries: many\n")
     code, _, err = run(capsys, "config", "get", "memory.provider")
     assert code == 1
-    assert "memory.provider:" in err
-    code, _, err = run(capsys, "config", "set", "sessions.store", "files")
-    assert code == 1
-    assert "memory.provider:" in err
+    assert "memory.provider:" in err and "model.max_retries:" in err
+    assert "model: Input should be a valid string" not in err  # no noise from model's str form
+    before = path.read_bytes()
+    code, _, err = run(capsys, "config", "set", "sessions.store", "[1]")  # adds a problem
+    assert code == 1 and "sessions.store:" in err and "memory.provider" not in err
     assert path.read_bytes() == before
+    code, out, err = run(capsys, "config", "set", "model.max_retries", "2")  # fixes one
+    assert code == 0 and "saved" in out
+    assert "memory.provider:" in err and "max_retries" not in err  # the one left is named
+    code, _, err = run(capsys, "config", "set", "memory.provider", "holographic")
+    assert code == 0 and err == ""
+    assert yaml.safe_load(path.read_text()) == {"memory": {"provider": "holographic"},
+                                               "model": {"max_retries": 2}}

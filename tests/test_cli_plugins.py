@@ -183,6 +183,10 @@ def register(ctx):
     (home / "config.yaml").write_text("plugins:\n  enabled: [greeter]\n")
     code, out, _ = run(capsys, "greet", "hello", "--name", "ada")
     assert code == 0 and out.strip() == "hello ada"
+    code, out, _ = run(capsys, "--help")  # listed from the last load, no plugin code imported
+    assert code == 0
+    added = out.split("Commands added by plugins (as of their last load):")[1]
+    assert "greet" in added and "(from the greeter plugin)" in added
     code, _, err = run(capsys, "gret")
     assert code == 2 and "Did you mean 'greet'" in err
 
@@ -191,7 +195,8 @@ def test_version_and_help_are_cheap(home):
     code = ("import sys, runpy; sys.argv=['hermes', '{arg}']\n"
             "from hermes_agent.cli import main\n"
             "try:\n    main(sys.argv[1:])\nexcept SystemExit: pass\n"
-            "heavy = {{'openai', 'anthropic', 'pydantic', 'pluggy'}} & set(sys.modules)\n"
+            "heavy = {{'openai', 'anthropic', 'pydantic', 'pluggy', 'yaml', 'ruamel',\n"
+            "          'hermes_agent.config'}} & set(sys.modules)\n"
             "plugins = [m for m in sys.modules if m.startswith('hermes_plugins')]\n"
             "print(sorted(heavy), plugins)")
     for arg in ("--version", "--help"):
@@ -203,7 +208,7 @@ def test_version_and_help_are_cheap(home):
 def test_plugins_list_imports_no_plugin_code_nor_sdks(home, calculator):
     (home / "config.yaml").write_text("plugins:\n  enabled: [calculator]\n")
     code = ("import sys\nfrom hermes_agent.cli import main\nmain(['plugins', 'list'])\n"
-            "print('MODS', sorted({'openai', 'anthropic'} & set(sys.modules)),"
+            "print('MODS', sorted({'openai', 'anthropic', 'ruamel'} & set(sys.modules)),"
             " [m for m in sys.modules if m.startswith('hermes_plugins')])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "MODS [] []" in out

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -385,7 +385,9 @@ class Agent:
         ctx = CallContext(session_id=self.session_id, task_id=turn.task_id,
                           turn_id=turn.turn_id, platform=self.platform,
                           user_message=user_message, conversation_history=self.history,
-                          api_call_count=turn.api_calls)
+                          api_call_count=turn.api_calls,
+                          on_retry=lambda notice: emit({"type": "retry", **asdict(notice),
+                                                        "message": notice.text()}))
         partial: list[str] = []
 
         def on_delta(event: StreamEvent) -> None:

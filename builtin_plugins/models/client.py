@@ -17,20 +17,40 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from hermes_agent import mask_url
 
-from .errors import PartialStreamError, ProviderError, RequestInterrupted, classify
+from .errors import PartialStreamError, ProviderError, RequestInterrupted, brief, classify
 from .interrupt import CallGuard
 from .pricing import estimate_cost
 from .resolve import resolve_fallbacks, resolve_provider, runtime_for_entry
 from .retry import RetryPolicy
 from .runtime import RuntimeProvider, Transport
 from .types import ChatRequest, ChatResponse, EventCallback, StreamEvent
+from ..textfmt import plural
 
 log = logging.getLogger("hermes_agent.models")
 _SECRET_KEYS = ("api_key", "authorization", "x-api-key", "extra_headers")
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """A failed attempt that will be retried after ``delay`` seconds: what the surface shows
+    while the user waits. ``attempt`` is the number of the next attempt, of ``attempts``."""
+
+    provider: str
+    model: str
+    reason: str
+    summary: str  # e.g. "connection refused"
+    attempt: int
+    attempts: int
+    delay: float
+
+    def text(self) -> str:
+        seconds = f"{self.delay:.1f}".rstrip("0").rstrip(".")
+        return f"{self.summary} — retrying in {seconds} s ({self.attempt}/{self.attempts})"
 
 
 @dataclass
@@ -46,6 +66,8 @@ class CallContext:
     api_call_count: int = 1
     middleware_trace: list[dict[str, Any]] = field(default_factory=list)
     task: str = ""  # auxiliary task name, if any
+    # told before each backoff wait, so a surface can show progress instead of silence
+    on_retry: Callable[[RetryNotice], None] | None = None
 
 
 class ModelClient:
@@ -68,7 +90,7 @@ class ModelClient:
                     model: str | None = None, base_url: str | None = None,
                     api_key: str | None = None, retry: RetryPolicy | None = None) -> "ModelClient":
         """Resolve the provider (explicit arguments win over config.yaml, then the environment)
-        and read ``fallback_providers`` and ``model.max_retries``."""
+        and read ``fallback_providers``, ``model.max_retries`` and ``model.retry_delay``."""
         if kernel is None:
             from hermes_agent import runtime_kernel
 
@@ -76,8 +98,7 @@ class ModelClient:
         runtime = resolve_provider(kernel, provider=provider, model=model, base_url=base_url,
                                    api_key=api_key)
         if retry is None:
-            configured = kernel.config.get("model.max_retries")
-            retry = RetryPolicy(max_retries=int(configured)) if configured not in (None, "") else None
+            retry = RetryPolicy.from_config(kernel.config)
         return cls(runtime, kernel=kernel, fallbacks=resolve_fallbacks(kernel), retry=retry)
 
     # --- turn scope --------------------------------------------------------------------
@@ -153,11 +174,14 @@ class ModelClient:
                         max_retries, retry))
                 if not retry:
                     if error.retryable and attempt:
-                        error.args = (f"{error.args[0]} (gave up after {attempt + 1} attempts)",)
+                        error.args = (f"{error.args[0]} (gave up after {plural(attempt + 1, 'attempt')})",)
                     raise error from raw
                 delay = self.retry.delay(attempt + 1, error.retry_after)
                 log.info("%s: %s; retry %d/%d in %.1fs", runtime.name, error.reason,
                          attempt + 1, max_retries, delay)
+                if context.on_retry is not None:
+                    context.on_retry(RetryNotice(runtime.name, model, error.reason, brief(error),
+                                                 attempt + 2, max_retries + 1, delay))
                 if interrupt is not None:
                     if interrupt.wait(delay):
                         raise RequestInterrupted(runtime.name, model) from None

@@ -21,6 +21,7 @@ class ModelSection(BaseModel):
     api_key: str = ""
     timeout: float | None = None  # seconds per model call
     max_retries: int | None = None  # retries after the first attempt (default 3)
+    retry_delay: float | None = None  # seconds before the first retry, doubling (default 2)
 
 
 class AuxiliaryTask(BaseModel):

@@ -171,6 +171,28 @@ def fix_for(reason: str, provider: str, model: str, key_env: tuple[str, ...] = (
     }.get(reason, "retry, or run with HERMES_RAISE_ERRORS=1 for details")
 
 
+def brief(error: ProviderError) -> str:
+    """A few words on what went wrong, for a progress line: ``connection refused``,
+    ``HTTP 503 (server error)``, ``timed out``."""
+    causes = []
+    cause: BaseException | None = error.__cause__
+    while cause is not None and len(causes) < 5:
+        causes.append(str(cause).lower())
+        cause = cause.__cause__ or cause.__context__
+    said = " ".join(causes)
+    if error.reason == "network":
+        for words, text in (("refused", "connection refused"), ("reset", "connection reset"),
+                            ("name or service", "unknown host"),
+                            ("nodename", "unknown host"), ("unreachable", "network unreachable")):
+            if words in said:
+                return text
+        return "cannot connect"
+    if error.reason == "timeout":
+        return "timed out"
+    words = error.reason.replace("_", " ")
+    return f"HTTP {error.status_code} ({words})" if error.status_code else words
+
+
 def classify(exc: BaseException, *, provider: str, model: str, key_env: tuple[str, ...] = (),
              base_url: str = "") -> ProviderError:
     """Turn any exception from an SDK call into a :class:`ProviderError`."""

@@ -10,6 +10,7 @@ import click
 
 from hermes_agent import HermesError, mask_url, runtime_kernel, write_config_value
 
+from ..textfmt import table
 from .errors import ProviderError
 from .resolve import find_profile, installed_profiles, key_from_env, resolve_provider
 from .types import ProviderProfile
@@ -96,9 +97,10 @@ def model(list_: bool, provider: str | None, model: str | None, base_url: str | 
         if as_json:
             click.echo(json.dumps(rows, indent=2))
             return
-        for row in rows:
-            click.echo(f"{row['name']:<14} {row['label']:<24} {row['api_mode']:<19} "
-                       f"{row['key']:<32} {row['default_model']}")
+        table_rows = [(r["name"], r["label"], r["api_mode"], r["key"], r["default_model"] or "-")
+                      for r in rows]
+        for line in table(("PROVIDER", "NAME", "API", "KEY", "DEFAULT MODEL"), table_rows):
+            click.echo(line)
         return
     if choose:
         provider, model = choose_interactively(kernel)
@@ -127,12 +129,54 @@ def model(list_: bool, provider: str | None, model: str | None, base_url: str | 
 
 
 def choose_interactively(kernel: Any) -> tuple[str, str]:
+    name = choose_provider(kernel, "Which model provider?")
+    profile = installed_profiles(kernel)[name]
+    current = kernel.config.get("model.default") if name == kernel.config.get("model.provider") \
+        else ""
+    chosen = click.prompt("Model", default=current or profile.default_model or "",
+                          show_default=True)
+    return profile.name, chosen
+
+
+def choose_provider(kernel: Any, question: str) -> str:
+    """Ask for a provider by number; the one configured now is the default."""
     rows = provider_rows(kernel)
-    for number, row in enumerate(rows, 1):
-        click.echo(f"  {number:>2}. {row['label']:<24} ({row['name']}, {row['key']})")
+    click.echo(question)
+    numbered = [(f"{n}.", r["label"], r["name"], r["key"]) for n, r in enumerate(rows, 1)]
+    for line in table(("", "PROVIDER", "NAME", "KEY"), numbered, indent="  "):
+        click.echo(line)
     current = kernel.config.get("model.provider") or "openrouter"
     default = next((i for i, r in enumerate(rows, 1) if r["name"] == current), 1)
-    number = click.prompt("Provider", type=click.IntRange(1, len(rows)), default=default)
-    profile = installed_profiles(kernel)[rows[number - 1]["name"]]
-    chosen = click.prompt("Model", default=profile.default_model or "", show_default=True)
-    return profile.name, chosen
+    return rows[ask_number("Provider", len(rows), default) - 1]["name"]
+
+
+def ask_number(label: str, count: int, default: int | None = None) -> int:
+    """A number from 1 to ``count``, asked again (saying so) until one is given."""
+    def parse(text: Any) -> int:
+        value = str(text).strip()
+        if not value.isdigit() or not 1 <= int(value) <= count:
+            raise click.UsageError(f"enter a number between 1 and {count}")
+        return int(value)
+
+    return click.prompt(label, default=default, value_proc=parse)
+
+
+def choose_model(served: list[str], default: str, limit: int = 30) -> str:
+    """Pick one of the models a server reports, by number, or type any model id."""
+    for number, model_id in enumerate(served[:limit], 1):
+        click.echo(f"  {number:>2}. {model_id}")
+    if len(served) > limit:
+        click.echo(f"  ... and {len(served) - limit} more (type an id)")
+    shown = min(len(served), limit)
+
+    def parse(text: Any) -> str:
+        value = str(text).strip()
+        if value.isdigit():
+            if not 1 <= int(value) <= shown:
+                raise click.UsageError(f"enter a number between 1 and {shown}, or a model id")
+            return served[int(value) - 1]
+        if not value:
+            raise click.UsageError("enter a number or a model id")
+        return value
+
+    return click.prompt("Model (number or id)", default=default or served[0], value_proc=parse)

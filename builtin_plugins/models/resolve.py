@@ -56,16 +56,26 @@ def key_from_env(profile: ProviderProfile, env: Mapping[str, str]) -> str:
     return ""
 
 
-def probe_local(base_url: str, timeout: float = PROBE_TIMEOUT) -> list[str] | None:
+def probe_local(base_url: str, timeout: float = PROBE_TIMEOUT,
+                api_key: str | None = None) -> list[str] | None:
     """Model ids served at ``base_url``/models, or ``None`` when nothing answers."""
     import urllib.request  # only when probing: a configured provider never needs it
 
+    request = urllib.request.Request(base_url.rstrip("/") + "/models")
+    if api_key:
+        request.add_header("Authorization", f"Bearer {api_key}")
     try:
-        with urllib.request.urlopen(base_url.rstrip("/") + "/models", timeout=timeout) as resp:
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
             data = json.loads(resp.read() or b"{}")
     except (OSError, ValueError):
         return None
     return [str(m.get("id")) for m in data.get("data", []) if isinstance(m, dict) and m.get("id")]
+
+
+def endpoint_for(profile: ProviderProfile, env: Mapping[str, str], base_url: str = "") -> str:
+    """Where ``profile`` is reached: ``base_url`` if given, else its variable, else its own."""
+    return (base_url or (env.get(profile.base_url_env) if profile.base_url_env else "")
+            or profile.base_url)
 
 
 def _config_model(config: Any) -> dict[str, Any]:
@@ -121,8 +131,8 @@ def resolve_provider(kernel: Any = None, *, provider: str | None = None, model: 
             home=getattr(kernel, "home", "~/.hermes"), known=", ".join(sorted(profiles)) or "none"))
     profile = find_profile(kernel, name)
     if profile.local and local_models is None and not (model or cfg.get("default") or env.get("HERMES_MODEL")):
-        local_models = probe_local(base_url or cfg_base or (env.get(profile.base_url_env) if
-                                   profile.base_url_env else "") or profile.base_url) if probe else None
+        local_models = probe_local(endpoint_for(profile, env, base_url or cfg_base)) \
+            if probe else None
     chosen_model = (model or (cfg.get("default") if same else "") or env.get("HERMES_MODEL", "")
                     or profile.default_model or (local_models[0] if local_models else ""))
     if not chosen_model:
@@ -130,8 +140,7 @@ def resolve_provider(kernel: Any = None, *, provider: str | None = None, model: 
             f"no model chosen for provider {profile.name!r}: set one with "
             f"`hermes model --provider {profile.name} --model MODEL_ID` (model.default in config.yaml)",
             reason="model_not_found", provider=profile.name, retryable=False)
-    url = (base_url or cfg_base or (env.get(profile.base_url_env) if profile.base_url_env else "")
-           or profile.base_url)
+    url = endpoint_for(profile, env, base_url or cfg_base)
     if not url:
         raise ProviderError(
             f"provider {profile.name!r} needs a base_url: `hermes model --provider {profile.name} "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -23,3 +24,15 @@ class RetryPolicy:
             return min(max(0.0, retry_after), self.retry_after_cap)
         base = min(self.base_delay * 2 ** max(0, retry - 1), self.max_delay)
         return base + random.uniform(0, self.jitter * base)
+
+    @classmethod
+    def from_config(cls, config: Any) -> "RetryPolicy":
+        """The policy config.yaml asks for: ``model.max_retries`` and ``model.retry_delay``
+        (seconds before the first retry), defaults for what is not set."""
+        values: dict[str, Any] = {}
+        retries, delay = config.get("model.max_retries"), config.get("model.retry_delay")
+        if retries not in (None, ""):
+            values["max_retries"] = int(retries)
+        if delay not in (None, ""):
+            values["base_delay"] = float(delay)
+        return cls(**values)

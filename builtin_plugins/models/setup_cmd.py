@@ -12,15 +12,34 @@ from typing import Any
 import click
 from hermes_agent import HermesError, runtime_kernel
 
-from .model_cmd import profile_named, provider_rows, switch
-from .resolve import key_from_env, probe_local
+from .model_cmd import choose_model, choose_provider, profile_named, switch
+from .resolve import endpoint_for, key_from_env, probe_local
 
 TEST_PROMPT = "Reply with the single word: ready"
 
 
+def _pick_model(kernel: Any, profile: Any, base_url: str | None, yes: bool) -> str:
+    """The model to use: the one configured for this provider, else its default, else the
+    first one served; a person picks from the models the server reports at /models."""
+    current = kernel.config.get("model.default") \
+        if kernel.config.get("model.provider") == profile.name else ""
+    suggested = current or profile.default_model
+    endpoint = endpoint_for(profile, {**kernel.env, **os.environ}, base_url or "")
+    served: list[str] = []
+    if endpoint and (not yes or not suggested):
+        key = key_from_env(profile, {**kernel.env, **os.environ}) if profile.key_env else None
+        served = probe_local(endpoint, timeout=5.0, api_key=key) or []
+    if yes:
+        return suggested or (served[0] if served else "")
+    if served:
+        click.echo(f"Models at {endpoint}:")
+        return choose_model(served, suggested)
+    return click.prompt("Model", default=suggested or None)
+
+
 def test_call(kernel: Any) -> tuple[bool, str]:
     """One tiny request through the configured provider: (ok, what to print)."""
-    from .client import ModelClient
+    from .client import CallContext, ModelClient
     from .retry import RetryPolicy
     from .types import ChatRequest
 
@@ -28,7 +47,9 @@ def test_call(kernel: Any) -> tuple[bool, str]:
     try:
         client = ModelClient.from_config(kernel, retry=RetryPolicy(max_retries=1, base_delay=1.0))
         response = client.chat(ChatRequest([{"role": "user", "content": TEST_PROMPT}],
-                                           max_tokens=16, stream=False, timeout=60))
+                                           max_tokens=16, stream=False, timeout=60),
+                               context=CallContext(platform="cli", task="setup_test", on_retry=lambda
+                                                   notice: click.echo(notice.text(), err=True)))
     except HermesError as exc:
         return False, f"Test call failed: {exc}"
     elapsed = (time.perf_counter() - started) * 1000
@@ -52,13 +73,7 @@ def setup(provider: str | None, api_key: str | None, model: str | None, base_url
     if not provider:
         if yes:
             raise click.ClickException("--yes needs --provider NAME (see `hermes model --list`)")
-        rows = provider_rows(kernel)
-        click.echo("Which model provider should hermes use?")
-        for number, row in enumerate(rows, 1):
-            click.echo(f"  {number:>2}. {row['label']:<24} ({row['name']}, {row['key']})")
-        default = next((i for i, r in enumerate(rows, 1) if r["name"] == "openrouter"), 1)
-        number = click.prompt("Provider", type=click.IntRange(1, len(rows)), default=default)
-        provider = rows[number - 1]["name"]
+        provider = choose_provider(kernel, "Which model provider should hermes use?")
     profile = profile_named(kernel, provider)
     env_file = kernel.home / ".env"
     if profile.key_env and (profile.key_required or api_key):
@@ -76,13 +91,12 @@ def setup(provider: str | None, api_key: str | None, model: str | None, base_url
             raise click.ClickException(f"{profile.title} needs an API key: pass --api-key or set "
                                        f"{profile.key_env[0]} in {env_file}")
     if profile.name == "custom" and not base_url and not yes:
-        base_url = click.prompt("Base URL (OpenAI-compatible, e.g. http://127.0.0.1:8000/v1)")
+        current = kernel.config.get("model.base_url") \
+            if kernel.config.get("model.provider") == profile.name else ""
+        base_url = click.prompt("Base URL (OpenAI-compatible, e.g. http://127.0.0.1:8000/v1)",
+                                default=current or None)
     if not model:
-        suggested = profile.default_model
-        if profile.local and not suggested:
-            served = probe_local(base_url or profile.base_url) or []
-            suggested = served[0] if served else ""
-        model = suggested if yes else click.prompt("Model", default=suggested or None)
+        model = _pick_model(kernel, profile, base_url, yes)
     switch(kernel, profile.name, model, base_url)
     click.echo(f"Configured {profile.title} with model {model} in {kernel.home / 'config.yaml'}.")
     if no_test:

@@ -11,6 +11,9 @@ import yaml
 
 from hermes_agent import ConfigError, hermes_home, load_config, mask_secrets, write_config_value
 
+from ..cli_help import ListingGroup
+from ..cli_root import report_config_warnings
+
 _SECRET = re.compile(r"(^|_)(api_key|key|token|secret|password)$", re.I)
 
 
@@ -26,7 +29,7 @@ def redact(value: Any, key: str = "") -> Any:
     return mask_secrets(value) if isinstance(value, str) else value
 
 
-@click.group()
+@click.group(cls=ListingGroup, default="show")
 def config() -> None:
     """Show, read and change config.yaml."""
 
@@ -61,6 +64,7 @@ def show(as_json: bool, show_secrets: bool) -> None:
 def get(key: str, as_json: bool, show_secrets: bool) -> None:
     """Print one setting, e.g. `hermes config get memory.provider`."""
     cfg = load_config()
+    report_config_warnings(cfg)
     missing = object()
     value = cfg.get(key, missing)
     if value is missing:
@@ -78,7 +82,8 @@ def get(key: str, as_json: bool, show_secrets: bool) -> None:
 @config.command(name="set")
 @click.argument("key")
 @click.argument("value")
-def set_value(key: str, value: str) -> None:
+@click.option("--force", is_flag=True, help="Save a key this version does not know.")
+def set_value(key: str, value: str, force: bool) -> None:
     """Set one setting; VALUE is read as YAML (`true`, `3`, `[a, b]`, text)."""
     try:
         parsed = yaml.safe_load(value) if value.strip() else ""
@@ -86,11 +91,19 @@ def set_value(key: str, value: str) -> None:
         parsed = value
     home = hermes_home()
     try:
-        write_config_value(home, key, parsed)
+        write_config_value(home, key, parsed, allow_unknown=force)
     except ConfigError as exc:
         raise click.ClickException(f"not saved; {exc}") from exc
-    shown = json.dumps(redact(parsed, key.rsplit(".", 1)[-1]))
-    click.echo(f"{key} = {shown} (saved to {home / 'config.yaml'})")
+    click.echo(f"{key} = {json.dumps(redact(parsed, key.rsplit('.', 1)[-1]))} (saved to {home / 'config.yaml'})")
+    _still_invalid()
+
+
+def _still_invalid() -> None:
+    """After a write: name the problems the file still has (invalid values, misspelt keys)."""
+    try:
+        report_config_warnings(load_config())
+    except ConfigError as exc:
+        click.echo(f"warning: {exc}", err=True)
 
 
 @config.command()
@@ -98,5 +111,8 @@ def set_value(key: str, value: str) -> None:
 def unset(key: str) -> None:
     """Remove one setting from config.yaml (its default applies again)."""
     home = hermes_home()
-    write_config_value(home, key, None, unset=True)
-    click.echo(f"{key} removed from {home / 'config.yaml'}")
+    if write_config_value(home, key, None, unset=True):
+        click.echo(f"{key} removed from {home / 'config.yaml'}")
+        _still_invalid()
+    else:
+        click.echo(f"{key} is not set in {home / 'config.yaml'}; nothing changed")

@@ -21,6 +21,7 @@ from hermes_agent import (DEFAULT_ON_KINDS, SLOT_INFO, Kernel, PluginStatus, loa
 
 from .ledger import last_outcome, read_ledger, recorded_statuses
 from .lockfile import read_lock
+from ..textfmt import plural
 
 _CODE_FIX = "fix the error in the plugin's code, or update or disable the plugin"
 # kernel failure code -> fix ({name}: the plugin); the message is the kernel's reason.
@@ -269,7 +270,8 @@ def format_reports(reports: list[Report], general: list[Reason]) -> str:
         version = f" {report.version}" if report.version else ""
         head = f"{report.name}{version} ({report.source})"
         if report.active:
-            lines.append(f"✓ {head}: loaded, {report.tools} tools, {report.hooks} hooks")
+            lines.append(f"✓ {head}: loaded, {plural(report.tools, 'tool')}, "
+                         f"{plural(report.hooks, 'hook')}")
         else:
             mark = "✗" if report.wanted else "○"
             lines.append(f"{mark} {head}: {report.state}")

@@ -7,6 +7,7 @@ from typing import Any
 
 from hermes_agent import Kernel
 
+from ..textfmt import plural
 from .ledger import recorded_statuses
 
 GLYPHS = {"loaded": "✓", "enabled": "•", "disabled": "✗", "failed": "!", "missing env": "○",
@@ -60,7 +61,7 @@ def format_slash_listing(kernel: Kernel) -> str:
         return "No plugins installed. Drop a plugin folder into $HERMES_HOME/plugins/ or pip-install one."
     lines = [f"Plugins ({len(rows)}):"]
     for row in rows:
-        counts = f"({len(row['tools'])} tools, {len(row['hooks'])} hooks)"
+        counts = f"({plural(len(row['tools']), 'tool')}, {plural(len(row['hooks']), 'hook')})"
         version = f" v{row['version']}" if row["version"] else ""
         state = "" if row["state"] == "loaded" else f" [{row['state']}]"
         reason = f" — {row['reason']}" if row["reason"] and row["state"] != "loaded" else ""

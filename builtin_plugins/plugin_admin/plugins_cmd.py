@@ -10,9 +10,10 @@ import click
 from hermes_agent import Kernel, runtime_kernel, write_config_value
 
 from .listing import format_table, plugin_rows
+from ..cli_help import ListingGroup
 
 
-@click.group()
+@click.group(cls=ListingGroup, default="list")
 def plugins() -> None:
     """List, inspect, enable, install and manage plugins."""
 

@@ -15,10 +15,11 @@ import click
 
 from hermes_agent import Kernel, runtime_kernel
 
+from ..cli_help import ListingGroup
 from .ledger import recorded_statuses
 
 
-@click.group()
+@click.group(cls=ListingGroup, default="list")
 def tools() -> None:
     """List tools and toolsets."""
 

@@ -14,6 +14,8 @@ from hermes_agent import runtime_kernel
 
 from .inputs import MAX_LIMIT, clean_text
 from .interface import SessionStore, SessionStoreError, session_store
+from ..textfmt import plural
+from ..cli_help import ListingGroup
 
 
 class _Text(click.ParamType):
@@ -51,7 +53,7 @@ def _echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
-@click.group()
+@click.group(cls=ListingGroup, default="list")
 def sessions() -> None:
     """List, show, search, export, import and clean up stored sessions (state.db)."""
 
@@ -91,7 +93,7 @@ def show(session: str, as_json: bool, reasoning: bool) -> None:
         return
     click.echo(click.style(data.get("title") or data["id"], bold=True))
     click.echo(f"id {data['id']} · {data['source']} · {data.get('model') or '-'} · started "
-               f"{_when(data['started_at'])} · {data['message_count']} messages · "
+               f"{_when(data['started_at'])} · {plural(data['message_count'], 'message')} · "
                f"{data['input_tokens']}+{data['output_tokens']} tokens")
     for msg in data["messages"]:
         click.echo("")
@@ -242,12 +244,12 @@ def stats(source: str | None, as_json: bool) -> None:
         _echo_json(data)
         return
     t = data["total"]
-    click.echo(f"{t['sessions']} sessions, {t['messages']} messages, {t['tool_calls']} tool "
-               f"calls, {t['api_calls']} API calls")
+    click.echo(f"{plural(t['sessions'], 'session')}, {plural(t['messages'], 'message')}, "
+               f"{plural(t['tool_calls'], 'tool call')}, {plural(t['api_calls'], 'API call')}")
     click.echo(f"tokens: {t['input_tokens']} in, {t['output_tokens']} out, "
                f"{t['cache_read_tokens']} cache read, {t['cache_write_tokens']} cache write, "
                f"{t['reasoning_tokens']} reasoning; cost ${t['estimated_cost_usd']:.4f} estimated")
     for row in data["by_model"]:
-        click.echo(f"  {row['model'] or '(none)':<30} {row['sessions']:>5} sessions "
+        click.echo(f"  {row['model'] or '(none)':<30} {plural(row['sessions'], 'session'):>14} "
                    f"{row['input_tokens'] + row['output_tokens']:>10} tokens "
                    f"${row['estimated_cost_usd']:.4f}")

@@ -46,3 +46,17 @@ def workdir(tmp_path: Path) -> Path:
     path = tmp_path / "work"
     path.mkdir()
     return path
+
+
+def write_unreachable_config(home: Path, max_retries: int) -> None:
+    """config.yaml naming a server on a closed 127.0.0.1 port, retried with tiny delays."""
+    import socket
+
+    import yaml
+
+    with socket.socket() as probe:  # nobody listens on the port once it is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (home / "config.yaml").write_text(yaml.safe_dump({"model": {
+        "provider": "custom", "base_url": f"http://127.0.0.1:{port}/v1", "default": "m",
+        "max_retries": max_retries, "retry_delay": 0.01}}))

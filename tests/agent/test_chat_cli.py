@@ -11,6 +11,8 @@ import hermes_agent
 from hermes_agent.builtin_plugins import cli_root
 from hermes_agent.testing.fake_llm import reply_error, reply_text, reply_tool_call
 
+from .conftest import write_unreachable_config
+
 
 @pytest.fixture
 def cli(kernel_for, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
@@ -25,7 +27,9 @@ def cli(kernel_for, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped
 def test_chat_q_streams_the_answer_and_exits_zero(cli, server, capsys) -> None:
     server.script(reply_tool_call("calculate", {"expression": "7*6"}), reply_text("It is 42."))
     assert cli("chat", "-q", "what is 7*6?") == 0
-    assert capsys.readouterr().out == "It is 42.\n"
+    out, err = capsys.readouterr()
+    assert out == "It is 42.\n"  # stdout is the answer alone; tool activity goes to stderr
+    assert err.splitlines() == ['  ⚙ calculate {"expression": "7*6"}']
     assert server.posts()[0].body["stream"] is True
 
 
@@ -147,13 +151,28 @@ def test_an_unknown_provider_is_an_error_listing_the_installed_ones(cli, server,
     assert server.posts() == []
 
 
-def test_with_nobody_to_ask_a_dangerous_command_is_denied(cli, server, tmp_path,
-                                                          monkeypatch) -> None:
+def test_with_nobody_to_ask_a_dangerous_command_is_denied(cli, server, tmp_path, monkeypatch,
+                                                          capsys) -> None:
     (tmp_path / "build").mkdir()
     monkeypatch.chdir(tmp_path)
     server.script(reply_tool_call("terminal", {"command": "rm -rf build"}),
                   reply_text("I could not delete it."))
     assert cli("chat", "-q", "delete build") == 0
+    out, err = capsys.readouterr()
+    assert out == "I could not delete it.\n"
+    [line] = err.splitlines()  # one line per call, with its denial
+    assert line.startswith('  ⚙ terminal {"command": "rm -rf build"} → blocked: ')
     assert (tmp_path / "build").is_dir()
     result = json.loads(server.last.body["messages"][-1]["content"])
     assert result["status"] == "blocked" and "nobody can approve it here" in result["error"]
+
+
+def test_retries_are_shown_as_they_happen_before_the_error(home, calculator, capsys) -> None:
+    write_unreachable_config(home, max_retries=2)
+    assert cli_root.main(["chat", "-q", "hello?"]) == 1
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert out == ""
+    assert lines[0].startswith("  ↻ connection refused — retrying in 0") and "(2/3)" in lines[0]
+    assert lines[1].startswith("  ↻ connection refused — retrying in 0") and "(3/3)" in lines[1]
+    assert lines[2].startswith("Error: ") and "gave up after 3 attempts" in err

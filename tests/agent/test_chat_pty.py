@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import select
 import shutil
 import signal
@@ -16,6 +17,8 @@ import pytest
 import yaml
 
 from hermes_agent.testing.fake_llm import reply_stall, reply_text, reply_tool_call
+
+from .conftest import write_unreachable_config
 
 
 
@@ -63,6 +66,15 @@ class Terminal:
                 pass
         os.kill(self.pid, signal.SIGKILL)
         raise AssertionError("hermes chat did not exit")
+
+
+def start_chat(home: Path, cwd: Path | None = None) -> Terminal:
+    """``hermes chat`` in a pseudo-terminal with HERMES_HOME=home and a minimal environment."""
+    hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
+    assert hermes, "the hermes script is not installed next to this interpreter"
+    env = {"HERMES_HOME": str(home), "PATH": os.environ.get("PATH", ""), "TERM": "dumb",
+           "HOME": str(home.parent)}
+    return Terminal([hermes, "chat"], env, cwd=cwd)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
@@ -156,11 +168,7 @@ def test_multi_line_input_and_the_history_file(home: Path, calculator: Path, ser
         "model": {"provider": "custom", "base_url": server.openai_base_url,
                   "default": "fake-model", "max_retries": 0}}))
     server.script(reply_text("Got two lines."), reply_text("Got a block."))
-    hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    assert hermes
-    env = {"HERMES_HOME": str(home), "PATH": os.environ.get("PATH", ""), "TERM": "dumb",
-           "HOME": str(home.parent)}
-    term = Terminal([hermes, "chat"], env)
+    term = start_chat(home)
     term.read_until("› ")
     term.type("first line \\\r")  # a trailing backslash continues the message
     term.read_until("… ")
@@ -177,3 +185,77 @@ def test_multi_line_input_and_the_history_file(home: Path, calculator: Path, ser
     term.type("/quit\r")
     assert term.wait() == 0
     assert "second line" in (home / "chat_history").read_text()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_a_failing_slash_command_keeps_the_chat_going(home: Path, calculator: Path,
+                                                      server) -> None:
+    boom = home / "plugins" / "boom"
+    boom.mkdir()
+    (boom / "plugin.yaml").write_text("name: boom\nversion: 1.0.0\n")
+    (boom / "__init__.py").write_text(
+        "def register(ctx):\n"
+        "    def explode(raw):\n"
+        "        raise RuntimeError('the boom plugin broke')\n"
+        "    def leave(raw):\n"
+        "        raise SystemExit(3)\n"
+        "    ctx.register_command('explode', explode, 'always fails')\n"
+        "    ctx.register_command('leave', leave, 'exits the process')\n")
+    (home / "config.yaml").write_text(yaml.safe_dump({
+        "model": {"provider": "custom", "base_url": server.openai_base_url,
+                  "default": "fake-model", "max_retries": 0},
+        "plugins": {"enabled": ["calculator", "boom"]}}))
+    server.script(reply_text("Still here."))
+    term = start_chat(home)
+    term.read_until("› ")
+    term.type("/model x bogusprov\r")  # an unknown provider: an error line, not an exit
+    screen = term.read_until("› ")
+    assert "/model failed:" in screen and "bogusprov" in screen
+    term.type("/model gpt-4.1 openai\r")  # a provider without its key
+    assert "/model failed:" in term.read_until("› ")
+    term.type("/explode\r")
+    assert "/explode failed: RuntimeError: the boom plugin broke" in term.read_until("› ")
+    term.type("/leave\r")
+    # a plugin's command that calls sys.exit: the plugin is unloaded, the chat goes on
+    assert "/leave failed: plugin 'boom' raised SystemExit and was unloaded; see " \
+        "`hermes plugins doctor boom`" in term.read_until("› ")
+    term.type("/explode\r")
+    assert "Unknown command /explode." in term.read_until("› ")
+    term.type("/model\r")  # the model in use did not change
+    assert "model fake-model via custom" in term.read_until("› ")
+    term.type("are you there?\r")
+    assert "Still here." in term.read_until("› ")
+    assert server.posts()[-1].body["model"] == "fake-model"
+    term.type("/quit\r")
+    assert term.wait() == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_a_status_line_shows_while_the_model_works(home: Path, calculator: Path,
+                                                   server) -> None:
+    (home / "config.yaml").write_text(yaml.safe_dump({
+        "model": {"provider": "custom", "base_url": server.openai_base_url,
+                  "default": "fake-model", "max_retries": 0}}))
+    server.script(reply_text("Done thinking.", delay=1.2))
+    term = start_chat(home)
+    term.read_until("› ")
+    term.type("think hard\r")
+    waiting = term.read_until("Done thinking.")
+    assert "thinking…" in waiting
+    assert re.search(r"\r +\rDone thinking\.$", waiting)  # blanked before the answer
+    term.read_until("› ")
+    term.type("/quit\r")
+    assert term.wait() == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_retries_show_in_the_interactive_chat_before_the_error(home: Path) -> None:
+    write_unreachable_config(home, max_retries=1)
+    term = start_chat(home)
+    term.read_until("› ")
+    term.type("anyone there?\r")
+    screen = term.read_until("› ")
+    retry = screen.index("↻ connection refused — retrying in 0")
+    assert "(2/2)" in screen[retry:] and screen.index("Error: ", retry) > retry
+    term.type("/quit\r")
+    assert term.wait() == 0

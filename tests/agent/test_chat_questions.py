@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import os
+import signal
 import threading
 import time
 from typing import Any
@@ -10,7 +12,7 @@ from typing import Any
 import pytest
 
 from hermes_agent import ApprovalRequest
-from hermes_agent.builtin_plugins.agent.chat.questions import TerminalQuestions
+from hermes_agent.builtin_plugins.agent.chat.questions import TerminalQuestions, _wait_for_line
 
 
 def ask_in_thread(fn: Any, *args: Any) -> tuple[threading.Thread, dict[str, Any]]:
@@ -32,16 +34,15 @@ def request(timeout: float = 60) -> ApprovalRequest:
                            timeout=timeout)
 
 
-def test_a_worker_threads_question_is_asked_on_the_main_thread(monkeypatch) -> None:
+def test_a_worker_threads_question_is_asked_on_the_main_thread() -> None:
     readers: list[str] = []
 
     def fake_input(prompt: str) -> str:
         readers.append(threading.current_thread().name)
         return "s" if "Allow" in prompt else "2"
 
-    monkeypatch.setattr("builtins.input", fake_input)
     err = io.StringIO()
-    questions = TerminalQuestions(err)
+    questions = TerminalQuestions(err, read_line=fake_input)
     thread, box = ask_in_thread(questions.approval, request())
     serve_until(questions, thread)
     assert box["answer"] == "session" and "rm -rf build" in err.getvalue()
@@ -51,12 +52,11 @@ def test_a_worker_threads_question_is_asked_on_the_main_thread(monkeypatch) -> N
     assert readers == [threading.main_thread().name] * 2
 
 
-def test_ctrl_c_at_a_question_answers_it_as_interrupted_and_propagates(monkeypatch) -> None:
+def test_ctrl_c_at_a_question_answers_it_as_interrupted_and_propagates() -> None:
     def interrupted(prompt: str) -> str:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("builtins.input", interrupted)
-    questions = TerminalQuestions(io.StringIO())
+    questions = TerminalQuestions(io.StringIO(), read_line=interrupted)
     thread, box = ask_in_thread(questions.approval, request())
     with pytest.raises(KeyboardInterrupt):
         while thread.is_alive():
@@ -65,9 +65,8 @@ def test_ctrl_c_at_a_question_answers_it_as_interrupted_and_propagates(monkeypat
     assert box["answer"] == "interrupted"
 
 
-def test_cancel_answers_waiting_and_later_questions_until_the_next_turn(monkeypatch) -> None:
-    monkeypatch.setattr("builtins.input", lambda prompt: "o")
-    questions = TerminalQuestions(io.StringIO())
+def test_cancel_answers_waiting_and_later_questions_until_the_next_turn() -> None:
+    questions = TerminalQuestions(io.StringIO(), read_line=lambda prompt: "o")
     thread, box = ask_in_thread(questions.approval, request())
     time.sleep(0.1)  # queued, not yet served
     questions.cancel()
@@ -82,14 +81,32 @@ def test_cancel_answers_waiting_and_later_questions_until_the_next_turn(monkeypa
     assert box["answer"] == "once"
 
 
-def test_an_answer_given_after_the_deadline_is_not_used(monkeypatch) -> None:
+def test_an_answer_given_after_the_deadline_is_not_used() -> None:
     def slow(prompt: str) -> str:
         time.sleep(0.8)
         return "a"
 
-    monkeypatch.setattr("builtins.input", slow)
     err = io.StringIO()
-    questions = TerminalQuestions(err)
+    questions = TerminalQuestions(err, read_line=slow)
     thread, box = ask_in_thread(questions.approval, request(timeout=0.5))
     serve_until(questions, thread)
     assert box["answer"] == "deny" and "too late" in err.getvalue()
+
+
+@pytest.mark.skipif(not hasattr(signal, "set_wakeup_fd") or os.name != "posix",
+                    reason="POSIX signals")
+def test_the_terminal_wait_returns_a_typed_line_and_stops_at_ctrl_c() -> None:
+    read_fd, write_fd = os.pipe()
+    with os.fdopen(read_fd) as stream:
+        os.write(write_fd, b"o\n")
+        _wait_for_line(stream)  # a line waiting: returns at once
+        assert stream.readline() == "o\n"
+        timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+        started = time.monotonic()
+        timer.start()  # Ctrl-C while nothing is typed: the wait ends with KeyboardInterrupt
+        with pytest.raises(KeyboardInterrupt):
+            _wait_for_line(stream)
+        timer.join()
+        assert time.monotonic() - started < 2
+        assert signal.set_wakeup_fd(-1) == -1  # the wake-up pipe was handed back
+    os.close(write_fd)

@@ -31,7 +31,13 @@ def test_help_lists_builtin_and_plugin_commands(kernel_for) -> None:
     for name in ("/new", "/reset", "/model", "/tools", "/usage", "/title", "/retry", "/undo",
                  "/quit"):
         assert name in text
-    assert "/shout  say it loudly [loud]" in text and "/plugins" in text
+    lines = text.splitlines()
+    assert lines[0].split() == ["COMMAND", "DESCRIPTION", "FROM"] and "/plugins" in text
+    shout = next(line for line in lines if "/shout" in line)
+    assert shout.split(None, 1)[1].split() == ["say", "it", "loudly", "loud"]
+    column = lines[0].index("DESCRIPTION")  # every description starts in the same column
+    assert all(line[column - 2:column] == "  " and line[column] != " " for line in lines[1:])
+    assert {line.rindex(" ") + 1 for line in lines[1:]} == {lines[0].index("FROM")}
     assert run_slash(state, "/shout hey there") == "HEY THERE"  # async handler
     assert run_slash(state, "/broken") == "/broken failed: ZeroDivisionError: division by zero"
     assert run_slash(state, "/modle") == "Unknown command /modle. Did you mean /model? /help lists the commands."
@@ -41,10 +47,13 @@ def test_help_lists_builtin_and_plugin_commands(kernel_for) -> None:
 def test_tools_and_plugins_show_what_the_model_can_call(kernel_for) -> None:
     state = chat(kernel_for)
     tools = run_slash(state, "/tools")
-    assert "calculate" in tools and "[calculator, calculator]" in tools
+    assert "calculate      calculator, calculator  " in tools
+    assert all(len(line) <= 2 + 15 + 24 + 60 for line in tools.splitlines())
+    cut = [line for line in tools.splitlines() if line.endswith("…")]
+    assert cut, "long descriptions end with an ellipsis"
     assert "read_file" in tools and tools.startswith(f"{len(state.agent.tool_names)} tools:")
     plugins = run_slash(state, "/plugins")
-    assert "✓ calculator v1.0.0 (2 tools, 1 hooks)" in plugins
+    assert "✓ calculator v1.0.0 (2 tools, 1 hook)" in plugins
 
 
 def test_new_and_reset_finalize_the_session_and_start_another(kernel_for, server) -> None:
@@ -99,7 +108,7 @@ def test_usage_and_title(kernel_for, server) -> None:
     server.script(reply_text("hello", usage={"input_tokens": 120, "output_tokens": 7}))
     state.agent.run_conversation("hi")
     usage = run_slash(state, "/usage")
-    assert "1 model calls, 120 input tokens" in usage and "7 output tokens" in usage
+    assert "1 model call, 120 input tokens" in usage and "7 output tokens" in usage
     assert run_slash(state, "/title Release notes") == "Title set: Release notes"
     assert run_slash(state, "/title") == "title: Release notes"
     assert state.agent.sessions.resolve("Release notes") == state.agent.session_id

@@ -118,13 +118,16 @@ def test_session_choice_is_remembered_for_that_session_only(call: Call) -> None:
 
 def test_always_is_saved_to_config_yaml(tmp_path: Path, work: Path) -> None:
     home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("# my settings\napprovals:\n  mode: manual  # ask me\n")
     kernel = core_kernel(home)
     result = json.loads(kernel.tools.dispatch(
         "terminal", {"command": "killall nonexistent-proc || true"}, cwd=str(work),
         session_id="s1", approval_callback=lambda r: "always"))
     assert result["approval"] == "always"
-    saved = yaml.safe_load((home / "config.yaml").read_text())
-    assert saved["command_allowlist"] == ["kill_all"]
+    text = (home / "config.yaml").read_text()
+    assert text.startswith("# my settings\napprovals:\n  mode: manual  # ask me\n")
+    assert yaml.safe_load(text)["command_allowlist"] == ["kill_all"]
     fresh = core_kernel(home)  # a new run: no callback, but the allowlist approves
     again = json.loads(fresh.tools.dispatch("terminal", {"command": "killall nothing || true"},
                                             cwd=str(work), session_id="other"))

@@ -72,7 +72,7 @@ def test_model_shows_lists_and_switches(cli, monkeypatch: pytest.MonkeyPatch) ->
 
 def test_model_choose_interactively(cli) -> None:
     listing = cli("model", "--list").output.splitlines()
-    number = next(i for i, line in enumerate(listing, 1) if line.startswith("gemini"))
+    number = next(i for i, line in enumerate(listing[1:], 1) if line.startswith("gemini"))
     result = cli("model", "--choose", input=f"{number}\ngemini-2.5-flash\n")
     assert result.exit_code == 0, result.output
     assert config(cli.home)["model"] == {"provider": "gemini", "default": "gemini-2.5-flash"}
@@ -84,7 +84,7 @@ def test_setup_wizard_stores_key_0600_and_tests_the_provider(cli, monkeypatch) -
     with FakeLLMServer(reply_text("ready")) as server:
         monkeypatch.setenv("OPENROUTER_BASE_URL", server.openai_base_url)
         listing = cli("model", "--list").output.splitlines()
-        number = next(i for i, line in enumerate(listing, 1) if line.startswith("openrouter"))
+        number = next(i for i, line in enumerate(listing[1:], 1) if line.startswith("openrouter"))
         result = cli("setup", input=f"{number}\nn\nsk-or-new\n\n")
         assert result.exit_code == 0, result.output
         assert "Test call OK" in result.output and "'ready'" in result.output
@@ -110,3 +110,29 @@ def test_setup_unattended_with_flags_and_failed_test(cli, monkeypatch) -> None:
     assert config(cli.home)["model"]["provider"] == "deepseek"  # kept, so it can be fixed
     missing = cli("setup", "--provider", "anthropic", "--yes", "--no-test")
     assert missing.exit_code != 0 and "needs an API key" in missing.output
+
+
+def test_setup_offers_the_current_provider_and_the_models_the_server_reports(cli) -> None:
+    with FakeLLMServer(reply_text("ready")) as server:
+        server.models[:] = ["llama-3.1-8b", "qwen2.5-7b", "mistral-7b"]
+        (cli.home / "config.yaml").write_text(
+            "# my local server\nmodel:\n  provider: custom  # LM server on this machine\n"
+            f"  base_url: {server.openai_base_url}\n  default: qwen2.5-7b\n")
+        listing = cli("model", "--list").output.splitlines()
+        count = len(listing) - 1
+        custom = next(i for i, line in enumerate(listing[1:], 1) if line.startswith("custom"))
+        # a bad number is explained and asked again; Enter keeps the current provider
+        answers = "99\n\n\n7\n3\n"  # Enter keeps the configured base URL too
+        result = cli("setup", input=answers)
+        assert result.exit_code == 0, result.output
+        out = result.output
+        assert f"Provider [{custom}]: " in out  # the configured provider is the default
+        assert out.count(f"Error: enter a number between 1 and {count}\n") == 1
+        assert f"Models at {server.openai_base_url}:" in out
+        assert "   1. llama-3.1-8b\n   2. qwen2.5-7b\n   3. mistral-7b\n" in out
+        assert "Model (number or id) [qwen2.5-7b]: " in out  # the configured model
+        assert out.count("Error: enter a number between 1 and 3, or a model id\n") == 1
+        assert "Test call OK" in out and server.last.body["model"] == "mistral-7b"
+    text = (cli.home / "config.yaml").read_text()
+    assert "# my local server" in text and "# LM server on this machine" in text
+    assert config(cli.home)["model"]["default"] == "mistral-7b"

@@ -84,7 +84,7 @@ def test_each_reason_is_named(doctor):
 
 def test_text_report_and_exit_codes_per_plugin(doctor):
     code, out, _ = doctor("good")
-    assert code == 0 and "✓ good 2.0.0 (user): loaded, 1 tools, 0 hooks" in out
+    assert code == 0 and "✓ good 2.0.0 (user): loaded, 1 tool, 0 hooks" in out
     code, out, _ = doctor("idle")
     assert code == 0  # not enabled by the user: reported, but not a failure
     assert "[not_enabled]" in out and "hermes plugins enable idle" in out

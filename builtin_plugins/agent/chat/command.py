@@ -105,7 +105,7 @@ def _once(agent: Any, message: str) -> int:
     from .render import TerminalRenderer
     from .runner import run_turn
 
-    renderer = TerminalRenderer(sys.stdout, sys.stderr, show_tools=sys.stderr.isatty())
+    renderer = TerminalRenderer(sys.stdout, sys.stderr, tools="summary")
     notices = FaultNotices(agent.kernel)
     for line in load_failures(agent.kernel):
         click.echo(f"warning: {line}", err=True)

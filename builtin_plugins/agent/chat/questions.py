@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+OUTCOMES = {"once": "allowed once", "session": "allowed for this session",
+            "always": "allowed always (saved to config.yaml)", "deny": "denied"}
 ANSWERS = {"o": "once", "once": "once", "s": "session", "session": "session",
            "a": "always", "always": "always", "d": "deny", "deny": "deny"}
 
@@ -41,19 +43,23 @@ class Question:
 class TerminalQuestions:
     """The queue between tools asking and the main thread answering."""
 
-    def __init__(self, err: Any = None):
+    def __init__(self, err: Any = None, read_line: Callable[[str], str] | None = None):
         self.err = err or sys.stderr
+        self.read_line = read_line or _input  # shows a prompt, returns the line typed
         self._queue: queue.Queue[Question] = queue.Queue()
         self._cancelled = False
         self._lock = threading.Lock()
+        self.status: Any = None  # the chat's StatusLine, erased before a question is asked
 
     # --- tool side (any thread) --------------------------------------------------------
     def approval(self, request: Any) -> str:
         """The ``approval_callback``: once, session, always, deny, or interrupted (Ctrl-C)."""
         def ask() -> str:
             self.err.write(f"\n⚠ {request.description}\n  {request.command}\n")
-            answer = _input("Allow? [o]nce, [s]ession, [a]lways, [d]eny: ")
-            return ANSWERS.get(answer.strip().lower(), "deny")
+            answer = self.read_line("Allow? [o]nce, [s]ession, [a]lways, [d]eny: ")
+            choice = ANSWERS.get(answer.strip().lower(), "deny")
+            self.err.write(f"  → {OUTCOMES[choice]}\n")  # the answer on its own line
+            return choice
 
         return self._put(Question(ask, "deny", "interrupted",
                                   time.monotonic() + float(request.timeout)))
@@ -64,7 +70,7 @@ class TerminalQuestions:
             self.err.write(f"\n? {question}\n")
             for number, choice in enumerate(choices or (), 1):
                 self.err.write(f"  {number}. {choice}\n")
-            answer = _input("answer: ").strip()
+            answer = self.read_line("answer: ").strip()
             if choices and answer.isdigit() and 1 <= int(answer) <= len(choices):
                 return choices[int(answer) - 1]
             return answer
@@ -99,6 +105,8 @@ class TerminalQuestions:
         self._answer(question)
 
     def _answer(self, question: Question) -> None:
+        if self.status is not None:
+            self.status.erase_soon()
         try:
             answer = question.ask()
         except EOFError:
@@ -131,13 +139,48 @@ class TerminalQuestions:
 
 
 def _input(prompt: str) -> str:
-    """input() whose answer stays out of the readline history of chat messages."""
-    answer = input(prompt)
+    """One answer line typed at the terminal. Not ``input()``: readline's wait misses a Ctrl-C
+    that arrives just before it starts waiting (the question, and the turn, would hang until
+    Enter). This waits on the terminal and on the signal wake-up pipe together, so Ctrl-C is
+    never lost. The answer stays out of the chat's readline history too."""
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    _wait_for_line(sys.stdin)
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\r\n")
+
+
+def _wait_for_line(stream: Any) -> None:
+    """Block until ``stream`` can be read; a signal (Ctrl-C) raises at once, even one that
+    arrived just before the wait started."""
+    import os
+    import select
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return
     try:
-        import readline
-    except ImportError:  # pragma: no cover
-        return answer
-    length = readline.get_current_history_length()
-    if answer and length and readline.get_history_item(length) == answer:
-        readline.remove_history_item(length - 1)
-    return answer
+        fd = stream.fileno()
+        wake_read, wake_write = os.pipe()
+    except (AttributeError, OSError, ValueError):
+        return  # no real file: a plain blocking read will do
+    os.set_blocking(wake_write, False)
+    try:
+        previous = signal.set_wakeup_fd(wake_write)
+    except ValueError:
+        os.close(wake_read)
+        os.close(wake_write)
+        return
+    try:
+        while True:
+            ready, _, _ = select.select([fd, wake_read], [], [])
+            if wake_read in ready:
+                os.read(wake_read, 512)  # the handler runs now and raises KeyboardInterrupt
+            if fd in ready:
+                return
+    finally:
+        signal.set_wakeup_fd(previous)
+        os.close(wake_read)
+        os.close(wake_write)

@@ -6,6 +6,8 @@ import json
 import sys
 from typing import Any, TextIO
 
+from .status import StatusLine
+
 DIM, RESET, BOLD, RED, YELLOW = "\033[2m", "\033[0m", "\033[1m", "\033[31m", "\033[33m"
 
 
@@ -16,16 +18,23 @@ def _short(value: Any, limit: int = 80) -> str:
 
 
 class TerminalRenderer:
-    """Streams the answer to ``out``; tool progress and errors go to ``err``."""
+    """Streams the answer to ``out``; tool progress, retries and errors go to ``err``.
+
+    ``tools``: ``"live"`` shows a line as each tool starts (and one more if it did not
+    succeed); ``"summary"`` one line per call when it ends, with its outcome (for ``-q``);
+    ``"off"`` none. With a ``status`` line, it says what the turn is waiting for."""
 
     def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *,
-                 color: bool | None = None, show_tools: bool = True):
+                 color: bool | None = None, tools: str = "live",
+                 status: StatusLine | None = None):
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.color = self.out.isatty() if color is None else color
-        self.show_tools = show_tools
+        self.tools = tools
+        self.status = status
         self.at_line_start = True
         self.streamed = False
+        self._started: dict[str, str] = {}  # tool_call_id -> "name args" (summary mode)
 
     def _style(self, text: str, code: str) -> str:
         return f"{code}{text}{RESET}" if self.color else text
@@ -35,7 +44,26 @@ class TerminalRenderer:
             self.out.write("\n")
             self.at_line_start = True
 
+    def _note(self, text: str, code: str = DIM) -> None:
+        """A line on ``err``, after ending a streamed line on ``out``."""
+        self._newline()
+        self.out.flush()
+        self.err.write(self._style(text, code) + "\n")
+        self.err.flush()
+
     def __call__(self, event: dict[str, Any]) -> None:
+        if self.status is None:
+            self._render(event)
+            return
+        with self.status.paused():
+            self._render(event)
+            label = _waiting_for(event)
+            if label == "":
+                self.status.hide()
+            elif label is not None:
+                self.status.show(label)
+
+    def _render(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if kind == "text_delta":
             text = event["text"]
@@ -43,29 +71,28 @@ class TerminalRenderer:
             self.out.flush()
             self.streamed = True
             self.at_line_start = text.endswith("\n")
-        elif kind == "tool_start" and self.show_tools:
-            self._newline()
+        elif kind == "tool_start" and self.tools != "off":
             args = event.get("args")
-            summary = _short(args) if args else ""
-            self.err.write(self._style(f"  ⚙ {event['name']} {summary}", DIM) + "\n")
-            self.err.flush()
-        elif kind == "tool_end" and self.show_tools and event.get("status") != "ok":
-            self.err.write(self._style(f"    {event['status']}: {_short(event.get('result'))}",
-                                       DIM) + "\n")
-            self.err.flush()
+            call = f"{event['name']} {_short(args) if args else ''}".rstrip()
+            if self.tools == "summary":
+                self._started[str(event.get("tool_call_id"))] = call
+            else:
+                self._note(f"  ⚙ {call}")
+        elif kind == "tool_end" and self.tools != "off":
+            problem = _problem(event)
+            if self.tools == "summary":
+                call = self._started.pop(str(event.get("tool_call_id")), event["name"])
+                self._note(f"  ⚙ {call}" + (f" → {problem}" if problem else ""))
+            elif problem:
+                self._note(f"    {problem}")
+        elif kind == "retry":
+            self._note(f"  ↻ {event['message']}", YELLOW)
         elif kind == "notice":
-            self._newline()
-            self.err.write(self._style(f"⚠ {event['message']}", YELLOW) + "\n")
-            self.err.flush()
+            self._note(f"⚠ {event['message']}", YELLOW)
         elif kind == "injected":
-            self._newline()
-            self.err.write(self._style(f"  ↳ message added to the conversation: "
-                                       f"{_short(event['content'])}", DIM) + "\n")
-            self.err.flush()
+            self._note(f"  ↳ message added to the conversation: {_short(event['content'])}")
         elif kind == "error":
-            self._newline()
-            self.err.write(self._style(f"Error: {event['message']}", RED) + "\n")
-            self.err.flush()
+            self._note(f"Error: {event['message']}", RED)
         elif kind == "turn_end":
             if event.get("response_transformed") or (not self.streamed
                                                      and event.get("final_response")):
@@ -73,11 +100,40 @@ class TerminalRenderer:
                 self.out.write(event["final_response"])
                 self.at_line_start = False
             if event.get("interrupted"):
-                self._newline()
-                self.err.write(self._style("[interrupted]", DIM) + "\n")
+                self._note("[interrupted]")
             self._newline()
             self.out.flush()
             self.streamed = False
+
+
+def _problem(event: dict[str, Any]) -> str:
+    """What went wrong in a ``tool_end`` ("blocked: Denied: ..."), "" when it went well. A
+    JSON result's own ``status`` and ``error`` say it better than the raw text."""
+    status = event.get("status")
+    if status == "ok":
+        return ""
+    result = event.get("result")
+    try:
+        parsed = json.loads(result) if isinstance(result, str) else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and parsed.get("error"):
+        return f"{parsed.get('status') or status}: {_short(parsed['error'])}"
+    return f"{status}: {_short(result)}"
+
+
+def _waiting_for(event: dict[str, Any]) -> str | None:
+    """The status label after ``event``: text, "" to hide it, None to leave it."""
+    kind = event.get("type")
+    if kind in ("turn_start", "tool_end"):
+        return "thinking"
+    if kind == "tool_start":
+        return f"running {event['name']}"
+    if kind == "retry":
+        return "waiting to retry"
+    if kind in ("text_delta", "turn_end", "error"):
+        return ""
+    return None
 
 
 class JsonRenderer:

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 from .plugin_notices import FaultNotices
 from .questions import TerminalQuestions
 from .render import TerminalRenderer, banner
+from .status import StatusLine
 from .runner import run_turn
 from .slash import QUIT, ChatState, run_slash
 
@@ -59,7 +60,7 @@ def read_message(out: TextIO) -> str | None:
 
 
 def _send_injected(agent: Any, renderer: TerminalRenderer, questions: TerminalQuestions,
-                   limit: int = 5) -> None:
+                   status: StatusLine | None, limit: int = 5) -> None:
     """Messages plugins injected after a turn's last model call go in as the next turns
     (at most ``limit`` in a row; more wait for the next message)."""
     for _ in range(limit):
@@ -67,7 +68,7 @@ def _send_injected(agent: Any, renderer: TerminalRenderer, questions: TerminalQu
         if text is None:
             return
         renderer({"type": "injected", "content": text})
-        run_turn(agent, text, renderer, questions)
+        run_turn(agent, text, renderer, questions, status)
 
 
 def interactive(agent: Any, kernel: Any, questions: TerminalQuestions, *,
@@ -76,7 +77,9 @@ def interactive(agent: Any, kernel: Any, questions: TerminalQuestions, *,
     color = out.isatty()
     history_file = Path(kernel.home) / "chat_history"
     readline = _setup_readline(history_file)
-    renderer = TerminalRenderer(out, sys.stderr, color=color)
+    status = StatusLine(sys.stderr) if sys.stderr.isatty() else None
+    renderer = TerminalRenderer(out, sys.stderr, color=color, status=status)
+    questions.status = status
     state = ChatState(agent, kernel)
     notices = FaultNotices(kernel)
     out.write(banner(agent, color=color) + "\n")
@@ -102,8 +105,8 @@ def interactive(agent: Any, kernel: Any, questions: TerminalQuestions, *,
                 if state.resend is None:
                     continue
                 message, state.resend = state.resend, None
-            run_turn(agent, message, renderer, questions)
-            _send_injected(agent, renderer, questions)
+            run_turn(agent, message, renderer, questions, status)
+            _send_injected(agent, renderer, questions, status)
             for line in notices.new():
                 out.write(f"warning: {line}\n")
     finally:

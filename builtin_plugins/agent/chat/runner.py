@@ -14,10 +14,12 @@ from typing import Any
 
 from ..loop import Agent, EventSink, TurnResult
 from .questions import TerminalQuestions
+from .status import StatusLine
 
 
 def run_turn(agent: Agent, message: str, on_event: EventSink,
-             questions: TerminalQuestions | None = None) -> TurnResult:
+             questions: TerminalQuestions | None = None,
+             status: StatusLine | None = None) -> TurnResult:
     box: dict[str, Any] = {}
     done = threading.Event()  # (an interrupted Thread.join can misreport is_alive)
 
@@ -40,6 +42,8 @@ def run_turn(agent: Agent, message: str, on_event: EventSink,
     interrupted = False
     while not done.is_set():
         try:
+            if status is not None:
+                status.tick()
             if questions is not None:
                 questions.serve(0.05)
             else:
@@ -50,6 +54,8 @@ def run_turn(agent: Agent, message: str, on_event: EventSink,
                 agent.interrupt()
                 if questions is not None:
                     questions.cancel()
+    if status is not None:
+        status.hide()
     if "error" in box:
         raise box["error"]
     return box["result"]

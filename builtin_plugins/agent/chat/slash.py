@@ -6,9 +6,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from shlex import quote
 from typing import Any
 
-from hermes_agent import mask_url
+from hermes_agent import HermesError, mask_url
+
+from ...textfmt import ellipsize, plural, table
 
 QUIT = object()  # a handler result: leave the chat
 
@@ -23,13 +26,11 @@ class ChatState:
 
 
 def _help(state: ChatState, args: str) -> str:
-    lines = ["Commands:"]
-    for name, (_, text) in BUILTIN.items():
-        lines.append(f"  /{name:<9} {text}")
+    rows = [(f"/{name}", text, "builtin") for name, (_, text) in BUILTIN.items()]
     for name, command in sorted(state.kernel.commands.items()):
         hint = f" {command.args_hint}" if command.args_hint else ""
-        lines.append(f"  /{name}{hint}  {command.description} [{command.plugin}]")
-    return "\n".join(lines)
+        rows.append((f"/{name}{hint}", command.description, command.plugin))
+    return "\n".join(table(("COMMAND", "DESCRIPTION", "FROM"), rows, indent="  "))
 
 
 def _new(state: ChatState, args: str) -> str:
@@ -59,11 +60,14 @@ def _model(state: ChatState, args: str) -> str:
 
 def _tools(state: ChatState, args: str) -> str:
     agent = state.agent
-    lines = [f"{len(agent.tool_names)} tools:"]
+    rows = []
     for name in agent.tool_names:
         spec = state.kernel.tools.tools[name]
-        description = (spec.schema.get("description") or "").split("\n")[0][:70]
-        lines.append(f"  {name:<16} [{spec.toolset}, {spec.plugin}] {description}")
+        description = (spec.schema.get("description") or "").split("\n")[0]
+        rows.append((name, f"{spec.toolset}, {spec.plugin}", ellipsize(description, 60)))
+    lines = [f"{plural(len(rows), 'tool')}:"]
+    if rows:
+        lines.extend(table(("TOOL", "TOOLSET, PLUGIN", "DESCRIPTION"), rows, indent="  "))
     lines.extend(f"  note: {note}" for note in agent.tool_notes)
     return "\n".join(lines)
 
@@ -73,9 +77,9 @@ def _usage(state: ChatState, args: str) -> str:
     usage = agent.session_usage
     cost = agent.session_cost
     cost_text = "unknown (no price for this model)" if cost is None else f"${cost:.4f}"
-    return (f"session {agent.session_id}: {agent.session_api_calls} model calls, "
-            f"{usage.prompt_tokens} input tokens ({usage.cache_read_tokens} cached), "
-            f"{usage.output_tokens} output tokens, estimated cost {cost_text}")
+    return (f"session {agent.session_id}: {plural(agent.session_api_calls, 'model call')}, "
+            f"{plural(usage.prompt_tokens, 'input token')} ({usage.cache_read_tokens} cached), "
+            f"{plural(usage.output_tokens, 'output token')}, estimated cost {cost_text}")
 
 
 def _title(state: ChatState, args: str) -> str:
@@ -130,13 +134,17 @@ async def _await(awaitable: Any) -> Any:
 
 
 def run_slash(state: ChatState, line: str) -> Any:
-    """Run ``/name args``; returns text to print, :data:`QUIT`, or None."""
+    """Run ``/name args``; returns text to print, :data:`QUIT`, or None. A command that fails
+    (builtin or a plugin's) returns its error as text: the chat goes on."""
     name, _, args = line[1:].partition(" ")
     name = ALIASES.get(name.lower(), name.lower())
+    plugin: str | None = None
     if name in BUILTIN:
-        return BUILTIN[name][0](state, args)
-    command = state.kernel.commands.get(name)
-    if command is None:
+        handler: Callable[[str], Any] = lambda raw: BUILTIN[name][0](state, raw)
+    elif name in state.kernel.commands:
+        handler = state.kernel.commands[name].handler
+        plugin = state.kernel.commands[name].plugin
+    else:
         import difflib
 
         known = [*BUILTIN, *state.kernel.commands]
@@ -144,18 +152,22 @@ def run_slash(state: ChatState, line: str) -> Any:
         hint = f" Did you mean /{close[0]}?" if close else ""
         return f"Unknown command /{name}.{hint} /help lists the commands."
     try:
-        result = command.handler(args)
+        result = handler(args)
         if inspect.isawaitable(result):
             import asyncio
 
             result = asyncio.run(_await(result))
+    except HermesError as exc:  # raised on purpose: its message says what to do
+        return f"/{name} failed: {exc}"
     except BaseException as exc:
         from hermes_agent import reraise_shutdown
 
         reraise_shutdown(exc)  # a real Ctrl-C
-        if not isinstance(exc, Exception):  # SystemExit and the like: the plugin is unloaded
-            state.kernel.quarantine(command.plugin, f"its /{name} command", exc)
-            return (f"/{name} failed: plugin '{command.plugin}' raised {type(exc).__name__} "
-                    f"and was unloaded; see `hermes plugins doctor {command.plugin}`")
-        return f"/{name} failed: {type(exc).__name__}: {exc}"
-    return result if isinstance(result, str) else None
+        if isinstance(exc, Exception):
+            return f"/{name} failed: {type(exc).__name__}: {exc}"
+        if plugin is None:  # a builtin command that tried to leave
+            return (f"/{name} tried to leave ({type(exc).__name__}); /quit leaves the chat.")
+        state.kernel.quarantine(plugin, f"its /{name} command", exc)  # the plugin is unloaded
+        return (f"/{name} failed: plugin '{plugin}' raised {type(exc).__name__} and was "
+                f"unloaded; see `hermes plugins doctor {quote(plugin)}`")
+    return result if result is QUIT or isinstance(result, str) else None
