@@ -57,7 +57,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
              r"only\s++|instead\s++)?(?:say|print|respond|reply|write|output|tell|answer|do|"
              r"follow|obey|execute|run|act)\b"),
         Rule("forget_everything", ("forget",),
-             rf"\s++(?:about\s++)?(?:everything|all|anything|what)\b{gap(4)}(?:told|taught|"
+             rf"\s++(?:about\s++)?(?:everything|all|anything|what)\b{gap(6)}(?:told|taught|"
              r"learned|learnt|instructed|said|given|above|before|so\s++far)\b"),
         Rule("new_instructions", words("your the"),
              r"\s++(?:new|real|actual|updated|true)\s++(?:instructions|task|goal|purpose|"
@@ -109,7 +109,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
              r"(?:\|?\s*+system\s*+\|?>|\|im_start\|>\s*+system\b|<\s*+sys\s*+>>)"),
         Rule("system_tag", ("[",), r"(?:\s*+system\s*+\]\s*+:|/?inst\])"),
         Rule("fake_header", words("system assistant developer admin"),
-             r"(?:[ \t]++(?:message|prompt|instructions?|override|note|update|notice))?[ \t]*+"
+             r"(?:[ \t]++(?:message|prompt|instructions?|override|note|update|notice)){0,2}+[ \t]*+"
              r"(?:\*\*|\])?[ \t]*+:", r"\A[ \t]{0,3}(?:#{1,6}[ \t]*+|\*\*[ \t]*+|\[)\Z", 16,
              True),
         Rule("fake_header", words("system assistant"),
