@@ -24,6 +24,7 @@ HTML_COMMENT_FINDING = "hidden_html:html_comment"
 CATEGORIES: tuple[str, ...] = (*RULES, "invisible_unicode")
 
 _LETTER = re.compile(r"[a-z]")  # every rule needs one
+_WORD = re.compile(r"\w++(?:['’]\w++)*+")
 
 
 class RuleSet:
@@ -37,12 +38,16 @@ class RuleSet:
                 by_lead.setdefault(lead, []).append((name, rule))
         self.by_lead = {lead: tuple(group) for lead, group in by_lead.items()}
         self.names = tuple(dict.fromkeys(name for name, _ in rules))
+        self.word_leads = frozenset(lead for lead in by_lead if _WORD.fullmatch(lead))
 
     def hits(self, text: str) -> set[str]:
         found: set[str] = set()
         if not _LETTER.search(text):
             return found
+        present = words(text) & self.word_leads
         for lead, group in self.by_lead.items():
+            if lead in self.word_leads and lead not in present:
+                continue  # every rest starts at a non-word character: the lead is a whole word
             pending = tuple((name, rule) for name, rule in group if name not in found)
             if not pending:
                 continue
@@ -53,6 +58,14 @@ class RuleSet:
             found.update(name for name, rule in pending
                          if _rule_matches(text, lead, rule, first.start()))
         return found
+
+
+def words(text: str) -> set[str]:
+    """The distinct words of ``text``: split once on white space, then only the distinct
+    pieces that are not plain words are split further."""
+    pieces = set(text.split())
+    plain = {piece for piece in pieces if piece.isalnum()}
+    return plain | set(_WORD.findall(" ".join(pieces - plain)))
 
 
 def _rule_matches(text: str, lead: str, rule: Rule, start: int) -> bool:
@@ -110,7 +123,8 @@ def scan(text: str) -> list[str]:
     """Findings in ``text`` (empty: clean). Deterministic order: rules in table order, then
     invisible characters by code point."""
     text = text.removeprefix("\ufeff")
-    folded = fold(text)
+    distinct = None if text.isascii() else set(text)
+    folded = fold(text, distinct)
     hits = _MAIN.hits(folded)
     respelled, squashed = _respelled_lines(folded)
     if respelled:
@@ -122,7 +136,7 @@ def scan(text: str) -> list[str]:
     if bodies and (_COMMENT_ONLY.hits(bodies) or (hits and _MAIN.hits(bodies))):
         hits.add(HTML_COMMENT_FINDING)
     findings = [name for name in RULE_FINDINGS if name in hits]
-    return findings + [f"invisible_unicode_U+{cp:04X}" for cp in invisible_characters(text)]
+    return findings + [f"invisible_unicode_U+{cp:04X}" for cp in invisible_characters(text, distinct)]
 
 
 def comment_bodies(text: str) -> list[str]:

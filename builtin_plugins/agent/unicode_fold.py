@@ -65,11 +65,13 @@ def is_invisible(char: str) -> bool:
     return unicodedata.category(char) == "Cf" or ord(char) in NAMED_INVISIBLE
 
 
-def invisible_characters(text: str) -> list[int]:
-    """Code points of the out-of-place invisible characters in ``text``, sorted."""
+def invisible_characters(text: str, distinct: set[str] | None = None) -> list[int]:
+    """Code points of the out-of-place invisible characters in ``text``, sorted.
+    ``distinct``: ``set(text)`` if the caller has it."""
     if text.isascii():
         return []
-    suspects = {c for c in set(text) if c >= "\x80" and is_invisible(c)}
+    suspects = {c for c in (set(text) if distinct is None else distinct)
+                if c >= "\x80" and is_invisible(c)}
     if suspects & _CONTEXTUAL:
         suspects = {c for c in set(_IN_PLACE.sub("", text)) if c in suspects}
     return sorted(ord(c) for c in suspects)
@@ -112,19 +114,25 @@ def lookalikes() -> dict[str, str]:
     return table
 
 
-def fold(text: str) -> str:
+def fold(text: str, distinct: set[str] | None = None) -> str:
     """``text`` as the rules see it: compatibility-decomposed, without marks and invisible
-    characters, look-alikes mapped to Latin, casefolded."""
+    characters, look-alikes mapped to Latin, casefolded. ``distinct``: ``set(text)`` if the
+    caller has it (each whole-text step runs only when some character needs it)."""
     if text.isascii():
         return text.lower()
-    text = unicodedata.normalize("NFKD", text)
-    present = set(text)
-    drop = sorted(c for c in present if c >= "\x80" and (
+    chars = "".join(set(text) if distinct is None else distinct)
+    if not unicodedata.is_normalized("NFKD", chars):
+        text = unicodedata.normalize("NFKD", text)
+        chars = "".join(set(unicodedata.normalize("NFKD", chars)))
+    drop = sorted(c for c in chars if c >= "\x80" and (
         unicodedata.category(c) in ("Mn", "Me", "Cf") or ord(c) in NAMED_INVISIBLE))
-    if drop:
+    if len(drop) <= 8:  # str.replace is a fast C loop; one pass per character kept small
+        for char in drop:
+            text = text.replace(char, "")
+    else:
         text = re.sub("[" + "".join(map(re.escape, drop)) + "]+", "", text)
     table = lookalikes()
-    swap = {ord(c): table[c] for c in present if c in table}
+    swap = {ord(c): table[c] for c in chars if c in table}
     if swap:
         text = text.translate(swap)
     return text.casefold()
@@ -133,8 +141,9 @@ def fold(text: str) -> str:
 _LEET = str.maketrans("0134578@$", "oieastbas")
 _LEET_IN_WORD = re.compile(r"[0-9@$](?:(?<=[a-z][0-9@$])|(?=[a-z]))")
 # a separator after a single letter, then more single letters: "i g n o r e", "i-g-n-o-r-e"
-_SPACED_RUN = re.compile(r"[a-z0-9](?<![a-z0-9][a-z0-9])[ ._*~-]{1,3}+[a-z0-9](?![a-z0-9])"
-                         r"(?:[ ._*~-]{1,3}+[a-z0-9](?![a-z0-9])){2,}+")
+# (the match starts at the first separator: fewer candidate positions than letters)
+_SPACED_RUN = re.compile(r"[ ._*~-](?<=[a-z0-9][ ._*~-])(?<![a-z0-9]{2}[ ._*~-])[ ._*~-]{0,2}+"
+                         r"[a-z0-9](?![a-z0-9])(?:[ ._*~-]{1,3}+[a-z0-9](?![a-z0-9])){2,}+")
 _WORD_BREAK = re.compile(r"[ ._*~-]{2,3}")
 _SEPARATOR = re.compile(r"[ ._*~-]")
 
@@ -149,7 +158,8 @@ def respell(folded: str) -> tuple[str, list[str]]:
     parts: list[str] = []
     done = 0
     for match in _SPACED_RUN.finditer(text):
-        start, run = match.start(), match.group()
+        start = match.start() - 1  # the run starts at the letter before the separator
+        run = text[start:match.end()]
         squashed.append(_SEPARATOR.sub("", run))
         parts += [text[done:start], " ".join(_SEPARATOR.sub("", w) for w in _WORD_BREAK.split(run))]
         done = match.end()
