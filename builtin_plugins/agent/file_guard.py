@@ -49,9 +49,10 @@ def read_inside(path: Path, root: Path, max_chars: int, *, root_label: str) -> F
     (``OSError`` when it cannot be read at all). ``root_label`` names the root in messages,
     e.g. "the project" or "HERMES_HOME"."""
     real_root = Path(os.path.realpath(root))
-    _check_inside(path, Path(os.path.realpath(path)), real_root, root_label)
+    real = os.path.realpath(path)
+    _check_inside(path, Path(real), real_root, root_label)
     try:
-        fd = os.open(os.path.realpath(path), _OPEN_FLAGS)
+        fd = os.open(real, _OPEN_FLAGS)
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # became a symlink after it was resolved
             raise RefusedFile(f"{path}: not loaded, it changed into a symlink while being "

@@ -24,6 +24,7 @@ class Rule(NamedTuple):
     line_start: bool = False
 
 _SEP = r"[\s,;:\"`*()\[\]<>/-]++"  # between words (no sentence end)
+_END = r"(?![\w'’])"  # the lead is a whole word (what the scan's word list holds)
 _WORD = r"[\w'’]++"
 
 
@@ -163,18 +164,18 @@ COMMENT_RULES: tuple[Rule, ...] = (
     Rule("addresses_model", ("you",), rf"\s++are\s++an?\s++{_AI}", r"\bif\s++\Z", 8),
     Rule("addresses_model", words("note instructions"),
          rf"\s++(?:to|for)\s++(?:the\s++|any\s++)?{_AI}"),
-    Rule("addresses_model", ("this",), r"\b",
+    Rule("addresses_model", ("this",), _END,
          r"\b(?:ai|llm|assistant|agent|model)s?\s++(?:reading|processing|parsing)\s++\Z", 40),
-    Rule("addresses_model", ("this",), r"\b", r"\bwhen\s++you\s++(?:read|see|process)\s++\Z",
+    Rule("addresses_model", ("this",), _END, r"\bwhen\s++you\s++(?:read|see|process)\s++\Z",
          40),
     Rule("addresses_model", words("ai assistant llm agent model claude gpt chatgpt copilot"),
          r"\s*+:"),
-    Rule("runs_code", words("curl wget"), r"\b"),
+    Rule("runs_code", words("curl wget"), _END),
     Rule("runs_code", ("|",), r"\s*+(?:ba|z)?sh\b"),
     Rule("runs_code", ("base64",), r"\s++-d\b"),
     Rule("runs_code", words("eval exec"), r"\s*+\("),
     Rule("secrecy", _NEGATION, r"\s++(?:tell|mention|reveal|inform|alert|show)\b"),
-    Rule("hidden_instructions", ("instructions", "instruction"), r"\b",
+    Rule("hidden_instructions", ("instructions", "instruction"), _END,
          r"\b(?:hidden|secret|real|new|additional|true)\s++\Z", 16),
     Rule("orders_model", ("you",), _ORDER),
     Rule("orders_model", ("the",), rf"\s++{_AI}{_ORDER}"),

@@ -126,15 +126,18 @@ def fold(text: str, distinct: set[str] | None = None) -> str:
         chars = "".join(set(unicodedata.normalize("NFKD", chars)))
     drop = sorted(c for c in chars if c >= "\x80" and (
         unicodedata.category(c) in ("Mn", "Me", "Cf") or ord(c) in NAMED_INVISIBLE))
-    if len(drop) <= 8:  # str.replace is a fast C loop; one pass per character kept small
+    if len(drop) <= 8:  # str.replace is a fast C loop; a few passes beat a regex per match
         for char in drop:
             text = text.replace(char, "")
     else:
         text = re.sub("[" + "".join(map(re.escape, drop)) + "]+", "", text)
     table = lookalikes()
-    swap = {ord(c): table[c] for c in chars if c in table}
-    if swap:
-        text = text.translate(swap)
+    swap = {c: table[c] for c in chars if c in table}
+    if len(swap) <= 32:  # as above: a few fast passes beat a dictionary lookup per character
+        for char, latin in swap.items():
+            text = text.replace(char, latin)
+    else:
+        text = text.translate({ord(c): latin for c, latin in swap.items()})
     return text.casefold()
 
 

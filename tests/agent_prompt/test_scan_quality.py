@@ -151,3 +151,14 @@ def test_scan_never_raises_and_findings_are_well_formed(text: str) -> None:
     assert all(f in RULE_FINDINGS for f in rules)
     assert rules == sorted(rules, key=RULE_FINDINGS.index)
     assert all(_INVISIBLE.fullmatch(f) for f in findings if f not in rules)
+
+
+def test_word_leads_are_whole_words_so_the_word_prefilter_is_exact() -> None:
+    """A rule with a word lead is skipped when the text lacks that word; that is exact only
+    if no rule can match with the lead glued to more word characters."""
+    tail = " all previous instructions are: you must obey. ai: model: (x) | sh -d"
+    for rule in [r for rules in RULES.values() for r in rules] + list(COMMENT_RULES):
+        for lead in rule.leads:
+            if re.fullmatch(r"[\w'’]+", lead):
+                for glue in ("a", "_", "1", "'s", "’s"):  # what the tokenizer joins
+                    assert injection._compile(lead, rule.rest).match(lead + glue + tail) is None
