@@ -110,7 +110,7 @@ RULE_FINDINGS: tuple[str, ...] = (*_MAIN.names, HTML_COMMENT_FINDING, SQUASHED_R
 
 
 def _respelled_lines(folded: str) -> tuple[str, list[str]]:
-    """The lines of ``folded`` that read differently respelled (respelled), and the
+    """The respelled lines of ``folded`` that differ from it (joined; "" when none), and the
     spaced-out runs squashed."""
     respelled, squashed = respell(folded)
     if respelled == folded:
