@@ -101,14 +101,17 @@ def project_root(cwd: Path) -> Path:
     return git_root(cwd) or cwd
 
 
-def load(cwd: Path, max_chars: int = DEFAULT_MAX_CHARS) -> ContextFiles:
+def load(cwd: Path, max_chars: int = DEFAULT_MAX_CHARS, *,
+         hermes_home: Path | None = None) -> ContextFiles:
+    """The context files for ``cwd``; nothing is read from ``hermes_home`` (keys live there)
+    unless the project itself is inside it."""
     result = ContextFiles()
     root = project_root(cwd)
     for name, path in find(cwd):
         clean = strip_front_matter if path.name in HERMES_NAMES else None
         try:
             prepared = prepare(path, root, name, max_chars, root_label="the project",
-                               clean=clean)
+                               clean=clean, private=hermes_home)
         except RefusedFile as exc:
             result.notices.append(str(exc))
             continue

@@ -44,13 +44,19 @@ def read_limit(max_chars: int) -> int:
     return 4 * max(max_chars, 0) + READ_MARGIN
 
 
-def read_inside(path: Path, root: Path, max_chars: int, *, root_label: str) -> FileText:
+def read_inside(path: Path, root: Path, max_chars: int, *, root_label: str,
+                private: Path | None = None) -> FileText:
     """``path``'s text if it really lies inside ``root``; :class:`RefusedFile` otherwise
     (``OSError`` when it cannot be read at all). ``root_label`` names the root in messages,
-    e.g. "the project" or "HERMES_HOME"."""
+    e.g. "the project" or "HERMES_HOME". ``private`` (HERMES_HOME, for project files) is
+    refused even inside ``root``, unless ``root`` itself lies in it: a project in the home
+    directory must not link to ``~/.hermes/.env`` either."""
     real_root = Path(os.path.realpath(root))
+    real_private = Path(os.path.realpath(private)) if private is not None else None
+    if real_private is not None and _within(real_root, real_private):
+        real_private = None
     real = os.path.realpath(path)
-    _check_inside(path, Path(real), real_root, root_label)
+    _check_inside(path, Path(real), real_root, root_label, real_private)
     try:
         fd = os.open(real, _OPEN_FLAGS)
     except OSError as exc:
@@ -61,7 +67,7 @@ def read_inside(path: Path, root: Path, max_chars: int, *, root_label: str) -> F
     try:
         opened = _opened_path(fd)
         if opened is not None:
-            _check_inside(path, opened, real_root, root_label)
+            _check_inside(path, opened, real_root, root_label, real_private)
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
@@ -72,13 +78,22 @@ def read_inside(path: Path, root: Path, max_chars: int, *, root_label: str) -> F
         os.close(fd)
 
 
-def _check_inside(shown: Path, real: Path, real_root: Path, root_label: str) -> None:
-    if real == real_root or real.is_relative_to(real_root):
-        return
-    raise RefusedFile(f"{shown}: not loaded, it leads to {real}, outside {root_label} "
-                      f"({real_root}) through a symlink. Files are only read from inside "
-                      f"{root_label}; replace the link with a copy of the file if it should "
-                      "be loaded.")
+def _within(path: Path, directory: Path) -> bool:
+    return path == directory or path.is_relative_to(directory)
+
+
+def _check_inside(shown: Path, real: Path, real_root: Path, root_label: str,
+                  real_private: Path | None) -> None:
+    if not _within(real, real_root):
+        raise RefusedFile(f"{shown}: not loaded, it leads to {real}, outside {root_label} "
+                          f"({real_root}) through a symlink. Files are only read from inside "
+                          f"{root_label}; replace the link with a copy of the file if it "
+                          "should be loaded.")
+    if real_private is not None and _within(real, real_private):
+        raise RefusedFile(f"{shown}: not loaded, it leads to {real}, inside HERMES_HOME "
+                          f"({real_private}), which holds keys and other private files. "
+                          "Project files are never read from there; put a copy of what the "
+                          "project needs in the project.")
 
 
 def _opened_path(fd: int) -> Path | None:

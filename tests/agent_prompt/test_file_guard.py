@@ -160,3 +160,17 @@ def test_soul_inside_a_symlinked_home_still_loads(tmp_path: Path) -> None:
     (real / "SOUL.md").write_text("You are Ada.")
     (tmp_path / "home-link").symlink_to(real)
     assert load_identity(tmp_path / "home-link").text == "You are Ada."
+
+
+def test_a_project_that_contains_hermes_home_still_cannot_link_into_it(tmp_path: Path) -> None:
+    """hermes run in the home directory: ~/.hermes is inside the project."""
+    home = tmp_path / ".hermes"
+    home.mkdir()
+    (home / ".env").write_text(f"KEY={KEY}\n")
+    (tmp_path / "AGENTS.md").symlink_to(home / ".env")
+    prompt = build_system_prompt(make_kernel(home), cwd=tmp_path, now=DAY)
+    assert KEY not in prompt.text and "inside HERMES_HOME" in prompt.notices[0]
+    (tmp_path / "AGENTS.md").unlink()
+    (home / "project-notes.md").write_text("Use tabs.")
+    (home / "AGENTS.md").symlink_to(home / "project-notes.md")  # working inside HERMES_HOME
+    assert "Use tabs." in build_system_prompt(make_kernel(home), cwd=home, now=DAY).text
