@@ -42,8 +42,6 @@ class RuleSet:
 
     def hits(self, text: str) -> set[str]:
         found: set[str] = set()
-        if not _LETTER.search(text):
-            return found
         present = words(text) & self.word_leads
         for lead, group in self.by_lead.items():
             if lead in self.word_leads and lead not in present:
@@ -125,6 +123,9 @@ def scan(text: str) -> list[str]:
     text = text.removeprefix("\ufeff")
     distinct = None if text.isascii() else set(text)
     folded = fold(text, distinct)
+    invisible = [f"invisible_unicode_U+{cp:04X}" for cp in invisible_characters(text, distinct)]
+    if not _LETTER.search(folded):  # every rule needs a letter
+        return invisible
     hits = _MAIN.hits(folded)
     respelled, squashed = _respelled_lines(folded)
     if respelled:
@@ -135,8 +136,7 @@ def scan(text: str) -> list[str]:
     # a clean text has clean comments as far as the main rules go: only the comment rules run
     if bodies and (_COMMENT_ONLY.hits(bodies) or (hits and _MAIN.hits(bodies))):
         hits.add(HTML_COMMENT_FINDING)
-    findings = [name for name in RULE_FINDINGS if name in hits]
-    return findings + [f"invisible_unicode_U+{cp:04X}" for cp in invisible_characters(text, distinct)]
+    return [name for name in RULE_FINDINGS if name in hits] + invisible
 
 
 def comment_bodies(text: str) -> list[str]:

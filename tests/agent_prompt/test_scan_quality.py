@@ -178,3 +178,13 @@ _PLANTED = {
 @given(st.text(max_size=300), st.sampled_from(sorted(_PLANTED)), st.text(max_size=300))
 def test_an_attack_is_found_whatever_surrounds_it(before: str, attack: str, after: str) -> None:
     assert _PLANTED[attack] in scan(f"{before}\n{attack}\n{after}")
+
+
+def test_no_rule_matches_without_a_letter() -> None:
+    """The scan skips the rules for text without a letter (after folding)."""
+    probe = "<|>[/]$: {}!?#*| -- @ 0123456789 <<>> \n\t" * 3
+    for rule in [r for rules in RULES.values() for r in rules] + list(COMMENT_RULES):
+        for lead in rule.leads:
+            if not re.search("[a-z]", lead):
+                assert injection._compile(lead, rule.rest).search(lead + probe) is None
+    assert scan("<!--" * 1000 + "\u200b") == ["invisible_unicode_U+200B"]
