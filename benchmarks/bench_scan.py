@@ -3,6 +3,8 @@ shapes, on a typical 10 KB AGENTS.md, and how long loading a context file takes 
 
 Shapes (1 MiB each unless noted):
   comments      ``<!--`` repeated (stalled the previous scan for ~20 s)
+  comment_pairs ``<!-- todo: fix -->`` repeated: 55,000 closed comments
+  open_comment  ``<!-- note`` repeated: one unclosed comment holding the rest of the file
   prose         English project prose in 80-column lines, with version numbers
   long_line     the same prose on one line
   invisible     prose with a zero-width space after every word
@@ -66,11 +68,13 @@ def shapes() -> dict[str, str]:
     words = prose(MIB).split(" ")
     return {
         "comments": "<!--" * (MIB // 4),
+        "comment_pairs": ("<!-- todo: fix --> " * (MIB // 19 + 1))[:MIB],
+        "open_comment": ("<!-- note " * (MIB // 10 + 1))[:MIB],
         "prose": lines(prose(MIB)),
         "long_line": prose(MIB),
         "invisible": "\u200b ".join(words)[:MIB],
-        "cjk": ("请使用 pytest 运行测试，提交前执行 make lint。不要把密钥提交到仓库。" * MIB)[:MIB // 3],
-        "cyrillic": ("Перед коммитом запускайте тесты и не храните пароли в коде. " * MIB)[:MIB // 2],
+        "cjk": ("请使用 pytest 运行测试，提交前执行 make lint。不要把密钥提交到仓库。" * 30_000)[:MIB // 3],
+        "cyrillic": ("Перед коммитом запускайте тесты и не храните пароли в коде. " * 9000)[:MIB // 2],
         "agents_10k": agents_md(),
     }
 
@@ -115,10 +119,10 @@ def main() -> None:
                                **measure(lambda: context_files.load(small), args.repeat)}
         results["load_2g"] = {"chars": 2 << 30,
                               **measure(lambda: context_files.load(big), args.repeat)}
-    header = f"{'shape':<12} {'chars':>10} {'wall med':>9} {'wall p95':>9} {'cpu med':>8} {'cpu p95':>8}"
+    header = f"{'shape':<14} {'chars':>10} {'wall med':>9} {'wall p95':>9} {'cpu med':>8} {'cpu p95':>8}"
     print(f"scan / load, ms over {args.repeat} runs\n{header}\n{'-' * len(header)}")
     for name, row in results.items():
-        print(f"{name:<12} {int(row['chars']):>10,} {row['wall_median_ms']:>9.1f} "
+        print(f"{name:<14} {int(row['chars']):>10,} {row['wall_median_ms']:>9.1f} "
               f"{row['wall_p95_ms']:>9.1f} {row['cpu_median_ms']:>8.1f} {row['cpu_p95_ms']:>8.1f}")
     if args.json:
         args.json.write_text(json.dumps({"repeat": args.repeat, "results": results}, indent=2))
