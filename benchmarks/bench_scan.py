@@ -74,7 +74,7 @@ def shapes() -> dict[str, str]:
         "long_line": prose(MIB),
         "invisible": "\u200b ".join(words)[:MIB],
         "cjk": ("请使用 pytest 运行测试，提交前执行 make lint。不要把密钥提交到仓库。" * 30_000)[:MIB // 3],
-        "cyrillic": ("Перед коммитом запускайте тесты и не храните пароли в коде. " * 9000)[:MIB // 2],
+        "cyrillic": ("Перед коммитом запускайте тесты, не храните пароли в коде. " * 9000)[:MIB // 2],
         "agents_10k": agents_md(),
     }
 
@@ -119,7 +119,8 @@ def main() -> None:
                                **measure(lambda: context_files.load(small), args.repeat)}
         results["load_2g"] = {"chars": 2 << 30,
                               **measure(lambda: context_files.load(big), args.repeat)}
-    header = f"{'shape':<14} {'chars':>10} {'wall med':>9} {'wall p95':>9} {'cpu med':>8} {'cpu p95':>8}"
+    header = (f"{'shape':<14} {'chars':>10} {'wall med':>9} {'wall p95':>9} {'cpu med':>8} "
+              f"{'cpu p95':>8}")
     print(f"scan / load, ms over {args.repeat} runs\n{header}\n{'-' * len(header)}")
     for name, row in results.items():
         print(f"{name:<14} {int(row['chars']):>10,} {row['wall_median_ms']:>9.1f} "

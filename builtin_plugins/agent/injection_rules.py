@@ -23,6 +23,7 @@ class Rule(NamedTuple):
     lookback: int = 0
     line_start: bool = False
 
+
 _SEP = r"[\s,;:\"`*()\[\]<>/-]++"  # between words (no sentence end)
 _END = r"(?![\w'’])"  # the lead is a whole word (what the scan's word list holds)
 _WORD = r"[\w'’]++"

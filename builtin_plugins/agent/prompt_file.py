@@ -34,9 +34,10 @@ def strip_front_matter(text: str) -> str:
 def prepare(path: Path, root: Path, name: str, max_chars: int, *, root_label: str,
             clean: Callable[[str], str] | None = None, private: Path | None = None
             ) -> PromptFile:
-    """Read ``path`` (inside ``root``), strip a BOM and (via ``clean``) other framing, truncate
-    to ``max_chars`` and scan the result (``private``: see :func:`read_inside`). Raises :class:`~.file_guard.RefusedFile` or
-    ``OSError`` when the file cannot be used."""
+    """Read ``path`` (inside ``root``, never from ``private``: see :func:`read_inside`),
+    strip a BOM and (via ``clean``) other framing, truncate to ``max_chars`` and scan the
+    result. Raises :class:`~.file_guard.RefusedFile` or ``OSError`` when the file cannot be
+    used."""
     read = read_inside(path, root, max_chars, root_label=root_label, private=private)
     text = read.text.removeprefix("\ufeff")
     if clean is not None:

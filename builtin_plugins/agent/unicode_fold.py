@@ -81,7 +81,8 @@ def invisible_characters(text: str, distinct: set[str] | None = None) -> list[in
 # "" where that case looks like nothing Latin.
 _LOOKALIKE_NAMES: dict[str, tuple[str, str]] = {
     # Cyrillic
-    "A": ("a", "a"), "BE": ("", "b"), "VE": ("b", ""), "IE": ("e", "e"), "KA": ("k", "k"), "EM": ("m", "m"), "EN": ("h", "h"), "O": ("o", "o"),
+    "A": ("a", "a"), "BE": ("", "b"), "VE": ("b", ""), "IE": ("e", "e"), "KA": ("k", "k"),
+    "EM": ("m", "m"), "EN": ("h", "h"), "O": ("o", "o"),
     "ER": ("p", "p"), "ES": ("c", "c"), "TE": ("t", "t"), "U": ("y", "y"), "HA": ("x", "x"),
     "DZE": ("s", "s"), "BYELORUSSIAN-UKRAINIAN I": ("i", "i"), "YI": ("i", "i"),
     "JE": ("j", "j"), "SHHA": ("h", "h"), "KOMI DE": ("", "d"), "QA": ("q", "q"),
