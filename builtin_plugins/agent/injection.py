@@ -40,9 +40,11 @@ class RuleSet:
         self.names = tuple(dict.fromkeys(name for name, _ in rules))
         self.word_leads = frozenset(lead for lead in by_lead if _WORD.fullmatch(lead))
 
-    def hits(self, text: str) -> set[str]:
+    def hits(self, text: str, vocabulary: set[str] | None = None) -> set[str]:
+        """Names of the rules that match ``text``. ``vocabulary``: a superset of its words,
+        if the caller has one (the words of a text that ``text`` was cut from)."""
         found: set[str] = set()
-        present = words(text) & self.word_leads
+        present = (words(text) if vocabulary is None else vocabulary) & self.word_leads
         for lead, group in self.by_lead.items():
             if lead in self.word_leads and lead not in present:
                 continue  # every rest starts at a non-word character: the lead is a whole word
@@ -126,15 +128,18 @@ def scan(text: str) -> list[str]:
     invisible = [f"invisible_unicode_U+{cp:04X}" for cp in invisible_characters(text, distinct)]
     if not _LETTER.search(folded):  # every rule needs a letter
         return invisible
-    hits = _MAIN.hits(folded)
+    vocabulary = words(folded)
+    hits = _MAIN.hits(folded, vocabulary)
     respelled, squashed = _respelled_lines(folded)
     if respelled:
         hits |= _MAIN.hits(respelled)
     if any(_SQUASHED.search(run) for run in squashed):
         hits.add(SQUASHED_RULE[0])
     bodies = "\n".join(comment_bodies(folded))
-    # a clean text has clean comments as far as the main rules go: only the comment rules run
-    if bodies and (_COMMENT_ONLY.hits(bodies) or (hits and _MAIN.hits(bodies))):
+    # a clean text has clean comments as far as the main rules go: only the comment rules run.
+    # Comments end at non-word characters, so their words are among the text's.
+    if bodies and (_COMMENT_ONLY.hits(bodies, vocabulary)
+                   or (hits and _MAIN.hits(bodies, vocabulary))):
         hits.add(HTML_COMMENT_FINDING)
     return [name for name in RULE_FINDINGS if name in hits] + invisible
 
