@@ -7,22 +7,25 @@
 3. ``CLAUDE.md`` (or ``claude.md``) in the working directory.
 4. ``.cursorrules`` and ``.cursor/rules/*.mdc`` in the working directory.
 
-Each file passes the injection scan (a flagged file is replaced by a blocked notice) and is
-truncated head-and-tail past the size limit.
+Files are read only from inside the project (the git root, or the working directory outside
+a repository): a symlink that leads out of it is refused, as is anything but a regular file.
+Each file is truncated head-and-tail past the size limit, then scanned for prompt injection (a
+flagged file is replaced by a blocked notice).
 """
 
 from __future__ import annotations
 
-import re
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .injection import blocked_notice, scan
-from .truncation import DEFAULT_MAX_CHARS, truncate_head_tail
+from .file_guard import RefusedFile
+from .injection import blocked_notice
+from .prompt_file import prepare, strip_front_matter
+from .truncation import DEFAULT_MAX_CHARS
 
 HERMES_NAMES = (".hermes.md", "HERMES.md")
 CWD_KINDS: tuple[tuple[str, ...], ...] = (("AGENTS.md", "agents.md"), ("CLAUDE.md", "claude.md"))
-_FRONT_MATTER = re.compile(r"\A---\s*\n.*?\n---\s*(?:\n|\Z)", re.DOTALL)
 
 
 @dataclass
@@ -54,10 +57,16 @@ def git_root(start: Path) -> Path | None:
     return None
 
 
+def _is_candidate(path: Path) -> bool:
+    """Present and not a directory. Links, pipes and devices count, so that reading them
+    is refused with a notice instead of silently loading the next kind."""
+    return os.path.lexists(path) and not path.is_dir()
+
+
 def _first_existing(directory: Path, names: tuple[str, ...]) -> Path | None:
     present = {p.name for p in directory.iterdir()} if directory.is_dir() else set()
     for name in names:  # exact names first: case-insensitive file systems see both spellings
-        if name in present and (directory / name).is_file():
+        if name in present and _is_candidate(directory / name):
             return directory / name
     return None
 
@@ -78,37 +87,47 @@ def find(cwd: Path) -> list[tuple[str, Path]]:
             return [(found.name, found)]
     cursor = []
     rules = cwd / ".cursorrules"
-    if rules.is_file():
+    if _is_candidate(rules):
         cursor.append((".cursorrules", rules))
     rules_dir = cwd / ".cursor" / "rules"
     if rules_dir.is_dir():
         cursor += [(f".cursor/rules/{p.name}", p) for p in sorted(rules_dir.glob("*.mdc"))
-                   if p.is_file()]
+                   if _is_candidate(p)]
     return cursor
 
 
-def load(cwd: Path, max_chars: int = DEFAULT_MAX_CHARS) -> ContextFiles:
+def project_root(cwd: Path) -> Path:
+    """Where context files may come from: the git root, else the working directory."""
+    return git_root(cwd) or cwd
+
+
+def load(cwd: Path, max_chars: int = DEFAULT_MAX_CHARS, *,
+         hermes_home: Path | None = None) -> ContextFiles:
+    """The context files for ``cwd``; nothing is read from ``hermes_home`` (keys live there)
+    unless the project itself is inside it."""
     result = ContextFiles()
+    root = project_root(cwd)
     for name, path in find(cwd):
+        clean = strip_front_matter if path.name in HERMES_NAMES else None
         try:
-            text = path.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")
+            prepared = prepare(path, root, name, max_chars, root_label="the project",
+                               clean=clean, private=hermes_home)
+        except RefusedFile as exc:
+            result.notices.append(str(exc))
+            continue
         except OSError as exc:
             result.notices.append(f"{path}: not loaded ({exc.strerror or exc})")
             continue
-        if path.name in HERMES_NAMES:
-            text = _FRONT_MATTER.sub("", text, count=1)
-        text = text.strip()
-        if not text:
+        if not prepared.text:
             continue
-        findings = scan(text)
-        if findings:
+        if prepared.findings:
+            findings = prepared.findings
             result.files.append(ContextFile(name, path, blocked_notice(name, findings), findings))
             result.notices.append(f"{path}: blocked, possible prompt injection "
                                   f"({', '.join(findings)}); remove the flagged text to load it.")
             continue
-        text, cut = truncate_head_tail(text, name, max_chars, str(path))
-        if cut:
+        if prepared.truncated:
             result.notices.append(f"{path} is longer than {max_chars:,} characters; the middle "
                                   "was left out of the prompt.")
-        result.files.append(ContextFile(name, path, text, truncated=cut))
+        result.files.append(ContextFile(name, path, prepared.text, truncated=prepared.truncated))
     return result

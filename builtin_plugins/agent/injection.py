@@ -1,100 +1,163 @@
 """Prompt-injection scan for text that goes into the system prompt (SOUL.md, context files).
 
-A file that matches any rule is not injected; :func:`blocked_notice` replaces it. Rules are
-grouped by category; each finding is ``<category>:<rule>`` (or ``invisible_unicode_U+XXXX``).
-The text is NFKC-normalised first so look-alike characters do not slip through, and the gap
-allowed between keywords is a few words, so ordinary prose rarely trips a rule.
+A file that matches any rule is not injected; :func:`blocked_notice` replaces it. Findings
+are ``<category>:<rule>`` or ``invisible_unicode_U+XXXX``. The rules (injection_rules.py) are
+matched against normalised text (unicode_fold.py): the folded text (NFKD, marks and invisible
+characters dropped, Cyrillic/Greek look-alikes mapped to Latin, casefolded), and the lines
+that read differently respelled (leetspeak digits as letters, spaced-out letters joined).
+HTML comment bodies are collected in one pass and matched again, with extra rules for text a
+reader of the rendered file does not see.
+
+The scan is linear in the length of the text; callers scan what they inject, after
+truncation, so its cost is bounded by the prompt's size cap.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-import unicodedata
 
-_GAP = r"(?:[\s,;:'\"*_-]+[\w'-]+){0,5}?[\s,;:'\"*_-]+"  # up to five filler words
+from .injection_rules import COMMENT_RULES, RULES, SQUASHED_RULE, Rule
+from .unicode_fold import fold, invisible_characters, respell
 
-_RULES: dict[str, tuple[tuple[str, str], ...]] = {
-    "instruction_override": (
-        ("ignore_previous", rf"\b(?:ignore|disregard|forget|override|skip)\b{_GAP}"
-                            r"(?:previous|prior|above|earlier|preceding|all|any|your|the|other)"
-                            rf"(?:{_GAP})?(?:instructions?|rules|directions|guidelines|prompts?|"
-                            r"constraints|guardrails)\b"),
-        ("new_instructions", r"\b(?:your|the)\s+(?:new|real|actual|updated)\s+instructions\s+"
-                             r"(?:are|follow)\b"),
-        ("bypass", rf"\b(?:bypass|circumvent|disable)\b{_GAP}(?:safety|security|restrictions|"
-                   r"filters|guardrails|content polic(?:y|ies))\b"),
-    ),
-    "deception": (
-        # concealment ("don't tell the user about X", "...the user.", "never let the user
-        # know"), not style rules that say what to tell ("never tell the user 'it works'")
-        ("hide_from_user", r"\b(?:do\s+not|don'?t|never)\s+(?:ever\s+)?(?:tell|inform|alert|notify"
-                           r"|show)\s+(?:the\s+|your\s+)?(?:user|human|operator)s?(?:\s+(?:about|of|"
-                           r"that|what|where|anything|this|any|how)\b|\s*(?:[.,;!)]|$))"
-                           r"|\b(?:do\s+not|don'?t|never)\s+let\s+(?:the\s+|your\s+)?(?:user|human|"
-                           r"operator)s?\s+(?:know|see|notice|find\s+out|learn)\b"
-                           r"|\bkeep\s+(?:this|it|that)\s+(?:secret|hidden)\s+from\s+(?:the\s+)?"
-                           r"(?:user|human|operator)\b"),
-        ("without_telling", r"\bwithout\s+(?:telling|informing|notifying|alerting|asking)\s+"
-                            r"(?:the\s+)?(?:user|human|operator)\b"),
-        ("secretly", r"\b(?:secretly|covertly|silently)\s+(?:send|upload|run|execute|exfiltrate|"
-                     r"copy|forward|post)\b"),
-    ),
-    "system_prompt_override": (
-        ("new_system_prompt", r"\b(?:new|updated|override|replacement|real)\s+system\s+"
-                              r"(?:prompt|message|instructions)\b"),
-        ("system_tag", r"<\|?\s*system\s*\|?>|<\|im_start\|>\s*system\b|\[\s*system\s*\]\s*:"),
-        ("mode_switch", r"\byou\s+are\s+now\s+(?:in\s+)?(?:developer|god|jailbreak|dan|"
-                        r"unrestricted|admin)\s+mode\b|\byou\s+are\s+no\s+longer\s+(?:an?\s+)?"
-                        r"(?:ai|assistant|bound|restricted)\b"),
-        ("reveal_prompt", rf"\b(?:reveal|print|repeat|output|leak)\b{_GAP}(?:your\s+)?system\s+"
-                          r"prompt\b"),
-    ),
-    "hidden_html": (
-        ("html_comment", r"<!--(?:(?!-->).){0,2000}?\b(?:ignore|instruction|system|prompt|assistant|"
-                         r"execute|curl|wget|secret|password|token|do not tell)\b"),
-        ("hidden_element", r"<(?:div|span|p|section)\b[^>]*(?:display\s*:\s*none|visibility\s*:\s*"
-                           r"hidden|font-size\s*:\s*0|\bhidden\b)[^>]*>"),
-    ),
-    "credential_exfiltration": (
-        ("http_with_secret", r"\b(?:curl|wget|http|httpie|fetch|invoke-webrequest|iwr|nc|ncat)\b"
-                             r"[^\n]{0,200}\$\{?\w*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)"
-                             r"\w*\}?"),
-        ("send_secrets", rf"\b(?:send|post|upload|forward|email|transmit|exfiltrate)\b{_GAP}"
-                         r"(?:the\s+|your\s+|all\s+)?(?:api[\s_-]?keys?|credentials|secrets|"
-                         r"tokens|passwords|private\s+keys?|env(?:ironment)?\s+variables)\b"),
-        ("upload_file", r"\bcurl\b[^\n]{0,200}(?:-d|--data(?:-binary)?|-F|--form|-T|--upload-file)"
-                        r"\s+['\"]?(?:[\w-]+=)?@"),
-    ),
-    "secret_file_read": (
-        ("read_secret_file", r"\b(?:cat|less|more|head|tail|type|bat|base64|xxd|strings|cp|scp)\s+"
-                             r"(?:-\S+\s+)*['\"]?[~\w./$-]*(?:\.env(?:\.local|\.production)?"
-                             r"(?![\w.-])|\.ssh/\S*|id_(?:rsa|ed25519|ecdsa)\b|\.aws/credentials|"
-                             r"\.netrc\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|/etc/shadow\b|"
-                             r"\.hermes/(?:\.env|auth\.json)|credentials\.json\b)"),
-        ("print_env", r"\b(?:printenv|env)\s*(?:\||>)\s*(?:curl|nc|wget|tee\s+/tmp)|"
-                      r"\bos\.environ\b[^\n]{0,80}\b(?:requests|urllib|httpx)\b"),
-    ),
-}
+HTML_COMMENT_FINDING = "hidden_html:html_comment"
+CATEGORIES: tuple[str, ...] = (*RULES, "invisible_unicode")
 
-_COMPILED = [(f"{category}:{rule}", re.compile(pattern, re.IGNORECASE | re.DOTALL))
-             for category, rules in _RULES.items() for rule, pattern in rules]
+_LETTER = re.compile(r"[a-z]")  # every rule needs one
+_WORD = re.compile(r"\w++(?:['’]\w++)*+")
 
-#: Characters that are invisible or reorder text: zero-width, bidi controls, word joiners, tags.
-INVISIBLE = frozenset([0x00AD, 0x180E, *range(0x200B, 0x2010), *range(0x202A, 0x202F),
-                       *range(0x2060, 0x2065), *range(0x2066, 0x206A), 0xFEFF])
 
-CATEGORIES: tuple[str, ...] = (*_RULES, "invisible_unicode")
+class RuleSet:
+    """Rules grouped by lead: one literal search per distinct lead, and only where that
+    finds a candidate are the lead's rules tried one by one."""
+
+    def __init__(self, rules: list[tuple[str, Rule]]):
+        by_lead: dict[str, list[tuple[str, Rule]]] = {}
+        for name, rule in rules:
+            for lead in rule.leads:
+                by_lead.setdefault(lead, []).append((name, rule))
+        self.by_lead = {lead: tuple(group) for lead, group in by_lead.items()}
+        self.names = tuple(dict.fromkeys(name for name, _ in rules))
+        self.word_leads = frozenset(lead for lead in by_lead if _WORD.fullmatch(lead))
+
+    def hits(self, text: str, vocabulary: set[str] | None = None) -> set[str]:
+        """Names of the rules that match ``text``. ``vocabulary``: a superset of its words,
+        if the caller has one (the words of a text that ``text`` was cut from)."""
+        found: set[str] = set()
+        present = (words(text) if vocabulary is None else vocabulary) & self.word_leads
+        for lead, group in self.by_lead.items():
+            if lead in self.word_leads and lead not in present:
+                continue  # every rest starts at a non-word character: the lead is a whole word
+            pending = tuple((name, rule) for name, rule in group if name not in found)
+            if not pending:
+                continue
+            candidate = _compile(lead, "|".join(f"(?:{rule.rest})" for _, rule in pending))
+            first = candidate.search(text)
+            if first is None:
+                continue
+            found.update(name for name, rule in pending
+                         if _rule_matches(text, lead, rule, first.start()))
+        return found
+
+
+def words(text: str) -> set[str]:
+    """The distinct words of ``text``: split once on white space, then only the distinct
+    pieces that are not plain words are split further."""
+    pieces = set(text.split())
+    plain = {piece for piece in pieces if piece.isalnum()}
+    return plain | set(_WORD.findall(" ".join(pieces - plain)))
+
+
+def _rule_matches(text: str, lead: str, rule: Rule, start: int) -> bool:
+    matches = _compile(lead, rule.rest).finditer(text, start)
+    if not rule.before:
+        return next(matches, None) is not None
+    return any(_before_ok(text, m.start(), rule) for m in matches)
+
+
+def _before_ok(text: str, pos: int, rule: Rule) -> bool:
+    low = max(0, pos - rule.lookback)
+    newline = text.rfind("\n", low, pos)
+    if rule.line_start and newline == -1 and low > 0:
+        return False  # the line starts further back than the rule looks
+    window = text[newline + 1 if newline != -1 else low:pos]
+    return _pattern(rule.before).search(window) is not None
+
+
+@functools.lru_cache(maxsize=512)
+def _compile(lead: str, rest: str) -> re.Pattern[str]:
+    """``lead`` as a literal (a whole word when it starts with a letter), then ``rest``.
+    The literal start lets the regex engine skip to candidates with a fast search."""
+    boundary = rf"(?<!\w{re.escape(lead)})" if re.match(r"\w", lead) else ""
+    return re.compile(f"{re.escape(lead)}{boundary}(?:{rest})")
+
+
+@functools.lru_cache(maxsize=64)
+def _pattern(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _named(rules: tuple[Rule, ...], category: str) -> list[tuple[str, Rule]]:
+    return [(f"{category}:{rule.name}", rule) for rule in rules]
+
+
+_MAIN = RuleSet([pair for category, rules in RULES.items() for pair in _named(rules, category)])
+_COMMENT_ONLY = RuleSet(_named(COMMENT_RULES, "comment"))
+_SQUASHED = re.compile(SQUASHED_RULE[1])
+
+#: Every ``<category>:<rule>`` finding the scan can report, in report order.
+RULE_FINDINGS: tuple[str, ...] = (*_MAIN.names, HTML_COMMENT_FINDING, SQUASHED_RULE[0])
+
+
+def _respelled_lines(folded: str) -> tuple[str, list[str]]:
+    """The respelled lines of ``folded`` that differ from it (joined; "" when none), and the
+    spaced-out runs squashed."""
+    respelled, squashed = respell(folded)
+    if respelled == folded:
+        return "", squashed
+    changed = [b for a, b in zip(folded.split("\n"), respelled.split("\n")) if a != b]
+    return "\n".join(changed), squashed
 
 
 def scan(text: str) -> list[str]:
-    """Findings in ``text`` (empty: clean). Deterministic order: rules, then characters."""
+    """Findings in ``text`` (empty: clean). Deterministic order: rules in table order, then
+    invisible characters by code point."""
     text = text.removeprefix("\ufeff")
-    findings = [f"invisible_unicode_U+{cp:04X}" for cp in sorted({ord(c) for c in text} & INVISIBLE)]
-    findings.extend(sorted({f"invisible_unicode_U+{ord(c):05X}" for c in text
-                            if 0xE0000 <= ord(c) <= 0xE007F}))
-    normal = unicodedata.normalize("NFKC", text)
-    rules = [name for name, rx in _COMPILED if rx.search(normal)]
-    return rules + findings
+    distinct = None if text.isascii() else set(text)
+    folded = fold(text, distinct)
+    invisible = [f"invisible_unicode_U+{cp:04X}" for cp in invisible_characters(text, distinct)]
+    if not _LETTER.search(folded):  # every rule needs a letter
+        return invisible
+    vocabulary = words(folded)
+    hits = _MAIN.hits(folded, vocabulary)
+    respelled, squashed = _respelled_lines(folded)
+    if respelled:
+        hits |= _MAIN.hits(respelled)
+    if any(_SQUASHED.search(run) for run in squashed):
+        hits.add(SQUASHED_RULE[0])
+    bodies = "\n".join(comment_bodies(folded))
+    # a clean text has clean comments as far as the main rules go: only the comment rules run.
+    # Comments end at non-word characters, so their words are among the text's.
+    if bodies and (_COMMENT_ONLY.hits(bodies, vocabulary)
+                   or (hits and _MAIN.hits(bodies, vocabulary))):
+        hits.add(HTML_COMMENT_FINDING)
+    return [name for name in RULE_FINDINGS if name in hits] + invisible
+
+
+def comment_bodies(text: str) -> list[str]:
+    """The bodies of ``<!-- ... -->`` comments, in one left-to-right pass: each ``find``
+    starts where the previous one stopped. An unclosed comment runs to the end, as in HTML;
+    ``<!--`` inside a comment is part of its body."""
+    bodies: list[str] = []
+    start = text.find("<!--")
+    while start != -1:
+        end = text.find("-->", start + 4)
+        if end == -1:
+            bodies.append(text[start + 4:])
+            break
+        bodies.append(text[start + 4:end])
+        start = text.find("<!--", end + 3)
+    return bodies
 
 
 def blocked_notice(name: str, findings: list[str]) -> str:

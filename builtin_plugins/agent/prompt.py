@@ -132,7 +132,7 @@ def build_system_prompt(kernel: Any, *, session_id: str = "", platform: str = "c
     messages = [m.strip() for m in (configured, system_message) if isinstance(m, str) and m.strip()]
     context = ""
     if not skip_context_files:
-        found = context_files.load(work, max_chars)
+        found = context_files.load(work, max_chars, hermes_home=home)
         context = found.render()
         notices += found.notices
     moment = now or _dt.datetime.now().astimezone()

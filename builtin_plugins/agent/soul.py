@@ -1,8 +1,9 @@
 """SOUL.md: the agent's identity, the first layer of the system prompt.
 
-On first run ``$HERMES_HOME/SOUL.md`` is created with the built-in identity; an existing
-file is never overwritten. An empty file means the built-in identity. The content passes the
-injection scan and is truncated like a context file.
+On first run ``$HERMES_HOME/SOUL.md`` is created with the built-in identity, readable by its
+owner only (0600); an existing file is never overwritten. An empty file means the built-in
+identity. It is read like a context file (never through a symlink that leaves HERMES_HOME,
+never more than the size cap), truncated, then scanned for prompt injection.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .injection import blocked_notice, scan
-from .truncation import DEFAULT_MAX_CHARS, truncate_head_tail
+from .file_guard import RefusedFile
+from .injection import blocked_notice
+from .prompt_file import prepare
+from .truncation import DEFAULT_MAX_CHARS
 
 SOUL_FILE = "SOUL.md"
 
@@ -32,13 +35,15 @@ class Identity:
 
 
 def ensure_soul(home: Path) -> Path:
-    """Create ``home/SOUL.md`` with the built-in identity unless it exists (never overwrites)."""
+    """Create ``home/SOUL.md`` (mode 0600) with the built-in identity unless something is
+    there already, even a dangling symlink (never overwrites, never writes through a link)."""
     path = home / SOUL_FILE
-    if path.exists():
+    if os.path.lexists(path):
         return path
     home.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(path, flags, 0o600)
     except FileExistsError:  # created by another process meanwhile: theirs stays
         return path
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -51,17 +56,23 @@ def load_identity(home: Path, *, create: bool = True,
     """The identity layer: SOUL.md if it has content, else the built-in identity."""
     path = ensure_soul(home) if create else home / SOUL_FILE
     try:
-        text = path.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff").strip()
-    except OSError:
+        soul = prepare(path, home, SOUL_FILE, max_chars, root_label="HERMES_HOME")
+    except RefusedFile as exc:
+        return Identity(DEFAULT_IDENTITY, "builtin",
+                        [f"{exc} The built-in identity is used meanwhile."])
+    except FileNotFoundError:
         return Identity(DEFAULT_IDENTITY, "builtin")
-    if not text:
+    except OSError as exc:
+        return Identity(DEFAULT_IDENTITY, "builtin",
+                        [f"{path}: could not be read ({exc.strerror or exc}); the built-in "
+                         "identity is used. Check the file's permissions."])
+    if not soul.text:
         return Identity(DEFAULT_IDENTITY, "builtin")
-    findings = scan(text)
-    if findings:
-        notice = blocked_notice(SOUL_FILE, findings)
+    if soul.findings:
+        notice = blocked_notice(SOUL_FILE, soul.findings)
         return Identity(f"{DEFAULT_IDENTITY}\n\n{notice}", "builtin",
-                        [f"{path}: not used as the identity ({', '.join(findings)}); the "
+                        [f"{path}: not used as the identity ({', '.join(soul.findings)}); the "
                          "built-in identity is used. Remove the flagged text to use it again."])
-    text, cut = truncate_head_tail(text, SOUL_FILE, max_chars, str(path))
-    notices = [f"{path} is longer than {max_chars:,} characters; the middle was left out."] if cut else []
-    return Identity(text, SOUL_FILE, notices)
+    notices = ([f"{path} is longer than {max_chars:,} characters; the middle was left out."]
+               if soul.truncated else [])
+    return Identity(soul.text, SOUL_FILE, notices)

@@ -267,3 +267,18 @@ def test_blocked_context_file_notice_is_shown_once_per_session(kernel_for, serve
     agent.new_session()
     agent.run_conversation("three", on_event=events.append)
     assert len([e for e in events if e["type"] == "notice"]) == 2  # once per session
+
+
+def test_a_context_file_linked_to_the_keys_reaches_neither_model_nor_state_db(
+        kernel_for, server, workdir: Path, home: Path) -> None:
+    key = "sk-live-planted-by-a-cloned-repository"
+    (home / ".env").write_text(f"OPENAI_API_KEY={key}\n", encoding="utf-8")
+    (workdir / "AGENTS.md").symlink_to(home / ".env")
+    agent = Agent(kernel_for(), AgentOptions(cwd=workdir))
+    events: list[dict[str, Any]] = []
+    server.script(reply_text("ok"))
+    agent.run_conversation("hello", on_event=events.append)
+    assert key not in json.dumps(server.last.body)
+    assert any("outside the project" in e["message"] for e in events if e["type"] == "notice")
+    stored = b"".join(p.read_bytes() for p in home.glob("state.db*"))
+    assert b"Conversation started" in stored and key.encode() not in stored

@@ -1,0 +1,133 @@
+"""Injection-scan benchmark: how long ``scan`` takes on 1 MB texts of hostile and ordinary
+shapes, on a typical 10 KB AGENTS.md, and how long loading a context file takes end to end.
+
+Shapes (1 MiB each unless noted):
+  comments      ``<!--`` repeated (stalled the previous scan for ~20 s)
+  comment_pairs ``<!-- todo: fix -->`` repeated: 55,000 closed comments
+  open_comment  ``<!-- note`` repeated: one unclosed comment holding the rest of the file
+  prose         English project prose in 80-column lines, with version numbers
+  long_line     the same prose on one line
+  invisible     prose with a zero-width space after every word
+  cjk           Chinese prose
+  cyrillic      Russian prose (every letter goes through the look-alike table)
+  agents_10k    a typical 10 KB AGENTS.md (headings, lists, code, an HTML TODO, emoji)
+  load_10k      context_files.load of that AGENTS.md from a temporary git-less directory
+  load_2g       context_files.load of a sparse 2 GiB AGENTS.md (only its ends are read)
+
+    .venv/bin/python benchmarks/bench_scan.py [--repeat 21] [--json out.json]
+
+Reports wall and CPU (process) time per call: median, p95 and min, in ms. The CPU figures are
+steadier on a busy machine. Target: under 50 ms for each 1 MB shape.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from hermes_agent.builtin_plugins.agent import context_files
+from hermes_agent.builtin_plugins.agent.injection import scan
+
+MIB = 1 << 20
+_WORDS = ("the build uses pytest and ruff run make test before you push to main never commit "
+          "secrets use small functions keep docs in sync prefer pathlib over os.path python "
+          "3.12 node 20 see docs/setup.md for details when a test fails fix the cause").split()
+
+
+def prose(size: int, seed: int = 1) -> str:
+    rng = random.Random(seed)
+    words: list[str] = []
+    length = 0
+    while length < size:
+        word = rng.choice(_WORDS)
+        words.append(word)
+        length += len(word) + 1
+    return " ".join(words)[:size]
+
+
+def lines(text: str, width: int = 80) -> str:
+    return "\n".join(text[i:i + width] for i in range(0, len(text), width))
+
+
+def agents_md(size: int = 10_000) -> str:
+    block = ("# Project rules ✅\n\n<!-- TODO: document the release process -->\n"
+             "## Tests\nRun `pytest -q` before you push. Never commit secrets.\n\n"
+             "## Layout\n| Path | What |\n|---|---|\n| `src/` | code |\n| `build/` | ignore |\n\n"
+             "```bash\nmake lint && make test\n```\n\n" + lines(prose(600)) + "\n\n")
+    return (block * (size // len(block) + 1))[:size]
+
+
+def shapes() -> dict[str, str]:
+    words = prose(MIB).split(" ")
+    return {
+        "comments": "<!--" * (MIB // 4),
+        "comment_pairs": ("<!-- todo: fix --> " * (MIB // 19 + 1))[:MIB],
+        "open_comment": ("<!-- note " * (MIB // 10 + 1))[:MIB],
+        "prose": lines(prose(MIB)),
+        "long_line": prose(MIB),
+        "invisible": "\u200b ".join(words)[:MIB],
+        "cjk": ("请使用 pytest 运行测试，提交前执行 make lint。不要把密钥提交到仓库。" * 30_000)[:MIB // 3],
+        "cyrillic": ("Перед коммитом запускайте тесты, не храните пароли в коде. " * 9000)[:MIB // 2],
+        "agents_10k": agents_md(),
+    }
+
+
+def measure(call: Callable[[], object], repeat: int) -> dict[str, float]:
+    call()  # warm: compiled patterns, the look-alike table
+    wall: list[float] = []
+    cpu: list[float] = []
+    for _ in range(repeat):
+        w0, c0 = time.perf_counter(), time.process_time()
+        call()
+        wall.append(time.perf_counter() - w0)
+        cpu.append(time.process_time() - c0)
+
+    def summary(values: list[float]) -> tuple[float, float, float]:
+        ordered = sorted(values)
+        p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+        return statistics.median(ordered) * 1e3, p95 * 1e3, ordered[0] * 1e3
+
+    (wm, wp, wmin), (cm, cp, cmin) = summary(wall), summary(cpu)
+    return {"wall_median_ms": wm, "wall_p95_ms": wp, "wall_min_ms": wmin,
+            "cpu_median_ms": cm, "cpu_p95_ms": cp, "cpu_min_ms": cmin}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=21)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    results: dict[str, dict[str, float]] = {}
+    for name, text in shapes().items():
+        results[name] = {"chars": len(text), **measure(lambda t=text: scan(t), args.repeat)}
+    with tempfile.TemporaryDirectory() as tmp:
+        small, big = Path(tmp, "small"), Path(tmp, "big")
+        small.mkdir()
+        big.mkdir()
+        (small / "AGENTS.md").write_text(agents_md(), encoding="utf-8")
+        with (big / "AGENTS.md").open("wb") as handle:
+            handle.write(agents_md().encode())
+            handle.truncate(2 << 30)
+        results["load_10k"] = {"chars": 10_000,
+                               **measure(lambda: context_files.load(small), args.repeat)}
+        results["load_2g"] = {"chars": 2 << 30,
+                              **measure(lambda: context_files.load(big), args.repeat)}
+    header = (f"{'shape':<14} {'chars':>10} {'wall med':>9} {'wall p95':>9} {'cpu med':>8} "
+              f"{'cpu p95':>8}")
+    print(f"scan / load, ms over {args.repeat} runs\n{header}\n{'-' * len(header)}")
+    for name, row in results.items():
+        print(f"{name:<14} {int(row['chars']):>10,} {row['wall_median_ms']:>9.1f} "
+              f"{row['wall_p95_ms']:>9.1f} {row['cpu_median_ms']:>8.1f} {row['cpu_p95_ms']:>8.1f}")
+    if args.json:
+        args.json.write_text(json.dumps({"repeat": args.repeat, "results": results}, indent=2))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""Unicode handling for the injection scan.
+
+Two jobs:
+
+* :func:`invisible_characters`: the characters in a text that render as nothing (or reorder
+  it) and are out of place. Invisible means Unicode category **Cf** (format: zero-width
+  spaces and joiners, bidirectional controls, word joiners, tags, the Arabic letter mark, ...)
+  plus :data:`NAMED_INVISIBLE` (blank characters of other categories: Hangul fillers, the
+  combining grapheme joiner, Khmer inherent vowels, Mongolian and other variation selectors,
+  the blank Braille pattern). A few are ordinary in real text and are allowed **in place**:
+  one emoji variation selector (U+FE0E/U+FE0F) after an emoji or a keycap digit, one
+  ideographic variation selector after a CJK ideograph or math symbol, a zero-width joiner
+  inside an emoji sequence or between letters of scripts that use joiners (Arabic, Indic,
+  ...), a zero-width non-joiner between such letters, tag characters in an emoji flag
+  sequence (U+1F3F4 ... U+E007F). Anywhere else they are reported.
+* :func:`fold` and :func:`respell`: the forms the rules are matched against. ``fold``:
+  NFKD (full-width and styled letters become plain ones), drop marks and invisible
+  characters, map Cyrillic/Greek/small-capital look-alikes to Latin letters, casefold.
+  ``respell``: digits and symbols used as letters (``1gn0r3``) and spaced-out letters
+  (``i g n o r e``) joined back into words.
+
+Everything here is linear in the text: whole-text passes are ``set``, ``str.translate``,
+normalisation and regular expressions that start at a single character.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+
+#: Blank characters outside category Cf, reported like Cf ones.
+NAMED_INVISIBLE: frozenset[int] = frozenset([
+    0x034F,  # combining grapheme joiner
+    0x115F, 0x1160, 0x3164, 0xFFA0,  # Hangul fillers
+    0x17B4, 0x17B5,  # Khmer inherent vowels
+    0x180B, 0x180C, 0x180D, 0x180F,  # Mongolian free variation selectors
+    0x2800,  # Braille pattern blank
+    *range(0xFE00, 0xFE10),  # variation selectors 1-16
+    *range(0xE0100, 0xE01F0),  # variation selectors 17-256
+])
+
+_EMOJI = ("\u00a9\u00ae\u203c\u2049\u2122\u2139\u2194-\u21aa\u231a-\u23ff\u24c2\u25aa-\u27bf"
+          "\u2934\u2935\u2b05-\u2b55\u3030\u303d\u3297\u3299\U0001f000-\U0001faff")
+_JOINING = ("\u0620-\u06ff\u0750-\u077f\u08a0-\u08ff\u0900-\u0dff\u0f00-\u0fff\u1000-\u109f"
+            "\ufb50-\ufdff\ufe70-\ufefc")  # Arabic and Indic scripts, Tibetan, Myanmar
+_IDEOGRAPHIC = ("\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+                "\u2200-\u22ff\u2a00-\u2aff\U00020000-\U0003134f")
+_TAG_LETTER = "\U000e0030-\U000e0039\U000e0061-\U000e007a"
+_OTHER_VS = "\ufe00-\ufe0d\U000e0100-\U000e01ef"
+
+#: Occurrences that are ordinary text; each branch starts at the character it allows.
+_IN_PLACE = re.compile(
+    rf"[\ufe0e\ufe0f](?<=[#*0-9{_EMOJI}][\ufe0e\ufe0f])"
+    rf"|[{_OTHER_VS}](?<=[{_IDEOGRAPHIC}][{_OTHER_VS}])"
+    rf"|\u200d(?<=[{_EMOJI}\ufe0f{_JOINING}]\u200d)(?=[{_EMOJI}{_JOINING}])"
+    rf"|\u200c(?<=[{_JOINING}]\u200c)(?=[{_JOINING}])"
+    rf"|\U0001f3f4[{_TAG_LETTER}]{{1,8}}+\U000e007f")
+_CONTEXTUAL = frozenset("\ufe0e\ufe0f\u200d\u200c" + "".join(
+    chr(c) for c in (*range(0xFE00, 0xFE0E), *range(0xE0100, 0xE01F0),
+                     *range(0xE0030, 0xE003A), *range(0xE0061, 0xE007B), 0xE007F)))
+
+
+def is_invisible(char: str) -> bool:
+    return unicodedata.category(char) == "Cf" or ord(char) in NAMED_INVISIBLE
+
+
+def invisible_characters(text: str, distinct: set[str] | None = None) -> list[int]:
+    """Code points of the out-of-place invisible characters in ``text``, sorted.
+    ``distinct``: ``set(text)`` if the caller has it."""
+    if text.isascii():
+        return []
+    suspects = {c for c in (set(text) if distinct is None else distinct)
+                if c >= "\x80" and is_invisible(c)}
+    if suspects & _CONTEXTUAL:
+        suspects = {c for c in set(_IN_PLACE.sub("", text)) if c in suspects}
+    return sorted(ord(c) for c in suspects)
+
+
+# Cyrillic and Greek letter names (the part after "LETTER") -> (capital, small) Latin look-alike;
+# "" where that case looks like nothing Latin.
+_LOOKALIKE_NAMES: dict[str, tuple[str, str]] = {
+    # Cyrillic
+    "A": ("a", "a"), "BE": ("", "b"), "VE": ("b", ""), "IE": ("e", "e"), "KA": ("k", "k"),
+    "EM": ("m", "m"), "EN": ("h", "h"), "O": ("o", "o"),
+    "ER": ("p", "p"), "ES": ("c", "c"), "TE": ("t", "t"), "U": ("y", "y"), "HA": ("x", "x"),
+    "DZE": ("s", "s"), "BYELORUSSIAN-UKRAINIAN I": ("i", "i"), "YI": ("i", "i"),
+    "JE": ("j", "j"), "SHHA": ("h", "h"), "KOMI DE": ("", "d"), "QA": ("q", "q"),
+    "WE": ("w", "w"), "PALOCHKA": ("i", "i"), "STRAIGHT U": ("y", "y"),
+    # Greek
+    "ALPHA": ("a", "a"), "BETA": ("b", ""), "EPSILON": ("e", ""), "ZETA": ("z", ""),
+    "ETA": ("h", "n"), "IOTA": ("i", "i"), "KAPPA": ("k", "k"), "MU": ("m", "u"),
+    "NU": ("n", "v"), "OMICRON": ("o", "o"), "RHO": ("p", "p"), "TAU": ("t", ""),
+    "UPSILON": ("y", "u"), "CHI": ("x", "x"), "OMEGA": ("", "w"), "LUNATE SIGMA SYMBOL": ("c", "c"),
+    "YOT": ("j", "j"), "DIGAMMA": ("f", ""),
+}
+_LETTER_NAME = re.compile(r"(CYRILLIC|GREEK) (CAPITAL|SMALL) LETTER (.+)")
+_SMALL_CAPITAL = re.compile(r"LATIN LETTER SMALL CAPITAL ([A-Z])")
+_LOOKALIKE_BLOCKS = (range(0x0250, 0x02B0), range(0x0370, 0x0530), range(0x1D00, 0x1D80))
+
+
+@functools.cache
+def lookalikes() -> dict[str, str]:
+    """Look-alike letters -> the Latin letter they imitate, generated from Unicode names."""
+    table: dict[str, str] = {}
+    for block in _LOOKALIKE_BLOCKS:
+        for cp in block:
+            name = unicodedata.name(chr(cp), "")
+            if small := _SMALL_CAPITAL.fullmatch(name):
+                table[chr(cp)] = small.group(1).lower()
+            elif (letter := _LETTER_NAME.fullmatch(name)) and letter.group(3) in _LOOKALIKE_NAMES:
+                latin = _LOOKALIKE_NAMES[letter.group(3)][letter.group(2) == "SMALL"]
+                if latin:
+                    table[chr(cp)] = latin
+    return table
+
+
+def fold(text: str, distinct: set[str] | None = None) -> str:
+    """``text`` as the rules see it: compatibility-decomposed, without marks and invisible
+    characters, look-alikes mapped to Latin, casefolded. ``distinct``: ``set(text)`` if the
+    caller has it (each whole-text step runs only when some character needs it)."""
+    if text.isascii():
+        return text.lower()
+    chars = "".join(set(text) if distinct is None else distinct)
+    if not unicodedata.is_normalized("NFKD", chars):
+        text = unicodedata.normalize("NFKD", text)
+        chars = "".join(set(unicodedata.normalize("NFKD", chars)))
+    drop = sorted(c for c in chars if c >= "\x80" and (
+        unicodedata.category(c) in ("Mn", "Me", "Cf") or ord(c) in NAMED_INVISIBLE))
+    if len(drop) <= 8:  # str.replace is a fast C loop; a few passes beat a regex per match
+        for char in drop:
+            text = text.replace(char, "")
+    else:
+        text = re.sub("[" + "".join(map(re.escape, drop)) + "]+", "", text)
+    table = lookalikes()
+    swap = {c: table[c] for c in chars if c in table}
+    if len(swap) <= 32:  # as above: a few fast passes beat a dictionary lookup per character
+        for char, latin in swap.items():
+            text = text.replace(char, latin)
+    else:
+        text = text.translate({ord(c): latin for c, latin in swap.items()})
+    return text.casefold()
+
+
+_LEET = str.maketrans("0134578@$", "oieastbas")
+_LEET_IN_WORD = re.compile(r"[0-9@$](?:(?<=[a-z][0-9@$])|(?=[a-z]))")
+# a separator after a single letter, then more single letters: "i g n o r e", "i-g-n-o-r-e"
+# (the match starts at the first separator: fewer candidate positions than letters)
+_SPACED_RUN = re.compile(r"[ ._*~-](?<=[a-z0-9][ ._*~-])(?<![a-z0-9]{2}[ ._*~-])[ ._*~-]{0,2}+"
+                         r"[a-z0-9](?![a-z0-9])(?:[ ._*~-]{1,3}+[a-z0-9](?![a-z0-9])){2,}+")
+_WORD_BREAK = re.compile(r"[ ._*~-]{2,3}")
+_SEPARATOR = re.compile(r"[ ._*~-]")
+
+
+def respell(folded: str) -> tuple[str, list[str]]:
+    """A second spelling of folded text: leetspeak digits and symbols read as letters (where
+    they touch a letter anywhere in the text) and spaced-out letters joined (two or more
+    separators between words). Also returns each spaced-out run with every separator
+    removed, for text spaced out letter by letter."""
+    text = folded.translate(_LEET) if _LEET_IN_WORD.search(folded) else folded
+    squashed: list[str] = []
+    parts: list[str] = []
+    done = 0
+    for match in _SPACED_RUN.finditer(text):
+        start = match.start() - 1  # the run starts at the letter before the separator
+        run = text[start:match.end()]
+        squashed.append(_SEPARATOR.sub("", run))
+        parts += [text[done:start], " ".join(_SEPARATOR.sub("", w) for w in _WORD_BREAK.split(run))]
+        done = match.end()
+    return ("".join(parts) + text[done:] if parts else text), squashed
