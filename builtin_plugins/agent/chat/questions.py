@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .terminal_input import read_line
+
 ANSWERS = {"o": "once", "once": "once", "s": "session", "session": "session",
            "a": "always", "always": "always", "d": "deny", "deny": "deny"}
 
@@ -52,7 +54,7 @@ class TerminalQuestions:
         """The ``approval_callback``: once, session, always, deny, or interrupted (Ctrl-C)."""
         def ask() -> str:
             self.err.write(f"\n⚠ {request.description}\n  {request.command}\n")
-            answer = _input("Allow? [o]nce, [s]ession, [a]lways, [d]eny: ")
+            answer = read_line("Allow? [o]nce, [s]ession, [a]lways, [d]eny: ")
             return ANSWERS.get(answer.strip().lower(), "deny")
 
         return self._put(Question(ask, "deny", "interrupted",
@@ -64,7 +66,7 @@ class TerminalQuestions:
             self.err.write(f"\n? {question}\n")
             for number, choice in enumerate(choices or (), 1):
                 self.err.write(f"  {number}. {choice}\n")
-            answer = _input("answer: ").strip()
+            answer = read_line("answer: ").strip()
             if choices and answer.isdigit() and 1 <= int(answer) <= len(choices):
                 return choices[int(answer) - 1]
             return answer
@@ -128,16 +130,3 @@ class TerminalQuestions:
                     break
         for question in pending:
             question.finish(question.on_interrupt)
-
-
-def _input(prompt: str) -> str:
-    """input() whose answer stays out of the readline history of chat messages."""
-    answer = input(prompt)
-    try:
-        import readline
-    except ImportError:  # pragma: no cover
-        return answer
-    length = readline.get_current_history_length()
-    if answer and length and readline.get_history_item(length) == answer:
-        readline.remove_history_item(length - 1)
-    return answer
