@@ -76,7 +76,8 @@ def show(session: str, as_json: bool, reasoning: bool) -> None:
     click.echo(click.style(data.get("title") or data["id"], bold=True))
     click.echo(f"id {data['id']} · {data['source']} · {data.get('model') or '-'} · started "
                f"{_when(data['started_at'])} · {data['message_count']} messages · "
-               f"{data['input_tokens']}+{data['output_tokens']} tokens")
+               f"{data['input_tokens']}+{data['output_tokens']} tokens · cost "
+               f"{_session_cost(data)}")
     for msg in data["messages"]:
         click.echo("")
         click.echo(click.style(_label(msg), bold=True, fg=_COLOURS.get(msg["role"])))
@@ -89,6 +90,12 @@ def show(session: str, as_json: bool, reasoning: bool) -> None:
         for call in msg.get("tool_calls") or []:
             fn = call.get("function", {}) if isinstance(call, dict) else {}
             click.echo(f"  → {fn.get('name', '?')}({fn.get('arguments', '')})")
+
+
+def _session_cost(session: dict[str, Any]) -> str:
+    amount = session.get("estimated_cost_usd")
+    used = any(session.get(k) for k in ("api_call_count", "input_tokens", "output_tokens"))
+    return _cost(0.0 if amount is None and not used else amount)
 
 
 _COLOURS = {"user": "cyan", "assistant": "green", "tool": "yellow", "system": "magenta"}
@@ -229,8 +236,19 @@ def stats(source: str | None, as_json: bool) -> None:
                f"calls, {t['api_calls']} API calls")
     click.echo(f"tokens: {t['input_tokens']} in, {t['output_tokens']} out, "
                f"{t['cache_read_tokens']} cache read, {t['cache_write_tokens']} cache write, "
-               f"{t['reasoning_tokens']} reasoning; cost ${t['estimated_cost_usd']:.4f} estimated")
+               f"{t['reasoning_tokens']} reasoning; cost "
+               f"{_cost(t['estimated_cost_usd'], t['unpriced_sessions'])}")
     for row in data["by_model"]:
         click.echo(f"  {row['model'] or '(none)':<30} {row['sessions']:>5} sessions "
                    f"{row['input_tokens'] + row['output_tokens']:>10} tokens "
-                   f"${row['estimated_cost_usd']:.4f}")
+                   f"{_cost(row['estimated_cost_usd'], row['unpriced_sessions'])}")
+
+
+def _cost(amount: float | None, unpriced: int = 0) -> str:
+    """An estimated cost; a model without a price makes it unknown, never $0."""
+    if amount is None:
+        return "unknown (no price for the model)"
+    if not unpriced:
+        return f"${amount:.4f} estimated"
+    return (f"${amount:.4f} estimated, plus unknown for {unpriced} session"
+            f"{'s' if unpriced != 1 else ''} whose model has no price")
