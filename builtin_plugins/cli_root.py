@@ -20,10 +20,26 @@ def main(argv: list[str] | None = None) -> int:
     """Run one ``hermes`` command; ``argv=None`` means this process's command line (the
     console script), after which the process exits."""
     if argv is None:
+        _collect_in_larger_batches()
         code = _run(sys.argv[1:])
         _ready_to_exit()
         return code
     return _run(list(argv))
+
+
+#: allocations between young-generation collections (Python's default is 700)
+GC_YOUNG_THRESHOLD = 50_000
+
+
+def _collect_in_larger_batches() -> None:
+    """Run the garbage collector's young generation every 50,000 allocations, not every 700.
+    Start-up builds some hundred thousand objects that live as long as the process (the
+    SDKs' models and classes), and with the default threshold the collector scans them again
+    and again: about 0.07 s of CPU in a ``chat -q``, as much as all of hermes' own start-up
+    work. Garbage cycles are still collected, in larger batches; peak memory is unchanged."""
+    import gc
+
+    gc.set_threshold(GC_YOUNG_THRESHOLD)
 
 
 def _ready_to_exit() -> None:

@@ -112,13 +112,28 @@ def test_the_console_script_closes_the_store_and_freezes_gc_before_exit(home, se
 
 
 def test_main_with_arguments_leaves_the_process_alone(cli, server) -> None:
-    """``main(argv)`` is a call inside a longer-lived process: nothing is frozen."""
+    """``main(argv)`` is a call inside a longer-lived process: nothing is frozen and the
+    collector's thresholds stay as the process set them."""
     import gc
 
     server.script(reply_text("ok"))
-    before = gc.get_freeze_count()
+    before, thresholds = gc.get_freeze_count(), gc.get_threshold()
     assert cli("chat", "-q", "hi") == 0
-    assert gc.get_freeze_count() == before
+    assert gc.get_freeze_count() == before and gc.get_threshold() == thresholds
+
+
+def test_the_console_script_collects_garbage_in_larger_batches(monkeypatch, capsys) -> None:
+    import gc
+
+    saved = gc.get_threshold()
+    monkeypatch.setattr("sys.argv", ["hermes", "--version"])
+    try:
+        assert cli_root.main() == 0
+        assert gc.get_threshold()[0] == cli_root.GC_YOUNG_THRESHOLD > saved[0]
+    finally:
+        gc.set_threshold(*saved)
+        gc.unfreeze()
+    assert capsys.readouterr().out.startswith("hermes ")
 
 
 def test_model_and_max_turns_flags_and_the_stored_usage(cli, server, kernel_for) -> None:
