@@ -10,12 +10,12 @@ from typing import Any
 
 import click
 
-from hermes_agent import runtime_kernel
-
 from .interface import SessionStore, SessionStoreError, session_store
 
 
 def _store() -> SessionStore:
+    from hermes_agent import runtime_kernel  # looked up per call: tests and embedders swap it
+
     return session_store(runtime_kernel())
 
 
@@ -237,11 +237,11 @@ def stats(source: str | None, as_json: bool) -> None:
     click.echo(f"tokens: {t['input_tokens']} in, {t['output_tokens']} out, "
                f"{t['cache_read_tokens']} cache read, {t['cache_write_tokens']} cache write, "
                f"{t['reasoning_tokens']} reasoning; cost "
-               f"{_cost(t['estimated_cost_usd'], t['unpriced_sessions'])}")
+               f"{_cost(t['estimated_cost_usd'], t.get('unpriced_sessions', 0))}")
     for row in data["by_model"]:
         click.echo(f"  {row['model'] or '(none)':<30} {row['sessions']:>5} sessions "
                    f"{row['input_tokens'] + row['output_tokens']:>10} tokens "
-                   f"{_cost(row['estimated_cost_usd'], row['unpriced_sessions'])}")
+                   f"{_cost(row['estimated_cost_usd'], row.get('unpriced_sessions', 0))}")
 
 
 def _cost(amount: float | None, unpriced: int = 0) -> str:
