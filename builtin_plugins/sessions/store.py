@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import codec, lineage, search
+from . import codec, lineage
 from .db import Upkeep, WriteGate, checkpoint_wal, explain, is_busy, open_database, retry_busy
 from .interface import SessionStoreError, TitleConflictError
 
@@ -354,6 +354,8 @@ class SqliteSessionStore:
                         exclude_sources: Iterable[str] | None = None,
                         role_filter: Iterable[str] | None = None, limit: int = 20,
                         offset: int = 0, sort: str | None = None) -> list[dict[str, Any]]:
+        from . import search  # its query parser is only needed when someone searches
+
         with self._lock:
             return search.search_messages(
                 self.conn, query, source_filter=source_filter, exclude_sources=exclude_sources,
