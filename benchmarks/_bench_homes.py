@@ -57,6 +57,23 @@ def seed_update_cache(hermes_home: Path) -> None:
     (hermes_home / ".update_check").write_text(json.dumps(payload))
 
 
+#: what a careful user of the original sets: no `pip install` attempts at run time (on by
+#: default; offline, each attempt fails after seconds and would be timed as the original's cost)
+CAREFUL_ORIGINAL_CONFIG = "security:\n  allow_lazy_installs: false\n"
+
+
+def configure_original(hermes_home: Path) -> None:
+    """Set the original up in ``hermes_home`` as a careful user would (see above) and seed its
+    update-check cache, keeping whatever config.yaml already holds."""
+    hermes_home.mkdir(parents=True, exist_ok=True)
+    config = hermes_home / "config.yaml"
+    current = config.read_text() if config.exists() else ""
+    if CAREFUL_ORIGINAL_CONFIG not in current:
+        config.write_text(current + ("\n" if current and not current.endswith("\n") else "")
+                          + CAREFUL_ORIGINAL_CONFIG)
+    seed_update_cache(hermes_home)
+
+
 def build_home_templates(root: Path) -> dict[str, Path]:
     templates: dict[str, Path] = {}
     for name in ("empty", "plugins50"):

@@ -1,16 +1,23 @@
 """Agent benchmark: our loop vs hermes-agent 0.19.0, both pointed at the same fake server.
 
 Measures, in one run:
-  1. per-turn wall time of a 20-turn session with 3 tool calls per turn and an instant model
+  1. per-turn wall time of sessions of 20 turns with 3 tool calls per turn and an instant model
      (the agent's own overhead: prompt, hooks, tools, persistence, HTTP to a local server);
-  2. wall time of one `hermes chat -q` (process start to exit), and the model requests and
-     probing GETs each implementation sends;
-  3. the `import openai` floor, timed just before each of our `chat -q` runs (paired, so the
-     machine's drift affects both sides of the difference);
+     ``--sessions`` sessions per implementation, alternating which goes first;
+  2. wall time of one `hermes chat -q` (process start to exit), interleaved: every repetition
+     runs both, alternating which goes first; and the model requests and probing GETs each
+     sends;
+  3. the `import openai` floor of each interpreter, timed just before each `chat -q` run
+     (paired, so the machine's drift affects both sides of the difference);
   4. prompt-cache reuse: the share of each request's bytes that is a byte-identical prefix of
      the previous request over our 20-turn session.
 
-    .venv/bin/python benchmarks/bench_agent.py [--runs 5] [--turns 20] [--no-original]
+Fair to the original: same provider (a custom OpenAI-compatible endpoint), model and prompt
+for both, one untimed warm-up run each, and the original configured as a careful user would
+(``security.allow_lazy_installs: false``, so it does not try a `pip install` on every run; see
+_bench_homes.configure_original).
+
+    .venv/bin/python benchmarks/bench_agent.py [--runs 5] [--turns 20] [--sessions 2] [--no-original]
 
 The original is installed once into a cached virtualenv (see _bench_env.py).
 """
@@ -26,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +41,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 from _bench_env import base_env, log, setup_original  # noqa: E402
+from _bench_homes import configure_original  # noqa: E402
 
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text, reply_tool_calls  # noqa: E402
 
@@ -61,9 +70,12 @@ def env_for(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def write_config(home: Path, server: FakeLLMServer) -> None:
+def write_config(home: Path, server: FakeLLMServer, original: bool = False) -> None:
+    """The same provider and model for both; the original also as a careful user sets it up."""
     (home / "hermes" / "config.yaml").write_text(
         f"model:\n  default: fake-model\n  provider: custom\n  base_url: {server.openai_base_url}\n")
+    if original:
+        configure_original(home / "hermes")
 
 
 # --- 1. per-turn overhead ------------------------------------------------------------------
@@ -95,6 +107,7 @@ def original_turns(python: Path, root: Path, turns: int) -> tuple[list[float], i
         for turn in range(turns):
             server.script(*turn_replies(work, turn))
         env = env_for(root / "orig", OPENAI_API_KEY="x")
+        configure_original(root / "orig" / "hermes")
         proc = subprocess.run([str(python), str(BENCH / "_agent_turns_original.py"),
                                server.openai_base_url, str(turns), str(work)],
                               env=env, capture_output=True, text=True, timeout=600)
@@ -105,50 +118,63 @@ def original_turns(python: Path, root: Path, turns: int) -> tuple[list[float], i
 
 
 # --- 2. chat -q ------------------------------------------------------------------------------
-def chat_q(hermes: list[str], home: Path, runs: int, floor_python: Path | None = None,
-           **extra: str) -> dict[str, Any]:
-    """Median wall time of ``hermes chat -q``. With ``floor_python``, each run is paired with an
-    ``import openai`` run of that interpreter just before it, so drift in the machine's load
-    hits both sides of the difference alike."""
-    times, floors, posts, gets, codes = [], [], 0, 0, []
+@dataclass
+class ChatQSide:
+    """One implementation's ``hermes chat -q``: its command, home, interpreter (for the
+    ``import openai`` floor) and extra environment."""
+
+    key: str
+    hermes: list[str]
+    home: Path
+    python: Path
+    extra: dict[str, str] = field(default_factory=dict)
+    times: list[float] = field(default_factory=list)
+    floors: list[float] = field(default_factory=list)
+    posts: int = 0
+    gets: int = 0
+
+
+def chat_q(sides: list[ChatQSide], runs: int) -> dict[str, Any]:
+    """``hermes chat -q`` of every side, interleaved: each repetition runs every side once,
+    alternating which goes first, so drift in the machine's load falls on all alike. Each run
+    is paired with an ``import openai`` run of the same interpreter just before it. One warm-up
+    repetition (pyc, first-run setup, config caches) is not timed."""
     with FakeLLMServer(default_reply=reply_text("pong")) as server:
-        env = env_for(home, **extra)
-        write_config(home, server)
-        for run in range(runs + 1):  # the first run warms caches (pyc, first-run setup)
-            floor = import_floor(floor_python, 0) if floor_python else 0.0
-            before = len(server.requests)
-            started = time.perf_counter()
-            proc = subprocess.run([*hermes, "chat", "-q", "ping"], env=env, capture_output=True,
-                                  text=True, timeout=300)
-            elapsed = time.perf_counter() - started
-            if run == 0:
-                continue
-            codes.append(proc.returncode)
-            if proc.returncode or "pong" not in proc.stdout:
-                raise RuntimeError(f"{hermes} chat -q failed ({proc.returncode}):\n"
-                                   f"{proc.stdout[-800:]}\n{proc.stderr[-1500:]}")
-            times.append(elapsed)
-            floors.append(floor)
-            new = server.requests[before:]
-            posts += sum(1 for r in new if r.method == "POST")
-            gets += sum(1 for r in new if r.method == "GET")
-    report = {"median_s": statistics.median(times), "runs": times,
-              "posts_per_run": posts / runs, "gets_per_run": gets / runs}
-    if floor_python:
-        report["floor_runs"] = floors
-        report["over_floor_median_s"] = statistics.median(t - f for t, f in zip(times, floors))
-    return report
+        envs = {}
+        for side in sides:
+            envs[side.key] = env_for(side.home, **side.extra)
+            write_config(side.home, server, original=side.key == "original")
+        for run in range(runs + 1):
+            for side in sides if run % 2 else list(reversed(sides)):
+                floor = import_floor(side.python)
+                before = len(server.requests)
+                started = time.perf_counter()
+                proc = subprocess.run([*side.hermes, "chat", "-q", "ping"], env=envs[side.key],
+                                      capture_output=True, text=True, timeout=300)
+                elapsed = time.perf_counter() - started
+                if proc.returncode or "pong" not in proc.stdout:
+                    raise RuntimeError(f"{side.key}: chat -q failed ({proc.returncode}):\n"
+                                       f"{proc.stdout[-800:]}\n{proc.stderr[-1500:]}")
+                if run == 0:
+                    continue
+                side.times.append(elapsed)
+                side.floors.append(floor)
+                new = server.requests[before:]
+                side.posts += sum(1 for r in new if r.method == "POST")
+                side.gets += sum(1 for r in new if r.method == "GET")
+    return {side.key: {
+        "median_s": statistics.median(side.times), "runs": side.times,
+        "floor_runs": side.floors, "floor_median_s": statistics.median(side.floors),
+        "over_floor_median_s": statistics.median(t - f for t, f in zip(side.times, side.floors)),
+        "posts_per_run": side.posts / runs, "gets_per_run": side.gets / runs}
+        for side in sides}
 
 
-def import_floor(python: Path, runs: int) -> float:
-    """Median wall time of ``python -c "import openai"`` (after one warm-up run unless
-    ``runs`` is 0, which times a single run)."""
-    times = []
-    for _ in range(runs + 1 if runs else 1):
-        started = time.perf_counter()
-        subprocess.run([str(python), "-c", "import openai"], check=True, env=base_env())
-        times.append(time.perf_counter() - started)
-    return statistics.median(times[1:] if runs else times)
+def import_floor(python: Path) -> float:
+    """Wall time of one ``python -c "import openai"``."""
+    started = time.perf_counter()
+    subprocess.run([str(python), "-c", "import openai"], check=True, env=base_env())
+    return time.perf_counter() - started
 
 
 # --- 4. prompt-cache prefix --------------------------------------------------------------------
@@ -176,30 +202,46 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--sessions", type=int, default=2,
+                        help="sessions of --turns turns per implementation, interleaved")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "hermes-bench")
     parser.add_argument("--no-original", action="store_true")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-agent-"))
     report: dict[str, Any] = {}
     try:
-        ours, bodies = ours_turns(root / "t-ours", args.turns)
-        report["ours_turn_median_s"] = statistics.median(ours)
-        report["ours_turns_s"] = ours
-        report["prefix"] = prefix_stats(bodies)
-        hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
-        report["ours_chat_q"] = chat_q([str(hermes)], root / "q-ours", args.runs,
-                                       floor_python=Path(sys.executable))
-        report["import_openai_floor_s"] = statistics.median(report["ours_chat_q"]["floor_runs"])
         args.workdir.mkdir(parents=True, exist_ok=True)
         original = None if args.no_original else setup_original(args.workdir, sys.executable)
+        ours_times: list[float] = []
+        orig_times: list[float] = []
+        for session in range(args.sessions):  # alternate which implementation goes first
+            order = ["ours", "original"] if session % 2 == 0 else ["original", "ours"]
+            for key in order:
+                if key == "ours":
+                    times, bodies = ours_turns(root / f"t-ours-{session}", args.turns)
+                    ours_times += times
+                    report.setdefault("prefix", prefix_stats(bodies))
+                elif original is not None:
+                    times, gets = original_turns(original, root / f"t-orig-{session}", args.turns)
+                    orig_times += times
+                    report["original_session_gets"] = gets
+        report["ours_turn_median_s"] = statistics.median(ours_times)
+        report["ours_turns_s"] = ours_times
+        if orig_times:
+            report["original_turn_median_s"] = statistics.median(orig_times)
+            report["original_turns_s"] = orig_times
+        hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
+        sides = [ChatQSide("ours", [str(hermes)], root / "q-ours", Path(sys.executable),
+                           {"OPENAI_API_KEY": "x"})]
         if original is not None:
-            orig_turns, orig_gets = original_turns(original, root / "t-orig", args.turns)
-            report["original_turn_median_s"] = statistics.median(orig_turns)
-            report["original_turns_s"] = orig_turns
-            report["original_session_gets"] = orig_gets
-            report["original_chat_q"] = chat_q([str(original.parent / "hermes")], root / "q-orig",
-                                               args.runs, OPENAI_API_KEY="x")
-            report["original_import_openai_floor_s"] = import_floor(original, args.runs)
+            sides.append(ChatQSide("original", [str(original.parent / "hermes")],
+                                   root / "q-orig", original, {"OPENAI_API_KEY": "x"}))
+        chat = chat_q(sides, args.runs)
+        report["ours_chat_q"] = chat["ours"]
+        report["import_openai_floor_s"] = chat["ours"]["floor_median_s"]
+        if "original" in chat:
+            report["original_chat_q"] = chat["original"]
+            report["original_import_openai_floor_s"] = chat["original"]["floor_median_s"]
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(json.dumps(report, indent=2))
@@ -208,7 +250,8 @@ def main() -> int:
 
 
 def summarize(r: dict[str, Any]) -> None:
-    log(f"per turn (20 turns, 3 tools each): ours {r['ours_turn_median_s'] * 1000:.1f} ms median")
+    log(f"per turn (3 tools each): ours {r['ours_turn_median_s'] * 1000:.1f} ms median "
+        f"of {len(r['ours_turns_s'])}")
     p = r["prefix"]
     log(f"prompt-cache prefix over the session: {p['session']:.1%} of {p['requests']} requests' "
         f"bytes (lowest single request {p['min']:.1%}; {p['breaks']} requests changed an "
@@ -216,13 +259,15 @@ def summarize(r: dict[str, Any]) -> None:
     q = r["ours_chat_q"]
     log(f"chat -q: ours {q['median_s']:.3f} s ({q['gets_per_run']:.0f} GETs); import openai "
         f"floor {r['import_openai_floor_s']:.3f} s; over the floor, median of paired runs: "
-        f"+{q['over_floor_median_s']:.3f} s")
+        f"{q['over_floor_median_s']:+.3f} s")
     if "original_chat_q" in r:
         o = r["original_chat_q"]
         log(f"per turn: original {r['original_turn_median_s'] * 1000:.1f} ms median "
             f"(ratio {r['original_turn_median_s'] / r['ours_turn_median_s']:.1f}x)")
-        log(f"chat -q: original {o['median_s']:.3f} s ({o['gets_per_run']:.0f} GETs); ours/original "
-            f"= {q['median_s'] / o['median_s']:.2f}")
+        log(f"chat -q: original {o['median_s']:.3f} s ({o['gets_per_run']:.0f} GETs, "
+            f"{o['posts_per_run']:.0f} model requests); its import openai floor "
+            f"{o['floor_median_s']:.3f} s, over it {o['over_floor_median_s']:+.3f} s; "
+            f"ours/original = {q['median_s'] / o['median_s']:.2f}")
 
 
 if __name__ == "__main__":

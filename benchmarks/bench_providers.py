@@ -1,7 +1,8 @@
 """Time our provider layer adds to one model call over a bare SDK call.
 
 Both sides call the same local fake server (hermes_agent.testing.fake_llm) through the same
-SDK, alternating call by call so drift hits both equally. Reported: p50 of each side and the
+SDK with the same messages and model, after the same warm-up, alternating call by call (and
+which of the pair goes first) so drift hits both equally. Reported: p50 of each side and the
 p50 of the per-pair difference, for the three API modes, streamed and not, each without and
 with an interrupt token (the agent loop always passes one). Target: under 2 ms added per call.
 
@@ -32,13 +33,15 @@ def timed(fn: Callable[[], Any]) -> float:
 
 
 def compare(label: str, bare: Callable[[], Any], ours: Callable[[], Any], calls: int) -> dict[str, float]:
-    for _ in range(20):  # warm connections and caches
+    for _ in range(20):  # warm connections and caches of both
         bare()
         ours()
     bare_ms, ours_ms, diffs = [], [], []
-    for _ in range(calls):
-        b = timed(bare)
-        o = timed(ours)
+    for call in range(calls):
+        if call % 2:  # alternate which goes first, so neither always gets the warmer machine
+            o, b = timed(ours), timed(bare)
+        else:
+            b, o = timed(bare), timed(ours)
         bare_ms.append(b)
         ours_ms.append(o)
         diffs.append(o - b)

@@ -37,13 +37,21 @@ from _bench_env import (  # noqa: E402
     IMPORT_CHECK_COMMANDS, IMPORT_LOG_ENV, OUR_IMPORT_NAME, PLUGIN_COUNT, RUN_TIMEOUT_S,
     STARTUP_CASES, Impl, Sample, StartupCase, impl_env, log, make_impl, setup_original,
     setup_ours)
-from _bench_homes import build_home_templates, fresh_copy  # noqa: E402
+from _bench_homes import build_home_templates, configure_original, fresh_copy  # noqa: E402
 from _bench_report import ratio, render  # noqa: E402
 
 
 # --------------------------------------------------------------------------
 # Cold-start timing
 # --------------------------------------------------------------------------
+
+
+def impl_home(impl: Impl, template: Path, dest: Path) -> Path:
+    """A copy of ``template`` for ``impl``; the original's is configured as a careful user's."""
+    home = fresh_copy(template, dest)
+    if impl.key == "original":
+        configure_original(home / "hermes-home")
+    return home
 
 
 def case_argv(impl: Impl, case: StartupCase) -> list[str]:
@@ -144,7 +152,7 @@ def run_startup_case(
             continue
         home = impl.homes[case.home]
         if args.fresh_home_per_run:
-            home = fresh_copy(templates[case.home], run_dir / "fresh" / impl.key / case.home)
+            home = impl_home(impl, templates[case.home], run_dir / "fresh" / impl.key / case.home)
         try:
             samples[impl.key].append(timed_run(case_argv(impl, case), impl_env(home), cwd))
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
@@ -339,7 +347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         templates = build_home_templates(run_dir / "templates")
         for impl in impls:
             impl.homes = {
-                name: fresh_copy(template, run_dir / "homes" / impl.key / name) for name, template in templates.items()
+                name: impl_home(impl, template, run_dir / "homes" / impl.key / name)
+                for name, template in templates.items()
             }
 
         load_before = os.getloadavg()

@@ -20,12 +20,30 @@ def main(argv: list[str] | None = None) -> int:
     """Run one ``hermes`` command; ``argv=None`` means this process's command line (the
     console script), after which the process exits."""
     if argv is None:
+        _collect_in_larger_batches()
         try:
             code = _run(sys.argv[1:])
         finally:
             _ready_to_exit()
         return code
     return _run(list(argv))
+
+
+#: allocations between young-generation collections (Python's default is 700)
+GC_YOUNG_THRESHOLD = 50_000
+
+
+def _collect_in_larger_batches() -> None:
+    """Run the garbage collector's young generation every 50,000 allocations, not every 700.
+    Start-up builds some hundred thousand objects that live as long as the process (the
+    SDKs' models and classes); with the default threshold they are promoted and scanned
+    again by 16 middle and one full collection during a ``chat -q`` (175 young ones in all),
+    with this one by 5 young collections only, which roughly halves the time spent in the
+    collector (about 0.08 -> 0.04 s here). Garbage cycles are still collected, in larger
+    batches; peak memory is unchanged."""
+    import gc
+
+    gc.set_threshold(GC_YOUNG_THRESHOLD)
 
 
 def _ready_to_exit() -> None:

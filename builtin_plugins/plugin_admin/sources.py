@@ -86,7 +86,7 @@ def classify(spec: str) -> Source:
         raise click.ClickException("give a plugin source: a folder, a git URL, owner/repo or a "
                                    "pip requirement")
     base, sub = _split_fragment(spec)
-    local = Path(base).expanduser()
+    local = _local_path(base)
     if local.exists():
         local = local.resolve()  # the lock records absolute paths, not the caller's cwd
         spec = str(local) + (f"#subdirectory={sub}" if sub else "")
@@ -100,6 +100,11 @@ def classify(spec: str) -> Source:
         if not sub and not _has_manifest(local) and _is_package(local):
             return Source("pip", spec, str(local.resolve()))
         return Source("path", spec, str(local.resolve()), sub)
+    if _looks_like_path(base):
+        raise click.ClickException(
+            f"{base} does not exist (looked for {local.absolute()}). Check the path (a relative "
+            f"one starts from the current folder, {Path.cwd()}); a git URL, owner/repo or a pip "
+            "requirement is written without a leading '.', '/' or '~'")
     if _GIT_URL.match(base) or base.endswith(".git"):
         url = base.removeprefix("git+")
         ref = ""
@@ -114,10 +119,24 @@ def classify(spec: str) -> Source:
         owner, repo, *rest = path.split("/")
         return Source("git", spec, f"https://github.com/{owner}/{repo}",
                       "/".join(filter(None, [*rest, sub])), ref)
-    if "/" in base or base.startswith((".", "~")):
-        raise click.ClickException(f"{base} does not exist; give an existing plugin folder, a git "
-                                   "URL, owner/repo or a pip requirement")
+    if "/" in base or "\\" in base:
+        raise click.ClickException(f"{base} is neither an existing folder nor owner/repo; give an "
+                                   "existing plugin folder, a git URL, owner/repo or a pip "
+                                   "requirement")
     return Source("pip", spec, spec)
+
+
+def _looks_like_path(text: str) -> bool:
+    """Written as a path (``./x``, ``../x``, ``/x``, ``~/x``, ``C:\\x``): never a URL, an
+    owner/repo shorthand or a requirement, whether or not it exists."""
+    return text.startswith((".", "/", "~", "\\")) or Path(text).is_absolute()
+
+
+def _local_path(text: str) -> Path:
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:  # ~someone without a known home
+        return Path(text)
 
 
 def _has_manifest(directory: Path) -> bool:

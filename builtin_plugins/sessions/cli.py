@@ -10,8 +10,6 @@ from typing import Any
 
 import click
 
-from hermes_agent import runtime_kernel
-
 from .inputs import MAX_LIMIT, clean_text
 from .interface import SessionStore, SessionStoreError, session_store
 from ..textfmt import plural
@@ -34,6 +32,8 @@ LIMIT = click.IntRange(0, MAX_LIMIT)
 
 
 def _store() -> SessionStore:
+    from hermes_agent import runtime_kernel  # looked up per call: tests and embedders swap it
+
     return session_store(runtime_kernel())
 
 
@@ -94,7 +94,8 @@ def show(session: str, as_json: bool, reasoning: bool) -> None:
     click.echo(click.style(data.get("title") or data["id"], bold=True))
     click.echo(f"id {data['id']} · {data['source']} · {data.get('model') or '-'} · started "
                f"{_when(data['started_at'])} · {plural(data['message_count'], 'message')} · "
-               f"{data['input_tokens']}+{data['output_tokens']} tokens")
+               f"{data['input_tokens']}+{data['output_tokens']} tokens · cost "
+               f"{_session_cost(data)}")
     for msg in data["messages"]:
         click.echo("")
         click.echo(click.style(_label(msg), bold=True, fg=_COLOURS.get(msg["role"])))
@@ -107,6 +108,12 @@ def show(session: str, as_json: bool, reasoning: bool) -> None:
         for call in msg.get("tool_calls") or []:
             fn = call.get("function", {}) if isinstance(call, dict) else {}
             click.echo(f"  → {fn.get('name', '?')}({fn.get('arguments', '')})")
+
+
+def _session_cost(session: dict[str, Any]) -> str:
+    amount = session.get("estimated_cost_usd")
+    used = any(session.get(k) for k in ("api_call_count", "input_tokens", "output_tokens"))
+    return _cost(0.0 if amount is None and not used else amount)
 
 
 _COLOURS = {"user": "cyan", "assistant": "green", "tool": "yellow", "system": "magenta"}
@@ -248,8 +255,19 @@ def stats(source: str | None, as_json: bool) -> None:
                f"{plural(t['tool_calls'], 'tool call')}, {plural(t['api_calls'], 'API call')}")
     click.echo(f"tokens: {t['input_tokens']} in, {t['output_tokens']} out, "
                f"{t['cache_read_tokens']} cache read, {t['cache_write_tokens']} cache write, "
-               f"{t['reasoning_tokens']} reasoning; cost ${t['estimated_cost_usd']:.4f} estimated")
+               f"{t['reasoning_tokens']} reasoning; cost "
+               f"{_cost(t['estimated_cost_usd'], t.get('unpriced_sessions', 0))}")
     for row in data["by_model"]:
         click.echo(f"  {row['model'] or '(none)':<30} {plural(row['sessions'], 'session'):>14} "
                    f"{row['input_tokens'] + row['output_tokens']:>10} tokens "
-                   f"${row['estimated_cost_usd']:.4f}")
+                   f"{_cost(row['estimated_cost_usd'], row.get('unpriced_sessions', 0))}")
+
+
+def _cost(amount: float | None, unpriced: int = 0) -> str:
+    """An estimated cost; a model without a price makes it unknown, never $0."""
+    if amount is None:
+        return "unknown (no price for the model)"
+    if not unpriced:
+        return f"${amount:.4f} estimated"
+    return (f"${amount:.4f} estimated, plus unknown for {unpriced} session"
+            f"{'s' if unpriced != 1 else ''} whose model has no price")

@@ -91,7 +91,7 @@ def check_file(path: Path) -> None:
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     """An autocommit connection with the store's pragmas (no schema work)."""
     if readonly:
-        uri = f"file:{path}?mode=ro"
+        uri = Path(path).absolute().as_uri() + "?mode=ro"  # as_uri escapes ?, # and %
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False,
                                timeout=OPEN_TIMEOUT_MS / 1000)
     else:

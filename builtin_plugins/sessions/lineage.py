@@ -157,8 +157,15 @@ def list_rich(read: Reader, *, source: str | None, exclude_sources: Iterable[str
     return out
 
 
+#: a session that used the model but has no cost: its model had no price
+_UNPRICED = ("(estimated_cost_usd IS NULL AND (COALESCE(api_call_count, 0) > 0 "
+             "OR COALESCE(input_tokens, 0) + COALESCE(output_tokens, 0) > 0))")
+
+
 def usage_stats(read: Reader, source: str | None) -> dict[str, Any]:
-    """Totals and per-model / per-source breakdowns of sessions, messages, tokens and cost."""
+    """Totals and per-model / per-source breakdowns of sessions, messages, tokens and cost.
+    ``estimated_cost_usd`` is the sum of the known costs, or None when no session that used
+    the model has one; ``unpriced_sessions`` counts the sessions left out of it."""
     where, args = ("WHERE source = ?", (source,)) if source else ("", ())
     sums = ("COUNT(*) AS sessions, COALESCE(SUM(message_count), 0) AS messages, "
             "COALESCE(SUM(tool_call_count), 0) AS tool_calls, "
@@ -168,8 +175,11 @@ def usage_stats(read: Reader, source: str | None) -> dict[str, Any]:
             "COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens, "
             "COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens, "
             "COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens, "
-            "COALESCE(SUM(estimated_cost_usd), 0) AS estimated_cost_usd, "
-            "COALESCE(SUM(actual_cost_usd), 0) AS actual_cost_usd")
+            f"COALESCE(SUM({_UNPRICED}), 0) AS unpriced_sessions, "
+            # null, not 0, when model calls were made and none had a price
+            f"CASE WHEN SUM({_UNPRICED}) > 0 THEN SUM(estimated_cost_usd) "
+            "ELSE COALESCE(SUM(estimated_cost_usd), 0) END AS estimated_cost_usd, "
+            "SUM(actual_cost_usd) AS actual_cost_usd")
     total = dict(read(f"SELECT {sums} FROM sessions {where}", args)[0])
     by_model = [dict(r) for r in read(
         f"SELECT COALESCE(model, '') AS model, {sums} FROM sessions {where} GROUP BY model "

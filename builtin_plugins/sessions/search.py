@@ -20,13 +20,12 @@ from typing import Any
 
 from .cjk import cjk_ids
 from .codec import decode_content
-from .interface import SearchTimeoutError
+from .interface import SEARCH_BUDGET_S, SearchTimeoutError
 from .query import (MAX_PREFIX_TERMS, MAX_QUERY, MAX_TERMS, MIN_PREFIX, Query, parse,
                     sanitize_fts5_query)
 
 __all__ = ["MAX_PREFIX_TERMS", "MAX_QUERY", "MAX_TERMS", "MIN_PREFIX", "SEARCH_BUDGET_S",
            "manual_snippet", "parse", "sanitize_fts5_query", "search_messages", "time_budget"]
-SEARCH_BUDGET_S = 2.0  # a search running longer is stopped (SearchTimeoutError)
 PROGRESS_STEPS = 1000  # SQLite VM steps between budget checks
 RANK_WINDOW = 500
 CONTEXT_CHARS = 200

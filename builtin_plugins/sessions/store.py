@@ -17,11 +17,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import codec, health, lineage, search
+from . import codec, health, lineage
 from .db import (Upkeep, WriteGate, checkpoint_wal, explain, is_busy, open_database, open_reader,
                  retry_busy)
 from .inputs import public_methods_at_edge
-from .interface import SessionStoreError, TitleConflictError
+from .interface import SEARCH_BUDGET_S, SessionStoreError, TitleConflictError
 
 log = logging.getLogger("hermes_agent.sessions")
 
@@ -46,7 +46,7 @@ class SqliteSessionStore:
     name = "sqlite"
 
     def __init__(self, path: Path | str | None = None, *, home: Path | str | None = None,
-                 search_budget_s: float = search.SEARCH_BUDGET_S):
+                 search_budget_s: float = SEARCH_BUDGET_S):
         if path is None:
             if home is None:
                 from hermes_agent import hermes_home
@@ -391,6 +391,8 @@ class SqliteSessionStore:
                         exclude_sources: Iterable[str] | None = None,
                         role_filter: Iterable[str] | None = None, limit: int = 20,
                         offset: int = 0, sort: str | None = None) -> list[dict[str, Any]]:
+        from . import search  # its query parser is only needed when someone searches
+
         try:
             with self._reader() as conn:
                 return search.search_messages(

@@ -6,8 +6,11 @@ gets the next free " #<n>", and a parent that is not in the store is dropped fro
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -94,21 +97,40 @@ def import_state_db(store: "SqliteSessionStore", path: Path,
     if not path.is_file():
         raise SessionStoreError(f"{path} does not exist; give the path of a state.db file")
     check_file(path)
-    try:
-        src = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        src.row_factory = sqlite3.Row
-        tables = {r[0] for r in src.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    except sqlite3.Error as exc:
-        raise explain(exc, path, "read") from exc
-    if not {"sessions", "messages"} <= tables:
-        src.close()
-        raise SessionStoreError(f"{path} has no sessions/messages tables; it is not a state.db")
-    try:
-        return _copy(store, src, include_inactive)
-    except sqlite3.DatabaseError as exc:
-        raise explain(exc, path, "read") from exc
-    finally:
-        src.close()
+    with contextlib.ExitStack() as cleanup:
+        try:
+            src = cleanup.enter_context(contextlib.closing(_open_untouched(path, cleanup)))
+            src.row_factory = sqlite3.Row
+            tables = {r[0] for r in
+                      src.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        except (sqlite3.Error, OSError) as exc:
+            raise explain(exc, path, "read") from exc
+        if not {"sessions", "messages"} <= tables:
+            raise SessionStoreError(f"{path} has no sessions/messages tables; it is not a state.db")
+        try:
+            return _copy(store, src, include_inactive)
+        except sqlite3.DatabaseError as exc:
+            raise explain(exc, path, "read") from exc
+
+
+def _open_untouched(path: Path, cleanup: contextlib.ExitStack) -> sqlite3.Connection:
+    """A read-only connection to the database at ``path`` that creates no file beside it.
+
+    SQLite opens a WAL database's ``-wal`` and ``-shm`` files even for a read-only connection,
+    creating them when missing. So: without a ``-wal`` (a database closed cleanly) the file is
+    opened as immutable, which needs neither; with both (a database in use) they already exist
+    and are shared as usual; a ``-wal`` alone (left by a crash) is recovered from a copy in a
+    temporary folder."""
+    wal, shm = (path.with_name(path.name + suffix) for suffix in ("-wal", "-shm"))
+    if not wal.exists():
+        return sqlite3.connect(path.absolute().as_uri() + "?immutable=1", uri=True)
+    if shm.exists():
+        return sqlite3.connect(path.absolute().as_uri() + "?mode=ro", uri=True)
+    scratch = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="hermes-import-")))
+    copy = scratch / path.name
+    shutil.copyfile(path, copy)
+    shutil.copyfile(wal, scratch / wal.name)
+    return sqlite3.connect(copy)
 
 
 def _copy(store: "SqliteSessionStore", src: sqlite3.Connection,

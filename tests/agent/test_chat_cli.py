@@ -116,13 +116,28 @@ def test_the_console_script_closes_the_store_and_freezes_gc_before_exit(home, se
 
 
 def test_main_with_arguments_leaves_the_process_alone(cli, server) -> None:
-    """``main(argv)`` is a call inside a longer-lived process: nothing is frozen."""
+    """``main(argv)`` is a call inside a longer-lived process: nothing is frozen and the
+    collector's thresholds stay as the process set them."""
     import gc
 
     server.script(reply_text("ok"))
-    before = gc.get_freeze_count()
+    before, thresholds = gc.get_freeze_count(), gc.get_threshold()
     assert cli("chat", "-q", "hi") == 0
-    assert gc.get_freeze_count() == before
+    assert gc.get_freeze_count() == before and gc.get_threshold() == thresholds
+
+
+def test_the_console_script_collects_garbage_in_larger_batches(monkeypatch, capsys) -> None:
+    import gc
+
+    saved = gc.get_threshold()
+    monkeypatch.setattr("sys.argv", ["hermes", "--version"])
+    try:
+        assert cli_root.main() == 0
+        assert gc.get_threshold()[0] == cli_root.GC_YOUNG_THRESHOLD > saved[0]
+    finally:
+        gc.set_threshold(*saved)
+        gc.unfreeze()
+    assert capsys.readouterr().out.startswith("hermes ")
 
 
 def test_model_and_max_turns_flags_and_the_stored_usage(cli, server, kernel_for) -> None:
@@ -142,6 +157,38 @@ def test_model_and_max_turns_flags_and_the_stored_usage(cli, server, kernel_for)
     assert session["estimated_cost_usd"] == pytest.approx(2 * (1000 * 0.15 + 100 * 0.60) / 1e6)
     assistant = [m for m in store.get_messages(session["id"]) if m["role"] == "assistant"]
     assert [m["token_count"] for m in assistant] == [100, 100]
+
+
+def test_a_model_without_a_price_costs_unknown_not_zero(cli, server, capsys) -> None:
+    usage = {"input_tokens": 1000, "output_tokens": 100}
+    server.script(reply_text("hi", usage=usage))
+    assert cli("chat", "-q", "hi") == 0  # fake-model: no price
+    capsys.readouterr()
+    assert cli("sessions", "stats") == 0
+    out = capsys.readouterr().out
+    assert "cost unknown" in out and "$0.0000" not in out
+    assert cli("sessions", "stats", "--json") == 0
+    total = json.loads(capsys.readouterr().out)["total"]
+    assert total["estimated_cost_usd"] is None and total["unpriced_sessions"] == 1
+    assert cli("sessions", "show", "--json", _latest_session(cli, capsys)) == 0
+    assert json.loads(capsys.readouterr().out)["estimated_cost_usd"] is None
+    assert cli("sessions", "show", _latest_session(cli, capsys)) == 0
+    assert "cost unknown" in capsys.readouterr().out
+
+    server.script(reply_text("priced", usage=usage))
+    assert cli("chat", "--model", "gpt-4o-mini", "-q", "hi") == 0
+    capsys.readouterr()
+    assert cli("sessions", "stats") == 0
+    lines = capsys.readouterr().out.splitlines()
+    known = (1000 * 0.15 + 100 * 0.60) / 1e6
+    assert f"cost ${known:.4f} estimated, plus unknown for 1 session whose model" in lines[1]
+    rows = {line.split()[0]: line for line in lines[2:]}
+    assert "unknown" in rows["fake-model"] and f"${known:.4f}" in rows["gpt-4o-mini"]
+
+
+def _latest_session(cli, capsys) -> str:  # type: ignore[no-untyped-def]
+    assert cli("sessions", "list", "--json") == 0
+    return str(json.loads(capsys.readouterr().out)[0]["id"])
 
 
 def test_an_unknown_provider_is_an_error_listing_the_installed_ones(cli, server, capsys) -> None:

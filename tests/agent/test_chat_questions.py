@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
-import signal
 import threading
 import time
 from typing import Any
@@ -12,7 +10,7 @@ from typing import Any
 import pytest
 
 from hermes_agent import ApprovalRequest
-from hermes_agent.builtin_plugins.agent.chat.questions import TerminalQuestions, _wait_for_line
+from hermes_agent.builtin_plugins.agent.chat.questions import TerminalQuestions
 
 
 def ask_in_thread(fn: Any, *args: Any) -> tuple[threading.Thread, dict[str, Any]]:
@@ -91,22 +89,3 @@ def test_an_answer_given_after_the_deadline_is_not_used() -> None:
     thread, box = ask_in_thread(questions.approval, request(timeout=0.5))
     serve_until(questions, thread)
     assert box["answer"] == "deny" and "too late" in err.getvalue()
-
-
-@pytest.mark.skipif(not hasattr(signal, "set_wakeup_fd") or os.name != "posix",
-                    reason="POSIX signals")
-def test_the_terminal_wait_returns_a_typed_line_and_stops_at_ctrl_c() -> None:
-    read_fd, write_fd = os.pipe()
-    with os.fdopen(read_fd) as stream:
-        os.write(write_fd, b"o\n")
-        _wait_for_line(stream)  # a line waiting: returns at once
-        assert stream.readline() == "o\n"
-        timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
-        started = time.monotonic()
-        timer.start()  # Ctrl-C while nothing is typed: the wait ends with KeyboardInterrupt
-        with pytest.raises(KeyboardInterrupt):
-            _wait_for_line(stream)
-        timer.join()
-        assert time.monotonic() - started < 2
-        assert signal.set_wakeup_fd(-1) == -1  # the wake-up pipe was handed back
-    os.close(write_fd)

@@ -167,6 +167,28 @@ def test_bad_sources_are_clear_errors(home, tmp_path, cli):
     assert lock(home) == {}
 
 
+@pytest.mark.parametrize("spec", ["./nope", "../nope/plugin", ".hidden/x", "~/nope-plugin",
+                                  "/nope/abs", "./nope.git", "./nope.whl#subdirectory=x"])
+def test_a_mistyped_path_is_reported_as_missing_not_fetched(home, tmp_path, cli, monkeypatch,
+                                                             spec):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("PATH", "")  # a git or pip run would fail differently
+    code, out, err = cli("plugins", "install", spec, "--no-input")
+    assert code == 1 and "does not exist" in err and "Check the path" in err
+    assert str(tmp_path) in err  # where it looked
+    assert "github.com" not in err + out and "git clone" not in err and "pip could" not in err
+    assert lock(home) == {} and list((home / "plugins").iterdir()) == []
+
+
+def test_an_existing_folder_named_like_owner_repo_is_a_path(home, tmp_path, cli, monkeypatch):
+    make_source(tmp_path / "owner" / "weather", "weather", WEATHER_MANIFEST, WEATHER_INIT)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("plugins", "install", "owner/weather", "--no-input")
+    assert code == 0, err
+    assert lock(home)["weather"]["source"] == "path"
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A git repository with the plugin in a subdirectory, one commit."""

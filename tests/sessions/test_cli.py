@@ -95,3 +95,67 @@ def test_rename_stats_export_import_delete_prune(filled, capsys, tmp_path):
     assert "skipped 2 already present" in out
     _, out, _ = run(capsys, "show", "sess_alpha", "--json")
     assert json.loads(out)["messages"][1]["tool_calls"] == CALLS
+
+
+def _wal_source(folder, fixture) -> "object":
+    """A Hermes Agent 0.19 state.db in WAL mode (as the original keeps it) in ``folder``."""
+    import shutil
+    import sqlite3
+
+    folder.mkdir(parents=True)
+    shutil.copy(fixture, folder / "state.db")
+    conn = sqlite3.connect(folder / "state.db")
+    assert conn.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"
+    conn.close()  # the last connection checkpoints and removes -wal and -shm
+    return folder / "state.db"
+
+
+def _add_session_in_the_wal(path) -> "object":
+    """A writer that keeps one more session in the -wal file (not checkpointed); returned
+    open, so the database is in use."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
+    conn.execute("INSERT INTO sessions (id, source, started_at) VALUES ('s_wal', 'cli', 1.0)")
+    conn.execute("INSERT INTO messages (session_id, role, content, timestamp) "
+                 "VALUES ('s_wal', 'user', 'only in the wal', 2.0)")
+    conn.commit()
+    return conn
+
+
+def test_import_creates_no_file_beside_its_source(home, capsys, tmp_path):
+    import shutil
+    from pathlib import Path
+
+    fixture = Path(__file__).parent / "fixtures" / "hermes-0.19.0-state.db"
+    clean = _wal_source(tmp_path / "odd ?#% name", fixture)  # closed cleanly: no -wal
+    before = sorted(p.name for p in clean.parent.iterdir())
+    digest = clean.read_bytes()
+    code, out, _ = run(capsys, "import", str(clean), "--json")
+    assert code == 0 and json.loads(out)["sessions"] == 3
+    assert sorted(p.name for p in clean.parent.iterdir()) == before == ["state.db"]
+    assert clean.read_bytes() == digest
+
+    live = _wal_source(tmp_path / "live", fixture)
+    writer = _add_session_in_the_wal(live)  # in use: -wal and -shm exist
+    crashed = tmp_path / "crashed"  # a -wal left behind without -shm, as after a crash
+    crashed.mkdir()
+    shutil.copy(live, crashed / "state.db")
+    shutil.copy(live.with_name("state.db-wal"), crashed / "state.db-wal")
+    try:
+        # the crashed copy's -wal holds s_wal: it is read, not skipped; then the live one
+        for source, imported in ((crashed / "state.db", 1), (live, 0)):
+            listing = sorted(p.name for p in source.parent.iterdir())
+            files = {name: (source.parent / name).read_bytes() for name in listing
+                     if not name.endswith("-shm")}
+            code, out, err = run(capsys, "import", str(source), "--json")
+            assert code == 0, err
+            assert json.loads(out) == {"sessions": imported, "messages": imported,
+                                       "skipped": 4 - imported}
+            assert sorted(p.name for p in source.parent.iterdir()) == listing
+            assert {n: (source.parent / n).read_bytes() for n in files} == files
+        _, out, _ = run(capsys, "show", "s_wal")
+        assert "only in the wal" in out
+    finally:
+        writer.close()

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .terminal_input import read_line as terminal_read_line
+
 OUTCOMES = {"once": "allowed once", "session": "allowed for this session",
             "always": "allowed always (saved to config.yaml)", "deny": "denied"}
 ANSWERS = {"o": "once", "once": "once", "s": "session", "session": "session",
@@ -45,7 +47,7 @@ class TerminalQuestions:
 
     def __init__(self, err: Any = None, read_line: Callable[[str], str] | None = None):
         self.err = err or sys.stderr
-        self.read_line = read_line or _input  # shows a prompt, returns the line typed
+        self.read_line = read_line or terminal_read_line  # shows a prompt, returns the line typed
         self._queue: queue.Queue[Question] = queue.Queue()
         self._cancelled = False
         self._lock = threading.Lock()
@@ -136,51 +138,3 @@ class TerminalQuestions:
                     break
         for question in pending:
             question.finish(question.on_interrupt)
-
-
-def _input(prompt: str) -> str:
-    """One answer line typed at the terminal. Not ``input()``: readline's wait misses a Ctrl-C
-    that arrives just before it starts waiting (the question, and the turn, would hang until
-    Enter). This waits on the terminal and on the signal wake-up pipe together, so Ctrl-C is
-    never lost. The answer stays out of the chat's readline history too."""
-    sys.stdout.write(prompt)
-    sys.stdout.flush()
-    _wait_for_line(sys.stdin)
-    line = sys.stdin.readline()
-    if not line:
-        raise EOFError
-    return line.rstrip("\r\n")
-
-
-def _wait_for_line(stream: Any) -> None:
-    """Block until ``stream`` can be read; a signal (Ctrl-C) raises at once, even one that
-    arrived just before the wait started."""
-    import os
-    import select
-    import signal
-
-    if threading.current_thread() is not threading.main_thread():
-        return
-    try:
-        fd = stream.fileno()
-        wake_read, wake_write = os.pipe()
-    except (AttributeError, OSError, ValueError):
-        return  # no real file: a plain blocking read will do
-    os.set_blocking(wake_write, False)
-    try:
-        previous = signal.set_wakeup_fd(wake_write)
-    except ValueError:
-        os.close(wake_read)
-        os.close(wake_write)
-        return
-    try:
-        while True:
-            ready, _, _ = select.select([fd, wake_read], [], [])
-            if wake_read in ready:
-                os.read(wake_read, 512)  # the handler runs now and raises KeyboardInterrupt
-            if fd in ready:
-                return
-    finally:
-        signal.set_wakeup_fd(previous)
-        os.close(wake_read)
-        os.close(wake_write)
