@@ -1,0 +1,368 @@
+"""The analyser: walks the parsed commands in order and judges what runs and what it touches.
+
+Variables assigned earlier in the text are resolved, ``cd`` moves the working directory,
+wrappers (``sudo``, ``env``, ``xargs``, ...) are looked through, and text that is run as code
+(``bash -c``, ``eval``, heredocs and pipes into a shell, interpreters' inline code) is judged
+in turn. Text the analyser cannot read carries a marker (see :mod:`.site`); running it as a
+command is reported under the marker's key, never passed as safe.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from .inline import code_argument, inspect_code, interpreter
+from .lexer import ARITH, LIT, SUB, TILDE, VAR, Part, Word, lex_text
+from .parse import Command, parse
+from .paths import HOME, normalise
+from .rules_files import file_rule, short_flags, split_options
+from .rules_system import NETCATS, SHELLS, SYSTEM_RULES
+from .site import (DECODED, FETCHED, MARKERS, OPAQUE, REMOTE, SECRET, Site, base_name,
+                   opaque_key)
+from .wrappers import unwrap
+
+#: nesting of substitutions and code strings judged before giving up ("can't tell")
+MAX_DEPTH = 8
+DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "lynx",
+                         "links", "w3m", "ftp", "tftp", "lftp"})
+#: tools whose output is a transformation of their input: what comes out cannot be read
+DECODERS = frozenset({"base64", "base32", "basenc", "xxd", "uudecode", "rev", "tr", "tac",
+                      "gunzip", "zcat", "gzip", "bzcat", "bzip2", "bunzip2", "xz", "xzcat",
+                      "unxz", "zstd", "zstdcat", "unzstd", "openssl", "iconv", "recode", "sed",
+                      "awk", "gawk", "mawk", "perl", "cut", "paste", "od", "hexdump", "jq",
+                      "python", "python3", "node", "ruby", "php", "gpg"})
+#: tools that pass lines of their input through unchanged
+SELECTORS = frozenset({"cat", "tee", "head", "tail", "sort", "uniq", "grep", "egrep", "fgrep",
+                       "less", "more", "dos2unix", "unix2dos", "col", "fold"})
+_QUERIES = frozenset({"which", "whereis", "type", "command", "realpath", "readlink"})
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+
+
+@dataclass
+class Scope:
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+
+    def child(self) -> "Scope":
+        return Scope(dict(self.env), self.cwd)
+
+
+class Analyser:
+    def __init__(self) -> None:
+        self.found: dict[str, None] = {}
+        self._fields: dict[int, list[str]] = {}
+
+    def add(self, key: str) -> None:
+        self.found.setdefault(key)
+
+    # ------------------------------------------------------------------ scripts
+    def script(self, source: str, scope: Scope, depth: int) -> list[Command]:
+        if depth > MAX_DEPTH:
+            self.add("indirect_command")
+            return []
+        commands = parse(source)
+        for cmd in commands:
+            self.command(cmd, scope, depth)
+        for cmd in commands:
+            if (cmd.function and cmd.argv and base_name(cmd.argv[0]) == cmd.function
+                    and (cmd.terminator in ("&", "|") or cmd.pipe_from is not None)):
+                self.add("fork_bomb")
+        return commands
+
+    def run_text(self, text: str, scope: Scope, depth: int) -> None:
+        """``text`` is run by a shell (``bash -c``, ``eval``, a heredoc fed to ``sh``)."""
+        if text.strip(MARKERS + " \t\n") == "" and (key := opaque_key(text)):
+            self.add(key)
+            return
+        self.script(text, scope, depth + 1)
+
+    # ------------------------------------------------------------------ expansion
+    def expand(self, word: Word, scope: Scope, depth: int) -> list[str]:
+        """The fields ``word`` becomes; unreadable pieces are markers."""
+        cached = self._fields.get(id(word))
+        if cached is not None:
+            return cached
+        fields = [""]
+        quoted = False
+        for part in word.parts:
+            quoted = quoted or part.quoted
+            if part.kind == LIT:
+                fields[-1] += part.value
+            elif part.kind == TILDE:
+                fields[-1] += "~" + part.value
+            elif part.kind == ARITH:
+                fields[-1] += OPAQUE
+            else:
+                value = (self._variable(part, scope, depth) if part.kind == VAR
+                         else self._substitution(part, scope, depth))
+                if part.quoted:
+                    fields[-1] += value
+                else:
+                    pieces = value.split()
+                    if pieces:
+                        fields[-1] += pieces[0]
+                        fields.extend(pieces[1:])
+        if fields == [""] and not quoted:
+            fields = []
+        self._fields[id(word)] = fields
+        return fields
+
+    def joined(self, word: Word, scope: Scope, depth: int) -> str:
+        return " ".join(self.expand(word, scope, depth))
+
+    def _variable(self, part: Part, scope: Scope, depth: int) -> str:
+        if not part.plain:
+            return OPAQUE
+        name = part.value
+        if name in scope.env:
+            return scope.env[name]
+        if name == "HOME":
+            return "~"
+        if name == "PWD" and scope.cwd:
+            return scope.cwd
+        if part.default is not None:
+            return self.joined(lex_text(part.default), scope, depth)
+        return OPAQUE
+
+    def _substitution(self, part: Part, scope: Scope, depth: int) -> str:
+        commands = self.script(part.value, scope.child(), depth + 1)
+        if not commands:
+            return ""
+        last = commands[-1]
+        marker, text = self.producer(last, scope, depth)
+        if part.procsub:
+            text = None
+            marker = marker or OPAQUE
+        words = last.words_text
+        if words and base_name(words[0]) in _QUERIES and len(words) > 1:
+            return base_name(words[-1])  # $(which rm) -> rm
+        reads_secret = any(Site(self.add, scope.cwd, self._noop).is_credential(a)
+                           for c in commands for a in (c.argv or [])[1:])
+        if text is not None and not marker:
+            return text.strip() + (SECRET if reads_secret else "")
+        return (marker or OPAQUE) + (SECRET if reads_secret else "")
+
+    @staticmethod
+    def _noop(argv: list[str]) -> None:
+        return None
+
+    # ------------------------------------------------------------------ commands
+    def command(self, cmd: Command, scope: Scope, depth: int) -> None:
+        for name, value in cmd.assigns:
+            text = OPAQUE if value is None else self.joined(value, scope, depth)
+            if not cmd.words:
+                scope.env[name] = text
+        site = Site(self.add, scope.cwd, self._noop)
+        stdin_paths: list[str] = []
+        for r in cmd.redirects:
+            if r.heredoc is not None:
+                self.expand(r.heredoc, scope, depth)
+            if r.target is None or r.op in ("<<", "<<-"):
+                continue
+            target = self.joined(r.target, scope, depth)
+            if "socket" in site.labels(target):
+                self.add("reverse_shell")
+            if r.op in _WRITES or (r.op == ">&" and not target.isdigit() and target != "-"):
+                site.write(target, redirect=True)
+            if r.op in ("<", "<>"):
+                stdin_paths.append(target)
+        argv = [f for w in cmd.words for f in self.expand(w, scope, depth)]
+        cmd.words_text = argv
+        if cmd.kind != "simple" or not argv:
+            cmd.argv = []
+            return
+        self.run(argv, cmd, scope, depth, stdin_paths=stdin_paths)
+
+    def stdin_input(self, cmd: Command, scope: Scope, depth: int) -> tuple[str, str | None]:
+        """(marker, text) of what ``cmd`` reads on stdin: text when it can be read, a marker
+        when it cannot, ("", None) for a plain file or nothing."""
+        for r in cmd.redirects:
+            if r.op in ("<<", "<<-") and r.heredoc is not None:
+                return "", self.joined(r.heredoc, scope, depth)
+            if r.op == "<<<" and r.target is not None:
+                return "", self.joined(r.target, scope, depth)
+            if r.op == "<" and r.target is not None:
+                target = self.joined(r.target, scope, depth)
+                marker = next((m for m in target if m in MARKERS), "")
+                return (marker, None)
+        if cmd.pipe_from is not None:
+            return self.producer(cmd.pipe_from, scope, depth)
+        return "", None
+
+    def producer(self, cmd: Command, scope: Scope, depth: int) -> tuple[str, str | None]:
+        """(marker, text) of what ``cmd`` writes to its stdout."""
+        argv = cmd.argv
+        if not argv:
+            return (OPAQUE, None) if argv is None or cmd.words_text else ("", "")
+        name = base_name(argv[0])
+        args = argv[1:]
+        if name in DOWNLOADERS:
+            return FETCHED, None
+        if name in NETCATS or name in ("telnet", "socat") or name == "openssl" and (
+                "s_client" in args):
+            return REMOTE, None
+        if name == "echo":
+            escapes = False
+            while args and re.fullmatch(r"-[neE]+", args[0]):
+                escapes = escapes or "e" in args[0]
+                args = args[1:]
+            if escapes and any("\\" in a for a in args):
+                return DECODED, None
+            return "", " ".join(args)
+        if name == "printf":
+            fmt = args[0] if args else ""
+            if fmt.rstrip("\\n") == "%s" or fmt in ("%s\n", "%s\\n"):
+                return "", " ".join(args[1:])
+            if "\\" in fmt or "%" in fmt:
+                return DECODED, None
+            return "", fmt
+        if name in SELECTORS:
+            marker, text = self.stdin_input(cmd, scope, depth)
+            if marker or text is not None:
+                return marker, text  # passes its input through
+            return next((m for a in args for m in a if m in MARKERS), ""), None  # reads files
+        if name in DECODERS:
+            return DECODED, None
+        return OPAQUE, None
+
+    # ------------------------------------------------------------------ what runs
+    def run(self, argv: list[str], cmd: Command, scope: Scope, depth: int,
+            stdin_paths: list[str] | None = None, elevated: bool = False,
+            via_xargs: bool = False) -> None:
+        for _ in range(16):
+            if not argv:
+                cmd.argv = []
+                return
+            if key := opaque_key(argv[0]):
+                self.add(key)
+                cmd.argv = argv
+                return
+            wrapped = unwrap(base_name(argv[0]), argv[1:])
+            if wrapped is None:
+                break
+            elevated = elevated or wrapped.elevated
+            if wrapped.login_shell:
+                self.add("privilege_change")
+            if wrapped.script is not None:
+                cmd.argv = []
+                self.run_text(wrapped.script, scope, depth)
+                return
+            argv = wrapped.argv
+            if wrapped.via_xargs:
+                via_xargs = True
+                marker, text = self.stdin_input(cmd, scope, depth)
+                argv = argv + (text.split() if text else [])
+        cmd.argv = argv
+        cmd.elevated = elevated
+        name = base_name(argv[0])
+        site = Site(self.add, scope.cwd,
+                    lambda inner: self.run(inner, Command(), scope, depth, elevated=elevated),
+                    command=name, elevated=elevated, via_xargs=via_xargs,
+                    stdin_paths=stdin_paths or [], pipeline=self._pipeline(cmd))
+        if name in SHELLS:
+            self._shell(argv, cmd, scope, depth, elevated)
+        elif name == "eval":
+            self.run_text(" ".join(argv[1:]), scope, depth)
+        elif name in ("source", "."):
+            if len(argv) > 1 and (key := opaque_key(argv[1])):
+                self.add(key)
+        elif name == "cd":
+            target = argv[1] if len(argv) > 1 and argv[1] != "-" else "~"
+            moved = normalise(target, scope.cwd)
+            scope.cwd = moved if moved.startswith("/") and not any(
+                m in moved for m in MARKERS) else None
+        elif name in ("export", "declare", "local", "readonly", "typeset"):
+            for a in argv[1:]:
+                if "=" in a and a.split("=", 1)[0].isidentifier():
+                    key_, value = a.split("=", 1)
+                    scope.env[key_] = value
+        elif name in ("read", "mapfile", "readarray"):
+            for a in argv[1:]:
+                if a.isidentifier():
+                    scope.env[a] = OPAQUE
+        elif name == "unset":
+            for a in argv[1:]:
+                scope.env.pop(a, None)
+        kind = interpreter(name)
+        if kind is not None:
+            self._interpreter(kind, argv, cmd, scope, depth, site)
+        rule = file_rule(name) or SYSTEM_RULES.get(name)
+        if rule is not None:
+            rule(site, argv[1:])
+
+    def _pipeline(self, cmd: Command) -> list[list[str]]:
+        earlier: list[list[str]] = []
+        prev = cmd.pipe_from
+        while prev is not None and len(earlier) < 32:
+            earlier.append(prev.argv or prev.words_text or [])
+            prev = prev.pipe_from
+        return earlier
+
+    def _shell(self, argv: list[str], cmd: Command, scope: Scope, depth: int,
+               elevated: bool) -> None:
+        args = argv[1:]
+        if base_name(argv[0]) == "busybox":
+            if args and base_name(args[0]) not in SHELLS:
+                self.run(args, Command(), scope, depth, elevated=elevated)
+                return
+            args = args[1:]
+        command_mode = False
+        i = 0
+        while i < len(args):
+            a = args[i]
+            if a in ("--", "-"):
+                i += 1
+                break
+            if a in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+                i += 2
+                continue
+            if a.startswith("--"):
+                i += 1
+                continue
+            if a[:1] in "-+" and len(a) > 1:
+                command_mode = command_mode or "c" in a
+                i += 1
+                continue
+            break
+        rest = args[i:]
+        if command_mode:
+            self.run_text(rest[0] if rest else "", scope.child(), depth)
+            return
+        if rest:
+            if key := opaque_key(rest[0]):
+                self.add(key)
+            return  # a script file
+        marker, text = self.stdin_input(cmd, scope, depth)
+        if text is not None and not marker:
+            self.run_text(text, scope.child(), depth)
+        elif marker:
+            self.add(opaque_key(marker) or "indirect_command")
+        elif elevated:
+            self.add("privilege_change")
+
+    def _interpreter(self, kind: str, argv: list[str], cmd: Command, scope: Scope, depth: int,
+                     site: Site) -> None:
+        args = argv[1:]
+        code, reads_stdin = code_argument(kind, args)
+        if code is None and reads_stdin:
+            marker, text = self.stdin_input(cmd, scope, depth)
+            if marker:
+                self.add(opaque_key(marker) or "indirect_command")
+            code = text
+        if code is None:
+            return
+        if key := opaque_key(code):
+            self.add(key)
+        if kind in ("pwsh", "powershell") and any(
+                a.lower() in ("-encodedcommand", "-ec", "-e") for a in args):
+            self.add("indirect_command")
+        inspect_code(code, self.add, lambda text: self.script(text, scope.child(), depth + 1))
+        if kind == "perl" and "i" in short_flags([a for a in args if a.startswith("-")]):
+            for target in split_options(args)[1]:
+                if target != code:
+                    site.write(target)
+
+
+__all__ = ["Analyser", "Scope", "HOME"]
