@@ -52,7 +52,8 @@ class Scope:
 class Analyser:
     def __init__(self) -> None:
         self.found: dict[str, None] = {}
-        self._fields: dict[int, list[str]] = {}
+        # expansions by word (the word is kept so that its id is not reused)
+        self._fields: dict[int, tuple[Word, list[str]]] = {}
 
     def add(self, key: str) -> None:
         self.found.setdefault(key)
@@ -82,8 +83,8 @@ class Analyser:
     def expand(self, word: Word, scope: Scope, depth: int) -> list[str]:
         """The fields ``word`` becomes; unreadable pieces are markers."""
         cached = self._fields.get(id(word))
-        if cached is not None:
-            return cached
+        if cached is not None and cached[0] is word:
+            return cached[1]
         fields = [""]
         quoted = False
         for part in word.parts:
@@ -106,7 +107,7 @@ class Analyser:
                         fields.extend(pieces[1:])
         if fields == [""] and not quoted:
             fields = []
-        self._fields[id(word)] = fields
+        self._fields[id(word)] = (word, fields)
         return fields
 
     def joined(self, word: Word, scope: Scope, depth: int) -> str:
@@ -253,7 +254,11 @@ class Analyser:
             if wrapped.via_xargs:
                 via_xargs = True
                 marker, text = self.stdin_input(cmd, scope, depth)
-                argv = argv + (text.split() if text else [])
+                item = (text or "").strip() if not marker else marker
+                if wrapped.replace:
+                    argv = [a.replace(wrapped.replace, item) for a in argv]
+                else:
+                    argv = argv + item.split()
         cmd.argv = argv
         cmd.elevated = elevated
         name = base_name(argv[0])
@@ -265,6 +270,8 @@ class Analyser:
             self._shell(argv, cmd, scope, depth, elevated)
         elif name == "eval":
             self.run_text(" ".join(argv[1:]), scope, depth)
+        elif name == "trap" and len(argv) > 2:
+            self.run_text(argv[1], scope, depth)
         elif name in ("source", "."):
             if len(argv) > 1 and (key := opaque_key(argv[1])):
                 self.add(key)
@@ -288,9 +295,9 @@ class Analyser:
         kind = interpreter(name)
         if kind is not None:
             self._interpreter(kind, argv, cmd, scope, depth, site)
-        rule = file_rule(name) or SYSTEM_RULES.get(name)
-        if rule is not None:
-            rule(site, argv[1:])
+        for rule in (file_rule(name), SYSTEM_RULES.get(name)):
+            if rule is not None:
+                rule(site, argv[1:])
 
     def _pipeline(self, cmd: Command) -> list[list[str]]:
         earlier: list[list[str]] = []

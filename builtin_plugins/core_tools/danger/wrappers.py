@@ -15,6 +15,7 @@ class Unwrapped:
     elevated: bool = False  # runs as another user (sudo, doas, su)
     login_shell: bool = False  # sudo -i / sudo -s / su without a command
     via_xargs: bool = False
+    replace: str | None = None  # xargs -I: the string replaced by each input item
 
 
 def _skip(args: list[str], valued: frozenset[str], long_valued: frozenset[str] = frozenset(),
@@ -100,7 +101,7 @@ def unwrap(name: str, args: list[str]) -> Unwrapped | None:
     if name == "command":
         if any(a in ("-v", "-V") for a in args[:1]):
             return Unwrapped([])
-        return Unwrapped(args[_skip(args, frozenset())])
+        return Unwrapped(args[_skip(args, frozenset()):])
     if name == "time":
         return Unwrapped(args[_skip(args, _TIME_VALUED, _TIME_VALUED):])
     if name == "nice":
@@ -136,5 +137,8 @@ def unwrap(name: str, args: list[str]) -> Unwrapped | None:
         return Unwrapped(args[_skip(args, frozenset({"-e", "-o", "-p", "-s", "-u", "-E"})):])
     if name == "xargs":
         i = _skip(args, _XARGS_VALUED, _XARGS_LONG)
-        return Unwrapped(args[i:] or ["echo"], via_xargs=True)
+        replace = next((args[k + 1] for k in range(i - 1) if args[k] == "-I"), None)
+        replace = replace or next((a[2:] for a in args[:i] if a.startswith("-I") and len(a) > 2),
+                                  None)
+        return Unwrapped(args[i:] or ["echo"], via_xargs=True, replace=replace)
     return None
