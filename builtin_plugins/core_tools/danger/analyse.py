@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from .inline import code_argument, inspect_code, interpreter
-from .lexer import ARITH, LIT, SUB, TILDE, VAR, Part, Word, lex_text
+from .lexer import ARITH, LIT, SUB, TILDE, VAR, Part, Word, lex_text, lex_word
 from .parse import Command, parse
 from .paths import HOME, normalise
 from .rules_files import file_rule, short_flags, split_options
@@ -85,30 +85,32 @@ class Analyser:
         cached = self._fields.get(id(word))
         if cached is not None and cached[0] is word:
             return cached[1]
-        fields = [""]
+        fields: list[list[str]] = [[]]  # pieces of each field, joined at the end
         quoted = False
         for part in word.parts:
             quoted = quoted or part.quoted
             if part.kind == LIT:
-                fields[-1] += part.value
+                fields[-1].append(part.value)
             elif part.kind == TILDE:
-                fields[-1] += "~" + part.value
-            elif part.kind == ARITH:
-                fields[-1] += OPAQUE
+                fields[-1].append("~" + part.value)
+            elif part.kind == ARITH:  # its substitutions run; its value is a number
+                self.expand(lex_text(part.value), scope, depth)
+                fields[-1].append(OPAQUE)
             else:
                 value = (self._variable(part, scope, depth) if part.kind == VAR
                          else self._substitution(part, scope, depth))
                 if part.quoted:
-                    fields[-1] += value
+                    fields[-1].append(value)
                 else:
                     pieces = value.split()
                     if pieces:
-                        fields[-1] += pieces[0]
-                        fields.extend(pieces[1:])
-        if fields == [""] and not quoted:
-            fields = []
-        self._fields[id(word)] = (word, fields)
-        return fields
+                        fields[-1].append(pieces[0])
+                        fields.extend([p] for p in pieces[1:])
+        result = ["".join(f) for f in fields]
+        if result == [""] and not quoted:
+            result = []
+        self._fields[id(word)] = (word, result)
+        return result
 
     def joined(self, word: Word, scope: Scope, depth: int) -> str:
         return " ".join(self.expand(word, scope, depth))
@@ -124,7 +126,8 @@ class Analyser:
         if name == "PWD" and scope.cwd:
             return scope.cwd
         if part.default is not None:
-            return self.joined(lex_text(part.default), scope, depth)
+            default = lex_text(part.default) if part.quoted else lex_word(part.default)
+            return self.joined(default, scope, depth)
         return OPAQUE
 
     def _substitution(self, part: Part, scope: Scope, depth: int) -> str:

@@ -260,8 +260,10 @@ class Lexer:
         s, i = self.s, self.i
         if s.startswith("$((", i):
             end = self._matching(i + 3, "(", ")", depth=2)
-            self.i = end + 1
-            return Part(ARITH, s[i + 3:max(end - 1, i + 3)], quoted)
+            if end < self.n and s[end - 1] == ")":
+                self.i = end + 1
+                return Part(ARITH, s[i + 3:end - 1], quoted)
+            # not closed by "))": a command substitution that starts with a subshell
         if s.startswith("$(", i):
             end = self._matching(i + 2, "(", ")")
             self.i = end + 1
@@ -347,10 +349,15 @@ def lex(source: str) -> list[Word | Op]:
     return Lexer(source).run()
 
 
+def lex_word(source: str) -> Word:
+    """``source`` read as one unquoted word (quotes removed, no splitting on blanks)."""
+    return Lexer(source).word(frozenset())
+
+
 def lex_text(source: str) -> Word:
     """``source`` read as double-quoted text (no word splitting)."""
     return Lexer(source).quoted_text()
 
 
 __all__ = ["ARITH", "LIT", "SUB", "TILDE", "VAR", "Lexer", "Op", "Part", "Word", "decode_ansi_c",
-           "lex", "lex_text"]
+           "lex", "lex_text", "lex_word"]
