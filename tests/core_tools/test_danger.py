@@ -141,3 +141,14 @@ def test_findings_keep_the_gate_contract() -> None:
     both = dangerous("git reset --hard && killall node")
     assert both is not None and both.keys == ("kill_all", "git_destroy")
     assert both.description == "killing many processes; discarding git history or work"
+
+
+def test_docs_list_every_key_and_the_hard_floor() -> None:
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[2] / "docs" / "tools.md").read_text()
+    section = docs[docs.index("## Approving dangerous commands"):docs.index("## What the caller")]
+    missing = [key for key in DESCRIPTIONS if f"`{key}`" not in section]
+    assert missing == [], f"docs/tools.md does not describe {missing}"
+    floor = section[section.index("**Always refused**"):section.index("2. `approvals.mode")]
+    assert all(f"`{key}`" in floor for key in HARD_KEYS)
