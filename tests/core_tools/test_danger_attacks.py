@@ -58,7 +58,13 @@ RUN_FOR_REAL = {
         "X=rm; $X -rf sentinel", "X=rm; $X -rf \"$HOME\"", "$(which rm) -rf sentinel",
         "`which rm` -rf ~", "CMD='rm -rf'; $CMD sentinel", "${RM:-rm} -rf ~",
         "a=r; b=m; $a$b -rf sentinel", "$(echo rm) -rf ~/", "$'\\x72\\x6d' -rf sentinel",
-        "r''m -rf sentinel", "\\rm -rf ~",
+        "r''m -rf sentinel", "\\rm -rf ~", "IFS=,;x=rm,-rf,sentinel;$x",
+    ],
+    "files written, then run": [
+        "echo 'rm -rf sentinel' > x.sh; bash x.sh", "printf 'rm -rf ~' > x.sh; . ./x.sh",
+        "cat <<EOF > run.sh\nrm -rf sentinel\nEOF\nchmod +x run.sh && ./run.sh",
+        "bash -s <<< 'rm -rf ~'", "source /dev/stdin <<< 'rm -rf sentinel'",
+        "script -qc 'rm -rf sentinel' /dev/null", "rm -rf {sentinel,nothing}",
     ],
     "code strings and interpreters": [
         "bash -c 'rm -rf ~'", "sh -c \"rm -rf sentinel\"", "eval 'rm -rf sentinel'",

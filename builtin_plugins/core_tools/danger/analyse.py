@@ -38,15 +38,35 @@ SELECTORS = frozenset({"cat", "tee", "head", "tail", "sort", "uniq", "grep", "eg
                        "less", "more", "dos2unix", "unix2dos", "col", "fold"})
 _QUERIES = frozenset({"which", "whereis", "type", "command", "realpath", "readlink"})
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+#: script paths that mean "read the code from stdin"
+_STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+#: options that name a file a command writes its output to
+_OUTPUT_OPTIONS = frozenset({"-o", "--output", "--output-file", "-out", "--out", "--outfile",
+                             "--output-document"})
+_SSH_VALUED = frozenset({"-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m",
+                         "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B"})
+
+
+Content = tuple[str, "str | None"]  # (marker, text) as returned by Analyser.producer
 
 
 @dataclass
 class Scope:
     env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
+    aliases: dict[str, str] = field(default_factory=dict)
+    #: files written earlier in the text -> what was written (shared: files outlive subshells)
+    files: dict[str, Content] = field(default_factory=dict)
 
     def child(self) -> "Scope":
-        return Scope(dict(self.env), self.cwd)
+        return Scope(dict(self.env), self.cwd, dict(self.aliases), self.files)
+
+    def split(self, value: str) -> list[str]:
+        """Word splitting of an unquoted expansion (by ``$IFS`` when the text sets it)."""
+        ifs = self.env.get("IFS")
+        if ifs is None or not ifs.strip():
+            return value.split()
+        return [w for w in re.split("[" + re.escape(ifs) + r"\s]+", value) if w]
 
 
 class Analyser:
@@ -102,7 +122,7 @@ class Analyser:
                 if part.quoted:
                     fields[-1].append(value)
                 else:
-                    pieces = value.split()
+                    pieces = scope.split(value)
                     if pieces:
                         fields[-1].append(pieces[0])
                         fields.extend([p] for p in pieces[1:])
@@ -176,8 +196,31 @@ class Analyser:
         cmd.words_text = argv
         if cmd.kind != "simple" or not argv:
             cmd.argv = []
-            return
-        self.run(argv, cmd, scope, depth, stdin_paths=stdin_paths)
+        else:
+            self.run(argv, cmd, scope, depth, stdin_paths=stdin_paths)
+        for r in cmd.redirects:
+            if r.target is not None and r.op in (">", ">>", ">|", "&>", "&>>"):
+                content = self.producer(cmd, scope, depth) if cmd.argv else ("", "")
+                self.remember(self.joined(r.target, scope, depth), content, scope)
+
+    def remember(self, path: str, content: Content, scope: Scope) -> None:
+        scope.files[normalise(path, scope.cwd)] = content
+
+    def run_file(self, path: str, scope: Scope, depth: int, code: bool = False) -> bool:
+        """Judge a script file written earlier in the text; False when it was not."""
+        content = scope.files.get(normalise(path, scope.cwd))
+        if content is None:
+            if key := opaque_key(path):
+                self.add(key)
+            return False
+        marker, text = content
+        if marker:
+            self.add(opaque_key(marker) or "indirect_command")
+        elif text and code:
+            inspect_code(text, self.add, lambda t: self.script(t, scope.child(), depth + 1))
+        elif text:
+            self.run_text(text, scope.child(), depth)
+        return True
 
     def stdin_input(self, cmd: Command, scope: Scope, depth: int) -> tuple[str, str | None]:
         """(marker, text) of what ``cmd`` reads on stdin: text when it can be read, a marker
@@ -243,6 +286,14 @@ class Analyser:
                 self.add(key)
                 cmd.argv = argv
                 return
+            if argv[0] in scope.aliases and depth < MAX_DEPTH:
+                cmd.argv = []
+                inner = scope.child()  # without the alias, so that `alias ls='ls -l'` ends
+                self.run_text(" ".join([inner.aliases.pop(argv[0]), *argv[1:]]), inner, depth)
+                return
+            if "/" in argv[0] and self.run_file(argv[0], scope, depth):
+                cmd.argv = argv
+                return
             wrapped = unwrap(base_name(argv[0]), argv[1:])
             if wrapped is None:
                 break
@@ -276,8 +327,30 @@ class Analyser:
         elif name == "trap" and len(argv) > 2:
             self.run_text(argv[1], scope, depth)
         elif name in ("source", "."):
-            if len(argv) > 1 and (key := opaque_key(argv[1])):
-                self.add(key)
+            if len(argv) > 1:
+                if argv[1] in _STDIN_FILES:
+                    self._code_from_stdin(cmd, scope, depth, elevated=False)
+                else:
+                    self.run_file(argv[1], scope, depth)
+        elif name in ("at", "batch"):
+            files = [argv[k + 1] for k in range(1, len(argv) - 1) if argv[k] == "-f"]
+            if files:
+                self.run_file(files[0], scope, depth)
+            else:
+                self._code_from_stdin(cmd, scope, depth, elevated=False)
+        elif name == "crontab":
+            self._crontab(argv[1:], cmd, scope, depth)
+        elif name == "ssh":
+            i = 1
+            while i < len(argv) and argv[i].startswith("-"):
+                i += 2 if argv[i] in _SSH_VALUED else 1
+            if i + 1 < len(argv):  # a command for the remote shell
+                self.run_text(" ".join(argv[i + 1:]), scope.child(), depth)
+        elif name == "alias":
+            for a in argv[1:]:
+                if "=" in a:
+                    alias, value = a.split("=", 1)
+                    scope.aliases[alias] = value
         elif name == "cd":
             target = argv[1] if len(argv) > 1 and argv[1] != "-" else "~"
             moved = normalise(target, scope.cwd)
@@ -298,9 +371,33 @@ class Analyser:
         kind = interpreter(name)
         if kind is not None:
             self._interpreter(kind, argv, cmd, scope, depth, site)
-        for rule in (file_rule(name), SYSTEM_RULES.get(name)):
-            if rule is not None:
-                rule(site, argv[1:])
+        rules = [r for r in (file_rule(name), SYSTEM_RULES.get(name)) if r is not None]
+        for rule in rules:
+            rule(site, argv[1:])
+        self._outputs(name, argv, cmd, scope, depth, site, judged=bool(rules))
+
+    def _outputs(self, name: str, argv: list[str], cmd: Command, scope: Scope, depth: int,
+                 site: Site, judged: bool) -> None:
+        """Files the command writes through an output option, ``tee``, ``cp`` or ``mv``."""
+        outputs = [argv[k + 1] for k in range(1, len(argv) - 1)
+                   if argv[k] in _OUTPUT_OPTIONS or name == "wget" and argv[k] == "-O"]
+        outputs += [a.split("=", 1)[1] for a in argv[1:]
+                    if a.startswith("--") and a.split("=", 1)[0] in _OUTPUT_OPTIONS and "=" in a]
+        for path in outputs:
+            if not judged:
+                site.write(path)
+            self.remember(path, (FETCHED, None) if name in DOWNLOADERS else (OPAQUE, None),
+                          scope)
+        if name == "tee":
+            content = self.stdin_input(cmd, scope, depth)
+            for path in split_options(argv[1:])[1]:
+                self.remember(path, content, scope)
+        elif name in ("cp", "mv", "install", "ln"):
+            operands = split_options(argv[1:])[1]
+            if len(operands) == 2:
+                known = scope.files.get(normalise(operands[0], scope.cwd))
+                if known is not None:
+                    self.remember(operands[1], known, scope)
 
     def _pipeline(self, cmd: Command) -> list[list[str]]:
         earlier: list[list[str]] = []
@@ -318,7 +415,7 @@ class Analyser:
                 self.run(args, Command(), scope, depth, elevated=elevated)
                 return
             args = args[1:]
-        command_mode = False
+        command_mode = reads_stdin = False
         i = 0
         while i < len(args):
             a = args[i]
@@ -333,6 +430,7 @@ class Analyser:
                 continue
             if a[:1] in "-+" and len(a) > 1:
                 command_mode = command_mode or "c" in a
+                reads_stdin = reads_stdin or a[:1] == "-" and "s" in a
                 i += 1
                 continue
             break
@@ -340,10 +438,12 @@ class Analyser:
         if command_mode:
             self.run_text(rest[0] if rest else "", scope.child(), depth)
             return
-        if rest:
-            if key := opaque_key(rest[0]):
-                self.add(key)
-            return  # a script file
+        if rest and not reads_stdin and rest[0] not in _STDIN_FILES:
+            self.run_file(rest[0], scope, depth)
+            return
+        self._code_from_stdin(cmd, scope, depth, elevated)
+
+    def _code_from_stdin(self, cmd: Command, scope: Scope, depth: int, elevated: bool) -> None:
         marker, text = self.stdin_input(cmd, scope, depth)
         if text is not None and not marker:
             self.run_text(text, scope.child(), depth)
@@ -352,10 +452,29 @@ class Analyser:
         elif elevated:
             self.add("privilege_change")
 
+    def _crontab(self, args: list[str], cmd: Command, scope: Scope, depth: int) -> None:
+        """A crontab installed from stdin or a file: its commands will run."""
+        options, operands = split_options(args, frozenset({"-u"}))
+        if any(c in short_flags(options) for c in "lre") or len(operands) > 1:
+            return
+        if operands and operands[0] != "-":
+            marker, text = scope.files.get(normalise(operands[0], scope.cwd), ("", None))
+        else:
+            marker, text = self.stdin_input(cmd, scope, depth)
+        if marker:
+            self.add(opaque_key(marker) or "indirect_command")
+        for line in (text or "").splitlines():
+            fields = line.split(None, 1 if line.startswith("@") else 5)
+            if line.strip() and not line.lstrip().startswith("#") and "=" not in fields[0]:
+                self.run_text(fields[-1], scope.child(), depth)
+
     def _interpreter(self, kind: str, argv: list[str], cmd: Command, scope: Scope, depth: int,
                      site: Site) -> None:
         args = argv[1:]
         code, reads_stdin = code_argument(kind, args)
+        script = next((a for a in args if not a.startswith("-")), None)
+        if code is None and not reads_stdin and script is not None and script != code:
+            self.run_file(script, scope, depth, code=True)
         if code is None and reads_stdin:
             marker, text = self.stdin_input(cmd, scope, depth)
             if marker:

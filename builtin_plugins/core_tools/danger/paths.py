@@ -3,6 +3,7 @@ file, a disk device, a network socket, a credential or a shell start-up file."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import posixpath
 import re
@@ -42,6 +43,10 @@ _SHELL_RC = frozenset({
     ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".mkshrc",
     "config.fish", ".inputrc", "bash.bashrc", "profile", "environment"})
 _TRAILING = re.compile(r"(?:/+(?:\*|\.\*|\*\*|\.)?)+$")
+_BRACE = re.compile(r"\{([^{}]*,[^{}]*)\}")
+_GLOB = re.compile(r"[*?\[]")
+#: what a glob is tried against: the places whose deletion is always refused
+_GLOB_TARGETS = ("/", HOME, "/root", *sorted(SYSTEM_DIRS))
 
 
 def normalise(path: str, cwd: str | None = None, home: str | None = None) -> str:
@@ -78,7 +83,30 @@ def classify(path: str, cwd: str | None = None) -> frozenset[str]:
 def _classify(path: str, cwd: str | None, home: str | None) -> frozenset[str]:
     if not path or path.startswith(("-", "http:", "https:")):
         return frozenset()
-    p = normalise(path, cwd, home)
+    if "{" in path and _BRACE.search(path):  # {a,b} brace expansion: every variant counts
+        return frozenset().union(*(_classify(v, cwd, home) for v in _braces(path)))
+    if _GLOB.search(path):
+        pattern = normalise(path, cwd, home)
+        matched = [t for t in _GLOB_TARGETS if fnmatch.fnmatchcase(t, pattern)]
+        if matched:
+            return frozenset().union(*(_labels(t) for t in matched))
+    return _labels(normalise(path, cwd, home))
+
+
+def _braces(path: str, limit: int = 64) -> list[str]:
+    found, todo = [], [path]
+    while todo and len(found) + len(todo) <= limit:
+        current = todo.pop()
+        m = _BRACE.search(current)
+        if m is None:
+            found.append(current)
+            continue
+        todo.extend(current[:m.start()] + option + current[m.end():]
+                    for option in m.group(1).split(","))
+    return found + todo
+
+
+def _labels(p: str) -> frozenset[str]:
     labels: set[str] = set()
     if p == "/":
         labels.add(ROOT)

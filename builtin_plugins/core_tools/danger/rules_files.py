@@ -49,6 +49,22 @@ def rm(site: Site, args: list[str]) -> None:
         site.delete(target, recursive)
 
 
+def rimraf(site: Site, args: list[str]) -> None:
+    """``rimraf``, ``del-cli``: recursive deletion under another name."""
+    site.add("recursive_delete")
+    for target in split_options(args)[1]:
+        site.delete(target, True)
+
+
+def extract(site: Site, args: list[str]) -> None:
+    """``tar -x -C DIR``, ``unzip -d DIR``: files written into DIR."""
+    for k, a in enumerate(args):
+        if a in ("-C", "--directory", "-d") and k + 1 < len(args):
+            site.write(args[k + 1])
+        elif a.startswith("--directory="):
+            site.write(a.split("=", 1)[1])
+
+
 def unlink(site: Site, args: list[str]) -> None:
     for target in split_options(args)[1]:
         site.delete(target, False)
@@ -273,7 +289,8 @@ FILE_RULES: dict[str, Callable[[Site, list[str]], None]] = {
     "rsync": rsync, "fdisk": disk_tool, "sfdisk": disk_tool, "cfdisk": disk_tool,
     "parted": disk_tool, "gdisk": disk_tool, "sgdisk": disk_tool, "mke2fs": format_disk,
     "mkswap": format_disk, "wipefs": format_disk, "mkntfs": format_disk, "mkdosfs": format_disk,
-    "newfs": format_disk, "blkdiscard": blkdiscard}
+    "newfs": format_disk, "blkdiscard": blkdiscard, "rimraf": rimraf, "del-cli": rimraf,
+    "tar": extract, "unzip": extract, "bsdtar": extract}
 
 
 def file_rule(name: str) -> Callable[[Site, list[str]], None] | None:

@@ -55,10 +55,14 @@ _ENV_VALUED = frozenset({"-u", "-C", "--unset", "--chdir"})
 _SIMPLE = frozenset({"nohup", "setsid", "builtin", "unbuffer", "caffeinate", "catchsegv",
                      "proxychains", "proxychains4", "torsocks", "fakeroot", "eatmydata"})
 
-WRAPPERS = frozenset({"sudo", "doas", "pkexec", "run0", "su", "runuser", "env", "exec",
-                      "command", "time", "nice", "ionice", "timeout", "gtimeout", "stdbuf",
-                      "chrt", "taskset", "flock", "watch", "xargs", "chroot", "strace",
-                      "ltrace", "sg", "script"} | _SIMPLE)
+_PARALLEL_VALUED = frozenset({"-j", "-P", "-N", "-n", "-L", "-S", "-a", "-d", "-E", "-I",
+                              "--jobs", "--sshlogin", "--arg-file", "--delay", "--timeout",
+                              "--joblog", "--results", "--colsep", "--tagstring"})
+_SYSTEMD_RUN_VALUED = frozenset({"-p", "-u", "-M", "-H", "-E", "--property", "--unit",
+                                 "--machine", "--host", "--setenv", "--uid", "--gid", "--nice",
+                                 "--slice", "--description", "--working-directory",
+                                 "--on-active", "--on-calendar"})
+_NPX_VALUED = frozenset({"-p", "--package", "-c", "--call"})
 
 
 def unwrap(name: str, args: list[str]) -> Unwrapped | None:
@@ -130,9 +134,23 @@ def unwrap(name: str, args: list[str]) -> Unwrapped | None:
         return Unwrapped([], script=" ".join(args[i:]))
     if name == "script":
         for j, a in enumerate(args):
-            if a in ("-c", "--command") and j + 1 < len(args):
+            if (a == "--command" or a.startswith("-") and not a.startswith("--")
+                    and a.endswith("c")) and j + 1 < len(args):
                 return Unwrapped([], script=args[j + 1])
         return Unwrapped([])
+    if name == "parallel":
+        i = _skip(args, _PARALLEL_VALUED, _PARALLEL_VALUED)
+        end = next((k for k in range(i, len(args)) if args[k] in (":::", "::::", ":::+")),
+                   len(args))
+        return Unwrapped(args[i:end] + args[end + 1:end + 2], via_xargs=end == len(args))
+    if name == "systemd-run":
+        return Unwrapped(args[_skip(args, _SYSTEMD_RUN_VALUED, _SYSTEMD_RUN_VALUED):],
+                         elevated=True)
+    if name in ("npx", "pnpx", "bunx"):
+        for j, a in enumerate(args):
+            if a in ("-c", "--call") and j + 1 < len(args):
+                return Unwrapped([], script=args[j + 1])
+        return Unwrapped(args[_skip(args, _NPX_VALUED, _NPX_VALUED):])
     if name in ("strace", "ltrace"):
         return Unwrapped(args[_skip(args, frozenset({"-e", "-o", "-p", "-s", "-u", "-E"})):])
     if name == "xargs":
