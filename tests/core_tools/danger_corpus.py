@@ -77,6 +77,11 @@ BENIGN: tuple[str, ...] = (
     "psql -c 'SELECT 1'", "tee -a build.log < out.txt", "mkdir -p ~/.config/app",
     "openssl rand -hex 16", "base64 image.png > image.b64", "echo aGVsbG8= | base64 -d",
     "ls -la | sort -k5 -n", "rm -- -weird-name", "git log | grep -i reboot",
+    "tar czf backup.tgz -C / etc/nginx", "tar -I zstd -xf a.tar.zst", "rsync -e 'ssh -i key' a b:",
+    "git -c user.name=x commit -m y", "curl -o /dev/null -s -w '%{http_code}' https://x.io",
+    "gcc -o build/app main.c", "ssh host uptime", "bash build.sh", "python3 script.py",
+    "alias ll='ls -la'; ll", "IFS=$'\\n'; for f in $(ls); do echo \"$f\"; done",
+    "echo 'echo hi' > hello.sh && bash hello.sh", "make > build.log 2>&1; tail build.log",
 )
 
 #: family -> commands, each of which must be refused or asked (never classified safe)
@@ -101,6 +106,14 @@ ATTACKS: dict[str, tuple[str, ...]] = {
         "systemd-run rm -rf /", "ssh localhost 'rm -rf ~'", "npx rimraf ~",
         "sort -o /etc/passwd x", "tar xzf evil.tgz -C /", "busybox rm -rf /",
         "sudo -u root -- rm -rf /", "doas rm -rf ~", "stdbuf -oL rm -rf ~", "setsid rm -rf ~",
+    ),
+    "commands_in_options": (
+        "tar xf a.tar --to-command='rm -rf ~'",
+        "tar cf a.tar --checkpoint=1 --checkpoint-action=exec='rm -rf ~' x",
+        "rsync -e 'sh -c \"rm -rf ~\"' a b:", "ssh -o ProxyCommand='rm -rf ~' x",
+        "git -c core.pager='rm -rf ~' log", "git -c alias.x='!rm -rf ~' x",
+        "zip z.zip a -T -TT 'rm -rf ~'", "python3 -c \"open('/dev/sda','wb').write(b'0')\"",
+        "python3 -c \"open('/root/.ssh/authorized_keys','a').write('k')\"",
     ),
     "inline_code": (
         "python -c 'import shutil; shutil.rmtree(\"/home/user/project\")'",

@@ -21,7 +21,7 @@ from .rules_files import file_rule, short_flags, split_options
 from .rules_system import NETCATS, SHELLS, SYSTEM_RULES
 from .site import (DECODED, FETCHED, MARKERS, OPAQUE, REMOTE, SECRET, Site, base_name,
                    opaque_key)
-from .wrappers import unwrap
+from .wrappers import option_code, unwrap
 
 #: nesting of substitutions and code strings judged before giving up ("can't tell")
 MAX_DEPTH = 8
@@ -217,7 +217,7 @@ class Analyser:
         if marker:
             self.add(opaque_key(marker) or "indirect_command")
         elif text and code:
-            inspect_code(text, self.add, lambda t: self.script(t, scope.child(), depth + 1))
+            self._inspect(text, scope, depth, Site(self.add, scope.cwd, self._noop))
         elif text:
             self.run_text(text, scope.child(), depth)
         return True
@@ -371,6 +371,8 @@ class Analyser:
         kind = interpreter(name)
         if kind is not None:
             self._interpreter(kind, argv, cmd, scope, depth, site)
+        for code in option_code(name, argv[1:]):
+            self.run_text(code, scope.child(), depth)
         rules = [r for r in (file_rule(name), SYSTEM_RULES.get(name)) if r is not None]
         for rule in rules:
             rule(site, argv[1:])
@@ -452,6 +454,10 @@ class Analyser:
         elif elevated:
             self.add("privilege_change")
 
+    def _inspect(self, code: str, scope: Scope, depth: int, site: Site) -> None:
+        inspect_code(code, self.add, lambda text: self.script(text, scope.child(), depth + 1),
+                     site.write, lambda path: site.delete(path, True))
+
     def _crontab(self, args: list[str], cmd: Command, scope: Scope, depth: int) -> None:
         """A crontab installed from stdin or a file: its commands will run."""
         options, operands = split_options(args, frozenset({"-u"}))
@@ -487,7 +493,7 @@ class Analyser:
         if kind in ("pwsh", "powershell") and any(
                 a.lower() in ("-encodedcommand", "-ec", "-e") for a in args):
             self.add("indirect_command")
-        inspect_code(code, self.add, lambda text: self.script(text, scope.child(), depth + 1))
+        self._inspect(code, scope, depth, site)
         if kind == "perl" and "i" in short_flags([a for a in args if a.startswith("-")]):
             for target in split_options(args)[1]:
                 if target != code:

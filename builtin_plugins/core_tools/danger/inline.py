@@ -90,20 +90,27 @@ def code_argument(kind: str, args: list[str]) -> tuple[str | None, bool]:
     return None, kind not in ("pwsh", "powershell", "osascript", "deno")
 
 
-def inspect_code(code: str, add: Callable[[str], None],
-                 shell: Callable[[str], None]) -> None:
-    """Report what ``code`` does through ``add(key)``; string literals handed to a command
-    runner are judged as shell commands through ``shell(text)``."""
+def inspect_code(code: str, add: Callable[[str], None], shell: Callable[[str], None],
+                 write: Callable[[str], None], delete: Callable[[str], None]) -> None:
+    """Report what ``code`` does through ``add(key)``. String literals handed to a command
+    runner are judged as shell commands through ``shell(text)``; when the code writes or
+    deletes, its string literals are judged as paths through ``write`` and ``delete``."""
     deletes = bool(_DELETE.search(code))
+    writes = bool(_WRITE.search(code))
     runs = bool(_EXEC.search(code))
     if _FORK.search(code) and _LOOP.search(code):
         add("fork_bomb")
     if _SOCKET.search(code) and (runs or _SHELL_SPAWN.search(code)):
         add("reverse_shell")
-    if deletes or runs or _WRITE.search(code) or _PERMISSIONS.search(code):
+    if deletes or runs or writes or _PERMISSIONS.search(code):
         add("inline_code")
     if deletes and _PROTECTED.search(code):
         add("delete_root")
+    if writes or deletes:
+        for m in _STRING.finditer(code):
+            literal = m.group(1) if m.group(1) is not None else m.group(2)
+            if literal.startswith(("/", "~")) or "." in literal:
+                (delete if deletes else write)(literal)
     if runs or deletes:
         for m in _STRING.finditer(code):
             shell(m.group(1) if m.group(1) is not None else m.group(2))

@@ -58,8 +58,17 @@ def rimraf(site: Site, args: list[str]) -> None:
 
 def extract(site: Site, args: list[str]) -> None:
     """``tar -x -C DIR``, ``unzip -d DIR``: files written into DIR."""
+    if site.command == "unzip":
+        options = ("-d",)
+    else:
+        first = args[0] if args else ""
+        if not ("x" in first.lstrip("-") and not first.startswith("--") or
+                any(a in ("--extract", "--get") or re.fullmatch(r"-[A-Za-z]*x[A-Za-z]*", a)
+                    for a in args)):
+            return
+        options = ("-C", "--directory")
     for k, a in enumerate(args):
-        if a in ("-C", "--directory", "-d") and k + 1 < len(args):
+        if a in options and k + 1 < len(args):
             site.write(args[k + 1])
         elif a.startswith("--directory="):
             site.write(a.split("=", 1)[1])
@@ -79,6 +88,12 @@ def shred(site: Site, args: list[str]) -> None:
 
 _FIND_EXPR = re.compile(r"^[-(!)]")
 _DELETERS = frozenset({"rm", "unlink", "shred", "rmdir"})
+#: find tests that select some files: with one, find does not delete the whole tree
+_FIND_TESTS = frozenset({
+    "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+    "-type", "-newer", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size",
+    "-user", "-group", "-perm", "-empty", "-links", "-inum", "-samefile", "-lname", "-ilname",
+    "-uid", "-gid", "-nouser", "-nogroup", "-used", "-fstype", "-xtype", "-context"})
 
 
 def find(site: Site, args: list[str]) -> None:
@@ -107,8 +122,9 @@ def find(site: Site, args: list[str]) -> None:
         j += 1
     if deletes:
         site.add("find_delete")
+        whole_tree = not any(a in _FIND_TESTS for a in expr)
         for s in starts or ["."]:
-            site.delete(s, True)
+            site.delete(s, whole_tree)
 
 
 def _destination(args: list[str], valued: frozenset[str]) -> tuple[list[str], str | None]:

@@ -5,6 +5,7 @@ wrappers that take one string (``su -c``, ``watch``, ``flock -c``, ``env -S``)."
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -160,3 +161,38 @@ def unwrap(name: str, args: list[str]) -> Unwrapped | None:
                                   None)
         return Unwrapped(args[i:] or ["echo"], via_xargs=True, replace=replace)
     return None
+
+
+#: options whose value is a command line the tool runs through a shell
+_CODE_OPTIONS: dict[str, frozenset[str]] = {
+    "tar": frozenset({"--to-command", "--use-compress-program", "-I", "--info-script", "-F",
+                      "--new-volume-script", "--checkpoint-action"}),
+    "rsync": frozenset({"-e", "--rsh", "--rsync-path"}),
+    "zip": frozenset({"-TT", "--unzip-command"}),
+}
+#: ``-o`` settings (ssh family) and ``-c`` settings (git) whose value is a command line
+_SSH_CODE = re.compile(r"(?i)(?:ProxyCommand|LocalCommand|RemoteCommand|KnownHostsCommand)"
+                       r"\s*=?\s*(.*)", re.S)
+_GIT_CODE = re.compile(r"(?i)(?:core\.(?:sshCommand|pager|editor|fsmonitor|askPass)|"
+                       r"sequence\.editor|diff\.external|alias\.[\w.-]+|credential\.helper|"
+                       r"[\w.-]+\.(?:textconv|command|cmd|process|clean|smudge))=(.*)", re.S)
+
+
+def option_code(name: str, args: list[str]) -> list[str]:
+    """Command lines hidden in a tool's options (``tar --to-command``, ``rsync -e``,
+    ``ssh -o ProxyCommand=``, ``git -c core.pager=``, ...)."""
+    found: list[str] = []
+    options = _CODE_OPTIONS.get(name, frozenset())
+    for k, a in enumerate(args):
+        value = args[k + 1] if k + 1 < len(args) else ""
+        key, eq, inline = a.partition("=")
+        if name in _CODE_OPTIONS:
+            if a in options:
+                found.append(value)
+            elif eq and key in options:
+                found.append(inline)
+        elif name in ("ssh", "scp", "sftp") and a == "-o" and (m := _SSH_CODE.match(value)):
+            found.append(m.group(1))
+        elif name == "git" and a == "-c" and (m := _GIT_CODE.match(value)):
+            found.append(m.group(1).lstrip("!"))
+    return [code.removeprefix("exec=") for code in found if code]
