@@ -9,65 +9,19 @@ command is reported under the marker's key, never passed as safe.
 
 from __future__ import annotations
 
-import posixpath
 import re
-from dataclasses import dataclass, field
 
 from .inline import code_argument, inspect_code, interpreter
-from .lexer import ARITH, LIT, SUB, TILDE, VAR, Part, Word, lex_text, lex_word
+from .lexer import ARITH, LIT, TILDE, VAR, Part, Word, lex_text, lex_word
 from .parse import Command, parse
-from .paths import HOME, normalise
+from .paths import normalise
 from .rules_files import file_rule, short_flags, split_options
 from .rules_system import NETCATS, SHELLS, SYSTEM_RULES
 from .site import (DECODED, FETCHED, MARKERS, OPAQUE, REMOTE, SECRET, Site, base_name,
                    opaque_key)
+from .scope import (DECODERS, DOWNLOADERS, MAX_DEPTH, OUTPUT_OPTIONS, QUERIES, SELECTORS,
+                    SSH_VALUED, STDIN_FILES, WRITES, Content, Scope)
 from .wrappers import option_code, unwrap
-
-#: nesting of substitutions and code strings judged before giving up ("can't tell")
-MAX_DEPTH = 8
-DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "lynx",
-                         "links", "w3m", "ftp", "tftp", "lftp"})
-#: tools whose output is a transformation of their input: what comes out cannot be read
-DECODERS = frozenset({"base64", "base32", "basenc", "xxd", "uudecode", "rev", "tr", "tac",
-                      "gunzip", "zcat", "gzip", "bzcat", "bzip2", "bunzip2", "xz", "xzcat",
-                      "unxz", "zstd", "zstdcat", "unzstd", "openssl", "iconv", "recode", "sed",
-                      "awk", "gawk", "mawk", "perl", "cut", "paste", "od", "hexdump", "jq",
-                      "python", "python3", "node", "ruby", "php", "gpg"})
-#: tools that pass lines of their input through unchanged
-SELECTORS = frozenset({"cat", "tee", "head", "tail", "sort", "uniq", "grep", "egrep", "fgrep",
-                       "less", "more", "dos2unix", "unix2dos", "col", "fold"})
-_QUERIES = frozenset({"which", "whereis", "type", "command", "realpath", "readlink"})
-_WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
-#: script paths that mean "read the code from stdin"
-_STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
-#: options that name a file a command writes its output to
-_OUTPUT_OPTIONS = frozenset({"-o", "--output", "--output-file", "-out", "--out", "--outfile",
-                             "--output-document"})
-_SSH_VALUED = frozenset({"-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m",
-                         "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B"})
-
-
-Content = tuple[str, "str | None"]  # (marker, text) as returned by Analyser.producer
-
-
-@dataclass
-class Scope:
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    aliases: dict[str, str] = field(default_factory=dict)
-    #: files written earlier in the text -> what was written (shared: files outlive subshells)
-    files: dict[str, Content] = field(default_factory=dict)
-
-    def child(self) -> "Scope":
-        return Scope(dict(self.env), self.cwd, dict(self.aliases), self.files)
-
-    def split(self, value: str) -> list[str]:
-        """Word splitting of an unquoted expansion (by ``$IFS`` when the text sets it)."""
-        ifs = self.env.get("IFS")
-        if ifs is None or not ifs.strip():
-            return value.split()
-        return [w for w in re.split("[" + re.escape(ifs) + r"\s]+", value) if w]
-
 
 class Analyser:
     def __init__(self) -> None:
@@ -160,7 +114,7 @@ class Analyser:
             text = None
             marker = marker or OPAQUE
         words = last.words_text
-        if words and base_name(words[0]) in _QUERIES and len(words) > 1:
+        if words and base_name(words[0]) in QUERIES and len(words) > 1:
             return base_name(words[-1])  # $(which rm) -> rm
         reads_secret = any(Site(self.add, scope.cwd, self._noop).is_credential(a)
                            for c in commands for a in (c.argv or [])[1:])
@@ -188,7 +142,7 @@ class Analyser:
             target = self.joined(r.target, scope, depth)
             if "socket" in site.labels(target):
                 self.add("reverse_shell")
-            if r.op in _WRITES or (r.op == ">&" and not target.isdigit() and target != "-"):
+            if r.op in WRITES or (r.op == ">&" and not target.isdigit() and target != "-"):
                 site.write(target, redirect=True)
             if r.op in ("<", "<>"):
                 stdin_paths.append(target)
@@ -328,7 +282,7 @@ class Analyser:
             self.run_text(argv[1], scope, depth)
         elif name in ("source", "."):
             if len(argv) > 1:
-                if argv[1] in _STDIN_FILES:
+                if argv[1] in STDIN_FILES:
                     self._code_from_stdin(cmd, scope, depth, elevated=False)
                 else:
                     self.run_file(argv[1], scope, depth)
@@ -343,7 +297,7 @@ class Analyser:
         elif name == "ssh":
             i = 1
             while i < len(argv) and argv[i].startswith("-"):
-                i += 2 if argv[i] in _SSH_VALUED else 1
+                i += 2 if argv[i] in SSH_VALUED else 1
             if i + 1 < len(argv):  # a command for the remote shell
                 self.run_text(" ".join(argv[i + 1:]), scope.child(), depth)
         elif name == "alias":
@@ -382,9 +336,9 @@ class Analyser:
                  site: Site, judged: bool) -> None:
         """Files the command writes through an output option, ``tee``, ``cp`` or ``mv``."""
         outputs = [argv[k + 1] for k in range(1, len(argv) - 1)
-                   if argv[k] in _OUTPUT_OPTIONS or name == "wget" and argv[k] == "-O"]
+                   if argv[k] in OUTPUT_OPTIONS or name == "wget" and argv[k] == "-O"]
         outputs += [a.split("=", 1)[1] for a in argv[1:]
-                    if a.startswith("--") and a.split("=", 1)[0] in _OUTPUT_OPTIONS and "=" in a]
+                    if a.startswith("--") and a.split("=", 1)[0] in OUTPUT_OPTIONS and "=" in a]
         for path in outputs:
             if not judged:
                 site.write(path)
@@ -440,7 +394,7 @@ class Analyser:
         if command_mode:
             self.run_text(rest[0] if rest else "", scope.child(), depth)
             return
-        if rest and not reads_stdin and rest[0] not in _STDIN_FILES:
+        if rest and not reads_stdin and rest[0] not in STDIN_FILES:
             self.run_file(rest[0], scope, depth)
             return
         self._code_from_stdin(cmd, scope, depth, elevated)
@@ -455,8 +409,10 @@ class Analyser:
             self.add("privilege_change")
 
     def _inspect(self, code: str, scope: Scope, depth: int, site: Site) -> None:
-        inspect_code(code, self.add, lambda text: self.script(text, scope.child(), depth + 1),
-                     site.write, lambda path: site.delete(path, True))
+        def shell(text: str) -> None:
+            self.script(text, scope.child(), depth + 1)
+
+        inspect_code(code, self.add, shell, site.write, lambda path: site.delete(path, True))
 
     def _crontab(self, args: list[str], cmd: Command, scope: Scope, depth: int) -> None:
         """A crontab installed from stdin or a file: its commands will run."""
@@ -500,4 +456,4 @@ class Analyser:
                     site.write(target)
 
 
-__all__ = ["Analyser", "Scope", "HOME"]
+__all__ = ["Analyser", "Scope"]

@@ -328,7 +328,7 @@ class Lexer:
 
 def _is_assignment_prefix(text: str) -> bool:
     m = _NAME.match(text)
-    return bool(m) and text[m.end():] in ("=", "+=")
+    return m is not None and text[m.end():] in ("=", "+=")
 
 
 def _parameter(inner: str, quoted: bool) -> Part:

@@ -74,7 +74,8 @@ class _Parser:
             if isinstance(tok, Word):
                 self._word(tok)
             elif tok.text in REDIRECTS:
-                target = toks[i + 1] if i + 1 < len(toks) and isinstance(toks[i + 1], Word) else None
+                nxt = toks[i + 1] if i + 1 < len(toks) else None
+                target = nxt if isinstance(nxt, Word) else None
                 if target is not None:
                     i += 1
                 self.cur.redirects.append(Redirect(tok.text, target, tok.heredoc))

@@ -74,8 +74,8 @@ def normalise(path: str, cwd: str | None = None, home: str | None = None) -> str
 
 def classify(path: str, cwd: str | None = None) -> frozenset[str]:
     """The labels of ``path`` (empty for an ordinary file)."""
-    home = os.environ.get("HOME") or ""
-    home = posixpath.normpath(home) if home.startswith("/") and home != "/" else None
+    env_home = os.environ.get("HOME") or ""
+    home = posixpath.normpath(env_home) if env_home.startswith("/") and env_home != "/" else None
     return _classify(path, cwd, home)
 
 
@@ -94,7 +94,8 @@ def _classify(path: str, cwd: str | None, home: str | None) -> frozenset[str]:
 
 
 def _braces(path: str, limit: int = 64) -> list[str]:
-    found, todo = [], [path]
+    found: list[str] = []
+    todo = [path]
     while todo and len(found) + len(todo) <= limit:
         current = todo.pop()
         m = _BRACE.search(current)

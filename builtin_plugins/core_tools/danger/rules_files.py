@@ -56,17 +56,17 @@ def rimraf(site: Site, args: list[str]) -> None:
         site.delete(target, True)
 
 
+def _tar_extracts(args: list[str]) -> bool:
+    first = args[0] if args else ""
+    return ("x" in first.lstrip("-") and not first.startswith("--")) or any(
+        a in ("--extract", "--get") or re.fullmatch(r"-[A-Za-z]*x[A-Za-z]*", a) for a in args)
+
+
 def extract(site: Site, args: list[str]) -> None:
     """``tar -x -C DIR``, ``unzip -d DIR``: files written into DIR."""
-    if site.command == "unzip":
-        options = ("-d",)
-    else:
-        first = args[0] if args else ""
-        if not ("x" in first.lstrip("-") and not first.startswith("--") or
-                any(a in ("--extract", "--get") or re.fullmatch(r"-[A-Za-z]*x[A-Za-z]*", a)
-                    for a in args)):
-            return
-        options = ("-C", "--directory")
+    if site.command != "unzip" and not _tar_extracts(args):
+        return
+    options = ("-d",) if site.command == "unzip" else ("-C", "--directory")
     for k, a in enumerate(args):
         if a in options and k + 1 < len(args):
             site.write(args[k + 1])
