@@ -91,7 +91,11 @@ ATTACKS: dict[str, tuple[str, ...]] = {
         "CMD='rm -rf'; $CMD ~", "${RM:-rm} -rf /etc", "$CMD -rf /tmp/x", "\"$0\" -rf x",
         "$(echo rm) -rf ~", "r''m -rf ~", "\\rm -rf /", "/bin/rm -rf ~", "$'\\x72\\x6d' -rf ~",
         "a=r; b=m; $a$b -rf /", "export D=rm && $D -rf $HOME", "IFS=,;x=rm,-rf,/;$x",
-        "alias x='rm -rf ~'; x", "echo $((echo x; rm -rf ~) )",
+        "alias x='rm -rf ~'; x", "echo $((echo x; rm -rf ~) )", "{rm,-rf,~}",
+        "a=(rm -rf ~); \"${a[@]}\"", "a=(ls rm); ${a[1]} -rf ~", "X=xm; ${X/x/r} -rf ~",
+        "X=RM; ${X,,} -rf ~", "X=rmdir; ${X:0:2} -rf ~", "y=rm; x=y; ${!x} -rf ~",
+        "rm${IFS}-rf${IFS}~", "X=rm.sh; ${X%.sh} -rf ~", "bash -c '$0 -rf ~' rm",
+        "pushd /; rm -rf *", "cd -P / && rm -rf *",
     ),
     "files_written_then_run": (
         "echo 'rm -rf ~' > x.sh; bash x.sh", "echo 'rm -rf ~' > x.sh; chmod +x x.sh; ./x.sh",

@@ -58,7 +58,9 @@ RUN_FOR_REAL = {
         "X=rm; $X -rf sentinel", "X=rm; $X -rf \"$HOME\"", "$(which rm) -rf sentinel",
         "`which rm` -rf ~", "CMD='rm -rf'; $CMD sentinel", "${RM:-rm} -rf ~",
         "a=r; b=m; $a$b -rf sentinel", "$(echo rm) -rf ~/", "$'\\x72\\x6d' -rf sentinel",
-        "r''m -rf sentinel", "\\rm -rf ~", "IFS=,;x=rm,-rf,sentinel;$x",
+        "r''m -rf sentinel", "\\rm -rf ~", "IFS=,;x=rm,-rf,sentinel;$x", "{rm,-rf,sentinel}",
+        "a=(rm -rf ~); \"${a[@]}\"", "X=xm; ${X/x/r} -rf sentinel", "rm${IFS}-rf${IFS}~",
+        "bash -c '$0 -rf sentinel' rm",
     ],
     "files written, then run": [
         "echo 'rm -rf sentinel' > x.sh; bash x.sh", "printf 'rm -rf ~' > x.sh; . ./x.sh",

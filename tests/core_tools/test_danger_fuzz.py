@@ -33,6 +33,9 @@ NAME_INDIRECTIONS = [
     lambda n: (f"export C={n}; ", '"$C"'), lambda n: ("", f"$(which {n})"),
     lambda n: ("", f"`command -v {n}`"), lambda n: ("", f"${{T:-{n}}}"),
     lambda n: ("", "$UNKNOWN_TOOL"), lambda n: ("", f"$(echo {n})"),
+    lambda n: (f"a=(ls {n}); ", "${a[1]}"), lambda n: (f"X=x{n}; ", "${X#x}"),
+    lambda n: (f"X={n}.sh; ", "${X%.sh}"), lambda n: (f"y={n}; x=y; ", "${!x}"),
+    lambda n: ("", f"{{{n},}}"),
 ]
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 
 from .inline import code_argument, inspect_code, interpreter
-from .lexer import ARITH, LIT, TILDE, VAR, Part, Word, lex_text, lex_word
+from .lexer import ARITH, LIT, TILDE, VAR, Part, Word, lex, lex_text, lex_word
 from .parse import Command, parse
-from .paths import normalise
+from .params import modify
+from .paths import expand_braces, normalise
 from .rules_files import file_rule, short_flags, split_options
 from .rules_system import NETCATS, SHELLS, SYSTEM_RULES
 from .site import (DECODED, FETCHED, MARKERS, OPAQUE, REMOTE, SECRET, Site, base_name,
@@ -73,32 +74,61 @@ class Analyser:
             else:
                 value = (self._variable(part, scope, depth) if part.kind == VAR
                          else self._substitution(part, scope, depth))
-                if part.quoted:
-                    fields[-1].append(value)
-                else:
-                    pieces = scope.split(value)
+                values = value if isinstance(value, list) else [value]
+                for n, item in enumerate(values):  # array elements are separate fields
+                    if n:
+                        fields.append([])
+                    if part.quoted:
+                        fields[-1].append(item)
+                        continue
+                    pieces = scope.split(item)
+                    if item[:1] and scope.separates(item[0]) and fields[-1]:
+                        fields.append([])
                     if pieces:
                         fields[-1].append(pieces[0])
                         fields.extend([p] for p in pieces[1:])
+                        if scope.separates(item[-1]):
+                            fields.append([])
         result = ["".join(f) for f in fields]
-        if result == [""] and not quoted:
-            result = []
+        if not (quoted and len(result) == 1):
+            result = [f for f in result if f]  # empty unquoted expansions vanish
         self._fields[id(word)] = (word, result)
         return result
 
     def joined(self, word: Word, scope: Scope, depth: int) -> str:
         return " ".join(self.expand(word, scope, depth))
 
-    def _variable(self, part: Part, scope: Scope, depth: int) -> str:
-        if not part.plain:
+    def _variable(self, part: Part, scope: Scope, depth: int) -> str | list[str]:
+        """A variable's value; a list for the elements of ``${array[@]}``."""
+        name, modifier = part.value, part.modifier
+        if modifier == "!":  # ${!x}: the variable named by x's value
+            name, modifier = scope.env.get(name, OPAQUE), ""
+        if modifier.startswith("["):
+            elements = scope.arrays.get(name)
+            index = modifier[1:].split("]", 1)[0]
+            if elements is None or "]" not in modifier or modifier.endswith("]") is False:
+                return OPAQUE
+            if index in ("@", "*"):
+                return list(elements)
+            return elements[int(index)] if index.isdigit() and int(index) < len(elements) \
+                else "" if index.isdigit() else OPAQUE
+        value = self._plain_value(name, part, scope, depth)
+        if not modifier:
+            return value
+        if OPAQUE in value or any(m in value for m in MARKERS):
             return OPAQUE
-        name = part.value
+        changed = modify(value, modifier)
+        return OPAQUE if changed is None else changed
+
+    def _plain_value(self, name: str, part: Part, scope: Scope, depth: int) -> str:
         if name in scope.env:
             return scope.env[name]
         if name == "HOME":
             return "~"
         if name == "PWD" and scope.cwd:
             return scope.cwd
+        if name == "IFS":
+            return " "
         if part.default is not None:
             default = lex_text(part.default) if part.quoted else lex_word(part.default)
             return self.joined(default, scope, depth)
@@ -130,8 +160,14 @@ class Analyser:
     def command(self, cmd: Command, scope: Scope, depth: int) -> None:
         for name, value in cmd.assigns:
             text = OPAQUE if value is None else self.joined(value, scope, depth)
-            if not cmd.words:
-                scope.env[name] = text
+            if cmd.words:
+                continue
+            if value is not None and text.startswith("(") and text.endswith(")"):
+                elements = [f for w in lex(text[1:-1]) if isinstance(w, Word)
+                            for f in self.expand(w, scope, depth)]
+                scope.arrays[name] = elements
+                text = elements[0] if elements else ""
+            scope.env[name] = text
         site = Site(self.add, scope.cwd, self._noop)
         stdin_paths: list[str] = []
         for r in cmd.redirects:
@@ -248,6 +284,11 @@ class Analyser:
             if "/" in argv[0] and self.run_file(argv[0], scope, depth):
                 cmd.argv = argv
                 return
+            if "{" in argv[0] and "," in argv[0]:  # {rm,-rf,~}: brace expansion
+                expanded = [w for w in expand_braces(argv[0]) if w]  # empty words vanish
+                if expanded != [argv[0]]:
+                    argv = expanded + argv[1:]
+                    continue
             wrapped = unwrap(base_name(argv[0]), argv[1:])
             if wrapped is None:
                 break
@@ -305,11 +346,14 @@ class Analyser:
                 if "=" in a:
                     alias, value = a.split("=", 1)
                     scope.aliases[alias] = value
-        elif name == "cd":
-            target = argv[1] if len(argv) > 1 and argv[1] != "-" else "~"
-            moved = normalise(target, scope.cwd)
-            scope.cwd = moved if moved.startswith("/") and not any(
-                m in moved for m in MARKERS) else None
+        elif name in ("cd", "pushd", "popd"):
+            targets = [a for a in argv[1:] if not a.startswith(("-", "+"))]
+            if name == "popd" or argv[1:2] == ["-"]:
+                scope.cwd = None  # back to a directory this text does not show
+            else:
+                moved = normalise(targets[0] if targets else "~", scope.cwd)
+                scope.cwd = moved if moved.startswith("/") and not any(
+                    m in moved for m in MARKERS) else None
         elif name in ("export", "declare", "local", "readonly", "typeset"):
             for a in argv[1:]:
                 if "=" in a and a.split("=", 1)[0].isidentifier():
@@ -391,8 +435,10 @@ class Analyser:
                 continue
             break
         rest = args[i:]
-        if command_mode:
-            self.run_text(rest[0] if rest else "", scope.child(), depth)
+        if command_mode:  # bash -c CODE NAME ARGS...: $0, $1, ... are NAME, ARGS
+            inner = scope.child()
+            inner.env.update({str(n): a for n, a in enumerate(rest[1:10])})
+            self.run_text(rest[0] if rest else "", inner, depth)
             return
         if rest and not reads_stdin and rest[0] not in STDIN_FILES:
             self.run_file(rest[0], scope, depth)

@@ -32,6 +32,7 @@ class Part:
     quoted: bool = False
     default: str | None = None  # ${NAME:-default}: the default's source text
     plain: bool = True  # False for ${#x}, ${x%y}, ${!x}: a value derived from the variable
+    modifier: str = ""  # what follows the name in ${...}: "%pat", "[@]", ":0:2"; "!" for ${!x}
     procsub: bool = False  # <( ) or >( )
 
 
@@ -333,16 +334,18 @@ def _is_assignment_prefix(text: str) -> bool:
 
 def _parameter(inner: str, quoted: bool) -> Part:
     """A ``${...}`` expansion: plain, with a default, or derived (unknown)."""
+    if inner.startswith("!") and _NAME.fullmatch(inner[1:]):
+        return Part(VAR, inner[1:], quoted, plain=False, modifier="!")
     m = _PARAM.fullmatch(inner)
     if not m or m.group(1) or inner.startswith("!"):
-        return Part(VAR, m.group(2) if m else "", quoted, plain=False)
+        return Part(VAR, m.group(2) if m else "", quoted, plain=False, modifier="length")
     name, rest = m.group(2), m.group(3)
     if not rest:
         return Part(VAR, name, quoted)
     for op in (":-", "-", ":=", "="):
         if rest.startswith(op):
             return Part(VAR, name, quoted, default=rest[len(op):])
-    return Part(VAR, name, quoted, plain=False)
+    return Part(VAR, name, quoted, plain=False, modifier=rest)
 
 
 def lex(source: str) -> list[Word | Op]:

@@ -84,7 +84,7 @@ def _classify(path: str, cwd: str | None, home: str | None) -> frozenset[str]:
     if not path or path.startswith(("-", "http:", "https:")):
         return frozenset()
     if "{" in path and _BRACE.search(path):  # {a,b} brace expansion: every variant counts
-        return frozenset().union(*(_classify(v, cwd, home) for v in _braces(path)))
+        return frozenset().union(*(_classify(v, cwd, home) for v in expand_braces(path)))
     if _GLOB.search(path):
         pattern = normalise(path, cwd, home)
         matched = [t for t in _GLOB_TARGETS if fnmatch.fnmatchcase(t, pattern)]
@@ -93,18 +93,19 @@ def _classify(path: str, cwd: str | None, home: str | None) -> frozenset[str]:
     return _labels(normalise(path, cwd, home))
 
 
-def _braces(path: str, limit: int = 64) -> list[str]:
-    found: list[str] = []
-    todo = [path]
-    while todo and len(found) + len(todo) <= limit:
-        current = todo.pop()
-        m = _BRACE.search(current)
-        if m is None:
-            found.append(current)
-            continue
-        todo.extend(current[:m.start()] + option + current[m.end():]
-                    for option in m.group(1).split(","))
-    return found + todo
+def expand_braces(word: str, limit: int = 64) -> list[str]:
+    """Bash brace expansion of ``word``, in order (``{a,b}c`` -> ``ac bc``), at most ``limit``
+    words."""
+    m = _BRACE.search(word)
+    if m is None:
+        return [word]
+    head, tail = word[:m.start()], word[m.end():]
+    out: list[str] = []
+    for option in m.group(1).split(","):
+        out.extend(expand_braces(head + option + tail, limit - len(out)))
+        if len(out) >= limit:
+            break
+    return out[:limit]
 
 
 def _labels(p: str) -> frozenset[str]:

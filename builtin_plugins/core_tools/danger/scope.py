@@ -38,15 +38,19 @@ class Scope:
     env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
     aliases: dict[str, str] = field(default_factory=dict)
+    arrays: dict[str, list[str]] = field(default_factory=dict)
     #: files written earlier in the text -> what was written (shared: files outlive subshells)
     files: dict[str, Content] = field(default_factory=dict)
 
     def child(self) -> "Scope":
-        return Scope(dict(self.env), self.cwd, dict(self.aliases), self.files)
+        return Scope(dict(self.env), self.cwd, dict(self.aliases), dict(self.arrays), self.files)
 
     def split(self, value: str) -> list[str]:
         """Word splitting of an unquoted expansion (by ``$IFS`` when the text sets it)."""
-        ifs = self.env.get("IFS")
+        ifs = self.env.get("IFS")  # unset: blanks
         if ifs is None or not ifs.strip():
             return value.split()
         return [w for w in re.split("[" + re.escape(ifs) + r"\s]+", value) if w]
+
+    def separates(self, char: str) -> bool:
+        return char.isspace() or char in self.env.get("IFS", "")
