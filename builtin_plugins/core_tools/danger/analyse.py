@@ -21,7 +21,8 @@ from .rules_system import NETCATS, SHELLS, SYSTEM_RULES
 from .site import (DECODED, FETCHED, MARKERS, OPAQUE, REMOTE, SECRET, Site, base_name,
                    opaque_key)
 from .scope import (DECODERS, DOWNLOADERS, MAX_DEPTH, OUTPUT_OPTIONS, QUERIES, SELECTORS,
-                    SSH_VALUED, STDIN_FILES, WRITES, Content, Scope)
+                    SETUP_GENERATORS, SETUP_WORDS, SSH_VALUED, STDIN_FILES, WRITES, Content,
+                    Scope)
 from .wrappers import option_code, unwrap
 
 class Analyser:
@@ -140,9 +141,10 @@ class Analyser:
             return ""
         last = commands[-1]
         marker, text = self.producer(last, scope, depth)
-        if part.procsub:
-            text = None
-            marker = marker or OPAQUE
+        if part.procsub:  # <( ): a file holding the output, judged when it is run
+            path = f"/dev/fd/{63 + len(scope.files)}"
+            scope.files[path] = (marker, text)
+            return path
         words = last.words_text
         if words and base_name(words[0]) in QUERIES and len(words) > 1:
             return base_name(words[-1])  # $(which rm) -> rm
@@ -222,8 +224,10 @@ class Analyser:
                 return "", self.joined(r.target, scope, depth)
             if r.op == "<" and r.target is not None:
                 target = self.joined(r.target, scope, depth)
-                marker = next((m for m in target if m in MARKERS), "")
-                return (marker, None)
+                known = scope.files.get(normalise(target, scope.cwd))
+                if known is not None:
+                    return known
+                return next((m for m in target if m in MARKERS), ""), None
         if cmd.pipe_from is not None:
             return self.producer(cmd.pipe_from, scope, depth)
         return "", None
@@ -237,6 +241,9 @@ class Analyser:
         args = argv[1:]
         if name in DOWNLOADERS:
             return FETCHED, None
+        if name in SETUP_GENERATORS and (name in ("ssh-agent", "dircolors", "keychain")
+                                         or SETUP_WORDS & set(args)):
+            return "", ""  # its own set-up code: trusted like running the program
         if name in NETCATS or name in ("telnet", "socat") or name == "openssl" and (
                 "s_client" in args):
             return REMOTE, None

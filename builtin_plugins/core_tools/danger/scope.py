@@ -19,6 +19,15 @@ DECODERS = frozenset({"base64", "base32", "basenc", "xxd", "uudecode", "rev", "t
 #: tools that pass lines of their input through unchanged
 SELECTORS = frozenset({"cat", "tee", "head", "tail", "sort", "uniq", "grep", "egrep", "fgrep",
                        "less", "more", "dos2unix", "unix2dos", "col", "fold"})
+#: programs whose output is their own shell set-up code, meant to be eval'd or sourced (with
+#: one of SETUP_WORDS, or always for the first group): the code comes from the installed
+#: program, not from data in the command
+SETUP_GENERATORS = frozenset({"ssh-agent", "dircolors", "keychain", "direnv", "pyenv", "rbenv",
+                              "nodenv", "goenv", "jenv", "conda", "brew", "starship", "zoxide",
+                              "fnm", "mise", "atuin", "opam", "thefuck", "gh", "kubectl", "helm",
+                              "rustup", "poetry", "pip", "npm", "uv", "pipx", "just"})
+SETUP_WORDS = frozenset({"init", "hook", "env", "shellenv", "completion", "completions",
+                         "activate", "export", "--alias", "shell.bash", "shell.zsh", "-s"})
 QUERIES = frozenset({"which", "whereis", "type", "command", "realpath", "readlink"})
 WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 #: script paths that mean "read the code from stdin"
