@@ -15,7 +15,7 @@ from .inline import code_argument, inspect_code, interpreter
 from .lexer import ARITH, LIT, TILDE, VAR, Part, Word, lex, lex_text, lex_word
 from .parse import Command, parse
 from .params import modify
-from .paths import expand_braces, normalise
+from .paths import CREDENTIAL, classify, expand_braces, normalise
 from .rules_files import file_rule, short_flags, split_options
 from .rules_system import NETCATS, SHELLS, SYSTEM_RULES
 from .site import (DECODED, FETCHED, MARKERS, OPAQUE, REMOTE, SECRET, Site, base_name,
@@ -105,14 +105,7 @@ class Analyser:
         if modifier == "!":  # ${!x}: the variable named by x's value
             name, modifier = scope.env.get(name, OPAQUE), ""
         if modifier.startswith("["):
-            elements = scope.arrays.get(name)
-            index = modifier[1:].split("]", 1)[0]
-            if elements is None or "]" not in modifier or modifier.endswith("]") is False:
-                return OPAQUE
-            if index in ("@", "*"):
-                return list(elements)
-            return elements[int(index)] if index.isdigit() and int(index) < len(elements) \
-                else "" if index.isdigit() else OPAQUE
+            return _element(scope.arrays.get(name), modifier)
         value = self._plain_value(name, part, scope, depth)
         if not modifier:
             return value
@@ -148,7 +141,7 @@ class Analyser:
         words = last.words_text
         if words and base_name(words[0]) in QUERIES and len(words) > 1:
             return base_name(words[-1])  # $(which rm) -> rm
-        reads_secret = any(Site(self.add, scope.cwd, self._noop).is_credential(a)
+        reads_secret = any(CREDENTIAL in classify(a, scope.cwd)
                            for c in commands for a in (c.argv or [])[1:])
         if text is not None and not marker:
             return text.strip() + (SECRET if reads_secret else "")
@@ -507,6 +500,18 @@ class Analyser:
             for target in split_options(args)[1]:
                 if target != code:
                     site.write(target)
+
+
+def _element(elements: list[str] | None, modifier: str) -> str | list[str]:
+    """``${a[@]}``, ``${a[*]}`` (every element) or ``${a[N]}`` of a known array."""
+    index, closed, rest = modifier[1:].partition("]")
+    if elements is None or not closed or rest:
+        return OPAQUE
+    if index in ("@", "*"):
+        return list(elements)
+    if not index.isdigit():
+        return OPAQUE
+    return elements[int(index)] if int(index) < len(elements) else ""
 
 
 __all__ = ["Analyser", "Scope"]
