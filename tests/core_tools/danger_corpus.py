@@ -91,6 +91,8 @@ BENIGN: tuple[str, ...] = (
     "rsync -avz -e 'ssh -p 2222' dist/ deploy@host:/srv/app/", "ln -sf \"$(pwd)/bin/tool\" ~/.local/bin/tool",
     "perl -pi -e 's/foo/bar/g' lib/*.pm", "sed -i.bak 's/a/b/' config.ini", "openssl s_client -connect example.com:443 < /dev/null",
     "bash -lc 'nvm use 18 && npm test'", "sh -c 'echo $0' hello", "trap 'echo bye' EXIT",
+    "openssl genrsa -out server.key 2048", "openssl x509 -in cert.pem -noout -dates",
+    "ssh-keygen -t ed25519 -f ~/.ssh/id_ed25519 -N ''", "cat ~/.ssh/id_ed25519.pub",
 )
 
 #: family -> commands, each of which must be refused or asked (never classified safe)

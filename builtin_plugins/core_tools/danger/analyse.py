@@ -15,7 +15,7 @@ from .inline import code_argument, inspect_code, interpreter
 from .lexer import ARITH, LIT, TILDE, VAR, Part, Word, lex, lex_text, lex_word
 from .parse import Command, parse
 from .params import modify
-from .paths import CREDENTIAL, classify, expand_braces, normalise
+from .paths import CREDENTIAL, KEY_FILE, classify, expand_braces, normalise
 from .rules_files import file_rule, short_flags, split_options
 from .rules_system import NETCATS, SHELLS, SYSTEM_RULES
 from .site import (DECODED, FETCHED, MARKERS, OPAQUE, REMOTE, SECRET, Site, base_name,
@@ -141,7 +141,7 @@ class Analyser:
         words = last.words_text
         if words and base_name(words[0]) in QUERIES and len(words) > 1:
             return base_name(words[-1])  # $(which rm) -> rm
-        reads_secret = any(CREDENTIAL in classify(a, scope.cwd)
+        reads_secret = any(classify(a, scope.cwd) & {CREDENTIAL, KEY_FILE}
                            for c in commands for a in (c.argv or [])[1:])
         if text is not None and not marker:
             return text.strip() + (SECRET if reads_secret else "")

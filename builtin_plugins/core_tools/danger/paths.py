@@ -14,9 +14,9 @@ UNKNOWN = "\x00"
 #: where ``~`` and ``$HOME`` point in a normalised path (two levels deep, like /home/user)
 HOME = "/home/\x01"
 
-ROOT, HOME_DIR, SYSTEM_DIR, SYSTEM_FILE, DEVICE, SOCKET, CREDENTIAL, SHELL_RC, SUDOERS = (
-    "root", "home", "system_dir", "system_file", "device", "socket", "credential", "shell_rc",
-    "sudoers")
+ROOT, HOME_DIR, SYSTEM_DIR, SYSTEM_FILE, DEVICE, SOCKET, CREDENTIAL, KEY_FILE, SHELL_RC, \
+    SUDOERS = ("root", "home", "system_dir", "system_file", "device", "socket", "credential",
+               "key_file", "shell_rc", "sudoers")
 
 #: directories whose recursive deletion (or moving away) is always refused
 SYSTEM_DIRS = frozenset({
@@ -130,9 +130,10 @@ def _labels(p: str) -> frozenset[str]:
     name = parts[-1]
     if (name in _CREDENTIAL_NAMES or any(d in _CREDENTIAL_DIRS for d in parts[:-1])
             or name in _CREDENTIAL_DIRS
-            or (name.startswith(".env.") and name not in _ENV_TEMPLATES)
-            or name.endswith((".pem", ".key", ".p12", ".pfx", ".kdbx"))):
+            or (name.startswith(".env.") and name not in _ENV_TEMPLATES)):
         labels.add(CREDENTIAL)
+    if name.endswith((".pem", ".key", ".p12", ".pfx", ".kdbx")):
+        labels.add(KEY_FILE)  # a secret to send, but also what key generators write
     if name in _SHELL_RC and (name.startswith(".") or p.startswith("/etc/")):
         labels.add(SHELL_RC)
     return frozenset(labels)

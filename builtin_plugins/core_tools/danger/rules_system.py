@@ -153,6 +153,8 @@ def _candidates(arg: str) -> list[str]:
 def network(site: Site, args: list[str]) -> None:
     """Credentials sent by a network tool, and shells wired to one."""
     name = site.command
+    if name == "openssl" and "s_client" not in args:
+        return  # keys, certificates and digests: local work
     skipped = NETWORK.get(name, frozenset())
     copies = name in ("scp", "sftp", "rsync", "rclone")
     sends = False

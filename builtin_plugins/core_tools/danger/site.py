@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .paths import (CREDENTIAL, DEVICE, HOME_DIR, ROOT, SHELL_RC, SOCKET, SUDOERS, SYSTEM_DIR,
-                    SYSTEM_FILE, classify, is_protected_dir)
+from .paths import (CREDENTIAL, DEVICE, HOME_DIR, KEY_FILE, ROOT, SHELL_RC, SOCKET, SUDOERS,
+                    SYSTEM_DIR, SYSTEM_FILE, classify, is_protected_dir)
 
 #: markers standing for text the analyser cannot read (see analyse.Analyser.expand)
 OPAQUE, FETCHED, DECODED, REMOTE, SECRET = "\x00", "\x02", "\x03", "\x04", "\x05"
@@ -67,4 +67,4 @@ class Site:
             self.add("credential_write")
 
     def is_credential(self, path: str) -> bool:
-        return CREDENTIAL in self.labels(path)
+        return bool(self.labels(path) & {CREDENTIAL, KEY_FILE})
