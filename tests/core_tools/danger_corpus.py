@@ -128,7 +128,8 @@ ATTACKS: dict[str, tuple[str, ...]] = {
         "tar cf a.tar --checkpoint=1 --checkpoint-action=exec='rm -rf ~' x",
         "rsync -e 'sh -c \"rm -rf ~\"' a b:", "ssh -o ProxyCommand='rm -rf ~' x",
         "git -c core.pager='rm -rf ~' log", "git -c alias.x='!rm -rf ~' x",
-        "zip z.zip a -T -TT 'rm -rf ~'", "python3 -c \"open('/dev/sda','wb').write(b'0')\"",
+        "zip z.zip a -T -TT 'rm -rf ~'", "node --eval=\"require('child_process').execSync('rm -rf ~')\"",
+        "perl -Mfeature=say -e 'system \"rm -rf ~\"'", "php -r'system(\"rm -rf ~\");'", "python3 -c \"open('/dev/sda','wb').write(b'0')\"",
         "python3 -c \"open('/root/.ssh/authorized_keys','a').write('k')\"",
     ),
     "inline_code": (

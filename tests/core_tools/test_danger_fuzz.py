@@ -88,8 +88,14 @@ SHELLISH = st.text(alphabet=st.sampled_from(list("rm -f~/$(){}[]`'\"\\;&|<>#=*\n
                    max_size=120)
 
 
+TOOLS = ["python3", "python -I", "perl -n", "php", "ruby", "node", "awk", "bash", "sh -c", "sudo",
+         "env", "find . -exec", "xargs -I{}", "git -c", "curl", "tar", "rsync -e", "ssh -o",
+         "crontab", "chmod", "rm", "dd", "eval", "cd", "export", "a=(", "${x", "cat <<E"]
+
+
 @FUZZ
-@given(st.one_of(st.text(max_size=200), SHELLISH))
+@given(st.one_of(st.text(max_size=200), SHELLISH,
+                 st.builds(lambda tool, rest: f"{tool} {rest}", st.sampled_from(TOOLS), SHELLISH)))
 def test_arbitrary_text_never_breaks_the_analyser(text: str) -> None:
     analyser = Analyser()
     analyser.script(text, Scope(cwd="/work"), 0)  # no exception, even without the safety net

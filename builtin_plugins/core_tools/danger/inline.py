@@ -60,24 +60,35 @@ def interpreter(name: str) -> str | None:
     return m.group(1) if m else None
 
 
+#: per interpreter: (flags that may be bundled before it, the letter of the short option that
+#: takes the code): ``python -Ic CODE``, ``perl -ne CODE``, ``php -rCODE``
+_BUNDLED = {kind: re.compile(rf"-{f'[{flags}]*' if flags else ''}[{letters}](.*)", re.S)
+            for kind, flags, letters in (
+                ("python", "bBdEhiIOPqsSuvx", "c"), ("pypy", "bBdEhiIOPqsSuvx", "c"),
+                ("perl", "acfnpsStTuUwWl", "eE"), ("ruby", "acdlnpsSvwWy", "e"),
+                ("php", "", "r"))}
+
+
 def code_argument(kind: str, args: list[str]) -> tuple[str | None, bool]:
     """(inline code, reads code from stdin) for an interpreter's arguments."""
     options = CODE_OPTIONS.get(kind, ())
     if kind in ("awk", "gawk", "mawk", "nawk"):
         program = next((a for a in args if not a.startswith("-")), None)
         return program, False
+    bundled = _BUNDLED.get(kind)
     i = 0
     while i < len(args):
         arg = args[i]
+        following = args[i + 1] if i + 1 < len(args) else ""
         low = arg.lower() if kind in ("pwsh", "powershell") else arg
+        name, eq, value = low.partition("=")
         if low in options or (kind == "deno" and arg == "eval"):
-            return (args[i + 1] if i + 1 < len(args) else ""), False
-        if kind in ("python", "pypy") and re.fullmatch(r"-[A-Za-z]*c", arg):
-            return (args[i + 1] if i + 1 < len(args) else ""), False
-        if kind in ("python", "pypy") and arg.startswith("-c") and len(arg) > 2:
-            return arg[2:], False
-        if kind in ("perl", "ruby") and re.fullmatch(r"-[A-Za-z]*[eE]", arg):
-            return (args[i + 1] if i + 1 < len(args) else ""), False
+            return following, False
+        if eq and name in options and name.startswith("--"):
+            return arg.split("=", 1)[1], False
+        m = bundled.fullmatch(arg) if bundled else None
+        if m:
+            return (m.group(1) or following), False
         if kind in ("python", "pypy") and arg == "-m":
             return None, False
         if arg == "-":
