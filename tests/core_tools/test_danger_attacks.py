@@ -183,3 +183,14 @@ def test_force_pushes_in_every_spelling_are_blocked(call: Call, work: Path,
         result = call("terminal", {"command": command, "workdir": "clone"})
         assert result.get("status") == "blocked", command
         assert _git("rev-parse", "main", cwd=remote) == published, command
+
+
+@pytest.mark.parametrize("command", ["rm -rf *", "rm -rf .", "find . -delete", "rm -rf ./*",
+                                     "cd ../.. && rm -rf fakehome"])
+def test_relative_paths_are_judged_in_the_directory_the_command_runs_in(
+        call: Call, targets: Targets, command: str) -> None:
+    before = targets.files()
+    workdir = targets.home if not command.startswith("cd") else targets.home / ".ssh"
+    result = call("terminal", {"command": command, "workdir": str(workdir)})
+    assert result.get("status") == "blocked" and result["approval"] == "hardline", result
+    assert targets.files() == before
