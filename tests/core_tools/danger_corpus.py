@@ -122,6 +122,8 @@ ATTACKS: dict[str, tuple[str, ...]] = {
         "systemd-run rm -rf /", "ssh localhost 'rm -rf ~'", "npx rimraf ~",
         "sort -o /etc/passwd x", "tar xzf evil.tgz -C /", "busybox rm -rf /",
         "sudo -u root -- rm -rf /", "doas rm -rf ~", "stdbuf -oL rm -rf ~", "setsid rm -rf ~",
+        "sudo -Eu root rm -rf /", "env -C / rm -rf *", "sudo -D / rm -rf *",
+        "find ~ -name '*' -delete",
     ),
     "commands_in_options": (
         "tar xf a.tar --to-command='rm -rf ~'",

@@ -293,6 +293,10 @@ class Analyser:
             if wrapped is None:
                 break
             elevated = elevated or wrapped.elevated
+            if wrapped.cwd is not None:  # env -C DIR: the rest runs there
+                scope = scope.child()
+                moved = normalise(wrapped.cwd, scope.cwd)
+                scope.cwd = moved if moved.startswith("/") else None
             if wrapped.login_shell:
                 self.add("privilege_change")
             if wrapped.script is not None:

@@ -122,7 +122,8 @@ def find(site: Site, args: list[str]) -> None:
         j += 1
     if deletes:
         site.add("find_delete")
-        whole_tree = not any(a in _FIND_TESTS for a in expr)
+        whole_tree = not any(a in _FIND_TESTS and expr[k + 1:k + 2] != ["*"]
+                             for k, a in enumerate(expr))
         for s in starts or ["."]:
             site.delete(s, whole_tree)
 

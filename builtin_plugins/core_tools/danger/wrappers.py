@@ -17,6 +17,7 @@ class Unwrapped:
     login_shell: bool = False  # sudo -i / sudo -s / su without a command
     via_xargs: bool = False
     replace: str | None = None  # xargs -I: the string replaced by each input item
+    cwd: str | None = None  # env -C DIR, sudo -D DIR: where the command runs
 
 
 def _skip(args: list[str], valued: frozenset[str], long_valued: frozenset[str] = frozenset(),
@@ -32,7 +33,8 @@ def _skip(args: list[str], valued: frozenset[str], long_valued: frozenset[str] =
         if a.startswith("--"):
             if "=" not in a and a in long_valued:
                 i += 1
-        elif a in valued:
+        elif a in valued or ("-" + a[-1] in valued and not any(
+                "-" + c in valued for c in a[1:-1])):  # -u root, or -Eu root (bundled)
             i += 1
         elif numeric_first and a[1:].isdigit():
             pass
@@ -66,6 +68,15 @@ _SYSTEMD_RUN_VALUED = frozenset({"-p", "-u", "-M", "-H", "-E", "--property", "--
 _NPX_VALUED = frozenset({"-p", "--package", "-c", "--call"})
 
 
+def _option_value(options: list[str], names: tuple[str, ...]) -> str | None:
+    for k, a in enumerate(options):
+        if a in names and k + 1 < len(options):
+            return options[k + 1]
+        if "=" in a and a.split("=", 1)[0] in names:
+            return a.split("=", 1)[1]
+    return None
+
+
 def unwrap(name: str, args: list[str]) -> Unwrapped | None:
     """What the wrapper ``name`` runs, or None when ``name`` is not a wrapper."""
     if name in _SIMPLE:
@@ -76,7 +87,8 @@ def unwrap(name: str, args: list[str]) -> Unwrapped | None:
         login = ("i" in flags or "s" in flags or "--login" in args[:i] or "--shell" in args[:i])
         if name == "sudo" and any(f in flags for f in "lvkKe"):
             return Unwrapped([])  # listing, validating, or sudoedit (judged as sudoedit)
-        return Unwrapped(args[i:], elevated=True, login_shell=login and i >= len(args))
+        return Unwrapped(args[i:], elevated=True, login_shell=login and i >= len(args),
+                         cwd=_option_value(args[:i], ("-D", "--chdir")))
     if name in ("su", "runuser", "sg"):
         for j, a in enumerate(args):
             if a in ("-c", "--command") and j + 1 < len(args):
@@ -100,7 +112,7 @@ def unwrap(name: str, args: list[str]) -> Unwrapped | None:
                 i += 1
             else:
                 break
-        return Unwrapped(args[i:])
+        return Unwrapped(args[i:], cwd=_option_value(args[:i], ("-C", "--chdir")))
     if name == "exec":
         return Unwrapped(args[_skip(args, frozenset({"-a"})):])
     if name == "command":
