@@ -10,7 +10,6 @@ bombs, reverse shells, uploads) are tested by classification only, in test_dange
 from __future__ import annotations
 
 import base64
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,9 +117,6 @@ CASES = [(family, command) for family, commands in RUN_FOR_REAL.items() for comm
 @pytest.mark.parametrize("family,command", CASES)
 def test_attack_is_blocked_and_its_target_survives(call: Call, targets: Targets, family: str,
                                                    command: str) -> None:
-    name = command.split()[0]
-    if name in ("node", "perl", "rsync", "xxd") and shutil.which(name) is None:
-        pytest.skip(f"{name} is not installed")
     before_files, before_modes = targets.files(), targets.modes()
     result = call("terminal", {"command": command})
     assert result.get("status") == "blocked", f"{family}: {command!r} ran: {result}"
