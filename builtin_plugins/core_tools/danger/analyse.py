@@ -9,21 +9,19 @@ command is reported under the marker's key, never passed as safe.
 
 from __future__ import annotations
 
-import re
-
+from .flows import output_of
 from .inline import code_argument, inspect_code, interpreter
 from .lexer import ARITH, LIT, TILDE, VAR, Part, Word, lex, lex_text, lex_word
-from .parse import Command, parse
 from .params import modify
+from .parse import Command, parse
 from .paths import CREDENTIAL, KEY_FILE, classify, expand_braces, normalise
 from .rules_files import file_rule, short_flags, split_options
-from .rules_system import NETCATS, SHELLS, SYSTEM_RULES
-from .site import (DECODED, FETCHED, MARKERS, OPAQUE, REMOTE, SECRET, Site, base_name,
-                   opaque_key)
-from .scope import (DECODERS, DOWNLOADERS, MAX_DEPTH, OUTPUT_OPTIONS, QUERIES, SELECTORS,
-                    SETUP_GENERATORS, SETUP_WORDS, SSH_VALUED, STDIN_FILES, WRITES, Content,
-                    Scope)
+from .rules_system import SHELLS, SYSTEM_RULES
+from .scope import (DOWNLOADERS, MAX_DEPTH, OUTPUT_OPTIONS, QUERIES, SSH_VALUED, STDIN_FILES,
+                    WRITES, Content, Scope)
+from .site import FETCHED, MARKERS, OPAQUE, SECRET, Site, base_name, opaque_key
 from .wrappers import option_code, unwrap
+
 
 class Analyser:
     def __init__(self) -> None:
@@ -225,44 +223,9 @@ class Analyser:
             return self.producer(cmd.pipe_from, scope, depth)
         return "", None
 
-    def producer(self, cmd: Command, scope: Scope, depth: int) -> tuple[str, str | None]:
+    def producer(self, cmd: Command, scope: Scope, depth: int) -> Content:
         """(marker, text) of what ``cmd`` writes to its stdout."""
-        argv = cmd.argv
-        if not argv:
-            return (OPAQUE, None) if argv is None or cmd.words_text else ("", "")
-        name = base_name(argv[0])
-        args = argv[1:]
-        if name in DOWNLOADERS:
-            return FETCHED, None
-        if name in SETUP_GENERATORS and (name in ("ssh-agent", "dircolors", "keychain")
-                                         or SETUP_WORDS & set(args)):
-            return "", ""  # its own set-up code: trusted like running the program
-        if name in NETCATS or name in ("telnet", "socat") or name == "openssl" and (
-                "s_client" in args):
-            return REMOTE, None
-        if name == "echo":
-            escapes = False
-            while args and re.fullmatch(r"-[neE]+", args[0]):
-                escapes = escapes or "e" in args[0]
-                args = args[1:]
-            if escapes and any("\\" in a for a in args):
-                return DECODED, None
-            return "", " ".join(args)
-        if name == "printf":
-            fmt = args[0] if args else ""
-            if fmt.rstrip("\\n") == "%s" or fmt in ("%s\n", "%s\\n"):
-                return "", " ".join(args[1:])
-            if "\\" in fmt or "%" in fmt:
-                return DECODED, None
-            return "", fmt
-        if name in SELECTORS:
-            marker, text = self.stdin_input(cmd, scope, depth)
-            if marker or text is not None:
-                return marker, text  # passes its input through
-            return next((m for a in args for m in a if m in MARKERS), ""), None  # reads files
-        if name in DECODERS:
-            return DECODED, None
-        return OPAQUE, None
+        return output_of(cmd, lambda: self.stdin_input(cmd, scope, depth))
 
     # ------------------------------------------------------------------ what runs
     def run(self, argv: list[str], cmd: Command, scope: Scope, depth: int,
