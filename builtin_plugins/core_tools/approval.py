@@ -1,15 +1,17 @@
-"""Dangerous-command detection and the approval gate used by ``terminal``.
+"""The approval gate used by ``terminal`` (detection lives in :mod:`.danger`).
 
 Order of checks for a command:
 
-1. **Hard floor**: a few commands that would wreck the machine (deleting ``/`` or the home
-   directory, formatting a disk, writing to a raw disk, a fork bomb) are always refused.
+1. **Hard floor**: commands that would wreck the machine (deleting or moving away ``/``, the
+   home directory or a system directory, formatting or overwriting a disk, a fork bomb), also
+   when spelled indirectly, are always refused.
 2. ``approvals.mode: off`` runs everything else.
-3. Commands matching no dangerous pattern run.
-4. Patterns already approved for this session, or listed in ``command_allowlist``, run.
+3. Commands with no finding run.
+4. Findings already approved for this session, or listed in ``command_allowlist``, run.
 5. Otherwise a human decides through the call's ``approval_callback``. Without one (cron,
    subagents, scripts) the command is **denied**. ``pre_approval_request`` fires before asking
-   and ``post_approval_response`` after.
+   and ``post_approval_response`` after. A command the detector cannot read
+   (``indirect_command``) goes the same way: asked, or denied with nobody to ask.
 
 The gate is generic (:meth:`ApprovalGate.decide`), so the agent loop can route a
 ``pre_tool_call`` ``{"action": "approve"}`` directive through the same path.
@@ -18,112 +20,22 @@ The gate is generic (:meth:`ApprovalGate.decide`), so the agent loop can route a
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .context import APPROVAL_CHOICES, ApprovalRequest, ToolCallContext
+from .danger import DESCRIPTIONS, HARD_KEYS, Finding, analyse, dangerous, hardline
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.approvals")
 
-_RM_RECURSIVE = (r"\brm\s+(?:-[-\w]*\s+)*(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\b")
-_RECURSIVE_FLAG = r"(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)(?=\s|$|[;&|)])"
-#: commands that run the command after them (with their options and VAR=value settings)
-_PREFIX = r"\b(?:sudo|doas|exec|xargs|time|nohup|nice|env)\s+(?:-\S+\s+|\w+=\S*\s+)*"
-#: where a command word starts: the line's start, after an operator, or after a prefix command
-_CMD = r"(?:^|[;&|(`{]\s*|\$\(\s*|" + _PREFIX + ")"
-_SHELLS = r"(?:(?:ba|z|da|k|fi|c|tc)?sh|python[\d.]*|perl|ruby|node|php)\b"
-_SYSTEM_DIRS = r"(?:/|/\*|~/?|\$HOME/?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|proc|root|sbin|srv|sys|usr|var)/?)"
-
-#: (key, description, regex). Matched against a normalised command line.
-HARDLINE: tuple[tuple[str, str, str], ...] = (
-    ("delete_root", "recursive delete of the root, home or a system directory",
-     _RM_RECURSIVE + r"(?:\s+-[-\w]+)*\s+(?:--\s+)?['\"]?" + _SYSTEM_DIRS + r"['\"]?(?:\s|$|;|&|\|)"
-     r"|\brm\s+(?:--\s+)?['\"]?" + _SYSTEM_DIRS + r"['\"]?\s+(?:-\S+\s+)*" + _RECURSIVE_FLAG),
-    ("format_disk", "formatting a disk", r"\bmkfs(?:\.\w+)?\b|\bmke2fs\b|\bwipefs\b"),
-    ("dd_device", "dd writing to a raw disk", r"\bdd\b[^;|&]*\bof=/dev/(?:sd|hd|nvme|vd|xvd|mmcblk|disk)"),
-    ("redirect_device", "writing to a raw disk", r">\s*/dev/(?:sd|hd|nvme|vd|xvd|mmcblk|disk)\w*"),
-    ("fork_bomb", "a fork bomb", r":\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"),
-)
-
-DANGEROUS: tuple[tuple[str, str, str], ...] = (
-    ("recursive_delete", "recursive delete",
-     _RM_RECURSIVE + r"|\brm\s+[^;&|\n]*?\s" + _RECURSIVE_FLAG),
-    ("find_delete", "deleting files found by find/xargs",
-     r"\bfind\b.*\s-(?:delete|exec\s+rm)\b|\bxargs\s+(?:-\S+\s+)*rm\b"),
-    ("disk_tool", "a disk or partition tool", _CMD + r"(?:dd|fdisk|parted|sfdisk|shred)\b(?!-)"),
-    ("world_writable", "making files world-writable",
-     r"\bchmod\s+(?:-[-\w]+\s+)*(?:0?777|a\+rwx|o\+w|ugo\+rwx)\b"),
-    ("chown_root", "recursive change of ownership", r"\bchown\s+(?:-[-\w]*\s+)*-[a-zA-Z]*R"),
-    ("pipe_to_shell", "running a downloaded script",
-     r"\b(?:curl|wget|fetch)\b[^|;&]*\|\s*(?:" + _PREFIX + ")*" + _SHELLS +
-     r"|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b|\b(?:ba|z)?sh\s+-c\s+['\"]?\$\(\s*(?:curl|wget)\b"
-     r"|\bbase64\s+(?:-d|--decode)\b[^;&]*\|\s*(?:ba|z)?sh\b"),
-    ("service_control", "stopping or restarting a system service",
-     r"\bsystemctl\s+(?:\S+\s+)*(?:restart|stop|disable|mask|kill|poweroff|reboot|halt)\b"
-     r"|\bservice\s+\S+\s+(?:restart|stop)\b|\blaunchctl\s+(?:unload|stop|remove|bootout)\b"),
-    ("shutdown", "shutting down or rebooting",
-     _CMD + r"(?:shutdown|reboot|halt|poweroff)\b|" + _CMD + r"init\s+[06]\b"),
-    ("kill_all", "killing many processes",
-     r"\bkill\s+(?:-\S+\s+)*-1\b|\bkillall\b|\bpkill\b|\bkill\s+-9\b"),
-    ("sql_destroy", "destroying database data",
-     r"(?i:\bdrop\s+(?:table|database|schema)\b|\btruncate\s+table\b"
-     r"|\bdelete\s+from\s+[\w.]+\s*(?:;|$|\"|'))"),
-    ("system_config_write", "overwriting system configuration",
-     r"(?:>|\btee\b(?:\s+-a)?)\s*/etc/|\b(?:sed|perl)\s+-i\S*\s[^;|&]*/etc/"),
-    ("git_destroy", "discarding git history or work",
-     r"\bgit\s+(?:reset\s+--hard|clean\s+-[a-zA-Z]*f|push\s+(?:\S+\s+)*(?:-f|--force)\b"
-     r"|branch\s+-D)"),
-)
-
-_HARD = [(k, d, re.compile(r)) for k, d, r in HARDLINE]
-_DANGER = [(k, d, re.compile(r)) for k, d, r in DANGEROUS]
-
-
-def normalise(command: str) -> str:
-    """Fold line continuations, quotes around words and runs of whitespace; drop comments."""
-    text = command.replace("\\\n", " ")
-    text = re.sub(r"(?m)(^|\s)#[^\n]*", r"\1", text)
-    text = re.sub(r"""(?<![\w=])(['"])([\w./~$*-]+)\1""", r"\2", text)  # 'rm' -> rm
-    text = re.sub(r"\\(?=[a-z])", "", text)  # \rm -> rm
-    text = re.sub(r"(?<![\w.-])/(?:usr/)?s?bin/(?=\w)", "", text)  # /bin/rm -> rm
-    return re.sub(r"[ \t]+", " ", text).strip()
-
-
-@dataclass(frozen=True)
-class Finding:
-    keys: tuple[str, ...]
-    descriptions: tuple[str, ...]
-
-    @property
-    def description(self) -> str:
-        return "; ".join(self.descriptions)
-
-
-def _unquoted(text: str) -> str:
-    """``text`` with the insides of quoted strings blanked, so an ``&`` or ``|`` in a quoted URL
-    does not hide the pipe after it."""
-    return re.sub(r""""[^"]*"|'[^']*'""", "_", text)
-
-
-def _scan(command: str, table: list[tuple[str, str, re.Pattern[str]]]) -> Finding | None:
-    text = normalise(command)
-    bare = _unquoted(text)
-    hits = [(k, d) for k, d, rx in table if rx.search(text) or rx.search(bare)]
-    return Finding(tuple(k for k, _ in hits), tuple(d for _, d in hits)) if hits else None
-
-
-def hardline(command: str) -> Finding | None:
-    return _scan(command, _HARD)
-
-
-def dangerous(command: str) -> Finding | None:
-    return _scan(command, _DANGER)
+__all__ = ["DESCRIPTIONS", "HARD_KEYS", "ApprovalGate", "Finding", "Verdict", "analyse",
+           "approval_gate", "dangerous", "hardline"]
 
 
 @dataclass
@@ -151,15 +63,18 @@ class ApprovalGate:
         configured = self.kernel.config.get("command_allowlist") or []
         return {str(k) for k in configured} | self._allow_added
 
-    def check_command(self, command: str, ctx: ToolCallContext) -> Verdict:
-        floor = hardline(command)
+    def check_command(self, command: str, ctx: ToolCallContext,
+                      cwd: Path | None = None) -> Verdict:
+        """The verdict for running ``command`` in ``cwd`` (default: the call's directory)."""
+        where = str(cwd or ctx.cwd)
+        floor = hardline(command, where)
         if floor is not None:
             return Verdict(False, "hardline", (
                 f"Refused: this command is never run by the agent ({floor.description}). If it "
                 "is really intended, the user must run it themselves."), floor.keys)
         if self.mode == "off":
             return Verdict(True, "off")
-        finding = dangerous(command)
+        finding = dangerous(command, where)
         if finding is None:
             return Verdict(True, "safe")
         return self.decide(command, finding.description, finding.keys, ctx)

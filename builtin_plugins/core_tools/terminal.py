@@ -166,7 +166,7 @@ class TerminalTool:
             cwd = ctx.resolve(args["workdir"])
         if not cwd.is_dir():
             return tool_error(f"Working directory does not exist: {cwd}.")
-        verdict = self.gate.check_command(command, ctx)
+        verdict = self.gate.check_command(command, ctx, cwd)
         if not verdict.allowed:
             return json.dumps({"output": "", "exit_code": None, "error": verdict.message,
                                "status": "blocked", "approval": verdict.choice})

@@ -1,0 +1,484 @@
+"""The analyser: walks the parsed commands in order and judges what runs and what it touches.
+
+Variables assigned earlier in the text are resolved, ``cd`` moves the working directory,
+wrappers (``sudo``, ``env``, ``xargs``, ...) are looked through, and text that is run as code
+(``bash -c``, ``eval``, heredocs and pipes into a shell, interpreters' inline code) is judged
+in turn. Text the analyser cannot read carries a marker (see :mod:`.site`); running it as a
+command is reported under the marker's key, never passed as safe.
+"""
+
+from __future__ import annotations
+
+from .flows import output_of
+from .inline import code_argument, inspect_code, interpreter
+from .lexer import ARITH, LIT, TILDE, VAR, Part, Word, lex, lex_text, lex_word
+from .params import modify
+from .parse import Command, parse
+from .paths import CREDENTIAL, KEY_FILE, classify, expand_braces, normalise
+from .rules_files import file_rule, short_flags, split_options
+from .rules_system import SHELLS, SYSTEM_RULES
+from .scope import (DOWNLOADERS, MAX_DEPTH, OUTPUT_OPTIONS, QUERIES, SSH_VALUED, STDIN_FILES,
+                    WRITES, Content, Scope)
+from .site import FETCHED, MARKERS, OPAQUE, SECRET, Site, base_name, opaque_key
+from .wrappers import option_code, unwrap
+
+
+class Analyser:
+    def __init__(self) -> None:
+        self.found: dict[str, None] = {}
+        # expansions by word (the word is kept so that its id is not reused)
+        self._fields: dict[int, tuple[Word, list[str]]] = {}
+
+    def add(self, key: str) -> None:
+        self.found.setdefault(key)
+
+    # ------------------------------------------------------------------ scripts
+    def script(self, source: str, scope: Scope, depth: int) -> list[Command]:
+        if depth > MAX_DEPTH:
+            self.add("indirect_command")
+            return []
+        commands = parse(source)
+        for cmd in commands:
+            self.command(cmd, scope, depth)
+        for cmd in commands:
+            if (cmd.function and cmd.argv and base_name(cmd.argv[0]) == cmd.function
+                    and (cmd.terminator in ("&", "|") or cmd.pipe_from is not None)):
+                self.add("fork_bomb")
+        return commands
+
+    def run_text(self, text: str, scope: Scope, depth: int) -> None:
+        """``text`` is run by a shell (``bash -c``, ``eval``, a heredoc fed to ``sh``)."""
+        if text.strip(MARKERS + " \t\n") == "" and (key := opaque_key(text)):
+            self.add(key)
+            return
+        self.script(text, scope, depth + 1)
+
+    # ------------------------------------------------------------------ expansion
+    def expand(self, word: Word, scope: Scope, depth: int) -> list[str]:
+        """The fields ``word`` becomes; unreadable pieces are markers."""
+        cached = self._fields.get(id(word))
+        if cached is not None and cached[0] is word:
+            return cached[1]
+        fields: list[list[str]] = [[]]  # pieces of each field, joined at the end
+        quoted = False
+        for part in word.parts:
+            quoted = quoted or part.quoted
+            if part.kind == LIT:
+                fields[-1].append(part.value)
+            elif part.kind == TILDE:
+                fields[-1].append("~" + part.value)
+            elif part.kind == ARITH:  # its substitutions run; its value is a number
+                self.expand(lex_text(part.value), scope, depth)
+                fields[-1].append(OPAQUE)
+            else:
+                value = (self._variable(part, scope, depth) if part.kind == VAR
+                         else self._substitution(part, scope, depth))
+                values = value if isinstance(value, list) else [value]
+                for n, item in enumerate(values):  # array elements are separate fields
+                    if n:
+                        fields.append([])
+                    if part.quoted:
+                        fields[-1].append(item)
+                        continue
+                    pieces = scope.split(item)
+                    if item[:1] and scope.separates(item[0]) and fields[-1]:
+                        fields.append([])
+                    if pieces:
+                        fields[-1].append(pieces[0])
+                        fields.extend([p] for p in pieces[1:])
+                        if scope.separates(item[-1]):
+                            fields.append([])
+        result = ["".join(f) for f in fields]
+        if not (quoted and len(result) == 1):
+            result = [f for f in result if f]  # empty unquoted expansions vanish
+        self._fields[id(word)] = (word, result)
+        return result
+
+    def joined(self, word: Word, scope: Scope, depth: int) -> str:
+        return " ".join(self.expand(word, scope, depth))
+
+    def _variable(self, part: Part, scope: Scope, depth: int) -> str | list[str]:
+        """A variable's value; a list for the elements of ``${array[@]}``."""
+        name, modifier = part.value, part.modifier
+        if modifier == "!":  # ${!x}: the variable named by x's value
+            name, modifier = scope.env.get(name, OPAQUE), ""
+        if modifier.startswith("["):
+            return _element(scope.arrays.get(name), modifier)
+        value = self._plain_value(name, part, scope, depth)
+        if not modifier:
+            return value
+        if OPAQUE in value or any(m in value for m in MARKERS):
+            return OPAQUE
+        changed = modify(value, modifier)
+        return OPAQUE if changed is None else changed
+
+    def _plain_value(self, name: str, part: Part, scope: Scope, depth: int) -> str:
+        if name in scope.env:
+            return scope.env[name]
+        if name == "HOME":
+            return "~"
+        if name == "PWD" and scope.cwd:
+            return scope.cwd
+        if name == "IFS":
+            return " "
+        if part.default is not None:
+            default = lex_text(part.default) if part.quoted else lex_word(part.default)
+            return self.joined(default, scope, depth)
+        return OPAQUE
+
+    def _substitution(self, part: Part, scope: Scope, depth: int) -> str:
+        commands = self.script(part.value, scope.child(), depth + 1)
+        if not commands:
+            return ""
+        last = commands[-1]
+        marker, text = self.producer(last, scope, depth)
+        if part.procsub:  # <( ): a file holding the output, judged when it is run
+            path = f"/dev/fd/{63 + len(scope.files)}"
+            scope.files[path] = (marker, text)
+            return path
+        words = last.words_text
+        if words and base_name(words[0]) in QUERIES and len(words) > 1:
+            return base_name(words[-1])  # $(which rm) -> rm
+        reads_secret = any(classify(a, scope.cwd) & {CREDENTIAL, KEY_FILE}
+                           for c in commands for a in (c.argv or [])[1:])
+        if text is not None and not marker:
+            return text.strip() + (SECRET if reads_secret else "")
+        return (marker or OPAQUE) + (SECRET if reads_secret else "")
+
+    @staticmethod
+    def _noop(argv: list[str]) -> None:
+        return None
+
+    # ------------------------------------------------------------------ commands
+    def command(self, cmd: Command, scope: Scope, depth: int) -> None:
+        for name, value in cmd.assigns:
+            text = OPAQUE if value is None else self.joined(value, scope, depth)
+            if cmd.words:
+                continue
+            if value is not None and text.startswith("(") and text.endswith(")"):
+                elements = [f for w in lex(text[1:-1]) if isinstance(w, Word)
+                            for f in self.expand(w, scope, depth)]
+                scope.arrays[name] = elements
+                text = elements[0] if elements else ""
+            scope.env[name] = text
+        site = Site(self.add, scope.cwd, self._noop)
+        stdin_paths: list[str] = []
+        for r in cmd.redirects:
+            if r.heredoc is not None:
+                self.expand(r.heredoc, scope, depth)
+            if r.target is None or r.op in ("<<", "<<-"):
+                continue
+            target = self.joined(r.target, scope, depth)
+            if "socket" in site.labels(target):
+                self.add("reverse_shell")
+            if r.op in WRITES or (r.op == ">&" and not target.isdigit() and target != "-"):
+                site.write(target, redirect=True)
+            if r.op in ("<", "<>"):
+                stdin_paths.append(target)
+        argv = [f for w in cmd.words for f in self.expand(w, scope, depth)]
+        cmd.words_text = argv
+        if cmd.kind != "simple" or not argv:
+            cmd.argv = []
+        else:
+            self.run(argv, cmd, scope, depth, stdin_paths=stdin_paths)
+        for r in cmd.redirects:
+            if r.target is not None and r.op in (">", ">>", ">|", "&>", "&>>"):
+                content = self.producer(cmd, scope, depth) if cmd.argv else ("", "")
+                self.remember(self.joined(r.target, scope, depth), content, scope)
+
+    def remember(self, path: str, content: Content, scope: Scope) -> None:
+        scope.files[normalise(path, scope.cwd)] = content
+
+    def run_file(self, path: str, scope: Scope, depth: int, code: bool = False) -> bool:
+        """Judge a script file written earlier in the text; False when it was not."""
+        content = scope.files.get(normalise(path, scope.cwd))
+        if content is None:
+            if key := opaque_key(path):
+                self.add(key)
+            return False
+        marker, text = content
+        if marker:
+            self.add(opaque_key(marker) or "indirect_command")
+        elif text and code:
+            self._inspect(text, scope, depth, Site(self.add, scope.cwd, self._noop))
+        elif text:
+            self.run_text(text, scope.child(), depth)
+        return True
+
+    def stdin_input(self, cmd: Command, scope: Scope, depth: int) -> tuple[str, str | None]:
+        """(marker, text) of what ``cmd`` reads on stdin: text when it can be read, a marker
+        when it cannot, ("", None) for a plain file or nothing."""
+        for r in cmd.redirects:
+            if r.op in ("<<", "<<-") and r.heredoc is not None:
+                return "", self.joined(r.heredoc, scope, depth)
+            if r.op == "<<<" and r.target is not None:
+                return "", self.joined(r.target, scope, depth)
+            if r.op == "<" and r.target is not None:
+                target = self.joined(r.target, scope, depth)
+                known = scope.files.get(normalise(target, scope.cwd))
+                if known is not None:
+                    return known
+                return next((m for m in target if m in MARKERS), ""), None
+        if cmd.pipe_from is not None:
+            return self.producer(cmd.pipe_from, scope, depth)
+        return "", None
+
+    def producer(self, cmd: Command, scope: Scope, depth: int) -> Content:
+        """(marker, text) of what ``cmd`` writes to its stdout."""
+        return output_of(cmd, lambda: self.stdin_input(cmd, scope, depth))
+
+    # ------------------------------------------------------------------ what runs
+    def run(self, argv: list[str], cmd: Command, scope: Scope, depth: int,
+            stdin_paths: list[str] | None = None, elevated: bool = False,
+            via_xargs: bool = False) -> None:
+        for _ in range(16):
+            if not argv:
+                cmd.argv = []
+                return
+            if key := opaque_key(argv[0]):
+                self.add(key)
+                cmd.argv = argv
+                return
+            if argv[0] in scope.aliases and depth < MAX_DEPTH:
+                cmd.argv = []
+                inner = scope.child()  # without the alias, so that `alias ls='ls -l'` ends
+                self.run_text(" ".join([inner.aliases.pop(argv[0]), *argv[1:]]), inner, depth)
+                return
+            if "/" in argv[0] and self.run_file(argv[0], scope, depth):
+                cmd.argv = argv
+                return
+            if "{" in argv[0] and "," in argv[0]:  # {rm,-rf,~}: brace expansion
+                expanded = [w for w in expand_braces(argv[0]) if w]  # empty words vanish
+                if expanded != [argv[0]]:
+                    argv = expanded + argv[1:]
+                    continue
+            wrapped = unwrap(base_name(argv[0]), argv[1:])
+            if wrapped is None:
+                break
+            elevated = elevated or wrapped.elevated
+            if wrapped.cwd is not None:  # env -C DIR: the rest runs there
+                scope = scope.child()
+                moved = normalise(wrapped.cwd, scope.cwd)
+                scope.cwd = moved if moved.startswith("/") else None
+            if wrapped.login_shell:
+                self.add("privilege_change")
+            if wrapped.script is not None:
+                cmd.argv = []
+                self.run_text(wrapped.script, scope, depth)
+                return
+            argv = wrapped.argv
+            if wrapped.via_xargs:
+                via_xargs = True
+                marker, text = self.stdin_input(cmd, scope, depth)
+                item = (text or "").strip() if not marker else marker
+                if wrapped.replace:
+                    argv = [a.replace(wrapped.replace, item) for a in argv]
+                else:
+                    argv = argv + item.split()
+        cmd.argv = argv
+        cmd.elevated = elevated
+        name = base_name(argv[0])
+        site = Site(self.add, scope.cwd,
+                    lambda inner: self.run(inner, Command(), scope, depth, elevated=elevated),
+                    command=name, elevated=elevated, via_xargs=via_xargs,
+                    stdin_paths=stdin_paths or [], pipeline=self._pipeline(cmd))
+        if name in SHELLS:
+            self._shell(argv, cmd, scope, depth, elevated)
+        elif name == "eval":
+            self.run_text(" ".join(argv[1:]), scope, depth)
+        elif name == "trap" and len(argv) > 2:
+            self.run_text(argv[1], scope, depth)
+        elif name in ("source", "."):
+            if len(argv) > 1:
+                if argv[1] in STDIN_FILES:
+                    self._code_from_stdin(cmd, scope, depth, elevated=False)
+                else:
+                    self.run_file(argv[1], scope, depth)
+        elif name in ("at", "batch"):
+            files = [argv[k + 1] for k in range(1, len(argv) - 1) if argv[k] == "-f"]
+            if files:
+                self.run_file(files[0], scope, depth)
+            else:
+                self._code_from_stdin(cmd, scope, depth, elevated=False)
+        elif name == "crontab":
+            self._crontab(argv[1:], cmd, scope, depth)
+        elif name == "ssh":
+            i = 1
+            while i < len(argv) and argv[i].startswith("-"):
+                i += 2 if argv[i] in SSH_VALUED else 1
+            if i + 1 < len(argv):  # a command for the remote shell
+                self.run_text(" ".join(argv[i + 1:]), scope.child(), depth)
+        elif name == "alias":
+            for a in argv[1:]:
+                if "=" in a:
+                    alias, value = a.split("=", 1)
+                    scope.aliases[alias] = value
+        elif name in ("cd", "pushd", "popd"):
+            targets = [a for a in argv[1:] if not a.startswith(("-", "+"))]
+            if name == "popd" or argv[1:2] == ["-"]:
+                scope.cwd = None  # back to a directory this text does not show
+            else:
+                moved = normalise(targets[0] if targets else "~", scope.cwd)
+                scope.cwd = moved if moved.startswith("/") and not any(
+                    m in moved for m in MARKERS) else None
+        elif name in ("export", "declare", "local", "readonly", "typeset"):
+            for a in argv[1:]:
+                if "=" in a and a.split("=", 1)[0].isidentifier():
+                    key_, value = a.split("=", 1)
+                    scope.env[key_] = value
+        elif name in ("read", "mapfile", "readarray"):
+            for a in argv[1:]:
+                if a.isidentifier():
+                    scope.env[a] = OPAQUE
+        elif name == "unset":
+            for a in argv[1:]:
+                scope.env.pop(a, None)
+        kind = interpreter(name)
+        if kind is not None:
+            self._interpreter(kind, argv, cmd, scope, depth, site)
+        for code in option_code(name, argv[1:]):
+            self.run_text(code, scope.child(), depth)
+        rules = [r for r in (file_rule(name), SYSTEM_RULES.get(name)) if r is not None]
+        for rule in rules:
+            rule(site, argv[1:])
+        self._outputs(name, argv, cmd, scope, depth, site, judged=bool(rules))
+
+    def _outputs(self, name: str, argv: list[str], cmd: Command, scope: Scope, depth: int,
+                 site: Site, judged: bool) -> None:
+        """Files the command writes through an output option, ``tee``, ``cp`` or ``mv``."""
+        outputs = [argv[k + 1] for k in range(1, len(argv) - 1)
+                   if argv[k] in OUTPUT_OPTIONS or name == "wget" and argv[k] == "-O"]
+        outputs += [a.split("=", 1)[1] for a in argv[1:]
+                    if a.startswith("--") and a.split("=", 1)[0] in OUTPUT_OPTIONS and "=" in a]
+        for path in outputs:
+            if not judged:
+                site.write(path)
+            self.remember(path, (FETCHED, None) if name in DOWNLOADERS else (OPAQUE, None),
+                          scope)
+        if name == "tee":
+            content = self.stdin_input(cmd, scope, depth)
+            for path in split_options(argv[1:])[1]:
+                self.remember(path, content, scope)
+        elif name in ("cp", "mv", "install", "ln"):
+            operands = split_options(argv[1:])[1]
+            if len(operands) == 2:
+                known = scope.files.get(normalise(operands[0], scope.cwd))
+                if known is not None:
+                    self.remember(operands[1], known, scope)
+
+    def _pipeline(self, cmd: Command) -> list[list[str]]:
+        earlier: list[list[str]] = []
+        prev = cmd.pipe_from
+        while prev is not None and len(earlier) < 32:
+            earlier.append(prev.argv or prev.words_text or [])
+            prev = prev.pipe_from
+        return earlier
+
+    def _shell(self, argv: list[str], cmd: Command, scope: Scope, depth: int,
+               elevated: bool) -> None:
+        args = argv[1:]
+        if base_name(argv[0]) == "busybox":
+            if args and base_name(args[0]) not in SHELLS:
+                self.run(args, Command(), scope, depth, elevated=elevated)
+                return
+            args = args[1:]
+        command_mode = reads_stdin = False
+        i = 0
+        while i < len(args):
+            a = args[i]
+            if a in ("--", "-"):
+                i += 1
+                break
+            if a in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+                i += 2
+                continue
+            if a.startswith("--"):
+                i += 1
+                continue
+            if a[:1] in "-+" and len(a) > 1:
+                command_mode = command_mode or "c" in a
+                reads_stdin = reads_stdin or a[:1] == "-" and "s" in a
+                i += 1
+                continue
+            break
+        rest = args[i:]
+        if command_mode:  # bash -c CODE NAME ARGS...: $0, $1, ... are NAME, ARGS
+            inner = scope.child()
+            inner.env.update({str(n): a for n, a in enumerate(rest[1:10])})
+            self.run_text(rest[0] if rest else "", inner, depth)
+            return
+        if rest and not reads_stdin and rest[0] not in STDIN_FILES:
+            self.run_file(rest[0], scope, depth)
+            return
+        self._code_from_stdin(cmd, scope, depth, elevated)
+
+    def _code_from_stdin(self, cmd: Command, scope: Scope, depth: int, elevated: bool) -> None:
+        marker, text = self.stdin_input(cmd, scope, depth)
+        if text is not None and not marker:
+            self.run_text(text, scope.child(), depth)
+        elif marker:
+            self.add(opaque_key(marker) or "indirect_command")
+        elif elevated:
+            self.add("privilege_change")
+
+    def _inspect(self, code: str, scope: Scope, depth: int, site: Site) -> None:
+        def shell(text: str) -> None:
+            self.script(text, scope.child(), depth + 1)
+
+        inspect_code(code, self.add, shell, site.write, lambda path: site.delete(path, True))
+
+    def _crontab(self, args: list[str], cmd: Command, scope: Scope, depth: int) -> None:
+        """A crontab installed from stdin or a file: its commands will run."""
+        options, operands = split_options(args, frozenset({"-u"}))
+        if any(c in short_flags(options) for c in "lre") or len(operands) > 1:
+            return
+        if operands and operands[0] != "-":
+            marker, text = scope.files.get(normalise(operands[0], scope.cwd), ("", None))
+        else:
+            marker, text = self.stdin_input(cmd, scope, depth)
+        if marker:
+            self.add(opaque_key(marker) or "indirect_command")
+        for line in (text or "").splitlines():
+            fields = line.split(None, 1 if line.startswith("@") else 5)
+            if line.strip() and not line.lstrip().startswith("#") and "=" not in fields[0]:
+                self.run_text(fields[-1], scope.child(), depth)
+
+    def _interpreter(self, kind: str, argv: list[str], cmd: Command, scope: Scope, depth: int,
+                     site: Site) -> None:
+        args = argv[1:]
+        code, reads_stdin = code_argument(kind, args)
+        script = next((a for a in args if not a.startswith("-")), None)
+        if code is None and not reads_stdin and script is not None and script != code:
+            self.run_file(script, scope, depth, code=True)
+        if code is None and reads_stdin:
+            marker, text = self.stdin_input(cmd, scope, depth)
+            if marker:
+                self.add(opaque_key(marker) or "indirect_command")
+            code = text
+        if code is None:
+            return
+        if key := opaque_key(code):
+            self.add(key)
+        if kind in ("pwsh", "powershell") and any(
+                a.lower() in ("-encodedcommand", "-ec", "-e") for a in args):
+            self.add("indirect_command")
+        self._inspect(code, scope, depth, site)
+        if kind == "perl" and "i" in short_flags([a for a in args if a.startswith("-")]):
+            for target in split_options(args)[1]:
+                if target != code:
+                    site.write(target)
+
+
+def _element(elements: list[str] | None, modifier: str) -> str | list[str]:
+    """``${a[@]}``, ``${a[*]}`` (every element) or ``${a[N]}`` of a known array."""
+    index, closed, rest = modifier[1:].partition("]")
+    if elements is None or not closed or rest:
+        return OPAQUE
+    if index in ("@", "*"):
+        return list(elements)
+    if not index.isdigit():
+        return OPAQUE
+    return elements[int(index)] if int(index) < len(elements) else ""
+
+
+__all__ = ["Analyser", "Scope"]

@@ -1,0 +1,316 @@
+"""Rules for commands that delete, write, move or change permissions of files and disks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .site import Site, base_name
+
+
+def split_options(args: list[str], valued: frozenset[str] = frozenset()
+                  ) -> tuple[list[str], list[str]]:
+    """(options, operands); GNU style: options may follow operands until ``--``."""
+    options: list[str] = []
+    operands: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            operands.extend(args[i + 1:])
+            break
+        if a.startswith("-") and a != "-":
+            options.append(a)
+            if a in valued and i + 1 < len(args):
+                options.append(args[i + 1])
+                i += 1
+        else:
+            operands.append(a)
+        i += 1
+    return options, operands
+
+
+def short_flags(options: list[str]) -> str:
+    return "".join(o[1:] for o in options if o.startswith("-") and not o.startswith("--"))
+
+
+def _recursive(options: list[str]) -> bool:
+    return "--recursive" in options or any(c in short_flags(options) for c in "rR")
+
+
+def rm(site: Site, args: list[str]) -> None:
+    options, targets = split_options(args)
+    recursive = _recursive(options)
+    if recursive:
+        site.add("recursive_delete")
+    if site.via_xargs:
+        site.add("find_delete")
+    for target in targets:
+        site.delete(target, recursive)
+
+
+def rimraf(site: Site, args: list[str]) -> None:
+    """``rimraf``, ``del-cli``: recursive deletion under another name."""
+    site.add("recursive_delete")
+    for target in split_options(args)[1]:
+        site.delete(target, True)
+
+
+def _tar_extracts(args: list[str]) -> bool:
+    first = args[0] if args else ""
+    return ("x" in first.lstrip("-") and not first.startswith("--")) or any(
+        a in ("--extract", "--get") or re.fullmatch(r"-[A-Za-z]*x[A-Za-z]*", a) for a in args)
+
+
+def extract(site: Site, args: list[str]) -> None:
+    """``tar -x -C DIR``, ``unzip -d DIR``: files written into DIR."""
+    if site.command != "unzip" and not _tar_extracts(args):
+        return
+    options = ("-d",) if site.command == "unzip" else ("-C", "--directory")
+    for k, a in enumerate(args):
+        if a in options and k + 1 < len(args):
+            site.write(args[k + 1])
+        elif a.startswith("--directory="):
+            site.write(a.split("=", 1)[1])
+
+
+def unlink(site: Site, args: list[str]) -> None:
+    for target in split_options(args)[1]:
+        site.delete(target, False)
+
+
+def shred(site: Site, args: list[str]) -> None:
+    site.add("disk_tool")
+    for target in split_options(args, frozenset({"-n", "-s", "--iterations", "--size"}))[1]:
+        site.write(target)
+        site.delete(target, False)
+
+
+_FIND_EXPR = re.compile(r"^[-(!)]")
+_DELETERS = frozenset({"rm", "unlink", "shred", "rmdir"})
+#: find tests that select some files: with one, find does not delete the whole tree
+_FIND_TESTS = frozenset({
+    "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+    "-type", "-newer", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size",
+    "-user", "-group", "-perm", "-empty", "-links", "-inum", "-samefile", "-lname", "-ilname",
+    "-uid", "-gid", "-nouser", "-nogroup", "-used", "-fstype", "-xtype", "-context"})
+
+
+def find(site: Site, args: list[str]) -> None:
+    starts: list[str] = []
+    i = 0
+    while i < len(args) and args[i] in ("-H", "-L", "-P"):
+        i += 1
+    while i < len(args) and not _FIND_EXPR.match(args[i]):
+        starts.append(args[i])
+        i += 1
+    start = starts[0] if starts else "."
+    expr = args[i:]
+    deletes = "-delete" in expr
+    j = 0
+    while j < len(expr):
+        if expr[j] in ("-exec", "-execdir", "-ok", "-okdir"):
+            k = j + 1
+            while k < len(expr) and expr[k] not in (";", "+"):
+                k += 1
+            inner = [start if a == "{}" else a for a in expr[j + 1:k]]
+            if inner and base_name(inner[0]) in _DELETERS:
+                deletes = True
+            if inner:
+                site.run(inner)
+            j = k
+        j += 1
+    if deletes:
+        site.add("find_delete")
+        whole_tree = not any(a in _FIND_TESTS and expr[k + 1:k + 2] != ["*"]
+                             for k, a in enumerate(expr))
+        for s in starts or ["."]:
+            site.delete(s, whole_tree)
+
+
+def _destination(args: list[str], valued: frozenset[str]) -> tuple[list[str], str | None]:
+    """(sources, destination) of cp / mv / ln / install."""
+    options, operands = split_options(args, valued)
+    for k, o in enumerate(options):
+        if o in ("-t", "--target-directory") and k + 1 < len(options):
+            return operands, options[k + 1]
+        if o.startswith("--target-directory="):
+            return operands, o.split("=", 1)[1]
+    if len(operands) < 2:
+        return [], None
+    return operands[:-1], operands[-1]
+
+
+_COPY_VALUED = frozenset({"-t", "-S", "-m", "-o", "-g", "--target-directory", "--suffix",
+                          "--mode", "--owner", "--group"})
+
+
+def copy(site: Site, args: list[str]) -> None:
+    _, dest = _destination(args, _COPY_VALUED)
+    if dest is not None:
+        site.write(dest)
+
+
+def move(site: Site, args: list[str]) -> None:
+    sources, dest = _destination(args, _COPY_VALUED)
+    for source in sources:
+        site.delete(source, True)
+    if dest is not None:
+        site.write(dest)
+
+
+def tee(site: Site, args: list[str]) -> None:
+    for target in split_options(args)[1]:
+        site.write(target)
+
+
+def truncate(site: Site, args: list[str]) -> None:
+    valued = frozenset({"-s", "-r", "-o", "--size", "--reference"})
+    for target in split_options(args, valued)[1]:
+        site.write(target)
+
+
+def dd(site: Site, args: list[str]) -> None:
+    site.add("disk_tool")
+    for a in args:
+        if a.startswith("of="):
+            target = a[3:]
+            if "device" in site.labels(target):
+                site.add("dd_device")
+            else:
+                site.write(target)
+
+
+def sed(site: Site, args: list[str]) -> None:
+    valued = frozenset({"-e", "-f", "--expression", "--file", "-l", "--line-length"})
+    options, operands = split_options(args, valued)
+    in_place = any(o.startswith(("-i", "--in-place")) or
+                   (o.startswith("-") and not o.startswith("--") and "i" in o[1:].split(".")[0])
+                   for o in options if o not in valued)
+    if not in_place:
+        return
+    scripted = any(o in ("-e", "-f", "--expression", "--file") or
+                   o.startswith(("--expression=", "--file=")) for o in options)
+    for target in operands if scripted else operands[1:]:
+        site.write(target)
+
+
+_OCTAL = re.compile(r"[0-7]{1,4}")
+_SYMBOLIC = re.compile(r"[ugoa]*(?:[-+=][rwxXstugo]*)+(?:,[ugoa]*(?:[-+=][rwxXstugo]*)+)*")
+
+
+def _mode_effects(mode: str) -> tuple[bool, bool]:
+    """(world-writable, setuid/setgid) for a chmod mode."""
+    if _OCTAL.fullmatch(mode):
+        digits = mode.zfill(4)
+        return int(digits[-1]) & 2 != 0, int(digits[0]) & 6 != 0
+    world = special = False
+    for clause in mode.split(","):
+        m = re.match(r"([ugoa]*)(.*)", clause)
+        assert m is not None
+        who, actions = m.group(1), m.group(2)
+        for op, perms in re.findall(r"([-+=])([rwxXstugo]*)", actions):
+            if op == "-":
+                continue
+            if "w" in perms and ("o" in who or "a" in who):
+                world = True
+            if "s" in perms:
+                special = True
+    return world, special
+
+
+def chmod(site: Site, args: list[str]) -> None:
+    mode: str | None = None
+    options: list[str] = []
+    targets: list[str] = []
+    for a in args:
+        if mode is None and not a.startswith("--reference") and (
+                _OCTAL.fullmatch(a) or _SYMBOLIC.fullmatch(a)):
+            mode = a
+        elif a.startswith("-") and a != "-":
+            options.append(a)
+        else:
+            targets.append(a)
+    world, special = _mode_effects(mode) if mode else (False, False)
+    if world:
+        site.add("world_writable")
+    if special or "R" in short_flags(options) or "--recursive" in options:
+        site.add("permission_change")
+    _system_targets(site, targets)
+
+
+def _system_targets(site: Site, targets: list[str]) -> None:
+    for target in targets:
+        labels = site.labels(target)
+        if labels & {"root", "system_dir", "system_file", "home", "device", "sudoers"}:
+            site.add("permission_change")
+
+
+def chown(site: Site, args: list[str]) -> None:
+    options, operands = split_options(args, frozenset({"--from"}))
+    if "R" in short_flags(options) or "--recursive" in options:
+        site.add("chown_root" if site.command == "chown" else "permission_change")
+    has_reference = any(o.startswith("--reference") for o in options)
+    _system_targets(site, operands if has_reference else operands[1:])
+
+
+def setfacl(site: Site, args: list[str]) -> None:
+    valued = frozenset({"-m", "-x", "-M", "-X", "--modify", "--remove", "--set", "--set-file",
+                        "--modify-file", "--remove-file"})
+    options, operands = split_options(args, valued)
+    if "R" in short_flags([o for o in options if o.startswith("-")]) or "--recursive" in options:
+        site.add("permission_change")
+    _system_targets(site, operands)
+
+
+def chattr(site: Site, args: list[str]) -> None:
+    _system_targets(site, [a for a in args if not a.startswith(("-", "+", "="))])
+
+
+def rsync(site: Site, args: list[str]) -> None:
+    valued = frozenset({"-e", "--rsh", "-f", "--filter", "--exclude", "--include", "-T",
+                        "--temp-dir", "--backup-dir", "--password-file", "--exclude-from",
+                        "--include-from", "--files-from", "--log-file", "--chown", "--chmod"})
+    options, operands = split_options(args, valued)
+    if len(operands) < 2:
+        return
+    dest = operands[-1]
+    if re.match(r"^[^/]*:", dest):
+        return  # remote destination
+    if any(o.startswith(("--delete", "--del")) for o in options):
+        labels = site.labels(dest)
+        if labels & {"root", "home", "system_dir", "system_file", "credential"}:
+            site.add("sync_delete")
+        site.delete(dest, True)
+    site.write(dest)
+
+
+def disk_tool(site: Site, args: list[str]) -> None:
+    site.add("disk_tool")
+
+
+def format_disk(site: Site, args: list[str]) -> None:
+    site.add("format_disk")
+
+
+def blkdiscard(site: Site, args: list[str]) -> None:
+    for target in split_options(args, frozenset({"-o", "-l", "-p"}))[1]:
+        site.write(target)
+    site.add("disk_tool")
+
+
+FILE_RULES: dict[str, Callable[[Site, list[str]], None]] = {
+    "rm": rm, "unlink": unlink, "shred": shred, "find": find, "cp": copy, "install": copy,
+    "ln": copy, "mv": move, "tee": tee, "truncate": truncate, "dd": dd, "sed": sed, "gsed": sed,
+    "chmod": chmod, "chown": chown, "chgrp": chown, "setfacl": setfacl, "chattr": chattr,
+    "rsync": rsync, "fdisk": disk_tool, "sfdisk": disk_tool, "cfdisk": disk_tool,
+    "parted": disk_tool, "gdisk": disk_tool, "sgdisk": disk_tool, "mke2fs": format_disk,
+    "mkswap": format_disk, "wipefs": format_disk, "mkntfs": format_disk, "mkdosfs": format_disk,
+    "newfs": format_disk, "blkdiscard": blkdiscard, "rimraf": rimraf, "del-cli": rimraf,
+    "tar": extract, "unzip": extract, "bsdtar": extract}
+
+
+def file_rule(name: str) -> Callable[[Site, list[str]], None] | None:
+    if name.startswith("mkfs"):
+        return format_disk
+    return FILE_RULES.get(name)

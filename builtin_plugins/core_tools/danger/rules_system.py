@@ -1,0 +1,214 @@
+"""Rules for git, services, processes, accounts, cron, firewalls and the network."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .rules_files import short_flags, split_options
+from .site import SECRET, Site, base_name
+
+_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                         "--exec-path", "--config-env"})
+
+
+def git(site: Site, args: list[str]) -> None:
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in _GIT_VALUED else 1
+    if i >= len(args):
+        return
+    sub, rest = args[i], args[i + 1:]
+    options, operands = split_options(rest)
+    flags = short_flags(options)
+    destroys = False
+    if sub == "reset":
+        destroys = "--hard" in options
+    elif sub == "clean":
+        destroys = "f" in flags or "--force" in options
+    elif sub == "branch":
+        destroys = "D" in flags or ("--delete" in options or "d" in flags) and (
+            "--force" in options or "f" in flags)
+    elif sub == "push":
+        destroys = ("f" in flags or "d" in flags or any(
+            o.startswith(("--force", "--mirror", "--delete", "--prune")) for o in options)
+            or any(ref.startswith(("+", ":")) for ref in operands[1:]))
+    if destroys:
+        site.add("git_destroy")
+
+
+_SYSTEMCTL_VERBS = frozenset({"restart", "stop", "disable", "mask", "kill", "poweroff",
+                              "reboot", "halt", "isolate", "try-restart", "reload-or-restart"})
+
+
+def systemctl(site: Site, args: list[str]) -> None:
+    verbs = [a for a in args if not a.startswith("-")]
+    if verbs and verbs[0] in _SYSTEMCTL_VERBS:
+        site.add("service_control")
+
+
+def service(site: Site, args: list[str]) -> None:
+    if len(args) >= 2 and args[1] in ("restart", "stop", "force-reload"):
+        site.add("service_control")
+
+
+def launchctl(site: Site, args: list[str]) -> None:
+    if args and args[0] in ("unload", "stop", "remove", "bootout", "disable"):
+        site.add("service_control")
+
+
+def shutdown(site: Site, args: list[str]) -> None:
+    site.add("shutdown")
+
+
+def init(site: Site, args: list[str]) -> None:
+    if args and args[0] in ("0", "6"):
+        site.add("shutdown")
+
+
+def kill(site: Site, args: list[str]) -> None:
+    signals = {"-9", "-KILL", "-SIGKILL"}
+    if "-1" in args or signals & set(args) or any(
+            a == "-s" and args[k + 1:k + 2] in (["9"], ["KILL"], ["SIGKILL"])
+            for k, a in enumerate(args)):
+        site.add("kill_all")
+
+
+def kill_all(site: Site, args: list[str]) -> None:
+    site.add("kill_all")
+
+
+def privilege(site: Site, args: list[str]) -> None:
+    site.add("privilege_change")
+
+
+def sudoedit(site: Site, args: list[str]) -> None:
+    for target in split_options(args, frozenset({"-u", "-g"}))[1]:
+        site.write(target)
+
+
+def crontab(site: Site, args: list[str]) -> None:
+    options, _ = split_options(args, frozenset({"-u"}))
+    if "r" in short_flags(options):
+        site.add("crontab_remove")
+
+
+def iptables(site: Site, args: list[str]) -> None:
+    options = [a for a in args if a.startswith("-")]
+    flags = short_flags([o for o in options if not o.startswith("--")])
+    if any(c in flags for c in "FXZ") or {"--flush", "--delete-chain", "--zero"} & set(options):
+        site.add("firewall_flush")
+    for k, a in enumerate(args):
+        if a in ("-P", "--policy") and "ACCEPT" in args[k + 1:k + 3]:
+            site.add("firewall_flush")
+
+
+def nft(site: Site, args: list[str]) -> None:
+    words = [a.lower() for a in args if not a.startswith("-")]
+    text = " ".join(words)
+    if "flush" in words or re.search(r"\bdelete (?:table|chain|ruleset)\b", text):
+        site.add("firewall_flush")
+
+
+def ufw(site: Site, args: list[str]) -> None:
+    words = [a for a in args if not a.startswith("-")]
+    if words and words[0] in ("disable", "reset"):
+        site.add("firewall_flush")
+
+
+def pfctl(site: Site, args: list[str]) -> None:
+    if "-d" in args or any(a.startswith("-F") for a in args):
+        site.add("firewall_flush")
+
+
+NETCATS = frozenset({"nc", "ncat", "netcat", "nc.traditional", "nc.openbsd", "pwncat"})
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
+                    "rbash", "yash", "busybox"})
+#: tools that send data over the network; option values that are local key files are skipped
+NETWORK: dict[str, frozenset[str]] = {
+    "curl": frozenset({"--cert", "-E", "--key", "--cacert", "--capath", "-K", "--config",
+                       "--netrc-file", "--proxy-cert", "--proxy-key", "-o", "--output",
+                       "-c", "--cookie-jar", "-D", "--dump-header"}),
+    "wget": frozenset({"-O", "--output-document", "-o", "--output-file", "-a"}),
+    "scp": frozenset({"-i", "-F", "-o", "-S", "-J"}), "sftp": frozenset({"-i", "-F", "-o"}),
+    "ssh": frozenset({"-i", "-F", "-o", "-J", "-E"}), "rsync": frozenset({"-e", "--rsh"}),
+    "nc": frozenset(), "ncat": frozenset(), "netcat": frozenset(), "socat": frozenset(),
+    "telnet": frozenset(), "ftp": frozenset(), "tftp": frozenset(), "lftp": frozenset(),
+    "http": frozenset(), "https": frozenset(), "xh": frozenset(), "aws": frozenset(),
+    "gsutil": frozenset(), "rclone": frozenset({"--config"}), "smbclient": frozenset(),
+    "mail": frozenset(), "mailx": frozenset(), "sendmail": frozenset(), "mutt": frozenset(),
+    "openssl": frozenset({"-key", "-cert", "-CAfile", "-in"})}
+_REMOTE_ARG = re.compile(r"^[^/\s]*:")
+
+
+def _candidates(arg: str) -> list[str]:
+    found = [arg]
+    if "@" in arg:
+        found.append(arg.rsplit("@", 1)[1])
+    if "=" in arg:
+        found.append(arg.split("=", 1)[1].lstrip("@<"))
+    return found
+
+
+def network(site: Site, args: list[str]) -> None:
+    """Credentials sent by a network tool, and shells wired to one."""
+    name = site.command
+    if name == "openssl" and "s_client" not in args:
+        return  # keys, certificates and digests: local work
+    skipped = NETWORK.get(name, frozenset())
+    copies = name in ("scp", "sftp", "rsync", "rclone")
+    sends = False
+    k = 0
+    while k < len(args):
+        arg = args[k]
+        if arg in skipped or arg.split("=", 1)[0] in skipped:
+            k += 1 if "=" in arg else 2
+            continue
+        if SECRET in arg or (not (copies and _REMOTE_ARG.match(arg)) and any(
+                site.is_credential(c) for c in _candidates(arg))):
+            sends = True
+        k += 1
+    if any(site.is_credential(p) for p in site.stdin_paths):
+        sends = True
+    if any(site.is_credential(c) for argv in site.pipeline for a in argv[1:]
+           for c in _candidates(a)):
+        sends = True
+    if sends:
+        site.add("secret_upload")
+    if name in NETCATS or name == "telnet" or name == "socat" or name == "openssl":
+        if any(base_name(argv[0]) in SHELLS for argv in site.pipeline if argv):
+            site.add("reverse_shell")
+    if name in NETCATS:
+        options = [a for a in args if a.startswith("-")]
+        if any(c in short_flags([o for o in options if not o.startswith("--")]) for c in "ec") or \
+                any(o.startswith(("--exec", "--sh-exec", "--lua-exec")) for o in options):
+            site.add("reverse_shell")
+    if name == "socat" and any(re.search(r"(?i)(?:^|[,!])(?:exec|system):", a) for a in args):
+        site.add("reverse_shell")
+    if name == "curl":
+        _outputs(site, args, ("-o", "--output"))
+    elif name == "wget":
+        _outputs(site, args, ("-O", "--output-document"))
+
+
+def _outputs(site: Site, args: list[str], options: tuple[str, ...]) -> None:
+    for k, a in enumerate(args):
+        if a in options and k + 1 < len(args):
+            site.write(args[k + 1])
+        elif a.startswith(tuple(o + "=" for o in options if o.startswith("--"))):
+            site.write(a.split("=", 1)[1])
+
+
+_PRIVILEGE = ("passwd", "chpasswd", "usermod", "useradd", "userdel", "adduser", "deluser",
+              "addgroup", "delgroup", "groupadd", "groupdel", "groupmod", "gpasswd", "visudo",
+              "vipw", "vigr", "chsh", "chfn", "chage", "newusers")
+
+SYSTEM_RULES: dict[str, Callable[[Site, list[str]], None]] = {
+    "git": git, "systemctl": systemctl, "service": service, "launchctl": launchctl,
+    "shutdown": shutdown, "reboot": shutdown, "halt": shutdown, "poweroff": shutdown,
+    "init": init, "telinit": init, "kill": kill, "killall": kill_all, "pkill": kill_all,
+    "killall5": kill_all, "sudoedit": sudoedit, "crontab": crontab, "iptables": iptables,
+    "ip6tables": iptables, "iptables-legacy": iptables, "iptables-nft": iptables,
+    "ebtables": iptables, "arptables": iptables, "nft": nft, "ufw": ufw, "pfctl": pfctl,
+    **{name: privilege for name in _PRIVILEGE}, **{name: network for name in NETWORK},
+    **{name: network for name in NETCATS}}

@@ -1,0 +1,70 @@
+"""The per-command context the rules report to: findings, the working directory, and how a
+path being written or deleted is judged."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .paths import (CREDENTIAL, DEVICE, HOME_DIR, KEY_FILE, ROOT, SHELL_RC, SOCKET, SUDOERS,
+                    SYSTEM_DIR, SYSTEM_FILE, classify, is_protected_dir)
+
+#: markers standing for text the analyser cannot read (see analyse.Analyser.expand)
+OPAQUE, FETCHED, DECODED, REMOTE, SECRET = "\x00", "\x02", "\x03", "\x04", "\x05"
+MARKERS = OPAQUE + FETCHED + DECODED + REMOTE + SECRET
+#: what running unreadable text means, by the marker it carries (first match wins)
+MARKER_KEYS = ((REMOTE, "reverse_shell"), (FETCHED, "pipe_to_shell"), (DECODED, "pipe_to_shell"),
+               (OPAQUE, "indirect_command"), (SECRET, "indirect_command"))
+
+
+def opaque_key(text: str) -> str | None:
+    """The finding for running ``text`` as code when parts of it cannot be read."""
+    return next((key for marker, key in MARKER_KEYS if marker in text), None)
+
+
+def base_name(word: str) -> str:
+    return word.rstrip("/").rsplit("/", 1)[-1]
+
+
+@dataclass
+class Site:
+    add: Callable[[str], None]
+    cwd: str | None
+    run: Callable[[list[str]], None]  # judge another command (find -exec, xargs)
+    command: str = ""  # the command's name
+    elevated: bool = False
+    via_xargs: bool = False
+    stdin_paths: list[str] = field(default_factory=list)  # files redirected into the command
+    pipeline: list[list[str]] = field(default_factory=list)  # earlier commands in its pipeline
+
+    def labels(self, path: str) -> frozenset[str]:
+        return classify(path, self.cwd)
+
+    def write(self, path: str, redirect: bool = False) -> None:
+        """``path`` is written, truncated or replaced."""
+        labels = self.labels(path)
+        if DEVICE in labels:
+            self.add("redirect_device" if redirect else "disk_overwrite")
+        if SOCKET in labels:
+            self.add("reverse_shell")
+        if SUDOERS in labels:
+            self.add("privilege_change")
+        if CREDENTIAL in labels or SHELL_RC in labels:
+            self.add("credential_write")
+        if SYSTEM_FILE in labels or ROOT in labels or SYSTEM_DIR in labels:
+            self.add("system_config_write")
+
+    def delete(self, path: str, recursive: bool) -> None:
+        """``path`` is deleted (or moved away); ``recursive``: with everything below it."""
+        labels = self.labels(path)
+        if recursive and is_protected_dir(labels):
+            self.add("delete_root")
+        if DEVICE in labels or SYSTEM_FILE in labels and HOME_DIR not in labels:
+            self.add("system_config_write")
+        if SUDOERS in labels:
+            self.add("privilege_change")
+        if CREDENTIAL in labels or SHELL_RC in labels:
+            self.add("credential_write")
+
+    def is_credential(self, path: str) -> bool:
+        return bool(self.labels(path) & {CREDENTIAL, KEY_FILE})

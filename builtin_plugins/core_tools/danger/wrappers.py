@@ -1,0 +1,210 @@
+"""Commands that run another command: ``sudo``, ``env``, ``xargs``, ``timeout``, ``nice``, ...
+
+:func:`unwrap` returns what runs after the wrapper's own options, or a script text for the
+wrappers that take one string (``su -c``, ``watch``, ``flock -c``, ``env -S``)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass
+class Unwrapped:
+    argv: list[str]  # the command that runs (empty: none)
+    script: str | None = None  # a shell string to run instead
+    elevated: bool = False  # runs as another user (sudo, doas, su)
+    login_shell: bool = False  # sudo -i / sudo -s / su without a command
+    via_xargs: bool = False
+    replace: str | None = None  # xargs -I: the string replaced by each input item
+    cwd: str | None = None  # env -C DIR, sudo -D DIR: where the command runs
+
+
+def _skip(args: list[str], valued: frozenset[str], long_valued: frozenset[str] = frozenset(),
+          numeric_first: bool = False) -> int:
+    """Index of the first argument that is not one of the wrapper's options."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            return i + 1
+        if not a.startswith("-") or a == "-":
+            return i
+        if a.startswith("--"):
+            if "=" not in a and a in long_valued:
+                i += 1
+        elif a in valued or ("-" + a[-1] in valued and not any(
+                "-" + c in valued for c in a[1:-1])):  # -u root, or -Eu root (bundled)
+            i += 1
+        elif numeric_first and a[1:].isdigit():
+            pass
+        i += 1
+    return i
+
+
+_SUDO_VALUED = frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R"})
+_SUDO_LONG = frozenset({"--user", "--group", "--close-from", "--chdir", "--host", "--prompt",
+                        "--role", "--type", "--other-user", "--command-timeout", "--chroot"})
+_TIME_VALUED = frozenset({"-f", "-o", "--format", "--output"})
+_NICE_VALUED = frozenset({"-n", "--adjustment"})
+_IONICE_VALUED = frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"})
+_TIMEOUT_VALUED = frozenset({"-s", "-k"})
+_TIMEOUT_LONG = frozenset({"--signal", "--kill-after"})
+_STDBUF_VALUED = frozenset({"-i", "-o", "-e"})
+_XARGS_VALUED = frozenset({"-I", "-L", "-n", "-P", "-d", "-E", "-s", "-a"})
+_XARGS_LONG = frozenset({"--arg-file", "--delimiter", "--max-args", "--max-procs",
+                         "--max-lines", "--max-chars", "--replace", "--eof"})
+_ENV_VALUED = frozenset({"-u", "-C", "--unset", "--chdir"})
+_SIMPLE = frozenset({"nohup", "setsid", "builtin", "unbuffer", "caffeinate", "catchsegv",
+                     "proxychains", "proxychains4", "torsocks", "fakeroot", "eatmydata"})
+
+_PARALLEL_VALUED = frozenset({"-j", "-P", "-N", "-n", "-L", "-S", "-a", "-d", "-E", "-I",
+                              "--jobs", "--sshlogin", "--arg-file", "--delay", "--timeout",
+                              "--joblog", "--results", "--colsep", "--tagstring"})
+_SYSTEMD_RUN_VALUED = frozenset({"-p", "-u", "-M", "-H", "-E", "--property", "--unit",
+                                 "--machine", "--host", "--setenv", "--uid", "--gid", "--nice",
+                                 "--slice", "--description", "--working-directory",
+                                 "--on-active", "--on-calendar"})
+_NPX_VALUED = frozenset({"-p", "--package", "-c", "--call"})
+
+
+def _option_value(options: list[str], names: tuple[str, ...]) -> str | None:
+    for k, a in enumerate(options):
+        if a in names and k + 1 < len(options):
+            return options[k + 1]
+        if "=" in a and a.split("=", 1)[0] in names:
+            return a.split("=", 1)[1]
+    return None
+
+
+def unwrap(name: str, args: list[str]) -> Unwrapped | None:
+    """What the wrapper ``name`` runs, or None when ``name`` is not a wrapper."""
+    if name in _SIMPLE:
+        return Unwrapped(args)
+    if name in ("sudo", "doas", "pkexec", "run0"):
+        i = _skip(args, _SUDO_VALUED, _SUDO_LONG)
+        flags = "".join(a[1:] for a in args[:i] if a.startswith("-") and not a.startswith("--"))
+        login = ("i" in flags or "s" in flags or "--login" in args[:i] or "--shell" in args[:i])
+        if name == "sudo" and any(f in flags for f in "lvkKe"):
+            return Unwrapped([])  # listing, validating, or sudoedit (judged as sudoedit)
+        return Unwrapped(args[i:], elevated=True, login_shell=login and i >= len(args),
+                         cwd=_option_value(args[:i], ("-D", "--chdir")))
+    if name in ("su", "runuser", "sg"):
+        for j, a in enumerate(args):
+            if a in ("-c", "--command") and j + 1 < len(args):
+                return Unwrapped([], script=args[j + 1], elevated=True)
+            if a.startswith("--command="):
+                return Unwrapped([], script=a.split("=", 1)[1], elevated=True)
+        if name == "runuser" and "--" in args:
+            return Unwrapped(args[args.index("--") + 1:], elevated=True)
+        return Unwrapped([], elevated=True, login_shell=True)
+    if name == "env":
+        i = 0
+        while i < len(args):
+            a = args[i]
+            if a in ("-S", "--split-string") and i + 1 < len(args):
+                return Unwrapped([], script=" ".join(args[i + 1:]))
+            if a.startswith("-S") and len(a) > 2:
+                return Unwrapped([], script=" ".join([a[2:], *args[i + 1:]]))
+            if a in _ENV_VALUED:
+                i += 2
+            elif a.startswith("-") or ("=" in a and a.split("=", 1)[0].isidentifier()):
+                i += 1
+            else:
+                break
+        return Unwrapped(args[i:], cwd=_option_value(args[:i], ("-C", "--chdir")))
+    if name == "exec":
+        return Unwrapped(args[_skip(args, frozenset({"-a"})):])
+    if name == "command":
+        if any(a in ("-v", "-V") for a in args[:1]):
+            return Unwrapped([])
+        return Unwrapped(args[_skip(args, frozenset()):])
+    if name == "time":
+        return Unwrapped(args[_skip(args, _TIME_VALUED, _TIME_VALUED):])
+    if name == "nice":
+        return Unwrapped(args[_skip(args, _NICE_VALUED, _NICE_VALUED, numeric_first=True):])
+    if name == "ionice":
+        return Unwrapped(args[_skip(args, _IONICE_VALUED, _IONICE_VALUED):])
+    if name in ("timeout", "gtimeout"):
+        i = _skip(args, _TIMEOUT_VALUED, _TIMEOUT_LONG)
+        return Unwrapped(args[i + 1:])
+    if name == "stdbuf":
+        return Unwrapped(args[_skip(args, _STDBUF_VALUED):])
+    if name in ("chrt", "taskset"):
+        i = _skip(args, frozenset({"-c", "--cpu-list"}) if name == "taskset" else frozenset())
+        return Unwrapped(args[i + 1:])
+    if name == "chroot":
+        i = _skip(args, frozenset(), frozenset({"--userspec", "--groups"}))
+        return Unwrapped(args[i + 1:], elevated=True)
+    if name == "flock":
+        for j, a in enumerate(args):
+            if a in ("-c", "--command") and j + 1 < len(args):
+                return Unwrapped([], script=args[j + 1])
+        i = _skip(args, frozenset({"-w", "-E"}), frozenset({"--timeout", "--conflict-exit-code"}))
+        return Unwrapped(args[i + 1:])
+    if name == "watch":
+        i = _skip(args, frozenset({"-n", "-d", "-q"}), frozenset({"--interval"}))
+        return Unwrapped([], script=" ".join(args[i:]))
+    if name == "script":
+        for j, a in enumerate(args):
+            if (a == "--command" or a.startswith("-") and not a.startswith("--")
+                    and a.endswith("c")) and j + 1 < len(args):
+                return Unwrapped([], script=args[j + 1])
+        return Unwrapped([])
+    if name == "parallel":
+        i = _skip(args, _PARALLEL_VALUED, _PARALLEL_VALUED)
+        end = next((k for k in range(i, len(args)) if args[k] in (":::", "::::", ":::+")),
+                   len(args))
+        return Unwrapped(args[i:end] + args[end + 1:end + 2], via_xargs=end == len(args))
+    if name == "systemd-run":
+        return Unwrapped(args[_skip(args, _SYSTEMD_RUN_VALUED, _SYSTEMD_RUN_VALUED):],
+                         elevated=True)
+    if name in ("npx", "pnpx", "bunx"):
+        for j, a in enumerate(args):
+            if a in ("-c", "--call") and j + 1 < len(args):
+                return Unwrapped([], script=args[j + 1])
+        return Unwrapped(args[_skip(args, _NPX_VALUED, _NPX_VALUED):])
+    if name in ("strace", "ltrace"):
+        return Unwrapped(args[_skip(args, frozenset({"-e", "-o", "-p", "-s", "-u", "-E"})):])
+    if name == "xargs":
+        i = _skip(args, _XARGS_VALUED, _XARGS_LONG)
+        replace = next((args[k + 1] for k in range(i - 1) if args[k] == "-I"), None)
+        replace = replace or next((a[2:] for a in args[:i] if a.startswith("-I") and len(a) > 2),
+                                  None)
+        return Unwrapped(args[i:] or ["echo"], via_xargs=True, replace=replace)
+    return None
+
+
+#: options whose value is a command line the tool runs through a shell
+_CODE_OPTIONS: dict[str, frozenset[str]] = {
+    "tar": frozenset({"--to-command", "--use-compress-program", "-I", "--info-script", "-F",
+                      "--new-volume-script", "--checkpoint-action"}),
+    "rsync": frozenset({"-e", "--rsh", "--rsync-path"}),
+    "zip": frozenset({"-TT", "--unzip-command"}),
+}
+#: ``-o`` settings (ssh family) and ``-c`` settings (git) whose value is a command line
+_SSH_CODE = re.compile(r"(?i)(?:ProxyCommand|LocalCommand|RemoteCommand|KnownHostsCommand)"
+                       r"\s*=?\s*(.*)", re.S)
+_GIT_CODE = re.compile(r"(?i)(?:core\.(?:sshCommand|pager|editor|fsmonitor|askPass)|"
+                       r"sequence\.editor|diff\.external|alias\.[\w.-]+|credential\.helper|"
+                       r"[\w.-]+\.(?:textconv|command|cmd|process|clean|smudge))=(.*)", re.S)
+
+
+def option_code(name: str, args: list[str]) -> list[str]:
+    """Command lines hidden in a tool's options (``tar --to-command``, ``rsync -e``,
+    ``ssh -o ProxyCommand=``, ``git -c core.pager=``, ...)."""
+    found: list[str] = []
+    options = _CODE_OPTIONS.get(name, frozenset())
+    for k, a in enumerate(args):
+        value = args[k + 1] if k + 1 < len(args) else ""
+        key, eq, inline = a.partition("=")
+        if name in _CODE_OPTIONS:
+            if a in options:
+                found.append(value)
+            elif eq and key in options:
+                found.append(inline)
+        elif name in ("ssh", "scp", "sftp") and a == "-o" and (m := _SSH_CODE.match(value)):
+            found.append(m.group(1))
+        elif name == "git" and a == "-c" and (m := _GIT_CODE.match(value)):
+            found.append(m.group(1).lstrip("!"))
+    return [code.removeprefix("exec=") for code in found if code]
