@@ -77,7 +77,10 @@ class CoreTools:
         def bind(name: str, target: Callable[[], Callable[[dict[str, Any], Any], str]]
                  ) -> Callable[..., str]:
             def handler(args: dict[str, Any], **kwargs: Any) -> str:
-                return target()(args, self._ctx(kwargs))
+                from .danger.paths import kernel_home
+
+                with kernel_home(self.kernel.home):  # its .env and auth.json are secrets
+                    return target()(args, self._ctx(kwargs))
             handler.__name__ = name
             return handler
 

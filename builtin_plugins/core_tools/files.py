@@ -11,6 +11,7 @@ from typing import Any
 from hermes_agent import tool_error, write_atomic
 
 from .context import ToolCallContext
+from .secrets import holds_secret, refusal
 
 BINARY_PROBE = 8192
 DIFF_LIMIT = 4000
@@ -61,6 +62,8 @@ def read_file(args: dict[str, Any], ctx: ToolCallContext, *, max_lines: int = 20
                             f"(target='files', path='{raw}').")
     if not path.is_file():
         return missing_file_error(path, raw)
+    if holds_secret(path):
+        return tool_error(refusal(raw, path))
     offset = _int_arg(args, "offset", 1, 1)
     limit = _int_arg(args, "limit", 500, 1, max_lines)
     try:

@@ -16,6 +16,7 @@ from hermes_agent import tool_error
 from .context import ToolCallContext
 from .files import BINARY_PROBE, _int_arg
 from .gitignore import IgnoreRules, rules_for
+from .secrets import holds_secret
 
 MAX_FILE_BYTES = 5_000_000  # larger files are skipped by content search
 MAX_LINE_CHARS = 400
@@ -93,7 +94,8 @@ def search_files(args: dict[str, Any], ctx: ToolCallContext) -> str:
     offset = _int_arg(args, "offset", 0, 0)
     context = _int_arg(args, "context", 0, 0, 20)
     file_glob = args.get("file_glob") if isinstance(args.get("file_glob"), str) else ""
-    files = [(root, root.name)] if root.is_file() else list(walk(root))
+    files = [(p, rel) for p, rel in ([(root, root.name)] if root.is_file() else walk(root))
+             if not holds_secret(p)]
     if file_glob:
         files = [(p, rel) for p, rel in files if _glob_match(p.name, rel, file_glob)]
     if target == "files":

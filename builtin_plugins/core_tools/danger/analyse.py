@@ -10,12 +10,14 @@ command is reported under the marker's key, never passed as safe.
 from __future__ import annotations
 
 from .flows import output_of
-from .inline import code_argument, inspect_code, interpreter
+from .inline import code_argument, inspect_code, interpreter, string_literals
 from .lexer import ARITH, LIT, TILDE, VAR, Part, Word, lex, lex_text, lex_word
 from .params import modify
 from .parse import Command, parse
-from .paths import CREDENTIAL, KEY_FILE, classify, expand_braces, normalise
+from .paths import (CREDENTIAL, KEY_FILE, classify, current_hermes_home, expand_braces,
+                    normalise)
 from .rules_files import file_rule, short_flags, split_options
+from .rules_read import reads, reads_in_code
 from .rules_system import SHELLS, SYSTEM_RULES
 from .scope import (DOWNLOADERS, MAX_DEPTH, OUTPUT_OPTIONS, QUERIES, SSH_VALUED, STDIN_FILES,
                     WRITES, Content, Scope)
@@ -117,6 +119,8 @@ class Analyser:
             return scope.env[name]
         if name == "HOME":
             return "~"
+        if name == "HERMES_HOME":
+            return current_hermes_home() or "~/.hermes"
         if name == "PWD" and scope.cwd:
             return scope.cwd
         if name == "IFS":
@@ -341,6 +345,7 @@ class Analyser:
         rules = [r for r in (file_rule(name), SYSTEM_RULES.get(name)) if r is not None]
         for rule in rules:
             rule(site, argv[1:])
+        reads(site, argv[1:])
         self._outputs(name, argv, cmd, scope, depth, site, judged=bool(rules))
 
     def _outputs(self, name: str, argv: list[str], cmd: Command, scope: Scope, depth: int,
@@ -463,6 +468,7 @@ class Analyser:
                 a.lower() in ("-encodedcommand", "-ec", "-e") for a in args):
             self.add("indirect_command")
         self._inspect(code, scope, depth, site)
+        reads_in_code(site, string_literals(code))
         if kind == "perl" and "i" in short_flags([a for a in args if a.startswith("-")]):
             for target in split_options(args)[1]:
                 if target != code:

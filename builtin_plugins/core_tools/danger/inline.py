@@ -101,6 +101,11 @@ def code_argument(kind: str, args: list[str]) -> tuple[str | None, bool]:
     return None, kind not in ("pwsh", "powershell", "osascript", "deno")
 
 
+def string_literals(code: str) -> list[str]:
+    """The contents of the quoted strings in ``code``."""
+    return [m.group(1) if m.group(1) is not None else m.group(2) for m in _STRING.finditer(code)]
+
+
 def inspect_code(code: str, add: Callable[[str], None], shell: Callable[[str], None],
                  write: Callable[[str], None], delete: Callable[[str], None]) -> None:
     """Report what ``code`` does through ``add(key)``. String literals handed to a command

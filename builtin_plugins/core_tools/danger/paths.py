@@ -7,6 +7,9 @@ import fnmatch
 import os
 import posixpath
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 
 #: stands for text the analyser cannot know (an unknown variable or substitution)
@@ -15,8 +18,9 @@ UNKNOWN = "\x00"
 HOME = "/home/\x01"
 
 ROOT, HOME_DIR, SYSTEM_DIR, SYSTEM_FILE, DEVICE, SOCKET, CREDENTIAL, KEY_FILE, SHELL_RC, \
-    SUDOERS = ("root", "home", "system_dir", "system_file", "device", "socket", "credential",
-               "key_file", "shell_rc", "sudoers")
+    SUDOERS, SECRET_FILE, SECRET_DIR = (
+        "root", "home", "system_dir", "system_file", "device", "socket", "credential",
+        "key_file", "shell_rc", "sudoers", "secret_file", "secret_dir")
 
 #: directories whose recursive deletion (or moving away) is always refused
 SYSTEM_DIRS = frozenset({
@@ -37,6 +41,16 @@ _CREDENTIAL_NAMES = frozenset({
     ".env", ".netrc", "_netrc", ".git-credentials", "auth.json", ".npmrc", ".pypirc", ".pgpass",
     ".my.cnf", "credentials", "credentials.json", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
     "authorized_keys", "known_hosts", "shadow", "gshadow", ".vault-token", ".dockercfg"})
+#: files under ~/.ssh that hold nothing secret (public keys end in .pub)
+_PUBLIC_NAMES = frozenset({"known_hosts", "known_hosts.old", "authorized_keys",
+                           "authorized_keys2", "allowed_signers"})
+_SSH_PUBLIC = _PUBLIC_NAMES | {"config", "environment"}
+#: credential names that only hold secrets in the home directory or hermes's home (a project's
+#: own .env is the project's working material)
+_HOME_ONLY_SECRETS = frozenset({".env"})
+#: credential files of tools under ~/.config
+_CONFIG_SECRETS = ("/.config/gh/hosts.yml", "/.config/hub", "/.config/gcloud/",
+                   "/.config/rclone/rclone.conf", "/.local/share/keyrings/")
 _ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 _SHELL_RC = frozenset({
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
@@ -72,25 +86,58 @@ def normalise(path: str, cwd: str | None = None, home: str | None = None) -> str
     return p
 
 
+#: the running kernel's home while one of its tool calls is judged (else ``$HERMES_HOME``)
+_KERNEL_HOME: ContextVar[str | None] = ContextVar("hermes_kernel_home", default=None)
+
+
+@contextmanager
+def kernel_home(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Judge paths, within the block, with ``path`` as hermes's own home."""
+    token = _KERNEL_HOME.set(os.fspath(path))
+    try:
+        yield
+    finally:
+        _KERNEL_HOME.reset(token)
+
+
+def current_hermes_home() -> str | None:
+    """The kernel's home when set by :func:`kernel_home`, else ``$HERMES_HOME``."""
+    return _KERNEL_HOME.get() or os.environ.get("HERMES_HOME")
+
+
 def classify(path: str, cwd: str | None = None) -> frozenset[str]:
     """The labels of ``path`` (empty for an ordinary file)."""
     env_home = os.environ.get("HOME") or ""
     home = posixpath.normpath(env_home) if env_home.startswith("/") and env_home != "/" else None
-    return _classify(path, cwd, home)
+    return _classify(path, cwd, home, _hermes_home(current_hermes_home(), home))
+
+
+@lru_cache(maxsize=64)
+def _hermes_home(value: str | None, home: str | None) -> str:
+    """hermes's own home (else ``~/.hermes``), normalised like a path."""
+    return normalise(value or "~/.hermes", None, home)
+
+
+def is_secret_file(path: str) -> bool:
+    """Whether the file at absolute ``path`` (symlinks already resolved) holds a secret that
+    must not be read into the model's context: private keys, cloud and CLI credentials,
+    hermes's own ``.env`` and ``auth.json``. Shared by the danger detector and the file tools."""
+    return SECRET_FILE in classify(path)
 
 
 @lru_cache(maxsize=4096)
-def _classify(path: str, cwd: str | None, home: str | None) -> frozenset[str]:
+def _classify(path: str, cwd: str | None, home: str | None, hermes: str) -> frozenset[str]:
     if not path or path.startswith(("-", "http:", "https:")):
         return frozenset()
     if "{" in path and _BRACE.search(path):  # {a,b} brace expansion: every variant counts
-        return frozenset().union(*(_classify(v, cwd, home) for v in expand_braces(path)))
+        return frozenset().union(*(_classify(v, cwd, home, hermes)
+                                   for v in expand_braces(path)))
     if _GLOB.search(path):
         pattern = normalise(path, cwd, home)
         matched = [t for t in _GLOB_TARGETS if fnmatch.fnmatchcase(t, pattern)]
         if matched:
-            return frozenset().union(*(_labels(t) for t in matched))
-    return _labels(normalise(path, cwd, home))
+            return frozenset().union(*(_labels(t, hermes) for t in matched))
+    return _labels(normalise(path, cwd, home), hermes)
 
 
 def expand_braces(word: str, limit: int = 64) -> list[str]:
@@ -108,7 +155,7 @@ def expand_braces(word: str, limit: int = 64) -> list[str]:
     return out[:limit]
 
 
-def _labels(p: str) -> frozenset[str]:
+def _labels(p: str, hermes: str = HOME + "/.hermes") -> frozenset[str]:
     labels: set[str] = set()
     if p == "/":
         labels.add(ROOT)
@@ -136,7 +183,31 @@ def _labels(p: str) -> frozenset[str]:
         labels.add(KEY_FILE)  # a secret to send, but also what key generators write
     if name in _SHELL_RC and (name.startswith(".") or p.startswith("/etc/")):
         labels.add(SHELL_RC)
+    if _holds_secret(p, parts, name, labels, hermes):
+        labels.add(SECRET_FILE)
+    if (p in ("/", "/home", HOME, HOME + "/.config", "/Users") or name in _CREDENTIAL_DIRS
+            or hermes == p or hermes.startswith(p + "/")):
+        labels.add(SECRET_DIR)  # reading it recursively reads secrets
     return frozenset(labels)
+
+
+def _holds_secret(p: str, parts: list[str], name: str, labels: set[str], hermes: str) -> bool:
+    """Whether reading the file ``p`` hands over a secret (see :func:`is_secret_file`)."""
+    if name.endswith(".pub") or name in _ENV_TEMPLATES:
+        return False
+    if p.startswith(hermes + "/"):
+        return name in ("auth.json", ".env") or name.startswith(".env.") or KEY_FILE in labels
+    if ".ssh" in parts[:-1]:
+        return name not in _SSH_PUBLIC
+    if any(s in p if s.endswith("/") else p.endswith(s) for s in _CONFIG_SECRETS):
+        return True
+    if KEY_FILE in labels or name in ("shadow", "gshadow"):
+        return True
+    if CREDENTIAL not in labels or name in _PUBLIC_NAMES or name in _CREDENTIAL_DIRS:
+        return False
+    if name in _HOME_ONLY_SECRETS or name.startswith(".env."):
+        return len(parts) == 4 and parts[1] in ("home", "Users")  # ~/.env, not a project's
+    return True
 
 
 def is_protected_dir(labels: frozenset[str]) -> bool:

@@ -56,7 +56,7 @@ def rimraf(site: Site, args: list[str]) -> None:
         site.delete(target, True)
 
 
-def _tar_extracts(args: list[str]) -> bool:
+def tar_extracts(args: list[str]) -> bool:
     first = args[0] if args else ""
     return ("x" in first.lstrip("-") and not first.startswith("--")) or any(
         a in ("--extract", "--get") or re.fullmatch(r"-[A-Za-z]*x[A-Za-z]*", a) for a in args)
@@ -64,7 +64,7 @@ def _tar_extracts(args: list[str]) -> bool:
 
 def extract(site: Site, args: list[str]) -> None:
     """``tar -x -C DIR``, ``unzip -d DIR``: files written into DIR."""
-    if site.command != "unzip" and not _tar_extracts(args):
+    if site.command != "unzip" and not tar_extracts(args):
         return
     options = ("-d",) if site.command == "unzip" else ("-C", "--directory")
     for k, a in enumerate(args):

@@ -141,6 +141,29 @@ NETWORK: dict[str, frozenset[str]] = {
 _REMOTE_ARG = re.compile(r"^[^/\s]*:")
 
 
+_ENVIRON = re.compile(r"^[@<]?/proc/[^/]+/(?:task/[^/]+/)?environ$|[=@]/proc/[^/]+/environ$")
+#: builtins that print every (exported) variable with these options
+_ENV_PRINTERS = {"env": None, "printenv": None, "set": frozenset({"-o", "posix", "+o"}),
+                 "export": frozenset({"-p"}), "declare": frozenset({"-x", "-p", "-px", "-xp"}),
+                 "typeset": frozenset({"-x", "-p", "-px", "-xp"}), "compgen": frozenset({"-e"})}
+
+
+def dumps_environment(argv: list[str]) -> bool:
+    """Whether the command prints the environment (``env``, ``printenv``, ``set``,
+    ``export -p``, ``declare -x``, ``cat /proc/self/environ``)."""
+    if not argv:
+        return False
+    name = base_name(argv[0])
+    if any(_ENVIRON.search(a) for a in argv[1:]):
+        return True
+    if name not in _ENV_PRINTERS:
+        return False
+    allowed = _ENV_PRINTERS[name]
+    if allowed is None:  # env / printenv: with no command after options and assignments
+        return name == "printenv" or all(a.startswith("-") or "=" in a for a in argv[1:])
+    return all(a in allowed for a in argv[1:]) and (name != "compgen" or bool(argv[1:]))
+
+
 def _candidates(arg: str) -> list[str]:
     found = [arg]
     if "@" in arg:
@@ -172,6 +195,9 @@ def network(site: Site, args: list[str]) -> None:
         sends = True
     if any(site.is_credential(c) for argv in site.pipeline for a in argv[1:]
            for c in _candidates(a)):
+        sends = True
+    if any(dumps_environment(argv) for argv in site.pipeline) or any(
+            _ENVIRON.search(a) for a in [*args, *site.stdin_paths]):
         sends = True
     if sends:
         site.add("secret_upload")

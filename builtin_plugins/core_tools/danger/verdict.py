@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .analyse import Analyser, Scope
+from .paths import current_hermes_home
 
 log = logging.getLogger("hermes_agent.approvals")
 
@@ -42,7 +43,9 @@ DESCRIPTIONS: dict[str, str] = {
     "permission_change": "recursive, setuid/setgid or system-wide permission change",
     "reverse_shell": "a shell connected to the network",
     "credential_write": "writing a credential, SSH or shell start-up file",
-    "secret_upload": "sending a credential file over the network",
+    "secret_upload": "sending a credential file or the environment over the network",
+    "credential_read": "reading a private key, credential or hermes's own secrets into the "
+                       "output",
     "firewall_flush": "disabling or flushing the firewall",
     "crontab_remove": "removing the crontab",
     "sync_delete": "rsync --delete into the root, home or a system directory",
@@ -66,11 +69,12 @@ class Finding:
 
 def analyse(command: str, cwd: str | None = None) -> tuple[str, ...]:
     """Every key ``command`` matches; relative paths are judged against ``cwd`` when given."""
-    return _analyse(command, cwd, os.environ.get("HOME"))
+    return _analyse(command, cwd, os.environ.get("HOME"), current_hermes_home())
 
 
 @lru_cache(maxsize=512)
-def _analyse(command: str, cwd: str | None, home: str | None) -> tuple[str, ...]:
+def _analyse(command: str, cwd: str | None, home: str | None,
+             hermes_home: str | None) -> tuple[str, ...]:
     analyser = Analyser()
     try:
         analyser.script(command, Scope(cwd=cwd), 0)

@@ -1,0 +1,80 @@
+"""Commands that read a file into their output (or into a copy or archive the next command
+can print): reading a credential this way hands the secret to the model."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from .paths import SECRET_DIR, SECRET_FILE
+from .rules_files import short_flags, split_options, tar_extracts
+from .site import Site
+
+#: tools that print, transform or search the files they are given
+PRINTERS = frozenset({
+    "cat", "tac", "nl", "head", "tail", "less", "more", "most", "bat", "batcat", "view",
+    "strings", "od", "xxd", "hexdump", "hd", "base64", "base32", "basenc", "uuencode", "sort",
+    "uniq", "cut", "paste", "column", "fold", "fmt", "pr", "diff", "comm", "jq", "yq", "awk",
+    "gawk", "mawk", "sed", "grep", "egrep", "fgrep", "zcat", "gzip", "bzip2", "xz", "zstd",
+    "gpg", "iconv", "expand", "rev", "tr", "dos2unix"})
+#: tools that copy or archive files (a later command can print the copy)
+COPIERS = frozenset({"cp", "install", "ln", "rsync", "scp", "dd", "tar", "bsdtar", "zip",
+                     "7z", "7za", "cpio", "pax"})
+#: tools that read directories recursively whatever their options
+ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "tar", "bsdtar", "7z", "7za", "rsync", "zip"})
+#: options whose value is not a file the command reads
+_VALUED: dict[str, frozenset[str]] = {
+    "tar": frozenset({"-C", "--directory", "-f", "--file", "-X", "--exclude-from", "-b"}),
+    "scp": frozenset({"-i", "-F", "-o", "-S", "-J", "-P", "-l", "-c"}),
+    "rsync": frozenset({"-e", "--rsh", "--exclude", "--include", "-f", "--filter"}),
+    "grep": frozenset({"-e", "-m", "-A", "-B", "-C", "--regexp"}),
+    "head": frozenset({"-n", "-c"}), "tail": frozenset({"-n", "-c"}),
+    "cut": frozenset({"-d", "-f", "-c", "-b"}), "sort": frozenset({"-t", "-k", "-o"}),
+    "cp": frozenset({"-t", "-S", "--target-directory"}), "zip": frozenset({"-x", "-i"})}
+_VALUED["bsdtar"] = _VALUED["tar"]
+#: copiers whose last operand is the destination
+_DESTINED = frozenset({"cp", "install", "ln", "rsync", "scp"})
+_GLOB = re.compile(r"[*?\[]")
+
+
+def _recursive(name: str, options: list[str]) -> bool:
+    if name in ALWAYS_RECURSIVE:
+        return True
+    flags = short_flags(options)
+    return any(o in ("--recursive", "--dereference-recursive", "--archive") for o in options) \
+        or "r" in flags or "R" in flags or (name == "cp" and "a" in flags)
+
+
+def reads(site: Site, args: list[str]) -> None:
+    """``credential_read`` when the command reads a secret file, or a folder holding secrets
+    recursively (``grep -r``, ``tar``, ``cp -r``) or through a glob (``cat ~/.ssh/*``)."""
+    name = site.command
+    if name not in PRINTERS and name not in COPIERS and name not in ALWAYS_RECURSIVE:
+        return
+    if name in ("tar", "bsdtar") and tar_extracts(args):
+        return  # extraction writes (judged as a write), it does not read the target
+    options, operands = split_options(args, _VALUED.get(name, frozenset()))
+    if name in ("tar", "bsdtar"):  # tar -C DIR: later names are relative to DIR
+        base = next((options[k + 1] for k in range(len(options) - 1)
+                     if options[k] in ("-C", "--directory")), None)
+        if base is not None:
+            operands = [o if o.startswith(("/", "~")) else posixpath.join(base, o)
+                        for o in operands]
+    if name in _DESTINED and len(operands) > 1 and not any(
+            o.startswith(("-t", "--target-directory")) for o in options):
+        operands = operands[:-1]
+    recursive = _recursive(name, options)
+    paths = operands + site.stdin_paths + [a.split("=", 1)[1] for a in args
+                                           if a.startswith(("if=", "--file=", "--input="))]
+    for path in paths:
+        labels = site.labels(path)
+        if SECRET_FILE in labels or (
+                SECRET_DIR in labels and (recursive or _GLOB.search(path) is not None)):
+            site.add("credential_read")
+            return
+
+
+def reads_in_code(site: Site, literals: list[str]) -> None:
+    """Interpreter inline code naming a secret file (``open('~/.ssh/id_rsa').read()``)."""
+    if any(SECRET_FILE in site.labels(s) for s in literals if s.startswith(("/", "~"))):
+        site.add("credential_read")
