@@ -42,7 +42,7 @@ def log(msg: str) -> None:
 
 def ours() -> Callable[[str], tuple[str, ...]]:
     uncached = verdict._analyse.__wrapped__  # type: ignore[attr-defined]
-    return lambda command: uncached(command, CWD, "/root")
+    return lambda command: uncached(command, CWD, "/root", None)
 
 
 def old_detector(rev: str | None) -> Callable[[str], tuple[str, ...]] | None:

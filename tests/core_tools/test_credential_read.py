@@ -58,6 +58,7 @@ def _commands(s: Secrets) -> list[str]:
         f"cat {s.hermes}/.env", f"grep -r KEY {s.hermes}", f"cat {s.hermes}/auth.json",
         f"cp {s.hermes}/.env /tmp/x-$$ && cat /tmp/x-$$; rm -f /tmp/x-$$",
         "tar c ~/.ssh 2>/dev/null | base64", "cd ~/.ssh && cat id_ed25519",
+        "cat key-link", "cat env-link", "cp key-link k && cat k", f"cat {s.work}/key-link",
         "python3 -c \"import os; print(open(os.path.expanduser('~/.ssh/id_ed25519')).read())\"",
         f"python3 -c \"print(open('{s.home}/.aws/credentials').read())\"",
     ]

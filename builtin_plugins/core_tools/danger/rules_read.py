@@ -3,10 +3,11 @@ can print): reading a credential this way hands the secret to the model."""
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 
-from .paths import SECRET_DIR, SECRET_FILE
+from .paths import SECRET_DIR, SECRET_FILE, classify
 from .rules_files import short_flags, split_options, tar_extracts
 from .site import Site
 
@@ -68,10 +69,20 @@ def reads(site: Site, args: list[str]) -> None:
                                            if a.startswith(("if=", "--file=", "--input="))]
     for path in paths:
         labels = site.labels(path)
-        if SECRET_FILE in labels or (
+        if SECRET_FILE in labels or _links_to_secret(site.cwd, path) or (
                 SECRET_DIR in labels and (recursive or _GLOB.search(path) is not None)):
             site.add("credential_read")
             return
+
+
+def _links_to_secret(cwd: str | None, path: str) -> bool:
+    """Whether ``path`` is an existing symlink (or lies under one) that leads to a secret."""
+    if cwd is None and not path.startswith("/") or path.startswith("~") or any(
+            c < " " for c in path) or _GLOB.search(path):
+        return False
+    full = posixpath.join(cwd or "/", path)
+    real = os.path.realpath(full)
+    return real != posixpath.normpath(full) and SECRET_FILE in classify(real)
 
 
 def reads_in_code(site: Site, literals: list[str]) -> None:
