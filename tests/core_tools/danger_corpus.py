@@ -95,7 +95,8 @@ BENIGN: tuple[str, ...] = (
     "ssh-keygen -t ed25519 -f ~/.ssh/id_ed25519 -N ''", "cat ~/.ssh/id_ed25519.pub",
     "cat ~/.ssh/id_rsa.pub", "cat ~/.ssh/config", "ssh-keygen -lf ~/.ssh/id_ed25519.pub",
     "cat ~/.ssh/known_hosts", "grep -i host ~/.ssh/config", "cat .env", "grep DEBUG .env",
-    "ls -la ~/.ssh", "cat ~/.hermes/config.yaml", "env | grep PATH",
+    "ls -la ~/.ssh", "cat ~/.hermes/config.yaml", ". ./.env",
+    "env | grep PATH",
     "printenv HOME", "env FOO=1 curl -s https://example.com", "tar czf src.tgz src",
 )
 
@@ -255,6 +256,7 @@ ATTACKS: dict[str, tuple[str, ...]] = {
         "ln -s ~/.ssh/id_rsa k", "xxd ~/.ssh/id_ecdsa", "sed -n p ~/.netrc", "cat ~/.env",
         "dd if=/home/alice/.ssh/id_rsa", "rg -n . ~/.aws", "cat ~/.hermes/.env.local",
         "cd ~/.ssh && cat id_rsa", "cat ~/.{ssh/id_rsa,bashrc}", "awk 1 ~/.pgpass",
+        "source ~/.hermes/.env && echo $OPENROUTER_API_KEY", ". ~/.aws/credentials",
     ),
     "home_spellings": (
         "rm -rf ~", "rm -rf ~/", "rm -rf ~/*", "rm -rf $HOME", "rm -rf ${HOME}", "rm -rf \"$HOME\"",

@@ -18,6 +18,8 @@ PRINTERS = frozenset({
     "uniq", "cut", "paste", "column", "fold", "fmt", "pr", "diff", "comm", "jq", "yq", "awk",
     "gawk", "mawk", "sed", "grep", "egrep", "fgrep", "zcat", "gzip", "bzip2", "xz", "zstd",
     "gpg", "iconv", "expand", "rev", "tr", "dos2unix"})
+#: builtins that load a file's variables into the shell (``source ~/.hermes/.env; echo $KEY``)
+LOADERS = frozenset({"source", "."})
 #: tools that copy or archive files (a later command can print the copy)
 COPIERS = frozenset({"cp", "install", "ln", "rsync", "scp", "dd", "tar", "bsdtar", "zip",
                      "7z", "7za", "cpio", "pax"})
@@ -50,7 +52,7 @@ def reads(site: Site, args: list[str]) -> None:
     """``credential_read`` when the command reads a secret file, or a folder holding secrets
     recursively (``grep -r``, ``tar``, ``cp -r``) or through a glob (``cat ~/.ssh/*``)."""
     name = site.command
-    if name not in PRINTERS and name not in COPIERS and name not in ALWAYS_RECURSIVE:
+    if not (name in PRINTERS or name in COPIERS or name in ALWAYS_RECURSIVE or name in LOADERS):
         return
     if name in ("tar", "bsdtar") and tar_extracts(args):
         return  # extraction writes (judged as a write), it does not read the target
