@@ -152,13 +152,16 @@ _WORD_BREAK = re.compile(r"[ ._*~-]{2,3}")
 _SEPARATOR = re.compile(r"[ ._*~-]")
 
 
-def respell(folded: str) -> tuple[str, list[str]]:
+def respell(folded: str, spaced: bool = True) -> tuple[str, list[str]]:
     """A second spelling of folded text: leetspeak digits and symbols read as letters (where
     they touch a letter anywhere in the text) and spaced-out letters joined (two or more
     separators between words). Also returns each spaced-out run with every separator
-    removed, for text spaced out letter by letter."""
+    removed, for text spaced out letter by letter. ``spaced=False``: the caller knows the
+    text has no spaced-out run, only the leetspeak part runs."""
     text = folded.translate(_LEET) if _LEET_IN_WORD.search(folded) else folded
     squashed: list[str] = []
+    if not spaced:
+        return text, squashed
     parts: list[str] = []
     done = 0
     for match in _SPACED_RUN.finditer(text):
