@@ -18,7 +18,7 @@ import functools
 import re
 
 from .injection_rules import COMMENT_RULES, RULES, SQUASHED_RULE, Rule
-from .unicode_fold import fold, invisible_characters, respell
+from .unicode_fold import LEET_IN_WORD, fold, invisible_characters, respell
 
 HTML_COMMENT_FINDING = "hidden_html:html_comment"
 CATEGORIES: tuple[str, ...] = (*RULES, "invisible_unicode")
@@ -123,10 +123,19 @@ def may_be_spaced_out(folded: str, vocabulary: set[str]) -> bool:
             or any(len(word) == 1 or "_" in word for word in vocabulary))
 
 
+def may_have_leetspeak(folded: str, vocabulary: set[str]) -> bool:
+    """False when no digit touches a letter in ``folded`` and it has no ``@`` or ``$``: a
+    digit and a letter side by side are in one word, so the (short) word list is searched
+    instead of the text."""
+    return ("@" in folded or "$" in folded
+            or LEET_IN_WORD.search(" ".join(vocabulary)) is not None)
+
+
 def _respelled_lines(folded: str, vocabulary: set[str]) -> tuple[str, list[str]]:
     """The respelled lines of ``folded`` that differ from it (joined; "" when none), and the
     spaced-out runs squashed."""
-    respelled, squashed = respell(folded, spaced=may_be_spaced_out(folded, vocabulary))
+    respelled, squashed = respell(folded, spaced=may_be_spaced_out(folded, vocabulary),
+                                  leet=may_have_leetspeak(folded, vocabulary))
     if respelled == folded:
         return "", squashed
     changed = [b for a, b in zip(folded.split("\n"), respelled.split("\n")) if a != b]

@@ -77,7 +77,7 @@ def _all_patterns() -> list[str]:
         patterns += [injection._compile(lead, rule.rest).pattern for lead in rule.leads]
         patterns += [rule.before] if rule.before else []
     return patterns + [injection._SQUASHED.pattern, unicode_fold._IN_PLACE.pattern,
-                       unicode_fold._SPACED_RUN.pattern, unicode_fold._LEET_IN_WORD.pattern]
+                       unicode_fold._SPACED_RUN.pattern, unicode_fold.LEET_IN_WORD.pattern]
 
 
 def test_no_pattern_can_backtrack_catastrophically() -> None:
@@ -190,16 +190,18 @@ def test_no_rule_matches_without_a_letter() -> None:
     assert scan("<!--" * 1000 + "\u200b") == ["invisible_unicode_U+200B"]
 
 
-_SPACING = st.lists(st.sampled_from(list("ab1@$_ .-*~\nж0")), max_size=40).map("".join)
+_SPACING = st.lists(st.sampled_from(list("ab1@$_ .-*~\nж0'’²")), max_size=40).map("".join)
 
 
 @settings(max_examples=400, derandomize=True, deadline=None)
 @given(_SPACING)
-def test_the_spaced_out_prefilter_never_skips_a_run(text: str) -> None:
-    """Skipping the spaced-out pass where the prefilter says there is no run changes nothing."""
+def test_the_respelling_prefilters_never_skip_a_run(text: str) -> None:
+    """Skipping the leetspeak or spaced-out pass where its prefilter says so changes nothing."""
     folded = unicode_fold.fold(text)
-    spaced = injection.may_be_spaced_out(folded, injection.words(folded))
-    assert unicode_fold.respell(folded, spaced=spaced) == unicode_fold.respell(folded)
+    vocabulary = injection.words(folded)
+    spaced = injection.may_be_spaced_out(folded, vocabulary)
+    leet = injection.may_have_leetspeak(folded, vocabulary)
+    assert unicode_fold.respell(folded, spaced=spaced, leet=leet) == unicode_fold.respell(folded)
 
 
 def test_the_prefilter_still_sees_spaced_out_letters_joined_by_underscores_or_symbols() -> None:
