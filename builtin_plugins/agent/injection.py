@@ -18,7 +18,7 @@ import functools
 import re
 
 from .injection_rules import COMMENT_RULES, RULES, SQUASHED_RULE, Rule
-from .unicode_fold import fold, invisible_characters, respell
+from .unicode_fold import LEET_IN_WORD, fold, invisible_characters, respell
 
 HTML_COMMENT_FINDING = "hidden_html:html_comment"
 CATEGORIES: tuple[str, ...] = (*RULES, "invisible_unicode")
@@ -39,6 +39,12 @@ class RuleSet:
         self.by_lead = {lead: tuple(group) for lead, group in by_lead.items()}
         self.names = tuple(dict.fromkeys(name for name, _ in rules))
         self.word_leads = frozenset(lead for lead in by_lead if _WORD.fullmatch(lead))
+        self.other_leads = tuple(lead for lead in by_lead if lead not in self.word_leads)
+
+    def may_match(self, text: str, vocabulary: set[str]) -> bool:
+        """False when no rule can match any part of ``text``: none of the word leads is in
+        ``vocabulary`` (a superset of the part's words) and no other lead is in ``text``."""
+        return bool(vocabulary & self.word_leads) or any(lead in text for lead in self.other_leads)
 
     def hits(self, text: str, vocabulary: set[str] | None = None) -> set[str]:
         """Names of the rules that match ``text``. ``vocabulary``: a superset of its words,
@@ -109,10 +115,27 @@ _SQUASHED = re.compile(SQUASHED_RULE[1])
 RULE_FINDINGS: tuple[str, ...] = (*_MAIN.names, HTML_COMMENT_FINDING, SQUASHED_RULE[0])
 
 
-def _respelled_lines(folded: str) -> tuple[str, list[str]]:
+def may_be_spaced_out(folded: str, vocabulary: set[str]) -> bool:
+    """False when ``folded`` has no letters spaced out (``i g n o r e``). Such a run has a
+    letter or digit with a separator on each side: a one-character word, or one inside a word
+    joined by ``_`` (a word character); ``@`` and ``$`` become letters when respelled."""
+    return ("@" in folded or "$" in folded
+            or any(len(word) == 1 or "_" in word for word in vocabulary))
+
+
+def may_have_leetspeak(folded: str, vocabulary: set[str]) -> bool:
+    """False when no digit touches a letter in ``folded`` and it has no ``@`` or ``$``: a
+    digit and a letter side by side are in one word, so the (short) word list is searched
+    instead of the text."""
+    return ("@" in folded or "$" in folded
+            or LEET_IN_WORD.search(" ".join(vocabulary)) is not None)
+
+
+def _respelled_lines(folded: str, vocabulary: set[str]) -> tuple[str, list[str]]:
     """The respelled lines of ``folded`` that differ from it (joined; "" when none), and the
     spaced-out runs squashed."""
-    respelled, squashed = respell(folded)
+    respelled, squashed = respell(folded, spaced=may_be_spaced_out(folded, vocabulary),
+                                  leet=may_have_leetspeak(folded, vocabulary))
     if respelled == folded:
         return "", squashed
     changed = [b for a, b in zip(folded.split("\n"), respelled.split("\n")) if a != b]
@@ -130,17 +153,19 @@ def scan(text: str) -> list[str]:
         return invisible
     vocabulary = words(folded)
     hits = _MAIN.hits(folded, vocabulary)
-    respelled, squashed = _respelled_lines(folded)
+    respelled, squashed = _respelled_lines(folded, vocabulary)
     if respelled:
         hits |= _MAIN.hits(respelled)
     if any(_SQUASHED.search(run) for run in squashed):
         hits.add(SQUASHED_RULE[0])
-    bodies = "\n".join(comment_bodies(folded))
     # a clean text has clean comments as far as the main rules go: only the comment rules run.
-    # Comments end at non-word characters, so their words are among the text's.
-    if bodies and (_COMMENT_ONLY.hits(bodies, vocabulary)
-                   or (hits and _MAIN.hits(bodies, vocabulary))):
-        hits.add(HTML_COMMENT_FINDING)
+    # Comments end at non-word characters, so their words are among the text's; the bodies are
+    # collected only when a rule's lead occurs in the text at all.
+    comment_sets = (_COMMENT_ONLY, _MAIN) if hits else (_COMMENT_ONLY,)
+    if "<!--" in folded and any(rules.may_match(folded, vocabulary) for rules in comment_sets):
+        bodies = "\n".join(comment_bodies(folded))
+        if bodies and any(rules.hits(bodies, vocabulary) for rules in comment_sets):
+            hits.add(HTML_COMMENT_FINDING)
     return [name for name in RULE_FINDINGS if name in hits] + invisible
 
 

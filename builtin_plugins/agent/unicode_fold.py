@@ -143,7 +143,9 @@ def fold(text: str, distinct: set[str] | None = None) -> str:
 
 
 _LEET = str.maketrans("0134578@$", "oieastbas")
-_LEET_IN_WORD = re.compile(r"[0-9@$](?:(?<=[a-z][0-9@$])|(?=[a-z]))")
+#: A digit or symbol used as a letter: it touches a letter.
+#: A digit or symbol used as a letter (it touches one).
+LEET_IN_WORD = re.compile(r"[0-9@$](?:(?<=[a-z][0-9@$])|(?=[a-z]))")
 # a separator after a single letter, then more single letters: "i g n o r e", "i-g-n-o-r-e"
 # (the match starts at the first separator: fewer candidate positions than letters)
 _SPACED_RUN = re.compile(r"[ ._*~-](?<=[a-z0-9][ ._*~-])(?<![a-z0-9]{2}[ ._*~-])[ ._*~-]{0,2}+"
@@ -152,13 +154,16 @@ _WORD_BREAK = re.compile(r"[ ._*~-]{2,3}")
 _SEPARATOR = re.compile(r"[ ._*~-]")
 
 
-def respell(folded: str) -> tuple[str, list[str]]:
+def respell(folded: str, spaced: bool = True, leet: bool = True) -> tuple[str, list[str]]:
     """A second spelling of folded text: leetspeak digits and symbols read as letters (where
     they touch a letter anywhere in the text) and spaced-out letters joined (two or more
     separators between words). Also returns each spaced-out run with every separator
-    removed, for text spaced out letter by letter."""
-    text = folded.translate(_LEET) if _LEET_IN_WORD.search(folded) else folded
+    removed, for text spaced out letter by letter. ``spaced=False`` / ``leet=False``: the
+    caller knows the text has no spaced-out run / no digit or symbol touching a letter."""
+    text = folded.translate(_LEET) if leet and LEET_IN_WORD.search(folded) else folded
     squashed: list[str] = []
+    if not spaced:
+        return text, squashed
     parts: list[str] = []
     done = 0
     for match in _SPACED_RUN.finditer(text):
