@@ -105,8 +105,11 @@ def interactive(agent: Any, kernel: Any, questions: TerminalQuestions, *,
                 if state.resend is None:
                     continue
                 message, state.resend = state.resend, None
-            run_turn(agent, message, renderer, questions, status)
-            _send_injected(agent, renderer, questions, status)
+            try:
+                run_turn(agent, message, renderer, questions, status)
+                _send_injected(agent, renderer, questions, status)
+            except KeyboardInterrupt:  # a Ctrl-C just before or after a turn: no turn to stop
+                out.write("\n[interrupted]\n")
             for line in notices.new():
                 out.write(f"warning: {line}\n")
     finally:

@@ -38,10 +38,40 @@ def run_turn(agent: Agent, message: str, on_event: EventSink,
 
     if questions is not None:
         questions.start_turn()
-    threading.Thread(target=work, name="hermes-turn", daemon=True).start()
-    interrupted = False
+    # Between the worker's start and the wait's ``try``, a Ctrl-C would escape with the turn
+    # still running. SIGINT is held back on this thread for that stretch (the worker inherits
+    # the mask) and delivered inside the ``try``; one that still lands there (another thread
+    # took the signal) interrupts the turn the same way.
+    held = _hold_sigint()
+    worker = threading.Thread(target=work, name="hermes-turn", daemon=True)
+    try:
+        worker.start()
+        _wait(agent, done, questions, status, held, interrupted=False)
+    except KeyboardInterrupt:
+        if not (worker.is_alive() or done.is_set()):
+            raise  # the turn never started: nothing to stop
+        _interrupt(agent, questions)
+        _wait(agent, done, questions, status, held=False, interrupted=True)
+    finally:
+        if held and _is_blocked():
+            _release_sigint()
+    if status is not None:
+        status.hide()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _wait(agent: Agent, done: threading.Event, questions: TerminalQuestions | None,
+          status: StatusLine | None, held: bool, interrupted: bool) -> None:
+    """Wait for the turn on the main thread: redraw the status line, ask the tools'
+    questions, and turn the first Ctrl-C into :meth:`Agent.interrupt` (later ones are
+    ignored while the turn winds down)."""
     while not done.is_set():
         try:
+            if held:
+                held = False
+                _release_sigint()  # a Ctrl-C pressed since the start arrives here
             if status is not None:
                 status.tick()
             if questions is not None:
@@ -51,11 +81,27 @@ def run_turn(agent: Agent, message: str, on_event: EventSink,
         except KeyboardInterrupt:
             if not interrupted:
                 interrupted = True
-                agent.interrupt()
-                if questions is not None:
-                    questions.cancel()
-    if status is not None:
-        status.hide()
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
+                _interrupt(agent, questions)
+
+
+def _interrupt(agent: Agent, questions: TerminalQuestions | None) -> None:
+    agent.interrupt()
+    if questions is not None:
+        questions.cancel()
+
+
+def _hold_sigint() -> bool:
+    """Block SIGINT on this (the main) thread; False where that is not possible."""
+    if not hasattr(signal, "pthread_sigmask") or \
+            threading.current_thread() is not threading.main_thread():
+        return False
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    return True
+
+
+def _release_sigint() -> None:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _is_blocked() -> bool:
+    return signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
