@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .ep_scan import EntryPointFacts, entry_point_facts
 from .manifest import Manifest, find_manifest, read_manifest
 from .vcache import ValidationCache
 
@@ -163,71 +164,32 @@ def _builtin_records(cache: ValidationCache | None) -> list[PluginRecord]:
 
 
 def _entry_point_records(cache: ValidationCache | None) -> list[PluginRecord]:
-    from importlib.metadata import entry_points
-
     records = []
-    for group, slot in ENTRY_POINT_GROUPS.items():
-        for ep in sorted(entry_points(group=group), key=lambda e: e.name):
-            dist = getattr(ep, "dist", None)
-            ref = EntryPointRef(group, ep.name, ep.value,
-                                dist.metadata["Name"] if dist else "", dist.version if dist else "",
-                                _dist_stamp(dist))
-            manifest, warnings, error = _entry_point_manifest(ep, dist, cache)
-            if slot and manifest and manifest.kind != "exclusive":
-                manifest = Manifest(**{**manifest.__dict__, "kind": "exclusive"})
-            if manifest and manifest.name != ep.name:
-                warnings.append(f"plugin.yaml names '{manifest.name}' but the entry point is "
-                                f"'{ep.name}'; the entry-point name is used")
-            records.append(PluginRecord(name=ep.name, source="entrypoint", manifest=manifest,
-                                        entry_point=ref, slot=slot or "", warnings=warnings,
-                                        error=str(error or ""),
-                                        error_code=getattr(error, "code", "")))
+    for facts in entry_point_facts(list(ENTRY_POINT_GROUPS), cache):
+        name, slot = facts["name"], ENTRY_POINT_GROUPS[facts["group"]]
+        ref = EntryPointRef(facts["group"], name, facts["value"], facts["dist_name"],
+                            facts["dist_version"], facts["dist_stamp"])
+        manifest, warnings, error = _entry_point_manifest(facts, cache)
+        if slot and manifest and manifest.kind != "exclusive":
+            manifest = Manifest(**{**manifest.__dict__, "kind": "exclusive"})
+        if manifest and manifest.name != name:
+            warnings.append(f"plugin.yaml names '{manifest.name}' but the entry point is "
+                            f"'{name}'; the entry-point name is used")
+        records.append(PluginRecord(name=name, source="entrypoint", manifest=manifest,
+                                    entry_point=ref, slot=slot or "", warnings=warnings,
+                                    error=str(error or ""),
+                                    error_code=getattr(error, "code", "")))
     return records
 
 
-def _dist_stamp(dist: Any) -> int:
-    base = getattr(dist, "_path", None)  # PathDistribution: the .dist-info directory
-    for candidate in ((Path(base) / "RECORD", Path(base)) if base else ()):
-        try:
-            return candidate.stat().st_mtime_ns
-        except OSError:
-            continue
-    return 0
-
-
-def _entry_point_manifest(ep, dist, cache):  # type: ignore[no-untyped-def]
-    """Find the plugin.yaml shipped next to the entry point's module, without importing it."""
-    module = ep.value.split(":")[0].strip()
-    prefix = module.replace(".", "/")
-    candidates = [f"{prefix}/plugin.yaml", f"{prefix}/plugin.yml"]
-    shared = f"/hermes_agent/plugins/{ep.name}/plugin.yaml"  # data files: share/hermes_agent/...
-    path: Path | None = None
-    for file in (dist.files or []) if dist else []:
-        text = str(file).replace("\\", "/")
-        if text in candidates:
-            path = Path(str(dist.locate_file(file)))
-            break
-        if path is None and text.endswith(shared):
-            path = Path(str(dist.locate_file(file)))
-    if path is None and "." not in module:
-        from importlib.util import find_spec  # top-level only: finding it imports nothing
-
-        try:
-            spec = find_spec(module)
-        except (ImportError, ValueError):
-            spec = None
-        for location in (spec.submodule_search_locations or []) if spec else []:
-            path = find_manifest(Path(location))
-            if path:
-                break
-    if path is not None:
-        result = read_manifest(path, cache, default_name=ep.name)
-        warnings = [f"{path}: {w}" for w in result.warnings]
-        return result.manifest, warnings, result.error
-    meta = dist.metadata if dist else {}
-    synthesized = Manifest(name=ep.name, version=dist.version if dist else "",
-                           description=(meta.get("Summary") or "") if meta else "",
-                           author=(meta.get("Author") or meta.get("Author-email") or "") if meta else "",
+def _entry_point_manifest(facts: EntryPointFacts, cache: ValidationCache | None
+                          ) -> tuple[Manifest | None, list[str], Any]:
+    if facts["manifest"]:
+        path = Path(facts["manifest"])
+        result = read_manifest(path, cache, default_name=facts["name"])
+        return result.manifest, [f"{path}: {w}" for w in result.warnings], result.error
+    synthesized = Manifest(name=facts["name"], version=facts["dist_version"],
+                           description=facts["summary"], author=facts["author"],
                            synthesized=True)
     return synthesized, [], None
 

@@ -59,7 +59,7 @@ class ValidationCache:
     def save(self) -> None:
         if not self._dirty or self.path is None or self._entries is None:
             return
-        entries = self._entries
+        entries = dict(self._entries)  # a copy: another thread may add entries meanwhile
         if len(entries) > _MAX_ENTRIES:  # drop the oldest insertions
             entries = dict(list(entries.items())[-_MAX_ENTRIES:])
         try:

@@ -368,3 +368,23 @@ def test_memory_provider_loads_only_when_selected(hermes: Env) -> None:
                           "active": [p.name for p in k.slots.active_memory(k.config)]}))
         """)
     assert got == {"type": "EpMemProvider", "name": "epmem", "remember": 1, "active": ["epmem"]}
+
+
+def test_remembered_scan_notices_install_and_uninstall(dists: list[Path], tmp_path: Path) -> None:
+    """The entry-point scan is cached across runs; pip installing or removing invalidates it."""
+    env = Env(make_venv(tmp_path / "venv"), tmp_path)
+    wheel = next(d for d in dists if d.name.startswith("hermes_epfunc"))
+    scan_in_process = """
+        import json, sys
+        from hermes_agent import Kernel
+        Kernel().discover()
+        print(json.dumps("importlib.metadata" in sys.modules))
+        """
+    assert "epfunc" not in env.rows()
+    assert env.python_json(scan_in_process) is False  # nothing installed since: not rescanned
+    pip_install(env.python, wheel)
+    assert env.rows()["epfunc"]["version"] == "0.3.0"
+    assert env.python_json(scan_in_process) is False
+    _run([sys.executable, "-m", "pip", "--python", str(env.python), "uninstall", "-y", "-q",
+          "hermes-epfunc"], env=_clean_env())
+    assert "epfunc" not in env.rows()

@@ -18,9 +18,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .file_guard import RefusedFile
-from .injection import blocked_notice
+from .scan_memo import blocked_notice
 from .prompt_file import prepare, strip_front_matter
 from .truncation import DEFAULT_MAX_CHARS
 
@@ -102,7 +103,7 @@ def project_root(cwd: Path) -> Path:
 
 
 def load(cwd: Path, max_chars: int = DEFAULT_MAX_CHARS, *,
-         hermes_home: Path | None = None) -> ContextFiles:
+         hermes_home: Path | None = None, cache: Any = None) -> ContextFiles:
     """The context files for ``cwd``; nothing is read from ``hermes_home`` (keys live there)
     unless the project itself is inside it."""
     result = ContextFiles()
@@ -111,7 +112,7 @@ def load(cwd: Path, max_chars: int = DEFAULT_MAX_CHARS, *,
         clean = strip_front_matter if path.name in HERMES_NAMES else None
         try:
             prepared = prepare(path, root, name, max_chars, root_label="the project",
-                               clean=clean, private=hermes_home)
+                               clean=clean, private=hermes_home, cache=cache)
         except RefusedFile as exc:
             result.notices.append(str(exc))
             continue

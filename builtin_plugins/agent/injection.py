@@ -18,6 +18,7 @@ import functools
 import re
 
 from .injection_rules import COMMENT_RULES, RULES, SQUASHED_RULE, Rule
+from .scan_memo import blocked_notice  # noqa: F401 (part of this module's API)
 from .unicode_fold import LEET_IN_WORD, fold, invisible_characters, respell
 
 HTML_COMMENT_FINDING = "hidden_html:html_comment"
@@ -183,9 +184,3 @@ def comment_bodies(text: str) -> list[str]:
         bodies.append(text[start + 4:end])
         start = text.find("<!--", end + 3)
     return bodies
-
-
-def blocked_notice(name: str, findings: list[str]) -> str:
-    shown = ", ".join(findings[:6]) + (f", +{len(findings) - 6} more" if len(findings) > 6 else "")
-    return (f"[BLOCKED: {name} contained potential prompt injection ({shown}). "
-            "Content not loaded.]")

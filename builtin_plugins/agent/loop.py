@@ -22,8 +22,9 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent import (
     CallContext,
@@ -43,7 +44,9 @@ from .history import api_messages, last_user_index
 from .inbox import Inbox, into_tool_result
 from .prompt_link import build_system_prompt
 from .store_link import SessionLink, active_store
-from .tool_exec import PARALLEL_SAFE, ToolExecutor, ToolRunContext
+
+if TYPE_CHECKING:  # the tool machinery loads with the first tool call
+    from .tool_exec import ToolExecutor, ToolRunContext
 
 log = logging.getLogger("hermes_agent.agent")
 DEFAULT_MAX_ITERATIONS = 90
@@ -119,7 +122,6 @@ class Agent:
         self.client = client or ModelClient.from_config(
             kernel, provider=self.options.provider, model=self.options.model)
         self.sessions = SessionLink(store if store is not None else active_store(kernel))
-        self.executor = ToolExecutor(kernel)
         self.tool_names, self.tool_notes = self._select_tools()
         self.tool_defs = kernel.tools.definitions(self.tool_names)
         self.session_id = new_session_id()
@@ -337,14 +339,7 @@ class Agent:
 
     def _tool_loop(self, turn: TurnResult, user_message: str, current: int, context: str,
                    emit: EventSink) -> None:
-        run_ctx = ToolRunContext(
-            session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
-            platform=self.platform, cwd=str(self.options.cwd) if self.options.cwd else None,
-            allowed=frozenset(self.tool_names), approval_callback=self.options.approval_callback,
-            clarify_callback=self.options.clarify_callback, interrupt=self._interrupt,
-            extra=self.extra_tool_kwargs, on_event=emit,
-            parallel_safe=PARALLEL_SAFE | frozenset(self.kernel.config.get("agent.parallel_tools")
-                                                    or ()))
+        run_ctx: ToolRunContext | None = None
         for step in range(self.max_iterations):
             if self.interrupted:
                 raise RequestInterrupted(self.provider, self.model)
@@ -356,6 +351,7 @@ class Agent:
                 turn.final_response, turn.completed = response.content, True
                 turn.exit_reason = "final_answer"
                 return
+            run_ctx = run_ctx or self._tool_run_context(turn, emit)
             run_ctx.api_request_id = response.id or None
             outcomes = self.executor.run_all(response.tool_calls, run_ctx)
             injected = self.inbox.take() if outcomes else None
@@ -371,6 +367,24 @@ class Agent:
                               note=BUDGET_NOTE)
         turn.final_response, turn.completed = response.content, True
         turn.exit_reason = "budget_exhausted"
+
+    def _tool_run_context(self, turn: TurnResult, emit: EventSink) -> ToolRunContext:
+        from .tool_exec import PARALLEL_SAFE, ToolRunContext
+
+        return ToolRunContext(
+            session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
+            platform=self.platform, cwd=str(self.options.cwd) if self.options.cwd else None,
+            allowed=frozenset(self.tool_names), approval_callback=self.options.approval_callback,
+            clarify_callback=self.options.clarify_callback, interrupt=self._interrupt,
+            extra=self.extra_tool_kwargs, on_event=emit,
+            parallel_safe=PARALLEL_SAFE | frozenset(self.kernel.config.get("agent.parallel_tools")
+                                                    or ()))
+
+    @cached_property
+    def executor(self) -> ToolExecutor:
+        from .tool_exec import ToolExecutor
+
+        return ToolExecutor(self.kernel)
 
     def _call(self, turn: TurnResult, user_message: str, current: int, context: str,
               emit: EventSink, *, tools: bool, note: str = "") -> ChatResponse:

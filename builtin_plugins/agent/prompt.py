@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hermes_agent.vcache import ValidationCache
+
 from . import context_files
 from .layers import LayerRequest, prompt_layers
 from .soul import load_identity
@@ -123,7 +125,9 @@ def build_system_prompt(kernel: Any, *, session_id: str = "", platform: str = "c
     tools = tuple(sorted(set(tool_names)))
     work = Path(cwd or kernel.cwd or Path.cwd()).resolve()
     max_chars = int(kernel.config.get("context_file_max_chars") or DEFAULT_MAX_CHARS)
-    identity = load_identity(home, max_chars=max_chars)
+    cache = getattr(kernel, "cache", None)
+    cache = cache if isinstance(cache, ValidationCache) else None
+    identity = load_identity(home, max_chars=max_chars, cache=cache)
     notices = list(identity.notices)
     request = LayerRequest(session_id, platform, tools, home, work)
     extra, layer_notices = prompt_layers(kernel).collect(kernel, request)
@@ -132,9 +136,11 @@ def build_system_prompt(kernel: Any, *, session_id: str = "", platform: str = "c
     messages = [m.strip() for m in (configured, system_message) if isinstance(m, str) and m.strip()]
     context = ""
     if not skip_context_files:
-        found = context_files.load(work, max_chars, hermes_home=home)
+        found = context_files.load(work, max_chars, hermes_home=home, cache=cache)
         context = found.render()
         notices += found.notices
+    if cache is not None:
+        cache.save()  # the scan results of new text
     moment = now or _dt.datetime.now().astimezone()
     layers = [
         ("identity", identity.text),

@@ -11,9 +11,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .file_guard import read_inside
-from .injection import scan
+from .scan_memo import scan_findings
 from .truncation import truncate_head_tail
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?:[^\n]*+\n)*?---[ \t]*(?:\n|\Z)")
@@ -32,11 +33,11 @@ def strip_front_matter(text: str) -> str:
 
 
 def prepare(path: Path, root: Path, name: str, max_chars: int, *, root_label: str,
-            clean: Callable[[str], str] | None = None, private: Path | None = None
-            ) -> PromptFile:
+            clean: Callable[[str], str] | None = None, private: Path | None = None,
+            cache: Any = None) -> PromptFile:
     """Read ``path`` (inside ``root``, never from ``private``: see :func:`read_inside`),
     strip a BOM and (via ``clean``) other framing, truncate to ``max_chars`` and scan the
-    result. Raises :class:`~.file_guard.RefusedFile` or ``OSError`` when the file cannot be
+    result (``cache``: see :mod:`.scan_memo`). Raises :class:`~.file_guard.RefusedFile` or ``OSError`` when the file cannot be
     used."""
     read = read_inside(path, root, max_chars, root_label=root_label, private=private)
     text = read.text.removeprefix("\ufeff")
@@ -47,4 +48,4 @@ def prepare(path: Path, root: Path, name: str, max_chars: int, *, root_label: st
         return PromptFile("")
     text, cut = truncate_head_tail(text, name, max_chars, str(path),
                                    unread_bytes=None if read.complete else read.size)
-    return PromptFile(text, scan(f"{name}\n\n{text}"), cut)
+    return PromptFile(text, scan_findings(f"{name}\n\n{text}", cache), cut)

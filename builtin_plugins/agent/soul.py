@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .file_guard import RefusedFile
-from .injection import blocked_notice
+from .scan_memo import blocked_notice
 from .prompt_file import prepare
 from .truncation import DEFAULT_MAX_CHARS
 
@@ -52,11 +53,12 @@ def ensure_soul(home: Path) -> Path:
 
 
 def load_identity(home: Path, *, create: bool = True,
-                  max_chars: int = DEFAULT_MAX_CHARS) -> Identity:
-    """The identity layer: SOUL.md if it has content, else the built-in identity."""
+                  max_chars: int = DEFAULT_MAX_CHARS, cache: Any = None) -> Identity:
+    """The identity layer: SOUL.md if it has content, else the built-in identity.
+    ``cache``: where scan results are remembered (see :mod:`.scan_memo`)."""
     path = ensure_soul(home) if create else home / SOUL_FILE
     try:
-        soul = prepare(path, home, SOUL_FILE, max_chars, root_label="HERMES_HOME")
+        soul = prepare(path, home, SOUL_FILE, max_chars, root_label="HERMES_HOME", cache=cache)
     except RefusedFile as exc:
         return Identity(DEFAULT_IDENTITY, "builtin",
                         [f"{exc} The built-in identity is used meanwhile."])

@@ -154,14 +154,15 @@ _ssl_context: Any = None
 
 
 def _shared_ssl_context() -> Any:
-    """One verifying TLS context per process, as the HTTP client would build it (certifi, or
-    SSL_CERT_FILE / SSL_CERT_DIR), shared by every client and proxy route: building one loads
-    the CA bundle, which costs tens of milliseconds each time."""
+    """One verifying TLS context per process, trusting what the HTTP client would trust
+    (SSL_CERT_FILE, SSL_CERT_DIR or the system's CA bundle), shared by every client and proxy
+    route. Its CA bundle, which costs tens of milliseconds, loads at the first TLS handshake
+    (see :mod:`.trust`), so calls to a plain-http local server never pay for it."""
     global _ssl_context
     if _ssl_context is None:
-        from httpx2 import create_ssl_context
+        from .trust import verifying_context
 
-        _ssl_context = create_ssl_context(verify=True, trust_env=True)
+        _ssl_context = verifying_context()
     return _ssl_context
 
 

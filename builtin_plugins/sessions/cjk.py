@@ -13,9 +13,10 @@ candidate's text is verified (case-insensitive substrings, as LIKE); groups with
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .query import CJK, Query, Term
+if TYPE_CHECKING:  # parsing loads with the first search, not with every connection
+    from .query import Query, Term
 
 VOCAB = "temp.hermes_trigram_vocab"
 VOCAB_DDL = (f"CREATE VIRTUAL TABLE IF NOT EXISTS {VOCAB} USING "
@@ -88,6 +89,8 @@ def cjk_ids(conn: sqlite3.Connection, parsed: Query, where: str, args: list[Any]
     oldest). All groups looked up in the trigram index share one statement, and so do all
     scanned groups: a candidate is read, and its text built, once however many groups it
     could match. Groups without CJK text use the word index, one statement each."""
+    from .query import CJK, Query
+
     found: set[int] = set()
     order = "ASC" if oldest else "DESC"
     sessions = " JOIN sessions s ON s.id = m.session_id" if where else ""

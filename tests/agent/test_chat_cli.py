@@ -115,6 +115,39 @@ def test_the_console_script_closes_the_store_and_freezes_gc_before_exit(home, se
     assert (home / "state.db").exists() and not (home / "state.db-wal").exists()
 
 
+def test_a_second_chat_q_without_tools_loads_only_what_it_uses(home, server) -> None:
+    """What a plain answer does not need stays unloaded once the first run has remembered
+    the SOUL.md scan: the tool machinery, the injection scanner, session search, the
+    interactive prompts, and the CA bundle for a plain-http server."""
+    import os
+    import subprocess
+    import sys
+
+    (home / "config.yaml").write_text(
+        f"model:\n  provider: custom\n  base_url: {server.openai_base_url}\n"
+        "  default: fake-model\n  max_retries: 0\n")
+    code = ("import sys\n"
+            "from hermes_agent.cli import main\n"
+            "code = main(['chat', '-q', 'ping'])\n"
+            "from hermes_agent.builtin_plugins.models import nettrack\n"
+            "loaded = [m for m in ('hermes_agent.builtin_plugins.agent.tool_exec',\n"
+            "    'hermes_agent.builtin_plugins.agent.injection',\n"
+            "    'hermes_agent.builtin_plugins.sessions.query',\n"
+            "    'hermes_agent.builtin_plugins.agent.chat.questions')\n"
+            "    if m in sys.modules]\n"
+            "print('code', code, 'loaded', loaded,\n"
+            "      'cas', nettrack._shared_ssl_context().cert_store_stats()['x509'])\n")
+    env = {**os.environ, "NO_PROXY": "127.0.0.1,localhost"}
+    runs = []
+    for _ in range(2):
+        server.script(reply_text("pong"))
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=120, env=env)
+        runs.append(proc.stdout.splitlines()[-1:])
+    assert runs[1] == ["code 0 loaded [] cas 0"], (runs, proc.stderr)
+    assert "injection" in runs[0][0]  # the first run scanned SOUL.md
+
+
 def test_main_with_arguments_leaves_the_process_alone(cli, server) -> None:
     """``main(argv)`` is a call inside a longer-lived process: nothing is frozen and the
     collector's thresholds stay as the process set them."""

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import signal
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..loop import Agent, EventSink, TurnResult
-from .questions import TerminalQuestions
-from .status import StatusLine
+
+if TYPE_CHECKING:  # only an interactive chat has them
+    from .questions import TerminalQuestions
+    from .status import StatusLine
 
 
 def run_turn(agent: Agent, message: str, on_event: EventSink,
