@@ -65,3 +65,30 @@ def test_a_keyboard_interrupt_before_the_wait_still_stops_the_turn(monkeypatch) 
     assert agent.interrupts == 1
     if hasattr(signal, "pthread_sigmask"):
         assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_ctrl_c_during_a_slash_command_keeps_the_chat(kernel_for, monkeypatch) -> None:
+    """A real Ctrl-C while a (plugin's) slash command runs stops that command; the chat
+    reads the next line."""
+    import io
+
+    from hermes_agent.builtin_plugins.agent.chat.questions import TerminalQuestions
+    from hermes_agent.builtin_plugins.agent.chat.repl import interactive
+    from hermes_agent.builtin_plugins.agent.loop import Agent
+
+    kernel = kernel_for()
+
+    def slow(raw: str) -> str:
+        signal.raise_signal(signal.SIGINT)  # the user presses Ctrl-C while it runs
+        return "finished"
+
+    assert kernel.register_plugin(
+        lambda ctx: ctx.register_command("slow", slow, "takes long"), "slowpoke").state == "loaded"
+    lines = iter(["/slow", "/quit"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(lines))
+    out = io.StringIO()
+    assert interactive(Agent(kernel), kernel, TerminalQuestions(io.StringIO()), out=out) == 0
+    text = out.getvalue()
+    assert "[interrupted]" in text and "finished" not in text
+    assert kernel.plugins["slowpoke"].state == "loaded"  # the user's Ctrl-C is not the plugin's fault

@@ -97,7 +97,11 @@ def interactive(agent: Any, kernel: Any, questions: TerminalQuestions, *,
             if not message.strip():
                 continue
             if message.startswith("/") and "\n" not in message:
-                result = run_slash(state, message.strip())
+                try:
+                    result = run_slash(state, message.strip())
+                except KeyboardInterrupt:  # Ctrl-C during a slash command stops it, not the chat
+                    out.write("\n[interrupted]\n")
+                    continue
                 if result is QUIT:
                     break
                 if isinstance(result, str):
