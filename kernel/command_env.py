@@ -11,7 +11,8 @@ hand them to the model. :func:`command_env` is this process's environment withou
 - the variables plugins declare as secret in plugin.yaml (``requires_env``/``optional_env``
   entries with ``secret: true``);
 
-except the names ``terminal.env_passthrough`` in config.yaml opts in.
+except the names the caller opts in (``passthrough``: the terminal tool passes its
+``terminal.env_passthrough`` setting; the kernel knows no plugin's settings).
 """
 
 from __future__ import annotations
@@ -22,9 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .kernel import Kernel
-
-PASSTHROUGH_KEY = "terminal.env_passthrough"
-
 
 def _names(value: Any) -> Iterable[str]:
     if isinstance(value, str):
@@ -52,16 +50,12 @@ def secret_env_names(kernel: "Kernel") -> frozenset[str]:
     return frozenset(names)
 
 
-def passthrough_names(kernel: "Kernel") -> frozenset[str]:
-    """The names ``terminal.env_passthrough`` opts in."""
-    return frozenset(_names(kernel.config.get(PASSTHROUGH_KEY)))
-
-
-def command_env(kernel: "Kernel", extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def command_env(kernel: "Kernel", extra: Mapping[str, str] | None = None,
+                passthrough: Iterable[str] | str = ()) -> dict[str, str]:
     """The environment for a command the agent runs: this process's environment without the
     secrets (see the module docstring), opted-in names added from the kernel's environment
     (which includes .env) when this process lacks them, then ``extra``."""
-    allowed = passthrough_names(kernel)
+    allowed = frozenset(_names(passthrough))
     hidden = secret_env_names(kernel) - allowed
     env = {name: value for name, value in os.environ.items() if name not in hidden}
     for name in allowed:

@@ -7,9 +7,9 @@ payload as keywords (filtered to their parameters unless they take ``**kwargs``)
 Rules: callbacks run in load order (``tryfirst``/``trylast`` respected); one that raises is
 logged and skipped; one that raises ``SystemExit``, ``KeyboardInterrupt`` or another
 ``BaseException`` is skipped too and reported to ``on_halt`` (the kernel unloads its plugin),
-while a real Ctrl-C propagates (see :mod:`.containment`); an awaitable result is awaited; ``HERMES_TRACE_HOOKS=1`` traces every
-call to stderr. How results combine is each hook's dispatch rule (``hookspecs.DISPATCH``,
-applied by ``hookspecs.results``).
+while a real Ctrl-C propagates (see :mod:`.containment`); an awaitable result is awaited;
+``HERMES_TRACE_HOOKS=1`` traces every call to stderr. How results combine is each hook's
+dispatch rule (``hookspecs.DISPATCH``, applied by ``hookspecs.results``).
 """
 
 from __future__ import annotations

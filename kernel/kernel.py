@@ -11,7 +11,7 @@ import difflib
 import inspect
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from functools import cached_property
@@ -412,13 +412,14 @@ class Kernel:
         objects = [p.obj for entries in self.slots.providers.values() for p in entries.values()]
         _close_all([*objects, *self._services.values()])
 
-    def command_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    def command_env(self, extra: Mapping[str, str] | None = None,
+                    passthrough: Iterable[str] | str = ()) -> dict[str, str]:
         """The environment for a command the agent runs on the model's behalf: without the
-        variables from $HERMES_HOME/.env and the providers' key variables, unless
-        ``terminal.env_passthrough`` opts them in (see :mod:`.command_env`)."""
+        variables from $HERMES_HOME/.env and the providers' key variables, except the names
+        in ``passthrough`` (see :mod:`.command_env`)."""
         from .command_env import command_env
 
-        return command_env(self, extra)
+        return command_env(self, extra, passthrough)
 
     def service(self, name: str, factory: Callable[[], Any]) -> Any:
         """Per-kernel state a plugin shares with others (created by ``factory`` on first use).
@@ -440,10 +441,6 @@ def _close_all(objects: Any) -> None:
                 stop()
             except Exception as exc:
                 log.warning("closing %r failed: %s: %s", obj, type(exc).__name__, exc)
-
-
-def _first_line(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
 
 
 def _plugin_call(plugin: str, code: str, what: str, fn: Callable[..., Any], *args: Any) -> Any:

@@ -170,8 +170,9 @@ class TerminalTool:
         if not verdict.allowed:
             return json.dumps({"output": "", "exit_code": None, "error": verdict.message,
                                "status": "blocked", "approval": verdict.choice})
+        opted_in = self.kernel.config.get("terminal.env_passthrough") or ()
         result = run_command(command, cwd, timeout, keep=max(max_chars * 10, 1_000_000),
-                             env=self.kernel.command_env(COMMAND_VARS),
+                             env=self.kernel.command_env(COMMAND_VARS, opted_in),
                              interrupt=ctx.interrupt_event)
         output = result.output
         replaced = self.kernel.hooks.fire("transform_terminal_output", command=command,

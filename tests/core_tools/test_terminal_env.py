@@ -118,6 +118,6 @@ def test_command_env_of_a_kernel_given_its_environment(tmp_path: Path) -> None:
     (home / ".env").write_text("DEPLOY_TARGET=staging\nHIDDEN_ONE=x1y2z3\n")
     (home / "config.yaml").write_text("terminal:\n  env_passthrough: [DEPLOY_TARGET]\n")
     kernel = Kernel(home, env={"HERMES_HOME": str(home)}, entry_points=False, builtins=False)
-    env = kernel.command_env({"TERM": "dumb"})
+    env = kernel.command_env({"TERM": "dumb"}, kernel.config.get("terminal.env_passthrough"))
     assert env["DEPLOY_TARGET"] == "staging" and env["TERM"] == "dumb"
     assert "HIDDEN_ONE" not in env and kernel.dotenv_names == {"DEPLOY_TARGET", "HIDDEN_ONE"}

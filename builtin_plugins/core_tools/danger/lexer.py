@@ -47,9 +47,6 @@ class Word:
             return "".join(p.value for p in self.parts)
         return None
 
-    def subs(self) -> list[Part]:
-        return [p for p in self.parts if p.kind == SUB]
-
 
 @dataclass(slots=True)
 class Op:
