@@ -19,8 +19,10 @@ import sqlite3
 import time
 from pathlib import Path
 
+from hermes_agent import write_atomic
+
 from .interface import SessionStoreError
-from .private import write_private
+from .private import FILE_MODE
 
 log = logging.getLogger("hermes_agent.sessions")
 CHECK_BUDGET_S = 1.0
@@ -75,7 +77,7 @@ def remember(path: Path) -> None:
     if current is None:
         return
     try:
-        write_private(record_path(path), json.dumps(current))
+        write_atomic(record_path(path), json.dumps(current), mode=FILE_MODE)
     except OSError as exc:  # a read-only directory: the next open checks again
         log.debug("cannot record the health check of %s: %s", path, exc)
 

@@ -58,14 +58,3 @@ def create_database_file(path: Path) -> None:
             tighten_fd(fd, target)
         finally:
             os.close(fd)
-
-
-def write_private(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (a 0600 temporary file renamed over it)."""
-    tmp = Path(f"{path}.tmp{os.getpid()}")
-    fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    try:
-        os.write(fd, text.encode("utf-8"))
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
