@@ -11,6 +11,7 @@ from setuptools import setup
 ROOTS = {
     "hermes_agent": "kernel",
     "hermes_agent.hookspecs": "hookspecs",
+    "hermes_agent.api": "api",
     "hermes_agent.builtin_plugins": "builtin_plugins",
     "hermes_agent.testing": "testing",
 }
