@@ -64,6 +64,11 @@ def check_registration(kernel: "Kernel", record: "PluginRecord", staged: Registr
         if other_cli is not None:
             raise clash(kernel, name, "CLI command", f"hermes {cli.name}", other_cli.plugin,
                         "disable one of them")
+    for service in staged.services:
+        owner_service = kernel.service_owner(service.name)
+        if owner_service is not None:
+            raise clash(kernel, name, "service", service.name, owner_service,
+                        "disable one of them")
     for provider in staged.providers:
         if provider.slot not in SLOTS:
             raise PluginError(name, f"unknown provider slot {provider.slot!r}; "

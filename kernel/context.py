@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .private import private_dir
-from .registration import (CliCommand, HookSpecEntry, Provider, Registration, Skill,
+from .registration import (CliCommand, HookSpecEntry, Provider, Registration, Service, Skill,
                            SlashCommand, ToolSpec, ToolsetSpec)
 
 if TYPE_CHECKING:
@@ -120,6 +120,14 @@ class PluginContext:
             self._staged.warnings.append(f"unknown middleware kind {kind!r} "
                                          f"(known: {', '.join(MIDDLEWARE_KINDS)})")
         self._staged.middleware.append((kind, callback))
+
+    def register_service(self, name: str, factory: Callable[[Any], Any]) -> None:
+        """Offer other plugins a capability by name: ``kernel.service(name)`` returns
+        ``factory(kernel)``, built on first use. Plugins reach each other this way (or
+        through slots and hooks), never by importing each other's modules."""
+        if not isinstance(name, str) or not name or not callable(factory):
+            raise TypeError("register_service(name, factory) needs a name and a callable")
+        self._staged.services.append(Service(name, factory, self.plugin_name))
 
     # --- provider slots ---------------------------------------------------------------
     def _provider(self, slot: str, obj: Any, name: str | None = None) -> None:

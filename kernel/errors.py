@@ -51,3 +51,14 @@ class SlotError(HermesError):
 
 class ToolError(HermesError):
     """A tool is unknown or cannot be registered."""
+
+
+class ServiceError(HermesError, LookupError):
+    """No loaded plugin offers the service asked for."""
+
+    def __init__(self, name: str, booted: bool = True):
+        self.service = name
+        hint = ("the plugin that offers it is not loaded; `hermes plugins list` shows why "
+                "(disabled, failed or not installed)") if booted else (
+            "the kernel has not been booted yet; call kernel.boot() first")
+        super().__init__(f"no plugin offers the service {name!r}: {hint}")

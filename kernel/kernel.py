@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .config import Config, hermes_home, load_config, read_env_file
 from .context import PluginContext
 from .discovery import Discovery, PluginRecord, discover
-from .errors import PluginError
+from .errors import PluginError, ServiceError
 from .policy import decide, truthy
 from .private import private_dir
 from .registration import SLOTS, CliCommand, HookSpecEntry, Registration
@@ -117,6 +117,7 @@ class Kernel:
         # Set by the surface driving a conversation: receives ctx.inject_message(content, role).
         self.message_sink: Callable[[str, str], Any] | None = None
         self._services: dict[str, Any] = {}
+        self._offered: dict[str, Any] = {}  # service name -> registration.Service
         self.plugins: dict[str, PluginStatus] = {}
         self.discovery: Discovery | None = None
         self._registrations: dict[str, Registration] = {}
@@ -311,6 +312,9 @@ class Kernel:
             for key in [k for k, v in table.items() if v.plugin == name]:
                 del table[key]
         self.middleware = [m for m in self.middleware if m[2] != name]
+        for offered in [s for s in self._offered.values() if s.plugin == name]:
+            del self._offered[offered.name]
+            _close_all([self._services.pop(offered.name)] if offered.name in self._services else [])
         for service in self._services.values():
             if callable(getattr(service, "remove_plugin", None)):
                 service.remove_plugin(name)
@@ -392,6 +396,7 @@ class Kernel:
         self.skills.update({s.name: s for s in staged.skills})
         for provider in staged.providers:
             self.slots.add(provider)
+        self._offered.update({s.name: s for s in staged.services})
         self.middleware.extend((kind, fn, name) for kind, fn in staged.middleware)
         self._registrations[name] = staged
 
@@ -421,12 +426,25 @@ class Kernel:
 
         return command_env(self, extra, passthrough)
 
-    def service(self, name: str, factory: Callable[[], Any]) -> Any:
-        """Per-kernel state a plugin shares with others (created by ``factory`` on first use).
-        A service with a ``remove_plugin(name)`` method is told when a plugin is unregistered."""
+    def service(self, name: str, factory: Callable[[], Any] | None = None) -> Any:
+        """A service by name, one instance per kernel, built on first use: the one a plugin
+        offered with ``ctx.register_service(name, factory)``, else (when ``factory`` is
+        given) a plugin's own per-kernel state made by ``factory()``. A service with a
+        ``remove_plugin(name)`` method is told when a plugin is unregistered."""
         if name not in self._services:  # two threads may both build one: the first stored wins
-            self._services.setdefault(name, factory())
+            offered = self._offered.get(name)
+            if offered is not None:
+                self._services.setdefault(name, offered.factory(self))
+            elif factory is not None:
+                self._services.setdefault(name, factory())
+            else:
+                raise ServiceError(name, self.booted)
         return self._services[name]
+
+    def service_owner(self, name: str) -> str | None:
+        """The plugin that offers service ``name``, or None."""
+        offered = self._offered.get(name)
+        return offered.plugin if offered else None
 
 
 def _close_all(objects: Any) -> None:

@@ -82,6 +82,16 @@ class Provider:
 
 
 @dataclass
+class Service:
+    """A named capability one plugin offers the others (``ctx.register_service``): built by
+    ``factory(kernel)`` on first use, one instance per kernel."""
+
+    name: str
+    factory: Callable[[Any], Any]
+    plugin: str
+
+
+@dataclass
 class Registration:
     """Everything a plugin registered while it loaded, not yet visible to anyone."""
 
@@ -93,6 +103,7 @@ class Registration:
     cli_commands: list[CliCommand] = field(default_factory=list)
     skills: list[Skill] = field(default_factory=list)
     providers: list[Provider] = field(default_factory=list)
+    services: list[Service] = field(default_factory=list)
     middleware: list[tuple[str, Callable[..., Any]]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
