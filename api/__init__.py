@@ -12,8 +12,52 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# name -> module of this package that defines it
-_EXPORTS: dict[str, str] = {}
+# name -> module that defines it: one of this package, or (".."-prefixed) a kernel module the
+# api re-exports. One block per module.
+_EXPORTS: dict[str, str] = {
+    # models.py: requests, responses, usage, streaming, provider profiles, the client protocol
+    "ProviderProfile": "models", "API_MODES": "models", "ToolCall": "models", "Usage": "models",
+    "Cost": "models", "ChatRequest": "models", "ChatResponse": "models",
+    "StreamEvent": "models", "EventCallback": "models", "CancelToken": "models",
+    "ModelProvider": "models", "ModelClient": "models", "CallContext": "models",
+    "RetryNotice": "models",
+    # model_errors.py
+    "ProviderError": "model_errors", "RequestInterrupted": "model_errors",
+    "PartialStreamError": "model_errors", "NoProviderError": "model_errors",
+    # tool results (the kernel's tool registry makes them too)
+    "tool_result": "..tools", "tool_error": "..tools",
+    # providers.py: slot provider base classes
+    "MemoryProvider": "providers", "ContextEngine": "providers",
+    "WebSearchProvider": "providers",
+    # sessions.py: the session-store slot
+    "SessionStore": "sessions", "SessionRow": "sessions", "MessageRow": "sessions",
+    "SearchResult": "sessions", "SessionStoreError": "sessions",
+    "TitleConflictError": "sessions", "InvalidArgumentError": "sessions",
+    "SearchTimeoutError": "sessions", "SEARCH_BUDGET_S": "sessions",
+    "session_store": "sessions",
+    # prompt.py: system-prompt layers
+    "LAYERS": "prompt", "LayerRequest": "prompt", "LayerFn": "prompt",
+    "PromptLayerRegistry": "prompt", "prompt_layers": "prompt",
+    # hook payloads and results (hookspecs)
+    "tool_directive": "..hookspecs.results", "join_context": "..hookspecs.results",
+    **dict.fromkeys((
+        "AllowDirective", "ApiError", "ApprovalChoice", "ApprovalSurface", "ApproveDirective",
+        "BlockDirective", "ContextResult", "GatewayDirective", "JSONDict", "Message",
+        "MemoryAction", "MemoryTarget", "PreLlmCallResult", "ProviderSlot", "RewriteDirective",
+        "SessionBoundaryReason", "ShutdownReason", "SkipDirective", "ToolCallDirective",
+        "ToolStatus", "ToolsetKind", "VerifyBlockDirective", "VerifyContinueDirective",
+        "VerifyDirective"
+    ), "..hookspecs.payloads"),
+    # secrets.py
+    "mask_url": "secrets", "mask_secrets": "secrets", "SecretMaskingFilter": "secrets",
+    "install_log_masking": "secrets", "command_env": "secrets",
+    "secret_env_names": "secrets",
+    # files.py
+    "private_dir": "files", "write_atomic": "files", "set_env_values": "files",
+    # cli.py and text.py: for the CLI commands plugins add
+    "cli_kernel": "cli", "reload_cli_kernel": "cli", "ListingGroup": "cli",
+    "first_sentence": "cli", "plural": "text", "ellipsize": "text", "table": "text",
+}
 
 __all__ = sorted(_EXPORTS)
 
@@ -22,7 +66,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'hermes_agent.api' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    where = f"hermes_agent.{module[2:]}" if module.startswith("..") else f"{__name__}.{module}"
+    value = getattr(importlib.import_module(where), name)
     globals()[name] = value
     return value
 

@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from hermes_agent import CancelToken, ChatRequest, ModelClient
+from hermes_agent.builtin_plugins.models.client import ModelClient
+from hermes_agent.api import CancelToken, ChatRequest
 from hermes_agent.testing import make_kernel
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 

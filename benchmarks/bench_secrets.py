@@ -3,7 +3,7 @@ masking URLs in a message, and one whole terminal tool call.
 
 The kernel has the builtin plugins and the bundled model providers loaded (their ``key_env``
 names are withheld) and a $HERMES_HOME/.env of 20 variables. Reported: median and p95 of
-``kernel.command_env()``, of ``mask_secrets`` on a provider error message (with and without a
+``command_env(kernel)``, of ``mask_secrets`` on a provider error message (with and without a
 URL), and of a terminal call ``true`` alongside the same command run by a bare
 ``subprocess.run`` (the floor the tool cannot go under), alternating call by call.
 
@@ -23,7 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes_agent import Kernel, mask_secrets, tool_kwargs
+from hermes_agent.api import command_env, mask_secrets
+from hermes_agent.builtin_plugins.core_tools.context import tool_kwargs
+from hermes_agent import Kernel
 
 ERROR_WITH_URL = ("custom (m): Connection error. [network]. Fix: cannot reach "
                   "http://alice:pw@127.0.0.1:9/v1?api_key=k; check the network, the base_url "
@@ -62,7 +64,7 @@ def main() -> None:
     os.environ["HERMES_HOME"] = str(home)
     kernel = Kernel(home, entry_points=False).boot()
     results = {
-        "command_env": summary("kernel.command_env()", measure(kernel.command_env, args.calls)),
+        "command_env": summary("command_env(kernel)", measure(lambda: command_env(kernel), args.calls)),
         "mask_error_with_url": summary("mask_secrets(error with a URL)", measure(
             lambda: mask_secrets(ERROR_WITH_URL), args.calls)),
         "mask_error_plain": summary("mask_secrets(error without a URL)", measure(

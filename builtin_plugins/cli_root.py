@@ -75,7 +75,8 @@ def _run(args: list[str]) -> int:
     _kernel = None  # one kernel per invocation (main may run several times in one process)
     _reported.clear()
     try:
-        result = root.main(args=args, prog_name="hermes", standalone_mode=False)
+        result = root.main(args=args, prog_name="hermes", standalone_mode=False,
+                           obj=KernelAccess())
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
@@ -95,7 +96,7 @@ def _run(args: list[str]) -> int:
 
 def _masked(message: str) -> str:
     """An error message with the credentials of the URLs it quotes masked."""
-    from ..redact import mask_secrets
+    from ..api import mask_secrets
 
     return mask_secrets(message)
 
@@ -104,8 +105,8 @@ def runtime_kernel(boot: bool = True) -> Any:
     """The kernel for this CLI process (built once; it applies $HERMES_HOME/.env)."""
     global _kernel
     if _kernel is None:
+        from ..api import install_log_masking  # after the kernel, which imports logging
         from ..kernel import Kernel
-        from ..redact import install_log_masking  # after the kernel, which imports logging
 
         install_log_masking()  # what this process logs has URL credentials masked
         _kernel = Kernel()
@@ -123,6 +124,17 @@ def reload_runtime_kernel() -> Any:
         _kernel.close()
         _kernel = None
     return runtime_kernel()
+
+
+class KernelAccess:
+    """The root click context's ``obj``: how commands reach this process's kernel
+    (``hermes_agent.api.cli_kernel``) without importing this module."""
+
+    def kernel(self, boot: bool = True) -> Any:
+        return runtime_kernel(boot)
+
+    def reload(self) -> Any:
+        return reload_runtime_kernel()
 
 
 _kernel: Any = None
@@ -217,6 +229,7 @@ def _build_root() -> Any:
         """hermes: a self-hosted AI agent whose every capability is a plugin.
 
         Without a command, starts the interactive chat (`hermes chat`)."""
+        ctx.ensure_object(KernelAccess)  # set by main(); this covers other callers
         if safe_mode:
             os.environ["HERMES_SAFE_MODE"] = "1"
         if ctx.invoked_subcommand is None:

@@ -11,10 +11,10 @@ import difflib
 import inspect
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, hermes_home, load_config, read_env_file
@@ -81,7 +81,7 @@ def effective_env(home: Path, env: Mapping[str, str] | None) -> tuple[dict[str, 
 
     For the process environment the .env values are also put into ``os.environ``, because
     plugins read their keys from there; the names returned keep them apart, so commands the
-    agent runs do not inherit them (see :mod:`.command_env`)."""
+    agent runs do not inherit them (see ``hermes_agent.api.command_env``)."""
     dotenv = read_env_file(home / ".env")
     if env is not None:
         return {**dotenv, **env}, frozenset(n for n in dotenv if n not in env)
@@ -416,15 +416,6 @@ class Kernel:
             self.hooks.fire("on_shutdown", reason="exit")
         objects = [p.obj for entries in self.slots.providers.values() for p in entries.values()]
         _close_all([*objects, *self._services.values()])
-
-    def command_env(self, extra: Mapping[str, str] | None = None,
-                    passthrough: Iterable[str] | str = ()) -> dict[str, str]:
-        """The environment for a command the agent runs on the model's behalf: without the
-        variables from $HERMES_HOME/.env and the providers' key variables, except the names
-        in ``passthrough`` (see :mod:`.command_env`)."""
-        from .command_env import command_env
-
-        return command_env(self, extra, passthrough)
 
     def service(self, name: str, factory: Callable[[], Any] | None = None) -> Any:
         """A service by name, one instance per kernel, built on first use: the one a plugin

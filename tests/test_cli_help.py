@@ -8,7 +8,7 @@ import importlib
 import click
 
 from hermes_agent.builtin_plugins import CLI_COMMANDS
-from hermes_agent.builtin_plugins.cli_help import first_sentence
+from hermes_agent.api import first_sentence
 from hermes_agent.cli import main
 
 

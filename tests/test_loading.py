@@ -296,7 +296,7 @@ def fake_distribution(site: Path, manifest_at: str = "stamp_plugin/plugin.yaml")
 
 def test_entry_point_manifest_shipped_as_shared_data_is_found(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from hermes_agent import discover
+    from hermes_agent.discovery import discover
 
     fake_distribution(tmp_path / "site", "share/hermes_agent/plugins/stamp/plugin.yaml")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
@@ -310,7 +310,7 @@ def test_ledger_fingerprint_changes_when_an_entry_point_plugin_is_reinstalled(
     """A rebuild under the same version must not keep showing the previous load outcome."""
     import os
 
-    from hermes_agent import discover
+    from hermes_agent.discovery import discover
     from hermes_agent.builtin_plugins.plugin_admin.ledger import fingerprint
 
     site = tmp_path / "site"

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent import Kernel, set_env_values
+from hermes_agent.api import set_env_values
+from hermes_agent import Kernel
 from hermes_agent.cli import main
 from hermes_agent.testing import make_kernel
 

@@ -12,7 +12,7 @@ import json
 import time
 from typing import Any
 
-from hermes_agent import tool_error
+from hermes_agent.api import tool_error
 
 # Tools a subagent never gets: no recursion, no human in the loop, no shared memory writes.
 BLOCKED = frozenset({"delegate_task", "clarify", "memory", "send_message", "execute_code"})
@@ -68,11 +68,8 @@ def delegate_task(args: dict[str, Any], **kwargs: Any) -> str:
         max_iterations=int(config.get("delegation.max_iterations") or 50), stream=False,
         parent_session_id=parent.session_id, cwd=parent.options.cwd,
         approval_callback=None, clarify_callback=None, depth=parent.options.depth + 1)
-    from hermes_agent import ModelClient
-
-    client = ModelClient(parent.client.active, kernel=parent.kernel,
-                         fallbacks=parent.client.fallbacks, retry=parent.client.retry)
-    child = Agent(parent.kernel, options, client=client, store=parent.sessions.store)
+    child = Agent(parent.kernel, options, client=parent.client.fork(),
+                  store=parent.sessions.store)
     hooks = parent.hooks
     parent_turn = kwargs.get("turn_id") or None
     if hooks.has_hook("subagent_start"):

@@ -1,20 +1,5 @@
-"""Prompt layers that other plugins fill: memory blocks, the frozen MEMORY and USER snapshots and
-the skills index. Until a plugin provides one, that layer is simply absent.
-
-Two ways in:
-
-* a memory provider in the ``memory`` slot that has ``system_prompt_block() -> str`` contributes
-  to ``memory_blocks`` while it is active (the builtin provider and the one selected by
-  ``memory.provider``);
-* any plugin registers a function for a layer, once, in ``register(ctx)``::
-
-      from hermes_agent import prompt_layers
-
-      def register(ctx):
-          prompt_layers(ctx.kernel).add("memory_snapshot", my_snapshot, plugin=ctx.plugin_name)
-
-  ``my_snapshot(request: LayerRequest) -> str | None`` is called once when a session's prompt
-  is built. It must be deterministic for the session: the prompt is frozen and cached.
+"""The agent's prompt-layer registry, offered to other plugins as the ``prompt_layers``
+service (the contract: :mod:`hermes_agent.api.prompt`).
 
 A function whose plugin is not loaded (it failed after registering) is skipped; one that
 raises is logged, reported as a notice and skipped.
@@ -25,27 +10,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+from hermes_agent.api import LAYERS, LayerFn, LayerRequest
 
 log = logging.getLogger("hermes_agent.prompt")
 
-#: The layers, in prompt order (see prompt.py for where each sits).
-LAYERS: tuple[str, ...] = ("memory_blocks", "memory_snapshot", "user_snapshot", "skills_index")
-
-
-@dataclass(frozen=True)
-class LayerRequest:
-    """What a layer function may use to build its text."""
-
-    session_id: str
-    platform: str
-    tool_names: tuple[str, ...]
-    home: Path
-    cwd: Path | None = None
-
-
-LayerFn = Callable[[LayerRequest], "str | None"]
 
 
 @dataclass
@@ -95,9 +65,3 @@ def _add(into: list[str], notices: list[str], who: str, call: Callable[[], Any])
         return
     if isinstance(value, str) and value.strip():
         into.append(value.strip())
-
-
-def prompt_layers(kernel: Any) -> PromptLayers:
-    """The prompt-layer registry of ``kernel`` (created on first use; a plugin's layers go
-    when the plugin is unregistered)."""
-    return kernel.service("prompt_layers", PromptLayers)

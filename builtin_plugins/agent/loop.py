@@ -26,7 +26,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent import (
+from hermes_agent.api import (
     CallContext,
     CancelToken,
     ChatRequest,
@@ -119,8 +119,8 @@ class Agent:
         self.kernel = kernel
         self.options = options or AgentOptions()
         self.hooks = kernel.hooks
-        self.client = client or ModelClient.from_config(
-            kernel, provider=self.options.provider, model=self.options.model)
+        self.client = client or kernel.service("models").client(
+            provider=self.options.provider, model=self.options.model)
         self.sessions = SessionLink(store if store is not None else active_store(kernel))
         self.tool_names, self.tool_notes = self._select_tools()
         self.tool_defs = kernel.tools.definitions(self.tool_names)
@@ -247,8 +247,8 @@ class Agent:
     def switch_model(self, model: str, provider: str | None = None) -> None:
         """Use another model from the next request on. The session's system prompt stays as it
         was frozen (it names no model), so the history and prompt go on unchanged."""
-        self.client = ModelClient.from_config(self.kernel, provider=provider or self.provider,
-                                              model=model)
+        self.client = self.kernel.service("models").client(
+            provider=provider or self.provider, model=model)
 
     def rewind(self, user_turns: int = 1) -> str | None:
         """Drop the last ``user_turns`` user messages and everything after them (``/undo``,

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.vcache import ValidationCache
+from hermes_agent.api import LayerRequest
 
 from . import context_files
-from .layers import LayerRequest, prompt_layers
+from .layers import PromptLayers
 from .soul import load_identity
 from .truncation import DEFAULT_MAX_CHARS
 
@@ -125,12 +125,12 @@ def build_system_prompt(kernel: Any, *, session_id: str = "", platform: str = "c
     tools = tuple(sorted(set(tool_names)))
     work = Path(cwd or kernel.cwd or Path.cwd()).resolve()
     max_chars = int(kernel.config.get("context_file_max_chars") or DEFAULT_MAX_CHARS)
-    cache = getattr(kernel, "cache", None)
-    cache = cache if isinstance(cache, ValidationCache) else None
+    cache = getattr(kernel, "cache", None)  # the kernel's validation cache (remembers scans)
+    cache = cache if callable(getattr(cache, "key", None)) else None
     identity = load_identity(home, max_chars=max_chars, cache=cache)
     notices = list(identity.notices)
     request = LayerRequest(session_id, platform, tools, home, work)
-    extra, layer_notices = prompt_layers(kernel).collect(kernel, request)
+    extra, layer_notices = kernel.service("prompt_layers", PromptLayers).collect(kernel, request)
     notices += layer_notices
     configured = kernel.config.get("agent.system_prompt") or ""
     messages = [m.strip() for m in (configured, system_message) if isinstance(m, str) and m.strip()]

@@ -27,7 +27,7 @@ def scanner_digest() -> bytes:
 
 def scan_findings(text: str, cache: Any = None) -> list[str]:
     """The injection scan's findings for ``text`` (empty: clean); ``cache`` is a
-    :class:`~hermes_agent.vcache.ValidationCache` or None."""
+    the kernel's validation cache (``kernel.cache``) or None."""
     key = ""
     if cache is not None:
         key = cache.key("injection-scan", scanner_digest() + text.encode("utf-8", "surrogatepass"))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_agent import tool_error
+from hermes_agent.api import tool_error
 
 # Tools that only read: safe to run side by side.
 PARALLEL_SAFE = frozenset({"read_file", "search_files", "web_search", "web_extract",
@@ -210,10 +210,12 @@ class ToolExecutor:
         """None when approved; else why the call is blocked. The kernel's approval gate
         remembers "session"/"always" answers under the directive's rule key and fires
         ``pre_approval_request`` / ``post_approval_response``."""
-        from hermes_agent import ToolCallContext, approval_gate
+        from hermes_agent.builtin_plugins.core_tools.context import (
+            ToolCallContext,  # interim
+        )
 
         reason = str(directive.get("message") or "") or f"a plugin asks before {name} runs"
-        gate = approval_gate(self.kernel)
+        gate = self.kernel.service("approval_gate")
         if gate.mode == "off":
             return None
         call_ctx = ToolCallContext(
@@ -281,7 +283,7 @@ def interrupt_marked(interrupt: threading.Event) -> Iterator[None]:
     """While the block runs, an interrupt marks this thread for ``is_interrupted()`` (the
     helper plugins written for Hermes Agent 0.19 poll); the mark is cleared afterwards, unless
     an outer call on the same thread (a subagent's parent tool) was interrupted too."""
-    from hermes_agent import set_interrupted
+    from hermes_agent.builtin_plugins.compat.helpers import set_interrupted  # interim
 
     thread = threading.get_ident()
     stack: list[threading.Event] = _running.__dict__.setdefault("events", [])

@@ -107,7 +107,15 @@ TOOLS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
 )
 
 
+def _approval_gate(kernel: "Kernel") -> "ApprovalGate":
+    from .approval import ApprovalGate
+
+    return ApprovalGate(kernel)
+
+
 def register(ctx: "PluginContext") -> None:
+    # the agent routes hook-requested approvals through the same gate as ``terminal``
+    ctx.register_service("approval_gate", _approval_gate)
     core = CoreTools(ctx.kernel)
     handlers = core.handlers()
     for name, toolset, schema, emoji in TOOLS:

@@ -143,7 +143,8 @@ class ApprovalGate:
 
 
 def approval_gate(kernel: "Kernel") -> ApprovalGate:
-    """The approval gate of ``kernel`` (one per kernel, shared by every caller)."""
+    """The approval gate of ``kernel`` (one per kernel, shared by every caller; other plugins
+    reach it as the ``approval_gate`` service)."""
     return kernel.service("approval_gate", lambda: ApprovalGate(kernel))
 
 

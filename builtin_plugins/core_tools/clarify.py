@@ -6,7 +6,7 @@ import json
 import logging
 from typing import Any
 
-from hermes_agent import tool_error
+from hermes_agent.api import tool_error
 
 from .context import ToolCallContext
 from .schemas import CLARIFY_MAX_CHOICES

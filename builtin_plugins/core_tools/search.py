@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hermes_agent import tool_error
+from hermes_agent.api import tool_error
 
 from .context import ToolCallContext
 from .files import BINARY_PROBE, _int_arg

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from hermes_agent import tool_error
+from hermes_agent.api import command_env, tool_error
 
 from .approval import ApprovalGate
 from .context import ToolCallContext
@@ -106,7 +106,7 @@ COMMAND_VARS = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
 
 def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[str, str],
                 interrupt: threading.Event | None = None) -> RunResult:
-    """Run ``command`` with exactly ``env`` (callers pass ``kernel.command_env(...)``)."""
+    """Run ``command`` with exactly ``env`` (callers pass ``command_env(kernel, ...)``)."""
     shell = shutil.which("bash") or "/bin/sh"
     started = time.monotonic()
     proc = subprocess.Popen([shell, "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
@@ -172,7 +172,7 @@ class TerminalTool:
                                "status": "blocked", "approval": verdict.choice})
         opted_in = self.kernel.config.get("terminal.env_passthrough") or ()
         result = run_command(command, cwd, timeout, keep=max(max_chars * 10, 1_000_000),
-                             env=self.kernel.command_env(COMMAND_VARS, opted_in),
+                             env=command_env(self.kernel, COMMAND_VARS, opted_in),
                              interrupt=ctx.interrupt_event)
         output = result.output
         replaced = self.kernel.hooks.fire("transform_terminal_output", command=command,

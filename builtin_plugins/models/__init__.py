@@ -2,14 +2,17 @@
 
 The provider profiles themselves are bundled plugins (``plugins/model-providers/<name>``)
 that call ``ctx.register_model_provider(profile)``. This package holds the interface and
-normalised types (:mod:`.types`), the three API-mode transports (:mod:`.chat_completions`,
+normalised types (``hermes_agent.api``), the three API-mode transports (:mod:`.chat_completions`,
 :mod:`.anthropic_messages`, :mod:`.codex_responses`), resolution (:mod:`.resolve`), the
 reliability layer (:mod:`.client`), pricing, auxiliary calls and the ``hermes model`` /
-``hermes setup`` commands (declared in ``builtin_plugins.CLI_COMMANDS``). Importing it loads
+``hermes setup`` commands. Importing it loads
 no SDK.
 """
 
 
 def register(ctx):
-    """Nothing to register at load time: the machinery is used through ``hermes_agent``
-    (``ModelClient``, ``resolve_provider``, ``call_llm``) and the CLI commands are lazy."""
+    """Offers the ``models`` service (:mod:`.service`); the machinery loads on first use and
+    the CLI commands are lazy."""
+    from .service import ModelService
+
+    ctx.register_service("models", ModelService)

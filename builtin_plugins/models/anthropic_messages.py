@@ -9,9 +9,16 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from hermes_agent.api import (
+    ChatRequest,
+    ChatResponse,
+    EventCallback,
+    StreamEvent,
+    ToolCall,
+)
+
 from .anthropic_convert import apply_cache_control, convert_messages
 from .runtime import DEFAULT_TIMEOUT, Transport, attr, sent_as_json
-from .types import ChatRequest, ChatResponse, EventCallback, StreamEvent, ToolCall
 from .usage import anthropic_usage
 
 DEFAULT_MAX_TOKENS = 8192

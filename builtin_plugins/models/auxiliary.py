@@ -1,8 +1,8 @@
 """Auxiliary model calls: side tasks (compression, web_extract, session_search,
 title_generation, vision, approval, ...) each routed to their own provider and model.
 
-    from hermes_agent import call_llm
-    summary = call_llm(task="compression", messages=[...]).content
+    models = kernel.service("models")          # from any plugin
+    summary = models.call_llm("compression", [...]).content
 
 Per task, each setting comes from (highest first): the call's arguments, the environment
 (``AUXILIARY_<TASK>_PROVIDER`` / ``AUXILIARY_<TASK>_MODEL``), config.yaml
@@ -17,10 +17,11 @@ import threading
 import weakref
 from typing import Any
 
-from .client import CallContext, ModelClient
+from hermes_agent.api import CallContext, ChatRequest, ChatResponse, EventCallback
+
+from .client import ModelClient
 from .resolve import resolve_fallbacks, resolve_provider
 from .runtime import RuntimeProvider
-from .types import ChatRequest, ChatResponse, EventCallback
 
 # Default timeout (seconds) per task; other tasks get DEFAULT_AUX_TIMEOUT.
 TASK_TIMEOUTS = {"vision": 120.0, "web_extract": 360.0, "compression": 120.0, "skills_hub": 30.0,
@@ -75,7 +76,7 @@ def aux_client(kernel: Any, task: str, *, provider: str | None = None, model: st
     return ModelClient(runtime, kernel=kernel, fallbacks=fallbacks)
 
 
-def call_llm(task: str, messages: list[dict[str, Any]], *, kernel: Any = None,
+def call_llm(task: str, messages: list[dict[str, Any]], *, kernel: Any,
              tools: list[dict[str, Any]] | None = None, max_tokens: int | None = None,
              temperature: float | None = None, reasoning_effort: str | None = None,
              extra_body: dict[str, Any] | None = None, timeout: float | None = None,
@@ -84,10 +85,6 @@ def call_llm(task: str, messages: list[dict[str, Any]], *, kernel: Any = None,
              model: str | None = None, base_url: str | None = None, api_key: str | None = None,
              session_id: str | None = None) -> ChatResponse:
     """Run one side-task call on the provider configured for ``task``."""
-    if kernel is None:
-        from hermes_agent import runtime_kernel
-
-        kernel = runtime_kernel()
     client = aux_client(kernel, task, provider=provider, model=model, base_url=base_url,
                         api_key=api_key)
     request = ChatRequest(messages, tools=tools, max_tokens=max_tokens, temperature=temperature,

@@ -9,8 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hermes_agent.api import (
+    ChatRequest,
+    ChatResponse,
+    EventCallback,
+    StreamEvent,
+    ToolCall,
+)
+
 from .runtime import Transport, attr, openai_client, sent_as_json, tool_schemas
-from .types import ChatRequest, ChatResponse, EventCallback, StreamEvent, ToolCall
 from .usage import chat_usage
 
 _MESSAGE_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id")

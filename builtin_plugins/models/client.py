@@ -16,58 +16,31 @@ import logging
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
-from collections.abc import Callable
 from typing import Any
 
-from hermes_agent import mask_url
+from hermes_agent.api import (
+    CallContext,
+    ChatRequest,
+    ChatResponse,
+    EventCallback,
+    PartialStreamError,
+    ProviderError,
+    RequestInterrupted,
+    RetryNotice,
+    StreamEvent,
+    mask_url,
+    plural,
+)
 
-from .errors import PartialStreamError, ProviderError, RequestInterrupted, brief, classify
+from .errors import brief, classify
 from .interrupt import CallGuard
 from .pricing import estimate_cost
 from .resolve import resolve_fallbacks, resolve_provider, runtime_for_entry
 from .retry import RetryPolicy
 from .runtime import RuntimeProvider, Transport
-from .types import ChatRequest, ChatResponse, EventCallback, StreamEvent
-from ..textfmt import plural
 
 log = logging.getLogger("hermes_agent.models")
 _SECRET_KEYS = ("api_key", "authorization", "x-api-key", "extra_headers")
-
-
-@dataclass(frozen=True)
-class RetryNotice:
-    """A failed attempt that will be retried after ``delay`` seconds: what the surface shows
-    while the user waits. ``attempt`` is the number of the next attempt, of ``attempts``."""
-
-    provider: str
-    model: str
-    reason: str
-    summary: str  # e.g. "connection refused"
-    attempt: int
-    attempts: int
-    delay: float
-
-    def text(self) -> str:
-        seconds = f"{self.delay:.1f}".rstrip("0").rstrip(".")
-        return f"{self.summary} — retrying in {seconds} s ({self.attempt}/{self.attempts})"
-
-
-@dataclass
-class CallContext:
-    """Who is calling: the ids and turn data the API hooks report."""
-
-    session_id: str | None = None
-    task_id: str | None = None
-    turn_id: str | None = None
-    platform: str = "cli"
-    user_message: str = ""
-    conversation_history: list[dict[str, Any]] = field(default_factory=list)
-    api_call_count: int = 1
-    middleware_trace: list[dict[str, Any]] = field(default_factory=list)
-    task: str = ""  # auxiliary task name, if any
-    # told before each backoff wait, so a surface can show progress instead of silence
-    on_retry: Callable[[RetryNotice], None] | None = None
 
 
 class ModelClient:
@@ -86,20 +59,22 @@ class ModelClient:
         self.retry = retry or RetryPolicy()
 
     @classmethod
-    def from_config(cls, kernel: Any = None, *, provider: str | None = None,
+    def from_config(cls, kernel: Any, *, provider: str | None = None,
                     model: str | None = None, base_url: str | None = None,
                     api_key: str | None = None, retry: RetryPolicy | None = None) -> "ModelClient":
         """Resolve the provider (explicit arguments win over config.yaml, then the environment)
         and read ``fallback_providers``, ``model.max_retries`` and ``model.retry_delay``."""
-        if kernel is None:
-            from hermes_agent import runtime_kernel
-
-            kernel = runtime_kernel()
         runtime = resolve_provider(kernel, provider=provider, model=model, base_url=base_url,
                                    api_key=api_key)
         if retry is None:
             retry = RetryPolicy.from_config(kernel.config)
         return cls(runtime, kernel=kernel, fallbacks=resolve_fallbacks(kernel), retry=retry)
+
+    def fork(self) -> "ModelClient":
+        """A new client on the provider in use now, with the same fallbacks and retry policy
+        (a subagent's: it continues where its parent is, without sharing its turn state)."""
+        return ModelClient(self.active, kernel=self.kernel, fallbacks=self.fallbacks,
+                           retry=self.retry)
 
     # --- turn scope --------------------------------------------------------------------
     def new_turn(self) -> None:

@@ -11,9 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .errors import ProviderError
+from hermes_agent.api import (
+    ChatRequest,
+    ChatResponse,
+    EventCallback,
+    ProviderError,
+    StreamEvent,
+    ToolCall,
+)
+
 from .runtime import Transport, attr, openai_client, sent_as_json
-from .types import ChatRequest, ChatResponse, EventCallback, StreamEvent, ToolCall
 from .usage import responses_usage
 
 

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .types import CancelToken
+from hermes_agent.api import CancelToken
 
 POLL_SECONDS = 0.05
 INTERRUPTED = "the model call was interrupted"

@@ -7,13 +7,10 @@ import json
 from typing import Any
 
 import click
+from hermes_agent import HermesError, write_config_value
+from hermes_agent.api import ProviderError, ProviderProfile, cli_kernel, mask_url, table
 
-from hermes_agent import HermesError, mask_url, runtime_kernel, write_config_value
-
-from ..textfmt import table
-from .errors import ProviderError
 from .resolve import find_profile, installed_profiles, key_from_env, resolve_provider
-from .types import ProviderProfile
 
 
 def key_status(profile: ProviderProfile, env: Any) -> str:
@@ -91,7 +88,7 @@ def provider_rows(kernel: Any) -> list[dict[str, Any]]:
 def model(list_: bool, provider: str | None, model: str | None, base_url: str | None,
           choose: bool, as_json: bool) -> None:
     """Show the active model provider and model, list providers, or switch."""
-    kernel = runtime_kernel()
+    kernel = cli_kernel()
     if list_:
         rows = provider_rows(kernel)
         if as_json:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .types import Cost, ProviderProfile, Usage
+from hermes_agent.api import Cost, ProviderProfile, Usage
 
 PRICING_VERSION = "2025-10-01"
 

@@ -14,9 +14,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import NoProviderError, ProviderError
+from hermes_agent.api import NoProviderError, ProviderError, ProviderProfile
+
 from .runtime import DEFAULT_TIMEOUT, RuntimeProvider
-from .types import ProviderProfile
 
 # Order in which providers are picked automatically when only their key is set.
 AUTO_ORDER = ("openrouter", "nous", "anthropic", "openai", "gemini", "deepseek")
@@ -89,14 +89,10 @@ def _env(kernel: Any) -> Mapping[str, str]:
     return getattr(kernel, "env", None) or os.environ
 
 
-def resolve_provider(kernel: Any = None, *, provider: str | None = None, model: str | None = None,
+def resolve_provider(kernel: Any, *, provider: str | None = None, model: str | None = None,
                      base_url: str | None = None, api_key: str | None = None,
                      probe: bool = True, source: str | None = None) -> RuntimeProvider:
-    """Resolve the provider for a call. ``kernel`` defaults to the CLI's runtime kernel."""
-    if kernel is None:
-        from hermes_agent import runtime_kernel
-
-        kernel = runtime_kernel()
+    """Resolve the provider for a call of ``kernel``'s configuration."""
     env = _env(kernel)
     cfg = _config_model(kernel.config)
     profiles = installed_profiles(kernel)

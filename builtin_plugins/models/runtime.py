@@ -10,9 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent import mask_url
-
-from .types import ChatRequest, ChatResponse, EventCallback, ProviderProfile
+from hermes_agent.api import (
+    ChatRequest,
+    ChatResponse,
+    EventCallback,
+    ProviderProfile,
+    mask_url,
+)
 
 DEFAULT_TIMEOUT = 600.0
 # transport class per api_mode, imported on first use (the anthropic SDK is slow to import)

@@ -10,7 +10,8 @@ import time
 from typing import Any
 
 import click
-from hermes_agent import HermesError, runtime_kernel
+from hermes_agent import HermesError
+from hermes_agent.api import cli_kernel
 
 from .model_cmd import choose_model, choose_provider, profile_named, switch
 from .resolve import endpoint_for, key_from_env, probe_local
@@ -39,9 +40,10 @@ def _pick_model(kernel: Any, profile: Any, base_url: str | None, yes: bool) -> s
 
 def test_call(kernel: Any) -> tuple[bool, str]:
     """One tiny request through the configured provider: (ok, what to print)."""
-    from .client import CallContext, ModelClient
+    from hermes_agent.api import CallContext, ChatRequest
+
+    from .client import ModelClient
     from .retry import RetryPolicy
-    from .types import ChatRequest
 
     started = time.perf_counter()
     try:
@@ -67,9 +69,10 @@ def test_call(kernel: Any) -> tuple[bool, str]:
 def setup(provider: str | None, api_key: str | None, model: str | None, base_url: str | None,
           no_test: bool, yes: bool) -> None:
     """First-run wizard: choose a provider, store its key, pick a model, test it."""
-    from hermes_agent import Kernel, set_env_values
+    from hermes_agent import Kernel
+    from hermes_agent.api import set_env_values
 
-    kernel = runtime_kernel()
+    kernel = cli_kernel()
     if not provider:
         if yes:
             raise click.ClickException("--yes needs --provider NAME (see `hermes model --list`)")

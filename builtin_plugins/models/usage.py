@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hermes_agent.api import Usage
+
 from .runtime import attr
-from .types import Usage
 
 
 def _int(value: Any) -> int:

@@ -16,12 +16,18 @@ from dataclasses import asdict, dataclass, field
 from shlex import quote
 from typing import Any
 
-from hermes_agent import (DEFAULT_ON_KINDS, SLOT_INFO, Kernel, PluginStatus, load_filter,
-                          mask_secrets, selected_by_slot, truthy)
+from hermes_agent import (
+    DEFAULT_ON_KINDS,
+    SLOT_INFO,
+    Kernel,
+    PluginStatus,
+    load_filter,
+    selected_by_slot,
+)
+from hermes_agent.api import mask_secrets, plural
 
 from .ledger import last_outcome, read_ledger, recorded_statuses
 from .lockfile import read_lock
-from ..textfmt import plural
 
 _CODE_FIX = "fix the error in the plugin's code, or update or disable the plugin"
 # kernel failure code -> fix ({name}: the plugin); the message is the kernel's reason.
@@ -136,7 +142,7 @@ def check(kernel: Kernel, status: PluginStatus, last_fault: dict[str, Any] | Non
         add(Reason("disabled", "listed in plugins.disabled",
                    f"hermes plugins enable {quote(record.name)}"))
     if record.source != "builtin":
-        if truthy(env.get("HERMES_SAFE_MODE")):
+        if (env.get("HERMES_SAFE_MODE") or "").strip().lower() in ("1", "true", "yes", "on"):
             add(Reason("safe_mode", "safe mode loads builtin plugins only", "unset HERMES_SAFE_MODE"))
         only = load_filter(env)
         if only is not None and not record.matches(only):

@@ -15,10 +15,10 @@ from shlex import quote
 from typing import Any
 
 import click
+from hermes_agent import Kernel, load_config, write_config_value
+from hermes_agent.api import mask_url, private_dir, set_env_values
 
-from hermes_agent import Kernel, load_config, mask_url, private_dir, write_config_value
-
-from .envfile import prompt_missing_env, set_env_values
+from .envfile import prompt_missing_env
 from .lockfile import Transaction, make_entry, read_lock, write_lock
 from .pipdeps import check_hermes_command, explain_host, normalize_dist, split_host
 from .sources import Candidate, Source, classify, fetch, pip, run

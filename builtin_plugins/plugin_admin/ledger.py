@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent import PluginRecord, PluginStatus, __version__, write_atomic
+from hermes_agent import PluginRecord, PluginStatus, __version__
+from hermes_agent.api import write_atomic
 
 if TYPE_CHECKING:
-    from hermes_agent import Kernel, ToolRegistry
+    from hermes_agent import Kernel
 
 LEDGER = Path("cache") / "plugin-status.json"
 
@@ -69,7 +70,7 @@ def _write(home: Path, entries: dict[str, Any]) -> None:
 
 
 def record_outcomes(plugins: Mapping[str, PluginStatus], home: Path,
-                    tools: "ToolRegistry | None" = None, **_: Any) -> None:
+                    tools: Any = None, **_: Any) -> None:
     """``on_plugins_loaded``: store the outcome of every plugin that loaded or failed (and,
     given the kernel's ``tools``, the toolset and description of each tool registered)."""
     home = Path(home)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from hermes_agent import Kernel
+from hermes_agent.api import plural
 
-from ..textfmt import plural
 from .ledger import recorded_statuses
 
 GLYPHS = {"loaded": "✓", "enabled": "•", "disabled": "✗", "failed": "!", "missing env": "○",

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-
-from hermes_agent import Manifest, write_atomic
+from hermes_agent import Manifest
+from hermes_agent.api import write_atomic
 
 LOCK_FILE = "plugins.lock"
 LOCK_VERSION = 1

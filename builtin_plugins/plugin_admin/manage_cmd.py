@@ -10,8 +10,7 @@ import json
 from pathlib import Path
 
 import click
-
-from hermes_agent import runtime_kernel
+from hermes_agent.api import cli_kernel
 
 NO_INPUT = click.option("--no-input", is_flag=True,
                         help="Never prompt (for scripts): unanswered questions mean no.")
@@ -27,7 +26,7 @@ def install(spec: str, enable: bool | None, no_input: bool) -> None:
     or pip (a requirement, a wheel, an sdist or a package folder)."""
     from .install import install as run_install
 
-    run_install(runtime_kernel(boot=False), spec, enable=enable, no_input=no_input)
+    run_install(cli_kernel(boot=False), spec, enable=enable, no_input=no_input)
 
 
 @click.command()
@@ -44,7 +43,7 @@ def update(name: str | None, update_all: bool, from_spec: str | None, dry_run: b
     from .lockfile import read_lock
     from .update import update as run_update
 
-    kernel = runtime_kernel(boot=False)
+    kernel = cli_kernel(boot=False)
     if bool(name) == update_all:
         raise click.UsageError("give a plugin NAME or --all (not both)")
     if update_all and from_spec:
@@ -72,7 +71,7 @@ def rollback(name: str) -> None:
     """Return a plugin to the version it had before its last update."""
     from .update import rollback as run_rollback
 
-    run_rollback(runtime_kernel(boot=False), name)
+    run_rollback(cli_kernel(boot=False), name)
 
 
 @click.command()
@@ -86,7 +85,7 @@ def remove(name: str, keep_data: bool, with_deps: bool, no_input: bool) -> None:
     stopped first if loaded, and its now unneeded pip dependencies are offered for removal."""
     from .remove import remove as run_remove
 
-    run_remove(runtime_kernel(boot=False), name, keep_data=keep_data, with_deps=with_deps,
+    run_remove(cli_kernel(boot=False), name, keep_data=keep_data, with_deps=with_deps,
                no_input=no_input)
 
 
@@ -106,7 +105,7 @@ def doctor(name: str | None, show_all: bool, as_json: bool, load: bool,
     from .doctor import diagnose, exit_code, format_reports
     from .remove import unknown
 
-    kernel = runtime_kernel(boot=False)
+    kernel = cli_kernel(boot=False)
     if isolated:
         from .isolated import isolated_diagnose
 
@@ -130,7 +129,8 @@ def doctor(name: str | None, show_all: bool, as_json: bool, load: bool,
 def validate(path: Path, as_json: bool) -> None:
     """Check a plugin under development: its manifest, and that it registers what it declares.
     Loads it in a throw-away kernel; nothing is enabled or written."""
-    from .validate import format_validation, validate as run_validate
+    from .validate import format_validation
+    from .validate import validate as run_validate
 
     result = run_validate(path)
     click.echo(json.dumps(result.to_dict(), indent=2) if as_json else format_validation(result))

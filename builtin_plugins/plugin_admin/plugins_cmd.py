@@ -6,11 +6,10 @@ import difflib
 import json
 
 import click
-
-from hermes_agent import Kernel, runtime_kernel, write_config_value
+from hermes_agent import Kernel, write_config_value
+from hermes_agent.api import ListingGroup, cli_kernel
 
 from .listing import format_table, plugin_rows
-from ..cli_help import ListingGroup
 
 
 @click.group(cls=ListingGroup, default="list")
@@ -25,7 +24,7 @@ def plugins() -> None:
               "instead of reporting the last load.")
 def list_plugins(show_all: bool, as_json: bool, load: bool) -> None:
     """Show every discovered plugin and its state."""
-    kernel = runtime_kernel(boot=load)
+    kernel = cli_kernel(boot=load)
     rows = plugin_rows(kernel, include_builtin=show_all)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
@@ -53,7 +52,7 @@ def resolve(kernel: Kernel, name: str):  # type: ignore[no-untyped-def]
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def info(name: str, as_json: bool) -> None:
     """Show everything known about one plugin."""
-    kernel = runtime_kernel(boot=False)
+    kernel = cli_kernel(boot=False)
     record = resolve(kernel, name)
     row = next(r for r in plugin_rows(kernel, include_builtin=True) if r["name"] == record.name)
     manifest = record.manifest
@@ -90,7 +89,7 @@ def _names(record) -> list[str]:  # type: ignore[no-untyped-def]
 @click.argument("name")
 def enable(name: str) -> None:
     """Enable a plugin (writes plugins.enabled in config.yaml)."""
-    kernel = runtime_kernel(boot=False)
+    kernel = cli_kernel(boot=False)
     record = resolve(kernel, name)
     disabled = [n for n in kernel.config.plugins_disabled if n not in _names(record)]
     if disabled != kernel.config.plugins_disabled:
@@ -110,7 +109,7 @@ def disable(name: str) -> None:
     """Disable a plugin (writes plugins.disabled in config.yaml; the deny-list always wins)."""
     from hermes_agent.builtin_plugins import ESSENTIAL
 
-    kernel = runtime_kernel(boot=False)
+    kernel = cli_kernel(boot=False)
     record = resolve(kernel, name)
     if record.source == "builtin" and record.name in ESSENTIAL:
         raise click.ClickException(f"plugin {record.name!r} is essential and cannot be disabled")

@@ -12,10 +12,9 @@ import json
 from typing import Any
 
 import click
+from hermes_agent import Kernel
+from hermes_agent.api import ListingGroup, cli_kernel
 
-from hermes_agent import Kernel, runtime_kernel
-
-from ..cli_help import ListingGroup
 from .ledger import recorded_statuses
 
 
@@ -32,9 +31,9 @@ def list_tools(as_json: bool, load: bool) -> None:
     """Every tool: its toolset and plugin; with --load, availability and whether config
     selects it."""
     if load:
-        rows, notes = _loaded_rows(runtime_kernel())
+        rows, notes = _loaded_rows(cli_kernel())
     else:
-        rows, notes = _recorded_rows(runtime_kernel(boot=False)), []
+        rows, notes = _recorded_rows(cli_kernel(boot=False)), []
     if as_json:
         click.echo(json.dumps({"tools": rows, "notes": notes}, indent=2))
         return

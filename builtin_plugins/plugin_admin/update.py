@@ -21,13 +21,19 @@ from shlex import quote
 from typing import Any
 
 import click
+from hermes_agent import Kernel
+from hermes_agent.api import private_dir, set_env_values
 
-from hermes_agent import Kernel, private_dir
-
-from .envfile import prompt_missing_env, set_env_values
+from .envfile import prompt_missing_env
 from .install import describe, pip_install
-from .lockfile import (Transaction, capabilities, diff_capabilities, make_entry, read_lock,
-                       write_lock)
+from .lockfile import (
+    Transaction,
+    capabilities,
+    diff_capabilities,
+    make_entry,
+    read_lock,
+    write_lock,
+)
 from .sources import Candidate, Source, classify, fetch, pip, run
 
 BACKUPS = "plugin-backups"

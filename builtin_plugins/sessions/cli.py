@@ -9,11 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import click
+from hermes_agent.api import (
+    ListingGroup,
+    SessionStore,
+    SessionStoreError,
+    plural,
+    session_store,
+)
 
 from .inputs import MAX_LIMIT, clean_text
-from .interface import SessionStore, SessionStoreError, session_store
-from ..textfmt import plural
-from ..cli_help import ListingGroup
 
 
 class _Text(click.ParamType):
@@ -32,9 +36,9 @@ LIMIT = click.IntRange(0, MAX_LIMIT)
 
 
 def _store() -> SessionStore:
-    from hermes_agent import runtime_kernel  # looked up per call: tests and embedders swap it
+    from hermes_agent.api import cli_kernel
 
-    return session_store(runtime_kernel())
+    return session_store(cli_kernel())
 
 
 def _when(ts: float | None) -> str:

@@ -31,11 +31,10 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-from hermes_agent import private_dir
+from hermes_agent.api import SessionStoreError, private_dir
 
 from . import cjk
 from .health import damaged, verify
-from .interface import SessionStoreError
 from .private import create_database_file, open_private
 from .schema import FTS_TABLES, check_supported, ensure_schema
 

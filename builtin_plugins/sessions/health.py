@@ -19,9 +19,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-from hermes_agent import write_atomic
+from hermes_agent.api import SessionStoreError, write_atomic
 
-from .interface import SessionStoreError
 from .private import FILE_MODE
 
 log = logging.getLogger("hermes_agent.sessions")

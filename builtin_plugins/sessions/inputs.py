@@ -20,7 +20,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .interface import InvalidArgumentError
+from hermes_agent.api import InvalidArgumentError
 
 F = TypeVar("F", bound=Callable[..., Any])
 MAX_LIMIT = 1_000_000

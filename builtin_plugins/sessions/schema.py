@@ -14,7 +14,7 @@ import re
 import sqlite3
 from collections.abc import Callable
 
-from .interface import SessionStoreError
+from hermes_agent.api import SessionStoreError
 
 SCHEMA_VERSION = 12
 OWNER = "hermes"  # state_meta 'schema_owner': written by this store (not only a version number)

@@ -18,11 +18,19 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from hermes_agent.api import SEARCH_BUDGET_S, SearchTimeoutError
+
 from .cjk import cjk_ids
 from .codec import decode_content
-from .interface import SEARCH_BUDGET_S, SearchTimeoutError
-from .query import (MAX_PREFIX_TERMS, MAX_QUERY, MAX_TERMS, MIN_PREFIX, Query, parse,
-                    sanitize_fts5_query)
+from .query import (
+    MAX_PREFIX_TERMS,
+    MAX_QUERY,
+    MAX_TERMS,
+    MIN_PREFIX,
+    Query,
+    parse,
+    sanitize_fts5_query,
+)
 
 __all__ = ["MAX_PREFIX_TERMS", "MAX_QUERY", "MAX_TERMS", "MIN_PREFIX", "SEARCH_BUDGET_S",
            "manual_snippet", "parse", "sanitize_fts5_query", "search_messages", "time_budget"]

@@ -17,11 +17,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from hermes_agent.api import SEARCH_BUDGET_S, SessionStoreError, TitleConflictError
+
 from . import codec, health, lineage
-from .db import (Upkeep, WriteGate, checkpoint_wal, explain, is_busy, open_database, open_reader,
-                 retry_busy)
+from .db import (
+    Upkeep,
+    WriteGate,
+    checkpoint_wal,
+    explain,
+    is_busy,
+    open_database,
+    open_reader,
+    retry_busy,
+)
 from .inputs import public_methods_at_edge
-from .interface import SEARCH_BUDGET_S, SessionStoreError, TitleConflictError
 
 log = logging.getLogger("hermes_agent.sessions")
 
@@ -37,7 +46,7 @@ IDLE_READERS = 4  # read connections kept open between reads
 
 @public_methods_at_edge
 class SqliteSessionStore:
-    """The ``sqlite`` session store. See :class:`~.interface.SessionStore` for the contract.
+    """The ``sqlite`` session store. See :class:`hermes_agent.api.SessionStore` for the contract.
 
     Writes share one connection under a lock; reads (searches included) take a connection of
     their own from a small pool, so under WAL a long search never delays an append. Every

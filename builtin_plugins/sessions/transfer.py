@@ -15,9 +15,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from hermes_agent.api import SessionStoreError
+
 from . import codec
 from .db import check_file, explain
-from .interface import SessionStoreError
 from .schema import MESSAGE_COLUMNS, SESSION_COLUMNS
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ def cli(kernel_for, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped
     def fresh(boot: bool = True) -> Any:
         return kernel_for()
 
-    monkeypatch.setattr(hermes_agent, "runtime_kernel", fresh)
+    monkeypatch.setattr(cli_root, "runtime_kernel", fresh)
     return lambda *args: cli_root.main(list(args))
 
 

@@ -118,7 +118,7 @@ def chat_in_project(kernel_for, server, workdir: Path, monkeypatch: pytest.Monke
     whose AGENTS.md tries a prompt injection; the model answers "fine"."""
     (workdir / "AGENTS.md").write_text(INJECTION, encoding="utf-8")
     monkeypatch.chdir(workdir)
-    monkeypatch.setattr(hermes_agent, "runtime_kernel", lambda boot=True: kernel_for())
+    monkeypatch.setattr(cli_root, "runtime_kernel", lambda boot=True: kernel_for())
 
     def run(*args: str) -> tuple[int, str, str]:
         server.script(reply_text("fine"))

@@ -167,7 +167,7 @@ def test_resumed_session_replays_history_without_session_start(kernel_for, serve
 def test_resuming_a_missing_session_is_a_session_store_error(kernel_for) -> None:
     import pytest
 
-    from hermes_agent import SessionStoreError
+    from hermes_agent.api import SessionStoreError
 
     with pytest.raises(SessionStoreError, match="no session 'nope'.*hermes sessions list"):
         Agent(kernel_for(), session_id="nope")
@@ -264,7 +264,7 @@ def test_iteration_budget_ends_with_a_call_without_tools(kernel_for, server) -> 
 
 def test_invalid_json_arguments_are_reported_without_running_the_tool(kernel_for) -> None:
     from hermes_agent.builtin_plugins.agent.tool_exec import ToolExecutor, ToolRunContext
-    from hermes_agent.builtin_plugins.models.types import ToolCall
+    from hermes_agent.api import ToolCall
 
     kernel = kernel_for()
     recorder = HookRecorder(kernel, ["pre_tool_call", "post_tool_call"])

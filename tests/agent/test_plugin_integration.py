@@ -16,7 +16,7 @@ import yaml
 from hermes_agent.builtin_plugins.agent.inbox import TOOL_RESULT_NOTE
 from hermes_agent.builtin_plugins.agent.loop import Agent, AgentOptions
 from hermes_agent.builtin_plugins.core_tools.approval import approval_gate
-from hermes_agent.builtin_plugins.legacy_api import helpers, modules
+from hermes_agent.builtin_plugins.compat import helpers, modules
 from hermes_agent.testing import HookRecorder, make_kernel, write_plugin
 from hermes_agent.testing.fake_llm import reply_text, reply_tool_call, reply_tool_calls
 
@@ -233,7 +233,7 @@ def test_is_interrupted_flips_for_the_threads_running_tools(kernel_for, server, 
 
 def test_interrupt_mark_lasts_for_the_call_and_respects_nesting() -> None:
     from hermes_agent.builtin_plugins.agent.tool_exec import interrupt_marked
-    from hermes_agent.builtin_plugins.models.types import CancelToken
+    from hermes_agent.api import CancelToken
 
     token = CancelToken()
     with interrupt_marked(token):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent import LayerRequest, prompt_layers
+from hermes_agent.api import LayerRequest, prompt_layers
 from hermes_agent.builtin_plugins.agent.prompt import build_system_prompt
 from hermes_agent.builtin_plugins.agent.soul import DEFAULT_IDENTITY
 from hermes_agent.testing import make_kernel

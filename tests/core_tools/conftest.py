@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 import hermes_agent.builtin_plugins.core_tools as core_tools
-from hermes_agent import Kernel, tool_kwargs
+from hermes_agent.builtin_plugins.core_tools.context import tool_kwargs
+from hermes_agent import Kernel
 from hermes_agent.testing import make_kernel
 
 

@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 import hermes_agent.builtin_plugins.core_tools as core_tools
-from hermes_agent import EnvRequirement, Kernel, Manifest, ProviderProfile, tool_kwargs
+from hermes_agent.api import ProviderProfile, command_env
+from hermes_agent.builtin_plugins.core_tools.context import tool_kwargs
+from hermes_agent import EnvRequirement, Kernel, Manifest
 
 OPENAI_KEY = "sk-proj-dotenv-4f9c2a7be1d04a5f"
 SHELL_KEY = "acme-shell-exported-77d1e0"
@@ -118,6 +120,6 @@ def test_command_env_of_a_kernel_given_its_environment(tmp_path: Path) -> None:
     (home / ".env").write_text("DEPLOY_TARGET=staging\nHIDDEN_ONE=x1y2z3\n")
     (home / "config.yaml").write_text("terminal:\n  env_passthrough: [DEPLOY_TARGET]\n")
     kernel = Kernel(home, env={"HERMES_HOME": str(home)}, entry_points=False, builtins=False)
-    env = kernel.command_env({"TERM": "dumb"}, kernel.config.get("terminal.env_passthrough"))
+    env = command_env(kernel, {"TERM": "dumb"}, kernel.config.get("terminal.env_passthrough"))
     assert env["DEPLOY_TARGET"] == "staging" and env["TERM"] == "dumb"
     assert "HIDDEN_ONE" not in env and kernel.dotenv_names == {"DEPLOY_TARGET", "HIDDEN_ONE"}

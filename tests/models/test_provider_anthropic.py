@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_agent import ChatRequest, ModelClient
+from hermes_agent.builtin_plugins.models.client import ModelClient
+from hermes_agent.api import ChatRequest
 from hermes_agent.builtin_plugins.models.anthropic_convert import convert_messages
 from hermes_agent.testing.fake_llm import reply_text, reply_tool_call
 
@@ -97,7 +98,8 @@ def test_role_alternation_is_repaired() -> None:
 
 
 def test_anthropic_error_mapping(kernel_for, server) -> None:
-    from hermes_agent import ProviderError, RetryPolicy
+    from hermes_agent.api import ProviderError
+    from hermes_agent.builtin_plugins.models.retry import RetryPolicy
 
     client = anthropic_client(kernel_for, server)
     client.retry = RetryPolicy(max_retries=0)

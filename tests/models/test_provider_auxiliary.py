@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hermes_agent import call_llm
+from hermes_agent.builtin_plugins.models.auxiliary import call_llm
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 
 ASK = [{"role": "user", "content": "summarise"}]

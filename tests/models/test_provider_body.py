@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from hermes_agent import ChatRequest, ModelClient
+from hermes_agent.builtin_plugins.models.client import ModelClient
+from hermes_agent.api import ChatRequest
 from hermes_agent.builtin_plugins.models.runtime import sent_as_json
 from hermes_agent.testing.fake_llm import reply_text
 

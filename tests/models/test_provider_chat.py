@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from hermes_agent import ChatRequest, ModelClient, StreamEvent, ToolCall
+from hermes_agent.builtin_plugins.models.client import ModelClient
+from hermes_agent.api import ChatRequest, StreamEvent, ToolCall
 from hermes_agent.testing.fake_llm import reply_text, reply_tool_call, reply_tool_calls
 
 TOOLS = [{"type": "function", "function": {"name": "read_file", "description": "Read a file",

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from hermes_agent import (CancelToken, ChatRequest, ChatResponse, ModelClient, ProviderProfile,
-                          RequestInterrupted, RetryPolicy)
+from hermes_agent.builtin_plugins.models.client import ModelClient
+from hermes_agent.api import CancelToken, ChatRequest, ChatResponse, ProviderProfile, RequestInterrupted
+from hermes_agent.builtin_plugins.models.retry import RetryPolicy
 from hermes_agent.testing.fake_llm import reply_stall, reply_text
 
 ASK = [{"role": "user", "content": "hello"}]
@@ -140,7 +141,7 @@ class _BlockingTransport:
 
 
 def test_custom_transport_closer_runs_on_interrupt() -> None:
-    from hermes_agent import RuntimeProvider
+    from hermes_agent.builtin_plugins.models.runtime import RuntimeProvider
 
     profile = ProviderProfile(name="acme", api_mode="acme-wire", key_required=False,
                               transport=_BlockingTransport)

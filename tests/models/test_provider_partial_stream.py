@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from hermes_agent import (CancelToken, ChatRequest, ModelClient, PartialStreamError, ProviderError,
-                          RetryPolicy)
+from hermes_agent.builtin_plugins.models.client import ModelClient
+from hermes_agent.api import CancelToken, ChatRequest, PartialStreamError, ProviderError
+from hermes_agent.builtin_plugins.models.retry import RetryPolicy
 from hermes_agent.testing import HookRecorder
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_cut, reply_text, reply_tool_call
 

@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from hermes_agent import (CancelToken, ChatRequest, ModelClient, ProviderError, RequestInterrupted,
-                          RetryPolicy)
+from hermes_agent.builtin_plugins.models.client import ModelClient
+from hermes_agent.api import CancelToken, ChatRequest, ProviderError, RequestInterrupted
+from hermes_agent.builtin_plugins.models.retry import RetryPolicy
 from hermes_agent.hookspecs import hook_arguments
 from hermes_agent.testing import HookRecorder
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_error, reply_stall, reply_text
@@ -140,7 +141,7 @@ def test_hook_pre_api_request_and_post_api_request_payloads(kernel_for, server) 
     kernel, client = custom(kernel_for, server)
     recorder = HookRecorder(kernel, ["pre_api_request", "post_api_request"])
     server.script(reply_text("hi", usage={"input_tokens": 10, "output_tokens": 2}))
-    from hermes_agent import CallContext
+    from hermes_agent.api import CallContext
 
     context = CallContext(session_id="s1", turn_id="t1", task_id="k1", platform="cli",
                           user_message="hello", api_call_count=2)

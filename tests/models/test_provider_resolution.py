@@ -6,7 +6,9 @@ import socket
 
 import pytest
 
-from hermes_agent import NoProviderError, ProviderError, Usage, estimate_cost, resolve_provider
+from hermes_agent.api import NoProviderError, ProviderError, Usage
+from hermes_agent.builtin_plugins.models.resolve import resolve_provider
+from hermes_agent.builtin_plugins.models.pricing import estimate_cost
 from hermes_agent.builtin_plugins.models.pricing import PRICING_VERSION
 
 

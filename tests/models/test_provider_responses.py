@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_agent import ChatRequest, ModelClient
+from hermes_agent.builtin_plugins.models.client import ModelClient
+from hermes_agent.api import ChatRequest
 from hermes_agent.testing.fake_llm import reply_text, reply_tool_call
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.builtin_plugins.sessions.interface import SessionStoreError
+from hermes_agent.api import SessionStoreError
 from hermes_agent.builtin_plugins.sessions.store import SqliteSessionStore
 
 

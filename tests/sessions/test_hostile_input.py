@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_agent.builtin_plugins.sessions import cjk, health, search
-from hermes_agent.builtin_plugins.sessions.interface import (InvalidArgumentError,
+from hermes_agent.api import (InvalidArgumentError,
                                                              SearchTimeoutError,
                                                              SessionStoreError)
 from hermes_agent.builtin_plugins.sessions.store import SqliteSessionStore

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.builtin_plugins.sessions.interface import SessionStoreError
+from hermes_agent.api import SessionStoreError
 from hermes_agent.builtin_plugins.sessions.schema import SCHEMA_VERSION
 from hermes_agent.builtin_plugins.sessions.store import SqliteSessionStore
 from hermes_agent.builtin_plugins.sessions.transfer import import_state_db

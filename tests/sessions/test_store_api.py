@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from hermes_agent.builtin_plugins.sessions.interface import (SessionStore, SessionStoreError,
+from hermes_agent.api import (SessionStore, SessionStoreError,
                                                              TitleConflictError, session_store)
 from hermes_agent.builtin_plugins.sessions.store import SqliteSessionStore
 from hermes_agent.testing import make_kernel

@@ -38,13 +38,13 @@ def run_chat(*, query: str | None = None, resume: str | None = None, continue_: 
              model: str | None = None, provider: str | None = None,
              toolsets: str | None = None, as_json: bool = False,
              max_turns: int | None = None) -> int:
-    from hermes_agent import HermesError, runtime_kernel
+    from hermes_agent import HermesError
+    from hermes_agent.api import NoProviderError, cli_kernel
 
-    from hermes_agent import NoProviderError
     from ..loop import Agent, AgentOptions
     from ..store_link import SessionLink, active_store
 
-    kernel = runtime_kernel()
+    kernel = cli_kernel()
     interactive = query is None and not as_json and stdin_is_tty()
     options = AgentOptions(
         platform="cli", provider=provider, model=model, max_iterations=max_turns,
@@ -88,16 +88,20 @@ def stdin_is_tty() -> bool:
 def _offer_setup(kernel: Any, how_to: str) -> Any:
     """Nothing is configured and a person is at the terminal: offer ``hermes setup``, then
     return a kernel that sees the new configuration. Declining prints ``how_to``, exit 1."""
-    from hermes_agent.cli import main as hermes_main, reload_runtime_kernel
+    from hermes_agent.api import reload_cli_kernel
 
     if not click.confirm("No model provider is configured. Run setup now?", default=True):
         click.echo(how_to, err=True)
         raise click.exceptions.Exit(EXIT_FAILED)
-    kernel.close()  # its plugins are stopped; the reloaded kernel starts them again
-    code = hermes_main(["setup"])
-    if code:
-        raise click.exceptions.Exit(code)
-    return reload_runtime_kernel()
+    kernel.close()  # its plugins are stopped; the setup runs on a fresh kernel
+    reload_cli_kernel()
+    ctx = click.get_current_context()
+    setup = ctx.find_root().command.get_command(ctx, "setup")  # the models plugin's command
+    if setup is None:
+        raise click.ClickException("`hermes setup` is not available: the models plugin is not "
+                                   "loaded (`hermes plugins doctor models` says why)")
+    ctx.invoke(setup)  # a failure raises, ending the chat with setup's message and code
+    return reload_cli_kernel()
 
 
 def _once(agent: Any, message: str) -> int:
@@ -121,10 +125,9 @@ def _once(agent: Any, message: str) -> int:
 
 
 def _json_mode(agent: Any, query: str | None) -> int:
+    from .plugin_notices import FaultNotices, load_failures
     from .render import JsonRenderer
     from .runner import run_turn
-
-    from .plugin_notices import FaultNotices, load_failures
 
     renderer = JsonRenderer(sys.stdout)
     renderer({"type": "session", "session_id": agent.session_id, "model": agent.model,

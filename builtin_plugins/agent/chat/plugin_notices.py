@@ -7,13 +7,17 @@ from typing import Any
 
 
 def load_failures(kernel: Any) -> list[str]:
-    """One line per plugin that should be active and is not (kernel.inactive_plugins), the
-    plugins unloaded for a fault while hermes ran aside (FaultNotices reports those)."""
-    from hermes_agent import inactive_plugins
+    """One line per plugin that should be active and is not (the ``plugin_health`` service of
+    the plugin-admin plugin), the plugins unloaded for a fault while hermes ran aside
+    (FaultNotices reports those). Without that plugin there is nobody to ask: no lines."""
+    from hermes_agent import ServiceError
 
+    try:
+        health = kernel.service("plugin_health")
+    except ServiceError:
+        return []
     faulted = {status.name for status in kernel.faults}
-    return [item.line for item in inactive_plugins(kernel.plugins.values(), kernel.config)
-            if item.name not in faulted]
+    return [item.line for item in health.inactive() if item.name not in faulted]
 
 
 class FaultNotices:

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from shlex import quote
 from typing import Any
 
-from hermes_agent import HermesError, mask_url
-
-from ...textfmt import ellipsize, plural, table
+from hermes_agent import HermesError
+from hermes_agent.api import ellipsize, mask_url, plural, table
 
 QUIT = object()  # a handler result: leave the chat
 

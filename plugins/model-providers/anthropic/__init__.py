@@ -1,6 +1,6 @@
 """Model provider: Anthropic. Claude models through the native Anthropic Messages API (prompt caching, extended thinking)."""
 
-from hermes_agent import ProviderProfile
+from hermes_agent.api import ProviderProfile
 
 PROFILE = ProviderProfile(
     name='anthropic',

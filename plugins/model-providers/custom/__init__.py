@@ -1,6 +1,6 @@
 """Model provider: Custom endpoint. Any OpenAI-compatible endpoint (vLLM, llama.cpp server, a proxy, ...) at model.base_url."""
 
-from hermes_agent import ProviderProfile
+from hermes_agent.api import ProviderProfile
 
 PROFILE = ProviderProfile(
     name='custom',

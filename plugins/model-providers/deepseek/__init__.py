@@ -1,6 +1,6 @@
 """Model provider: DeepSeek. DeepSeek's OpenAI-compatible API."""
 
-from hermes_agent import ProviderProfile
+from hermes_agent.api import ProviderProfile
 
 PROFILE = ProviderProfile(
     name='deepseek',

@@ -1,6 +1,6 @@
 """Model provider: Google Gemini. Gemini models through Google's OpenAI-compatible endpoint."""
 
-from hermes_agent import ProviderProfile
+from hermes_agent.api import ProviderProfile
 
 PROFILE = ProviderProfile(
     name='gemini',

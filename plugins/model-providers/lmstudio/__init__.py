@@ -1,6 +1,6 @@
 """Model provider: LM Studio. A local LM Studio server (OpenAI-compatible endpoint on port 1234)."""
 
-from hermes_agent import ProviderProfile
+from hermes_agent.api import ProviderProfile
 
 PROFILE = ProviderProfile(
     name='lmstudio',

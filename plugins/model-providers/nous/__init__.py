@@ -1,6 +1,6 @@
 """Model provider: Nous Portal. Nous Research's inference API (Hermes models)."""
 
-from hermes_agent import ProviderProfile
+from hermes_agent.api import ProviderProfile
 
 PROFILE = ProviderProfile(
     name='nous',

@@ -1,6 +1,6 @@
 """Model provider: Ollama. A local Ollama server (OpenAI-compatible endpoint on port 11434)."""
 
-from hermes_agent import ProviderProfile
+from hermes_agent.api import ProviderProfile
 
 PROFILE = ProviderProfile(
     name='ollama',

@@ -1,6 +1,6 @@
 """Model provider: OpenAI (Responses API). OpenAI models through the Responses API (reasoning items carried between turns)."""
 
-from hermes_agent import ProviderProfile
+from hermes_agent.api import ProviderProfile
 
 PROFILE = ProviderProfile(
     name='openai-codex',

@@ -1,6 +1,6 @@
 """Model provider: OpenAI. The OpenAI API (Chat Completions)."""
 
-from hermes_agent import ProviderProfile
+from hermes_agent.api import ProviderProfile
 
 PROFILE = ProviderProfile(
     name='openai',

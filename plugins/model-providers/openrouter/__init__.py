@@ -1,6 +1,6 @@
 """Model provider: OpenRouter. Hundreds of models behind one OpenAI-compatible API."""
 
-from hermes_agent import ProviderProfile
+from hermes_agent.api import ProviderProfile
 
 PROFILE = ProviderProfile(
     name='openrouter',

@@ -1,4 +1,5 @@
-"""The provider interface: normalised request, response, usage and stream types.
+"""The model contracts: the normalised request, response, usage and stream types, the
+provider profile a model-provider plugin registers, and what a caller of a model sees.
 
 Messages use the OpenAI chat format everywhere (``{"role", "content", "tool_calls",
 "tool_call_id"}``); each transport converts to and from its wire format. These are plain
@@ -12,10 +13,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-
-if TYPE_CHECKING:
-    from .runtime import RuntimeProvider
+from typing import Any, Protocol, runtime_checkable
 
 log = logging.getLogger("hermes_agent.models")
 API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
@@ -30,8 +28,9 @@ class ProviderProfile:
     ``base_url_env`` names a variable that overrides ``base_url``. ``local`` servers need no
     key and are probed on their default port when nothing is configured. A provider whose
     wire protocol is none of :data:`API_MODES` passes ``transport``: a callable taking the
-    :class:`RuntimeProvider` and returning an object with ``build_kwargs(request)`` and
-    ``send(kwargs, emit, on_open)`` (see :class:`~.runtime.Transport`).
+    resolved provider (its ``name``, ``model``, ``base_url``, ``api_key``, ``profile``) and
+    returning an object with ``build_kwargs(request)`` and ``send(kwargs, emit, on_open)``
+    (docs/model-providers.md).
     """
 
     name: str
@@ -51,7 +50,7 @@ class ProviderProfile:
     default_headers: Mapping[str, str] = field(default_factory=dict)
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     max_tokens_param: str = "max_tokens"  # OpenAI's newer models: "max_completion_tokens"
-    transport: Callable[["RuntimeProvider"], Any] | None = None
+    transport: Callable[[Any], Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -259,9 +258,61 @@ class CancelToken(threading.Event):
                             type(exc).__name__, exc)
 
 
+@dataclass(frozen=True)
+class RetryNotice:
+    """A failed attempt that will be retried after ``delay`` seconds: what the surface shows
+    while the user waits. ``attempt`` is the number of the next attempt, of ``attempts``."""
+
+    provider: str
+    model: str
+    reason: str
+    summary: str  # e.g. "connection refused"
+    attempt: int
+    attempts: int
+    delay: float
+
+    def text(self) -> str:
+        seconds = f"{self.delay:.1f}".rstrip("0").rstrip(".")
+        return f"{self.summary} — retrying in {seconds} s ({self.attempt}/{self.attempts})"
+
+
+@dataclass
+class CallContext:
+    """Who is calling: the ids and turn data the API hooks report."""
+
+    session_id: str | None = None
+    task_id: str | None = None
+    turn_id: str | None = None
+    platform: str = "cli"
+    user_message: str = ""
+    conversation_history: list[dict[str, Any]] = field(default_factory=list)
+    api_call_count: int = 1
+    middleware_trace: list[dict[str, Any]] = field(default_factory=list)
+    task: str = ""  # auxiliary task name, if any
+    # told before each backoff wait, so a surface can show progress instead of silence
+    on_retry: Callable[[RetryNotice], None] | None = None
+
+
 @runtime_checkable
 class ModelProvider(Protocol):
     """What the agent loop talks to: one resolved provider (see ``ModelClient``)."""
 
     def chat(self, request: ChatRequest, *, on_event: EventCallback | None = None,
              interrupt: threading.Event | None = None) -> ChatResponse: ...
+
+
+@runtime_checkable
+class ModelClient(Protocol):
+    """A model client bound to one resolved provider, with retries and fallback: what
+    ``kernel.service("models").client(...)`` returns and what the agent loop calls.
+    ``active`` is the provider in use (``name``, ``model``, ``base_url``)."""
+
+    active: Any
+
+    def chat(self, request: ChatRequest, *, on_event: EventCallback | None = None,
+             interrupt: threading.Event | None = None,
+             context: CallContext | None = None) -> ChatResponse: ...
+
+    def new_turn(self) -> None: ...
+
+    def fork(self) -> "ModelClient": ...

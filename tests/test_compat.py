@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent import ContextEngine, Kernel, MemoryProvider, WebSearchProvider, tool_result
-from hermes_agent.builtin_plugins.legacy_api import helpers, modules
+from hermes_agent.api import ContextEngine, MemoryProvider, WebSearchProvider, tool_result
+from hermes_agent import Kernel
+from hermes_agent.builtin_plugins.compat import helpers, modules
 from hermes_agent.testing import write_plugin
 
 LEGACY_PLUGIN = '''
@@ -78,7 +79,7 @@ def test_plugin_importing_old_module_paths_loads_and_works(home: Path, clean_hoo
     write_plugin(home / "plugins", "legacy", LEGACY_PLUGIN, manifest="name: legacy\n")
     kernel = boot(home)
     assert kernel.plugins["legacy"].state == "loaded", kernel.plugins["legacy"].reason
-    assert kernel.plugins["legacy-api"].state == "loaded"
+    assert kernel.plugins["compat"].state == "loaded"
     memory = kernel.slots.active_memory(kernel.config)
     assert [m.name for m in memory] == ["recall"] and isinstance(memory[0], MemoryProvider)
     search = kernel.slots.get("web_search", "legacy-search")
@@ -93,7 +94,7 @@ def test_plugin_importing_old_module_paths_loads_and_works(home: Path, clean_hoo
 
 def test_without_the_builtin_the_old_paths_do_not_exist(home: Path, clean_hook: None) -> None:
     write_plugin(home / "plugins", "legacy", LEGACY_PLUGIN, manifest="name: legacy\n")
-    kernel = boot(home, disabled=("legacy-api",))
+    kernel = boot(home, disabled=("compat",))
     status = kernel.plugins["legacy"]
     assert status.state == "failed"
     assert "No module named 'agent" in status.reason  # (tests/agent/ may be on sys.path)

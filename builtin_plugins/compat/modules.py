@@ -14,12 +14,13 @@ import types
 from typing import Any
 
 _HERE = __name__.rsplit(".", 1)[0]
-# legacy module -> {attribute: "module:attribute" inside this plugin}; None marks a package.
+# legacy module -> {attribute: "module:attribute"}; the module is one of this plugin's, or the
+# contracts package ("hermes_agent.api"); None marks a package.
 LEGACY_MODULES: dict[str, dict[str, str] | None] = {
     "agent": None,
-    "agent.memory_provider": {"MemoryProvider": "bases:MemoryProvider"},
-    "agent.context_engine": {"ContextEngine": "bases:ContextEngine"},
-    "agent.web_search_provider": {"WebSearchProvider": "bases:WebSearchProvider",
+    "agent.memory_provider": {"MemoryProvider": "hermes_agent.api:MemoryProvider"},
+    "agent.context_engine": {"ContextEngine": "hermes_agent.api:ContextEngine"},
+    "agent.web_search_provider": {"WebSearchProvider": "hermes_agent.api:WebSearchProvider",
                                   "get_provider_env": "helpers:get_provider_env"},
     "tools": None,
     "tools.registry": {"tool_error": "helpers:tool_error", "tool_result": "helpers:tool_result"},
@@ -45,7 +46,8 @@ class LegacyModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module: types.ModuleType) -> None:
         for attr, target in (LEGACY_MODULES[module.__name__] or {}).items():
             source, _, name = target.partition(":")
-            setattr(module, attr, getattr(importlib.import_module(f"{_HERE}.{source}"), name))
+            where = source if source.startswith("hermes_agent.") else f"{_HERE}.{source}"
+            setattr(module, attr, getattr(importlib.import_module(where), name))
 
 
 def install() -> bool:

@@ -1,7 +1,6 @@
 """Helper functions that plugins written for Hermes Agent 0.19 import by their old module paths.
 
-``tool_result`` and ``tool_error`` are the kernel's (``hermes_agent.tool_result`` /
-``hermes_agent.tool_error``), re-exported here.
+``tool_result`` and ``tool_error`` are the contracts' (``hermes_agent.api``), re-exported here.
 """
 
 from __future__ import annotations
@@ -10,7 +9,8 @@ import os
 import threading
 from pathlib import Path
 
-from hermes_agent import hermes_home, read_env_file, tool_error, tool_result
+from hermes_agent import hermes_home, read_env_file
+from hermes_agent.api import tool_error, tool_result
 
 __all__ = ["check_website_access", "get_hermes_home", "get_provider_env", "is_interrupted",
            "set_interrupted", "tool_error", "tool_result"]

@@ -1,7 +1,6 @@
 """The session-store slot interface: what every backend implements and every caller uses.
 
-The builtin backend is :class:`~hermes_agent.builtin_plugins.sessions.store.SqliteSessionStore`
-(``sessions.store: sqlite``). Another backend (PostgreSQL for several gateway replicas, say) is a
+The builtin backend is the ``sessions`` plugin's SQLite store (``sessions.store: sqlite``). Another backend (PostgreSQL for several gateway replicas, say) is a
 plugin whose ``register(ctx)`` calls ``ctx.register_session_store(obj)`` with an object that has
 a ``name`` and these methods. Rows are plain dicts with the keys of the TypedDicts below; times
 are Unix epoch seconds (floats).

@@ -6,6 +6,8 @@ when, after a boot, it is not loaded for a reason nobody chose: an invalid or in
 plugin.yaml, a name clash, a missing environment variable, an import or register() error.
 Plugins that are off on purpose (disabled, safe mode, HERMES_LOAD_PLUGINS, not enabled or
 not selected) are not reported; ``hermes plugins doctor`` explains those.
+
+Other plugins (the chat banner) reach it as the ``plugin_health`` service.
 """
 
 from __future__ import annotations
@@ -13,14 +15,12 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .policy import DEFAULT_ON_KINDS, selected_by_slot
+from hermes_agent import DEFAULT_ON_KINDS, selected_by_slot
 
 if TYPE_CHECKING:
-    from .config import Config
-    from .discovery import PluginRecord
-    from .kernel import PluginStatus
+    from hermes_agent import Config, PluginRecord, PluginStatus
 
 #: PluginStatus codes of plugins that are off because someone chose so.
 CHOSEN_OFF = frozenset({"disabled", "safe_mode", "load_filter", "not_enabled", "not_selected"})
@@ -80,3 +80,13 @@ def inactive_plugins(statuses: Iterable["PluginStatus"], config: "Config") -> li
         if expected_active(status.record, config):
             found[status.record.name] = Inactive(status.record.name, status.code, summary(status))
     return list(found.values())
+
+
+class PluginHealth:
+    """The ``plugin_health`` service: the inactive plugins of one kernel."""
+
+    def __init__(self, kernel: Any):
+        self.kernel = kernel
+
+    def inactive(self) -> list[Inactive]:
+        return inactive_plugins(self.kernel.plugins.values(), self.kernel.config)

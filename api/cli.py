@@ -1,13 +1,48 @@
-"""The click group the builtin commands use: run alone it shows its listing (``hermes tools``
-is ``hermes tools list``) instead of exiting with a usage error, and its help lists each
-subcommand with its whole first sentence, wrapped, never cut off with "..."."""
+"""For the CLI commands plugins add: the kernel of the running ``hermes`` command, and the
+click group the builtin commands use (:class:`ListingGroup`).
+
+A command declared by a plugin (``hermes sessions``, ``hermes model``, a third-party
+``hermes my-plugin``) runs inside the ``hermes`` click group, which owns one kernel per
+invocation. The command asks for it here instead of building a second one::
+
+    @click.command()
+    def stats() -> None:
+        kernel = cli_kernel()          # booted: every enabled plugin loaded
+        ...
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+from hermes_agent import HermesError
 
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
+
+__all__ = ["cli_kernel", "reload_cli_kernel", "ListingGroup", "first_sentence"]
+
+
+def _access() -> Any:
+    ctx = click.get_current_context(silent=True)
+    access = ctx.find_root().obj if ctx is not None else None
+    if access is None or not callable(getattr(access, "kernel", None)):
+        raise HermesError("cli_kernel() works inside a `hermes` command only; elsewhere build "
+                          "one with hermes_agent.Kernel(...).boot()")
+    return access
+
+
+def cli_kernel(boot: bool = True) -> "Kernel":
+    """The running command's kernel; with ``boot`` false, plugins are discovered but not
+    loaded (for commands that only read plugin.yaml files or the configuration)."""
+    return _access().kernel(boot)  # type: ignore[no-any-return]
+
+
+def reload_cli_kernel() -> "Kernel":
+    """Stop the running command's kernel (its plugins get ``on_shutdown``) and boot a new one,
+    e.g. after the configuration changed under it."""
+    return _access().reload()  # type: ignore[no-any-return]
 
 class ListingGroup(click.Group):
     """``default``: the subcommand that runs when none is given."""

@@ -1,6 +1,7 @@
-"""Base classes for slot providers, with the method set plugins written for Hermes Agent 0.19
-expect. Subclass them (``from hermes_agent import MemoryProvider``) or write any object with the
-same methods: the slots only call what is documented here.
+"""Base classes of the slot providers (memory, context engine, web search), with the method
+set plugins written for Hermes Agent 0.19 expect. Subclass them (``from hermes_agent.api
+import MemoryProvider``) or write any object with the same methods: the slots only call what
+is documented here.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from .helpers import tool_error
+from . import tool_error
 
 
 class MemoryProvider(ABC):

@@ -1,4 +1,4 @@
-"""Builtin plugin: lets plugins written for Hermes Agent 0.19 import the module paths they
+"""Builtin plugin ``compat``: lets plugins written for Hermes Agent 0.19 import the module paths they
 know (``from agent.memory_provider import MemoryProvider``, ``from tools.registry import
 tool_error``, ...). Builtin plugins load before any other, so the paths exist in time.
 """

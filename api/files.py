@@ -1,0 +1,56 @@
+"""Files under $HERMES_HOME: private folders, atomic writes and the .env file.
+
+``$HERMES_HOME`` holds API keys (.env), conversations (state.db) and the configuration, so
+what hermes and its plugins create there is readable by its owner only: folders 0700,
+secret files 0600 (``write_atomic(path, text, mode=0o600)``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from hermes_agent import ConfigError
+from hermes_agent.private import private_dir  # noqa: F401  (re-exported)
+from hermes_agent.vcache import write_atomic
+
+__all__ = ["private_dir", "write_atomic", "set_env_values"]
+
+_KEY = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=")
+_PLAIN = re.compile(r"^[A-Za-z0-9_./:@+,=-]*$")
+
+
+def _quote(value: str) -> str:
+    """A value as .env text: bare when safe, otherwise quoted (escapes kept minimal)."""
+    if _PLAIN.match(value):
+        return value
+    if '"' not in value and "\n" not in value:
+        return f'"{value}"'
+    if "'" not in value and "\n" not in value:
+        return f"'{value}'"
+    raise ConfigError("a value with both quote characters or a newline cannot be stored in "
+                      ".env; set it in the environment instead")
+
+
+def set_env_values(path: Path, values: Mapping[str, str]) -> None:
+    """Set ``KEY=value`` lines of a .env file: replaced in place or appended, every other line
+    kept as it is. The file is written atomically with mode 0600 because it holds secrets."""
+    if not values:
+        return
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        lines = []
+    pending = dict(values)
+    out = []
+    for line in lines:
+        match = _KEY.match(line)
+        if match and match.group(1) in pending:
+            key = match.group(1)
+            out.append(f"{key}={_quote(pending.pop(key))}")
+        else:
+            out.append(line)
+    out.extend(f"{key}={_quote(value)}" for key, value in pending.items())
+    private_dir(path.parent)
+    write_atomic(path, "\n".join(out) + "\n", mode=0o600)

@@ -1,0 +1,20 @@
+"""The ``agent`` service: how every surface (the CLI, and the gateway, cron and subagents to
+come) builds an agent, so each drives the same loop and fires the same hooks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AgentService:
+    def __init__(self, kernel: Any):
+        self.kernel = kernel
+
+    def create(self, *, session_id: str | None = None, client: Any = None, store: Any = None,
+               **options: Any) -> Any:
+        """A new :class:`~.loop.Agent`; ``options`` are :class:`~.loop.AgentOptions` fields
+        (``platform``, ``provider``, ``model``, ``toolsets``, ``cwd``, callbacks, ...)."""
+        from .loop import Agent, AgentOptions
+
+        return Agent(self.kernel, AgentOptions(**options), session_id=session_id,
+                     client=client, store=store)
