@@ -55,7 +55,8 @@ _EXPORTS: dict[str, str] = {
     # files.py
     "private_dir": "files", "write_atomic": "files", "set_env_values": "files",
     # cli.py and text.py: for the CLI commands plugins add
-    "cli_kernel": "cli", "reload_cli_kernel": "cli", "ListingGroup": "cli",
+    "cli_kernel": "cli", "reload_cli_kernel": "cli", "report_config_warnings": "cli",
+    "ListingGroup": "cli",
     "first_sentence": "cli", "plural": "text", "ellipsize": "text", "table": "text",
 }
 

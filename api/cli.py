@@ -21,7 +21,8 @@ from hermes_agent import HermesError
 if TYPE_CHECKING:
     from hermes_agent import Kernel
 
-__all__ = ["cli_kernel", "reload_cli_kernel", "ListingGroup", "first_sentence"]
+__all__ = ["cli_kernel", "reload_cli_kernel", "report_config_warnings", "ListingGroup",
+           "first_sentence"]
 
 
 def _access() -> Any:
@@ -43,6 +44,12 @@ def reload_cli_kernel() -> "Kernel":
     """Stop the running command's kernel (its plugins get ``on_shutdown``) and boot a new one,
     e.g. after the configuration changed under it."""
     return _access().reload()  # type: ignore[no-any-return]
+
+
+def report_config_warnings(config: Any) -> None:
+    """Print ``config``'s warnings (misspelt or unknown keys, unset ${VAR}s) on stderr, each
+    once per ``hermes`` command, for a command that loaded the configuration itself."""
+    _access().report_config_warnings(config)
 
 class ListingGroup(click.Group):
     """``default``: the subcommand that runs when none is given."""

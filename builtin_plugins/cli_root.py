@@ -136,6 +136,9 @@ class KernelAccess:
     def reload(self) -> Any:
         return reload_runtime_kernel()
 
+    def report_config_warnings(self, config: Any) -> None:
+        report_config_warnings(config)
+
 
 _kernel: Any = None
 _reported: set[str] = set()

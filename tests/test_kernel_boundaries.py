@@ -44,22 +44,92 @@ def test_kernel_imports_no_sdk_at_module_level() -> None:
         assert not names & {"openai", "anthropic", "httpx"}, path.name
 
 
-def test_builtin_plugins_reach_each_other_only_through_the_public_api() -> None:
-    """A builtin plugin imports another's names from ``hermes_agent``, like any plugin."""
-    root = KERNEL.parent / "builtin_plugins"
-    plugins = {p.parent.name for p in root.glob("*/plugin.yaml")}
+def _plugin_folders() -> list[tuple[str, Path]]:
+    """(import prefix, folder) of every builtin and bundled plugin."""
+    root = KERNEL.parent
+    found = [(f"hermes_agent.builtin_plugins.{p.parent.name}", p.parent)
+             for p in sorted((root / "builtin_plugins").glob("*/plugin.yaml"))]
+    found += [("", p.parent) for p in sorted((root / "plugins").glob("*/*/plugin.yaml"))]
+    return found
+
+
+def test_plugins_import_only_the_facade_the_api_their_own_modules_and_libraries() -> None:
+    """A builtin or bundled plugin reaches the kernel through ``hermes_agent`` (its entry
+    points), shared contracts through ``hermes_agent.api``, other plugins through slots,
+    services and hooks - never through another plugin's or the kernel's modules."""
+    import hermes_agent
+
+    facade = set(hermes_agent.__all__)
     offenders = []
-    for path in sorted(root.rglob("*.py")):
-        own = path.relative_to(root).parts[0]
-        for module, _ in imports_of(path):
-            parts = module.lstrip(".").split(".")
-            depth = len(module) - len(module.lstrip("."))
-            nested = len(path.relative_to(root).parts) - 1  # folders below builtin_plugins/
-            target = None
-            if module.startswith("hermes_agent.builtin_plugins."):
-                target = parts[2]
-            elif depth > nested and parts[0]:  # climbs out of its own plugin
-                target = parts[0]
-            if target in plugins and target != own:
-                offenders.append(f"{path.relative_to(root)}: {module}")
+    plugins = _plugin_folders()
+    assert len(plugins) >= 6
+    for own_prefix, folder in plugins:
+        for path in sorted(folder.rglob("*.py")):
+            depth_in_plugin = len(path.relative_to(folder).parts) - 1
+            where = f"{path.relative_to(KERNEL.parent)}"
+            for module, names in imports_of(path):
+                level = len(module) - len(module.lstrip("."))
+                absolute = module.lstrip(".")
+                if level:  # relative: must stay inside the plugin's own folder
+                    if level - 1 > depth_in_plugin:
+                        offenders.append(f"{where}: from {module} (leaves the plugin)")
+                elif absolute == "hermes_agent":
+                    if set(names) - facade:
+                        offenders.append(f"{where}: from hermes_agent import "
+                                         f"{', '.join(sorted(set(names) - facade))}")
+                elif absolute == "hermes_agent.api":
+                    continue
+                elif absolute.startswith("hermes_agent"):
+                    if not (own_prefix and (absolute == own_prefix
+                                            or absolute.startswith(own_prefix + "."))):
+                        offenders.append(f"{where}: import {absolute}")
     assert offenders == []
+
+
+def test_the_facade_exports_entry_points_only_and_the_api_the_contracts() -> None:
+    import hermes_agent
+    import hermes_agent.api as api
+
+    assert len(hermes_agent.__all__) <= 40
+    for name in hermes_agent.__all__:
+        assert getattr(hermes_agent, name) is not None, name
+    assert hermes_agent.api is api
+    for name in api.__all__:
+        assert getattr(api, name) is not None, name
+    assert not set(hermes_agent.__all__) & set(api.__all__) - {"api"}
+    for internal in ("runtime_kernel", "truthy", "write_atomic", "HookBus", "Registration",
+                     "Agent", "SqliteSessionStore", "approval_gate", "set_env_values"):
+        assert not hasattr(hermes_agent, internal), internal
+
+
+def test_the_api_imports_no_plugin_and_the_kernel_imports_no_api() -> None:
+    for path in sorted((KERNEL.parent / "api").rglob("*.py")):
+        for module, _ in imports_of(path):
+            assert "builtin_plugins" not in module and not module.startswith("plugins"), path
+    for path in sorted(KERNEL.rglob("*.py")):
+        for module, _ in imports_of(path):
+            assert module not in (".api", "hermes_agent.api"), path.name
+            assert not module.startswith((".api.", "hermes_agent.api.")), path.name
+
+
+def test_hook_payload_types_in_the_api_are_the_hookspecs_ones() -> None:
+    import hermes_agent.api as api
+    from hermes_agent.hookspecs import payloads
+
+    assert set(payloads.__all__) <= set(api.__all__)
+    assert api.BlockDirective is payloads.BlockDirective
+
+
+def test_every_public_name_is_documented_in_docs_api_md() -> None:
+    import re
+
+    import hermes_agent
+    import hermes_agent.api as api
+
+    text = (KERNEL.parent / "docs" / "api.md").read_text(encoding="utf-8")
+    facade_part, _, api_part = text.partition("## hermes_agent.api")
+    documented = set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", facade_part.partition(
+        "## hermes_agent\n")[2]))
+    assert set(hermes_agent.__all__) <= documented
+    assert set(api.__all__) <= set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", api_part))
+    assert (KERNEL.parent / "docs" / "architecture.md").is_file()
