@@ -13,7 +13,10 @@ import importlib
 from typing import Any
 
 # name -> module of this package that defines it
-_EXPORTS: dict[str, str] = {}
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(("ToolCallContext", "ApprovalRequest", "APPROVAL_CHOICES", "ApprovalCallback", "ClarifyCallback", "with_context", "tool_result", "tool_error", "tool_status"), "tools"),  # noqa: E501
+    **dict.fromkeys(("set_interrupted", "is_interrupted"), "interrupt"),
+}
 
 __all__ = sorted(_EXPORTS)
 
