@@ -60,8 +60,6 @@ PUBLIC_API: dict[str, str] = {
     "estimate_cost": "models.pricing",
     "call_llm": "models.auxiliary",
     "Agent": "agent.loop", "AgentOptions": "agent.loop", "TurnResult": "agent.loop",
-    "ToolCallContext": "core_tools.context", "ApprovalRequest": "core_tools.context",
-    "tool_kwargs": "core_tools.context",
     "prompt_layers": "agent.layers", "LayerRequest": "agent.layers",
     "SessionStore": "sessions.interface", "SessionStoreError": "sessions.interface",
     "TitleConflictError": "sessions.interface", "session_store": "sessions.interface",

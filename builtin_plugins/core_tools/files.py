@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hermes_agent import tool_error, write_atomic
+from hermes_agent import write_atomic
+from hermes_agent.api import ToolCallContext, tool_error
 
-from .context import ToolCallContext
 from .secrets import holds_secret, refusal
 
 BINARY_PROBE = 8192

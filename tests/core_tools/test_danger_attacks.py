@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent import ApprovalRequest
+from hermes_agent.api import ApprovalRequest
 
 from .conftest import Call
 
