@@ -167,3 +167,44 @@ def test_a_context_handler_called_with_keyword_arguments_gets_a_context(kernel: 
     assert SEEN["modern"][1].extra == {"agent": "me", "note": "hi"}
     kernel.tools.dispatch("legacy", {}, context=ctx, note="hi")
     assert SEEN["legacy"][1] == {**ctx.as_kwargs(), "note": "hi"}
+
+
+DOCS = Path(__file__).parents[2] / "docs"
+
+
+def python_block(doc: str, heading: str) -> str:
+    from textwrap import dedent
+
+    section = doc[doc.index(heading):]
+    return dedent(section.split("```python\n", 1)[1].split("```", 1)[0])
+
+
+def test_the_docs_list_every_field_and_keyword_of_the_context() -> None:
+    from dataclasses import fields
+
+    tools = (DOCS / "tools.md").read_text(encoding="utf-8")
+    section = tools[tools.index("## What the caller"):tools.index("## Toolsets")]
+    names = {f.name for f in fields(ToolCallContext)}
+    names |= set(ToolCallContext(approval_callback=print, clarify_callback=print,
+                                 interrupt_event=threading.Event()).as_kwargs())
+    assert [n for n in sorted(names) if f"`{n}`" not in section] == []
+
+
+def test_the_docs_examples_run_with_a_context_and_with_keywords(tmp_path: Path) -> None:
+    guide = (DOCS / "writing-plugins.md").read_text(encoding="utf-8")
+    namespace: dict[str, Any] = {}
+    exec(python_block(guide, "## The tool-call context"), namespace)
+    kernel = make_kernel(tmp_path / "home", plugins=[namespace["register"]])
+    ctx = ToolCallContext(session_id="s1")
+    assert json.loads(kernel.tools.dispatch("greet", {"name": "Ada"}, context=ctx)) == {
+        "greeting": "Hello, Ada", "session": "s1"}
+    assert json.loads(kernel.tools.dispatch("greet", {"name": "Ada"}, session_id="s2"))[
+        "session"] == "s2"
+    assert tool_status(kernel.tools.dispatch("greet", {}))[0] == "error"
+
+    tools = (DOCS / "tools.md").read_text(encoding="utf-8")
+    exec(python_block(tools, "## What the caller"), namespace)
+    weather = namespace["weather"]
+    assert json.loads(weather({"city": "Oslo"}, ctx))["asked_in"] == str(ctx.cwd)
+    assert json.loads(weather({"city": "Oslo"}, cwd=str(tmp_path)))["asked_in"] == str(
+        tmp_path.resolve())
