@@ -24,8 +24,11 @@ _EXPORTS: dict[str, str] = {
     # model_errors.py
     "ProviderError": "model_errors", "RequestInterrupted": "model_errors",
     "PartialStreamError": "model_errors", "NoProviderError": "model_errors",
-    # tool results (the kernel's tool registry makes them too)
-    "tool_result": "..tools", "tool_error": "..tools",
+    # tools.py and interrupt.py: the tool-call context, results and the interrupt flag
+    **dict.fromkeys(("ToolCallContext", "ApprovalRequest", "APPROVAL_CHOICES",
+                     "ApprovalCallback", "ClarifyCallback", "with_context", "tool_result",
+                     "tool_error", "tool_status"), "tools"),
+    "set_interrupted": "interrupt", "is_interrupted": "interrupt",
     # providers.py: slot provider base classes
     "MemoryProvider": "providers", "ContextEngine": "providers",
     "WebSearchProvider": "providers",

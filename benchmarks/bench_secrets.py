@@ -23,9 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import command_env, mask_secrets
-from hermes_agent.builtin_plugins.core_tools.context import tool_kwargs
 from hermes_agent import Kernel
+from hermes_agent.api import ToolCallContext, command_env, mask_secrets
 
 ERROR_WITH_URL = ("custom (m): Connection error. [network]. Fix: cannot reach "
                   "http://alice:pw@127.0.0.1:9/v1?api_key=k; check the network, the base_url "
@@ -72,11 +71,11 @@ def main() -> None:
     }
     work = home / "work"
     work.mkdir()
-    call = tool_kwargs(session_id="bench", cwd=work)
+    call = ToolCallContext(session_id="bench", cwd=work)
     tool_us, bare_us = [], []
     for _ in range(args.terminal_calls):
         tool_us.append(timed_us(lambda: json.loads(kernel.tools.dispatch(
-            "terminal", {"command": "true"}, **call))))
+            "terminal", {"command": "true"}, context=call))))
         bare_us.append(timed_us(lambda: subprocess.run(["bash", "-c", "true"], cwd=work,
                                                        env=dict(os.environ), check=True)))
     results["terminal_call"] = summary("terminal tool call `true`", tool_us, "ms")

@@ -2,7 +2,10 @@
 
 Handlers follow the plugin contract: ``handler(args: dict, **kwargs) -> str`` (a JSON
 string). :meth:`ToolRegistry.dispatch` enforces it: an exception or a non-string result
-becomes a JSON error result, so one bad tool never breaks the agent loop.
+becomes a JSON error result, so one bad tool never breaks the agent loop. A handler marked
+with :data:`TAKES_CONTEXT` (``hermes_agent.api.with_context`` marks it) gets the call's
+context object as its second argument instead; the registry knows the object only by its
+``as_kwargs()`` method, which gives every other handler its keyword arguments.
 """
 
 from __future__ import annotations
@@ -21,9 +24,29 @@ from .registration import ToolSpec, ToolsetSpec
 log = logging.getLogger("hermes_agent.tools")
 
 
+#: Attribute of a handler that wants ``(args, context)`` rather than ``(args, **kwargs)``.
+TAKES_CONTEXT = "takes_tool_context"
+
+
+class ErrorResult(str):
+    """The JSON text :func:`tool_error` returns, carrying its message and error type, so a
+    caller knows the call failed without parsing the text again."""
+
+    message: str
+    error_type: str
+
+    def __new__(cls, text: str, message: str, error_type: str) -> "ErrorResult":
+        self = super().__new__(cls, text)
+        self.message, self.error_type = message, error_type
+        return self
+
+
 def tool_error(message: object, **extra: Any) -> str:
-    """A tool handler's JSON error result: ``{"error": message, **extra}``."""
-    return json.dumps({"error": str(message), **extra}, ensure_ascii=False)
+    """A tool handler's JSON error result: ``{"error": message, **extra}`` (an
+    :class:`ErrorResult`; its error type is ``extra["error_type"]``, else ``tool_error``)."""
+    text = str(message)
+    return ErrorResult(json.dumps({"error": text, **extra}, ensure_ascii=False), text,
+                       str(extra.get("error_type") or "tool_error"))
 
 
 def tool_result(data: Any = None, **fields: Any) -> str:
@@ -147,13 +170,25 @@ class ToolRegistry:
                 for n in names if n in self.tools]
 
     # --- dispatch -------------------------------------------------------------------------
-    def dispatch(self, name: str, args: dict[str, Any] | None, **kwargs: Any) -> str:
-        """Run a tool and always return a string (a JSON error result on failure)."""
+    def dispatch(self, name: str, args: dict[str, Any] | None, context: Any = None,
+                 **kwargs: Any) -> str:
+        """Run a tool and always return a string (a JSON error result on failure).
+
+        ``context`` is the call's ``hermes_agent.api.ToolCallContext``, built once by the
+        caller. A handler marked :data:`TAKES_CONTEXT` gets it as its second argument; any
+        other handler gets ``context.as_kwargs()`` (then ``kwargs``) as keyword arguments.
+        Without a context, every handler gets ``kwargs``.
+        """
         spec = self.tools.get(name)
         if spec is None:
             return tool_error(f"Unknown tool: {name}")
         try:
-            result = spec.handler(args or {}, **kwargs)
+            if context is not None and getattr(spec.handler, TAKES_CONTEXT, False):
+                result = spec.handler(args or {}, context, **kwargs)
+            else:
+                if context is not None:
+                    kwargs = {**context.as_kwargs(), **kwargs}
+                result = spec.handler(args or {}, **kwargs)
             if spec.is_async or hasattr(result, "__await__"):
                 result = _run_awaitable(result)
         except BaseException as exc:

@@ -12,7 +12,7 @@ import json
 import time
 from typing import Any
 
-from hermes_agent.api import tool_error
+from hermes_agent.api import ToolCallContext, tool_error, with_context
 
 # Tools a subagent never gets: no recursion, no human in the loop, no shared memory writes.
 BLOCKED = frozenset({"delegate_task", "clarify", "memory", "send_message", "execute_code"})
@@ -44,10 +44,11 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def delegate_task(args: dict[str, Any], **kwargs: Any) -> str:
+@with_context
+def delegate_task(args: dict[str, Any], ctx: ToolCallContext) -> str:
     from .loop import Agent, AgentOptions
 
-    parent = kwargs.get("agent")
+    parent = ctx.extra.get("agent")
     if not isinstance(parent, Agent):
         return tool_error("delegate_task runs only inside the agent loop (no parent agent here)")
     goal = str(args.get("goal") or "").strip()
@@ -71,7 +72,7 @@ def delegate_task(args: dict[str, Any], **kwargs: Any) -> str:
     child = Agent(parent.kernel, options, client=parent.client.fork(),
                   store=parent.sessions.store)
     hooks = parent.hooks
-    parent_turn = kwargs.get("turn_id") or None
+    parent_turn = ctx.turn_id or None
     if hooks.has_hook("subagent_start"):
         hooks.fire("subagent_start", parent_session_id=parent.session_id,
                    parent_turn_id=parent_turn, parent_subagent_id=None,
@@ -80,7 +81,7 @@ def delegate_task(args: dict[str, Any], **kwargs: Any) -> str:
     context = str(args.get("context") or "").strip()
     message = CHILD_PROMPT.format(goal=goal, context=f"\nCONTEXT:\n{context}" if context else "")
     started = time.perf_counter()
-    result = child.run_conversation(message, interrupt=kwargs.get("interrupt_event"))
+    result = child.run_conversation(message, interrupt=ctx.interrupt_event)
     child.finalize("session_boundary")
     duration = (time.perf_counter() - started) * 1000
     status = ("interrupted" if result.interrupted else "completed" if result.completed

@@ -46,7 +46,7 @@ from .prompt_link import build_system_prompt
 from .store_link import SessionLink, active_store
 
 if TYPE_CHECKING:  # the tool machinery loads with the first tool call
-    from .tool_exec import ToolExecutor, ToolRunContext
+    from .tool_exec import ToolExecutor, ToolTurn
 
 log = logging.getLogger("hermes_agent.agent")
 DEFAULT_MAX_ITERATIONS = 90
@@ -339,7 +339,7 @@ class Agent:
 
     def _tool_loop(self, turn: TurnResult, user_message: str, current: int, context: str,
                    emit: EventSink) -> None:
-        run_ctx: ToolRunContext | None = None
+        tool_turn: ToolTurn | None = None
         for step in range(self.max_iterations):
             if self.interrupted:
                 raise RequestInterrupted(self.provider, self.model)
@@ -351,9 +351,9 @@ class Agent:
                 turn.final_response, turn.completed = response.content, True
                 turn.exit_reason = "final_answer"
                 return
-            run_ctx = run_ctx or self._tool_run_context(turn, emit)
-            run_ctx.api_request_id = response.id or None
-            outcomes = self.executor.run_all(response.tool_calls, run_ctx)
+            tool_turn = tool_turn or self._tool_turn(turn, emit)
+            tool_turn.api_request_id = response.id or None
+            outcomes = self.executor.run_all(response.tool_calls, tool_turn)
             injected = self.inbox.take() if outcomes else None
             if injected is not None:
                 outcomes[-1].result = into_tool_result(outcomes[-1].result, injected)
@@ -368,17 +368,21 @@ class Agent:
         turn.final_response, turn.completed = response.content, True
         turn.exit_reason = "budget_exhausted"
 
-    def _tool_run_context(self, turn: TurnResult, emit: EventSink) -> ToolRunContext:
-        from .tool_exec import PARALLEL_SAFE, ToolRunContext
+    def _tool_turn(self, turn: TurnResult, emit: EventSink) -> ToolTurn:
+        from hermes_agent.api import ToolCallContext
 
-        return ToolRunContext(
+        from .tool_exec import PARALLEL_SAFE, ToolTurn
+
+        context = ToolCallContext(
             session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
-            platform=self.platform, cwd=str(self.options.cwd) if self.options.cwd else None,
-            allowed=frozenset(self.tool_names), approval_callback=self.options.approval_callback,
-            clarify_callback=self.options.clarify_callback, interrupt=self._interrupt,
-            extra=self.extra_tool_kwargs, on_event=emit,
-            parallel_safe=PARALLEL_SAFE | frozenset(self.kernel.config.get("agent.parallel_tools")
-                                                    or ()))
+            platform=self.platform,
+            cwd=Path(self.options.cwd or self.kernel.cwd or Path.cwd()).expanduser().resolve(),
+            approval_callback=self.options.approval_callback,
+            clarify_callback=self.options.clarify_callback, interrupt_event=self._interrupt,
+            extra=self.extra_tool_kwargs)
+        return ToolTurn(context, allowed=frozenset(self.tool_names), on_event=emit,
+                        parallel_safe=PARALLEL_SAFE | frozenset(
+                            self.kernel.config.get("agent.parallel_tools") or ()))
 
     @cached_property
     def executor(self) -> ToolExecutor:

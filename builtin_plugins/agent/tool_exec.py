@@ -8,6 +8,10 @@ handler runs, an interrupt also marks its thread for the ``is_interrupted()`` he
 with malformed JSON arguments or an unknown tool name get an error result the model can
 recover from. Consecutive read-only calls run together in a thread pool; everything else runs
 one at a time. Results keep the order of the calls.
+
+Each call's arguments are parsed once (the plan and the run share them) and each call gets
+one ``ToolCallContext``: the turn's, stamped with the call's id. It goes to the approval
+gate and to the handler (``kernel.tools.dispatch(name, args, context=...)``).
 """
 
 from __future__ import annotations
@@ -19,11 +23,10 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any
 
-from hermes_agent.api import tool_error
+from hermes_agent.api import ToolCallContext, set_interrupted, tool_error, tool_status
 
 # Tools that only read: safe to run side by side.
 PARALLEL_SAFE = frozenset({"read_file", "search_files", "web_search", "web_extract",
@@ -50,25 +53,30 @@ class ToolCallOutcome:
 
 
 @dataclass
-class ToolRunContext:
-    """Ids and callbacks shared by every call of one turn."""
+class ToolTurn:
+    """What every tool call of one turn shares: the context each call copies (with its own
+    ``tool_call_id``), the tools the model may call, and where events go."""
 
-    session_id: str
-    task_id: str
-    turn_id: str
-    platform: str
-    cwd: str | None = None
-    api_request_id: str | None = None
+    context: ToolCallContext
     allowed: frozenset[str] = frozenset()
-    approval_callback: Callable[[Any], str] | None = None
-    clarify_callback: Callable[..., str] | None = None
-    interrupt: threading.Event = field(default_factory=threading.Event)
-    extra: dict[str, Any] = field(default_factory=dict)  # more handler kwargs (e.g. agent)
+    api_request_id: str | None = None
     parallel_safe: frozenset[str] = PARALLEL_SAFE  # plus config ``agent.parallel_tools``
     on_event: Callable[[dict[str, Any]], None] | None = None
 
+    def __post_init__(self) -> None:
+        if self.context.interrupt_event is None:
+            self.context = replace(self.context, interrupt_event=threading.Event())
 
-def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
+    @property
+    def interrupt(self) -> threading.Event:
+        assert self.context.interrupt_event is not None
+        return self.context.interrupt_event
+
+
+Parsed = tuple[dict[str, Any] | None, str | None]  # (args, None) or (None, problem)
+
+
+def parse_arguments(raw: Any) -> Parsed:
     """``(args, None)`` or ``(None, error)`` for the JSON text the model sent."""
     if isinstance(raw, dict):
         return raw, None
@@ -84,18 +92,6 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
-def _status_of(result: str) -> tuple[str, str | None, str | None]:
-    """A result that is a JSON object with an ``error`` key counts as an error."""
-    if result.startswith("{") and '"error"' in result[:200]:
-        try:
-            data = json.loads(result)
-        except ValueError:
-            return "ok", None, None
-        if isinstance(data, dict) and data.get("error"):
-            return "error", str(data.get("error_type") or "tool_error"), str(data["error"])[:500]
-    return "ok", None, None
-
-
 class ToolExecutor:
     """Runs the tool calls of one model response against the kernel's registry."""
 
@@ -106,12 +102,14 @@ class ToolExecutor:
 
     # --- planning -------------------------------------------------------------------------
     @staticmethod
-    def plan(calls: list[Any], parallel_safe: frozenset[str] = PARALLEL_SAFE) -> list[list[int]]:
-        """Group call indexes: runs of 2+ read-only calls together, the rest alone."""
+    def plan(calls: list[Any], parsed: list[Parsed],
+             parallel_safe: frozenset[str] = PARALLEL_SAFE) -> list[list[int]]:
+        """Group call indexes: runs of 2+ read-only calls with valid arguments together, the
+        rest alone. ``parsed`` holds each call's :func:`parse_arguments`."""
         groups: list[list[int]] = []
         run: list[int] = []
         for index, call in enumerate(calls):
-            if call.name in parallel_safe and parse_arguments(call.arguments)[1] is None:
+            if call.name in parallel_safe and parsed[index][1] is None:
                 run.append(index)
                 continue
             groups.extend([run] if len(run) > 1 else [[i] for i in run])
@@ -120,21 +118,23 @@ class ToolExecutor:
         groups.extend([run] if len(run) > 1 else [[i] for i in run])
         return groups
 
-    def run_all(self, calls: list[Any], ctx: ToolRunContext) -> list[ToolCallOutcome]:
+    def run_all(self, calls: list[Any], turn: ToolTurn) -> list[ToolCallOutcome]:
         """Run every call; results are in call order. After an interrupt the remaining calls
         are cancelled (each still gets a result, so the history stays valid)."""
         outcomes: list[ToolCallOutcome | None] = [None] * len(calls)
-        for group in self.plan(calls, ctx.parallel_safe):
-            if ctx.interrupt.is_set():
+        parsed = [parse_arguments(call.arguments) for call in calls]
+        for group in self.plan(calls, parsed, turn.parallel_safe):
+            if turn.interrupt.is_set():
                 for i in group:
                     outcomes[i] = self.cancelled(calls[i])
                 continue
             if len(group) == 1:
-                outcomes[group[0]] = self.run_one(calls[group[0]], ctx)
+                outcomes[group[0]] = self.run_one(calls[group[0]], turn, parsed[group[0]])
                 continue
             with ThreadPoolExecutor(max_workers=min(len(group), MAX_WORKERS),
                                     thread_name_prefix="hermes-tool") as pool:
-                futures = {i: pool.submit(self.run_one, calls[i], ctx) for i in group}
+                futures = {i: pool.submit(self.run_one, calls[i], turn, parsed[i])
+                           for i in group}
                 for i, future in futures.items():
                     outcomes[i] = future.result()
         return [o for o in outcomes if o is not None]
@@ -145,86 +145,71 @@ class ToolExecutor:
                                "cancelled", error_type="interrupted")
 
     # --- one call ---------------------------------------------------------------------------
-    def run_one(self, call: Any, ctx: ToolRunContext) -> ToolCallOutcome:
+    def run_one(self, call: Any, turn: ToolTurn, parsed: Parsed | None = None
+                ) -> ToolCallOutcome:
         name, call_id = call.name, call.id
-        args, problem = parse_arguments(call.arguments)
-        if ctx.on_event:
-            ctx.on_event({"type": "tool_start", "name": name, "tool_call_id": call_id,
-                          "args": args if args is not None else call.arguments})
+        args, problem = parsed if parsed is not None else parse_arguments(call.arguments)
+        ctx = replace(turn.context, tool_call_id=call_id)
+        if turn.on_event:
+            turn.on_event({"type": "tool_start", "name": name, "tool_call_id": call_id,
+                           "args": args if args is not None else call.arguments})
         started = time.perf_counter()
         status, error_type = "ok", None
         if problem is not None:
             result = tool_error(f"Tool call {name!r} was not run: {problem}. Send the call again "
                             "with a JSON object as arguments.")
             status, error_type, args = "error", "invalid_arguments", {}
-        elif name not in ctx.allowed or name not in self.registry.tools:
-            known = ", ".join(sorted(ctx.allowed)) or "(none)"
+        elif name not in turn.allowed or name not in self.registry.tools:
+            known = ", ".join(sorted(turn.allowed)) or "(none)"
             result = tool_error(f"Unknown tool: {name!r}. Available tools: {known}.")
             status, error_type = "error", "unknown_tool"
         else:
             assert args is not None
-            result, status, error_type = self._guarded(name, args, call_id, ctx)
+            result, status, error_type = self._guarded(name, args, ctx, turn)
         duration = (time.perf_counter() - started) * 1000
         error_message = None
         if status == "ok":
-            status, error_type, error_message = _status_of(result)
+            status, error_type, error_message = tool_status(result)
         elif status in ("error", "blocked"):
-            error_message = _message_of(result)
-        result = self._after(name, args or {}, result, call_id, ctx, duration, status,
+            error_message = tool_status(result)[2]
+        result = self._after(name, args or {}, str(result), ctx, turn, duration, status,
                              error_type, error_message)
         outcome = ToolCallOutcome(call_id, name, args or {}, result, status, duration, error_type)
-        if ctx.on_event:
-            ctx.on_event({"type": "tool_end", "name": name, "tool_call_id": call_id,
-                          "status": status, "duration_ms": round(duration, 2),
-                          "result": result[:2000]})
+        if turn.on_event:
+            turn.on_event({"type": "tool_end", "name": name, "tool_call_id": call_id,
+                           "status": status, "duration_ms": round(duration, 2),
+                           "result": result[:2000]})
         return outcome
 
-    def _guarded(self, name: str, args: dict[str, Any], call_id: str,
-                 ctx: ToolRunContext) -> tuple[str, str, str | None]:
+    def _guarded(self, name: str, args: dict[str, Any], ctx: ToolCallContext,
+                 turn: ToolTurn) -> tuple[str, str, str | None]:
         directive = None
         if self.hooks.has_hook("pre_tool_call"):
             directive = self.hooks.fire(
                 "pre_tool_call", tool_name=name, args=args, task_id=ctx.task_id,
-                session_id=ctx.session_id, tool_call_id=call_id, turn_id=ctx.turn_id,
-                api_request_id=ctx.api_request_id, middleware_trace=[])
+                session_id=ctx.session_id, tool_call_id=ctx.tool_call_id, turn_id=ctx.turn_id,
+                api_request_id=turn.api_request_id, middleware_trace=[])
         if directive and directive["action"] == "block":
             return tool_error(directive["message"], blocked=True), "blocked", "blocked_by_hook"
         if directive and directive["action"] == "approve":
-            refusal = self._approve(name, args, call_id, directive, ctx)
+            refusal = self._approve(name, args, directive, ctx)
             if refusal:
                 return tool_error(refusal, blocked=True), "blocked", "approval_denied"
-        kwargs = {"session_id": ctx.session_id, "task_id": ctx.task_id, "turn_id": ctx.turn_id,
-                  "tool_call_id": call_id, "platform": ctx.platform,
-                  "interrupt_event": ctx.interrupt, **ctx.extra}
-        if ctx.cwd is not None:
-            kwargs["cwd"] = ctx.cwd
-        if ctx.approval_callback is not None:
-            kwargs["approval_callback"] = ctx.approval_callback
-        if ctx.clarify_callback is not None:
-            kwargs["clarify_callback"] = ctx.clarify_callback
-        with interrupt_marked(ctx.interrupt):
-            return self.registry.dispatch(name, args, **kwargs), "ok", None
+        with interrupt_marked(turn.interrupt):
+            return self.registry.dispatch(name, args, context=ctx), "ok", None
 
-    def _approve(self, name: str, args: dict[str, Any], call_id: str,
-                 directive: dict[str, Any], ctx: ToolRunContext) -> str | None:
+    def _approve(self, name: str, args: dict[str, Any], directive: dict[str, Any],
+                 ctx: ToolCallContext) -> str | None:
         """None when approved; else why the call is blocked. The kernel's approval gate
         remembers "session"/"always" answers under the directive's rule key and fires
         ``pre_approval_request`` / ``post_approval_response``."""
-        from hermes_agent.builtin_plugins.core_tools.context import (
-            ToolCallContext,  # interim
-        )
 
         reason = str(directive.get("message") or "") or f"a plugin asks before {name} runs"
         gate = self.kernel.service("approval_gate")
         if gate.mode == "off":
             return None
-        call_ctx = ToolCallContext(
-            session_id=ctx.session_id, task_id=ctx.task_id, turn_id=ctx.turn_id,
-            tool_call_id=call_id, platform=ctx.platform, cwd=Path(ctx.cwd or "."),
-            approval_callback=ctx.approval_callback, clarify_callback=ctx.clarify_callback,
-            interrupt_event=ctx.interrupt)
         verdict = gate.decide(_subject(name, args), reason, (rule_key(name, directive, reason),),
-                              call_ctx)
+                              ctx)
         if verdict.allowed:
             return None
         if ctx.approval_callback is None:
@@ -235,12 +220,13 @@ class ToolExecutor:
                     "Do not retry it without asking the user.")
         return f"Blocked: the user did not approve {name} ({reason}). Do not retry it."
 
-    def _after(self, name: str, args: dict[str, Any], result: str, call_id: str,
-               ctx: ToolRunContext, duration: float, status: str, error_type: str | None,
+    def _after(self, name: str, args: dict[str, Any], result: str, ctx: ToolCallContext,
+               turn: ToolTurn, duration: float, status: str, error_type: str | None,
                error_message: str | None) -> str:
         common = dict(tool_name=name, args=args, result=result, task_id=ctx.task_id,
-                      session_id=ctx.session_id, tool_call_id=call_id, turn_id=ctx.turn_id,
-                      api_request_id=ctx.api_request_id, duration_ms=duration, status=status,
+                      session_id=ctx.session_id, tool_call_id=ctx.tool_call_id,
+                      turn_id=ctx.turn_id, api_request_id=turn.api_request_id,
+                      duration_ms=duration, status=status,
                       error_type=error_type, error_message=error_message)
         if self.hooks.has_hook("post_tool_call"):
             self.hooks.fire("post_tool_call", middleware_trace=[], **common)
@@ -249,14 +235,6 @@ class ToolExecutor:
             if isinstance(replaced, str):
                 return replaced
         return result
-
-
-def _message_of(result: str) -> str | None:
-    try:
-        data = json.loads(result)
-    except ValueError:
-        return result[:500]
-    return str(data.get("error"))[:500] if isinstance(data, dict) else None
 
 
 def rule_key(name: str, directive: dict[str, Any], reason: str) -> str:
@@ -283,8 +261,6 @@ def interrupt_marked(interrupt: threading.Event) -> Iterator[None]:
     """While the block runs, an interrupt marks this thread for ``is_interrupted()`` (the
     helper plugins written for Hermes Agent 0.19 poll); the mark is cleared afterwards, unless
     an outer call on the same thread (a subagent's parent tool) was interrupted too."""
-    from hermes_agent.builtin_plugins.compat.helpers import set_interrupted  # interim
-
     thread = threading.get_ident()
     stack: list[threading.Event] = _running.__dict__.setdefault("events", [])
     stack.append(interrupt)

@@ -1,8 +1,8 @@
 """Builtin plugin: the core tools and their toolsets.
 
-Handlers take ``(args, **kwargs)``; the keyword arguments the agent loop passes are documented
-in :mod:`.context` (``tool_kwargs`` builds them). State (todo lists, approvals given for a
-session) belongs to the kernel that loaded the plugin, never to the module.
+Each handler reads the call's ``hermes_agent.api.ToolCallContext`` (it is registered
+``with_context``). State (todo lists, approvals given for a session) belongs to the kernel
+that loaded the plugin, never to the module.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent import hookimpl
+from hermes_agent.api import ToolCallContext, with_context
 
 from . import schemas
 
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from .approval import ApprovalGate
     from .terminal import TerminalTool
     from .todo import TodoStore
+
+
+Handler = Callable[[dict[str, Any], ToolCallContext], str]
 
 
 class CoreTools:
@@ -60,13 +64,7 @@ class CoreTools:
                 self._terminal = TerminalTool(self.kernel, self.gate)
             return self._terminal
 
-    def _ctx(self, kwargs: dict[str, Any]) -> Any:
-        from .context import ToolCallContext
-
-        cwd = self.kernel.cwd
-        return ToolCallContext.from_kwargs(kwargs, Path(cwd) if cwd else None)
-
-    def _read_file(self, args: dict[str, Any], ctx: Any) -> str:
+    def _read_file(self, args: dict[str, Any], ctx: ToolCallContext) -> str:
         from .files import read_file
 
         config = self.kernel.config
@@ -74,17 +72,20 @@ class CoreTools:
                          max_line_length=int(config.get("tool_output.max_line_length") or 2000))
 
     def handlers(self) -> dict[str, Callable[..., str]]:
-        def bind(name: str, target: Callable[[], Callable[[dict[str, Any], Any], str]]
-                 ) -> Callable[..., str]:
-            def handler(args: dict[str, Any], **kwargs: Any) -> str:
+        # Called without a context (ctx.dispatch_tool, tests), relative paths are taken
+        # against the kernel's working directory.
+        cwd = Path(self.kernel.cwd) if self.kernel.cwd else None
+
+        def bind(name: str, target: Callable[[], Handler]) -> Callable[..., str]:
+            def handler(args: dict[str, Any], ctx: ToolCallContext) -> str:
                 from .danger.paths import kernel_home
 
                 with kernel_home(self.kernel.home):  # its .env and auth.json are secrets
-                    return target()(args, self._ctx(kwargs))
-            handler.__name__ = name
-            return handler
+                    return target()(args, ctx)
+            handler.__name__ = handler.__qualname__ = name
+            return with_context(handler, default_cwd=cwd)
 
-        def function(module: str, attr: str) -> Callable[[], Callable[[dict[str, Any], Any], str]]:
+        def function(module: str, attr: str) -> Callable[[], Handler]:
             return lambda: getattr(import_module(f"{__name__}.{module}"), attr)
 
         return {"read_file": bind("read_file", lambda: self._read_file),

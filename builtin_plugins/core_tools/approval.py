@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .context import APPROVAL_CHOICES, ApprovalRequest, ToolCallContext
+from hermes_agent.api import APPROVAL_CHOICES, ApprovalRequest, ToolCallContext
+
 from .danger import DESCRIPTIONS, HARD_KEYS, Finding, analyse, dangerous, hardline
 
 if TYPE_CHECKING:

@@ -6,9 +6,8 @@ import json
 import logging
 from typing import Any
 
-from hermes_agent.api import tool_error
+from hermes_agent.api import ToolCallContext, tool_error
 
-from .context import ToolCallContext
 from .schemas import CLARIFY_MAX_CHOICES
 
 log = logging.getLogger("hermes_agent.clarify")

@@ -8,9 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import tool_error, write_atomic
+from hermes_agent.api import ToolCallContext, tool_error, write_atomic
 
-from .context import ToolCallContext
 from .secrets import holds_secret, refusal
 
 BINARY_PROBE = 8192

@@ -11,9 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import tool_error
+from hermes_agent.api import ToolCallContext, tool_error
 
-from .context import ToolCallContext
 from .files import BINARY_PROBE, _int_arg
 from .gitignore import IgnoreRules, rules_for
 from .secrets import holds_secret

@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from hermes_agent.api import command_env, tool_error
+from hermes_agent.api import ToolCallContext, command_env, tool_error
 
 from .approval import ApprovalGate
-from .context import ToolCallContext
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel

@@ -11,9 +11,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent.api import tool_error
+from hermes_agent.api import ToolCallContext, tool_error
 
-from .context import ToolCallContext
 from .schemas import TODO_STATUSES
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hermes_agent.builtin_plugins.core_tools.context import ApprovalRequest
+from hermes_agent.api import ApprovalRequest
 from hermes_agent.builtin_plugins.agent.chat.questions import TerminalQuestions
 
 

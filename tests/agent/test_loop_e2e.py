@@ -263,12 +263,14 @@ def test_iteration_budget_ends_with_a_call_without_tools(kernel_for, server) -> 
 
 
 def test_invalid_json_arguments_are_reported_without_running_the_tool(kernel_for) -> None:
-    from hermes_agent.builtin_plugins.agent.tool_exec import ToolExecutor, ToolRunContext
+    from hermes_agent.api import ToolCallContext
+    from hermes_agent.builtin_plugins.agent.tool_exec import ToolExecutor, ToolTurn
     from hermes_agent.api import ToolCall
 
     kernel = kernel_for()
     recorder = HookRecorder(kernel, ["pre_tool_call", "post_tool_call"])
-    ctx = ToolRunContext("s", "t", "s:t:1", "cli", allowed=frozenset({"calculate"}))
+    ctx = ToolTurn(ToolCallContext("s", "t", "s:t:1", platform="cli"),
+                   allowed=frozenset({"calculate"}))
     outcome = ToolExecutor(kernel).run_one(ToolCall("x1", "calculate", '{"expression": '), ctx)
     assert outcome.status == "error" and outcome.error_type == "invalid_arguments"
     assert "not valid JSON" in json.loads(outcome.result)["error"]

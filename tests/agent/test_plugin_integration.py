@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from hermes_agent.api import interrupt
 from hermes_agent.builtin_plugins.agent.inbox import TOOL_RESULT_NOTE
 from hermes_agent.builtin_plugins.agent.loop import Agent, AgentOptions
 from hermes_agent.builtin_plugins.core_tools.approval import approval_gate
@@ -228,7 +229,7 @@ def test_is_interrupted_flips_for_the_threads_running_tools(kernel_for, server, 
     stored = agent.sessions.conversation(agent.session_id)
     results = [json.loads(m["content"]) for m in stored if m["role"] == "tool"]
     assert results == [{"stopped": True}] * calls
-    assert not helpers.is_interrupted() and not helpers._interrupted  # marks cleared
+    assert not helpers.is_interrupted() and not interrupt._interrupted  # marks cleared
 
 
 def test_interrupt_mark_lasts_for_the_call_and_respects_nesting() -> None:

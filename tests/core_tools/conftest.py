@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import hermes_agent.builtin_plugins.core_tools as core_tools
-from hermes_agent.builtin_plugins.core_tools.context import tool_kwargs
 from hermes_agent import Kernel
+from hermes_agent.api import ToolCallContext
 from hermes_agent.testing import make_kernel
 
 
@@ -39,12 +39,13 @@ Call = Callable[..., dict[str, Any]]
 
 @pytest.fixture
 def call(kernel: Kernel, work: Path) -> Call:
-    """``call(tool, args, **kwargs)``: dispatch with the loop's kwargs (cwd = work), parse JSON."""
+    """``call(tool, args, **fields)``: dispatch with a context like the loop's (cwd = work;
+    ``fields`` are more ToolCallContext fields), parse JSON."""
 
-    def run(tool: str, args: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        base = tool_kwargs(session_id=kwargs.pop("session_id", "s1"), task_id="t1",
-                           turn_id="turn1", tool_call_id="c1", platform="cli",
-                           cwd=kwargs.pop("cwd", work), **kwargs)
-        return json.loads(kernel.tools.dispatch(tool, args, **base))
+    def run(tool: str, args: dict[str, Any], **fields: Any) -> dict[str, Any]:
+        context = ToolCallContext(session_id=fields.pop("session_id", "s1"), task_id="t1",
+                                  turn_id="turn1", tool_call_id="c1", platform="cli",
+                                  cwd=Path(fields.pop("cwd", work)).resolve(), **fields)
+        return json.loads(kernel.tools.dispatch(tool, args, context=context))
 
     return run

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hermes_agent.builtin_plugins.core_tools.context import ApprovalRequest
 from hermes_agent import Kernel
+from hermes_agent.api import ApprovalRequest
 from hermes_agent.builtin_plugins.core_tools.approval import dangerous, hardline
 from hermes_agent.testing import HookRecorder
 
@@ -168,7 +168,7 @@ def test_broken_or_slow_approvers_deny(tmp_path: Path, work: Path) -> None:
 
 
 def test_the_loop_can_route_other_approvals_through_the_same_gate(kernel: Kernel) -> None:
-    from hermes_agent.builtin_plugins.core_tools.context import ToolCallContext
+    from hermes_agent.api import ToolCallContext
     from hermes_agent.builtin_plugins.core_tools.approval import approval_gate
 
     recorder = HookRecorder(kernel, ["pre_approval_request", "post_approval_response"])

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.builtin_plugins.core_tools.context import ApprovalRequest
+from hermes_agent.api import ApprovalRequest
 
 from .conftest import Call
 

@@ -16,9 +16,8 @@ from typing import Any
 import pytest
 
 import hermes_agent.builtin_plugins.core_tools as core_tools
-from hermes_agent.api import ProviderProfile, command_env
-from hermes_agent.builtin_plugins.core_tools.context import tool_kwargs
 from hermes_agent import EnvRequirement, Kernel, Manifest
+from hermes_agent.api import ProviderProfile, ToolCallContext, command_env
 
 OPENAI_KEY = "sk-proj-dotenv-4f9c2a7be1d04a5f"
 SHELL_KEY = "acme-shell-exported-77d1e0"
@@ -54,7 +53,7 @@ def _kernel(home: Path, monkeypatch: pytest.MonkeyPatch, config: str = "") -> Ke
 
 def _run(kernel: Kernel, command: str, cwd: Path) -> dict[str, Any]:
     return json.loads(kernel.tools.dispatch("terminal", {"command": command},
-                                            **tool_kwargs(session_id="s", cwd=cwd)))
+                                            context=ToolCallContext(session_id="s", cwd=cwd)))
 
 
 def test_in_process_plugins_still_read_the_dotenv_keys(tmp_path: Path,
