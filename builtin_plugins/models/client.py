@@ -32,7 +32,7 @@ from hermes_agent.api import (
     plural,
 )
 
-from .errors import brief, classify
+from .classify import brief, classify
 from .interrupt import CallGuard
 from .pricing import estimate_cost
 from .resolve import resolve_fallbacks, resolve_provider, runtime_for_entry

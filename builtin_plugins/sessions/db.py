@@ -35,7 +35,7 @@ from hermes_agent.api import SessionStoreError, private_dir
 
 from . import cjk
 from .health import damaged, verify
-from .private import create_database_file, open_private
+from .file_modes import create_database_file, open_private
 from .schema import FTS_TABLES, check_supported, ensure_schema
 
 log = logging.getLogger("hermes_agent.sessions")

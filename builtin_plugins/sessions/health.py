@@ -21,7 +21,7 @@ from pathlib import Path
 
 from hermes_agent.api import SessionStoreError, write_atomic
 
-from .private import FILE_MODE
+from .file_modes import FILE_MODE
 
 log = logging.getLogger("hermes_agent.sessions")
 CHECK_BUDGET_S = 1.0

@@ -16,7 +16,7 @@ from hermes_agent.builtin_plugins.agent import tool_exec
 from hermes_agent.builtin_plugins.agent.tool_exec import ToolExecutor, ToolTurn
 from hermes_agent.builtin_plugins.core_tools.approval import ApprovalGate
 from hermes_agent.builtin_plugins.core_tools.todo import TodoStore
-from hermes_agent.builtin_plugins.models.types import ToolCall
+from hermes_agent.api import ToolCall
 from hermes_agent.testing import make_kernel
 
 SEEN: dict[str, Any] = {}
