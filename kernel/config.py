@@ -21,6 +21,7 @@ from typing import Any
 
 from .errors import ConfigError
 from .private import FILE_MODE, private_dir
+from .slots import slot_defaults
 from .vcache import ValidationCache, write_atomic
 
 CONFIG_FILE = "config.yaml"
@@ -29,10 +30,7 @@ ENV_FILE = ".env"
 DEFAULTS: dict[str, Any] = {
     "toolsets": None,
     "plugins": {"enabled": None, "disabled": [], "entries": {}},
-    "memory": {"provider": ""},
-    "context": {"engine": "compressor"},
-    "web": {"backend": ""},
-    "sessions": {"store": "sqlite"},
+    **slot_defaults(),  # memory.provider, context.engine, web.backend, sessions.store, ...
     "platform_toolsets": {},
 }
 

@@ -14,10 +14,10 @@ from shlex import quote
 
 from .config import Config
 from .discovery import PluginRecord
+from .slots import ENABLING_KEYS
 
 _TRUTHY = ("1", "true", "yes", "on")
 DEFAULT_ON_KINDS = ("backend", "model-provider", "platform")
-SLOT_CONFIG_KEYS = {"memory": "memory.provider", "context_engine": "context.engine"}
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def decide(record: PluginRecord, config: Config, env: Mapping[str, str],
     if not forced:
         if record.kind == "exclusive":
             slot = record.slot or "memory"
-            key = SLOT_CONFIG_KEYS.get(slot, "memory.provider")
+            key = ENABLING_KEYS.get(slot, ENABLING_KEYS["memory"])
             selected = config.get(key) or ""
             if selected not in (name, *record.aliases) and not record.matches(config.plugins_enabled):
                 return Decision(False, "not selected",
@@ -86,7 +86,7 @@ def decide(record: PluginRecord, config: Config, env: Mapping[str, str],
 def selected_by_slot(record: PluginRecord, config: Config) -> bool:
     """Naming a plugin in memory.provider or context.engine enables it, whatever its kind."""
     names = (record.name, *record.aliases)
-    return any(config.get(key) in names for key in SLOT_CONFIG_KEYS.values())
+    return any(config.get(key) in names for key in ENABLING_KEYS.values())
 
 
 def missing_env(record: PluginRecord, env: Mapping[str, str]) -> list[str]:

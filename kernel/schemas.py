@@ -11,6 +11,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
+from .slots import SLOT_INFO
+
 PLUGIN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PluginKind = Literal["standalone", "backend", "exclusive", "platform", "model-provider"]
@@ -95,19 +97,19 @@ class PluginsSection(_Section):
 
 
 class MemorySection(_Section):
-    provider: str = ""
+    provider: str = SLOT_INFO["memory"].default
 
 
 class ContextSection(_Section):
-    engine: str = "compressor"
+    engine: str = SLOT_INFO["context_engine"].default
 
 
 class WebSection(_Section):
-    backend: str = ""
+    backend: str = SLOT_INFO["web_search"].default
 
 
 class SessionsSection(_Section):
-    store: str = "sqlite"
+    store: str = SLOT_INFO["session_store"].default
 
 
 class ConfigModel(_Section):

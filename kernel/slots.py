@@ -18,20 +18,37 @@ class SlotInfo:
     name: str
     config_key: str  # where config.yaml selects the active provider ("" = none)
     cardinality: str  # "one" | "many" | "builtin+one"
-    default: str = ""
+    default: str = ""  # always a provider some builtin plugin registers, or "" (none)
     label: str = ""
+    enables: bool = False  # naming a plugin in config_key enables it, whatever its kind
 
 
+# The one place the slots' config keys and defaults are written (config.yaml's defaults,
+# its validation, the load policy and `hermes plugins remove` read them from here).
 SLOT_INFO = {
-    "memory": SlotInfo("memory", "memory.provider", "builtin+one", "", "memory provider"),
-    "context_engine": SlotInfo("context_engine", "context.engine", "one", "compressor",
-                               "context engine"),
+    "memory": SlotInfo("memory", "memory.provider", "builtin+one", "", "memory provider", True),
+    "context_engine": SlotInfo("context_engine", "context.engine", "one", "", "context engine",
+                               True),
     "model_provider": SlotInfo("model_provider", "model.provider", "many", "", "model provider"),
     "web_search": SlotInfo("web_search", "web.backend", "many", "", "web search provider"),
     "platform": SlotInfo("platform", "", "many", "", "platform"),
     "session_store": SlotInfo("session_store", "sessions.store", "one", "sqlite", "session store"),
 }
 assert set(SLOT_INFO) == set(SLOTS)
+
+
+def slot_defaults() -> dict[str, dict[str, str]]:
+    """config.yaml's defaults of the slot selections: ``{"memory": {"provider": ""}, ...}``."""
+    tree: dict[str, dict[str, str]] = {}
+    for info in SLOT_INFO.values():
+        if info.config_key:
+            section, _, key = info.config_key.partition(".")
+            tree.setdefault(section, {})[key] = info.default
+    return tree
+
+
+#: slot -> config key, for the slots whose selection enables the plugin it names
+ENABLING_KEYS = {slot: info.config_key for slot, info in SLOT_INFO.items() if info.enables}
 BUILTIN_MEMORY = "builtin"
 
 

@@ -49,7 +49,7 @@ def test_defaults_when_no_file(tmp_path):
     assert cfg.plugins_enabled is None
     assert cfg.get("plugins.enabled") is None
     assert cfg.plugins_disabled == []
-    assert cfg.get("context.engine") == "compressor"
+    assert cfg.get("context.engine") == ""  # no context engine ships yet: the default names none
     assert cfg.get("sessions.store") == "sqlite"
     assert cfg.get("memory.provider") == ""
     assert cfg.get("toolsets") is None
@@ -64,7 +64,7 @@ def test_defaults_when_home_does_not_exist(tmp_path):
 
 def test_empty_file_means_defaults(tmp_path):
     write_config(tmp_path, "")
-    assert load(tmp_path).get("context.engine") == "compressor"
+    assert load(tmp_path).get("context.engine") == ""
     write_config(tmp_path, "# only a comment\n")
     assert load(tmp_path).plugins_enabled is None
 

@@ -17,7 +17,7 @@ from shlex import quote
 
 import click
 
-from hermes_agent import Kernel, PluginRecord, load_config, write_config_value
+from hermes_agent import SLOT_INFO, Kernel, PluginRecord, load_config, write_config_value
 
 from .install import normalize_dist
 from .lockfile import Transaction, read_lock, write_lock
@@ -25,7 +25,7 @@ from .sources import pip, run
 from .update import backup_dir
 
 # Selections that name a plugin directly; a removed plugin must not stay selected.
-SELECTION_KEYS = ("memory.provider", "context.engine")
+SELECTION_KEYS = tuple(info.config_key for info in SLOT_INFO.values() if info.enables)
 
 
 def unknown(kernel: Kernel, name: str) -> click.ClickException:
