@@ -55,6 +55,8 @@ _EXPORTS: dict[str, str] = {
     "mask_url": "secrets", "mask_secrets": "secrets", "SecretMaskingFilter": "secrets",
     "install_log_masking": "secrets", "command_env": "secrets",
     "secret_env_names": "secrets",
+    # config_write.py: config.yaml edits that keep comments and order
+    "write_config_value": "config_write",
     # files.py
     "private_dir": "files", "write_atomic": "files", "set_env_values": "files",
     # cli.py and text.py: for the CLI commands plugins add

@@ -27,7 +27,7 @@ _EXPORTS = {
     "UserInterrupt": "containment", "reraise_shutdown": "containment",
     # configuration
     "Config": "config", "load_config": "config", "hermes_home": "config",
-    "write_config_value": "config", "read_env_file": "config",
+    "read_env_file": "config",
     # errors
     "HermesError": "errors", "ConfigError": "errors", "ManifestError": "errors",
     "PluginError": "errors", "SlotError": "errors", "ToolError": "errors",

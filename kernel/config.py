@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .private import FILE_MODE, private_dir
 from .slots import slot_defaults
-from .vcache import ValidationCache, write_atomic
+from .vcache import ValidationCache
 
 CONFIG_FILE = "config.yaml"
 ENV_FILE = ".env"
@@ -203,25 +202,6 @@ def set_dotted(data: dict[str, Any], dotted: str, value: Any, *,
         assign(node, parts[-1], value)
 
 
-def pop_dotted(data: dict[str, Any], dotted: str) -> bool:
-    """Remove ``a.b.c`` and the mappings the removal leaves empty; False when it was not there."""
-    parts = dotted.split(".")
-    trail = [data]
-    for part in parts[:-1]:
-        child = trail[-1].get(part)
-        if not isinstance(child, dict):
-            return False
-        trail.append(child)
-    if parts[-1] not in trail[-1]:
-        return False
-    del trail[-1][parts[-1]]
-    for depth in range(len(parts) - 1, 0, -1):
-        if trail[depth]:
-            break
-        del trail[depth - 1][parts[depth - 1]]
-    return True
-
-
 def overrides_to_tree(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
     tree: dict[str, Any] = {}
     for key, value in (overrides or {}).items():
@@ -297,56 +277,3 @@ def _validate(merged: dict[str, Any], path: str) -> dict[str, Any]:
         warnings.append(f"{path}: unknown keys ignored (check the spelling): {', '.join(plain)}")
     return {"data": model.model_dump(mode="json"), "warnings": warnings, "notes": notes,
             "unknown": unknown}
-
-
-def write_config_value(home: Path, dotted: str, value: Any, *, unset: bool = False,
-                       allow_unknown: bool = True) -> bool:
-    """Set (or remove) one dotted key in config.yaml, keeping everything else as the user
-    wrote it: other keys, comments, order and indentation. Returns False when there was
-    nothing to change (unsetting a key that is not there).
-
-    The result is validated first: a value that adds a problem raises :class:`ConfigError`
-    and the file is left untouched (problems the file already had do not block fixing
-    another key). With ``allow_unknown=False`` a key this version does not know is refused,
-    naming the closest known one.
-    """
-    from . import yaml_edit
-
-    path = home / CONFIG_FILE
-    try:
-        text = path.read_text(encoding="utf-8")  # read once: the edit starts from this text
-    except FileNotFoundError:
-        text = ""
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc}", path=str(path)) from exc
-    before = _parse_config(text, path)
-    after = copy.deepcopy(before)
-    if unset:
-        if not pop_dotted(after, dotted):
-            return False
-    else:
-        set_dotted(after, dotted, value)
-    hit, _ = check_config(home, after)
-    if "error" in hit:
-        old, _ = check_config(home, before)
-        added = [line for line in hit["error"] if line not in old.get("error", [])]
-        if added:
-            raise ConfigError(f"{path} would have invalid settings:", added, path=str(path))
-    elif not allow_unknown and not unset:
-        _refuse_unknown(dotted, hit["unknown"], path)
-    new_text = (yaml_edit.unset_key(text, dotted) if unset
-                else yaml_edit.set_key(text, dotted, value))
-    if new_text is not None:
-        private_dir(home)
-        mode = path.stat().st_mode & 0o7777 if path.exists() else FILE_MODE  # the user's mode stays
-        write_atomic(path, new_text, mode=mode)
-    return True
-
-
-def _refuse_unknown(dotted: str, unknown: dict[str, str], path: Path) -> None:
-    for key, close in unknown.items():
-        if dotted == key or dotted.startswith(key + ".") or key.startswith(dotted + "."):
-            hint = f"did you mean '{close}'? " if close else ""
-            raise ConfigError(f"'{key}' is not a setting this version knows ({hint}`hermes "
-                              "config show` lists them); pass --force to save it anyway",
-                              path=str(path))

@@ -14,8 +14,8 @@ from hermes_agent.config import (
     hermes_home,
     load_config,
     read_env_file,
-    write_config_value,
 )
+from hermes_agent.api import write_config_value
 from hermes_agent.errors import ConfigError, HermesError
 from hermes_agent.vcache import ValidationCache
 

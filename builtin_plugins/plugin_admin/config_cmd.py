@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 import yaml
-from hermes_agent import ConfigError, hermes_home, load_config, write_config_value
+from hermes_agent.api import write_config_value
+from hermes_agent import ConfigError, hermes_home, load_config
 from hermes_agent.api import ListingGroup, mask_secrets, report_config_warnings
 
 _SECRET = re.compile(r"(^|_)(api_key|key|token|secret|password)$", re.I)

@@ -17,7 +17,8 @@ from shlex import quote
 
 import click
 
-from hermes_agent import SLOT_INFO, Kernel, PluginRecord, load_config, write_config_value
+from hermes_agent.api import write_config_value
+from hermes_agent import SLOT_INFO, Kernel, PluginRecord, load_config
 
 from .install import normalize_dist
 from .lockfile import Transaction, read_lock, write_lock

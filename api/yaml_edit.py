@@ -12,7 +12,9 @@ import io
 from collections.abc import Callable
 from typing import Any
 
-from .config import pop_dotted, set_dotted
+from hermes_agent.config import set_dotted
+
+from .config_write import pop_dotted
 
 
 def set_key(text: str, dotted: str, value: Any) -> str:
