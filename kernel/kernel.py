@@ -198,7 +198,7 @@ class Kernel:
                         **{name: loaded[name] for name in found.plugins if name in loaded}}
         self._check_load_filter(found)
         self.cache.save()
-        if self.hooks.has_hook("on_plugins_loaded"):
+        if "pm" in self.__dict__ and self.hooks.has_hook("on_plugins_loaded"):  # else none
             self.hooks.fire("on_plugins_loaded", plugins=dict(self.plugins), home=self.home)
         return self
 
