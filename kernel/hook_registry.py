@@ -128,10 +128,6 @@ class HookRegistry(pluggy.PluginManager):
         self.changed()
         return removed
 
-    def add_hookspecs(self, module_or_class: Any) -> None:
-        super().add_hookspecs(module_or_class)
-        self.changed()
-
     def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
         if isinstance(plugin, Subscription) and name != "forward":
             return None  # its callback may carry a marker of its own
