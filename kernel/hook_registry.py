@@ -108,6 +108,9 @@ class HookRegistry(pluggy.PluginManager):
             registered = super().register(plugin, name)
         except BaseException:
             self.loading.discard(id(plugin))
+            key = name or self.get_canonical_name(plugin)
+            if self.get_plugin(key) is plugin:  # pluggy < 1.7 leaves an invalid one half-added
+                super().unregister(plugin, key)
             raise
         if registered is not None:
             self.rank[registered] = next(self._count)
