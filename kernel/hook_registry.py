@@ -106,11 +106,11 @@ class HookRegistry(pluggy.PluginManager):
             self.loading.add(id(plugin))
         try:
             registered = super().register(plugin, name)
-        except BaseException:
+        except BaseException as exc:
             self.loading.discard(id(plugin))
             key = name or self.get_canonical_name(plugin)
-            if self.get_plugin(key) is plugin:  # pluggy < 1.7 leaves an invalid one half-added
-                super().unregister(plugin, key)
+            if isinstance(exc, pluggy.PluginValidationError) and self.get_plugin(key) is plugin:
+                super().unregister(plugin, key)  # pluggy < 1.7 leaves an invalid one half-added
             raise
         if registered is not None:
             self.rank[registered] = next(self._count)

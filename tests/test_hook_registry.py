@@ -136,6 +136,18 @@ def test_duplicate_name_leaves_the_loaded_plugin_alone(kernel: Any) -> None:
     assert len(names_in_pm(kernel, "same")) == 2
 
 
+def test_same_object_twice_keeps_the_first(kernel: Any) -> None:
+    @hookimpl
+    def on_session_start(session_id):
+        return "impl"
+
+    plugin = SimpleNamespace(on_session_start=on_session_start)
+    kernel.register_plugin(plugin, "once")
+    assert kernel.register_plugin(plugin, "once").code == "duplicate"
+    assert kernel.pm.get_plugin("once") is plugin
+    assert kernel.hooks.call("on_session_start", session_id="s") == ["impl"]
+
+
 def test_loading_plugin_is_not_dispatched_until_committed(kernel: Any) -> None:
     seen: list[Any] = []
 
