@@ -10,8 +10,7 @@ kernels live in the same process. Each builds the ``hook_dispatch_ours.py``
 setup (20 ``post_tool_call`` listeners through ``kernel.hooks.add_callback``;
 bundled plugins left out) and the two are timed in alternating small batches,
 so the machine's noise falls on both alike. The figure is the median of the
-paired ratios (this / base).
-Stdlib only.
+paired ratios (this / base). Stdlib only.
 """
 
 from __future__ import annotations
