@@ -6,7 +6,9 @@ Run with OUR interpreter (the driver does this)::
 
 API used: ``hermes_agent.testing.make_kernel()`` builds a kernel;
 ``kernel.hooks.add_callback(hook, fn, plugin=...)`` adds one listener per
-plugin name, and ``kernel.hooks.call(hook, **kwargs)`` dispatches.
+plugin name (registered in the kernel's pluggy plugin manager, the way
+``ctx.register_hook`` callbacks are), and ``kernel.hooks.call(hook, **kwargs)``
+dispatches to what pluggy holds.
 """
 
 from __future__ import annotations

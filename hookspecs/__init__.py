@@ -8,12 +8,17 @@ the author-facing version of the same reference.
 
 Rules shared by every event hook:
 
+* Both kinds of implementation are registered in the kernel's pluggy plugin manager:
+  ``@hookimpl`` functions, and ``ctx.register_hook(name, callback)`` callbacks (each as
+  a small adapter plugin). The kernel's hook bus dispatches what pluggy holds.
 * Arguments are passed by keyword. A ``@hookimpl`` function may accept any subset of
-  the spec's arguments; a ``ctx.register_hook(name, callback)`` callback receives the
-  whole payload and should accept ``**kwargs``.
-* Callbacks run in plugin load order; ``tryfirst``/``trylast`` are respected.
-* A callback that raises is logged and skipped; the others still run.
-* ``async def`` callbacks are awaited.
+  the spec's arguments; a ``ctx.register_hook`` callback receives the whole payload and
+  should accept ``**kwargs``.
+* Implementations run in plugin load order; ``tryfirst``/``trylast`` are respected.
+* An implementation that raises is logged and skipped; the others still run.
+* ``async def`` implementations are awaited.
+* A spec is ``firstresult`` exactly when its ``DISPATCH`` rule stops at the first
+  accepted result (see :mod:`.results`).
 
 This package depends only on pluggy and the standard library, so importing it is cheap
 and never pulls in the rest of the runtime.

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .payloads import ApprovalChoice, ApprovalSurface, GatewayDirective, VerifyDirective
 
 
-@hookspec
+@hookspec(firstresult=True)
 def pre_gateway_dispatch(event: Any, gateway: Any, session_store: Any) -> GatewayDirective | None:
     """Called for every incoming gateway message, before authorisation and pairing.
 
@@ -33,7 +33,7 @@ def pre_gateway_dispatch(event: Any, gateway: Any, session_store: Any) -> Gatewa
 
     Dispatch: gateway directive. Implementations are called in order until one returns
     a skip, rewrite or allow directive, which wins; any other value is skipped.
-    firstresult: no. historic: no.
+    firstresult: yes. historic: no.
     Implemented by: standalone and platform plugins.
     Not fired by this version: there is no chat gateway yet.
     """

@@ -3,6 +3,9 @@
 These functions read what the specs' return contracts promise (see :mod:`.payloads`); a
 result that does not fit is ignored, never an error. The hook bus applies them:
 ``first`` rules stop at the first accepted result, ``all`` rules combine every result.
+The specs of ``first`` rules are pluggy ``firstresult`` specs, so a plain
+``pm.hook.<name>(...)`` stops early too (at the first result that is not ``None``;
+the bus also skips results its rule does not accept).
 """
 
 from __future__ import annotations

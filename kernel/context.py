@@ -80,11 +80,16 @@ class PluginContext:
     def register_hook(self, hook_name: str | None = None, callback: Callable[..., Any] | None = None,
                       *, name: str | None = None, handler: Callable[..., Any] | None = None,
                       event: str | None = None, description: str = "") -> None:
+        """Subscribe ``callback`` to ``hook_name``: it gets the whole payload by keyword
+        (only the names it takes, unless it accepts ``**kwargs``). Registered in pluggy,
+        like ``@hookimpl`` functions, once ``register(ctx)`` has returned."""
         hook = hook_name or name or event
         fn = callback or handler
-        if not hook or not callable(fn):
+        if not isinstance(hook, str) or not hook or not callable(fn):
             raise TypeError("register_hook needs a hook name and a callable, e.g. "
                             "ctx.register_hook('post_tool_call', on_tool_done)")
+        if hook.startswith("_"):  # pluggy keeps hooks as attributes; no hook name starts so
+            raise ValueError(f"register_hook: {hook!r} is not a hook name")
         self._staged.hooks.append(HookSpecEntry(hook, fn, self.plugin_name, description))
 
     def register_command(self, name: str, handler: Callable[..., Any], description: str = "",

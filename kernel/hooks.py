@@ -1,15 +1,20 @@
 """The hook bus: dispatches lifecycle events to every plugin, in plugin load order.
 
-Both plugin styles land here. ``@hookimpl`` functions (validated by pluggy against the
-hookspecs) receive the arguments they name; ``ctx.register_hook`` callbacks receive the full
-payload as keywords (filtered to their parameters unless they take ``**kwargs``).
+pluggy holds every hook implementation (see :mod:`.hook_registry`): a plugin's
+``@hookimpl`` functions, which receive the arguments they name, and its
+``ctx.register_hook`` callbacks, which receive the full payload as keywords (filtered to
+their parameters unless they take ``**kwargs``). The bus keeps no list of its own: for
+each hook it reads pluggy's implementations once, puts them in call order and caches
+that tuple until the registry next changes.
 
-Rules: callbacks run in load order (``tryfirst``/``trylast`` respected); one that raises is
-logged and skipped; one that raises ``SystemExit``, ``KeyboardInterrupt`` or another
-``BaseException`` is skipped too and reported to ``on_halt`` (the kernel unloads its plugin),
-while a real Ctrl-C propagates (see :mod:`.containment`); an awaitable result is awaited;
-``HERMES_TRACE_HOOKS=1`` traces every call to stderr. How results combine is each hook's
-dispatch rule (``hookspecs.DISPATCH``, applied by ``hookspecs.results``).
+Rules: implementations run in load order (``tryfirst``/``trylast`` respected); one that
+raises is logged and skipped; one that raises ``SystemExit``, ``KeyboardInterrupt`` or
+another ``BaseException`` is skipped too and reported to ``on_halt`` (the kernel unloads
+its plugin), while a real Ctrl-C propagates (see :mod:`.containment`); an awaitable
+result is awaited; ``HERMES_TRACE_HOOKS=1`` traces every call to stderr. How results
+combine is each hook's dispatch rule (``hookspecs.DISPATCH``, applied by
+``hookspecs.results``). Only event hooks' ``@hookimpl`` functions are dispatched:
+registration hooks are called once while their plugin loads, and wrappers are skipped.
 """
 
 from __future__ import annotations
@@ -23,17 +28,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pluggy import HookCaller as _HookCaller
+
 from .containment import describe, halts, reraise_async_shutdown, reraise_shutdown
+from .hook_registry import HookRegistry, Subscription
 from .hookspecs import DISPATCH, EVENT_HOOKS, hook_arguments
 from .hookspecs.results import COMBINE
 
 log = logging.getLogger("hermes_agent.hooks")
 TELEMETRY_SCHEMA_VERSION = "hermes.observer.v1"
 _SPEC_NAMES: dict[str, frozenset[str]] = {}  # hook -> its spec's argument names
+_EVENTS = frozenset(EVENT_HOOKS)
 
 
 @dataclass
 class HookCallback:
+    """One implementation of a hook as the bus calls it (read from pluggy)."""
+
     hook: str
     fn: Callable[..., Any]
     plugin: str
@@ -44,17 +55,6 @@ class HookCallback:
     @property
     def label(self) -> str:
         return f"{self.plugin}:{getattr(self.fn, '__qualname__', repr(self.fn))}"
-
-
-def callback_argnames(fn: Callable[..., Any]) -> tuple[str, ...] | None:
-    try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return None
-    return tuple(p.name for p in params
-                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
 def _run_awaitable(awaitable: Any) -> Any:
@@ -86,46 +86,67 @@ async def _wrap(awaitable: Any) -> Any:
 
 @dataclass
 class HookBus:
+    registry: HookRegistry = field(default_factory=HookRegistry)  # pluggy: the implementations
     trace: bool = False
-    # hook -> callbacks in call order; a tuple, replaced (never mutated) on change, so a
-    # dispatch in progress is unaffected by a plugin being added or removed
-    _callbacks: dict[str, tuple[HookCallback, ...]] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)  # plugin -> callbacks that raised
     # Told (plugin, where, exception) when a callback raises what would stop hermes.
     on_halt: Callable[[str, str, BaseException], Any] | None = None
+    # hook -> its implementations in call order, read from the registry; the whole dict is
+    # replaced when the registry changes, so a dispatch in progress keeps its tuple
+    _plans: dict[str, tuple[HookCallback, ...]] = field(default_factory=dict, repr=False)
 
-    # --- registration ---------------------------------------------------------------------
+    def __post_init__(self) -> None:
+        self.registry.on_change = self._forget
+
+    def _forget(self) -> None:
+        self._plans = {}
+
+    def _plan(self, hook: str) -> tuple[HookCallback, ...]:
+        """Read ``hook``'s implementations from pluggy, in call order, and cache them."""
+        plans = self._plans  # a change while reading drops this dict, not the next one
+        registry = self.registry
+        caller = getattr(registry.hook, hook, None)
+        found: list[tuple[int, int, HookCallback]] = []
+        for impl in caller.get_hookimpls() if isinstance(caller, _HookCaller) else ():
+            plugin = impl.plugin
+            rank = registry.rank.get(impl.plugin_name, 0)
+            if isinstance(plugin, Subscription):
+                found.append((1, rank, HookCallback(hook, plugin.callback, plugin.owner,
+                                                    plugin.argnames, 1, plugin.description)))
+            elif (hook in _EVENTS and not (impl.wrapper or impl.hookwrapper)
+                  and id(plugin) not in registry.loading):
+                order = 0 if impl.tryfirst else 2 if impl.trylast else 1
+                found.append((order, rank, HookCallback(hook, impl.function, impl.plugin_name,
+                                                        tuple(impl.argnames), order)))
+        found.sort(key=lambda item: item[:2])  # stable: pluggy's order within one plugin
+        plan = plans[hook] = tuple(callback for *_, callback in found)
+        return plan
+
+    # --- registration -----------------------------------------------------------------
     def add_callback(self, hook: str, fn: Callable[..., Any], *, plugin: str,
-                     description: str = "") -> HookCallback:
-        """Subscribe a ``register_hook``-style callback (full payload as keywords)."""
-        callback = HookCallback(hook, fn, plugin, callback_argnames(fn), description=description)
-        self._insert(callback)
-        return callback
-
-    def add_impl(self, hook: str, fn: Callable[..., Any], *, plugin: str,
-                 argnames: tuple[str, ...], tryfirst: bool = False, trylast: bool = False) -> None:
-        """Subscribe a pluggy ``@hookimpl`` (receives exactly the arguments it names)."""
-        order = 0 if tryfirst else 2 if trylast else 1
-        self._insert(HookCallback(hook, fn, plugin, tuple(argnames), order))
-
-    def _insert(self, callback: HookCallback) -> None:
-        callbacks = [*self._callbacks.get(callback.hook, ()), callback]
-        callbacks.sort(key=lambda c: c.order)  # stable: load order within a group
-        self._callbacks[callback.hook] = tuple(callbacks)
+                     description: str = "") -> None:
+        """Subscribe a ``register_hook``-style callback (full payload as keywords) for
+        ``plugin``: registered in pluggy like the kernel registers a plugin's callbacks."""
+        self.registry.subscribe([Subscription(hook, fn, plugin, description)])
 
     def remove_plugin(self, plugin: str) -> None:
-        for hook, callbacks in self._callbacks.items():
-            self._callbacks[hook] = tuple(c for c in callbacks if c.plugin != plugin)
+        """Unregister everything ``plugin`` implements from pluggy."""
+        self.registry.remove_plugin(plugin)
+
+    def _listeners(self, hook: str) -> tuple[HookCallback, ...]:
+        callbacks = self._plans.get(hook)
+        return self._plan(hook) if callbacks is None else callbacks
 
     def has_hook(self, hook: str) -> bool:
         """Cheap guard: is anyone listening? (Build expensive payloads only when True.)"""
-        return bool(self._callbacks.get(hook))
+        return bool(self._listeners(hook))
 
     def callbacks(self, hook: str) -> list[HookCallback]:
-        return list(self._callbacks.get(hook, ()))
+        return list(self._listeners(hook))
 
     def hook_names(self, plugin: str) -> list[str]:
-        return sorted(h for h, cbs in self._callbacks.items() if any(c.plugin == plugin for c in cbs))
+        names = [n for n, caller in vars(self.registry.hook).items() if isinstance(caller, _HookCaller)]
+        return sorted(n for n in names if any(c.plugin == plugin for c in self.callbacks(n)))
 
     # --- dispatch ---------------------------------------------------------------------------
     def _kwargs(self, callback: HookCallback, payload: dict[str, Any]) -> dict[str, Any]:
@@ -188,7 +209,9 @@ class HookBus:
 
     def call(self, hook: str, **payload: Any) -> list[Any]:
         """Call every callback; return their non-None results in call order."""
-        callbacks = self._callbacks.get(hook)
+        callbacks = self._plans.get(hook)
+        if callbacks is None:
+            callbacks = self._plan(hook)
         if not callbacks:
             return []
         payload = self._payload(hook, payload)
@@ -216,7 +239,7 @@ class HookBus:
 
     async def acall(self, hook: str, **payload: Any) -> list[Any]:
         """Like :meth:`call`, from async code: sync callbacks run inline, coroutines are awaited."""
-        callbacks = self._callbacks.get(hook)
+        callbacks = self._listeners(hook)
         if not callbacks:
             return []
         payload = self._payload(hook, payload)
@@ -229,7 +252,7 @@ class HookBus:
 
     def call_plugin(self, hook: str, plugin: str, **payload: Any) -> list[Any]:
         """Like :meth:`call`, for the callbacks of one plugin only (e.g. stopping just it)."""
-        callbacks = [c for c in self._callbacks.get(hook, ()) if c.plugin == plugin]
+        callbacks = [c for c in self._listeners(hook) if c.plugin == plugin]
         if not callbacks:
             return []
         payload = self._payload(hook, payload)
@@ -242,7 +265,7 @@ class HookBus:
 
     def first(self, hook: str, accept: Callable[[Any], bool], **payload: Any) -> Any:
         """Call callbacks in order until one returns a value ``accept`` takes; return it."""
-        callbacks = self._callbacks.get(hook)
+        callbacks = self._listeners(hook)
         if not callbacks:
             return None
         payload = self._payload(hook, payload)

@@ -28,8 +28,7 @@ from .slots import Slots
 from .vcache import ValidationCache
 
 if TYPE_CHECKING:
-    import pluggy
-
+    from .hook_registry import HookRegistry
     from .hooks import HookBus
     from .tools import ToolRegistry
 
@@ -131,21 +130,19 @@ class Kernel:
 
     # Built on first use, so listing plugins never imports pluggy or the hook machinery.
     @cached_property
-    def pm(self) -> "pluggy.PluginManager":
-        import pluggy
+    def pm(self) -> "HookRegistry":
+        """pluggy's plugin manager: the one registry of hook implementations."""
+        from .hook_registry import HookRegistry
 
-        from . import hookspecs
-
-        manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-        for module in hookspecs.MODULES:
-            manager.add_hookspecs(module)
-        return manager
+        return HookRegistry()
 
     @cached_property
     def hooks(self) -> "HookBus":
+        """Dispatches hooks to what :attr:`pm` holds (isolation, order, combine rules)."""
         from .hooks import HookBus
 
-        return HookBus(trace=truthy(self.env.get("HERMES_TRACE_HOOKS")), on_halt=self.quarantine)
+        return HookBus(self.pm, trace=truthy(self.env.get("HERMES_TRACE_HOOKS")),
+                       on_halt=self.quarantine)
 
     @cached_property
     def tools(self) -> "ToolRegistry":
@@ -201,7 +198,7 @@ class Kernel:
                         **{name: loaded[name] for name in found.plugins if name in loaded}}
         self._check_load_filter(found)
         self.cache.save()
-        if self.hooks.has_hook("on_plugins_loaded"):
+        if "pm" in self.__dict__ and self.hooks.has_hook("on_plugins_loaded"):  # else none
             self.hooks.fire("on_plugins_loaded", plugins=dict(self.plugins), home=self.home)
         return self
 
@@ -233,8 +230,8 @@ class Kernel:
                                       f"'{record.name}' ({record.location})", import_plugin, record)
             ctx = PluginContext(self, record, staged)
             if _has_hookimpls(target):
-                try:
-                    self.pm.register(target, name=record.name)
+                try:  # validated by pluggy now, dispatched once committed
+                    self.pm.register(target, name=record.name, loading=True)
                 except ValueError as exc:  # pluggy: name or object already registered
                     raise PluginError(record.name, f"plugin '{record.name}' is already "
                                       f"registered: {exc}", code="duplicate") from exc
@@ -275,6 +272,9 @@ class Kernel:
                                   clash=exc.clash if ours else {})
             self.plugins[record.name] = status
             return status
+        finally:
+            if registered_pm:
+                self.pm.committed(target)  # dispatched from now on (unless rolled back)
         status = PluginStatus(
             record, "loaded", tools=[t.name for t in staged.tools],
             hooks=staged.hook_names, commands=[c.name for c in staged.commands],
@@ -303,9 +303,7 @@ class Kernel:
             self.hooks.call_plugin("on_shutdown", name, reason="unload")
             _close_all(p.obj for entries in self.slots.providers.values()
                        for p in entries.values() if p.plugin == name)
-        if self.pm.get_plugin(name) is not None:
-            self.pm.unregister(name=name)
-        self.hooks.remove_plugin(name)
+        self.pm.remove_plugin(name)  # every hook implementation it had, both styles
         self.tools.remove_plugin(name)
         self.slots.remove_plugin(name)
         for table in (self.commands, self.cli_commands, self.skills):
@@ -358,10 +356,9 @@ class Kernel:
                                            "for hermes hooks; the implementation was skipped")
                 elif caller.name in collectors:
                     impl.function(register=collectors[caller.name])
-                else:
-                    staged.hooks.append(HookSpecEntry(
-                        caller.name, impl.function, record.name, impl_argnames=tuple(impl.argnames),
-                        tryfirst=impl.tryfirst, trylast=impl.trylast))
+                else:  # already in pluggy; listed for the plugin's status
+                    staged.hooks.append(HookSpecEntry(caller.name, impl.function, record.name,
+                                                      hookimpl=True))
 
     def _commit(self, record: PluginRecord, staged: Registration) -> None:
         """Check every staged registration against what is live; then apply all or none."""
@@ -383,14 +380,6 @@ class Kernel:
             self.tools.add(tool)
         for toolset in staged.toolsets:
             self.tools.add_toolset(toolset)
-        for entry in staged.hooks:
-            if entry.impl_argnames is not None:
-                self.hooks.add_impl(entry.hook, entry.callback, plugin=name,
-                                    argnames=entry.impl_argnames, tryfirst=entry.tryfirst,
-                                    trylast=entry.trylast)
-            else:
-                self.hooks.add_callback(entry.hook, entry.callback, plugin=name,
-                                        description=entry.description)
         self.commands.update({c.name: c for c in staged.commands})
         self.cli_commands.update({c.name: c for c in staged.cli_commands})
         self.skills.update({s.name: s for s in staged.skills})
@@ -398,6 +387,12 @@ class Kernel:
             self.slots.add(provider)
         self._offered.update({s.name: s for s in staged.services})
         self.middleware.extend((kind, fn, name) for kind, fn in staged.middleware)
+        callbacks = [e for e in staged.hooks if not e.hookimpl]
+        if callbacks:  # last: pluggy then holds them all or none
+            from .hook_registry import Subscription
+
+            self.pm.subscribe(Subscription(e.hook, e.callback, name, e.description)
+                              for e in callbacks)
         self._registrations[name] = staged
 
     # --- convenience --------------------------------------------------------------------
@@ -412,7 +407,7 @@ class Kernel:
         if self.closed:
             return
         self.closed = True
-        if "hooks" in self.__dict__ and self.hooks.has_hook("on_shutdown"):
+        if "pm" in self.__dict__ and self.hooks.has_hook("on_shutdown"):
             self.hooks.fire("on_shutdown", reason="exit")
         objects = [p.obj for entries in self.slots.providers.values() for p in entries.values()]
         _close_all([*objects, *self._services.values()])

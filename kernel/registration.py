@@ -37,13 +37,14 @@ class ToolsetSpec:
 
 @dataclass
 class HookSpecEntry:
+    """A hook the plugin implements: a ``ctx.register_hook`` callback, registered in pluggy
+    when the plugin commits, or (``hookimpl``) an ``@hookimpl`` pluggy already holds."""
+
     hook: str
     callback: Callable[..., Any]
     plugin: str
     description: str = ""
-    impl_argnames: tuple[str, ...] | None = None  # set for pluggy @hookimpl functions
-    tryfirst: bool = False
-    trylast: bool = False
+    hookimpl: bool = False
 
 
 @dataclass

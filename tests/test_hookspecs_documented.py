@@ -168,9 +168,17 @@ def test_not_fired_notice_matches_table(name):
         assert "Not fired by this version" not in doc, name
 
 
-def test_transform_hooks_are_firstresult():
+def test_first_result_rules_are_firstresult():
+    """A spec is ``firstresult`` exactly when its dispatch rule stops at the first accepted
+    result, so a plain ``pm.hook.<name>(...)`` stops early too."""
+    from hermes_agent.hookspecs.results import COMBINE
+
     for name, fn in SPECS.items():
-        assert bool(getattr(fn, SPEC_ATTR)["firstresult"]) == name.startswith("transform_"), name
+        stops = COMBINE[DISPATCH[name]][0] == "first"
+        assert bool(getattr(fn, SPEC_ATTR)["firstresult"]) == stops, name
+    assert {n for n in SPECS if getattr(SPECS[n], SPEC_ATTR)["firstresult"]} == {
+        "transform_tool_result", "transform_terminal_output", "transform_llm_output",
+        "pre_gateway_dispatch"}
 
 
 def test_table_keys_are_hook_names():
