@@ -40,7 +40,7 @@ _EXPORTS: dict[str, str] = {
     "session_store": "sessions",
     # prompt.py: system-prompt layers
     "LAYERS": "prompt", "LayerRequest": "prompt", "LayerFn": "prompt",
-    "PromptLayerRegistry": "prompt", "prompt_layers": "prompt",
+    "PromptLayers": "prompt", "prompt_layers": "prompt",
     # hook payloads and results (hookspecs)
     "tool_directive": "..hookspecs.results", "join_context": "..hookspecs.results",
     **dict.fromkeys((

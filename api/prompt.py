@@ -1,6 +1,7 @@
 """Prompt layers that plugins fill: memory blocks, the frozen MEMORY and USER snapshots and
-the skills index. The agent plugin assembles the system prompt and offers the registry as the
-``prompt_layers`` service; until a plugin provides a layer, that layer is simply absent.
+the skills index. Each kernel has one registry (:func:`prompt_layers`), whichever plugin loads
+first; the agent plugin reads it when it assembles a system prompt. Until a plugin provides a
+layer, that layer is simply absent.
 
 A plugin registers a function for a layer, once, in ``register(ctx)``::
 
@@ -18,11 +19,11 @@ provider in the ``memory`` slot with ``system_prompt_block() -> str`` contribute
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-__all__ = ["LAYERS", "LayerRequest", "LayerFn", "PromptLayerRegistry", "prompt_layers"]
+__all__ = ["LAYERS", "LayerRequest", "LayerFn", "PromptLayers", "prompt_layers"]
 
 #: The layers, in prompt order (docs/system-prompt.md says where each sits).
 LAYERS: tuple[str, ...] = ("memory_blocks", "memory_snapshot", "user_snapshot", "skills_index")
@@ -42,12 +43,32 @@ class LayerRequest:
 LayerFn = Callable[[LayerRequest], "str | None"]
 
 
-class PromptLayerRegistry(Protocol):
+@dataclass(frozen=True)
+class LayerEntry:
+    layer: str
+    fn: LayerFn
+    plugin: str
+
+
+@dataclass
+class PromptLayers:
+    """The layer functions registered with one kernel, in registration order."""
+
+    entries: list[LayerEntry] = field(default_factory=list)
+
     def add(self, layer: str, fn: LayerFn, *, plugin: str = "") -> None:
         """Contribute ``fn`` to ``layer`` (one of :data:`LAYERS`) for ``plugin``; the
         contribution goes when that plugin is unloaded."""
+        if layer not in LAYERS:
+            raise ValueError(f"unknown prompt layer {layer!r}; layers: {', '.join(LAYERS)}")
+        if not callable(fn):
+            raise TypeError(f"prompt layer {layer!r} needs a callable (request) -> str | None")
+        self.entries.append(LayerEntry(layer, fn, plugin))
+
+    def remove_plugin(self, plugin: str) -> None:  # the kernel calls it on unregistering
+        self.entries = [e for e in self.entries if e.plugin != plugin]
 
 
-def prompt_layers(kernel: Any) -> PromptLayerRegistry:
-    """The prompt-layer registry of ``kernel`` (the agent plugin's ``prompt_layers`` service)."""
-    return kernel.service("prompt_layers")  # type: ignore[no-any-return]
+def prompt_layers(kernel: Any) -> PromptLayers:
+    """The prompt-layer registry of ``kernel`` (created on first use)."""
+    return kernel.service("prompt_layers", PromptLayers)  # type: ignore[no-any-return]

@@ -29,7 +29,7 @@ from typing import Any
 from hermes_agent.api import LayerRequest
 
 from . import context_files
-from .layers import PromptLayers
+from .layers import collect
 from .soul import load_identity
 from .truncation import DEFAULT_MAX_CHARS
 
@@ -130,7 +130,7 @@ def build_system_prompt(kernel: Any, *, session_id: str = "", platform: str = "c
     identity = load_identity(home, max_chars=max_chars, cache=cache)
     notices = list(identity.notices)
     request = LayerRequest(session_id, platform, tools, home, work)
-    extra, layer_notices = kernel.service("prompt_layers", PromptLayers).collect(kernel, request)
+    extra, layer_notices = collect(kernel, request)
     notices += layer_notices
     configured = kernel.config.get("agent.system_prompt") or ""
     messages = [m.strip() for m in (configured, system_message) if isinstance(m, str) and m.strip()]
