@@ -1,13 +1,65 @@
-"""``hermes_agent.cli``: the entry point of the ``hermes`` command (``python -m hermes_agent.cli``).
+"""The kernel of this process, shared by the ``hermes`` command and the commands plugins add
+(``hermes_agent.runtime_kernel``): built on first use, one per command run.
 
-The click root lives outside the kernel, in ``hermes_agent.builtin_plugins.cli_root``.
+The ``hermes`` command itself lives outside the kernel, in
+``hermes_agent.builtin_plugins.cli_root`` (``python -m hermes_agent.builtin_plugins.cli_root``).
 """
 
+from __future__ import annotations
+
 import sys
+from typing import Any
 
-from .builtin_plugins.cli_root import main, reload_runtime_kernel, root, runtime_kernel
+_kernel: Any = None
+_reported: set[str] = set()
 
-__all__ = ["main", "reload_runtime_kernel", "root", "runtime_kernel"]
 
-if __name__ == "__main__":
-    sys.exit(main())
+def runtime_kernel(boot: bool = True) -> Any:
+    """The kernel for this process (built once; it applies $HERMES_HOME/.env)."""
+    global _kernel
+    if _kernel is None:
+        from .kernel import Kernel
+        from .redact import install_log_masking  # after the kernel, which imports logging
+
+        install_log_masking()  # what this process logs has URL credentials masked
+        _kernel = Kernel()
+        report_config_warnings(_kernel.config)
+    if boot:
+        _kernel.boot()
+    return _kernel
+
+
+def reload_runtime_kernel() -> Any:
+    """Stop this process's kernel (its plugins get ``on_shutdown``) and boot a new one, e.g.
+    after the configuration changed under it; the new one is closed at exit."""
+    close_runtime_kernel()
+    return runtime_kernel()
+
+
+def built_runtime_kernel() -> Any:
+    """The kernel if one was built for this process, else None (builds nothing)."""
+    return _kernel
+
+
+def close_runtime_kernel() -> None:
+    """Close this process's kernel, if one was built; the next use builds a new one."""
+    global _kernel
+    if _kernel is not None:
+        _kernel.close()
+        _kernel = None
+
+
+def forget_runtime_kernel() -> None:
+    """Start afresh (a new command run in the same process): no kernel, no warnings shown."""
+    global _kernel
+    _kernel = None
+    _reported.clear()
+
+
+def report_config_warnings(config: Any) -> None:
+    """Print config.yaml's warnings (misspelt or unknown keys, unset ${VAR}s) on stderr, each
+    once per command, so a typo is never silently ignored."""
+    for warning in config.startup_warnings:
+        if warning not in _reported:
+            _reported.add(warning)
+            sys.stderr.write(f"warning: {warning}\n")

@@ -19,7 +19,7 @@ from ._version import __version__
 from .private import private_dir
 
 # Bump when a validation model changes shape, so old entries are not reused.
-SCHEMA_REVISION = "4"
+SCHEMA_REVISION = "5"
 _MAX_ENTRIES = 2000
 
 

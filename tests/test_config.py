@@ -518,11 +518,14 @@ def test_read_env_file_missing(tmp_path):
 
 
 def test_sections_declared_by_builtin_plugins_are_validated_with_the_file(tmp_path):
-    from hermes_agent.builtin_plugins import CONFIG_SECTIONS
+    from hermes_agent.config import builtin_sections
     from hermes_agent.schemas import ConfigModel
 
-    # The kernel's own model knows none of them: the plugins that read them declare them.
-    assert not set(CONFIG_SECTIONS) & set(ConfigModel.model_fields)
+    # The kernel's own model knows none of them: the plugins that read them declare them
+    # (config_sections: in their plugin.yaml).
+    sections = builtin_sections()
+    assert {"approvals", "agent", "context_file_max_chars", "model"} <= set(sections)
+    assert not set(sections) & set(ConfigModel.model_fields)
     write_config(tmp_path, """
         approvals: {mode: sometimes}
         agent: {max_turns: 0}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hermes_agent import Kernel, set_env_values
-from hermes_agent.cli import main
+from hermes_agent.builtin_plugins.cli_root import main
 from hermes_agent.testing import make_kernel
 
 

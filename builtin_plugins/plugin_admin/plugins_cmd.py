@@ -108,12 +108,11 @@ def enable(name: str) -> None:
 @click.argument("name")
 def disable(name: str) -> None:
     """Disable a plugin (writes plugins.disabled in config.yaml; the deny-list always wins)."""
-    from hermes_agent.builtin_plugins import ESSENTIAL
-
     kernel = runtime_kernel(boot=False)
     record = resolve(kernel, name)
-    if record.source == "builtin" and record.name in ESSENTIAL:
-        raise click.ClickException(f"plugin {record.name!r} is essential and cannot be disabled")
+    if record.source == "builtin" and record.manifest and record.manifest.essential:
+        raise click.ClickException(f"plugin {record.name!r} is essential and cannot be disabled "
+                                   "(it is marked `essential: true` in its plugin.yaml)")
     enabled = kernel.config.plugins_enabled
     if enabled and any(n in enabled for n in _names(record)):
         write_config_value(kernel.home, "plugins.enabled",

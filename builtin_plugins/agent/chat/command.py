@@ -88,7 +88,7 @@ def stdin_is_tty() -> bool:
 def _offer_setup(kernel: Any, how_to: str) -> Any:
     """Nothing is configured and a person is at the terminal: offer ``hermes setup``, then
     return a kernel that sees the new configuration. Declining prints ``how_to``, exit 1."""
-    from hermes_agent.cli import main as hermes_main, reload_runtime_kernel
+    from ...cli_root import main as hermes_main, reload_runtime_kernel
 
     if not click.confirm("No model provider is configured. Run setup now?", default=True):
         click.echo(how_to, err=True)
