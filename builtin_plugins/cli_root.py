@@ -139,10 +139,10 @@ def _build_root() -> Any:
                                         for name, plugin in added.items()])
             formatter.write_paragraph()
             if table.off:
-                off = ", ".join(f"{name} ({table.declared[name].record.name})"
+                off = ", ".join(f"{name} (plugin {table.declared[name].record.name})"
                                 for name in sorted(table.off))
-                formatter.write_text(f"Off while their plugin is off: {off}; `hermes plugins "
-                                     "list` shows why.\n")
+                formatter.write_text(f"Not available while their plugin is off: {off}. "
+                                     "`hermes plugins list` shows why.\n")
             formatter.write_text("Plugins may add more commands once they are enabled and "
                                  "loaded: `hermes plugins list` shows them.\n")
 

@@ -249,11 +249,12 @@ class Kernel:
                 provider = _plugin_call(record.name, "register_error", f"creating the provider "
                                         f"of plugin '{record.name}' failed", _bare_provider,
                                         record, target)
-                if provider is None:
+                if provider is None and not declared:  # plugin.yaml's commands suffice
                     raise PluginError(record.name, f"plugin '{record.name}' ({record.location}) "
-                                      "has no register(ctx) function and no @hookimpl functions",
-                                      code="no_entry")
-                ctx.register_memory_provider(provider)
+                                      "has no register(ctx) function, no @hookimpl functions "
+                                      "and no cli_commands in plugin.yaml", code="no_entry")
+                if provider is not None:
+                    ctx.register_memory_provider(provider)
             elif register is not None:
                 _plugin_call(record.name, "register_error",
                              f"register() of plugin '{record.name}' failed", register, ctx)

@@ -121,6 +121,10 @@ def disable(name: str) -> None:
     if record.name not in disabled:
         write_config_value(kernel.home, "plugins.disabled", [*disabled, record.name])
     click.echo(f"✗ Plugin {record.name} disabled. Takes effect in the next session.")
+    commands = sorted(record.manifest.cli_commands) if record.manifest else []
+    if commands:
+        click.echo(f"  Its commands are off until it is enabled again: "
+                   f"{', '.join(f'hermes {c}' for c in commands)}.")
 
 
 from .manage_cmd import register_commands  # noqa: E402  (the management commands)
