@@ -86,16 +86,30 @@ def command_for(table: Commands, name: str) -> click.Command | None:
     if name in table.off:
         return unavailable(name, record.name, table.off[name])
     if record.source == "builtin":
-        return resolve(record, declared.entry)  # builtin commands run without a boot
+        return load(record, name, declared.entry)  # builtin commands run without a boot
     kernel = runtime_kernel()  # a plugin's own package exists once the kernel loaded it
-    status = kernel.plugins.get(record.name)
-    if status is None or status.state != "loaded":
-        why = f"{status.state}: {status.reason}" if status else "not loaded"
-        return unavailable(name, record.name, why)
-    live = kernel.cli_commands.get(name)
+    live = kernel.cli_commands.get(name)  # whoever won a clash holds it
     if live is not None and live.command is not None:  # registered in code as well
         return live.command
-    return resolve(status.record, declared.entry)
+    if live is not None and live.entry:
+        return load(kernel.plugins[live.plugin].record, name, live.entry)
+    status = kernel.plugins.get(record.name)
+    why = f"{status.state}: {status.reason}" if status else "not loaded"
+    return unavailable(name, record.name, why)
+
+
+def load(record: Any, name: str, entry: str) -> click.Command:
+    """Import the click command at ``entry``, or explain which plugin declares a broken one."""
+    try:
+        command = resolve(record, entry)
+    except (ImportError, AttributeError) as exc:
+        raise click.ClickException(f"plugin '{record.name}' declares `hermes {name}` as "
+                                   f"{entry!r}, which cannot be imported ({type(exc).__name__}: "
+                                   f"{exc}); fix cli_commands in its plugin.yaml") from exc
+    if not isinstance(command, click.Command):
+        raise click.ClickException(f"plugin '{record.name}' declares `hermes {name}` as "
+                                   f"{entry!r}, which is not a click command")
+    return command
 
 
 def unavailable(name: str, plugin: str, why: str) -> click.Command:

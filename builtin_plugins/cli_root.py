@@ -120,9 +120,8 @@ def _build_root() -> Any:
             if entry is None or entry.command is not None:
                 return entry.command if entry else None
             if entry.entry:  # declared by a plugin found after start-up
-                from ..declared import resolve
-
-                return resolve(runtime_kernel().plugins[entry.plugin].record, entry.entry)
+                record = runtime_kernel().plugins[entry.plugin].record
+                return cli_commands.load(record, name, entry.entry)
             from .cli_argparse import argparse_command
 
             return argparse_command(name, entry.help, entry.setup_fn, entry.handler_fn)

@@ -139,3 +139,29 @@ def test_help_stays_light_with_a_declared_command(home):
                              check=True).stdout
     assert "weather" in out and out.strip().endswith("[] []"), out
     assert not (Path(home) / "plugins" / "weather" / "imported").exists()
+
+
+def test_a_declared_entry_that_cannot_be_imported_is_a_clear_error(home, capsys):
+    manifest = WEATHER_MANIFEST.replace(".cli:weather", ".cli:forecast")
+    write_plugin(home / "plugins", "weather", "", manifest=manifest,
+                 files={"cli.py": WEATHER_CLI})
+    (home / "config.yaml").write_text("plugins:\n  enabled: [weather]\n")
+    code, _, err = run(capsys, "weather", "Oslo")
+    assert code == 1
+    assert "plugin 'weather' declares `hermes weather` as '.cli:forecast'" in err
+    assert "AttributeError" in err and "fix cli_commands in its plugin.yaml" in err
+
+
+def test_two_plugins_declaring_one_command_clash_like_any_registration(home, capsys):
+    for name in ("weather", "meteo"):
+        write_plugin(home / "plugins", name, "", manifest=WEATHER_MANIFEST.replace(
+            "name: weather", f"name: {name}"), files={"cli.py": WEATHER_CLI})
+    (home / "config.yaml").write_text("plugins:\n  enabled: [weather, meteo]\n")
+    code, out, _ = run(capsys, "weather", "Oslo")  # one of them keeps it and runs it
+    assert code == 0 and out.strip().endswith("sunny in Oslo")
+    code, out, _ = run(capsys, "plugins", "list", "--json")
+    import json
+
+    states = sorted(row["state"] for row in json.loads(out) if row["name"] in ("weather", "meteo"))
+    assert states == ["failed", "loaded"]
+    assert "CLI command 'hermes weather' is registered by both" in out
