@@ -7,6 +7,7 @@ while its plugin would load, and those plugins registered in code when they last
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,36 @@ from typing import Any
 import click
 
 from ..cli import runtime_kernel
-from ..declared import DeclaredCommand, declared_commands, resolve
+from ..declared import resolve
+from ..discovery import PluginRecord
 from ..errors import HermesError
+
+
+@dataclass(frozen=True)
+class DeclaredCommand:
+    name: str
+    entry: str
+    help: str
+    record: PluginRecord
+
+
+def declared_commands(records: Iterable[PluginRecord]) -> dict[str, DeclaredCommand]:
+    """``hermes`` commands declared by ``records`` (those without a manifest error), for the
+    listing; builtin plugins' first. A name declared twice gets a warning on the later record
+    (at load, the kernel's clash check decides which plugin keeps it)."""
+    usable = [r for r in records if r.manifest is not None and not r.error]
+    table: dict[str, DeclaredCommand] = {}
+    for record in sorted(usable, key=lambda r: r.source != "builtin"):  # stable: order kept
+        for name, spec in record.manifest.cli_commands.items():  # type: ignore[union-attr]
+            owner = table.get(name)
+            if owner is None:
+                table[name] = DeclaredCommand(name, spec.entry, spec.help, record)
+                continue
+            warning = (f"CLI command 'hermes {name}' is also declared by plugin "
+                       f"'{owner.record.name}'; rename it in one of the plugin.yaml files")
+            if warning not in record.warnings:
+                record.warnings.append(warning)
+    return table
 
 
 @dataclass

@@ -81,13 +81,12 @@ def check_registration(kernel: "Kernel", record: "PluginRecord", staged: Registr
 
 
 def builtin_cli_names(kernel: "Kernel") -> dict[str, str]:
-    """``hermes`` commands the builtin plugins declare, reserved even while one is disabled
-    or not loaded: name -> builtin plugin."""
-    from .declared import declared_commands
+    """``hermes`` commands the builtin plugins declare (``cli_commands:``), reserved even
+    while one is disabled or not loaded: name -> builtin plugin."""
     from .discovery import builtin_records
 
-    return {name: command.record.name
-            for name, command in declared_commands(builtin_records(kernel.cache)).items()}
+    return {name: record.name for record in reversed(builtin_records(kernel.cache))
+            if record.manifest for name in record.manifest.cli_commands}
 
 
 def clash(kernel: "Kernel", loser: str, kind: str, what: str, keeper: str, fix: str) -> PluginError:

@@ -11,42 +11,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from .discovery import PluginRecord
 
 
-@dataclass(frozen=True)
-class DeclaredCommand:
-    name: str
-    entry: str
-    help: str
-    record: PluginRecord
-
-
 def is_essential(record: PluginRecord) -> bool:
     """Whether ``record`` is a builtin plugin that cannot be disabled."""
     return record.source == "builtin" and bool(record.manifest and record.manifest.essential)
-
-
-def declared_commands(records: Iterable[PluginRecord]) -> dict[str, DeclaredCommand]:
-    """``hermes`` commands declared by ``records`` (usable ones: no manifest error). A name
-    is kept by a builtin plugin first, then by the first plugin in discovery order; a plugin
-    declaring a name already taken gets a warning on its record."""
-    usable = [r for r in records if r.manifest is not None and not r.error]
-    table: dict[str, DeclaredCommand] = {}
-    for record in sorted(usable, key=lambda r: r.source != "builtin"):  # stable: order kept
-        for name, spec in record.manifest.cli_commands.items():  # type: ignore[union-attr]
-            owner = table.get(name)
-            if owner is None:
-                table[name] = DeclaredCommand(name, spec.entry, spec.help, record)
-                continue
-            warning = (f"CLI command 'hermes {name}' is declared by plugin "
-                       f"'{owner.record.name}' too, which keeps it; rename it in plugin.yaml")
-            if warning not in record.warnings:
-                record.warnings.append(warning)
-    return table
 
 
 def config_sections(records: Iterable[PluginRecord]) -> dict[str, str]:
