@@ -120,12 +120,16 @@ def builtin_dir() -> Path:
 
 def _package_dir(name: str) -> Path:
     """The folder of the sub-package ``hermes_agent.<name>``, found without importing it
-    (the kernel imports no plugin; an editable install maps the folders elsewhere)."""
+    (the kernel imports no plugin): next to this file when installed, else wherever the
+    import system finds it (an editable install maps the folders elsewhere)."""
+    beside = Path(__file__).parent / name
+    if (beside / "__init__.py").is_file():
+        return beside
     from importlib.util import find_spec
 
     spec = find_spec(f"{__package__}.{name}")
     locations = list(spec.submodule_search_locations or []) if spec else []
-    return Path(locations[0]) if locations else Path(__file__).parent / name
+    return Path(locations[0]) if locations else beside
 
 
 def _scan_tree(root: Path, source: str, cache: ValidationCache | None) -> list[PluginRecord]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +72,8 @@ class ValidationCache:
 def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
     """Write ``text`` to ``path`` via a temporary file and rename, so readers never see half a file.
     Line endings are written as given."""
+    import tempfile  # on the write path only: reads stay cheap
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
