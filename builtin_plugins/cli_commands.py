@@ -22,6 +22,8 @@ from ..errors import HermesError
 
 @dataclass(frozen=True)
 class DeclaredCommand:
+    """A command one plugin declares in plugin.yaml."""
+
     name: str
     entry: str
     help: str

@@ -32,6 +32,8 @@ _TRUTHY = ("1", "true", "yes", "on")
 
 @dataclass(frozen=True)
 class EntryPointRef:
+    """Where an entry-point plugin comes from (its group, name, target and distribution)."""
+
     group: str
     name: str
     value: str
@@ -94,6 +96,8 @@ class PluginRecord:
 
 @dataclass
 class Discovery:
+    """What one discovery found: the plugins that may load, and those that cannot."""
+
     plugins: dict[str, PluginRecord]  # winners, in load order
     problems: list[PluginRecord]  # records that cannot load at all (clashes without a winner)
 
@@ -137,18 +141,22 @@ def _scan_tree(root: Path, source: str, cache: ValidationCache | None) -> list[P
     found: list[PluginRecord] = []
     if not root.is_dir():
         return found
-    for entry in sorted(root.iterdir()):
+    for entry in sorted(root.iterdir(), key=_name):  # by name: comparing Paths is slow
         if not entry.is_dir() or entry.name.startswith((".", "_")):
             continue
         manifest_path = find_manifest(entry)
         if manifest_path:
             found.append(_directory_record(entry, manifest_path, source, "", cache))
             continue
-        for sub in sorted(entry.iterdir()):
+        for sub in sorted(entry.iterdir(), key=_name):
             sub_manifest = find_manifest(sub) if sub.is_dir() and not sub.name.startswith((".", "_")) else None
             if sub_manifest:
                 found.append(_directory_record(sub, sub_manifest, source, entry.name, cache))
     return found
+
+
+def _name(path: Path) -> str:
+    return path.name
 
 
 def _directory_record(directory: Path, manifest_path: Path, source: str, category: str,

@@ -32,6 +32,8 @@ IGNORED_KEYS = ("platforms", "provides_web_providers", "provides_browser_provide
 
 @dataclass(frozen=True)
 class EnvRequirement:
+    """One entry of ``requires_env`` / ``optional_env``."""
+
     name: str
     description: str = ""
     url: str = ""
@@ -105,6 +107,8 @@ def builtin_only_warnings(manifest: Manifest | None, source: str) -> list[str]:
 
 @dataclass
 class ManifestResult:
+    """A manifest read: the manifest or the error, and the warnings either way."""
+
     manifest: Manifest | None
     warnings: list[str]
     error: ManifestError | None = None

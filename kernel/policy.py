@@ -23,6 +23,8 @@ SLOT_CONFIG_KEYS = {"memory": "memory.provider", "context_engine": "context.engi
 
 @dataclass(frozen=True)
 class Decision:
+    """Whether a plugin loads, its state, and why not."""
+
     load: bool
     state: str
     reason: str = ""
