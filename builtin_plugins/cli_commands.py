@@ -107,9 +107,10 @@ def _table() -> Commands:
     return table
 
 
-def command_for(table: Commands, name: str) -> click.Command | None:
+def command_for(table: Commands, name: str, boot: bool = True) -> click.Command | None:
     """The click command a declared ``name`` runs (imported now), or one that explains why
-    its plugin is off; None when no plugin declares it."""
+    its plugin is off; None when no plugin declares it (or, with ``boot=False``, when its
+    plugin would have to be loaded first)."""
     declared = table.declared.get(name)
     if declared is None:
         return None
@@ -118,6 +119,8 @@ def command_for(table: Commands, name: str) -> click.Command | None:
         return unavailable(name, record.name, table.off[name])
     if record.source == "builtin":
         return load(record, name, declared.entry)  # builtin commands run without a boot
+    if not boot:
+        return None
     kernel = runtime_kernel()  # a plugin's own package exists once the kernel loaded it
     live = kernel.cli_commands.get(name)  # whoever won a clash holds it
     if live is not None and live.command is not None:  # registered in code as well

@@ -1,5 +1,5 @@
-"""The ``hermes`` command (the console script; ``python -m hermes_agent.builtin_plugins.cli_root``):
-a small click root whose subcommands come from plugins.
+"""The ``hermes`` command, a small click root whose subcommands come from plugins: the
+console script, also ``python -m hermes_agent.builtin_plugins.cli_root``.
 
 It is not part of the kernel: like any surface, it drives the kernel through its API. The
 commands plugins declare in plugin.yaml (``cli_commands:``) are listed from the manifests
@@ -113,7 +113,8 @@ def _build_root() -> Any:
             return cli_commands.current(ctx).available
 
         def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-            command = cli_commands.command_for(cli_commands.current(ctx), name)
+            command = cli_commands.command_for(cli_commands.current(ctx), name,
+                                               boot=not ctx.resilient_parsing)
             if command is not None or ctx.resilient_parsing:
                 return command
             entry = runtime_kernel().cli_commands.get(name)

@@ -36,11 +36,6 @@ def reload_runtime_kernel() -> Any:
     return runtime_kernel()
 
 
-def built_runtime_kernel() -> Any:
-    """The kernel if one was built for this process, else None (builds nothing)."""
-    return _kernel
-
-
 def close_runtime_kernel() -> None:
     """Close this process's kernel, if one was built; the next use builds a new one."""
     global _kernel

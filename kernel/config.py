@@ -2,8 +2,7 @@
 (from the environment and $HERMES_HOME/.env) < runtime overrides.
 
 The merged result is validated with pydantic (``schemas.ConfigModel`` plus the sections
-builtin plugins own, ``config_sections:`` in their plugin.yaml, whether the plugin is enabled
-or not); errors are
+builtin plugins own, ``config_sections:`` in their plugin.yaml, enabled or not); errors are
 ``location: message`` lines. Keys this version does not use are never an error, so a
 config.yaml written for Hermes Agent 0.19 loads; a key close to a known one is reported as a
 likely typo with the known key suggested. Writes change one key and keep the rest of the

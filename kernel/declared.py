@@ -43,6 +43,7 @@ def import_base(record: PluginRecord) -> str:
 
 
 def absolute(record: PluginRecord, target: str) -> str:
+    """``target`` with a relative module resolved against the plugin's package."""
     module, _, attr = target.partition(":")
     if module.startswith("."):
         base = import_base(record)
