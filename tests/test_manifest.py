@@ -511,3 +511,15 @@ def test_every_manifest_key_is_documented():
 
     missing = [key for key in ManifestModel.model_fields if f"`{key}`" not in table]
     assert missing == []
+
+
+def test_a_cache_written_before_a_schema_change_is_not_reused(tmp_path, monkeypatch):
+    from hermes_agent import vcache
+
+    path = write(tmp_path, "name: p\ncli_commands: {p: '.cli:p'}\n")
+    cache = ValidationCache(tmp_path / "cache.json")
+    monkeypatch.setattr(vcache, "SCHEMA_REVISION", "4")  # as the version before the fields
+    cache.put(ValidationCache.key("manifest:None", path.read_bytes()),
+              {"data": {"name": "p"}, "warnings": []})
+    monkeypatch.undo()
+    assert read_manifest(path, cache).manifest.cli_commands == {"p": CliDeclaration(".cli:p")}
