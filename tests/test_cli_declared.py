@@ -101,7 +101,7 @@ def test_a_plugin_declares_a_command_listed_without_importing_it(home, capsys):
     code, out, _ = run(capsys, "weather", "Oslo")  # running it loads the plugin, then imports
     assert code == 0 and out.strip().endswith("sunny in Oslo")
     code, out, _ = run(capsys, "plugins", "info", "weather")
-    assert "weather" in out
+    assert "cli_commands: weather" in out
 
     assert run(capsys, "plugins", "disable", "weather")[0] == 0
     code, _, err = run(capsys, "weather", "Oslo")

@@ -69,17 +69,17 @@ def info(name: str, as_json: bool) -> None:
     for key in ("name", "version", "kind", "source", "location", "description", "author",
                 "state", "reason"):
         if row.get(key):
-            click.echo(f"{key + ':':13}{row[key]}")
+            click.echo(f"{key + ':':14}{row[key]}")
     for env in row.get("requires_env", []):
-        click.echo(f"{'env:':13}{env['name']} ({'set' if env['set'] else 'MISSING'})"
+        click.echo(f"{'env:':14}{env['name']} ({'set' if env['set'] else 'MISSING'})"
                    + (f" — {env['description']}" if env["description"] else ""))
     for key in ("tools", "hooks", "commands", "cli_commands", "providers", "skills"):
         if row.get(key):
-            click.echo(f"{key + ':':13}{', '.join(row[key])}")
+            click.echo(f"{key + ':':14}{', '.join(row[key])}")
     for warning in row["warnings"]:
-        click.echo(f"{'warning:':13}{warning}")
+        click.echo(f"{'warning:':14}{warning}")
     for shadow in row["shadows"]:
-        click.echo(f"{'shadows:':13}{shadow}")
+        click.echo(f"{'shadows:':14}{shadow}")
 
 
 def _names(record) -> list[str]:  # type: ignore[no-untyped-def]
