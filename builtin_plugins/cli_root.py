@@ -1,10 +1,12 @@
-"""The ``hermes`` command: a small click root whose subcommands come from plugins.
+"""The ``hermes`` command, a small click root whose subcommands come from plugins: the
+console script, also ``python -m hermes_agent.builtin_plugins.cli_root``.
 
-It is not part of the kernel: like any surface, it drives the kernel through the public API.
-Builtin commands are resolved lazily from ``builtin_plugins.CLI_COMMANDS`` so ``--help``
-imports none of them; any other first word boots the kernel and looks for a plugin's
-command. Errors raised on purpose (:class:`HermesError`) print as one clear message;
-``HERMES_RAISE_ERRORS=1`` shows the traceback instead.
+It is not part of the kernel: like any surface, it drives the kernel through its API. The
+commands plugins declare in plugin.yaml (``cli_commands:``) are listed from the manifests
+alone and imported only when they run, so ``--help`` imports no plugin; a command whose
+plugin is off explains why instead of running. Any other first word boots the kernel and
+looks for a command a plugin registered. Errors raised on purpose (:class:`HermesError`)
+print as one clear message; ``HERMES_RAISE_ERRORS=1`` shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -14,6 +16,10 @@ import sys
 from typing import Any
 
 from .._version import __version__
+from .process_kernel import (close_runtime_kernel, forget_runtime_kernel, reload_runtime_kernel,
+                             report_config_warnings, runtime_kernel)
+
+__all__ = ["main", "reload_runtime_kernel", "report_config_warnings", "root", "runtime_kernel"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,8 +59,7 @@ def _ready_to_exit() -> None:
     finalised at exit, which Python never promised; everything hermes owns is closed here.)"""
     import gc
 
-    if _kernel is not None:
-        _kernel.close()
+    close_runtime_kernel()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -71,9 +76,7 @@ def _run(args: list[str]) -> int:
 
     from ..errors import HermesError
 
-    global _kernel
-    _kernel = None  # one kernel per invocation (main may run several times in one process)
-    _reported.clear()
+    forget_runtime_kernel()  # one kernel per invocation (main may run several times)
     try:
         result = root.main(args=args, prog_name="hermes", standalone_mode=False,
                            obj=KernelAccess())
@@ -96,38 +99,13 @@ def _run(args: list[str]) -> int:
 
 def _masked(message: str) -> str:
     """An error message with the credentials of the URLs it quotes masked."""
-    from ..api import mask_secrets
+    from hermes_agent.api import mask_secrets
 
     return mask_secrets(message)
 
 
-def runtime_kernel(boot: bool = True) -> Any:
-    """The kernel for this CLI process (built once; it applies $HERMES_HOME/.env)."""
-    global _kernel
-    if _kernel is None:
-        from ..api import install_log_masking  # after the kernel, which imports logging
-        from ..kernel import Kernel
-
-        install_log_masking()  # what this process logs has URL credentials masked
-        _kernel = Kernel()
-        report_config_warnings(_kernel.config)
-    if boot:
-        _kernel.boot()
-    return _kernel
-
-
-def reload_runtime_kernel() -> Any:
-    """Stop this process's kernel (its plugins get ``on_shutdown``) and boot a new one, e.g.
-    after the configuration changed under it; the new one is closed at exit."""
-    global _kernel
-    if _kernel is not None:
-        _kernel.close()
-        _kernel = None
-    return runtime_kernel()
-
-
 class KernelAccess:
-    """The root click context's ``obj``: how commands reach this process's kernel
+    """The root click context's ``obj``: how commands reach this run's kernel
     (``hermes_agent.api.cli_kernel``) without importing this module."""
 
     def kernel(self, boot: bool = True) -> Any:
@@ -140,73 +118,46 @@ class KernelAccess:
         report_config_warnings(config)
 
 
-_kernel: Any = None
-_reported: set[str] = set()
-
-
-def report_config_warnings(config: Any) -> None:
-    """Print config.yaml's warnings (misspelt or unknown keys, unset ${VAR}s) on stderr, each
-    once per command, so a typo is never silently ignored."""
-    for warning in config.startup_warnings:
-        if warning not in _reported:
-            _reported.add(warning)
-            sys.stderr.write(f"warning: {warning}\n")
-
-
-def _plugin_commands_last_run() -> list[tuple[str, str]]:
-    """The commands plugins registered when they were last loaded, read from the load ledger
-    (a small JSON file), so ``--help`` neither loads config nor imports plugin code."""
-    import json
-    from pathlib import Path
-
-    home = os.environ.get("HERMES_HOME")
-    ledger = (Path(home).expanduser() if home else Path.home() / ".hermes") / "cache" / \
-        "plugin-status.json"
-    try:
-        entries = json.loads(ledger.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    rows = {}
-    for plugin, entry in entries.items() if isinstance(entries, dict) else ():
-        if isinstance(entry, dict) and entry.get("state") == "loaded":
-            for name in entry.get("cli_commands") or ():
-                rows[str(name)] = f"(from the {plugin} plugin)"
-    return sorted(rows.items())
-
-
 def _build_root() -> Any:
     import click
 
-    from . import CLI_COMMANDS
+    from . import cli_commands
 
     class HermesGroup(click.Group):
         def list_commands(self, ctx: click.Context) -> list[str]:
-            return sorted(CLI_COMMANDS)
+            return cli_commands.current(ctx).available
 
         def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-            if name in CLI_COMMANDS:
-                import importlib
-
-                module, _, attr = CLI_COMMANDS[name][0].partition(":")
-                return getattr(importlib.import_module(module), attr)
-            if ctx.resilient_parsing:
-                return None
+            command = cli_commands.command_for(cli_commands.current(ctx), name,
+                                               boot=not ctx.resilient_parsing)
+            if command is not None or ctx.resilient_parsing:
+                return command
             entry = runtime_kernel().cli_commands.get(name)
             if entry is None or entry.command is not None:
                 return entry.command if entry else None
+            if entry.entry:  # declared by a plugin found after start-up
+                record = runtime_kernel().plugins[entry.plugin].record
+                return cli_commands.load(record, name, entry.entry)
             from .cli_argparse import argparse_command
 
             return argparse_command(name, entry.help, entry.setup_fn, entry.handler_fn)
 
         def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-            rows = [(name, CLI_COMMANDS[name][1]) for name in sorted(CLI_COMMANDS)]
+            table = cli_commands.current(ctx)
+            rows = [(name, table.declared[name].help) for name in table.available]
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
-            added = _plugin_commands_last_run()
+            added = cli_commands.registered_last_run(table)
             if added:
                 with formatter.section("Commands added by plugins (as of their last load)"):
-                    formatter.write_dl(added)
+                    formatter.write_dl([(name, f"(from the {plugin} plugin)")
+                                        for name, plugin in added.items()])
             formatter.write_paragraph()
+            if table.off:
+                off = ", ".join(f"{name} (plugin {table.declared[name].record.name})"
+                                for name in sorted(table.off))
+                formatter.write_text(f"Not available while their plugin is off: {off}. "
+                                     "`hermes plugins list` shows why.\n")
             formatter.write_text("Plugins may add more commands once they are enabled and "
                                  "loaded: `hermes plugins list` shows them.\n")
 
@@ -216,7 +167,7 @@ def _build_root() -> Any:
             if command is None and not ctx.resilient_parsing:
                 import difflib
 
-                known = [*CLI_COMMANDS, *runtime_kernel().cli_commands]
+                known = [*cli_commands.current(ctx).available, *runtime_kernel().cli_commands]
                 close = difflib.get_close_matches(name, known, 2)
                 hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
                 raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
@@ -226,20 +177,25 @@ def _build_root() -> Any:
                  context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(__version__, "-V", "--version", prog_name="hermes",
                           message="%(prog)s %(version)s")
-    @click.option("--safe-mode", is_flag=True, help="Load builtin plugins only.")
+    @click.option("--safe-mode", is_flag=True, help="Load builtin plugins only.",
+                  callback=_safe_mode, expose_value=False)
     @click.pass_context
-    def hermes(ctx: click.Context, safe_mode: bool) -> Any:
+    def hermes(ctx: click.Context) -> Any:
         """hermes: a self-hosted AI agent whose every capability is a plugin.
 
         Without a command, starts the interactive chat (`hermes chat`)."""
-        ctx.ensure_object(KernelAccess)  # set by main(); this covers other callers
-        if safe_mode:
-            os.environ["HERMES_SAFE_MODE"] = "1"
+        ctx.ensure_object(KernelAccess)  # main() passes one; this covers other callers
         if ctx.invoked_subcommand is None:
             return ctx.invoke(ctx.command.get_command(ctx, "chat"))
         return None
 
     return hermes
+
+
+def _safe_mode(ctx: Any, param: Any, value: bool) -> None:
+    """Set while the options are parsed, before the command (and the kernel) is looked up."""
+    if value:
+        os.environ["HERMES_SAFE_MODE"] = "1"
 
 
 class _LazyRoot:

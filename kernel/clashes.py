@@ -54,12 +54,12 @@ def check_registration(kernel: "Kernel", record: "PluginRecord", staged: Registr
         if other is not None:
             raise clash(kernel, name, "slash command", f"/{command.name}", other.plugin,
                         "disable one of them")
-    from .builtin_plugins import CLI_COMMANDS
-
+    reserved = builtin_cli_names(kernel) if staged.cli_commands else {}
     for cli in staged.cli_commands:
-        if cli.name in CLI_COMMANDS:
+        if reserved.get(cli.name, name) != name:
             raise PluginError(name, f"CLI command 'hermes {cli.name}' is registered by both "
-                              f"hermes itself and plugin '{name}'", code="duplicate")
+                              f"hermes itself (the builtin plugin '{reserved[cli.name]}') and "
+                              f"plugin '{name}'; rename it in plugin '{name}'", code="duplicate")
         other_cli = kernel.cli_commands.get(cli.name)
         if other_cli is not None:
             raise clash(kernel, name, "CLI command", f"hermes {cli.name}", other_cli.plugin,
@@ -78,6 +78,15 @@ def check_registration(kernel: "Kernel", record: "PluginRecord", staged: Registr
             raise clash(kernel, name, f"{provider.slot} provider", provider.name, owner_name,
                         "disable one of them")
     return replacing
+
+
+def builtin_cli_names(kernel: "Kernel") -> dict[str, str]:
+    """``hermes`` commands the builtin plugins declare (``cli_commands:``), reserved even
+    while one is disabled or not loaded: name -> builtin plugin."""
+    from .discovery import builtin_records
+
+    return {name: record.name for record in reversed(builtin_records(kernel.cache))
+            if record.manifest for name in record.manifest.cli_commands}
 
 
 def clash(kernel: "Kernel", loser: str, kind: str, what: str, keeper: str, fix: str) -> PluginError:

@@ -2,7 +2,7 @@
 (from the environment and $HERMES_HOME/.env) < runtime overrides.
 
 The merged result is validated with pydantic (``schemas.ConfigModel`` plus the sections
-builtin plugins declare in ``builtin_plugins.CONFIG_SECTIONS``); errors are
+builtin plugins own, ``config_sections:`` in their plugin.yaml, enabled or not); errors are
 ``location: message`` lines. Keys this version does not use are never an error, so a
 config.yaml written for Hermes Agent 0.19 loads; a key close to a known one is reported as a
 likely typo with the known key suggested. Writes change one key and keep the rest of the
@@ -233,26 +233,35 @@ def check_config(home: Path, user: dict[str, Any], overrides: Mapping[str, Any] 
     missing: list[str] = []
     merged = expand_vars(deep_merge(DEFAULTS, user), full_env, missing=missing)
     merged = deep_merge(merged, overrides_to_tree(overrides))
-    payload = json.dumps(merged, sort_keys=True, default=str).encode()
+    sections = builtin_sections(cache)
+    payload = json.dumps([merged, sections], sort_keys=True, default=str).encode()
     key = ValidationCache.key("config", payload)
     hit = cache.get(key) if cache else None
     if hit is None:
-        hit = _validate(merged, str(home / CONFIG_FILE))
+        hit = _validate(merged, str(home / CONFIG_FILE), sections)
         if cache:
             cache.put(key, hit)
     return hit, missing
 
 
-def _validate(merged: dict[str, Any], path: str) -> dict[str, Any]:
+def builtin_sections(cache: ValidationCache | None = None) -> dict[str, str]:
+    """The config.yaml keys builtin plugins own (``config_sections:`` in their plugin.yaml):
+    key -> ``"module:attr"`` of the model validating it. Reads manifests, imports no plugin."""
+    from .declared import config_sections
+    from .discovery import builtin_records
+
+    return config_sections(builtin_records(cache))
+
+
+def _validate(merged: dict[str, Any], path: str, sections: dict[str, str]) -> dict[str, Any]:
     import difflib
 
     from pydantic import ValidationError
 
-    from .builtin_plugins import CONFIG_SECTIONS
     from .schemas import config_model, render_errors, unknown_keys
 
     try:
-        model = config_model(CONFIG_SECTIONS).model_validate(merged)
+        model = config_model(sections).model_validate(merged)
     except ValidationError as exc:
         return {"error": render_errors(exc)}
     warnings: list[str] = []

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .ep_scan import EntryPointFacts, entry_point_facts
-from .manifest import Manifest, find_manifest, read_manifest
+from .manifest import Manifest, builtin_only_warnings, find_manifest, read_manifest
 from .vcache import ValidationCache
 
 SOURCES = ("builtin", "bundled", "user", "project", "entrypoint")
@@ -32,6 +32,8 @@ _TRUTHY = ("1", "true", "yes", "on")
 
 @dataclass(frozen=True)
 class EntryPointRef:
+    """Where an entry-point plugin comes from (its group, name, target and distribution)."""
+
     group: str
     name: str
     value: str
@@ -94,6 +96,8 @@ class PluginRecord:
 
 @dataclass
 class Discovery:
+    """What one discovery found: the plugins that may load, and those that cannot."""
+
     plugins: dict[str, PluginRecord]  # winners, in load order
     problems: list[PluginRecord]  # records that cannot load at all (clashes without a winner)
 
@@ -111,17 +115,25 @@ class Discovery:
 
 def bundled_dir(env: Mapping[str, str]) -> Path:
     override = env.get("HERMES_BUNDLED_PLUGINS")
-    if override:
-        return Path(override)
-    from . import plugins  # a data package: its __init__ holds only a docstring
-
-    return Path(list(plugins.__path__)[0])
+    return Path(override) if override else _package_dir("plugins")
 
 
 def builtin_dir() -> Path:
-    from . import builtin_plugins
+    return _package_dir("builtin_plugins")
 
-    return Path(list(builtin_plugins.__path__)[0])
+
+def _package_dir(name: str) -> Path:
+    """The folder of the sub-package ``hermes_agent.<name>``, found without importing it
+    (the kernel imports no plugin): next to this file when installed, else wherever the
+    import system finds it (an editable install maps the folders elsewhere)."""
+    beside = Path(__file__).parent / name
+    if (beside / "__init__.py").is_file():
+        return beside
+    from importlib.util import find_spec
+
+    spec = find_spec(f"{__package__}.{name}")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    return Path(locations[0]) if locations else beside
 
 
 def _scan_tree(root: Path, source: str, cache: ValidationCache | None) -> list[PluginRecord]:
@@ -129,33 +141,38 @@ def _scan_tree(root: Path, source: str, cache: ValidationCache | None) -> list[P
     found: list[PluginRecord] = []
     if not root.is_dir():
         return found
-    for entry in sorted(root.iterdir()):
+    for entry in sorted(root.iterdir(), key=_name):  # by name: comparing Paths is slow
         if not entry.is_dir() or entry.name.startswith((".", "_")):
             continue
         manifest_path = find_manifest(entry)
         if manifest_path:
             found.append(_directory_record(entry, manifest_path, source, "", cache))
             continue
-        for sub in sorted(entry.iterdir()):
+        for sub in sorted(entry.iterdir(), key=_name):
             sub_manifest = find_manifest(sub) if sub.is_dir() and not sub.name.startswith((".", "_")) else None
             if sub_manifest:
                 found.append(_directory_record(sub, sub_manifest, source, entry.name, cache))
     return found
 
 
+def _name(path: Path) -> str:
+    return path.name
+
+
 def _directory_record(directory: Path, manifest_path: Path, source: str, category: str,
                       cache: ValidationCache | None) -> PluginRecord:
     result = read_manifest(manifest_path, cache, default_name=directory.name)
     name = result.manifest.name if result.manifest else directory.name
+    warnings = [*result.warnings, *builtin_only_warnings(result.manifest, source)]
     record = PluginRecord(name=name, source=source, manifest=result.manifest, path=directory,
                           category=category, slot=SLOT_CATEGORIES.get(category, ""),
-                          warnings=[f"{manifest_path}: {w}" for w in result.warnings])
+                          warnings=[f"{manifest_path}: {w}" for w in warnings])
     if result.error:
         record.error, record.error_code = str(result.error), result.error.code
     return record
 
 
-def _builtin_records(cache: ValidationCache | None) -> list[PluginRecord]:
+def builtin_records(cache: ValidationCache | None) -> list[PluginRecord]:
     records = []
     for record in _scan_tree(builtin_dir(), "builtin", cache):
         record.module = f"hermes_agent.builtin_plugins.{record.path.name}"  # type: ignore[union-attr]
@@ -187,7 +204,8 @@ def _entry_point_manifest(facts: EntryPointFacts, cache: ValidationCache | None
     if facts["manifest"]:
         path = Path(facts["manifest"])
         result = read_manifest(path, cache, default_name=facts["name"])
-        return result.manifest, [f"{path}: {w}" for w in result.warnings], result.error
+        warnings = [*result.warnings, *builtin_only_warnings(result.manifest, "entrypoint")]
+        return result.manifest, [f"{path}: {w}" for w in warnings], result.error
     synthesized = Manifest(name=facts["name"], version=facts["dist_version"],
                            description=facts["summary"], author=facts["author"],
                            synthesized=True)
@@ -199,7 +217,7 @@ def discover(home: Path, env: Mapping[str, str] | None = None, cwd: Path | None 
     """Find every plugin. Reads manifests only; imports no plugin code."""
     env = os.environ if env is None else env
     by_source: list[list[PluginRecord]] = [
-        _builtin_records(cache),
+        builtin_records(cache),
         _scan_tree(bundled_dir(env), "bundled", cache),
         _scan_tree(home / "plugins", "user", cache),
     ]

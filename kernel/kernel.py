@@ -171,13 +171,12 @@ class Kernel:
 
         watch_interrupts()
         found = self.discover()
-        from .builtin_plugins import ESSENTIAL
         from .install_order import in_install_order
 
         for record in found.problems:
             self.plugins[f"{record.name}@{record.location}"] = PluginStatus(
                 record, "failed", record.error, record.error_code)
-        decisions = {name: decide(record, self.config, self.env, ESSENTIAL)
+        decisions = {name: decide(record, self.config, self.env)
                      for name, record in found.plugins.items()}
         for name, decision in decisions.items():
             if not decision.load:
@@ -222,6 +221,9 @@ class Kernel:
         from .loader import import_plugin, module_name, unimport
 
         staged = Registration(record.name)
+        declared = record.manifest.cli_commands if record.manifest else {}
+        staged.cli_commands.extend(CliCommand(name, None, record.name, spec.help, entry=spec.entry)
+                                   for name, spec in declared.items())
         registered_pm = False
         imported = target is None
         try:
@@ -244,11 +246,12 @@ class Kernel:
                 provider = _plugin_call(record.name, "register_error", f"creating the provider "
                                         f"of plugin '{record.name}' failed", _bare_provider,
                                         record, target)
-                if provider is None:
+                if provider is None and not declared:  # plugin.yaml's commands suffice
                     raise PluginError(record.name, f"plugin '{record.name}' ({record.location}) "
-                                      "has no register(ctx) function and no @hookimpl functions",
-                                      code="no_entry")
-                ctx.register_memory_provider(provider)
+                                      "has no register(ctx) function, no @hookimpl functions "
+                                      "and no cli_commands in plugin.yaml", code="no_entry")
+                if provider is not None:
+                    ctx.register_memory_provider(provider)
             elif register is not None:
                 _plugin_call(record.name, "register_error",
                              f"register() of plugin '{record.name}' failed", register, ctx)
@@ -278,7 +281,7 @@ class Kernel:
         status = PluginStatus(
             record, "loaded", tools=[t.name for t in staged.tools],
             hooks=staged.hook_names, commands=[c.name for c in staged.commands],
-            cli_commands=[c.name for c in staged.cli_commands],
+            cli_commands=list(dict.fromkeys(c.name for c in staged.cli_commands)),
             providers=[f"{p.slot}:{p.name}" for p in staged.providers],
             skills=[s.name for s in staged.skills], warnings=list(staged.warnings))
         status.warnings.extend(_declared_mismatch(record, staged))

@@ -32,10 +32,20 @@ IGNORED_KEYS = ("platforms", "provides_web_providers", "provides_browser_provide
 
 @dataclass(frozen=True)
 class EnvRequirement:
+    """One entry of ``requires_env`` / ``optional_env``."""
+
     name: str
     description: str = ""
     url: str = ""
     secret: bool = False
+
+
+@dataclass(frozen=True)
+class CliDeclaration:
+    """A CLI command declared in plugin.yaml: ``entry`` is imported only when it runs."""
+
+    entry: str
+    help: str = ""
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,9 @@ class Manifest:
     python_dependencies: tuple[str, ...] = ()
     label: str = ""
     config: dict[str, Any] = field(default_factory=dict)
+    essential: bool = False  # honoured for builtin plugins only
+    cli_commands: dict[str, CliDeclaration] = field(default_factory=dict)
+    config_sections: dict[str, str] = field(default_factory=dict)  # builtin plugins only
     synthesized: bool = False  # built from package metadata, no plugin.yaml
 
     @classmethod
@@ -73,12 +86,29 @@ class Manifest:
         plain = {k: v for k, v in data.items() if k not in ("requires_env", "optional_env")}
         for key in ("provides_tools", "provides_hooks", "tags", "python_dependencies"):
             plain[key] = tuple(plain.get(key, ()))
+        plain["cli_commands"] = {name: CliDeclaration(**spec)
+                                 for name, spec in (plain.get("cli_commands") or {}).items()}
         return cls(**plain, requires_env=envs(data.get("requires_env", [])),
                    optional_env=envs(data.get("optional_env", [])), synthesized=synthesized)
 
 
+BUILTIN_ONLY = ("essential", "config_sections")
+
+
+def builtin_only_warnings(manifest: Manifest | None, source: str) -> list[str]:
+    """Keys only builtin plugins may use, set in another plugin's manifest (then ignored)."""
+    if manifest is None or source == "builtin":
+        return []
+    used = [key for key in BUILTIN_ONLY if getattr(manifest, key)]
+    return [f"'{key}:' is honoured for builtin plugins only and is ignored (keep a plugin's "
+            "settings under plugins.entries.<name> in config.yaml)" if key == "config_sections"
+            else f"'{key}:' is honoured for builtin plugins only and is ignored" for key in used]
+
+
 @dataclass
 class ManifestResult:
+    """A manifest read: the manifest or the error, and the warnings either way."""
+
     manifest: Manifest | None
     warnings: list[str]
     error: ManifestError | None = None

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from shlex import quote
 
 from .config import Config
+from .declared import is_essential
 from .discovery import PluginRecord
 from .slots import ENABLING_KEYS
 
@@ -22,6 +23,8 @@ DEFAULT_ON_KINDS = ("backend", "model-provider", "platform")
 
 @dataclass(frozen=True)
 class Decision:
+    """Whether a plugin loads, its state, and why not."""
+
     load: bool
     state: str
     reason: str = ""
@@ -39,14 +42,13 @@ def load_filter(env: Mapping[str, str]) -> set[str] | None:
     return {n.strip() for n in env["HERMES_LOAD_PLUGINS"].split(",") if n.strip()}
 
 
-def decide(record: PluginRecord, config: Config, env: Mapping[str, str],
-           essential: frozenset[str] = frozenset()) -> Decision:
+def decide(record: PluginRecord, config: Config, env: Mapping[str, str]) -> Decision:
     name = record.name
     if record.error:
         return Decision(False, "failed", record.error, record.error_code)
     builtin = record.source == "builtin"
     if record.matches(config.plugins_disabled):
-        if builtin and name in essential:
+        if is_essential(record):
             return Decision(True, "enabled", f"'{name}' is essential and cannot be disabled; "
                             "remove it from plugins.disabled")
         return Decision(False, "disabled", "listed in plugins.disabled "

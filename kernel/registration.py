@@ -59,11 +59,12 @@ class SlashCommand:
 @dataclass
 class CliCommand:
     name: str
-    command: Any  # a click.Command; None for an argparse command (setup_fn, handler_fn)
+    command: Any  # a click.Command; None for an argparse or a declared command
     plugin: str
     help: str = ""
     setup_fn: Callable[..., Any] | None = None
     handler_fn: Callable[..., Any] | None = None
+    entry: str = ""  # declared in plugin.yaml: "module:attr", imported when it runs
 
 
 @dataclass

@@ -16,6 +16,19 @@ from .slots import SLOT_INFO
 PLUGIN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PluginKind = Literal["standalone", "backend", "exclusive", "platform", "model-provider"]
+# `hermes NAME`: lower-case words joined by '-'
+CLI_NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+# "package.module:attr", or ".module:attr" / ".:attr" relative to the plugin's own package
+ENTRY_RE = re.compile(r"^(\.|\.?[A-Za-z_]\w*(\.[A-Za-z_]\w*)*):[A-Za-z_]\w*$")
+# a top-level config.yaml key
+SECTION_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _entry(value: str) -> str:
+    if not ENTRY_RE.match(value):
+        raise ValueError(f"{value!r} is not 'module:attribute' (e.g. '.cli:command', relative "
+                         "to the plugin's package, or 'package.module:command')")
+    return value
 
 
 class EnvVarSpec(BaseModel):
@@ -34,6 +47,20 @@ class EnvVarSpec(BaseModel):
         if not ENV_NAME_RE.match(value):
             raise ValueError(f"{value!r} is not an environment variable name (letters, digits, _)")
         return value
+
+
+class CliCommandSpec(BaseModel):
+    """One entry of ``cli_commands``: the click command at ``entry``, imported only when the
+    command runs, and the line ``hermes --help`` shows for it."""
+
+    model_config = ConfigDict(extra="forbid")
+    entry: str
+    help: str = ""
+
+    @field_validator("entry")
+    @classmethod
+    def _entry_text(cls, value: str) -> str:
+        return _entry(value)
 
 
 class ManifestModel(BaseModel):
@@ -56,6 +83,37 @@ class ManifestModel(BaseModel):
     python_dependencies: list[str] = Field(default_factory=list)
     label: str = ""
     config: dict[str, Any] = Field(default_factory=dict)
+    # read by the kernel without importing the plugin (see hermes_agent.declared)
+    essential: bool = False
+    cli_commands: dict[str, CliCommandSpec] = Field(default_factory=dict)
+    config_sections: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("cli_commands", mode="before")
+    @classmethod
+    def _cli_shorthand(cls, value: Any) -> Any:
+        """``name: "module:attr"`` is short for ``name: {entry: "module:attr"}``."""
+        if isinstance(value, dict):
+            return {k: {"entry": v} if isinstance(v, str) else v for k, v in value.items()}
+        return value
+
+    @field_validator("cli_commands")
+    @classmethod
+    def _cli_names(cls, value: dict[str, CliCommandSpec]) -> dict[str, CliCommandSpec]:
+        for name in value:
+            if not CLI_NAME_RE.match(name):
+                raise ValueError(f"{name!r} is not a command name (lower-case letters, digits "
+                                 "and '-', e.g. weather-report)")
+        return value
+
+    @field_validator("config_sections")
+    @classmethod
+    def _sections(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, target in value.items():
+            if not SECTION_RE.match(key):
+                raise ValueError(f"{key!r} is not a config.yaml key (lower-case letters, "
+                                 "digits and '_')")
+            _entry(target)
+        return value
 
     @field_validator("version", mode="before")
     @classmethod

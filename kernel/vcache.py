@@ -8,18 +8,24 @@ imported when something actually changed. Corrupt or unwritable caches are ignor
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ._version import __version__
 from .private import private_dir
 
+try:  # the builtin module: importing hashlib first loads OpenSSL, a few ms of a quick command
+    from _sha2 import sha256  # Python 3.12+
+except ImportError:
+    try:
+        from _sha256 import sha256  # Python 3.11
+    except ImportError:
+        from hashlib import sha256
+
 # Bump when a validation model changes shape, so old entries are not reused.
-SCHEMA_REVISION = "4"
+SCHEMA_REVISION = "5"
 _MAX_ENTRIES = 2000
 
 
@@ -31,7 +37,7 @@ class ValidationCache:
 
     @staticmethod
     def key(kind: str, payload: bytes) -> str:
-        digest = hashlib.sha256(payload)
+        digest = sha256(payload)
         digest.update(f"\0{kind}\0{__version__}\0{SCHEMA_REVISION}".encode())
         return digest.hexdigest()
 
@@ -73,6 +79,8 @@ class ValidationCache:
 def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
     """Write ``text`` to ``path`` via a temporary file and rename, so readers never see half a file.
     Line endings are written as given."""
+    import tempfile  # on the write path only: reads stay cheap
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

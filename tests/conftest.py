@@ -41,3 +41,13 @@ def calculator(home: Path) -> Path:
     target = home / "plugins" / "calculator"
     shutil.copytree(FIXTURES / "calculator", target)
     return target
+
+
+@pytest.fixture(autouse=True)
+def _no_process_kernel() -> Iterator[None]:
+    """Each test starts without the process kernel an earlier test's command built."""
+    from hermes_agent.builtin_plugins.process_kernel import forget_runtime_kernel
+
+    forget_runtime_kernel()
+    yield
+    forget_runtime_kernel()

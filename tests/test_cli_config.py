@@ -1,4 +1,4 @@
-"""`hermes config ...` run in-process through hermes_agent.cli.main."""
+"""`hermes config ...` run in-process through the CLI root's main."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hermes_agent.cli import main
+from hermes_agent.builtin_plugins.cli_root import main
 
 
 @pytest.fixture

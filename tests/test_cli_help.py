@@ -3,13 +3,10 @@ are whole sentences."""
 
 from __future__ import annotations
 
-import importlib
-
 import click
 
-from hermes_agent.builtin_plugins import CLI_COMMANDS
 from hermes_agent.api import first_sentence
-from hermes_agent.cli import main
+from hermes_agent.builtin_plugins.cli_root import main
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -28,9 +25,12 @@ def test_a_group_alone_shows_its_listing(home, capsys):
 
 
 def test_help_lists_every_subcommand_with_its_whole_first_sentence(home, capsys):
-    for name, (target, _) in CLI_COMMANDS.items():
-        module, _, attr = target.partition(":")
-        command = getattr(importlib.import_module(module), attr)
+    from hermes_agent.builtin_plugins.cli_commands import declared_commands
+    from hermes_agent.declared import resolve
+    from hermes_agent.discovery import builtin_records
+
+    for name, declared in declared_commands(builtin_records(None)).items():
+        command = resolve(declared.record, declared.entry)
         if not isinstance(command, click.Group):
             continue
         code, out, _ = run(capsys, name, "--help")

@@ -518,11 +518,14 @@ def test_read_env_file_missing(tmp_path):
 
 
 def test_sections_declared_by_builtin_plugins_are_validated_with_the_file(tmp_path):
-    from hermes_agent.builtin_plugins import CONFIG_SECTIONS
+    from hermes_agent.config import builtin_sections
     from hermes_agent.schemas import ConfigModel
 
-    # The kernel's own model knows none of them: the plugins that read them declare them.
-    assert not set(CONFIG_SECTIONS) & set(ConfigModel.model_fields)
+    # The kernel's own model knows none of them: the plugins that read them declare them
+    # (config_sections: in their plugin.yaml).
+    sections = builtin_sections()
+    assert {"approvals", "agent", "context_file_max_chars", "model"} <= set(sections)
+    assert not set(sections) & set(ConfigModel.model_fields)
     write_config(tmp_path, """
         approvals: {mode: sometimes}
         agent: {max_turns: 0}
@@ -564,3 +567,31 @@ def test_parsed_config_is_cached_so_yaml_is_not_imported_again(tmp_path):
     assert run() == "m1 False"  # same bytes: served from the cache, PyYAML never imported
     write_config(tmp_path, "model:\n  default: m2\n")
     assert run() == "m2 True"  # an edit is parsed again
+
+
+def test_a_disabled_builtin_keeps_its_section_validated_and_accepted(tmp_path):
+    """Sections belong to the plugin's plugin.yaml, not to its being loaded: disabling the
+    agent neither rejects its settings nor lets a wrong one through."""
+    write_config(tmp_path, "plugins: {disabled: [agent]}\nagent: {max_turns: 0}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path, env={})
+    assert "agent.max_turns: Input should be greater than 0" in str(err.value)
+    write_config(tmp_path, "plugins: {disabled: [agent]}\nagent: {max_turns: 7}\n")
+    config = load_config(tmp_path, env={})
+    assert config.get("agent.max_turns") == 7 and config.startup_warnings == []
+
+
+def test_config_validated_under_other_sections_is_validated_again(tmp_path, monkeypatch):
+    """The cache key holds the sections plugins declare: a plugin.yaml that adds or drops
+    one never reuses a result validated without it."""
+    import hermes_agent.config as config_module
+
+    write_config(tmp_path, "agent: {max_turns: 0}\n")
+    cache = ValidationCache(tmp_path / "cache.json")
+    sections = config_module.builtin_sections(cache)
+    monkeypatch.setattr(config_module, "builtin_sections",
+                        lambda cache=None: {k: v for k, v in sections.items() if k != "agent"})
+    assert load_config(tmp_path, env={}, cache=cache).get("agent.max_turns") == 0  # unknown
+    monkeypatch.undo()
+    with pytest.raises(ConfigError):
+        load_config(tmp_path, env={}, cache=cache)

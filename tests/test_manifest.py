@@ -14,6 +14,7 @@ from hermes_agent import __version__
 from hermes_agent.errors import ManifestError
 from hermes_agent.manifest import (
     KINDS,
+    CliDeclaration,
     EnvRequirement,
     Manifest,
     check_requires_hermes,
@@ -434,3 +435,91 @@ def test_cache_key_depends_on_kind_and_bytes():
     assert a == ValidationCache.key("manifest:None", b"name: p\n")
     assert a != ValidationCache.key("manifest:None", b"name: q\n")
     assert a != ValidationCache.key("config", b"name: p\n")
+
+
+# --- what the kernel reads without importing the plugin -------------------------------------
+
+
+def test_declarations_for_the_kernel(tmp_path):
+    result = read_ok(tmp_path, """\
+        name: weather
+        essential: true
+        cli_commands:
+          weather:
+            entry: ".cli:weather"
+            help: Print the forecast.
+          weather-alerts: "weather_pkg.alerts:command"
+        config_sections:
+          weather: ".schema:WeatherSection"
+        """)
+    m = result.manifest
+    assert result.warnings == []
+    assert m.essential is True
+    assert m.cli_commands["weather"] == CliDeclaration(".cli:weather", "Print the forecast.")
+    assert m.cli_commands["weather-alerts"] == CliDeclaration("weather_pkg.alerts:command")
+    assert m.config_sections == {"weather": ".schema:WeatherSection"}
+
+
+def test_declarations_default_to_nothing(tmp_path):
+    m = read_ok(tmp_path, "name: p\n").manifest
+    assert (m.essential, m.cli_commands, m.config_sections) == (False, {}, {})
+
+
+@pytest.mark.parametrize("text, where", [
+    ("cli_commands: {Weather: '.cli:w'}", "cli_commands: Value error, 'Weather' is not a command"),
+    ("cli_commands: {weather: 'cli.weather'}", "cli_commands.weather.entry: Value error, "
+                                               "'cli.weather' is not 'module:attribute'"),
+    ("cli_commands: {weather: {entry: '.cli:w', hlep: x}}", "cli_commands.weather.hlep: "),
+    ("cli_commands: [weather]", "cli_commands: Input should be a valid dictionary"),
+    ("config_sections: {Weather: '.s:W'}", "config_sections: Value error, 'Weather' is not"),
+    ("config_sections: {weather: 's.W'}", "config_sections: Value error, 's.W' is not"),
+    ("essential: perhaps", "essential: Input should be a valid boolean"),
+])
+def test_bad_declarations_are_errors_naming_the_field(tmp_path, text, where):
+    problems = read_bad(tmp_path, f"name: p\n{text}\n").error.problems
+    assert any(p.startswith(where) for p in problems), problems
+
+
+def test_only_builtins_may_be_essential_or_own_config_sections(tmp_path):
+    from hermes_agent.discovery import discover
+
+    plugin = tmp_path / "home" / "plugins" / "greedy"
+    plugin.mkdir(parents=True)
+    (plugin / "plugin.yaml").write_text("name: greedy\nessential: true\n"
+                                        "config_sections: {greedy: '.s:S'}\n")
+    record = discover(tmp_path / "home", {}, entry_points=False).get("greedy")
+    assert record is not None and not record.error
+    assert any("'essential:' is honoured for builtin plugins only" in w for w in record.warnings)
+    assert any("'config_sections:'" in w and "plugins.entries" in w for w in record.warnings)
+
+
+def test_the_manifest_is_modelled_once_in_two_forms():
+    """The plain dataclass (read from the cache without pydantic) and the pydantic model
+    that validates a file have the same keys."""
+    from dataclasses import fields
+
+    from hermes_agent.schemas import ManifestModel
+
+    plain = {f.name for f in fields(Manifest)} - {"synthesized"}
+    assert plain == set(ManifestModel.model_fields)
+
+
+def test_every_manifest_key_is_documented():
+    doc = (Path(__file__).parent.parent / "docs" / "plugins.md").read_text(encoding="utf-8")
+    table = doc.split("## plugin.yaml")[1].split("\n## ")[0]
+    from hermes_agent.schemas import ManifestModel
+
+    missing = [key for key in ManifestModel.model_fields if f"`{key}`" not in table]
+    assert missing == []
+
+
+def test_a_cache_written_before_a_schema_change_is_not_reused(tmp_path, monkeypatch):
+    from hermes_agent import vcache
+
+    path = write(tmp_path, "name: p\ncli_commands: {p: '.cli:p'}\n")
+    cache = ValidationCache(tmp_path / "cache.json")
+    monkeypatch.setattr(vcache, "SCHEMA_REVISION", "4")  # as the version before the fields
+    cache.put(ValidationCache.key("manifest:None", path.read_bytes()),
+              {"data": {"name": "p"}, "warnings": []})
+    monkeypatch.undo()
+    assert read_manifest(path, cache).manifest.cli_commands == {"p": CliDeclaration(".cli:p")}

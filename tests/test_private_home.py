@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.api import set_env_values
 from hermes_agent import Kernel
-from hermes_agent.cli import main
+from hermes_agent.api import set_env_values
+from hermes_agent.builtin_plugins.cli_root import main
 from hermes_agent.testing import make_kernel
 
 

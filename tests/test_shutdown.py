@@ -132,10 +132,11 @@ def test_remove_stops_a_plugin_loaded_in_this_process(home: Path, helper: Path,
     from click.testing import CliRunner
 
     from hermes_agent import Kernel
+    from hermes_agent import cli as process_kernel
     from hermes_agent.builtin_plugins import cli_root
 
     kernel = Kernel(home, env={"HERMES_HOME": str(home)}).boot()
-    monkeypatch.setattr(cli_root, "_kernel", kernel)  # the process's kernel has it loaded
+    monkeypatch.setattr(process_kernel, "_kernel", kernel)  # the process's kernel has it loaded
     pid = int((helper / "pid").read_text())
     result = CliRunner().invoke(cli_root._build_root(), ["plugins", "remove", "helper",
                                                           "--keep-data"], catch_exceptions=False)

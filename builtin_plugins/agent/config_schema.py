@@ -1,5 +1,5 @@
 """The config.yaml keys the agent reads, validated with the rest of the file (they are listed
-in ``builtin_plugins.CONFIG_SECTIONS``). Imports nothing but pydantic."""
+in ``config_sections:`` of its plugin.yaml). Imports nothing but pydantic."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The config.yaml keys the core tools read, validated with the rest of the file (they are
-listed in ``builtin_plugins.CONFIG_SECTIONS``). Imports nothing but pydantic."""
+listed in ``config_sections:`` of its plugin.yaml). Imports nothing but pydantic."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ that call ``ctx.register_model_provider(profile)``. This package holds the inter
 normalised types (``hermes_agent.api``), the three API-mode transports (:mod:`.chat_completions`,
 :mod:`.anthropic_messages`, :mod:`.codex_responses`), resolution (:mod:`.resolve`), the
 reliability layer (:mod:`.client`), pricing, auxiliary calls and the ``hermes model`` /
-``hermes setup`` commands. Importing it loads
+``hermes setup`` commands (declared in its plugin.yaml). Importing it loads
 no SDK.
 """
 

@@ -1,5 +1,5 @@
 """The config.yaml keys the model-provider layer reads, validated with the rest of the file
-(they are listed in ``builtin_plugins.CONFIG_SECTIONS``). Imports nothing but pydantic.
+(``config_sections:`` in its plugin.yaml). Imports nothing but pydantic.
 
 ``model`` keeps the shape config files written for Hermes Agent 0.19 use, including the
 plain-string form ``model: <id>``.

@@ -1,6 +1,6 @@
 """Builtin plugin: plugin, config and tool administration.
 
-Its CLI commands are declared in ``hermes_agent.builtin_plugins.CLI_COMMANDS`` (resolved
+Its CLI commands are declared in its plugin.yaml (``cli_commands:``, resolved
 lazily, so ``hermes --help`` imports nothing); at run time it adds the ``/plugins`` slash
 command and keeps the load ledger (``on_plugins_loaded``, and ``kernel.fault_listeners`` for
 plugins unloaded while running) through the same ``register(ctx)`` API third-party plugins use.

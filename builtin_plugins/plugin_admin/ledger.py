@@ -122,18 +122,19 @@ class Recorded:
 
 def recorded_statuses(kernel: "Kernel") -> list[Recorded]:
     """Every discovered plugin from plugin.yaml, config and the ledger; imports no plugin code.
-    ``tools``/``hooks`` are what the last load registered, or else what plugin.yaml declares."""
+    ``tools``/``hooks``/``cli_commands`` are what the last load registered, or else what
+    plugin.yaml declares."""
     from hermes_agent import decide
-    from hermes_agent.builtin_plugins import ESSENTIAL
 
     ledger = read_ledger(kernel.home)
     out = []
     for record in kernel.discover().all_records():
-        decision = decide(record, kernel.config, kernel.env, ESSENTIAL)
+        decision = decide(record, kernel.config, kernel.env)
         manifest = record.manifest
         status = PluginStatus(record, decision.state, decision.reason, decision.code,
                               tools=list(manifest.provides_tools) if manifest else [],
-                              hooks=list(manifest.provides_hooks) if manifest else [])
+                              hooks=list(manifest.provides_hooks) if manifest else [],
+                              cli_commands=list(manifest.cli_commands) if manifest else [])
         outcome = last_outcome(ledger, record) if decision.load else None
         if outcome is not None:
             for key in _OUTCOME_KEYS:

@@ -69,17 +69,17 @@ def info(name: str, as_json: bool) -> None:
     for key in ("name", "version", "kind", "source", "location", "description", "author",
                 "state", "reason"):
         if row.get(key):
-            click.echo(f"{key + ':':13}{row[key]}")
+            click.echo(f"{key + ':':14}{row[key]}")
     for env in row.get("requires_env", []):
-        click.echo(f"{'env:':13}{env['name']} ({'set' if env['set'] else 'MISSING'})"
+        click.echo(f"{'env:':14}{env['name']} ({'set' if env['set'] else 'MISSING'})"
                    + (f" — {env['description']}" if env["description"] else ""))
     for key in ("tools", "hooks", "commands", "cli_commands", "providers", "skills"):
         if row.get(key):
-            click.echo(f"{key + ':':13}{', '.join(row[key])}")
+            click.echo(f"{key + ':':14}{', '.join(row[key])}")
     for warning in row["warnings"]:
-        click.echo(f"{'warning:':13}{warning}")
+        click.echo(f"{'warning:':14}{warning}")
     for shadow in row["shadows"]:
-        click.echo(f"{'shadows:':13}{shadow}")
+        click.echo(f"{'shadows:':14}{shadow}")
 
 
 def _names(record) -> list[str]:  # type: ignore[no-untyped-def]
@@ -108,12 +108,11 @@ def enable(name: str) -> None:
 @click.argument("name")
 def disable(name: str) -> None:
     """Disable a plugin (writes plugins.disabled in config.yaml; the deny-list always wins)."""
-    from hermes_agent.builtin_plugins import ESSENTIAL
-
     kernel = cli_kernel(boot=False)
     record = resolve(kernel, name)
-    if record.source == "builtin" and record.name in ESSENTIAL:
-        raise click.ClickException(f"plugin {record.name!r} is essential and cannot be disabled")
+    if record.source == "builtin" and record.manifest and record.manifest.essential:
+        raise click.ClickException(f"plugin {record.name!r} is essential and cannot be disabled "
+                                   "(it is marked `essential: true` in its plugin.yaml)")
     enabled = kernel.config.plugins_enabled
     if enabled and any(n in enabled for n in _names(record)):
         write_config_value(kernel.home, "plugins.enabled",
@@ -122,6 +121,10 @@ def disable(name: str) -> None:
     if record.name not in disabled:
         write_config_value(kernel.home, "plugins.disabled", [*disabled, record.name])
     click.echo(f"✗ Plugin {record.name} disabled. Takes effect in the next session.")
+    commands = sorted(record.manifest.cli_commands) if record.manifest else []
+    if commands:
+        click.echo(f"  Its commands are off until it is enabled again: "
+                   f"{', '.join(f'hermes {c}' for c in commands)}.")
 
 
 from .manage_cmd import register_commands  # noqa: E402  (the management commands)

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from hermes_agent import cli as process_kernel
 from hermes_agent.builtin_plugins import cli_root
 from hermes_agent.builtin_plugins.agent.chat import command
 from hermes_agent.testing import write_plugin
@@ -37,7 +38,7 @@ def broken_home(home: Path, calculator: Path, server, monkeypatch: pytest.Monkey
     (home / "config.yaml").write_text(yaml.safe_dump(config))
     monkeypatch.delenv("KEYLESS_KEY", raising=False)
     monkeypatch.setattr(command, "stdin_is_tty", lambda: True)
-    monkeypatch.setattr(cli_root, "_kernel", None)
+    monkeypatch.setattr(process_kernel, "_kernel", None)
     return home
 
 

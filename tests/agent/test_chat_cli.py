@@ -105,7 +105,7 @@ def test_the_console_script_closes_the_store_and_freezes_gc_before_exit(home, se
     server.script(reply_text("pong"))
     code = ("import gc, sys\n"
             "sys.argv = ['hermes', 'chat', '-q', 'ping']\n"
-            "from hermes_agent.cli import main\n"
+            "from hermes_agent.builtin_plugins.cli_root import main\n"
             "code = main()\n"
             "print('frozen', gc.get_freeze_count() > 0, 'code', code)\n")
     env = {**os.environ, "NO_PROXY": "127.0.0.1,localhost"}
@@ -127,7 +127,7 @@ def test_a_second_chat_q_without_tools_loads_only_what_it_uses(home, server) -> 
         f"model:\n  provider: custom\n  base_url: {server.openai_base_url}\n"
         "  default: fake-model\n  max_retries: 0\n")
     code = ("import sys\n"
-            "from hermes_agent.cli import main\n"
+            "from hermes_agent.builtin_plugins.cli_root import main\n"
             "code = main(['chat', '-q', 'ping'])\n"
             "from hermes_agent.builtin_plugins.models import nettrack\n"
             "loaded = [m for m in ('hermes_agent.builtin_plugins.agent.tool_exec',\n"

@@ -12,6 +12,7 @@ import hermes_agent
 import pytest
 import yaml
 from click.testing import CliRunner
+from hermes_agent import cli as process_kernel
 from hermes_agent.builtin_plugins import cli_root
 from hermes_agent.builtin_plugins.agent.chat import command
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
@@ -36,7 +37,7 @@ def unconfigured(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("OLLAMA_BASE_URL", _closed_url())
     monkeypatch.setenv("LM_STUDIO_BASE_URL", _closed_url())
-    monkeypatch.setattr(cli_root, "_kernel", None)
+    monkeypatch.setattr(process_kernel, "_kernel", None)
     return home
 
 

@@ -10,6 +10,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from hermes_agent import cli as process_kernel
 from hermes_agent.builtin_plugins import cli_root
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 
@@ -29,7 +30,7 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-unt
         monkeypatch.setenv(key, value)
 
     def run(*args: str, input: str | None = None):  # type: ignore[no-untyped-def]
-        monkeypatch.setattr(cli_root, "_kernel", None)  # a fresh kernel per command, like main()
+        monkeypatch.setattr(process_kernel, "_kernel", None)  # a fresh kernel per command, like main()
         root = cli_root._build_root()
         return CliRunner().invoke(root, list(args), input=input, catch_exceptions=False)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hermes_agent.cli import main
+from hermes_agent.builtin_plugins.cli_root import main
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 WEATHER_MANIFEST = """\

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from hermes_agent import Kernel
-from hermes_agent.cli import main
+from hermes_agent.builtin_plugins.cli_root import main
 from hermes_agent.testing import write_plugin
 
 PLAIN = "def register(ctx):\n    pass\n"
