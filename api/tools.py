@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.tools import TAKES_CONTEXT, ErrorResult, tool_error, tool_result
+from hermes_agent.tool_registry import TAKES_CONTEXT, ErrorResult, tool_error, tool_result
 
 __all__ = ["APPROVAL_CHOICES", "ApprovalCallback", "ApprovalRequest", "ClarifyCallback",
            "ErrorResult", "ToolCallContext", "tool_error", "tool_result", "tool_status",

@@ -93,7 +93,7 @@ REGISTRATION_HOOKS: tuple[str, ...] = (
     "register_tools",
     "register_toolsets",
     "register_cli_commands",
-    "register_commands",
+    "register_slash_commands",
     "register_skills",
     "register_providers",
 )

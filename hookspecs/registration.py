@@ -72,7 +72,7 @@ class RegisterCliCommand(Protocol):
 
 
 class RegisterCommand(Protocol):
-    """The ``register`` callable passed to ``register_commands``."""
+    """The ``register`` callable passed to ``register_slash_commands``."""
 
     def __call__(
         self,
@@ -172,7 +172,7 @@ def register_cli_commands(register: RegisterCliCommand) -> None:
 
 
 @hookspec
-def register_commands(register: RegisterCommand) -> None:
+def register_slash_commands(register: RegisterCommand) -> None:
     """Called once per plugin at boot to collect in-session slash commands.
 
     Call ``register(name, handler, description="", args_hint="")`` for each command.

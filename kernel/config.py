@@ -1,7 +1,7 @@
 """Layered configuration: built-in defaults < $HERMES_HOME/config.yaml < ${VAR} expansion
 (from the environment and $HERMES_HOME/.env) < runtime overrides.
 
-The merged result is validated with pydantic (``schemas.ConfigModel`` plus the sections
+The merged result is validated with pydantic (``validation.ConfigModel`` plus the sections
 builtin plugins own, ``config_sections:`` in their plugin.yaml, enabled or not); errors are
 ``location: message`` lines. Keys this version does not use are never an error, so a
 config.yaml written for Hermes Agent 0.19 loads; a key close to a known one is reported as a
@@ -258,7 +258,7 @@ def _validate(merged: dict[str, Any], path: str, sections: dict[str, str]) -> di
 
     from pydantic import ValidationError
 
-    from .schemas import config_model, render_errors, unknown_keys
+    from .validation import config_model, render_errors, unknown_keys
 
     try:
         model = config_model(sections).model_validate(merged)

@@ -30,7 +30,7 @@ from .vcache import ValidationCache
 if TYPE_CHECKING:
     from .hook_registry import HookRegistry
     from .hooks import HookBus
-    from .tools import ToolRegistry
+    from .tool_registry import ToolRegistry
 
 log = logging.getLogger("hermes_agent.kernel")
 
@@ -146,7 +146,7 @@ class Kernel:
 
     @cached_property
     def tools(self) -> "ToolRegistry":
-        from .tools import ToolRegistry
+        from .tool_registry import ToolRegistry
 
         return ToolRegistry(on_halt=self.quarantine)
 
@@ -497,7 +497,7 @@ def _collectors(ctx: PluginContext, staged: Registration) -> dict[str, Callable[
         ctx._provider(slot, obj)
 
     return {"register_tools": ctx.register_tool, "register_toolsets": ctx.register_toolset,
-            "register_cli_commands": cli, "register_commands": ctx.register_command,
+            "register_cli_commands": cli, "register_slash_commands": ctx.register_command,
             "register_skills": ctx.register_skill, "register_providers": provider}
 
 

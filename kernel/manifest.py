@@ -146,7 +146,7 @@ def _validate(path: Path, raw: bytes, default_name: str | None) -> tuple[Manifes
     import yaml
     from pydantic import ValidationError
 
-    from .schemas import ManifestModel, render_errors
+    from .validation import ManifestModel, render_errors
 
     def failed(problems: list[str], warnings: list[str],
                code: str = "manifest_invalid") -> tuple[ManifestResult, dict]:
@@ -186,7 +186,7 @@ def _validate(path: Path, raw: bytes, default_name: str | None) -> tuple[Manifes
 
 def normalize_legacy(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """Map legacy keys onto current ones and drop unknown keys, returning warnings for both."""
-    from .schemas import ManifestModel
+    from .validation import ManifestModel
 
     data = dict(data)
     warnings: list[str] = []

@@ -519,7 +519,7 @@ def test_read_env_file_missing(tmp_path):
 
 def test_sections_declared_by_builtin_plugins_are_validated_with_the_file(tmp_path):
     from hermes_agent.config import builtin_sections
-    from hermes_agent.schemas import ConfigModel
+    from hermes_agent.validation import ConfigModel
 
     # The kernel's own model knows none of them: the plugins that read them declare them
     # (config_sections: in their plugin.yaml).

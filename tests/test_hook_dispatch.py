@@ -660,15 +660,15 @@ def test_hook_register_cli_commands_reserved_name_fails(kernel: Any) -> None:
     assert "plugins" not in kernel.cli_commands
 
 
-def test_hook_register_commands(kernel: Any) -> None:
-    assert DISPATCH["register_commands"] == "collector"
+def test_hook_register_slash_commands(kernel: Any) -> None:
+    assert DISPATCH["register_slash_commands"] == "collector"
 
     @hookimpl
-    def register_commands(register):
+    def register_slash_commands(register):
         register("ping", lambda raw_args: "pong", description="Check the plugin is alive")
         register("  /My Command ", lambda raw_args: f"got {raw_args}", args_hint="<text>")
 
-    status = load(kernel, SimpleNamespace(register_commands=register_commands), "pinger")
+    status = load(kernel, SimpleNamespace(register_slash_commands=register_slash_commands), "pinger")
     assert sorted(status.commands) == ["my-command", "ping"]
     assert set(kernel.commands) >= {"ping", "my-command"}
     ping, mine = kernel.commands["ping"], kernel.commands["my-command"]
@@ -677,12 +677,12 @@ def test_hook_register_commands(kernel: Any) -> None:
     assert (mine.args_hint, mine.handler("x y")) == ("<text>", "got x y")
 
 
-def test_hook_register_commands_clash_fails_second_plugin(kernel: Any) -> None:
+def test_hook_register_slash_commands_clash_fails_second_plugin(kernel: Any) -> None:
     def plugin() -> SimpleNamespace:
         @hookimpl
-        def register_commands(register):
+        def register_slash_commands(register):
             register("ping", lambda raw_args: "pong")
-        return SimpleNamespace(register_commands=register_commands)
+        return SimpleNamespace(register_slash_commands=register_slash_commands)
 
     load(kernel, plugin(), "one")
     status = kernel.register_plugin(plugin(), "two")

@@ -498,7 +498,7 @@ def test_the_manifest_is_modelled_once_in_two_forms():
     that validates a file have the same keys."""
     from dataclasses import fields
 
-    from hermes_agent.schemas import ManifestModel
+    from hermes_agent.validation import ManifestModel
 
     plain = {f.name for f in fields(Manifest)} - {"synthesized"}
     assert plain == set(ManifestModel.model_fields)
@@ -507,7 +507,7 @@ def test_the_manifest_is_modelled_once_in_two_forms():
 def test_every_manifest_key_is_documented():
     doc = (Path(__file__).parent.parent / "docs" / "plugins.md").read_text(encoding="utf-8")
     table = doc.split("## plugin.yaml")[1].split("\n## ")[0]
-    from hermes_agent.schemas import ManifestModel
+    from hermes_agent.validation import ManifestModel
 
     missing = [key for key in ManifestModel.model_fields if f"`{key}`" not in table]
     assert missing == []

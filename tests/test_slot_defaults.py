@@ -20,7 +20,7 @@ def test_config_defaults_and_validation_read_the_slot_table(tmp_path: Path) -> N
     for info in SLOT_INFO.values():
         if info.config_key:
             assert config.get(info.config_key) == info.default, info.config_key
-    from hermes_agent.schemas import ConfigModel
+    from hermes_agent.validation import ConfigModel
 
     defaults = ConfigModel().model_dump()
     for info in SLOT_INFO.values():

@@ -152,7 +152,7 @@ def new(name: str, kind: str, parent: Path) -> None:
                f"  hermes plugins validate {root}")
 
 
-def register_commands(group: click.Group) -> None:
+def add_management_commands(group: click.Group) -> None:
     for command in (install, update, rollback, remove, doctor, validate, new):
         group.add_command(command)
     group.add_command(remove, name="uninstall")

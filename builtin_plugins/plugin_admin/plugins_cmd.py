@@ -127,6 +127,6 @@ def disable(name: str) -> None:
                    f"{', '.join(f'hermes {c}' for c in commands)}.")
 
 
-from .manage_cmd import register_commands  # noqa: E402  (the management commands)
+from .manage_cmd import add_management_commands  # noqa: E402  (the management commands)
 
-register_commands(plugins)
+add_management_commands(plugins)
