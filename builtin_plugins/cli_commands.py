@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from .process_kernel import runtime_kernel
+from .cli_process import runtime_kernel
 from ..declared import resolve
 from ..discovery import PluginRecord
 from ..errors import HermesError

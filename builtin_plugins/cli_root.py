@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from .._version import __version__
-from .process_kernel import (close_runtime_kernel, forget_runtime_kernel, reload_runtime_kernel,
+from .cli_process import (close_runtime_kernel, forget_runtime_kernel, reload_runtime_kernel,
                              report_config_warnings, runtime_kernel)
 
 __all__ = ["main", "reload_runtime_kernel", "report_config_warnings", "root", "runtime_kernel"]

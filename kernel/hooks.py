@@ -86,6 +86,8 @@ async def _wrap(awaitable: Any) -> Any:
 
 @dataclass
 class HookBus:
+    """Dispatches hooks to the implementations pluggy holds (see the module docstring)."""
+
     registry: HookRegistry = field(default_factory=HookRegistry)  # pluggy: the implementations
     trace: bool = False
     errors: dict[str, int] = field(default_factory=dict)  # plugin -> callbacks that raised

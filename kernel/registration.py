@@ -12,6 +12,8 @@ SLOTS = ("memory", "context_engine", "model_provider", "web_search", "platform",
 
 @dataclass
 class ToolSpec:
+    """A tool a plugin registers: its OpenAI function schema and handler."""
+
     name: str
     toolset: str
     schema: dict[str, Any]
@@ -27,6 +29,8 @@ class ToolSpec:
 
 @dataclass
 class ToolsetSpec:
+    """A named group of tools and included toolsets."""
+
     name: str
     tools: tuple[str, ...] = ()
     includes: tuple[str, ...] = ()
@@ -49,6 +53,8 @@ class HookSpecEntry:
 
 @dataclass
 class SlashCommand:
+    """A ``/name`` command available inside a chat."""
+
     name: str
     handler: Callable[..., Any]
     plugin: str
@@ -58,6 +64,8 @@ class SlashCommand:
 
 @dataclass
 class CliCommand:
+    """A ``hermes <name>`` command: a click command, an argparse pair, or a declared entry."""
+
     name: str
     command: Any  # a click.Command; None for an argparse or a declared command
     plugin: str
@@ -69,6 +77,8 @@ class CliCommand:
 
 @dataclass
 class Skill:
+    """A SKILL.md a plugin ships."""
+
     name: str  # "<plugin>:<skill>"
     path: Path  # the SKILL.md file
     plugin: str
@@ -77,6 +87,8 @@ class Skill:
 
 @dataclass
 class Provider:
+    """An object filling a provider slot under a name."""
+
     slot: str
     name: str
     obj: Any

@@ -15,6 +15,8 @@ from .registration import SLOTS, Provider
 
 @dataclass(frozen=True)
 class SlotInfo:
+    """How config.yaml selects a slot's provider, and how many it may hold."""
+
     name: str
     config_key: str  # where config.yaml selects the active provider ("" = none)
     cardinality: str  # "one" | "many" | "builtin+one"
@@ -54,6 +56,8 @@ BUILTIN_MEMORY = "builtin"
 
 @dataclass
 class Slots:
+    """The providers of every slot, by name."""
+
     providers: dict[str, dict[str, Provider]] = field(
         default_factory=lambda: {slot: {} for slot in SLOTS})
 

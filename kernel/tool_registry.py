@@ -56,6 +56,8 @@ def tool_result(data: Any = None, **fields: Any) -> str:
 
 @dataclass
 class ToolRegistry:
+    """Every registered tool and toolset, and the calls to them."""
+
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     toolsets: dict[str, ToolsetSpec] = field(default_factory=dict)
     default_off: set[str] = field(default_factory=set)

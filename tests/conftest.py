@@ -46,7 +46,7 @@ def calculator(home: Path) -> Path:
 @pytest.fixture(autouse=True)
 def _no_process_kernel() -> Iterator[None]:
     """Each test starts without the process kernel an earlier test's command built."""
-    from hermes_agent.builtin_plugins.process_kernel import forget_runtime_kernel
+    from hermes_agent.builtin_plugins.cli_process import forget_runtime_kernel
 
     forget_runtime_kernel()
     yield

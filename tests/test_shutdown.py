@@ -132,7 +132,7 @@ def test_remove_stops_a_plugin_loaded_in_this_process(home: Path, helper: Path,
     from click.testing import CliRunner
 
     from hermes_agent import Kernel
-    from hermes_agent.builtin_plugins import process_kernel
+    from hermes_agent.builtin_plugins import cli_process as process_kernel
     from hermes_agent.builtin_plugins import cli_root
 
     kernel = Kernel(home, env={"HERMES_HOME": str(home)}).boot()

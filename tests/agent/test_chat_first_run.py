@@ -12,7 +12,7 @@ import hermes_agent
 import pytest
 import yaml
 from click.testing import CliRunner
-from hermes_agent.builtin_plugins import process_kernel
+from hermes_agent.builtin_plugins import cli_process as process_kernel
 from hermes_agent.builtin_plugins import cli_root
 from hermes_agent.builtin_plugins.agent.chat import command
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
