@@ -19,7 +19,8 @@ import re
 
 from .injection_rules import COMMENT_RULES, RULES, SQUASHED_RULE, Rule
 from .scan_memo import blocked_notice  # noqa: F401 (part of this module's API)
-from .unicode_fold import LEET_IN_WORD, fold, invisible_characters, respell
+from .unicode_fold import (LEET_IN_WORD, distinct_characters, fold, invisible_characters,
+                           respell)
 
 HTML_COMMENT_FINDING = "hidden_html:html_comment"
 CATEGORIES: tuple[str, ...] = (*RULES, "invisible_unicode")
@@ -147,12 +148,19 @@ def scan(text: str) -> list[str]:
     """Findings in ``text`` (empty: clean). Deterministic order: rules in table order, then
     invisible characters by code point."""
     text = text.removeprefix("\ufeff")
-    distinct = None if text.isascii() else set(text)
-    folded = fold(text, distinct)
-    invisible = [f"invisible_unicode_U+{cp:04X}" for cp in invisible_characters(text, distinct)]
+    if text.isascii():
+        folded, invisible, pieces = text.lower(), [], None
+    else:
+        # the distinct pieces between white space stand for the text where only the set of
+        # characters or of words matters (fold works character by character; white space
+        # stays white space)
+        pieces, distinct = distinct_characters(text)
+        folded = fold(text, distinct)
+        invisible = [f"invisible_unicode_U+{cp:04X}"
+                     for cp in invisible_characters(text, distinct)]
     if not _LETTER.search(folded):  # every rule needs a letter
         return invisible
-    vocabulary = words(folded)
+    vocabulary = words(folded if pieces is None else fold(" ".join(pieces), distinct))
     hits = _MAIN.hits(folded, vocabulary)
     respelled, squashed = _respelled_lines(folded, vocabulary)
     if respelled:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Iterator
 
 #: Blank characters outside category Cf, reported like Cf ones.
 NAMED_INVISIBLE: frozenset[int] = frozenset([
@@ -115,25 +116,35 @@ def lookalikes() -> dict[str, str]:
     return table
 
 
+def distinct_characters(text: str) -> tuple[set[str], set[str]]:
+    """The distinct pieces of ``text`` between white space, and their distinct characters.
+    ``set(text)`` makes a string object per character outside Latin-1; the pieces repeat
+    (words do), so their characters are found from far fewer. White space is left out: no
+    white space character is invisible or a look-alike, and it folds to white space."""
+    pieces = set(text.split())
+    return pieces, set("".join(pieces))
+
+
 def fold(text: str, distinct: set[str] | None = None) -> str:
     """``text`` as the rules see it: compatibility-decomposed, without marks and invisible
-    characters, look-alikes mapped to Latin, casefolded. ``distinct``: ``set(text)`` if the
-    caller has it (each whole-text step runs only when some character needs it)."""
+    characters, look-alikes mapped to Latin, casefolded. ``distinct``: the distinct
+    characters of ``text`` if the caller has them, white space optional (each whole-text
+    step runs only when some character needs it)."""
     if text.isascii():
         return text.lower()
     chars = "".join(set(text) if distinct is None else distinct)
-    if not unicodedata.is_normalized("NFKD", chars):
+    if not (unicodedata.is_normalized("NFKD", chars) and unicodedata.is_normalized("NFKD", text)):
         text = unicodedata.normalize("NFKD", text)
         chars = "".join(set(unicodedata.normalize("NFKD", chars)))
     drop = sorted(c for c in chars if c >= "\x80" and (
         unicodedata.category(c) in ("Mn", "Me", "Cf") or ord(c) in NAMED_INVISIBLE))
+    table = lookalikes()
+    swap = {c: table[c] for c in chars if c in table}
     if len(drop) <= 8:  # str.replace is a fast C loop; a few passes beat a regex per match
         for char in drop:
             text = text.replace(char, "")
     else:
         text = re.sub("[" + "".join(map(re.escape, drop)) + "]+", "", text)
-    table = lookalikes()
-    swap = {c: table[c] for c in chars if c in table}
     if len(swap) <= 32:  # as above: a few fast passes beat a dictionary lookup per character
         for char, latin in swap.items():
             text = text.replace(char, latin)
@@ -152,6 +163,33 @@ _SPACED_RUN = re.compile(r"[ ._*~-](?<=[a-z0-9][ ._*~-])(?<![a-z0-9]{2}[ ._*~-])
                          r"[a-z0-9](?![a-z0-9])(?:[ ._*~-]{1,3}+[a-z0-9](?![a-z0-9])){2,}+")
 _WORD_BREAK = re.compile(r"[ ._*~-]{2,3}")
 _SEPARATOR = re.compile(r"[ ._*~-]")
+# The text as classes, one byte per character: "a" letter or digit, " " separator, "|" other.
+_CLASSES = bytes.maketrans(
+    bytes(range(256)),
+    bytes(ord("a") if chr(b) in "abcdefghijklmnopqrstuvwxyz0123456789"
+          else ord(" ") if chr(b) in " ._*~-" else ord("|") for b in range(256)))
+# In a run of four or more one-character words, the second and third are each between
+# separators: ``" a "`` then ``"a "`` after up to two more. Starting at a three-byte literal,
+# the search skips ordinary text at C speed.
+_RUN_HINT = re.compile(rb" a (?: {0,2}a )")
+
+
+def spaced_runs(text: str) -> Iterator[re.Match[str]]:
+    """The matches of the spaced-out run pattern in ``text``, as ``finditer`` gives them, but
+    tried only next to a hint in the class bytes. A run's start (the separator after its first
+    letter) is within two characters of its first hint, and no hint comes between the end of a
+    run and the first hint of the next."""
+    classes = text.encode("ascii", "replace").translate(_CLASSES)  # one byte per character
+    pos = 0
+    while (hint := _RUN_HINT.search(classes, pos)) is not None:
+        at = hint.start()
+        for start in range(max(pos, at - 2), at + 3):
+            if (run := _SPACED_RUN.match(text, start)) is not None:
+                yield run
+                pos = run.end()
+                break
+        else:
+            pos = at + 1
 
 
 def respell(folded: str, spaced: bool = True, leet: bool = True) -> tuple[str, list[str]]:
@@ -166,7 +204,7 @@ def respell(folded: str, spaced: bool = True, leet: bool = True) -> tuple[str, l
         return text, squashed
     parts: list[str] = []
     done = 0
-    for match in _SPACED_RUN.finditer(text):
+    for match in spaced_runs(text):
         start = match.start() - 1  # the run starts at the letter before the separator
         run = text[start:match.end()]
         squashed.append(_SEPARATOR.sub("", run))
