@@ -18,6 +18,7 @@ import functools
 import re
 
 from .injection_rules import COMMENT_RULES, RULES, SQUASHED_RULE, Rule
+from .rule_needs import possible
 from .scan_memo import blocked_notice  # noqa: F401 (part of this module's API)
 from .unicode_fold import (LEET_IN_WORD, distinct_characters, fold, invisible_characters,
                            respell)
@@ -52,11 +53,15 @@ class RuleSet:
         """Names of the rules that match ``text``. ``vocabulary``: a superset of its words,
         if the caller has one (the words of a text that ``text`` was cut from)."""
         found: set[str] = set()
-        present = (words(text) if vocabulary is None else vocabulary) & self.word_leads
+        vocabulary = words(text) if vocabulary is None else vocabulary
+        present = vocabulary & self.word_leads
+        words_text = vocabulary_text(vocabulary)
+        seen: dict[str, bool] = {}
         for lead, group in self.by_lead.items():
             if lead in self.word_leads and lead not in present:
                 continue  # every rest starts at a non-word character: the lead is a whole word
-            pending = tuple((name, rule) for name, rule in group if name not in found)
+            pending = tuple((name, rule) for name, rule in group if name not in found and (
+                words_text is None or possible(rule.rest, words_text, seen)))
             if not pending:
                 continue
             candidate = _compile(lead, "|".join(f"(?:{rule.rest})" for _, rule in pending))
@@ -74,6 +79,18 @@ def words(text: str) -> set[str]:
     pieces = set(text.split())
     plain = {piece for piece in pieces if piece.isalnum()}
     return plain | set(_WORD.findall(" ".join(pieces - plain)))
+
+
+#: Up to this size the text's words, joined, are searched for the other words a rule needs
+#: (rule_needs.py); a larger vocabulary has most of them, and is not searched.
+VOCABULARY_TEXT_LIMIT = 1 << 16
+
+
+def vocabulary_text(vocabulary: set[str]) -> str | None:
+    """``vocabulary`` joined by spaces, or None when it is too large to be worth searching."""
+    if sum(map(len, vocabulary)) + len(vocabulary) > VOCABULARY_TEXT_LIMIT:
+        return None
+    return " ".join(vocabulary)
 
 
 def _rule_matches(text: str, lead: str, rule: Rule, start: int) -> bool:
