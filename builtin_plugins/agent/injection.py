@@ -21,7 +21,7 @@ from .injection_rules import COMMENT_RULES, RULES, SQUASHED_RULE, Rule
 from .rule_needs import possible
 from .scan_memo import blocked_notice  # noqa: F401 (part of this module's API)
 from .unicode_fold import (LEET_IN_WORD, distinct_characters, fold, invisible_characters,
-                           respell)
+                           respell, strip_invisible)
 
 HTML_COMMENT_FINDING = "hidden_html:html_comment"
 CATEGORIES: tuple[str, ...] = (*RULES, "invisible_unicode")
@@ -167,6 +167,10 @@ def scan(text: str) -> list[str]:
     text = text.removeprefix("\ufeff")
     if text.isascii():
         folded, invisible, pieces = text.lower(), [], None
+    elif (stripped := strip_invisible(text)) is not None:  # ASCII with a few invisible kinds
+        folded, pieces = stripped[0].lower(), None
+        invisible = [f"invisible_unicode_U+{cp:04X}"
+                     for cp in invisible_characters(text, stripped[1])]
     else:
         # the distinct pieces between white space stand for the text where only the set of
         # characters or of words matters (fold works character by character; white space

@@ -116,6 +116,30 @@ def lookalikes() -> dict[str, str]:
     return table
 
 
+def _dropped(char: str) -> bool:
+    """Removed by :func:`fold`: marks and invisible characters."""
+    return unicodedata.category(char) in ("Mn", "Me", "Cf") or ord(char) in NAMED_INVISIBLE
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def strip_invisible(text: str, kinds: int = 4) -> tuple[str, set[str]] | None:
+    """For ASCII text with invisible characters (or marks) of at most ``kinds`` kinds that
+    NFKD leaves alone: the text without them, which is what :func:`fold` gives before
+    lower-casing, and the characters taken out. One ``str.replace`` per kind instead of
+    looking at every character's set; None as soon as another character turns up."""
+    found: set[str] = set()
+    pos = 0
+    while (match := _NON_ASCII.search(text, pos)) is not None:
+        char = match.group()
+        if len(found) == kinds or not _dropped(char) or not unicodedata.is_normalized("NFKD", char):
+            return None
+        found.add(char)
+        text, pos = text.replace(char, ""), match.start()
+    return text, found
+
+
 def distinct_characters(text: str) -> tuple[set[str], set[str]]:
     """The distinct pieces of ``text`` between white space, and their distinct characters.
     ``set(text)`` makes a string object per character outside Latin-1; the pieces repeat
@@ -136,8 +160,7 @@ def fold(text: str, distinct: set[str] | None = None) -> str:
     if not (unicodedata.is_normalized("NFKD", chars) and unicodedata.is_normalized("NFKD", text)):
         text = unicodedata.normalize("NFKD", text)
         chars = "".join(set(unicodedata.normalize("NFKD", chars)))
-    drop = sorted(c for c in chars if c >= "\x80" and (
-        unicodedata.category(c) in ("Mn", "Me", "Cf") or ord(c) in NAMED_INVISIBLE))
+    drop = sorted(c for c in chars if c >= "\x80" and _dropped(c))
     table = lookalikes()
     swap = {c: table[c] for c in chars if c in table}
     if len(drop) <= 8:  # str.replace is a fast C loop; a few passes beat a regex per match

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hermes_agent.builtin_plugins.agent import unicode_fold
 from hermes_agent.builtin_plugins.agent.injection import scan, words
 from hermes_agent.builtin_plugins.agent.unicode_fold import (
-    _SPACED_RUN, distinct_characters, fold, invisible_characters, spaced_runs)
+    _SPACED_RUN, distinct_characters, fold, invisible_characters, spaced_runs, strip_invisible)
 
 _FAST = settings(max_examples=400, derandomize=True, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow])
@@ -44,6 +44,32 @@ def test_the_distinct_pieces_fold_like_the_whole_text(text: str) -> None:
     assert fold(text, distinct) == fold(text, set(text)) == fold(text)
     assert words(fold(" ".join(pieces), distinct)) == words(fold(text))
     assert invisible_characters(text, distinct) == invisible_characters(text, set(text))
+
+
+_STRIPPABLE = st.lists(st.sampled_from([
+    "ignore", " all ", "previous", "i", " ", "\n", "A", "\u200b", "\u2060", "\u0301", "\u00ad",
+    "\u200d", "\ufe0f", "\u3164", "\U000e0041", "\u034f", "é", "\u00a0", "\u2028", "ж", "❤",
+]), max_size=40).map("".join)
+
+
+@_FAST
+@given(_STRIPPABLE)
+def test_stripping_a_few_kinds_of_invisible_characters_is_folding(text: str) -> None:
+    stripped = strip_invisible(text)
+    if stripped is not None:
+        assert stripped[0].lower() == fold(text)
+        assert stripped[1] == {char for char in text if not char.isascii()}
+        assert invisible_characters(text, stripped[1]) == invisible_characters(text)
+
+
+def test_stripping_takes_only_invisible_characters_and_marks_of_few_kinds() -> None:
+    assert strip_invisible("ig\u200bno\u0301re\u2060 all\u00ad") == (
+        "ignore all", {"\u200b", "\u0301", "\u2060", "\u00ad"})
+    assert strip_invisible("plain") == ("plain", set())
+    # NFKD changes it, white space, not invisible, five kinds
+    for other in ("caf\u00e9", "a\u00a0b", "a\u2028b", "\u0430", "❤\ufe0f",
+                  "\u200b\u2061\u2060\u00ad\u200c"):
+        assert strip_invisible(other) is None, other
 
 
 _SPACING = st.lists(st.sampled_from(list("ab1z ._*~-\n|'ж") + ["  ", "a ", "b."]),
