@@ -166,9 +166,10 @@ def scan(text: str) -> list[str]:
     invisible characters by code point."""
     text = text.removeprefix("\ufeff")
     if text.isascii():
-        folded, invisible, pieces = text.lower(), [], None
+        folded, invisible = text.lower(), []
+        folded_words = folded
     elif (stripped := strip_invisible(text)) is not None:  # ASCII with a few invisible kinds
-        folded, pieces = stripped[0].lower(), None
+        folded = folded_words = stripped[0].lower()
         invisible = [f"invisible_unicode_U+{cp:04X}"
                      for cp in invisible_characters(text, stripped[1])]
     else:
@@ -176,12 +177,16 @@ def scan(text: str) -> list[str]:
         # characters or of words matters (fold works character by character; white space
         # stays white space)
         pieces, distinct = distinct_characters(text)
-        folded = fold(text, distinct)
         invisible = [f"invisible_unicode_U+{cp:04X}"
                      for cp in invisible_characters(text, distinct)]
+        if not _LETTER.search(fold("".join(distinct), distinct)):
+            return invisible  # no letter comes out of folding the text either
+        folded = fold(text, distinct)
+        sample = " ".join(pieces)
+        folded_words = fold(sample, distinct) if len(sample) <= len(text) // 2 else folded
     if not _LETTER.search(folded):  # every rule needs a letter
         return invisible
-    vocabulary = words(folded if pieces is None else fold(" ".join(pieces), distinct))
+    vocabulary = words(folded_words)
     hits = _MAIN.hits(folded, vocabulary)
     respelled, squashed = _respelled_lines(folded, vocabulary)
     if respelled:

@@ -50,13 +50,20 @@ _IDEOGRAPHIC = ("\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3400-\u4dbf\u4e00-\u9f
 _TAG_LETTER = "\U000e0030-\U000e0039\U000e0061-\U000e007a"
 _OTHER_VS = "\ufe00-\ufe0d\U000e0100-\U000e01ef"
 
+#: Where a contextual character is ordinary text: (the characters, a class one of which must
+#: come right before, a class one of which must come right after; "" for no condition).
+_PLACES: tuple[tuple[str, str, str], ...] = (
+    ("\ufe0e\ufe0f", f"#*0-9{_EMOJI}", ""),
+    (_OTHER_VS, _IDEOGRAPHIC, ""),
+    ("\u200d", f"{_EMOJI}\ufe0f{_JOINING}", f"{_EMOJI}{_JOINING}"),
+    ("\u200c", _JOINING, _JOINING),
+)
+_FLAG = rf"\U0001f3f4[{_TAG_LETTER}]{{1,8}}+\U000e007f"  # tags in place: an emoji flag
 #: Occurrences that are ordinary text; each branch starts at the character it allows.
-_IN_PLACE = re.compile(
-    rf"[\ufe0e\ufe0f](?<=[#*0-9{_EMOJI}][\ufe0e\ufe0f])"
-    rf"|[{_OTHER_VS}](?<=[{_IDEOGRAPHIC}][{_OTHER_VS}])"
-    rf"|\u200d(?<=[{_EMOJI}\ufe0f{_JOINING}]\u200d)(?=[{_EMOJI}{_JOINING}])"
-    rf"|\u200c(?<=[{_JOINING}]\u200c)(?=[{_JOINING}])"
-    rf"|\U0001f3f4[{_TAG_LETTER}]{{1,8}}+\U000e007f")
+_IN_PLACE = re.compile("|".join(
+    [rf"[{chars}](?<=[{before}][{chars}])" + (rf"(?=[{after}])" if after else "")
+     for chars, before, after in _PLACES] + [_FLAG]))
+_FLAGS = re.compile(_FLAG)
 _CONTEXTUAL = frozenset("\ufe0e\ufe0f\u200d\u200c" + "".join(
     chr(c) for c in (*range(0xFE00, 0xFE0E), *range(0xE0100, 0xE01F0),
                      *range(0xE0030, 0xE003A), *range(0xE0061, 0xE007B), 0xE007F)))
@@ -66,15 +73,36 @@ def is_invisible(char: str) -> bool:
     return unicodedata.category(char) == "Cf" or ord(char) in NAMED_INVISIBLE
 
 
+@functools.lru_cache(maxsize=512)
+def _out_of_place(char: str) -> re.Pattern[str] | None:
+    """An occurrence of ``char`` (one character of :data:`_PLACES`) that is not ordinary text;
+    None for tag characters, which are in place inside a flag."""
+    for chars, before, after in _PLACES:
+        if re.fullmatch(f"[{chars}]", char):
+            escaped = re.escape(char)
+            return re.compile(rf"{escaped}(?:(?<![{before}]{escaped})"
+                              + (rf"|(?![{after}]))" if after else ")"))
+    return None
+
+
 def invisible_characters(text: str, distinct: set[str] | None = None) -> list[int]:
     """Code points of the out-of-place invisible characters in ``text``, sorted.
-    ``distinct``: ``set(text)`` if the caller has it."""
+    ``distinct``: ``set(text)`` if the caller has it. A character that may be in place is
+    kept if one search finds it out of place (tag characters: left once flags are taken out);
+    the text is never split into characters."""
     if text.isascii():
         return []
     suspects = {c for c in (set(text) if distinct is None else distinct)
                 if c >= "\x80" and is_invisible(c)}
-    if suspects & _CONTEXTUAL:
-        suspects = {c for c in set(_IN_PLACE.sub("", text)) if c in suspects}
+    without_flags: str | None = None
+    for char in sorted(suspects & _CONTEXTUAL):
+        if (pattern := _out_of_place(char)) is not None:
+            stays = pattern.search(text) is not None
+        else:
+            without_flags = _FLAGS.sub("", text) if without_flags is None else without_flags
+            stays = char in without_flags
+        if not stays:
+            suspects.discard(char)
     return sorted(ord(c) for c in suspects)
 
 

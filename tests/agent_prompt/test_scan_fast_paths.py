@@ -72,6 +72,21 @@ def test_stripping_takes_only_invisible_characters_and_marks_of_few_kinds() -> N
         assert strip_invisible(other) is None, other
 
 
+_CONTEXT_PIECES = st.sampled_from([
+    "\ufe0e", "\ufe0f", "\ufe00", "\U000e0100", "\u200d", "\u200c", "\U000e0067", "\U000e0062",
+    "\U000e007f", "\U000e0031", "\U000e0041", "🏴", "❤", "👩", "#", "1", "a", "葛", "≩", "م", "ی",
+    "क", "\u200b", " ",
+])
+
+
+@_FAST
+@given(st.lists(_CONTEXT_PIECES, max_size=30).map("".join))
+def test_out_of_place_searches_report_what_removing_the_in_place_ones_leaves(text: str) -> None:
+    suspects = {c for c in text if unicode_fold.is_invisible(c)}
+    left = {c for c in unicode_fold._IN_PLACE.sub("", text) if c in suspects}
+    assert invisible_characters(text) == sorted(map(ord, left))
+
+
 _SPACING = st.lists(st.sampled_from(list("ab1z ._*~-\n|'ж") + ["  ", "a ", "b."]),
                     max_size=60).map("".join)
 
