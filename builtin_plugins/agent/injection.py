@@ -20,8 +20,8 @@ import re
 from .injection_rules import COMMENT_RULES, RULES, SQUASHED_RULE, Rule
 from .rule_needs import possible
 from .scan_memo import blocked_notice  # noqa: F401 (part of this module's API)
-from .unicode_fold import (LEET_IN_WORD, distinct_characters, fold, invisible_characters,
-                           respell, strip_invisible)
+from .unicode_fold import (LEET_IN_WORD, distinct_characters, distinct_pieces, fold,
+                           invisible_characters, respell, strip_invisible)
 
 HTML_COMMENT_FINDING = "hidden_html:html_comment"
 CATEGORIES: tuple[str, ...] = (*RULES, "invisible_unicode")
@@ -74,9 +74,9 @@ class RuleSet:
 
 
 def words(text: str) -> set[str]:
-    """The distinct words of ``text``: split once on white space, then only the distinct
-    pieces that are not plain words are split further."""
-    pieces = set(text.split())
+    """The distinct words of ``text``: split on white space (a chunk at a time), then only
+    the distinct pieces that are not plain words are split further."""
+    pieces = distinct_pieces(text)
     plain = {piece for piece in pieces if piece.isalnum()}
     return plain | set(_WORD.findall(" ".join(pieces - plain)))
 

@@ -168,12 +168,28 @@ def strip_invisible(text: str, kinds: int = 4) -> tuple[str, set[str]] | None:
     return text, found
 
 
+def distinct_pieces(text: str, chunk: int = 16_384) -> set[str]:
+    """``set(text.split())``, split ``chunk`` characters at a time (cut at a space): each
+    chunk's pieces are counted while they are still in the processor's cache, which on a
+    megabyte of words takes about two thirds of the time of one split."""
+    if len(text) <= 2 * chunk:
+        return set(text.split())
+    found: set[str] = set()
+    start = 0
+    while start < len(text):
+        cut = text.find(" ", start + chunk)
+        cut = len(text) if cut == -1 else cut
+        found.update(text[start:cut].split())
+        start = cut
+    return found
+
+
 def distinct_characters(text: str) -> tuple[set[str], set[str]]:
     """The distinct pieces of ``text`` between white space, and their distinct characters.
     ``set(text)`` makes a string object per character outside Latin-1; the pieces repeat
     (words do), so their characters are found from far fewer. White space is left out: no
     white space character is invisible or a look-alike, and it folds to white space."""
-    pieces = set(text.split())
+    pieces = distinct_pieces(text)
     return pieces, set("".join(pieces))
 
 

@@ -46,6 +46,14 @@ def test_the_distinct_pieces_fold_like_the_whole_text(text: str) -> None:
     assert invisible_characters(text, distinct) == invisible_characters(text, set(text))
 
 
+@_FAST
+@given(st.lists(st.sampled_from(["ab", "c", " ", "  ", "\n", "\t", "\u00a0", "\u2028", "d\u200be"]),
+                max_size=80).map("".join))
+def test_pieces_split_a_chunk_at_a_time_are_the_pieces_of_one_split(text: str) -> None:
+    for chunk in (1, 3, 16_384):  # small chunks cut the generated text in many places
+        assert unicode_fold.distinct_pieces(text, chunk) == set(text.split())
+
+
 _STRIPPABLE = st.lists(st.sampled_from([
     "ignore", " all ", "previous", "i", " ", "\n", "A", "\u200b", "\u2060", "\u0301", "\u00ad",
     "\u200d", "\ufe0f", "\u3164", "\U000e0041", "\u034f", "é", "\u00a0", "\u2028", "ж", "❤",
