@@ -19,8 +19,11 @@ Two jobs:
   ``respell``: digits and symbols used as letters (``1gn0r3``) and spaced-out letters
   (``i g n o r e``) joined back into words.
 
-Everything here is linear in the text: whole-text passes are ``set``, ``str.translate``,
-normalisation and regular expressions that start at a single character.
+Everything here is linear in the text: whole-text passes are ``str.split``, ``set``,
+``str.replace``/``str.translate``, normalisation and regular expressions that start at a
+single character or a literal. No pass makes a string object per character where the words
+or a few ``str.replace`` calls can stand for them (see :func:`distinct_characters` and
+:func:`strip_invisible`).
 """
 
 from __future__ import annotations
@@ -205,13 +208,13 @@ def fold(text: str, distinct: set[str] | None = None) -> str:
         text = unicodedata.normalize("NFKD", text)
         chars = "".join(set(unicodedata.normalize("NFKD", chars)))
     drop = sorted(c for c in chars if c >= "\x80" and _dropped(c))
-    table = lookalikes()
-    swap = {c: table[c] for c in chars if c in table}
     if len(drop) <= 8:  # str.replace is a fast C loop; a few passes beat a regex per match
         for char in drop:
             text = text.replace(char, "")
     else:
         text = re.sub("[" + "".join(map(re.escape, drop)) + "]+", "", text)
+    table = lookalikes()
+    swap = {c: table[c] for c in chars if c in table}
     if len(swap) <= 32:  # as above: a few fast passes beat a dictionary lookup per character
         for char, latin in swap.items():
             text = text.replace(char, latin)
