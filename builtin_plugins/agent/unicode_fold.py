@@ -163,12 +163,18 @@ def strip_invisible(text: str, kinds: int = 4) -> tuple[str, set[str]] | None:
     found: set[str] = set()
     pos = 0
     while (match := _NON_ASCII.search(text, pos)) is not None:
-        char = match.group()
-        if len(found) == kinds or not _dropped(char) or not unicodedata.is_normalized("NFKD", char):
+        pos = match.start()
+        near = {c for c in text[pos:pos + 256] if c >= "\x80"}  # a dense mix gives up at once
+        if len(found | near) > kinds or not all(map(_strippable, near)):
             return None
-        found.add(char)
-        text, pos = text.replace(char, ""), match.start()
+        for char in near - found:
+            text = text.replace(char, "")
+        found |= near
     return text, found
+
+
+def _strippable(char: str) -> bool:
+    return _dropped(char) and unicodedata.is_normalized("NFKD", char)
 
 
 def distinct_pieces(text: str, chunk: int = 16_384) -> set[str]:
@@ -187,13 +193,38 @@ def distinct_pieces(text: str, chunk: int = 16_384) -> set[str]:
     return found
 
 
+def characters(text: str, window: int = 256, searches: int = 32) -> set[str]:
+    """``set(text)`` without a string object per character: a search for the first character
+    not yet found (a class of the found ones, negated) resumes where the last one stopped,
+    so the text is scanned once at C speed, and the characters of a ``window`` after each
+    find are added at once. After ``searches`` finds the rest is handed to ``set``."""
+    found: set[str] = set()
+    pos = 0
+    for _ in range(searches):
+        match = _not_in(found).search(text, pos)
+        if match is None:
+            return found
+        pos = match.start()
+        found.update(text[pos:pos + window])
+    return found | set(text[pos:])
+
+
+def _not_in(chars: set[str]) -> re.Pattern[str]:
+    if not chars:
+        return re.compile(r"[\s\S]")
+    return re.compile("[^" + "".join(map(re.escape, sorted(chars))) + "]")
+
+
 def distinct_characters(text: str) -> tuple[set[str], set[str]]:
     """The distinct pieces of ``text`` between white space, and their distinct characters.
     ``set(text)`` makes a string object per character outside Latin-1; the pieces repeat
-    (words do), so their characters are found from far fewer. White space is left out: no
-    white space character is invisible or a look-alike, and it folds to white space."""
+    (words do), so their characters are found from far fewer, and a long rest (few pieces
+    that repeat, or one piece with no white space) goes to :func:`characters`. White space
+    is left out: no white space character is invisible or a look-alike, and it folds to
+    white space."""
     pieces = distinct_pieces(text)
-    return pieces, set("".join(pieces))
+    sample = "".join(pieces)
+    return pieces, set(sample) if len(sample) <= 1 << 16 else characters(sample)
 
 
 def fold(text: str, distinct: set[str] | None = None) -> str:

@@ -54,6 +54,26 @@ def test_pieces_split_a_chunk_at_a_time_are_the_pieces_of_one_split(text: str) -
         assert unicode_fold.distinct_pieces(text, chunk) == set(text.split())
 
 
+_RUNS = st.lists(st.tuples(st.sampled_from(list("ab ]^\\-\n\u200b\u2060葛ж\U000e0041\ud800")),
+                           st.integers(1, 40)), max_size=40)
+
+
+@_FAST
+@given(_RUNS, st.integers(1, 300), st.integers(1, 40))
+def test_characters_found_by_resumed_searches_are_the_set(runs: list[tuple[str, int]],
+                                                         window: int, searches: int) -> None:
+    text = "".join(char * count for char, count in runs)
+    assert unicode_fold.characters(text, window, searches) == set(text)
+
+
+def test_a_long_piece_without_white_space_is_not_split_into_characters() -> None:
+    kinds = "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\u206a\u206b\u3164\ufe00"
+    text = kinds * 100_000
+    pieces, distinct = distinct_characters(text)
+    assert pieces == {text} and distinct == set(kinds)
+    assert scan(text) == [f"invisible_unicode_U+{cp:04X}" for cp in sorted(map(ord, kinds))]
+
+
 _STRIPPABLE = st.lists(st.sampled_from([
     "ignore", " all ", "previous", "i", " ", "\n", "A", "\u200b", "\u2060", "\u0301", "\u00ad",
     "\u200d", "\ufe0f", "\u3164", "\U000e0041", "\u034f", "é", "\u00a0", "\u2028", "ж", "❤",
