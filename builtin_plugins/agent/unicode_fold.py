@@ -162,7 +162,7 @@ def strip_invisible(text: str, kinds: int = 4) -> tuple[str, set[str]] | None:
     looking at every character's set; None as soon as another character turns up."""
     found: set[str] = set()
     pos = 0
-    while (match := _NON_ASCII.search(text, pos)) is not None:
+    while not text.isascii() and (match := _NON_ASCII.search(text, pos)) is not None:
         pos = match.start()
         near = {c for c in text[pos:pos + 256] if c >= "\x80"}  # a dense mix gives up at once
         if len(found | near) > kinds or not all(map(_strippable, near)):
