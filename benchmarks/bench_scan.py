@@ -42,7 +42,8 @@ from hermes_agent.builtin_plugins.agent.injection import scan
 
 MIB = 1 << 20
 REPO = Path(__file__).resolve().parents[1]
-_SCANNER = ("injection.py", "injection_rules.py", "unicode_fold.py", "scan_memo.py", "rule_needs.py")
+_SCANNER = ("injection.py", "injection_rules.py", "unicode_fold.py", "scan_memo.py",
+            "rule_needs.py")  # the files of the scanner, where a revision has them
 _WORDS = ("the build uses pytest and ruff run make test before you push to main never commit "
           "secrets use small functions keep docs in sync prefer pathlib over os.path python "
           "3.12 node 20 see docs/setup.md for details when a test fails fix the cause").split()
@@ -128,8 +129,9 @@ def scanner_at(rev: str) -> Callable[[str], list[str]]:
     package.mkdir()
     (package / "__init__.py").write_text("")
     for name in _SCANNER:
-        shown = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:builtin_plugins/agent/{name}"],
-                               capture_output=True, text=True)
+        shown = subprocess.run(
+            ["git", "-C", str(REPO), "show", f"{rev}:builtin_plugins/agent/{name}"],
+            capture_output=True, text=True)
         if shown.returncode == 0:
             (package / name).write_text(shown.stdout)
     sys.path.insert(0, str(package.parent))
