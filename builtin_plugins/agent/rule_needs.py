@@ -51,8 +51,9 @@ def _needs(items: list[tuple[object, object]]) -> list[Need]:
             run.append(chr(av))  # type: ignore[arg-type]
             continue
         close_run()
-        if op is sre.SUBPATTERN:
-            found += _needs(list(av[-1]))  # type: ignore[index]
+        if op is sre.SUBPATTERN:  # (group, flags on, flags off, body); (?i:...) is not read
+            if not av[1] & re.IGNORECASE:  # type: ignore[index]
+                found += _needs(list(av[-1]))  # type: ignore[index]
         elif op is sre.ATOMIC_GROUP:
             found += _needs(list(av))  # type: ignore[call-overload]
         elif op in _REPEATS and av[0] >= 1:  # type: ignore[index]

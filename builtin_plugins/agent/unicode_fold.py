@@ -193,14 +193,17 @@ def distinct_pieces(text: str, chunk: int = 16_384) -> set[str]:
     return found
 
 
-def characters(text: str, window: int = 256, searches: int = 32) -> set[str]:
+def characters(text: str, window: int = 256, searches: int = 16, kinds: int = 256) -> set[str]:
     """``set(text)`` without a string object per character: a search for the first character
     not yet found (a class of the found ones, negated) resumes where the last one stopped,
     so the text is scanned once at C speed, and the characters of a ``window`` after each
-    find are added at once. After ``searches`` finds the rest is handed to ``set``."""
+    find are added at once. After ``searches`` finds, or past ``kinds`` characters (whose
+    class would be slow to compile), the rest is handed to ``set``."""
     found: set[str] = set()
     pos = 0
     for _ in range(searches):
+        if len(found) > kinds:
+            break
         match = _not_in(found).search(text, pos)
         if match is None:
             return found

@@ -22,6 +22,7 @@ def test_needs_of_pattern_shapes() -> None:
     assert needs(r"(?:a\s++b)*x") == ()  # a repeat that may not happen; one letter
     assert needs(r"\s++(?:secret|\.x)") == ()  # a branch without a need
     assert needs(r"(?i)\s++secret") == ()  # case-insensitive: not read
+    assert needs(r"\s++(?i:secret)\s++key") == (frozenset({"key"}),)
     assert needs(r"\s++(?:to|for)\s++(?:the\s++)?(?:ai|language\s++model)") == (
         frozenset({"to", "for"}), frozenset({"ai", "language"}))
 

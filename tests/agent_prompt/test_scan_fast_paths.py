@@ -59,11 +59,12 @@ _RUNS = st.lists(st.tuples(st.sampled_from(list("ab ]^\\-\n\u200b\u2060葛ж\U00
 
 
 @_FAST
-@given(_RUNS, st.integers(1, 300), st.integers(1, 40))
+@given(_RUNS, st.integers(1, 300), st.integers(1, 40), st.integers(0, 20))
 def test_characters_found_by_resumed_searches_are_the_set(runs: list[tuple[str, int]],
-                                                         window: int, searches: int) -> None:
+                                                         window: int, searches: int,
+                                                         kinds: int) -> None:
     text = "".join(char * count for char, count in runs)
-    assert unicode_fold.characters(text, window, searches) == set(text)
+    assert unicode_fold.characters(text, window, searches, kinds) == set(text)
 
 
 def test_a_long_piece_without_white_space_is_not_split_into_characters() -> None:
