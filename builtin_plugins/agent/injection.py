@@ -20,8 +20,8 @@ import re
 from .injection_rules import COMMENT_RULES, RULES, SQUASHED_RULE, Rule
 from .rule_needs import possible
 from .scan_memo import blocked_notice  # noqa: F401 (part of this module's API)
-from .unicode_fold import (LEET_IN_WORD, distinct_characters, distinct_pieces, fold,
-                           invisible_characters, respell, strip_invisible)
+from .unicode_fold import (LEET_IN_WORD, characters, distinct_pieces, fold, invisible_characters,
+                           respell, strip_invisible)
 
 HTML_COMMENT_FINDING = "hidden_html:html_comment"
 CATEGORIES: tuple[str, ...] = (*RULES, "invisible_unicode")
@@ -77,7 +77,7 @@ def words(text: str) -> set[str]:
     """The distinct words of ``text``: split on white space (a chunk at a time), then only
     the distinct pieces that are not plain words are split further."""
     pieces = distinct_pieces(text)
-    plain = {piece for piece in pieces if piece.isalnum()}
+    plain = set(filter(str.isalnum, pieces))
     return plain | set(_WORD.findall(" ".join(pieces - plain)))
 
 
@@ -88,9 +88,10 @@ VOCABULARY_TEXT_LIMIT = 1 << 16
 
 def vocabulary_text(vocabulary: set[str]) -> str | None:
     """``vocabulary`` joined by spaces, or None when it is too large to be worth searching."""
-    if sum(map(len, vocabulary)) + len(vocabulary) > VOCABULARY_TEXT_LIMIT:
+    if 2 * len(vocabulary) > VOCABULARY_TEXT_LIMIT:  # joined, at least two characters a word
         return None
-    return " ".join(vocabulary)
+    joined = " ".join(vocabulary)
+    return joined if len(joined) <= VOCABULARY_TEXT_LIMIT else None
 
 
 def _rule_matches(text: str, lead: str, rule: Rule, start: int) -> bool:
@@ -134,20 +135,24 @@ _SQUASHED = re.compile(SQUASHED_RULE[1])
 RULE_FINDINGS: tuple[str, ...] = (*_MAIN.names, HTML_COMMENT_FINDING, SQUASHED_RULE[0])
 
 
+_SINGLE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")  # what a spaced-out run is made of
+
+
 def may_be_spaced_out(folded: str, vocabulary: set[str]) -> bool:
     """False when ``folded`` has no letters spaced out (``i g n o r e``). Such a run has a
     letter or digit with a separator on each side: a one-character word, or one inside a word
-    joined by ``_`` (a word character); ``@`` and ``$`` become letters when respelled."""
-    return ("@" in folded or "$" in folded
-            or any(len(word) == 1 or "_" in word for word in vocabulary))
+    joined by ``_`` (a word character); ``@`` and ``$`` become letters when respelled. Set
+    lookups and C searches only, whatever the size of the vocabulary."""
+    return ("@" in folded or "$" in folded or "_" in folded
+            or not vocabulary.isdisjoint(_SINGLE))
 
 
 def may_have_leetspeak(folded: str, vocabulary: set[str]) -> bool:
     """False when no digit touches a letter in ``folded`` and it has no ``@`` or ``$``: a
-    digit and a letter side by side are in one word, so the (short) word list is searched
-    instead of the text."""
-    return ("@" in folded or "$" in folded
-            or LEET_IN_WORD.search(" ".join(vocabulary)) is not None)
+    digit and a letter side by side are in one word, so a short word list is searched
+    instead of the text (a long one is not worth joining)."""
+    return ("@" in folded or "$" in folded or LEET_IN_WORD.search(
+        " ".join(vocabulary) if len(vocabulary) <= 4096 else folded) is not None)
 
 
 def _respelled_lines(folded: str, vocabulary: set[str]) -> tuple[str, list[str]]:
@@ -167,26 +172,20 @@ def scan(text: str) -> list[str]:
     text = text.removeprefix("\ufeff")
     if text.isascii():
         folded, invisible = text.lower(), []
-        folded_words = folded
     elif (stripped := strip_invisible(text)) is not None:  # ASCII with a few invisible kinds
-        folded = folded_words = stripped[0].lower()
+        folded = stripped[0].lower()
         invisible = [f"invisible_unicode_U+{cp:04X}"
                      for cp in invisible_characters(text, stripped[1])]
     else:
-        # the distinct pieces between white space stand for the text where only the set of
-        # characters or of words matters (fold works character by character; white space
-        # stays white space)
-        pieces, distinct = distinct_characters(text)
+        distinct = characters(text)
         invisible = [f"invisible_unicode_U+{cp:04X}"
                      for cp in invisible_characters(text, distinct)]
         if not _LETTER.search(fold("".join(distinct), distinct)):
-            return invisible  # no letter comes out of folding the text either
+            return invisible  # fold works character by character: no letter comes out
         folded = fold(text, distinct)
-        sample = " ".join(pieces)
-        folded_words = fold(sample, distinct) if len(sample) <= len(text) // 2 else folded
     if not _LETTER.search(folded):  # every rule needs a letter
         return invisible
-    vocabulary = words(folded_words)
+    vocabulary = words(folded)
     hits = _MAIN.hits(folded, vocabulary)
     respelled, squashed = _respelled_lines(folded, vocabulary)
     if respelled:

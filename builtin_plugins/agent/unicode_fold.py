@@ -22,7 +22,7 @@ Two jobs:
 Everything here is linear in the text: whole-text passes are ``str.split``, ``set``,
 ``str.replace``/``str.translate``, normalisation and regular expressions that start at a
 single character or a literal. No pass makes a string object per character where the words
-or a few ``str.replace`` calls can stand for them (see :func:`distinct_characters` and
+or a few ``str.replace`` calls can stand for them (see :func:`characters` and
 :func:`strip_invisible`).
 """
 
@@ -198,7 +198,8 @@ def characters(text: str, window: int = 256, searches: int = 16, kinds: int = 25
     not yet found (a class of the found ones, negated) resumes where the last one stopped,
     so the text is scanned once at C speed, and the characters of a ``window`` after each
     find are added at once. After ``searches`` finds, or past ``kinds`` characters (whose
-    class would be slow to compile), the rest is handed to ``set``."""
+    class would be slow to compile), the occurrences of the characters not yet found are
+    collected in one pass (few, when the common ones are found)."""
     found: set[str] = set()
     pos = 0
     for _ in range(searches):
@@ -209,25 +210,13 @@ def characters(text: str, window: int = 256, searches: int = 16, kinds: int = 25
             return found
         pos = match.start()
         found.update(text[pos:pos + window])
-    return found | set(text[pos:])
+    return found.union(_not_in(found).findall(text, pos))
 
 
 def _not_in(chars: set[str]) -> re.Pattern[str]:
     if not chars:
         return re.compile(r"[\s\S]")
     return re.compile("[^" + "".join(map(re.escape, sorted(chars))) + "]")
-
-
-def distinct_characters(text: str) -> tuple[set[str], set[str]]:
-    """The distinct pieces of ``text`` between white space, and their distinct characters.
-    ``set(text)`` makes a string object per character outside Latin-1; the pieces repeat
-    (words do), so their characters are found from far fewer, and a long rest (few pieces
-    that repeat, or one piece with no white space) goes to :func:`characters`. White space
-    is left out: no white space character is invisible or a look-alike, and it folds to
-    white space."""
-    pieces = distinct_pieces(text)
-    sample = "".join(pieces)
-    return pieces, set(sample) if len(sample) <= 1 << 16 else characters(sample)
 
 
 def fold(text: str, distinct: set[str] | None = None) -> str:

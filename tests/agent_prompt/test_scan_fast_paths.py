@@ -1,31 +1,19 @@
-"""The scan's shortcuts find what the plain passes find: distinct characters and words taken
-from the distinct pieces between white space, and spaced-out runs tried only next to a hint."""
+"""The scan's shortcuts find what the plain passes find: distinct characters found by resumed
+searches, words split a chunk at a time, invisible characters taken out by kind, contextual
+ones searched out of place, and spaced-out runs tried only next to a hint."""
 
 from __future__ import annotations
-
-import sys
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_agent.builtin_plugins.agent import unicode_fold
-from hermes_agent.builtin_plugins.agent.injection import scan, words
+from hermes_agent.builtin_plugins.agent.injection import scan
 from hermes_agent.builtin_plugins.agent.unicode_fold import (
-    _SPACED_RUN, distinct_characters, fold, invisible_characters, spaced_runs, strip_invisible)
+    _SPACED_RUN, characters, fold, invisible_characters, spaced_runs, strip_invisible)
 
 _FAST = settings(max_examples=400, derandomize=True, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow])
-
-
-def test_white_space_is_neutral_to_folding() -> None:
-    """What lets the pieces between white space stand for the text: no white space character
-    is invisible or a look-alike, and each folds to white space (NFKD may change which)."""
-    spaces = [chr(cp) for cp in range(sys.maxunicode + 1) if chr(cp).isspace()]
-    assert len(spaces) > 20
-    for char in spaces:
-        assert not unicode_fold.is_invisible(char) and char not in unicode_fold.lookalikes()
-        assert fold(char) and fold(char).isspace(), hex(ord(char))
-        assert len(f"a{char}b".split()) == 2
 
 
 _UNICODE_PIECES = st.sampled_from([
@@ -39,11 +27,11 @@ _UNICODE_TEXT = st.one_of(st.lists(_UNICODE_PIECES, max_size=40).map("".join),
 
 @_FAST
 @given(_UNICODE_TEXT)
-def test_the_distinct_pieces_fold_like_the_whole_text(text: str) -> None:
-    pieces, distinct = distinct_characters(text)
-    assert fold(text, distinct) == fold(text, set(text)) == fold(text)
-    assert words(fold(" ".join(pieces), distinct)) == words(fold(text))
-    assert invisible_characters(text, distinct) == invisible_characters(text, set(text))
+def test_the_characters_found_by_searches_fold_like_the_set(text: str) -> None:
+    distinct = characters(text)
+    assert distinct == set(text)
+    assert fold(text, distinct) == fold(text)
+    assert invisible_characters(text, distinct) == invisible_characters(text)
 
 
 @_FAST
@@ -67,11 +55,10 @@ def test_characters_found_by_resumed_searches_are_the_set(runs: list[tuple[str, 
     assert unicode_fold.characters(text, window, searches, kinds) == set(text)
 
 
-def test_a_long_piece_without_white_space_is_not_split_into_characters() -> None:
+def test_a_megabyte_of_mixed_invisible_characters_is_reported_by_kind() -> None:
     kinds = "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\u206a\u206b\u3164\ufe00"
     text = kinds * 100_000
-    pieces, distinct = distinct_characters(text)
-    assert pieces == {text} and distinct == set(kinds)
+    assert characters(text) == set(kinds)
     assert scan(text) == [f"invisible_unicode_U+{cp:04X}" for cp in sorted(map(ord, kinds))]
 
 
