@@ -141,8 +141,8 @@ _SINGLE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")  # what a spaced-out
 def may_be_spaced_out(folded: str, vocabulary: set[str]) -> bool:
     """False when ``folded`` has no letters spaced out (``i g n o r e``). Such a run has a
     letter or digit with a separator on each side: a one-character word, or one inside a word
-    joined by ``_`` (a word character); ``@`` and ``$`` become letters when respelled. Set
-    lookups and C searches only, whatever the size of the vocabulary."""
+    joined by ``_`` (a word character, looked for in the whole text); ``@`` and ``$`` become
+    letters when respelled. Set lookups and C searches only, whatever the vocabulary's size."""
     return ("@" in folded or "$" in folded or "_" in folded
             or not vocabulary.isdisjoint(_SINGLE))
 
