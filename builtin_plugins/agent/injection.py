@@ -18,8 +18,10 @@ import functools
 import re
 
 from .injection_rules import COMMENT_RULES, RULES, SQUASHED_RULE, Rule
+from .rule_needs import possible
 from .scan_memo import blocked_notice  # noqa: F401 (part of this module's API)
-from .unicode_fold import LEET_IN_WORD, fold, invisible_characters, respell
+from .unicode_fold import (LEET_IN_WORD, characters, distinct_pieces, fold, invisible_characters,
+                           respell, strip_invisible)
 
 HTML_COMMENT_FINDING = "hidden_html:html_comment"
 CATEGORIES: tuple[str, ...] = (*RULES, "invisible_unicode")
@@ -51,11 +53,15 @@ class RuleSet:
         """Names of the rules that match ``text``. ``vocabulary``: a superset of its words,
         if the caller has one (the words of a text that ``text`` was cut from)."""
         found: set[str] = set()
-        present = (words(text) if vocabulary is None else vocabulary) & self.word_leads
+        vocabulary = words(text) if vocabulary is None else vocabulary
+        present = vocabulary & self.word_leads
+        words_text = vocabulary_text(vocabulary)
+        seen: dict[str, bool] = {}
         for lead, group in self.by_lead.items():
             if lead in self.word_leads and lead not in present:
                 continue  # every rest starts at a non-word character: the lead is a whole word
-            pending = tuple((name, rule) for name, rule in group if name not in found)
+            pending = tuple((name, rule) for name, rule in group if name not in found and (
+                words_text is None or possible(rule.rest, words_text, seen)))
             if not pending:
                 continue
             candidate = _compile(lead, "|".join(f"(?:{rule.rest})" for _, rule in pending))
@@ -68,11 +74,24 @@ class RuleSet:
 
 
 def words(text: str) -> set[str]:
-    """The distinct words of ``text``: split once on white space, then only the distinct
-    pieces that are not plain words are split further."""
-    pieces = set(text.split())
-    plain = {piece for piece in pieces if piece.isalnum()}
+    """The distinct words of ``text``: split on white space (a chunk at a time), then only
+    the distinct pieces that are not plain words are split further."""
+    pieces = distinct_pieces(text)
+    plain = set(filter(str.isalnum, pieces))
     return plain | set(_WORD.findall(" ".join(pieces - plain)))
+
+
+#: Up to this size the text's words, joined, are searched for the other words a rule needs
+#: (rule_needs.py); a larger vocabulary has most of them, and is not searched.
+VOCABULARY_TEXT_LIMIT = 1 << 16
+
+
+def vocabulary_text(vocabulary: set[str]) -> str | None:
+    """``vocabulary`` joined by spaces, or None when it is too large to be worth searching."""
+    if 2 * len(vocabulary) > VOCABULARY_TEXT_LIMIT:  # joined, at least two characters a word
+        return None
+    joined = " ".join(vocabulary)
+    return joined if len(joined) <= VOCABULARY_TEXT_LIMIT else None
 
 
 def _rule_matches(text: str, lead: str, rule: Rule, start: int) -> bool:
@@ -116,20 +135,24 @@ _SQUASHED = re.compile(SQUASHED_RULE[1])
 RULE_FINDINGS: tuple[str, ...] = (*_MAIN.names, HTML_COMMENT_FINDING, SQUASHED_RULE[0])
 
 
+_SINGLE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")  # what a spaced-out run is made of
+
+
 def may_be_spaced_out(folded: str, vocabulary: set[str]) -> bool:
     """False when ``folded`` has no letters spaced out (``i g n o r e``). Such a run has a
     letter or digit with a separator on each side: a one-character word, or one inside a word
-    joined by ``_`` (a word character); ``@`` and ``$`` become letters when respelled."""
-    return ("@" in folded or "$" in folded
-            or any(len(word) == 1 or "_" in word for word in vocabulary))
+    joined by ``_`` (a word character, looked for in the whole text); ``@`` and ``$`` become
+    letters when respelled. Set lookups and C searches only, whatever the vocabulary's size."""
+    return ("@" in folded or "$" in folded or "_" in folded
+            or not vocabulary.isdisjoint(_SINGLE))
 
 
 def may_have_leetspeak(folded: str, vocabulary: set[str]) -> bool:
     """False when no digit touches a letter in ``folded`` and it has no ``@`` or ``$``: a
-    digit and a letter side by side are in one word, so the (short) word list is searched
-    instead of the text."""
-    return ("@" in folded or "$" in folded
-            or LEET_IN_WORD.search(" ".join(vocabulary)) is not None)
+    digit and a letter side by side are in one word, so a short word list is searched
+    instead of the text (a long one is not worth joining)."""
+    return ("@" in folded or "$" in folded or LEET_IN_WORD.search(
+        " ".join(vocabulary) if len(vocabulary) <= 4096 else folded) is not None)
 
 
 def _respelled_lines(folded: str, vocabulary: set[str]) -> tuple[str, list[str]]:
@@ -147,9 +170,19 @@ def scan(text: str) -> list[str]:
     """Findings in ``text`` (empty: clean). Deterministic order: rules in table order, then
     invisible characters by code point."""
     text = text.removeprefix("\ufeff")
-    distinct = None if text.isascii() else set(text)
-    folded = fold(text, distinct)
-    invisible = [f"invisible_unicode_U+{cp:04X}" for cp in invisible_characters(text, distinct)]
+    if text.isascii():
+        folded, invisible = text.lower(), []
+    elif (stripped := strip_invisible(text)) is not None:  # ASCII with a few invisible kinds
+        folded = stripped[0].lower()
+        invisible = [f"invisible_unicode_U+{cp:04X}"
+                     for cp in invisible_characters(text, stripped[1])]
+    else:
+        distinct = characters(text)
+        invisible = [f"invisible_unicode_U+{cp:04X}"
+                     for cp in invisible_characters(text, distinct)]
+        if not _LETTER.search(fold("".join(distinct), distinct)):
+            return invisible  # fold works character by character: no letter comes out
+        folded = fold(text, distinct)
     if not _LETTER.search(folded):  # every rule needs a letter
         return invisible
     vocabulary = words(folded)

@@ -19,8 +19,11 @@ Two jobs:
   ``respell``: digits and symbols used as letters (``1gn0r3``) and spaced-out letters
   (``i g n o r e``) joined back into words.
 
-Everything here is linear in the text: whole-text passes are ``set``, ``str.translate``,
-normalisation and regular expressions that start at a single character.
+Everything here is linear in the text: whole-text passes are ``str.split``, ``set``,
+``str.replace``/``str.translate``, normalisation and regular expressions that start at a
+single character or a literal. No pass makes a string object per character where the words
+or a few ``str.replace`` calls can stand for them (see :func:`characters` and
+:func:`strip_invisible`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Iterator
 
 #: Blank characters outside category Cf, reported like Cf ones.
 NAMED_INVISIBLE: frozenset[int] = frozenset([
@@ -49,13 +53,20 @@ _IDEOGRAPHIC = ("\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3400-\u4dbf\u4e00-\u9f
 _TAG_LETTER = "\U000e0030-\U000e0039\U000e0061-\U000e007a"
 _OTHER_VS = "\ufe00-\ufe0d\U000e0100-\U000e01ef"
 
+#: Where a contextual character is ordinary text: (the characters, a class one of which must
+#: come right before, a class one of which must come right after; "" for no condition).
+_PLACES: tuple[tuple[str, str, str], ...] = (
+    ("\ufe0e\ufe0f", f"#*0-9{_EMOJI}", ""),
+    (_OTHER_VS, _IDEOGRAPHIC, ""),
+    ("\u200d", f"{_EMOJI}\ufe0f{_JOINING}", f"{_EMOJI}{_JOINING}"),
+    ("\u200c", _JOINING, _JOINING),
+)
+_FLAG = rf"\U0001f3f4[{_TAG_LETTER}]{{1,8}}+\U000e007f"  # tags in place: an emoji flag
 #: Occurrences that are ordinary text; each branch starts at the character it allows.
-_IN_PLACE = re.compile(
-    rf"[\ufe0e\ufe0f](?<=[#*0-9{_EMOJI}][\ufe0e\ufe0f])"
-    rf"|[{_OTHER_VS}](?<=[{_IDEOGRAPHIC}][{_OTHER_VS}])"
-    rf"|\u200d(?<=[{_EMOJI}\ufe0f{_JOINING}]\u200d)(?=[{_EMOJI}{_JOINING}])"
-    rf"|\u200c(?<=[{_JOINING}]\u200c)(?=[{_JOINING}])"
-    rf"|\U0001f3f4[{_TAG_LETTER}]{{1,8}}+\U000e007f")
+_IN_PLACE = re.compile("|".join(
+    [rf"[{chars}](?<=[{before}][{chars}])" + (rf"(?=[{after}])" if after else "")
+     for chars, before, after in _PLACES] + [_FLAG]))
+_FLAGS = re.compile(_FLAG)
 _CONTEXTUAL = frozenset("\ufe0e\ufe0f\u200d\u200c" + "".join(
     chr(c) for c in (*range(0xFE00, 0xFE0E), *range(0xE0100, 0xE01F0),
                      *range(0xE0030, 0xE003A), *range(0xE0061, 0xE007B), 0xE007F)))
@@ -65,15 +76,36 @@ def is_invisible(char: str) -> bool:
     return unicodedata.category(char) == "Cf" or ord(char) in NAMED_INVISIBLE
 
 
+@functools.lru_cache(maxsize=512)
+def _out_of_place(char: str) -> re.Pattern[str] | None:
+    """An occurrence of ``char`` (one character of :data:`_PLACES`) that is not ordinary text;
+    None for tag characters, which are in place inside a flag."""
+    for chars, before, after in _PLACES:
+        if re.fullmatch(f"[{chars}]", char):
+            escaped = re.escape(char)
+            return re.compile(rf"{escaped}(?:(?<![{before}]{escaped})"
+                              + (rf"|(?![{after}]))" if after else ")"))
+    return None
+
+
 def invisible_characters(text: str, distinct: set[str] | None = None) -> list[int]:
     """Code points of the out-of-place invisible characters in ``text``, sorted.
-    ``distinct``: ``set(text)`` if the caller has it."""
+    ``distinct``: ``set(text)`` if the caller has it. A character that may be in place is
+    kept if one search finds it out of place (tag characters: left once flags are taken out);
+    the text is never split into characters."""
     if text.isascii():
         return []
     suspects = {c for c in (set(text) if distinct is None else distinct)
                 if c >= "\x80" and is_invisible(c)}
-    if suspects & _CONTEXTUAL:
-        suspects = {c for c in set(_IN_PLACE.sub("", text)) if c in suspects}
+    without_flags: str | None = None
+    for char in sorted(suspects & _CONTEXTUAL):
+        if (pattern := _out_of_place(char)) is not None:
+            stays = pattern.search(text) is not None
+        else:
+            without_flags = _FLAGS.sub("", text) if without_flags is None else without_flags
+            stays = char in without_flags
+        if not stays:
+            suspects.discard(char)
     return sorted(ord(c) for c in suspects)
 
 
@@ -115,18 +147,90 @@ def lookalikes() -> dict[str, str]:
     return table
 
 
+def _dropped(char: str) -> bool:
+    """Removed by :func:`fold`: marks and invisible characters."""
+    return unicodedata.category(char) in ("Mn", "Me", "Cf") or ord(char) in NAMED_INVISIBLE
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def strip_invisible(text: str, kinds: int = 4) -> tuple[str, set[str]] | None:
+    """For ASCII text with invisible characters (or marks) of at most ``kinds`` kinds that
+    NFKD leaves alone: the text without them, which is what :func:`fold` gives before
+    lower-casing, and the characters taken out. One ``str.replace`` per kind instead of
+    looking at every character's set; None as soon as another character turns up."""
+    found: set[str] = set()
+    pos = 0
+    while not text.isascii() and (match := _NON_ASCII.search(text, pos)) is not None:
+        pos = match.start()
+        near = {c for c in text[pos:pos + 256] if c >= "\x80"}  # a dense mix gives up at once
+        if len(found | near) > kinds or not all(map(_strippable, near)):
+            return None
+        for char in near - found:
+            text = text.replace(char, "")
+        found |= near
+    return text, found
+
+
+def _strippable(char: str) -> bool:
+    return _dropped(char) and unicodedata.is_normalized("NFKD", char)
+
+
+def distinct_pieces(text: str, chunk: int = 16_384) -> set[str]:
+    """``set(text.split())``, split ``chunk`` characters at a time (cut at a space): each
+    chunk's pieces are counted while they are still in the processor's cache, which on a
+    megabyte of words takes about two thirds of the time of one split."""
+    if len(text) <= 2 * chunk:
+        return set(text.split())
+    found: set[str] = set()
+    start = 0
+    while start < len(text):
+        cut = text.find(" ", start + chunk)
+        cut = len(text) if cut == -1 else cut
+        found.update(text[start:cut].split())
+        start = cut
+    return found
+
+
+def characters(text: str, window: int = 256, searches: int = 16, kinds: int = 256) -> set[str]:
+    """``set(text)`` without a string object per character: a search for the first character
+    not yet found (a class of the found ones, negated) resumes where the last one stopped,
+    so the text is scanned once at C speed, and the characters of a ``window`` after each
+    find are added at once. After ``searches`` finds, or past ``kinds`` characters (whose
+    class would be slow to compile), the occurrences of the characters not yet found are
+    collected in one pass (few, when the common ones are found)."""
+    found: set[str] = set()
+    pos = 0
+    for _ in range(searches):
+        if len(found) > kinds:
+            break
+        match = _not_in(found).search(text, pos)
+        if match is None:
+            return found
+        pos = match.start()
+        found.update(text[pos:pos + window])
+    return found.union(_not_in(found).findall(text, pos))
+
+
+def _not_in(chars: set[str]) -> re.Pattern[str]:
+    if not chars:
+        return re.compile(r"[\s\S]")
+    return re.compile("[^" + "".join(map(re.escape, sorted(chars))) + "]")
+
+
 def fold(text: str, distinct: set[str] | None = None) -> str:
     """``text`` as the rules see it: compatibility-decomposed, without marks and invisible
-    characters, look-alikes mapped to Latin, casefolded. ``distinct``: ``set(text)`` if the
-    caller has it (each whole-text step runs only when some character needs it)."""
+    characters, look-alikes mapped to Latin, casefolded. ``distinct``: the distinct
+    characters of ``text`` if the caller has them, white space optional (each whole-text
+    step runs only when some character needs it)."""
     if text.isascii():
         return text.lower()
     chars = "".join(set(text) if distinct is None else distinct)
-    if not unicodedata.is_normalized("NFKD", chars):
+    if not (unicodedata.is_normalized("NFKD", chars) and unicodedata.is_normalized("NFKD", text)):
         text = unicodedata.normalize("NFKD", text)
         chars = "".join(set(unicodedata.normalize("NFKD", chars)))
-    drop = sorted(c for c in chars if c >= "\x80" and (
-        unicodedata.category(c) in ("Mn", "Me", "Cf") or ord(c) in NAMED_INVISIBLE))
+    drop = sorted(c for c in chars if c >= "\x80" and _dropped(c))
     if len(drop) <= 8:  # str.replace is a fast C loop; a few passes beat a regex per match
         for char in drop:
             text = text.replace(char, "")
@@ -152,6 +256,33 @@ _SPACED_RUN = re.compile(r"[ ._*~-](?<=[a-z0-9][ ._*~-])(?<![a-z0-9]{2}[ ._*~-])
                          r"[a-z0-9](?![a-z0-9])(?:[ ._*~-]{1,3}+[a-z0-9](?![a-z0-9])){2,}+")
 _WORD_BREAK = re.compile(r"[ ._*~-]{2,3}")
 _SEPARATOR = re.compile(r"[ ._*~-]")
+# The text as classes, one byte per character: "a" letter or digit, " " separator, "|" other.
+_CLASSES = bytes.maketrans(
+    bytes(range(256)),
+    bytes(ord("a") if chr(b) in "abcdefghijklmnopqrstuvwxyz0123456789"
+          else ord(" ") if chr(b) in " ._*~-" else ord("|") for b in range(256)))
+# In a run of four or more one-character words, the second and third are each between
+# separators: ``" a "`` then ``"a "`` after up to two more. Starting at a three-byte literal,
+# the search skips ordinary text at C speed.
+_RUN_HINT = re.compile(rb" a (?: {0,2}a )")
+
+
+def spaced_runs(text: str) -> Iterator[re.Match[str]]:
+    """The matches of the spaced-out run pattern in ``text``, as ``finditer`` gives them, but
+    tried only next to a hint in the class bytes. A run's start (the separator after its first
+    letter) is within two characters of its first hint, and no hint comes between the end of a
+    run and the first hint of the next."""
+    classes = text.encode("ascii", "replace").translate(_CLASSES)  # one byte per character
+    pos = 0
+    while (hint := _RUN_HINT.search(classes, pos)) is not None:
+        at = hint.start()
+        for start in range(max(pos, at - 2), at + 3):
+            if (run := _SPACED_RUN.match(text, start)) is not None:
+                yield run
+                pos = run.end()
+                break
+        else:
+            pos = at + 1
 
 
 def respell(folded: str, spaced: bool = True, leet: bool = True) -> tuple[str, list[str]]:
@@ -166,7 +297,7 @@ def respell(folded: str, spaced: bool = True, leet: bool = True) -> tuple[str, l
         return text, squashed
     parts: list[str] = []
     done = 0
-    for match in _SPACED_RUN.finditer(text):
+    for match in spaced_runs(text):
         start = match.start() - 1  # the run starts at the letter before the separator
         run = text[start:match.end()]
         squashed.append(_SEPARATOR.sub("", run))
