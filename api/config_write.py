@@ -1,6 +1,6 @@
 """Writing config.yaml: one dotted key at a time, validated first, keeping everything else
 as the user wrote it (other keys, comments, order, indentation) through a round-trip YAML
-editor (:mod:`.yaml_edit`, which loads on the first write only).
+editor (:mod:`.yaml_edit`, whose YAML library loads on the first write only).
 """
 
 from __future__ import annotations
@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from hermes_agent import ConfigError
-from hermes_agent.config import CONFIG_FILE, _parse_config, check_config, set_dotted
+from hermes_agent.config import CONFIG_FILE, parse_config_text, check_config, set_dotted
 from hermes_agent.private import FILE_MODE, private_dir
 from hermes_agent.vcache import write_atomic
+
+from . import yaml_edit
+from .yaml_edit import pop_dotted
 
 __all__ = ["write_config_value"]
 
@@ -28,8 +31,6 @@ def write_config_value(home: Path, dotted: str, value: Any, *, unset: bool = Fal
     another key). With ``allow_unknown=False`` a key this version does not know is refused,
     naming the closest known one.
     """
-    from . import yaml_edit
-
     path = home / CONFIG_FILE
     try:
         text = path.read_text(encoding="utf-8")  # read once: the edit starts from this text
@@ -37,7 +38,7 @@ def write_config_value(home: Path, dotted: str, value: Any, *, unset: bool = Fal
         text = ""
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc}", path=str(path)) from exc
-    before = _parse_config(text, path)
+    before = parse_config_text(text, path)
     after = copy.deepcopy(before)
     if unset:
         if not pop_dotted(after, dotted):
@@ -68,22 +69,3 @@ def _refuse_unknown(dotted: str, unknown: dict[str, str], path: Path) -> None:
             raise ConfigError(f"'{key}' is not a setting this version knows ({hint}`hermes "
                               "config show` lists them); pass --force to save it anyway",
                               path=str(path))
-
-
-def pop_dotted(data: dict[str, Any], dotted: str) -> bool:
-    """Remove ``a.b.c`` and the mappings the removal leaves empty; False when it was not there."""
-    parts = dotted.split(".")
-    trail = [data]
-    for part in parts[:-1]:
-        child = trail[-1].get(part)
-        if not isinstance(child, dict):
-            return False
-        trail.append(child)
-    if parts[-1] not in trail[-1]:
-        return False
-    del trail[-1][parts[-1]]
-    for depth in range(len(parts) - 1, 0, -1):
-        if trail[depth]:
-            break
-        del trail[depth - 1][parts[depth - 1]]
-    return True

@@ -14,8 +14,6 @@ from typing import Any
 
 from hermes_agent.config import set_dotted
 
-from .config_write import pop_dotted
-
 
 def set_key(text: str, dotted: str, value: Any) -> str:
     """``text`` with ``dotted`` set to ``value`` (parents created as mappings as needed)."""
@@ -182,3 +180,22 @@ def _dump(yaml: Any, data: Any) -> str:
     buffer = io.StringIO()
     yaml.dump(data, buffer)
     return buffer.getvalue()
+
+
+def pop_dotted(data: dict[str, Any], dotted: str) -> bool:
+    """Remove ``a.b.c`` and the mappings the removal leaves empty; False when it was not there."""
+    parts = dotted.split(".")
+    trail = [data]
+    for part in parts[:-1]:
+        child = trail[-1].get(part)
+        if not isinstance(child, dict):
+            return False
+        trail.append(child)
+    if parts[-1] not in trail[-1]:
+        return False
+    del trail[-1][parts[-1]]
+    for depth in range(len(parts) - 1, 0, -1):
+        if trail[depth]:
+            break
+        del trail[depth - 1][parts[depth - 1]]
+    return True

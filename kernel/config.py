@@ -128,13 +128,13 @@ def read_raw_config(home: Path, cache: ValidationCache | None = None) -> dict[st
     hit = cache.get(key) if cache else None
     if isinstance(hit, dict):
         return hit
-    data = _parse_config(text, path)
+    data = parse_config_text(text, path)
     if cache and json.loads(json.dumps(data, default=str)) == data:  # JSON keeps it exactly
         cache.put(key, data)
     return data
 
 
-def _parse_config(text: str, path: Path) -> dict[str, Any]:
+def parse_config_text(text: str, path: Path) -> dict[str, Any]:
     import yaml
 
     try:
