@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SLOTS = ("memory", "context_engine", "model_provider", "web_search", "platform", "session_store")
+from .slots import SLOTS  # noqa: F401  (re-exported for the loading code)
 
 
 @dataclass

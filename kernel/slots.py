@@ -6,15 +6,17 @@ selected name that is not installed is a :class:`SlotError` listing what is inst
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import SlotError
-from .registration import SLOTS, Provider
+
+if TYPE_CHECKING:
+    from .registration import Provider
+
+SLOTS = ("memory", "context_engine", "model_provider", "web_search", "platform", "session_store")
 
 
-@dataclass(frozen=True)
-class SlotInfo:
+class SlotInfo(NamedTuple):  # a tuple, not a dataclass: config.yaml's defaults read it at start-up
     """How config.yaml selects a slot's provider, and how many it may hold."""
 
     name: str
@@ -54,14 +56,13 @@ ENABLING_KEYS = {slot: info.config_key for slot, info in SLOT_INFO.items() if in
 BUILTIN_MEMORY = "builtin"
 
 
-@dataclass
 class Slots:
     """The providers of every slot, by name."""
 
-    providers: dict[str, dict[str, Provider]] = field(
-        default_factory=lambda: {slot: {} for slot in SLOTS})
+    def __init__(self) -> None:
+        self.providers: dict[str, dict[str, Provider]] = {slot: {} for slot in SLOTS}
 
-    def add(self, provider: Provider) -> None:
+    def add(self, provider: "Provider") -> None:
         self.providers[provider.slot][provider.name] = provider
 
     def remove_plugin(self, plugin: str) -> None:
