@@ -1,8 +1,9 @@
 """Running a search: FTS5 (unicode61) for words, the CJK path (see :mod:`.cjk`), results.
 
 Ranking: BM25 over the newest 500 matches (so a very common word costs the same as a rare
-one); ``sort="newest"``/``"oldest"`` orders by time instead. Snippets come from the FTS5
-statement that matches and ranks, not from a query per hit.
+one); a query with a quoted phrase ranks those matches by length instead (see
+:func:`_phrase_hits`); ``sort="newest"``/``"oldest"`` orders by time. Snippets come from the
+FTS5 statement that matches, not from a query per hit.
 
 Every search runs on a read connection of its own under a time budget (SQLite's progress
 handler): past SEARCH_BUDGET_S it is stopped with :class:`SearchTimeoutError`. Query parsing
@@ -77,7 +78,7 @@ _SNIPPET = "snippet(messages_fts, 0, '>>>', '<<<', '...', 40)"
 def _fts_hits(conn: sqlite3.Connection, parsed: Query, where: str, args: list[Any],
               limit: int, offset: int, sort: str | None) -> list[tuple[int, str | None]]:
     """(id, snippet) of the hits. The snippets come from the statement that matches and ranks
-    (for the returned rows only, or, in one-pass ranking, for the first matches)."""
+    (for the returned rows only or, for phrases, for the first matches)."""
     match = parsed.fts()
     joins = (" JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id"
              if where else "")
@@ -87,7 +88,9 @@ def _fts_hits(conn: sqlite3.Connection, parsed: Query, where: str, args: list[An
         sql = f"SELECT f.rowid, {_SNIPPET} {base} ORDER BY f.rowid {direction} LIMIT ? OFFSET ?"
         return _rows(conn, sql, (match, *args, limit, offset))
     if any(" " in t.text for g in parsed.groups for t in g if not t.negated):
-        return _one_pass(conn, match, base, args, limit, offset)
+        sized = (f"FROM messages_fts f LEFT JOIN messages_fts_docsize d ON d.id = f.rowid{joins} "
+                 f"WHERE messages_fts MATCH ? {where}")
+        return _phrase_hits(conn, match, sized, args, limit, offset)
     # BM25 over the newest RANK_WINDOW matches: the subquery finds the oldest id of that
     # window (a walk of the index, no ranking), FTS5 ranks the matches from there on and
     # computes snippets only for the rows returned.
@@ -97,26 +100,50 @@ def _fts_hits(conn: sqlite3.Connection, parsed: Query, where: str, args: list[An
     return _rows(conn, sql, (match, *args, match, *args, limit, offset))
 
 
-def _one_pass(conn: sqlite3.Connection, match: str, base: str, args: list[Any], limit: int,
-              offset: int) -> list[tuple[int, str | None]]:
-    """Ranking in a single pass, for phrases: each pass checks a phrase against the positions
-    of its words in every row that has them all, so the window walk above would double the
-    cost. Snippets are made in the same pass for the first ``limit + offset`` matches (all of
-    them when the phrase is rare); a top row beyond those gets its snippet by rowid."""
+def _phrase_hits(conn: sqlite3.Connection, match: str, sized: str, args: list[Any],
+                 limit: int, offset: int) -> list[tuple[int, str | None]]:
+    """Ranking for queries with a phrase, without BM25. BM25 needs the number of rows that
+    hold each phrase, which FTS5 counts by checking the phrase in every row of the whole
+    index that has its words: a second pass, often longer than the search. Instead the
+    newest RANK_WINDOW matches are ranked by their length in tokens (FTS5's own count, in
+    its docsize table), shortest first and newest first among equals: BM25's order when
+    each match holds the phrase once. Snippets are made in the same pass for the first
+    ``limit + offset`` matches (all of them when the phrase is rare); a top row beyond
+    those gets its snippet by rowid. ``sized`` is the FROM/WHERE clause, with FTS5's
+    docsize table as ``d``."""
     seen = itertools.count(1)
     conn.create_function("hermes_seen", 0, lambda: next(seen))
-    rows = _rows(conn, f"SELECT id, snip FROM (SELECT f.rowid AS id, f.rank AS rank, CASE WHEN "
-                       f"hermes_seen() <= {limit + offset} THEN {_SNIPPET} END AS snip {base} "
-                       f"ORDER BY f.rowid DESC LIMIT {RANK_WINDOW}) ORDER BY rank, id DESC "
-                       "LIMIT ? OFFSET ?", (match, *args, limit, offset))
+    try:
+        found = conn.execute(
+            f"SELECT f.rowid, d.sz, CASE WHEN hermes_seen() <= {limit + offset} THEN "
+            f"{_SNIPPET} END {sized} ORDER BY f.rowid DESC LIMIT {RANK_WINDOW}",
+            (match, *args)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "interrupt" in str(exc).lower():
+            raise
+        return []  # an expression FTS5 still rejects matches nothing
+    found.sort(key=lambda r: (_varint(r[1]), -r[0]))
+    rows = [(r[0], r[2]) for r in found[offset:offset + limit]]
     missing = [i for i, snip in rows if snip is None]
     if missing:
         ids = ", ".join("(?)" for _ in missing)
-        found = dict(_rows(conn, f"WITH ids(id) AS (VALUES {ids}) SELECT f.rowid, {_SNIPPET} "
+        snips = dict(_rows(conn, f"WITH ids(id) AS (VALUES {ids}) SELECT f.rowid, {_SNIPPET} "
                                  "FROM ids CROSS JOIN messages_fts f ON f.rowid = ids.id "
                                  "WHERE messages_fts MATCH ?", (*missing, match)))
-        rows = [(i, snip if snip is not None else found.get(i)) for i, snip in rows]
+        rows = [(i, snip if snip is not None else snips.get(i)) for i, snip in rows]
     return rows
+
+
+def _varint(blob: bytes | None) -> int:
+    """The first SQLite varint in ``blob`` (FTS5's docsize: tokens in the one column)."""
+    value = 0
+    for i, byte in enumerate(blob or b""):
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            break
+    return value
 
 
 def _rows(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, Any]]:

@@ -144,3 +144,54 @@ def test_phrase_ranking_in_one_pass_gives_every_hit_a_snippet(store):
     assert sorted(h["id"] for h in hits) == short
     assert all(">>>blue whale<<<" in h["snippet"] for h in hits)
     assert len(store.search_messages('"blue whale"', limit=5, offset=25)) == 5
+
+
+def test_phrase_ranking_shortest_match_first_without_bm25(store):
+    """Phrase queries rank the newest matches by length in tokens (FTS5's docsize, read as
+    varints past one and two bytes), newest first among equals; every match keeps its
+    phrase snippet, and messages with the words apart are not matches."""
+    sid = store.create_session(source="cli")
+    tg = store.create_session(source="telegram")
+    sizes = {100: None, 20000: None, 5: None, 300: None, 130: None}
+    for n in sizes:
+        sizes[n] = store.append_message(sid, "user", "red panda " + "leaf " * (n - 2))
+    twin = store.append_message(sid, "user", "red panda " + "leaf " * 3)  # as short as n=5
+    store.append_message(sid, "user", "panda red " + "leaf " * 3)  # the words, not the phrase
+    other = store.append_message(tg, "assistant", "a red panda sleeps")
+    hits = store.search_messages('"red panda"', limit=10)
+    assert [h["id"] for h in hits] == [other, twin, sizes[5], sizes[100], sizes[130],
+                                       sizes[300], sizes[20000]]
+    assert all(">>>red panda<<<" in h["snippet"] for h in hits)
+    paged = store.search_messages('"red panda"', limit=3, offset=2)
+    assert [h["id"] for h in paged] == [sizes[5], sizes[100], sizes[130]]
+    assert all(">>>red panda<<<" in h["snippet"] for h in paged)
+    # filters join the sessions and messages tables beside the docsize table
+    assert [h["id"] for h in store.search_messages('"red panda"', source_filter=["cli"],
+                                                   role_filter=["user"], limit=3)] == [
+        twin, sizes[5], sizes[100]]
+    assert [h["id"] for h in store.search_messages('"red panda" sleeps')] == [other]
+    assert [h["id"] for h in store.search_messages('"red panda" NOT leaf')] == [other]
+    assert {h["id"] for h in store.search_messages('"red panda" OR "panda red"')} == set(
+        sizes.values()) | {twin, other, twin + 1}
+    assert [h["id"] for h in store.search_messages('"red panda"', sort="oldest",
+                                                   limit=2)] == [sizes[100], sizes[20000]]
+
+
+def test_phrase_ranking_window_is_the_newest_matches(store, monkeypatch):
+    from hermes_agent.builtin_plugins.sessions import search
+
+    monkeypatch.setattr(search, "RANK_WINDOW", 4)
+    sid = store.create_session(source="cli")
+    old_short = store.append_message(sid, "user", "blue whale")
+    newer = [store.append_message(sid, "user", "blue whale " + "sea " * (10 - i))
+             for i in range(6)]
+    hits = [h["id"] for h in store.search_messages('"blue whale"', limit=10)]
+    assert hits == newer[-4:][::-1]  # the four newest, shortest first; the oldest is out
+    assert old_short not in hits
+
+
+def test_varint_reads_fts5_docsize():
+    from hermes_agent.builtin_plugins.sessions.search import _varint
+
+    assert [_varint(b) for b in (b"\x05", b"\x81\x00", b"\x81\x80\x00", b"\x7f\x01", None,
+                                 b"")] == [5, 128, 16384, 127, 0, 0]
