@@ -175,12 +175,13 @@ def _results(conn: sqlite3.Connection, hits: list[tuple[int, str | None]],
     if not hits:
         return []
     marks = ", ".join("?" * len(hits))
+    text = "m.search_text" if any(snip is None for _, snip in hits) else "NULL"  # for snippets
     rows = {r[0]: r for r in conn.execute(
         "SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.model, s.started_at, "
-        "(SELECT p.id FROM messages p WHERE p.session_id = m.session_id AND p.id < m.id "
-        "ORDER BY p.id DESC LIMIT 1), (SELECT n.id FROM messages n WHERE n.session_id = "
-        "m.session_id AND n.id > m.id ORDER BY n.id LIMIT 1), m.search_text FROM messages m "
-        f"JOIN sessions s ON s.id = m.session_id WHERE m.id IN ({marks})", [h[0] for h in hits])}
+        "(SELECT max(p.id) FROM messages p WHERE p.session_id = m.session_id AND p.id < m.id), "
+        "(SELECT min(n.id) FROM messages n WHERE n.session_id = m.session_id AND n.id > m.id), "
+        f"{text} FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.id IN ({marks})",
+        [h[0] for h in hits])}
     near_ids = [i for r in rows.values() for i in (r[7], r[8]) if i is not None]
     near = {r[0]: r for r in conn.execute(
         f"SELECT id, role, content FROM messages WHERE id IN ({', '.join('?' * len(near_ids))})",
