@@ -12,7 +12,7 @@ and its cost bounds are in :mod:`.query`.
 
 from __future__ import annotations
 
-import itertools
+import heapq
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -107,31 +107,41 @@ def _phrase_hits(conn: sqlite3.Connection, match: str, sized: str, args: list[An
     index that has its words: a second pass, often longer than the search. Instead the
     newest RANK_WINDOW matches are ranked by their length in tokens (FTS5's own count, in
     its docsize table), shortest first and newest first among equals: BM25's order when
-    each match holds the phrase once. Snippets are made in the same pass for the first
-    ``limit + offset`` matches (all of them when the phrase is rare); a top row beyond
-    those gets its snippet by rowid. ``sized`` is the FROM/WHERE clause, with FTS5's
-    docsize table as ``d``."""
-    seen = itertools.count(1)
-    conn.create_function("hermes_seen", 0, lambda: next(seen))
+    each match holds the phrase once. Snippets are made in the same pass, for each match
+    that is among the ``limit + offset`` best of those seen so far (so every returned row
+    has one, and few others do). ``sized`` is the FROM/WHERE clause, with FTS5's docsize
+    table as ``d``."""
+    conn.create_function("hermes_among_best", 1, _Best(limit + offset))
     try:
         found = conn.execute(
-            f"SELECT f.rowid, d.sz, CASE WHEN hermes_seen() <= {limit + offset} THEN "
-            f"{_SNIPPET} END {sized} ORDER BY f.rowid DESC LIMIT {RANK_WINDOW}",
-            (match, *args)).fetchall()
+            f"SELECT f.rowid, d.sz, CASE WHEN hermes_among_best(d.sz) THEN {_SNIPPET} END "
+            f"{sized} ORDER BY f.rowid DESC LIMIT {RANK_WINDOW}", (match, *args)).fetchall()
     except sqlite3.OperationalError as exc:
         if "interrupt" in str(exc).lower():
             raise
         return []  # an expression FTS5 still rejects matches nothing
     found.sort(key=lambda r: (_varint(r[1]), -r[0]))
-    rows = [(r[0], r[2]) for r in found[offset:offset + limit]]
-    missing = [i for i, snip in rows if snip is None]
-    if missing:
-        ids = ", ".join("(?)" for _ in missing)
-        snips = dict(_rows(conn, f"WITH ids(id) AS (VALUES {ids}) SELECT f.rowid, {_SNIPPET} "
-                                 "FROM ids CROSS JOIN messages_fts f ON f.rowid = ids.id "
-                                 "WHERE messages_fts MATCH ?", (*missing, match)))
-        rows = [(i, snip if snip is not None else snips.get(i)) for i, snip in rows]
-    return rows
+    return [(r[0], r[2]) for r in found[offset:offset + limit]]
+
+
+class _Best:
+    """Called with each row's docsize, newest row first: whether the row is among the
+    ``keep`` shortest so far (a tie goes to the newer row, as in the final order). A row of
+    the final top ``keep`` was among them when it came."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.sizes: list[int] = []  # the kept sizes, negated: a max-heap
+
+    def __call__(self, blob: bytes | None) -> bool:
+        size = _varint(blob)
+        if len(self.sizes) < self.keep:
+            heapq.heappush(self.sizes, -size)
+            return True
+        if size < -self.sizes[0]:
+            heapq.heapreplace(self.sizes, -size)
+            return True
+        return False
 
 
 def _varint(blob: bytes | None) -> int:

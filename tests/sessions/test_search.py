@@ -195,3 +195,25 @@ def test_varint_reads_fts5_docsize():
 
     assert [_varint(b) for b in (b"\x05", b"\x81\x00", b"\x81\x80\x00", b"\x7f\x01", None,
                                  b"")] == [5, 128, 16384, 127, 0, 0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(sizes=st.lists(st.integers(min_value=0, max_value=70000), max_size=60),
+       keep=st.integers(min_value=1, max_value=25))
+def test_phrase_snippets_are_made_for_every_row_of_the_final_top(sizes, keep):
+    """The walk marks the rows that get a snippet as they come (newest first); every row of
+    the final top ``keep`` (shortest first, newest first among equals) must be marked."""
+    from hermes_agent.builtin_plugins.sessions.search import _Best
+
+    def varint(n: int) -> bytes:
+        groups = [n & 0x7F]
+        while n > 0x7F:
+            n >>= 7
+            groups.append(0x80 | (n & 0x7F))
+        return bytes(reversed(groups))
+
+    best = _Best(keep)
+    marked = [best(varint(n)) for n in sizes]
+    top = sorted(range(len(sizes)), key=lambda i: (sizes[i], i))[:keep]
+    assert all(marked[i] for i in top)
+    assert sum(marked) <= len(sizes)
