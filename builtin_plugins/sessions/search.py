@@ -12,13 +12,13 @@ and its cost bounds are in :mod:`.query`.
 
 from __future__ import annotations
 
-import heapq
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from . import shortest
 from .cjk import cjk_ids
 from .codec import decode_content
 from .interface import SEARCH_BUDGET_S, SearchTimeoutError
@@ -108,52 +108,26 @@ def _phrase_hits(conn: sqlite3.Connection, match: str, sized: str, args: list[An
     newest RANK_WINDOW matches are ranked by their length in tokens (FTS5's own count, in
     its docsize table), shortest first and newest first among equals: BM25's order when
     each match holds the phrase once. Snippets are made in the same pass, for each match
-    that is among the ``limit + offset`` best of those seen so far (so every returned row
-    has one, and few others do). ``sized`` is the FROM/WHERE clause, with FTS5's docsize
-    table as ``d``."""
-    conn.create_function("hermes_among_best", 1, _Best(limit + offset))
+    that is among the ``limit + offset`` best of those seen so far (see :mod:`.shortest`:
+    every returned row has one, and few others do). ``sized`` is the FROM/WHERE clause,
+    with FTS5's docsize table as ``d``."""
+    sql = (f"SELECT f.rowid, d.sz, CASE WHEN {shortest.FUNCTION}(d.sz) THEN {_SNIPPET} END "
+           f"{sized} ORDER BY f.rowid DESC LIMIT {RANK_WINDOW}")
     try:
-        found = conn.execute(
-            f"SELECT f.rowid, d.sz, CASE WHEN hermes_among_best(d.sz) THEN {_SNIPPET} END "
-            f"{sized} ORDER BY f.rowid DESC LIMIT {RANK_WINDOW}", (match, *args)).fetchall()
+        with shortest.walking(limit + offset):
+            try:
+                found = conn.execute(sql, (match, *args)).fetchall()
+            except sqlite3.OperationalError as exc:
+                if shortest.FUNCTION not in str(exc):
+                    raise
+                shortest.prepare(conn)  # a connection the store did not open
+                found = conn.execute(sql, (match, *args)).fetchall()
     except sqlite3.OperationalError as exc:
         if "interrupt" in str(exc).lower():
             raise
         return []  # an expression FTS5 still rejects matches nothing
-    found.sort(key=lambda r: (_varint(r[1]), -r[0]))
+    found.sort(key=lambda r: (shortest.varint(r[1]), -r[0]))
     return [(r[0], r[2]) for r in found[offset:offset + limit]]
-
-
-class _Best:
-    """Called with each row's docsize, newest row first: whether the row is among the
-    ``keep`` shortest so far (a tie goes to the newer row, as in the final order). A row of
-    the final top ``keep`` was among them when it came."""
-
-    def __init__(self, keep: int) -> None:
-        self.keep = keep
-        self.sizes: list[int] = []  # the kept sizes, negated: a max-heap
-
-    def __call__(self, blob: bytes | None) -> bool:
-        size = _varint(blob)
-        if len(self.sizes) < self.keep:
-            heapq.heappush(self.sizes, -size)
-            return True
-        if size < -self.sizes[0]:
-            heapq.heapreplace(self.sizes, -size)
-            return True
-        return False
-
-
-def _varint(blob: bytes | None) -> int:
-    """The first SQLite varint in ``blob`` (FTS5's docsize: tokens in the one column)."""
-    value = 0
-    for i, byte in enumerate(blob or b""):
-        if i == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if byte < 0x80:
-            break
-    return value
 
 
 def _rows(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, Any]]:

@@ -191,9 +191,9 @@ def test_phrase_ranking_window_is_the_newest_matches(store, monkeypatch):
 
 
 def test_varint_reads_fts5_docsize():
-    from hermes_agent.builtin_plugins.sessions.search import _varint
+    from hermes_agent.builtin_plugins.sessions.shortest import varint
 
-    assert [_varint(b) for b in (b"\x05", b"\x81\x00", b"\x81\x80\x00", b"\x7f\x01", None,
+    assert [varint(b) for b in (b"\x05", b"\x81\x00", b"\x81\x80\x00", b"\x7f\x01", None,
                                  b"")] == [5, 128, 16384, 127, 0, 0]
 
 
@@ -203,7 +203,7 @@ def test_varint_reads_fts5_docsize():
 def test_phrase_snippets_are_made_for_every_row_of_the_final_top(sizes, keep):
     """The walk marks the rows that get a snippet as they come (newest first); every row of
     the final top ``keep`` (shortest first, newest first among equals) must be marked."""
-    from hermes_agent.builtin_plugins.sessions.search import _Best
+    from hermes_agent.builtin_plugins.sessions.shortest import Shortest
 
     def varint(n: int) -> bytes:
         groups = [n & 0x7F]
@@ -212,8 +212,35 @@ def test_phrase_snippets_are_made_for_every_row_of_the_final_top(sizes, keep):
             groups.append(0x80 | (n & 0x7F))
         return bytes(reversed(groups))
 
-    best = _Best(keep)
+    best = Shortest(keep)
     marked = [best(varint(n)) for n in sizes]
     top = sorted(range(len(sizes)), key=lambda i: (sizes[i], i))[:keep]
     assert all(marked[i] for i in top)
     assert sum(marked) <= len(sizes)
+
+
+def test_phrase_walk_function_is_registered_once_per_connection(store, monkeypatch):
+    """Registering an SQL function expires the connection's prepared statements, so the
+    phrase walk's function is registered when a read connection opens, not per search; a
+    connection the store did not open gets it on its first phrase search."""
+    import sqlite3
+
+    from hermes_agent.builtin_plugins.sessions import search, shortest
+
+    sid = store.create_session(source="cli")
+    ids = [store.append_message(sid, "user", f"red panda {'leaf ' * n}") for n in (9, 2, 5)]
+    store.search_messages("warm")
+    calls: list[object] = []
+    real = shortest.prepare
+    monkeypatch.setattr(shortest, "prepare", lambda conn: (calls.append(conn), real(conn)))
+    for _ in range(3):
+        assert [h["id"] for h in store.search_messages('"red panda"')] == [ids[1], ids[2],
+                                                                          ids[0]]
+    assert calls == []
+    plain = sqlite3.connect(store.path)
+    try:
+        assert [h["id"] for h in search.search_messages(plain, '"red panda"', limit=2)] == [
+            ids[1], ids[2]]
+        assert calls == [plain]
+    finally:
+        plain.close()
