@@ -70,7 +70,7 @@ def _trigram_match(conn: sqlite3.Connection, terms: list[str],
     most = FEW_TRIGRAMS if parts else MAX_TRIGRAMS
     for text in terms:
         if len(text) >= 3 or not _CJK.search(text):
-            continue  # a short word of another script: too common to narrow by
+            continue  # longer terms are in parts; a short word of another script is too common
         if text not in known:
             known[text] = _trigrams_from(conn, text)
         grams = known[text]

@@ -78,7 +78,7 @@ _SNIPPET = "snippet(messages_fts, 0, '>>>', '<<<', '...', 40)"
 def _fts_hits(conn: sqlite3.Connection, parsed: Query, where: str, args: list[Any],
               limit: int, offset: int, sort: str | None) -> list[tuple[int, str | None]]:
     """(id, snippet) of the hits. The snippets come from the statement that matches and ranks
-    (for the returned rows only or, for phrases, for the first matches)."""
+    (for the returned rows only or, for phrases, for the matches among the best so far)."""
     match = parsed.fts()
     joins = (" JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id"
              if where else "")
