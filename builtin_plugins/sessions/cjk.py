@@ -1,19 +1,24 @@
 """Searching CJK text, which has no spaces between words for the word index to split on.
 
-Rows with CJK text are in the trigram index. A term with 3 or more characters is looked up by
-all its trigrams. A 1-2 character term is looked up through the index's vocabulary: the
-indexed trigrams that start with it. (The searchable text is the content, then " " tool name
-" " tool-call text, so every character of the content is followed by at least two more and
-starts such a trigram.) A term so common that more than MAX_TRIGRAMS trigrams start with it
-is not used to narrow the lookup; a group left with no indexed term shares one scan of the
-messages with the other such groups, which stops once enough matches are found. Every
-candidate's text is verified (case-insensitive substrings, as LIKE); groups without CJK text use the word index.
+Rows with CJK text are in the trigram index, with every trigram of their text. A term with 3 or
+more characters is looked up by all its trigrams, whatever its script (so "数 zz0" reads only
+the rows that hold both "数" and "zz0"). A 1-2 character CJK term is looked up through the
+index's vocabulary: the indexed trigrams that start with it. (The searchable text is the
+content, then " " tool name " " tool-call text, so every character of the content is followed
+by at least two more and starts such a trigram.) A term so common that more than MAX_TRIGRAMS
+trigrams start with it, or a 1-2 character word of another script, is not used to narrow the
+lookup; a group left with no indexed term shares one scan of the messages with the other such
+groups, which stops once enough matches are found. Every candidate's text is verified
+(case-insensitive substrings, as LIKE); groups without CJK text use the word index.
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from typing import TYPE_CHECKING, Any
+
+from .schema import CJK_CLASS
 
 if TYPE_CHECKING:  # parsing loads with the first search, not with every connection
     from .query import Query, Term
@@ -22,6 +27,8 @@ VOCAB = "temp.hermes_trigram_vocab"
 VOCAB_DDL = (f"CREATE VIRTUAL TABLE IF NOT EXISTS {VOCAB} USING "
              "fts5vocab(main, 'messages_fts_trigram', 'row')")
 MAX_TRIGRAMS = 400
+FEW_TRIGRAMS = 32  # beside a term of 3+ characters, a short term's OR is worth its cost up to this
+_CJK = re.compile(f"[{CJK_CLASS}]")
 
 
 def prepare(conn: sqlite3.Connection) -> None:
@@ -49,21 +56,27 @@ def _trigrams_from(conn: sqlite3.Connection, term: str) -> list[str] | None:
 
 def _trigram_match(conn: sqlite3.Connection, terms: list[str],
                    known: dict[str, list[str] | None] | None = None) -> str | None:
-    """The trigram MATCH expression for CJK ``terms``; "" when one of them is in no row
-    (the group matches nothing), None when none of them can narrow the lookup. ``known``
-    keeps the vocabulary lookups of one search (each reads the doclists of its trigrams)."""
+    """The trigram MATCH expression for the positive ``terms`` of a group with CJK text; ""
+    when one of them is in no row (the group matches nothing), None when none of them can
+    narrow the lookup. Every term of 3 or more characters, in any script, narrows it by its
+    trigrams (a row of the group is in the trigram index, and so are all its trigrams). A
+    1-2 character CJK term narrows it by the trigrams that start with it, an OR that costs a
+    doclist per trigram: up to MAX_TRIGRAMS of them when the group has no longer term, up
+    to FEW_TRIGRAMS beside one. ``known`` keeps the vocabulary lookups of one search (each
+    reads the doclists of its trigrams)."""
     known = {} if known is None else known
-    parts = []
+    parts = [" AND ".join(_quote(t[i:i + 3]) for i in range(len(t) - 2))
+             for t in terms if len(t) >= 3]
+    most = FEW_TRIGRAMS if parts else MAX_TRIGRAMS
     for text in terms:
-        if len(text) >= 3:
-            parts.append(" AND ".join(_quote(text[i:i + 3]) for i in range(len(text) - 2)))
-            continue
+        if len(text) >= 3 or not _CJK.search(text):
+            continue  # longer terms are in parts; a short word of another script is too common
         if text not in known:
             known[text] = _trigrams_from(conn, text)
         grams = known[text]
         if grams == []:
             return ""
-        if grams is not None and len(grams) <= MAX_TRIGRAMS:
+        if grams is not None and len(grams) <= most:
             parts.append("(" + " OR ".join(_quote(g) for g in grams) + ")")
     return " AND ".join(parts) or None
 
@@ -104,8 +117,7 @@ def cjk_ids(conn: sqlite3.Connection, parsed: Query, where: str, args: list[Any]
                 f"WHERE messages_fts MATCH ? {where} ORDER BY f.rowid "
                 f"{order}", [Query([group]).fts(), *args], [_check(group)], want))
             continue
-        match = _trigram_match(conn, [t.text for t in group
-                                      if not t.negated and CJK.search(t.text)], known)
+        match = _trigram_match(conn, [t.text for t in group if not t.negated], known)
         if match == "":
             continue  # a term that is in no row
         if match is None:

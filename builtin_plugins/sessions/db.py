@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover - Windows
 
 from hermes_agent.api import SessionStoreError, private_dir
 
-from . import cjk
+from . import cjk, shortest
 from .health import damaged, verify
 from .file_modes import create_database_file, open_private
 from .schema import FTS_TABLES, check_supported, ensure_schema
@@ -143,6 +143,7 @@ def open_reader(path: Path) -> sqlite3.Connection:
     nor makes them wait."""
     conn = connect(path)
     cjk.prepare(conn)  # a temp table: created before query_only forbids it
+    shortest.prepare(conn)  # once: registering a function expires the prepared statements
     conn.execute("PRAGMA query_only = ON")
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.row_factory = sqlite3.Row

@@ -1,8 +1,9 @@
 """Running a search: FTS5 (unicode61) for words, the CJK path (see :mod:`.cjk`), results.
 
 Ranking: BM25 over the newest 500 matches (so a very common word costs the same as a rare
-one); ``sort="newest"``/``"oldest"`` orders by time instead. Snippets come from the FTS5
-statement that matches and ranks, not from a query per hit.
+one); a query with a quoted phrase ranks those matches by length instead (see
+:func:`_phrase_hits`); ``sort="newest"``/``"oldest"`` orders by time. Snippets come from the
+FTS5 statement that matches, not from a query per hit.
 
 Every search runs on a read connection of its own under a time budget (SQLite's progress
 handler): past SEARCH_BUDGET_S it is stopped with :class:`SearchTimeoutError`. Query parsing
@@ -11,7 +12,6 @@ and its cost bounds are in :mod:`.query`.
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -20,6 +20,7 @@ from typing import Any
 
 from hermes_agent.api import SEARCH_BUDGET_S, SearchTimeoutError
 
+from . import shortest
 from .cjk import cjk_ids
 from .codec import decode_content
 from .query import (
@@ -85,7 +86,7 @@ _SNIPPET = "snippet(messages_fts, 0, '>>>', '<<<', '...', 40)"
 def _fts_hits(conn: sqlite3.Connection, parsed: Query, where: str, args: list[Any],
               limit: int, offset: int, sort: str | None) -> list[tuple[int, str | None]]:
     """(id, snippet) of the hits. The snippets come from the statement that matches and ranks
-    (for the returned rows only, or, in one-pass ranking, for the first matches)."""
+    (for the returned rows only or, for phrases, for the matches among the best so far)."""
     match = parsed.fts()
     joins = (" JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id"
              if where else "")
@@ -95,7 +96,9 @@ def _fts_hits(conn: sqlite3.Connection, parsed: Query, where: str, args: list[An
         sql = f"SELECT f.rowid, {_SNIPPET} {base} ORDER BY f.rowid {direction} LIMIT ? OFFSET ?"
         return _rows(conn, sql, (match, *args, limit, offset))
     if any(" " in t.text for g in parsed.groups for t in g if not t.negated):
-        return _one_pass(conn, match, base, args, limit, offset)
+        sized = (f"FROM messages_fts f LEFT JOIN messages_fts_docsize d ON d.id = f.rowid{joins} "
+                 f"WHERE messages_fts MATCH ? {where}")
+        return _phrase_hits(conn, match, sized, args, limit, offset)
     # BM25 over the newest RANK_WINDOW matches: the subquery finds the oldest id of that
     # window (a walk of the index, no ranking), FTS5 ranks the matches from there on and
     # computes snippets only for the rows returned.
@@ -105,26 +108,34 @@ def _fts_hits(conn: sqlite3.Connection, parsed: Query, where: str, args: list[An
     return _rows(conn, sql, (match, *args, match, *args, limit, offset))
 
 
-def _one_pass(conn: sqlite3.Connection, match: str, base: str, args: list[Any], limit: int,
-              offset: int) -> list[tuple[int, str | None]]:
-    """Ranking in a single pass, for phrases: each pass checks a phrase against the positions
-    of its words in every row that has them all, so the window walk above would double the
-    cost. Snippets are made in the same pass for the first ``limit + offset`` matches (all of
-    them when the phrase is rare); a top row beyond those gets its snippet by rowid."""
-    seen = itertools.count(1)
-    conn.create_function("hermes_seen", 0, lambda: next(seen))
-    rows = _rows(conn, f"SELECT id, snip FROM (SELECT f.rowid AS id, f.rank AS rank, CASE WHEN "
-                       f"hermes_seen() <= {limit + offset} THEN {_SNIPPET} END AS snip {base} "
-                       f"ORDER BY f.rowid DESC LIMIT {RANK_WINDOW}) ORDER BY rank, id DESC "
-                       "LIMIT ? OFFSET ?", (match, *args, limit, offset))
-    missing = [i for i, snip in rows if snip is None]
-    if missing:
-        ids = ", ".join("(?)" for _ in missing)
-        found = dict(_rows(conn, f"WITH ids(id) AS (VALUES {ids}) SELECT f.rowid, {_SNIPPET} "
-                                 "FROM ids CROSS JOIN messages_fts f ON f.rowid = ids.id "
-                                 "WHERE messages_fts MATCH ?", (*missing, match)))
-        rows = [(i, snip if snip is not None else found.get(i)) for i, snip in rows]
-    return rows
+def _phrase_hits(conn: sqlite3.Connection, match: str, sized: str, args: list[Any],
+                 limit: int, offset: int) -> list[tuple[int, str | None]]:
+    """Ranking for queries with a phrase, without BM25. BM25 needs the number of rows that
+    hold each phrase, which FTS5 counts by checking the phrase in every row of the whole
+    index that has its words: a second pass, often longer than the search. Instead the
+    newest RANK_WINDOW matches are ranked by their length in tokens (FTS5's own count, in
+    its docsize table), shortest first and newest first among equals: BM25's order when
+    each match holds the phrase once. Snippets are made in the same pass, for each match
+    that is among the ``limit + offset`` best of those seen so far (see :mod:`.shortest`:
+    every returned row has one, and few others do). ``sized`` is the FROM/WHERE clause,
+    with FTS5's docsize table as ``d``."""
+    sql = (f"SELECT f.rowid, d.sz, CASE WHEN {shortest.FUNCTION}(d.sz) THEN {_SNIPPET} END "
+           f"{sized} ORDER BY f.rowid DESC LIMIT {RANK_WINDOW}")
+    try:
+        with shortest.walking(limit + offset):
+            try:
+                found = conn.execute(sql, (match, *args)).fetchall()
+            except sqlite3.OperationalError as exc:
+                if shortest.FUNCTION not in str(exc):
+                    raise
+                shortest.prepare(conn)  # a connection the store did not open
+                found = conn.execute(sql, (match, *args)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "interrupt" in str(exc).lower():
+            raise
+        return []  # an expression FTS5 still rejects matches nothing
+    found.sort(key=lambda r: (shortest.varint(r[1]), -r[0]))
+    return [(r[0], r[2]) for r in found[offset:offset + limit]]
 
 
 def _rows(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, Any]]:
@@ -156,12 +167,13 @@ def _results(conn: sqlite3.Connection, hits: list[tuple[int, str | None]],
     if not hits:
         return []
     marks = ", ".join("?" * len(hits))
+    text = "m.search_text" if any(snip is None for _, snip in hits) else "NULL"  # for snippets
     rows = {r[0]: r for r in conn.execute(
         "SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.model, s.started_at, "
-        "(SELECT p.id FROM messages p WHERE p.session_id = m.session_id AND p.id < m.id "
-        "ORDER BY p.id DESC LIMIT 1), (SELECT n.id FROM messages n WHERE n.session_id = "
-        "m.session_id AND n.id > m.id ORDER BY n.id LIMIT 1), m.search_text FROM messages m "
-        f"JOIN sessions s ON s.id = m.session_id WHERE m.id IN ({marks})", [h[0] for h in hits])}
+        "(SELECT max(p.id) FROM messages p WHERE p.session_id = m.session_id AND p.id < m.id), "
+        "(SELECT min(n.id) FROM messages n WHERE n.session_id = m.session_id AND n.id > m.id), "
+        f"{text} FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.id IN ({marks})",
+        [h[0] for h in hits])}
     near_ids = [i for r in rows.values() for i in (r[7], r[8]) if i is not None]
     near = {r[0]: r for r in conn.execute(
         f"SELECT id, role, content FROM messages WHERE id IN ({', '.join('?' * len(near_ids))})",

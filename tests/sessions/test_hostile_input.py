@@ -304,3 +304,33 @@ def test_sqlite_refuses_what_the_repair_avoids():
     conn = sqlite3.connect(":memory:")
     with pytest.raises(UnicodeEncodeError):
         conn.execute("SELECT ?", ("\udcff",))
+
+
+def test_a_cjk_group_is_narrowed_by_its_longer_words(store, monkeypatch):
+    """"数 zz0 OR 数 zz1 ...": a very common character beside a word that is in no row. The
+    word narrows the trigram lookup (any script), so the common character's rows are never
+    read one by one; a short CJK term's vocabulary OR is only added beside a longer term
+    when it is small."""
+    sid = store.create_session(source="cli")
+    many = "".join("数" + chr(0x4E00 + i) for i in range(cjk.MAX_TRIGRAMS + 50))
+    ids = [store.append_message(sid, "user", text) for text in (
+        many, "数据 in the middle", "数据 and more", "龙虎 zz0", "english only zz0")]
+    read: list[str] = []
+    real = cjk._verified
+    monkeypatch.setattr(cjk, "_verified", lambda conn, sql, params, checks, want: (
+        read.append(sql), real(conn, sql, params, checks, want))[1])
+    assert store.search_messages(" OR ".join(f"数 zz{i}" for i in range(8))) == []
+    assert not any(s.startswith("messages m") for s in read)  # no scan of the messages
+    assert [h["id"] for h in store.search_messages("数 middle")] == [ids[1]]
+    assert [h["id"] for h in store.search_messages("数 iddl")] == [ids[1]]  # substrings
+    assert [h["id"] for h in store.search_messages("数据 MORE", sort="oldest")] == [ids[2]]
+    assert [h["id"] for h in store.search_messages("龙虎 zz0 OR 数 zz0")] == [ids[3]]
+    assert store.search_messages("龙虎 middle") == []
+    with store._reader() as conn:
+        assert cjk._trigram_match(conn, ["数", "zz0"]) == '"zz0"'
+        assert cjk._trigram_match(conn, ["龙虎", "zz0"]) == '"zz0" AND ("龙虎 ")'
+        assert cjk._trigram_match(conn, ["虎", "abcd"]) == '"abc" AND "bcd" AND ("虎 z")'
+        assert cjk._trigram_match(conn, ["数据", "in the"]) == (
+            '"in " AND "n t" AND " th" AND "the" AND ("数据 ")')
+        assert cjk._trigram_match(conn, ["没有", "zz0"]) == ""
+        assert cjk._trigram_match(conn, ["zz", "数"]) is None  # short, and too common

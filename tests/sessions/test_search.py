@@ -144,3 +144,103 @@ def test_phrase_ranking_in_one_pass_gives_every_hit_a_snippet(store):
     assert sorted(h["id"] for h in hits) == short
     assert all(">>>blue whale<<<" in h["snippet"] for h in hits)
     assert len(store.search_messages('"blue whale"', limit=5, offset=25)) == 5
+
+
+def test_phrase_ranking_shortest_match_first_without_bm25(store):
+    """Phrase queries rank the newest matches by length in tokens (FTS5's docsize, read as
+    varints past one and two bytes), newest first among equals; every match keeps its
+    phrase snippet, and messages with the words apart are not matches."""
+    sid = store.create_session(source="cli")
+    tg = store.create_session(source="telegram")
+    sizes = {100: None, 20000: None, 5: None, 300: None, 130: None}
+    for n in sizes:
+        sizes[n] = store.append_message(sid, "user", "red panda " + "leaf " * (n - 2))
+    twin = store.append_message(sid, "user", "red panda " + "leaf " * 3)  # as short as n=5
+    store.append_message(sid, "user", "panda red " + "leaf " * 3)  # the words, not the phrase
+    other = store.append_message(tg, "assistant", "a red panda sleeps")
+    hits = store.search_messages('"red panda"', limit=10)
+    assert [h["id"] for h in hits] == [other, twin, sizes[5], sizes[100], sizes[130],
+                                       sizes[300], sizes[20000]]
+    assert all(">>>red panda<<<" in h["snippet"] for h in hits)
+    paged = store.search_messages('"red panda"', limit=3, offset=2)
+    assert [h["id"] for h in paged] == [sizes[5], sizes[100], sizes[130]]
+    assert all(">>>red panda<<<" in h["snippet"] for h in paged)
+    # filters join the sessions and messages tables beside the docsize table
+    assert [h["id"] for h in store.search_messages('"red panda"', source_filter=["cli"],
+                                                   role_filter=["user"], limit=3)] == [
+        twin, sizes[5], sizes[100]]
+    assert [h["id"] for h in store.search_messages('"red panda" sleeps')] == [other]
+    assert [h["id"] for h in store.search_messages('"red panda" NOT leaf')] == [other]
+    assert {h["id"] for h in store.search_messages('"red panda" OR "panda red"')} == set(
+        sizes.values()) | {twin, other, twin + 1}
+    assert [h["id"] for h in store.search_messages('"red panda"', sort="oldest",
+                                                   limit=2)] == [sizes[100], sizes[20000]]
+
+
+def test_phrase_ranking_window_is_the_newest_matches(store, monkeypatch):
+    from hermes_agent.builtin_plugins.sessions import search
+
+    monkeypatch.setattr(search, "RANK_WINDOW", 4)
+    sid = store.create_session(source="cli")
+    old_short = store.append_message(sid, "user", "blue whale")
+    newer = [store.append_message(sid, "user", "blue whale " + "sea " * (10 - i))
+             for i in range(6)]
+    hits = [h["id"] for h in store.search_messages('"blue whale"', limit=10)]
+    assert hits == newer[-4:][::-1]  # the four newest, shortest first; the oldest is out
+    assert old_short not in hits
+
+
+def test_varint_reads_fts5_docsize():
+    from hermes_agent.builtin_plugins.sessions.shortest import varint
+
+    assert [varint(b) for b in (b"\x05", b"\x81\x00", b"\x81\x80\x00", b"\x7f\x01", None,
+                                 b"")] == [5, 128, 16384, 127, 0, 0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(sizes=st.lists(st.integers(min_value=0, max_value=70000), max_size=60),
+       keep=st.integers(min_value=1, max_value=25))
+def test_phrase_snippets_are_made_for_every_row_of_the_final_top(sizes, keep):
+    """The walk marks the rows that get a snippet as they come (newest first); every row of
+    the final top ``keep`` (shortest first, newest first among equals) must be marked."""
+    from hermes_agent.builtin_plugins.sessions.shortest import Shortest
+
+    def varint(n: int) -> bytes:
+        groups = [n & 0x7F]
+        while n > 0x7F:
+            n >>= 7
+            groups.append(0x80 | (n & 0x7F))
+        return bytes(reversed(groups))
+
+    best = Shortest(keep)
+    marked = [best(varint(n)) for n in sizes]
+    top = sorted(range(len(sizes)), key=lambda i: (sizes[i], i))[:keep]
+    assert all(marked[i] for i in top)
+    assert sum(marked) <= len(sizes)
+
+
+def test_phrase_walk_function_is_registered_once_per_connection(store, monkeypatch):
+    """Registering an SQL function expires the connection's prepared statements, so the
+    phrase walk's function is registered when a read connection opens, not per search; a
+    connection the store did not open gets it on its first phrase search."""
+    import sqlite3
+
+    from hermes_agent.builtin_plugins.sessions import search, shortest
+
+    sid = store.create_session(source="cli")
+    ids = [store.append_message(sid, "user", f"red panda {'leaf ' * n}") for n in (9, 2, 5)]
+    store.search_messages("warm")
+    calls: list[object] = []
+    real = shortest.prepare
+    monkeypatch.setattr(shortest, "prepare", lambda conn: (calls.append(conn), real(conn)))
+    for _ in range(3):
+        assert [h["id"] for h in store.search_messages('"red panda"')] == [ids[1], ids[2],
+                                                                          ids[0]]
+    assert calls == []
+    plain = sqlite3.connect(store.path)
+    try:
+        assert [h["id"] for h in search.search_messages(plain, '"red panda"', limit=2)] == [
+            ids[1], ids[2]]
+        assert calls == [plain]
+    finally:
+        plain.close()
