@@ -121,13 +121,15 @@ class KernelAccess:
 def _build_root() -> Any:
     import click
 
-    from . import cli_commands
+    from .cli_help import help_index  # the listing: cached, see cli_help
 
     class HermesGroup(click.Group):
         def list_commands(self, ctx: click.Context) -> list[str]:
-            return cli_commands.current(ctx).available
+            return help_index(ctx).available
 
         def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+            from . import cli_commands
+
             command = cli_commands.command_for(cli_commands.current(ctx), name,
                                                boot=not ctx.resilient_parsing)
             if command is not None or ctx.resilient_parsing:
@@ -143,19 +145,19 @@ def _build_root() -> Any:
             return argparse_command(name, entry.help, entry.setup_fn, entry.handler_fn)
 
         def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-            table = cli_commands.current(ctx)
-            rows = [(name, table.declared[name].help) for name in table.available]
+            index = help_index(ctx)
+            rows = [(name, index.commands[name][0]) for name in index.available]
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
-            added = cli_commands.registered_last_run(table)
+            added = index.added_last_run()
             if added:
                 with formatter.section("Commands added by plugins (as of their last load)"):
                     formatter.write_dl([(name, f"(from the {plugin} plugin)")
                                         for name, plugin in added.items()])
             formatter.write_paragraph()
-            if table.off:
-                off = ", ".join(f"{name} (plugin {table.declared[name].record.name})"
-                                for name in sorted(table.off))
+            if index.off:
+                off = ", ".join(f"{name} (plugin {index.commands[name][1]})"
+                                for name in sorted(index.off))
                 formatter.write_text(f"Not available while their plugin is off: {off}. "
                                      "`hermes plugins list` shows why.\n")
             formatter.write_text("Plugins may add more commands once they are enabled and "
@@ -167,7 +169,7 @@ def _build_root() -> Any:
             if command is None and not ctx.resilient_parsing:
                 import difflib
 
-                known = [*cli_commands.current(ctx).available, *runtime_kernel().cli_commands]
+                known = [*help_index(ctx).available, *runtime_kernel().cli_commands]
                 close = difflib.get_close_matches(name, known, 2)
                 hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
                 raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
