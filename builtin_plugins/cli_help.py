@@ -109,10 +109,11 @@ def _compute(ctx: Any, home: Path) -> HelpIndex:
         roots.append(Path.cwd() / ".hermes" / "plugins")
     for root in roots:
         _watch_tree(str(root), watch)
-    for facts in entry_point_facts(list(ENTRY_POINT_GROUPS),
-                                   ValidationCache(home / "cache" / "validated.json")):
+    cache = ValidationCache(home / "cache" / "validated.json")
+    for facts in entry_point_facts(list(ENTRY_POINT_GROUPS), cache):
         if facts["manifest"]:
             watch[facts["manifest"]] = _stamp(facts["manifest"])
+    cache.save()  # a first scan is not repeated by the table's discovery
     table = current(ctx)
     index = from_table(table)
     for path in _sources():
@@ -120,10 +121,10 @@ def _compute(ctx: Any, home: Path) -> HelpIndex:
     names = sorted({req.name for r in table.found.plugins.values() if r.manifest
                     for req in r.manifest.requires_env} | _config_vars(home))
     if all(not s or s[0] < started - RACY_NS for s in watch.values()):
-        entry = {"key": _key(home, names, project), "cwd": project, "vars": names,
-                 "watch": watch, "commands": index.commands, "off": sorted(index.off),
-                 "loading": sorted(index.loading)}
         try:
+            entry = {"key": _key(home, names, project), "cwd": project, "vars": names,
+                     "watch": watch, "commands": index.commands, "off": sorted(index.off),
+                     "loading": sorted(index.loading)}
             private_dir(home / INDEX.parent)
             write_atomic(home / INDEX, json.dumps(entry, separators=(",", ":")), FILE_MODE)
         except OSError:
