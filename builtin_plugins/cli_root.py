@@ -169,8 +169,8 @@ def _build_root() -> Any:
             if command is None and not ctx.resilient_parsing:
                 import difflib
 
-                known = [*help_index(ctx).available, *runtime_kernel().cli_commands]
-                close = difflib.get_close_matches(name, known, 2)
+                known = dict.fromkeys([*help_index(ctx).available, *runtime_kernel().cli_commands])
+                close = difflib.get_close_matches(name, list(known), 2)
                 hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
                 raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
             return super().resolve_command(ctx, args)
