@@ -130,6 +130,24 @@ def test_a_new_plugin_folder_safe_mode_and_a_required_variable_change_the_listin
     assert "FORECAST_API_KEY" in entry and '"k"' not in entry  # names kept, values hashed
 
 
+def test_project_plugins_are_listed_for_the_folder_hermes_runs_in(home, tmp_path, capsys,
+                                                                  monkeypatch):
+    (home / "config.yaml").write_text("plugins:\n  enabled: [weather]\n")
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    write_plugin(project / ".hermes" / "plugins", "weather", "", manifest=WEATHER_MANIFEST,
+                 files={"cli.py": WEATHER_CLI})
+    elsewhere.mkdir()
+    age(project)
+    monkeypatch.setenv("HERMES_ENABLE_PROJECT_PLUGINS", "1")
+    monkeypatch.chdir(project)
+    assert "weather" in from_cache(capsys, monkeypatch, home)
+    monkeypatch.chdir(elsewhere)
+    assert "weather" not in listed(capsys)[0]
+    monkeypatch.delenv("HERMES_ENABLE_PROJECT_PLUGINS")
+    monkeypatch.chdir(project)
+    assert "weather" not in listed(capsys)[0]
+
+
 @pytest.mark.parametrize("garbage", ["{not json", "[]", '{"key": 1}', "",
                                      '{"key": "x", "vars": [], "cwd": false, "watch": []}'])
 def test_a_corrupt_cache_is_ignored_and_rewritten(home, capsys, monkeypatch, garbage):
