@@ -85,9 +85,9 @@ def _cached(ctx: Any) -> HelpIndex:
         entry = json.loads((home / INDEX).read_text(encoding="utf-8"))
         if entry["key"] == _key(home, entry["vars"], entry["cwd"]) and \
                 all(_stamp(path) == stamp for path, stamp in entry["watch"].items()):
-            return HelpIndex(home, {str(n): (str(h), str(p)) for n, (h, p)
-                                    in entry["commands"].items()},
-                             {str(n) for n in entry["off"]}, {str(n) for n in entry["loading"]})
+            commands = {str(n): (str(h), str(p)) for n, (h, p) in entry["commands"].items()}
+            return HelpIndex(home, commands, {str(n) for n in entry["off"]} & commands.keys(),
+                             {str(n) for n in entry["loading"]})
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         pass  # missing, corrupt or of another shape: computed again and rewritten
     return _compute(ctx, home)
