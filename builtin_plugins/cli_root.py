@@ -5,8 +5,9 @@ It is not part of the kernel: like any surface, it drives the kernel through its
 commands plugins declare in plugin.yaml (``cli_commands:``) are listed from the manifests
 alone (the listing is cached, see :mod:`.cli_help`) and imported only when they run, so
 ``--help`` imports no plugin; a command whose plugin is off explains why instead of running.
-Any other first word boots the kernel and looks for a command a plugin registered. Errors raised on purpose (:class:`HermesError`)
-print as one clear message; ``HERMES_RAISE_ERRORS=1`` shows the traceback instead.
+Any other first word boots the kernel and looks for a command a plugin registered. Errors
+raised on purpose (:class:`HermesError`) print as one clear message; ``HERMES_RAISE_ERRORS=1``
+shows the traceback instead.
 """
 
 from __future__ import annotations
