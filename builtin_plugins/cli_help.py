@@ -8,8 +8,8 @@ home, ``sys.path`` with each entry's mtime (as the entry-point scan keys it), ev
 names (``$VAR``), and the stat (mtime_ns, size, inode) of config.yaml, .env, plugins.lock,
 each plugin folder discovery reads (and the folders around them) with its plugin.yaml, each
 entry-point plugin's plugin.yaml and the source of the hermes modules that computed it.
-Inputs changed less than two seconds before are not stored: file times are coarse, and a
-second change within one tick would go unseen.
+Inputs outside hermes' own folders changed less than two seconds before are not stored: file
+times are coarse, and a second change within one tick would go unseen.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ..vcache import ValidationCache, write_atomic
 INDEX = Path("cache") / "help-index.json"
 LEDGER = Path("cache") / "plugin-status.json"  # the load ledger (plugin_admin writes it)
 HOME_FILES = ("config.yaml", ".env", "plugins.lock")
-RACY_NS = 2_000_000_000  # inputs changed this recently (ns) are not cached
+RACY_NS = 2_000_000_000  # a listing whose inputs changed this recently (ns) is not stored
 Stamp = list[int]  # [mtime_ns, size, inode]; [] when the path does not exist
 
 
@@ -104,11 +104,12 @@ def _compute(ctx: Any, home: Path) -> HelpIndex:
     watch = {str(home / name): _stamp(str(home / name)) for name in HOME_FILES}
     env = {**read_env_file(home / ".env"), **os.environ}
     project = "HERMES_ENABLE_PROJECT_PLUGINS" in env  # then discovery may read the cwd
-    roots = [builtin_dir(), bundled_dir(env), home / "plugins"]
+    own: dict[str, Stamp] = {}  # hermes' own files, changed by installs (or a developer)
+    _watch_tree(str(builtin_dir()), own)
+    _watch_tree(str(bundled_dir(env)), watch if "HERMES_BUNDLED_PLUGINS" in env else own)
+    _watch_tree(str(home / "plugins"), watch)
     if project:
-        roots.append(Path.cwd() / ".hermes" / "plugins")
-    for root in roots:
-        _watch_tree(str(root), watch)
+        _watch_tree(str(Path.cwd() / ".hermes" / "plugins"), watch)
     cache = ValidationCache(home / "cache" / "validated.json")
     for facts in entry_point_facts(list(ENTRY_POINT_GROUPS), cache):
         if facts["manifest"]:
@@ -117,13 +118,13 @@ def _compute(ctx: Any, home: Path) -> HelpIndex:
     table = current(ctx)
     index = from_table(table)
     for path in _sources():
-        watch[path] = _stamp(path)
+        own[path] = _stamp(path)
     names = sorted({req.name for r in table.found.plugins.values() if r.manifest
                     for req in r.manifest.requires_env} | _config_vars(home))
     if all(not s or s[0] < started - RACY_NS for s in watch.values()):
         try:
             entry = {"key": _key(home, names, project), "cwd": project, "vars": names,
-                     "watch": watch, "commands": index.commands, "off": sorted(index.off),
+                     "watch": {**own, **watch}, "commands": index.commands, "off": sorted(index.off),
                      "loading": sorted(index.loading)}
             private_dir(home / INDEX.parent)
             write_atomic(home / INDEX, json.dumps(entry, separators=(",", ":")), FILE_MODE)
