@@ -18,8 +18,7 @@ FILE_MODE = 0o600
 
 def hermes_home(env: Mapping[str, str] | None = None) -> Path:
     """``$HERMES_HOME``, default ``~/.hermes`` (here, not in config: ``--help`` reads it cheaply)."""
-    env = os.environ if env is None else env
-    value = env.get("HERMES_HOME")
+    value = (os.environ if env is None else env).get("HERMES_HOME")
     return Path(value).expanduser() if value else Path.home() / ".hermes"
 
 
