@@ -1,7 +1,8 @@
 """Which ``hermes`` commands exist right now, and what runs for each, known without importing
 any plugin: the commands plugins declare in plugin.yaml (``cli_commands:``), each usable
-while its plugin would load, and those plugins registered in code when they last loaded
-(from the load ledger). Used by the click root in :mod:`.cli_root`.
+while its plugin would load. Used by the click root in :mod:`.cli_root`; the listing
+``--help`` shows (with the commands plugins registered in code when they last loaded) is
+cached by :mod:`.cli_help`.
 """
 
 from __future__ import annotations
@@ -156,21 +157,3 @@ def unavailable(name: str, plugin: str, why: str) -> click.Command:
                          help=f"(unavailable: plugin '{plugin}' is off)",
                          context_settings={"ignore_unknown_options": True,
                                            "allow_extra_args": True})
-
-
-def registered_last_run(table: Commands) -> dict[str, str]:
-    """Commands plugins registered in code when they last loaded, read from the load ledger
-    (a small JSON file), for plugins that would still load: name -> plugin."""
-    import json
-
-    try:
-        entries = json.loads((table.home / "cache" / "plugin-status.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    rows: dict[str, str] = {}
-    for plugin, entry in entries.items() if isinstance(entries, dict) else ():
-        if isinstance(entry, dict) and entry.get("state") == "loaded" and table.loads(plugin):
-            for name in entry.get("cli_commands") or ():
-                if str(name) not in table.declared:
-                    rows[str(name)] = plugin
-    return dict(sorted(rows.items()))

@@ -3,10 +3,11 @@ console script, also ``python -m hermes_agent.builtin_plugins.cli_root``.
 
 It is not part of the kernel: like any surface, it drives the kernel through its API. The
 commands plugins declare in plugin.yaml (``cli_commands:``) are listed from the manifests
-alone and imported only when they run, so ``--help`` imports no plugin; a command whose
-plugin is off explains why instead of running. Any other first word boots the kernel and
-looks for a command a plugin registered. Errors raised on purpose (:class:`HermesError`)
-print as one clear message; ``HERMES_RAISE_ERRORS=1`` shows the traceback instead.
+alone (the listing is cached, see :mod:`.cli_help`) and imported only when they run, so
+``--help`` imports no plugin; a command whose plugin is off explains why instead of running.
+Any other first word boots the kernel and looks for a command a plugin registered. Errors
+raised on purpose (:class:`HermesError`) print as one clear message; ``HERMES_RAISE_ERRORS=1``
+shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -121,13 +122,15 @@ class KernelAccess:
 def _build_root() -> Any:
     import click
 
-    from . import cli_commands
+    from .cli_help import help_index  # the listing: cached, see cli_help
 
     class HermesGroup(click.Group):
         def list_commands(self, ctx: click.Context) -> list[str]:
-            return cli_commands.current(ctx).available
+            return help_index(ctx).available
 
         def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+            from . import cli_commands
+
             command = cli_commands.command_for(cli_commands.current(ctx), name,
                                                boot=not ctx.resilient_parsing)
             if command is not None or ctx.resilient_parsing:
@@ -143,19 +146,19 @@ def _build_root() -> Any:
             return argparse_command(name, entry.help, entry.setup_fn, entry.handler_fn)
 
         def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-            table = cli_commands.current(ctx)
-            rows = [(name, table.declared[name].help) for name in table.available]
+            index = help_index(ctx)
+            rows = [(name, index.commands[name][0]) for name in index.available]
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
-            added = cli_commands.registered_last_run(table)
+            added = index.added_last_run()
             if added:
                 with formatter.section("Commands added by plugins (as of their last load)"):
                     formatter.write_dl([(name, f"(from the {plugin} plugin)")
                                         for name, plugin in added.items()])
             formatter.write_paragraph()
-            if table.off:
-                off = ", ".join(f"{name} (plugin {table.declared[name].record.name})"
-                                for name in sorted(table.off))
+            if index.off:
+                off = ", ".join(f"{name} (plugin {index.commands[name][1]})"
+                                for name in sorted(index.off))
                 formatter.write_text(f"Not available while their plugin is off: {off}. "
                                      "`hermes plugins list` shows why.\n")
             formatter.write_text("Plugins may add more commands once they are enabled and "
@@ -167,8 +170,8 @@ def _build_root() -> Any:
             if command is None and not ctx.resilient_parsing:
                 import difflib
 
-                known = [*cli_commands.current(ctx).available, *runtime_kernel().cli_commands]
-                close = difflib.get_close_matches(name, known, 2)
+                known = dict.fromkeys([*help_index(ctx).available, *runtime_kernel().cli_commands])
+                close = difflib.get_close_matches(name, list(known), 2)
                 hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
                 raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
             return super().resolve_command(ctx, args)

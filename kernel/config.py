@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .private import hermes_home
 from .slots import slot_defaults
 from .vcache import ValidationCache
 
@@ -45,12 +46,6 @@ mcp_servers _config_version profiles dashboard code_execution logging curator ka
 ORIGINAL_SECTIONS = frozenset({"model", "memory", "context", "web", "auxiliary"})
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-def hermes_home(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    value = env.get("HERMES_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".hermes"
 
 
 class Config:

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any, TypedDict
 
-from .manifest import find_manifest
 from .vcache import ValidationCache
 
 
@@ -90,6 +89,7 @@ def _dist_stamp(dist: Any) -> int:
 
 def _find_entry_point_manifest(ep: Any, dist: Any) -> Path | None:
     """The plugin.yaml shipped next to the entry point's module, found without importing it."""
+    from .manifest import find_manifest  # here: importing this module stays light (help index)
     module = ep.value.split(":")[0].strip()
     prefix = module.replace(".", "/")
     candidates = [f"{prefix}/plugin.yaml", f"{prefix}/plugin.yml"]

@@ -9,10 +9,17 @@ mode their owner gave them.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+
+
+def hermes_home(env: Mapping[str, str] | None = None) -> Path:
+    """``$HERMES_HOME``, default ``~/.hermes`` (here, not in config: ``--help`` reads it cheaply)."""
+    value = (os.environ if env is None else env).get("HERMES_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".hermes"
 
 
 def private_dir(path: Path) -> Path:

@@ -79,10 +79,9 @@ class ValidationCache:
 def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
     """Write ``text`` to ``path`` via a temporary file and rename, so readers never see half a file.
     Line endings are written as given."""
-    import tempfile  # on the write path only: reads stay cheap
-
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"  # mkstemp, minus its import
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)

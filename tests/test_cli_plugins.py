@@ -189,6 +189,8 @@ def register(ctx):
     assert "greet" in added and "(from the greeter plugin)" in added
     code, _, err = run(capsys, "gret")
     assert code == 2 and "Did you mean 'greet'" in err
+    code, _, err = run(capsys, "sesions")  # a builtin's command, suggested once
+    assert code == 2 and "Did you mean 'sessions'?" in err
 
 
 def test_version_and_help_are_cheap(home, calculator):
