@@ -100,7 +100,6 @@ REGISTRATION_HOOKS: tuple[str, ...] = (
 
 #: Hooks that are specified but never fired by this version, with the reason.
 NOT_FIRED: dict[str, str] = {
-    "on_memory_write": "Not fired by this version: the built-in memory tool is not there yet.",
     "pre_gateway_dispatch": "Not fired by this version: there is no chat gateway yet.",
     "pre_verify": "Not fired by this version: there are no verification nudges yet.",
     "kanban_task_claimed": "Not fired by this version: there is no kanban board yet.",

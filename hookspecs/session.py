@@ -217,6 +217,5 @@ def on_memory_write(
     Dispatch: broadcast. Every implementation runs; return values are discarded.
     firstresult: no. historic: no.
     Implemented by: exclusive (memory) plugins, and standalone plugins that audit memory.
-    Not fired by this version: the built-in memory tool is not there yet. It will fire
-    after each successful write to the memory store.
+    Fired: by the builtin memory tool, after each write that changed MEMORY.md or USER.md.
     """

@@ -185,7 +185,10 @@ class ConfigModel(_Section):
 
 def config_model(sections: dict[str, str]) -> type[BaseModel]:
     """:class:`ConfigModel` plus top-level keys that plugins declare. ``sections`` maps a key
-    to ``"module:attribute"``: a pydantic model (a section) or a ``(type, default)`` pair."""
+    to ``"module:attribute"``: a pydantic model (a section) or a ``(type, default)`` pair.
+    A section declared for a key the kernel models itself (``memory``: the slot selection
+    ``memory.provider``) extends the kernel's section: the plugin adds keys, the kernel's
+    own keep their meaning."""
     key = tuple(sorted(sections.items()))
     if key not in _COMPOSED:
         import importlib
@@ -194,6 +197,14 @@ def config_model(sections: dict[str, str]) -> type[BaseModel]:
         for name, target in sections.items():
             module, _, attr = target.partition(":")
             spec = getattr(importlib.import_module(module), attr)
+            own = ConfigModel.model_fields.get(name)
+            if own is not None:
+                if not (isinstance(spec, type) and issubclass(spec, BaseModel)
+                        and isinstance(own.annotation, type)
+                        and issubclass(own.annotation, BaseModel)):
+                    raise TypeError(f"config section {name!r} ({target}) clashes with the "
+                                    "kernel's key; only a section may extend a kernel section")
+                spec = create_model(spec.__name__, __base__=(own.annotation, spec))
             fields[name] = (spec, Field(default_factory=spec)) if isinstance(spec, type) else spec
         _COMPOSED[key] = create_model("HermesConfig", __base__=ConfigModel, **fields)
     return _COMPOSED[key]

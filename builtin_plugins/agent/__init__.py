@@ -2,8 +2,10 @@
 
 It is a library that the CLI, the gateway and subagents drive; the kernel knows nothing about
 it. It registers the ``delegate_task`` tool and offers the ``agent`` service, which builds
-agents for every surface (:mod:`.service`). Other plugins add system-prompt layers through
-:func:`hermes_agent.api.prompt_layers`.
+agents for every surface (:mod:`.service`), and the ``injection_scan`` service: the
+prompt-file injection scan for other plugins' text (``scan(text) -> list[str]`` findings,
+empty when clean; builtin memory scans what the model writes with it). Other plugins add
+system-prompt layers through :func:`hermes_agent.api.prompt_layers`.
 """
 
 
@@ -13,3 +15,18 @@ def register(ctx):
 
     register_delegation(ctx)
     ctx.register_service("agent", AgentService)
+    ctx.register_service("injection_scan", InjectionScan)
+
+
+class InjectionScan:
+    """The prompt-file injection scan, offered to other plugins (findings remembered in the
+    kernel's validation cache like those of prompt files)."""
+
+    def __init__(self, kernel):
+        cache = getattr(kernel, "cache", None)
+        self._cache = cache if callable(getattr(cache, "key", None)) else None
+
+    def scan(self, text: str) -> list[str]:
+        from .scan_memo import scan_findings
+
+        return scan_findings(text, self._cache)

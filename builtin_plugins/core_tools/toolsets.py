@@ -24,7 +24,8 @@ COMPOSITES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 }
 
 #: What the interactive CLI offers (``toolsets: [hermes-cli]``).
-HERMES_CLI_INCLUDES: tuple[str, ...] = ("terminal", "file", "todo", "clarify", "delegation")
+HERMES_CLI_INCLUDES: tuple[str, ...] = ("terminal", "file", "todo", "clarify", "memory",
+                                         "delegation")
 
 
 def register_all(register: Any) -> None:
