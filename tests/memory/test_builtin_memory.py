@@ -247,3 +247,18 @@ def test_memory_is_essential_and_in_the_cli_toolset(home: Path) -> None:
                          env={"HERMES_HOME": str(home)}, builtins=True)
     assert kernel.plugins["memory"].state == "loaded"
     assert "memory" in kernel.tools.tools
+
+
+def test_the_limits_extend_the_kernels_memory_section(tmp_path: Path) -> None:
+    from hermes_agent.config import ConfigError, load_config
+
+    (tmp_path / "config.yaml").write_text("memory: {provider: local, user_char_limit: 500}\n")
+    config = load_config(tmp_path, env={})
+    assert config.get("memory.provider") == "local"  # the slot selection keeps its meaning
+    assert config.get("memory.user_char_limit") == 500
+    assert config.get("memory.memory_char_limit") == 2200
+    assert not config.warnings
+    (tmp_path / "config.yaml").write_text("memory: {memory_char_limit: 0}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path, env={})
+    assert "memory.memory_char_limit: Input should be greater than 0" in str(err.value)
