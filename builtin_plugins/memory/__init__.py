@@ -44,10 +44,6 @@ def memory_file(kernel: "Kernel", name: str, home: Path | None = None) -> "Memor
     return MemoryFile(folder, Target(name, filename, title, limit))
 
 
-def no_scanner(text: str) -> list[str]:
-    return ["injection_scan_unavailable"]  # refuse rather than store unchecked text
-
-
 class BuiltinMemory:
     """The tool handler and the snapshot layers, bound to one kernel."""
 
@@ -55,11 +51,16 @@ class BuiltinMemory:
         self.kernel = kernel
 
     def scan(self, text: str) -> list[str]:
+        from .tool import Refused
+
         try:
             scanner = self.kernel.service("injection_scan")
-        except Exception:  # the agent plugin failed to load: write nothing unchecked
-            log.warning("memory: the injection_scan service is unavailable; writes refused")
-            return no_scanner(text)
+        except Exception as exc:  # the agent plugin is not loaded: write nothing unchecked
+            log.warning("memory: the injection_scan service is unavailable (%s); writes refused",
+                        exc)
+            raise Refused("Nothing was saved: the injection scan that checks memory content "
+                          "(the agent plugin's injection_scan service) is unavailable. Enable "
+                          "the agent plugin (hermes plugins enable agent).") from exc
         return list(scanner.scan(text))
 
     def handle(self, args: dict[str, Any], ctx: ToolCallContext) -> str:

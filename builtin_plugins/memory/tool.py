@@ -129,8 +129,15 @@ def run(store: MemoryFile, args: dict[str, Any], scan: Scanner) -> tuple[str, Ou
     return live_result(store.target.name, State(tuple(entries)), limit, message), outcome
 
 
+#: Above this share of the limit, results suggest consolidating before the file is full.
+CONSOLIDATE_AT = 0.8
+
+
 def live_result(target: str, state: State, limit: int, message: str) -> str:
+    note = "Saved to disk; the system prompt shows it from the next session on."
+    if state.used > CONSOLIDATE_AT * limit:
+        note += (" This file is over 80% full: merge related entries and drop stale ones "
+                 "(replace/remove) before adding more.")
     return json.dumps({"success": True, "target": target, "message": message,
                        "usage": usage(state.used, limit), "entries": list(state.entries),
-                       "note": "Saved to disk; the system prompt shows it from the next "
-                               "session on."}, ensure_ascii=False)
+                       "note": note}, ensure_ascii=False)
