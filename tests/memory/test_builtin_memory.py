@@ -292,3 +292,13 @@ def test_only_a_section_may_extend_a_kernel_section() -> None:
     with pytest.raises(TypeError, match="clashes with the kernel's key"):
         config_model({"memory": "hermes_agent.builtin_plugins.core_tools.config_schema:"
                                 "command_allowlist"})
+
+
+def test_a_file_that_cannot_be_read_is_reported_and_left_alone(kernel: Any, home: Path) -> None:
+    folder = home / "memories"
+    (folder / "MEMORY.md").mkdir(parents=True)  # a folder where the file should be
+    (folder / "MEMORY.md" / "keep").write_text("mine")
+    error = call(kernel, target="memory", action="add", content="fact")["error"]
+    assert "cannot be read" in error and "check its permissions" in error
+    assert "[NOTICE: " in prompt(kernel)
+    assert (folder / "MEMORY.md" / "keep").read_text() == "mine"
