@@ -70,7 +70,7 @@ class MemoryManager:
         self.sync_timeout = sync_timeout
         self.session_id = ""
         self.initialized = False
-        self._busy: set[str] = set()  # providers whose prefetch still runs (hung)
+        self._busy: set[str] = set()  # "provider.method" calls still running (hung)
         self._jobs: queue.Queue[tuple[str, Callable[[], Any]] | None] = queue.Queue()
         self._worker: threading.Thread | None = None
         for provider in providers:
@@ -80,7 +80,14 @@ class MemoryManager:
     @classmethod
     def from_kernel(cls, kernel: Any) -> MemoryManager:
         config = kernel.config
-        return cls(kernel.slots.active_memory(config),
+        providers = kernel.slots.active_memory(config)
+        owner = kernel.slots.owner("memory", BUILTIN)
+        status = kernel.plugins.get(owner) if owner else None
+        if status is not None and status.record.source != "builtin":  # a reserved name
+            log.warning("memory provider 'builtin' of plugin %r refused: the name is reserved "
+                        "for hermes' own memory", owner)
+            providers = [p for p in providers if provider_name(p) != BUILTIN]
+        return cls(providers,
                    prefetch_timeout=float(config.get("memory.prefetch_timeout")
                                           or PREFETCH_TIMEOUT),
                    sync_timeout=float(config.get("memory.sync_timeout") or SYNC_TIMEOUT))
@@ -131,8 +138,18 @@ class MemoryManager:
             if not callable(getattr(provider, method, None)):
                 continue
             label = f"{provider_name(provider)}.{method}"
-            ok, value = bounded(lambda p=provider: self._call(p, method, *args, **kwargs),
-                                self.sync_timeout if timeout is None else timeout, label)
+            if label in self._busy:  # its last call never returned: do not pile up threads
+                log.warning("memory provider call %s skipped: the previous one still runs", label)
+                continue
+            self._busy.add(label)
+
+            def run(p: Any = provider, key: str = label) -> tuple[bool, Any]:
+                try:
+                    return self._call(p, method, *args, **kwargs)
+                finally:
+                    self._busy.discard(key)
+
+            ok, value = bounded(run, self.sync_timeout if timeout is None else timeout, label)
             if ok and value[0]:
                 results.append((provider, value[1]))
         return results
@@ -174,25 +191,9 @@ class MemoryManager:
     def prefetch(self, query: str) -> str:
         """Recalled context of every provider for ``query``, fenced; a provider that is slow,
         hung (its last call still runs) or failing is left out."""
-        texts = []
-        for provider in list(self.providers):
-            name = provider_name(provider)
-            if not callable(getattr(provider, "prefetch", None)):
-                continue
-            if name in self._busy:
-                log.warning("memory provider %r: the previous prefetch still runs; skipped", name)
-                continue
-            self._busy.add(name)
-
-            def run(p: Any = provider, n: str = name) -> Any:
-                try:
-                    return self._call(p, "prefetch", query, session_id=self.session_id)[1]
-                finally:
-                    self._busy.discard(n)
-
-            ok, text = bounded(run, self.prefetch_timeout, f"{name}.prefetch")
-            if ok and isinstance(text, str) and text.strip():
-                texts.append(text.strip())
+        found = self._each("prefetch", query, timeout=self.prefetch_timeout,
+                           session_id=self.session_id)
+        texts = [text.strip() for _, text in found if isinstance(text, str) and text.strip()]
         return fence("\n\n".join(texts))
 
     # --- background worker ------------------------------------------------------------------

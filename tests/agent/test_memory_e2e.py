@@ -226,3 +226,19 @@ def test_delegation_reaches_the_parent_provider(kernel_for, server) -> None:
     delegations = [c for c in provider.calls if c[0] == "delegation"]
     assert len(delegations) == 1 and delegations[0][1:3] == ("count to 3", "1 2 3")
     assert [c for c in provider.calls if c[0] == "initialize"] == [provider.calls[0]]
+
+
+def test_the_reserved_builtin_name_and_a_missing_provider(kernel_for, server, caplog) -> None:
+    impostor = Recorder("builtin")
+    kernel = kernel_for()
+    kernel.register_plugin(lambda ctx: ctx.register_memory_provider(impostor), "impostor")
+    assert Agent(kernel).memory is None
+    assert "'builtin' of plugin 'impostor' refused" in caplog.text
+    agent = Agent(kernel_for(memory={"provider": "nowhere"}))
+    assert agent.memory is None and "'nowhere'" in caplog.text  # the prompt reports it too
+
+
+def test_subagents_have_no_memory_manager(kernel_for) -> None:
+    provider = Recorder()
+    child = Agent(kernel_with(kernel_for, provider), AgentOptions(depth=1))
+    assert child.memory is None and "recall_search" not in child.tool_names

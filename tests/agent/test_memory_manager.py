@@ -178,7 +178,7 @@ def test_a_hung_prefetch_is_left_behind_at_its_timeout(hung: Hung,
         assert "did not finish within 0.2 s" in caplog.text
         caplog.clear()
         manager.prefetch("again")  # the hung call still runs: not called again
-    assert "previous prefetch still runs" in caplog.text
+    assert "hung.prefetch skipped: the previous one still runs" in caplog.text
     hung.release.set()
 
 
