@@ -78,7 +78,8 @@ def names(calls: list[tuple[Any, ...]]) -> list[str]:
 def test_fence_reaches_the_request_only_and_sync_follows_the_turn(kernel_for, server) -> None:
     provider = Recorder()
     agent = Agent(kernel_with(kernel_for, provider))
-    server.script(reply_text("Noted. <memory-context>leaked recall</memory-context>Bye."),
+    server.script(reply_text("Noted. <memory-context>leaked recall</memory-context>Bye.",
+                             chunk_size=3),  # the tags arrive split across stream deltas
                   reply_text("ok"))
     events: list[dict[str, Any]] = []
     first = agent.run_conversation("what do I drink?", on_event=events.append)
@@ -93,6 +94,7 @@ def test_fence_reaches_the_request_only_and_sync_follows_the_turn(kernel_for, se
                for m in agent.history + stored)
     streamed = "".join(e["text"] for e in events if e["type"] == "text_delta")
     assert streamed == "Noted. Bye."  # the fence is scrubbed from the stream too
+    assert len([e for e in events if e["type"] == "text_delta"]) > 2
     assert provider.synced.wait(5)
     agent.memory.drain(5)
     assert ("sync_turn", "what do I drink?", "Noted. Bye.", agent.session_id, 2) in provider.calls
