@@ -2,11 +2,12 @@
 
 The builtin provider (reserved name ``builtin``) comes first, then at most one external one
 (``memory.provider``). Every provider call is isolated: an exception is logged and that
-provider is skipped for that call. Calls that could hang run on daemon threads with a
-timeout (``memory.prefetch_timeout``, default 3 s, for the in-turn calls; ``memory.
-sync_timeout``, default 10 s, for the rest), so a slow provider never holds a turn and a hung
-one never keeps the process alive. ``sync_turn``, ``queue_prefetch`` and ``on_memory_write``
-run in order on one background worker per manager.
+provider is skipped for that call. Calls that could hang run on daemon threads with a timeout
+(:mod:`.memory_threads`): the in-turn ones (``on_turn_start``, ``prefetch``) on one lane per
+provider within ``memory.prefetch_timeout`` (default 3 s), the rest within
+``memory.sync_timeout`` (default 10 s). So a slow provider never holds a turn and a hung one
+never keeps the process alive. ``sync_turn``, ``queue_prefetch`` and ``on_memory_write`` run
+in order on one background worker per manager.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from hermes_agent.api import tool_error
 
 from .memory_fence import call_accepting, fence
+from .memory_threads import Lane, bounded
 
 log = logging.getLogger("hermes_agent.agent.memory")
 BUILTIN = "builtin"
@@ -37,29 +39,6 @@ def provider_name(provider: Any) -> str:
         return type(provider).__name__
 
 
-def bounded(fn: Callable[[], Any], timeout: float, label: str) -> tuple[bool, Any]:
-    """Run ``fn`` on a daemon thread; ``(True, result)``, or ``(False, None)`` when it raised
-    or did not finish within ``timeout`` seconds (logged; the thread is left to finish)."""
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            box["result"] = fn()
-        except Exception:
-            log.warning("memory provider call %s failed", label, exc_info=True)
-            box["failed"] = True
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name=f"hermes-memory:{label}", daemon=True).start()
-    if not done.wait(timeout):
-        log.warning("memory provider call %s did not finish within %.1f s; going on without "
-                    "it", label, timeout)
-        return False, None
-    return "failed" not in box, box.get("result")
-
-
 class MemoryManager:
     """The providers of one agent, in order (builtin first)."""
 
@@ -70,7 +49,8 @@ class MemoryManager:
         self.sync_timeout = sync_timeout
         self.session_id = ""
         self.initialized = False
-        self._busy: set[str] = set()  # "provider.method" calls still running (hung)
+        self._busy: set[str] = set()  # calls (or lanes) still running: hung
+        self._lanes: dict[str, Lane] = {}
         self._jobs: queue.Queue[tuple[str, Callable[[], Any]] | None] = queue.Queue()
         self._worker: threading.Thread | None = None
         for provider in providers:
@@ -130,26 +110,30 @@ class MemoryManager:
                         provider_name(provider), method, exc_info=True)
             return False, default
 
-    def _each(self, method: str, *args: Any, timeout: float | None = None,
+    def _each(self, method: str, *args: Any, timeout: float | None = None, in_turn: bool = False,
               **kwargs: Any) -> list[Any]:
-        """``method`` on every provider that has it, each bounded by ``timeout``."""
+        """``method`` on every provider that has it, each bounded by ``timeout``; ``in_turn``
+        calls run on the provider's lane (one busy lane: the provider is skipped)."""
         results = []
         for provider in list(self.providers):
             if not callable(getattr(provider, method, None)):
                 continue
-            label = f"{provider_name(provider)}.{method}"
-            if label in self._busy:  # its last call never returned: do not pile up threads
+            name = provider_name(provider)
+            label, key = f"{name}.{method}", (f"{name}:lane" if in_turn else f"{name}.{method}")
+            if key in self._busy:  # its last call never returned: do not pile up threads
                 log.warning("memory provider call %s skipped: the previous one still runs", label)
                 continue
-            self._busy.add(label)
+            self._busy.add(key)
+            lane = self._lanes.setdefault(name, Lane(name)) if in_turn else None
 
-            def run(p: Any = provider, key: str = label) -> tuple[bool, Any]:
+            def run(p: Any = provider, key: str = key) -> tuple[bool, Any]:
                 try:
                     return self._call(p, method, *args, **kwargs)
                 finally:
                     self._busy.discard(key)
 
-            ok, value = bounded(run, self.sync_timeout if timeout is None else timeout, label)
+            ok, value = bounded(run, self.sync_timeout if timeout is None else timeout, label,
+                                lane)
             if ok and value[0]:
                 results.append((provider, value[1]))
         return results
@@ -168,7 +152,8 @@ class MemoryManager:
         return "\n\n".join(b.strip() for b in blocks if isinstance(b, str) and b.strip())
 
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
-        self._each("on_turn_start", turn_number, message, timeout=self.prefetch_timeout, **kwargs)
+        self._each("on_turn_start", turn_number, message, timeout=self.prefetch_timeout,
+                   in_turn=True, **kwargs)
 
     def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
         self.session_id = new_session_id
@@ -191,7 +176,7 @@ class MemoryManager:
     def prefetch(self, query: str) -> str:
         """Recalled context of every provider for ``query``, fenced; a provider that is slow,
         hung (its last call still runs) or failing is left out."""
-        found = self._each("prefetch", query, timeout=self.prefetch_timeout,
+        found = self._each("prefetch", query, timeout=self.prefetch_timeout, in_turn=True,
                            session_id=self.session_id)
         texts = [text.strip() for _, text in found if isinstance(text, str) and text.strip()]
         return fence("\n\n".join(texts))

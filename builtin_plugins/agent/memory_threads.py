@@ -1,0 +1,63 @@
+"""Daemon threads of the memory manager: a provider call bounded by a timeout, on a new
+thread or on the provider's lane. A call left behind at its timeout keeps running on its
+daemon thread, which never keeps the process alive at exit."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger("hermes_agent.agent.memory")
+
+
+class Lane:
+    """One daemon thread running a provider's in-turn calls one at a time (cheaper per turn
+    than a thread per call)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, job: Callable[[], None]) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, daemon=True,
+                                            name=f"hermes-memory:{self.name}")
+            self._thread.start()
+        self._jobs.put(job)
+
+    def _loop(self) -> None:
+        while True:
+            self._jobs.get()()
+
+
+def _spawn(job: Callable[[], None]) -> None:
+    threading.Thread(target=job, name="hermes-memory-call", daemon=True).start()
+
+
+def bounded(fn: Callable[[], Any], timeout: float, label: str,
+            lane: Lane | None = None) -> tuple[bool, Any]:
+    """Run ``fn`` on ``lane`` (else a new daemon thread); ``(True, result)``, or ``(False,
+    None)`` when it raised or did not finish within ``timeout`` seconds (logged; the thread
+    is left to finish)."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["result"] = fn()
+        except Exception:
+            log.warning("memory provider call %s failed", label, exc_info=True)
+            box["failed"] = True
+        finally:
+            done.set()
+
+    (lane.submit if lane is not None else _spawn)(run)
+    if not done.wait(timeout):
+        log.warning("memory provider call %s did not finish within %.1f s; going on without "
+                    "it", label, timeout)
+        return False, None
+    return "failed" not in box, box.get("result")
