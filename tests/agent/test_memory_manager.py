@@ -207,3 +207,22 @@ def test_tool_routing_and_a_raising_tool() -> None:
     error = json.loads(manager.handle_tool_call(duck, "duck_recall", {"boom": True}))
     assert "backend down" in error["error"]
     assert manager.tool_routes({"duck_recall"}) == {}  # a registered tool of that name wins
+
+
+def test_a_hung_call_does_not_keep_the_process_alive() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import time\n"
+        "from hermes_agent.builtin_plugins.agent.memory_manager import MemoryManager\n"
+        "class Hung:\n"
+        "    name = 'hung'\n"
+        "    def prefetch(self, query): time.sleep(60)\n"
+        "    def sync_turn(self, u, a): time.sleep(60)\n"
+        "m = MemoryManager([Hung()], prefetch_timeout=0.1, sync_timeout=0.1)\n"
+        "m.sync_turn('u', 'a')\n"
+        "print(repr(m.prefetch('q')))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=30)  # the interpreter exits although both calls still sleep
+    assert done.returncode == 0 and done.stdout.strip() == "''"
