@@ -37,8 +37,9 @@ def attach(agent: Agent) -> MemoryManager | None:
         agent.kernel.service("agent.memory_writes", lambda: hooks.add_callback(
             "on_memory_write", forward_memory_write, plugin="agent",
             description="mirror builtin memory writes to the external memory provider") or True)
-    taken = set(agent.kernel.tools.tools)
-    routes = manager.tool_routes(taken)
+    if not _memory_toolset_on(agent):
+        return manager
+    routes = manager.tool_routes(set(agent.kernel.tools.tools))
     only, exclude = agent.options.only_tools, agent.options.exclude_tools
     for name, (provider, schema) in routes.items():
         if name in exclude or (only is not None and name not in only):
@@ -47,6 +48,15 @@ def attach(agent: Agent) -> MemoryManager | None:
         agent.tool_defs.append({"type": "function", "function": schema})
         agent.tool_routes[name] = _router(manager, provider)
     return manager
+
+
+def _memory_toolset_on(agent: Agent) -> bool:
+    """Providers' tools are offered with the ``memory`` toolset: always when no toolsets are
+    chosen, else when the choice names it or includes the ``memory`` tool."""
+    toolsets = agent.options.toolsets
+    if toolsets is None:
+        toolsets = agent.kernel.config.get("toolsets")
+    return toolsets is None or "memory" in toolsets or "memory" in agent.tool_names
 
 
 def _router(manager: MemoryManager, provider: Any) -> Any:

@@ -244,3 +244,10 @@ def test_subagents_have_no_memory_manager(kernel_for) -> None:
     provider = Recorder()
     child = Agent(kernel_with(kernel_for, provider), AgentOptions(depth=1))
     assert child.memory is None and "recall_search" not in child.tool_names
+
+
+def test_provider_tools_follow_the_memory_toolset(kernel_for) -> None:
+    provider = Recorder()
+    kernel = kernel_with(kernel_for, provider)
+    assert "recall_search" not in Agent(kernel, AgentOptions(toolsets=["file"])).tool_names
+    assert "recall_search" in Agent(kernel, AgentOptions(toolsets=["file", "memory"])).tool_names
