@@ -66,7 +66,7 @@ class Recorder:
 
 
 def kernel_with(kernel_for: Any, provider: Any) -> Any:
-    kernel = kernel_for(memory={"provider": provider.name, "prefetch_timeout": 0.5})
+    kernel = kernel_for(memory={"provider": provider.name, "prefetch_timeout": 2.0})
     kernel.register_plugin(lambda ctx: ctx.register_memory_provider(provider), provider.name)
     return kernel
 

@@ -170,12 +170,12 @@ def test_a_hung_prefetch_is_left_behind_at_its_timeout(hung: Hung,
                                                       caplog: pytest.LogCaptureFixture) -> None:
     good = Builtin()
     good.prefetch = lambda query: "builtin recall"  # type: ignore[method-assign]
-    manager = MemoryManager([good, hung], prefetch_timeout=0.2)
+    manager = MemoryManager([good, hung], prefetch_timeout=1.0)
     with caplog.at_level(logging.WARNING):
         block = manager.prefetch("q")
         assert hung.entered.is_set() and not hung.release.is_set()  # still hung
         assert "builtin recall" in block and "too late" not in block
-        assert "did not finish within 0.2 s" in caplog.text
+        assert "did not finish within 1.0 s" in caplog.text
         caplog.clear()
         manager.prefetch("again")  # the hung call still runs: not called again
     assert "hung.prefetch skipped: the previous one still runs" in caplog.text
@@ -186,7 +186,7 @@ def test_a_hung_sync_does_not_stop_the_worker(caplog: pytest.LogCaptureFixture) 
     release = threading.Event()
     duck = Duck()
     duck.sync_turn = lambda u, a: release.wait(60)  # type: ignore[method-assign]
-    manager = MemoryManager([duck], sync_timeout=0.2)
+    manager = MemoryManager([duck], sync_timeout=1.0)
     try:
         manager.sync_turn("u", "a")
         manager.on_memory_write("add", "memory", "fact")
