@@ -90,9 +90,10 @@ def turn_context(agent: Agent, user_message: str, context: str) -> str:
     if manager is None:
         return context
     turn_number = sum(1 for m in agent.history if m.get("role") == "user")
-    manager.on_turn_start(turn_number, user_message, model=agent.model, platform=agent.platform,
-                          tool_count=len(agent.tool_names))
-    recalled = manager.prefetch(user_message)
+    cancel = agent._interrupt  # Ctrl-C does not wait for a slow provider
+    manager.on_turn_start(turn_number, user_message, cancel=cancel, model=agent.model,
+                          platform=agent.platform, tool_count=len(agent.tool_names))
+    recalled = "" if cancel.is_set() else manager.prefetch(user_message, cancel=cancel)
     return "\n\n".join(part for part in (context, recalled) if part)
 
 

@@ -111,7 +111,7 @@ class MemoryManager:
             return False, default
 
     def _each(self, method: str, *args: Any, timeout: float | None = None, in_turn: bool = False,
-              **kwargs: Any) -> list[Any]:
+              cancel: Any = None, **kwargs: Any) -> list[Any]:
         """``method`` on every provider that has it, each bounded by ``timeout``; ``in_turn``
         calls run on the provider's lane (one busy lane: the provider is skipped)."""
         results = []
@@ -133,7 +133,7 @@ class MemoryManager:
                     self._busy.discard(key)
 
             ok, value = bounded(run, self.sync_timeout if timeout is None else timeout, label,
-                                lane)
+                                lane, cancel)
             if ok and value[0]:
                 results.append((provider, value[1]))
         return results
@@ -151,9 +151,10 @@ class MemoryManager:
         blocks = [self._call(p, "system_prompt_block", default="")[1] for p in self.external]
         return "\n\n".join(b.strip() for b in blocks if isinstance(b, str) and b.strip())
 
-    def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
+    def on_turn_start(self, turn_number: int, message: str, *, cancel: Any = None,
+                      **kwargs: Any) -> None:
         self._each("on_turn_start", turn_number, message, timeout=self.prefetch_timeout,
-                   in_turn=True, **kwargs)
+                   in_turn=True, cancel=cancel, **kwargs)
 
     def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
         self.session_id = new_session_id
@@ -173,11 +174,12 @@ class MemoryManager:
         self._each("on_delegation", task, result, child_session_id=child_session_id, **kwargs)
 
     # --- prefetch ---------------------------------------------------------------------------
-    def prefetch(self, query: str) -> str:
+    def prefetch(self, query: str, *, cancel: Any = None) -> str:
         """Recalled context of every provider for ``query``, fenced; a provider that is slow,
-        hung (its last call still runs) or failing is left out."""
+        hung (its last call still runs) or failing is left out, and so is everything not in
+        yet when ``cancel`` (the turn's interrupt) is set."""
         found = self._each("prefetch", query, timeout=self.prefetch_timeout, in_turn=True,
-                           session_id=self.session_id)
+                           cancel=cancel, session_id=self.session_id)
         texts = [text.strip() for _, text in found if isinstance(text, str) and text.strip()]
         return fence("\n\n".join(texts))
 

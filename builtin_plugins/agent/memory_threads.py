@@ -38,13 +38,14 @@ def _spawn(job: Callable[[], None]) -> None:
     threading.Thread(target=job, name="hermes-memory-call", daemon=True).start()
 
 
-def bounded(fn: Callable[[], Any], timeout: float, label: str,
-            lane: Lane | None = None) -> tuple[bool, Any]:
+def bounded(fn: Callable[[], Any], timeout: float, label: str, lane: Lane | None = None,
+            cancel: Any = None) -> tuple[bool, Any]:
     """Run ``fn`` on ``lane`` (else a new daemon thread); ``(True, result)``, or ``(False,
-    None)`` when it raised or did not finish within ``timeout`` seconds (logged; the thread
-    is left to finish)."""
+    None)`` when it raised, did not finish within ``timeout`` seconds or ``cancel`` (a
+    :class:`~hermes_agent.api.CancelToken`, the turn's interrupt) was set first (logged; the
+    thread is left to finish)."""
     box: dict[str, Any] = {}
-    done = threading.Event()
+    wake = threading.Event()
 
     def run() -> None:
         try:
@@ -53,11 +54,22 @@ def bounded(fn: Callable[[], Any], timeout: float, label: str,
             log.warning("memory provider call %s failed", label, exc_info=True)
             box["failed"] = True
         finally:
-            done.set()
+            box["done"] = True
+            wake.set()
 
-    (lane.submit if lane is not None else _spawn)(run)
-    if not done.wait(timeout):
-        log.warning("memory provider call %s did not finish within %.1f s; going on without "
-                    "it", label, timeout)
+    on_cancel = getattr(cancel, "on_cancel", None)
+    remove = on_cancel(wake.set) if callable(on_cancel) else None
+    try:
+        (lane.submit if lane is not None else _spawn)(run)
+        wake.wait(timeout)
+    finally:
+        if callable(remove):
+            remove()
+    if not box.get("done"):
+        if cancel is not None and cancel.is_set():
+            log.info("memory provider call %s left behind: the turn was interrupted", label)
+        else:
+            log.warning("memory provider call %s did not finish within %.1f s; going on "
+                        "without it", label, timeout)
         return False, None
     return "failed" not in box, box.get("result")

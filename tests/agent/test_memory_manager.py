@@ -226,3 +226,13 @@ def test_a_hung_call_does_not_keep_the_process_alive() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=30)  # the interpreter exits although both calls still sleep
     assert done.returncode == 0 and done.stdout.strip() == "''"
+
+
+def test_an_interrupt_stops_the_wait_for_a_slow_prefetch(hung: Hung) -> None:
+    from hermes_agent.api import CancelToken
+
+    manager = MemoryManager([hung], prefetch_timeout=60)
+    cancel = CancelToken()
+    threading.Thread(target=lambda: hung.entered.wait(10) and cancel.set(), daemon=True).start()
+    assert manager.prefetch("q", cancel=cancel) == ""  # returned on the interrupt, not at 60 s
+    assert not hung.release.is_set()
