@@ -91,6 +91,9 @@ def delegate_task(args: dict[str, Any], ctx: ToolCallContext) -> str:
                    parent_turn_id=parent_turn, child_session_id=child.session_id,
                    child_role="leaf", child_summary=result.final_response,
                    child_status=status, duration_ms=duration)
+    if parent.memory is not None:
+        parent.memory.on_delegation(goal, result.final_response or "",
+                                    child_session_id=child.session_id)
     payload: dict[str, Any] = {"status": status, "summary": result.final_response,
                                "session_id": child.session_id, "api_calls": result.api_calls,
                                "duration_ms": round(duration)}

@@ -40,8 +40,10 @@ from hermes_agent.api import (
     Usage,
 )
 
+from . import memory_link
 from .history import api_messages, last_user_index
 from .inbox import Inbox, into_tool_result
+from .memory_fence import StreamScrubber, strip_fences
 from .prompt_link import build_system_prompt
 from .store_link import SessionLink, active_store
 
@@ -124,6 +126,8 @@ class Agent:
         self.sessions = SessionLink(store if store is not None else active_store(kernel))
         self.tool_names, self.tool_notes = self._select_tools()
         self.tool_defs = kernel.tools.definitions(self.tool_names)
+        self.tool_routes: dict[str, Callable[..., str]] = {}  # memory providers' tools
+        self.memory = memory_link.attach(self)
         self.session_id = new_session_id()
         self.history: list[dict[str, Any]] = []
         self.system_prompt: str | None = None
@@ -180,7 +184,8 @@ class Agent:
         if stored is None:
             raise SessionStoreError(f"no session {session_id!r} in the session store; list "
                                     "sessions with `hermes sessions list`")
-        self.session_id = session_id
+        old, self.session_id = self.session_id, session_id
+        memory_link.session_switch(self, old)
         self.system_prompt = stored.get("system_prompt") or None
         self.history = self.sessions.conversation(session_id)
         self._stored = True
@@ -203,6 +208,8 @@ class Agent:
                                             platform=self.platform, tool_names=self.tool_names,
                                             cwd=self.options.cwd,
                                             skip_context_files=self.options.depth > 0)
+        blocks = self.memory.system_prompt_blocks() if self.memory else ""
+        text = f"{text}\n\n{blocks}" if blocks else text
         self._notices += [n for n in notices
                           if n not in self._notices_shown and n not in self._notices]
         return text
@@ -225,6 +232,8 @@ class Agent:
         if left is not None:
             log.warning("session %s ended before an injected message was delivered: %.200s",
                         self.session_id, left)
+        if self.memory and self.memory.initialized:
+            self.memory.on_session_end(self.history)
         self.sessions.end(self.session_id, reason)
         if self.hooks.has_hook("on_session_finalize"):
             self.hooks.fire("on_session_finalize", session_id=self.session_id,
@@ -239,6 +248,7 @@ class Agent:
         self.session_id, self.history, self.system_prompt, self._stored = new, [], None, False
         self._notices, self._notices_shown = [], set()
         self.session_usage, self.session_cost, self.session_api_calls = Usage(), 0.0, 0
+        memory_link.session_switch(self, old, reset=True)
         if self.hooks.has_hook("on_session_reset"):
             self.hooks.fire("on_session_reset", session_id=new, platform=self.platform,
                             reason=reason, old_session_id=old, new_session_id=new)
@@ -315,6 +325,8 @@ class Agent:
 
     def _run(self, turn: TurnResult, user_message: str, emit: EventSink,
              shown_to_user: bool) -> None:
+        if self.memory and not self.memory.initialized:
+            memory_link.initialize(self)
         if self.system_prompt is None:
             self._start_session()
         turn.session_id = self.session_id
@@ -325,7 +337,8 @@ class Agent:
         is_first = not any(m.get("role") == "user" for m in self.history)
         self._deliver_injected(emit)  # left over from the previous run: they came first
         self._record({"role": "user", "content": user_message})
-        context = self._pre_llm_context(turn, user_message, is_first)
+        context = memory_link.turn_context(
+            self, user_message, self._pre_llm_context(turn, user_message, is_first))
         self._tool_loop(turn, user_message, len(self.history) - 1, context, emit)
 
     def _pre_llm_context(self, turn: TurnResult, user_message: str, is_first: bool) -> str:
@@ -381,6 +394,7 @@ class Agent:
             clarify_callback=self.options.clarify_callback, interrupt_event=self._interrupt,
             extra=self.extra_tool_kwargs)
         return ToolTurn(context, allowed=frozenset(self.tool_names), on_event=emit,
+                        routes=self.tool_routes,
                         parallel_safe=PARALLEL_SAFE | frozenset(
                             self.kernel.config.get("agent.parallel_tools") or ()))
 
@@ -407,11 +421,14 @@ class Agent:
                           on_retry=lambda notice: emit({"type": "retry", **asdict(notice),
                                                         "message": notice.text()}))
         partial: list[str] = []
+        scrub = StreamScrubber() if self.memory else None  # no memory fence reaches the user
 
         def on_delta(event: StreamEvent) -> None:
             if event.kind == "text":
-                partial.append(event.text)
-                emit({"type": "text_delta", "text": event.text})
+                text = scrub.feed(event.text) if scrub else event.text
+                if text:
+                    partial.append(text)
+                    emit({"type": "text_delta", "text": text})
             elif event.kind == "reasoning":
                 emit({"type": "reasoning_delta", "text": event.text})
 
@@ -424,6 +441,11 @@ class Agent:
                 self._record({"role": "assistant", "content": "".join(partial)},
                              finish_reason=reason)
             raise
+        if scrub:
+            tail = scrub.flush()
+            if tail:
+                emit({"type": "text_delta", "text": tail})
+            response.content = strip_fences(response.content or "")
         message = response.assistant_message()
         self._record(message, finish_reason=response.finish_reason,
                      token_count=response.usage.output_tokens or None)
@@ -467,6 +489,7 @@ class Agent:
                                            platform=self.platform)
                 if replaced:
                     turn.final_response, turn.response_transformed = replaced, True
+            memory_link.after_turn(self, user_message, turn.final_response)
             if self.hooks.has_hook("post_llm_call"):
                 self.hooks.fire("post_llm_call", session_id=self.session_id,
                                 task_id=turn.task_id, turn_id=turn.turn_id,

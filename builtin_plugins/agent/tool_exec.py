@@ -20,10 +20,10 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hermes_agent.api import ToolCallContext, set_interrupted, tool_error, tool_status
@@ -59,6 +59,9 @@ class ToolTurn:
 
     context: ToolCallContext
     allowed: frozenset[str] = frozenset()
+    # Tools served outside the registry (memory providers'): name -> route(name, args, ctx).
+    routes: Mapping[str, Callable[[str, dict[str, Any], ToolCallContext], str]] = field(
+        default_factory=dict)
     api_request_id: str | None = None
     parallel_safe: frozenset[str] = PARALLEL_SAFE  # plus config ``agent.parallel_tools``
     on_event: Callable[[dict[str, Any]], None] | None = None
@@ -159,7 +162,8 @@ class ToolExecutor:
             result = tool_error(f"Tool call {name!r} was not run: {problem}. Send the call again "
                             "with a JSON object as arguments.")
             status, error_type, args = "error", "invalid_arguments", {}
-        elif name not in turn.allowed or name not in self.registry.tools:
+        elif name not in turn.allowed or (name not in self.registry.tools
+                                          and name not in turn.routes):
             known = ", ".join(sorted(turn.allowed)) or "(none)"
             result = tool_error(f"Unknown tool: {name!r}. Available tools: {known}.")
             status, error_type = "error", "unknown_tool"
@@ -195,7 +199,10 @@ class ToolExecutor:
             refusal = self._approve(name, args, directive, ctx)
             if refusal:
                 return tool_error(refusal, blocked=True), "blocked", "approval_denied"
+        route = turn.routes.get(name) if name not in self.registry.tools else None
         with interrupt_marked(turn.interrupt):
+            if route is not None:
+                return route(name, args, ctx), "ok", None
             return self.registry.dispatch(name, args, context=ctx), "ok", None
 
     def _approve(self, name: str, args: dict[str, Any], directive: dict[str, Any],
