@@ -76,15 +76,19 @@ class ValidationCache:
             pass
 
 
-def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
+def write_atomic(path: Path, text: str, mode: int | None = None, *, durable: bool = False) -> None:
     """Write ``text`` to ``path`` via a temporary file and rename, so readers never see half a file.
-    Line endings are written as given."""
+    Line endings are written as given. ``durable``: fsync the file before the rename and the
+    folder after it, so the new content survives a crash (for data, not caches)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"  # mkstemp, minus its import
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
@@ -94,3 +98,9 @@ def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
         except OSError:
             pass
         raise
+    if durable:
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)  # the rename itself survives a crash
+        finally:
+            os.close(folder)

@@ -86,3 +86,17 @@ def test_config_set_creates_0600_and_keeps_a_users_mode(fresh: Path) -> None:
     os.chmod(fresh / "config.yaml", 0o640)
     assert main(["config", "set", "memory.provider", "y"]) == 0
     assert mode(fresh / "config.yaml") == 0o640
+
+
+def test_write_atomic_durable_syncs_the_file_and_its_folder(tmp_path: Path, monkeypatch) -> None:
+    from hermes_agent.api import write_atomic
+
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    write_atomic(tmp_path / "cache.json", "{}")
+    assert synced == []  # caches: no fsync
+    write_atomic(tmp_path / "MEMORY.md", "fact\n", mode=0o600, durable=True)
+    assert len(synced) == 2  # the file before the rename, the folder after it
+    assert (tmp_path / "MEMORY.md").read_text() == "fact\n"
+    assert (tmp_path / "MEMORY.md").stat().st_mode & 0o777 == 0o600

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_agent.api import private_dir
+from hermes_agent.api import private_dir, write_atomic
 
 SEPARATOR = "\n§\n"
 FILE_MODE = 0o600
@@ -111,24 +111,5 @@ class MemoryFile:
     def write(self, entries: list[str]) -> None:
         """Replace the file with ``entries``: temporary file, fsync, rename, fsync folder.
         The caller holds the lock."""
-        tmp = self.folder / f".{self.path.name}.{os.urandom(6).hex()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
-                     FILE_MODE)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(join(entries).encode("utf-8") + (b"\n" if entries else b""))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, FILE_MODE)
-            os.replace(tmp, self.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-        folder = os.open(self.folder, os.O_RDONLY)
-        try:
-            os.fsync(folder)  # the rename itself survives a crash
-        finally:
-            os.close(folder)
+        write_atomic(self.path, join(entries) + ("\n" if entries else ""), mode=FILE_MODE,
+                     durable=True)
