@@ -14,6 +14,7 @@ def register(ctx):
     from .service import AgentService
 
     register_delegation(ctx)
+    ctx.register_hook("on_memory_write", _mirror_memory_write)
     ctx.register_service("agent", AgentService)
     ctx.register_service("injection_scan", InjectionScan)
 
@@ -30,3 +31,10 @@ class InjectionScan:
         from .scan_memo import scan_findings
 
         return scan_findings(text, self._cache)
+
+
+def _mirror_memory_write(**payload):
+    """Builtin memory changed: tell the external memory provider of that session, if any."""
+    from .memory_manager import forward_memory_write
+
+    forward_memory_write(**payload)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import ToolCallContext
 
-from .memory_manager import MemoryManager, forward_memory_write, provider_name
+from .memory_manager import MemoryManager, provider_name
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -32,11 +32,6 @@ def attach(agent: Agent) -> MemoryManager | None:
         return None
     if not manager.providers:
         return None
-    if manager.external:  # once per kernel: builtin memory writes reach the external provider
-        hooks = agent.kernel.hooks
-        agent.kernel.service("agent.memory_writes", lambda: hooks.add_callback(
-            "on_memory_write", forward_memory_write, plugin="agent",
-            description="mirror builtin memory writes to the external memory provider") or True)
     if not _memory_toolset_on(agent):
         return manager
     routes = manager.tool_routes(set(agent.kernel.tools.tools))
