@@ -11,8 +11,7 @@ from typing import Any
 
 from hermes_agent import ConfigError
 from hermes_agent.config import CONFIG_FILE, parse_config_text, check_config, set_dotted
-from hermes_agent.private import FILE_MODE, private_dir
-from hermes_agent.vcache import write_atomic
+from hermes_agent.home import FILE_MODE, private_dir, write_atomic
 
 from . import yaml_edit
 from .yaml_edit import pop_dotted

@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from hermes_agent import ConfigError
-from hermes_agent.private import private_dir  # noqa: F401  (re-exported)
-from hermes_agent.vcache import write_atomic
+from hermes_agent.home import private_dir, write_atomic  # noqa: F401  (re-exported)
 
 __all__ = ["private_dir", "write_atomic", "set_env_values"]
 

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from .cli_process import runtime_kernel
-from ..declared import resolve
+from ..loader import resolve
 from ..discovery import PluginRecord
 from ..errors import HermesError
 
@@ -89,7 +89,7 @@ def _table() -> Commands:
     from ..config import hermes_home, load_config, read_env_file
     from ..discovery import discover
     from ..policy import decide
-    from ..vcache import ValidationCache
+    from ..home import ValidationCache
 
     home = hermes_home()
     env = {**read_env_file(home / ".env"), **os.environ}

@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ep_scan import path_stamp
-from ..private import FILE_MODE, hermes_home, private_dir
-from ..vcache import ValidationCache, write_atomic
+from ..home import FILE_MODE, ValidationCache, hermes_home, private_dir, write_atomic
 
 INDEX = Path("cache") / "help-index.json"
 LEDGER = Path("cache") / "plugin-status.json"  # the load ledger (plugin_admin writes it)

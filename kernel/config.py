@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .private import hermes_home
+from .home import ValidationCache, hermes_home
 from .slots import slot_defaults
-from .vcache import ValidationCache
 
 CONFIG_FILE = "config.yaml"
 ENV_FILE = ".env"
@@ -242,7 +241,7 @@ def check_config(home: Path, user: dict[str, Any], overrides: Mapping[str, Any] 
 def builtin_sections(cache: ValidationCache | None = None) -> dict[str, str]:
     """The config.yaml keys builtin plugins own (``config_sections:`` in their plugin.yaml):
     key -> ``"module:attr"`` of the model validating it. Reads manifests, imports no plugin."""
-    from .declared import config_sections
+    from .loader import config_sections
     from .discovery import builtin_records
 
     return config_sections(builtin_records(cache))

@@ -1,7 +1,5 @@
-"""``PluginContext``: the ``register(ctx)`` API that plugins written for the original use.
-
-Every call is staged in a :class:`Registration`; the kernel commits it only when
-``register(ctx)`` returns without raising.
+"""``PluginContext``, the ``register(ctx)`` API of plugins written for the original, and the
+:class:`Registration` it stages: the kernel commits it only if loading the plugin succeeds.
 """
 
 from __future__ import annotations
@@ -9,12 +7,12 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from .private import private_dir
-from .registration import (CliCommand, HookSpecEntry, Provider, Registration, Service, Skill,
-                           SlashCommand, ToolSpec, ToolsetSpec)
+from .home import private_dir
 
 if TYPE_CHECKING:
     from .discovery import PluginRecord
@@ -29,14 +27,121 @@ UNSUPPORTED = ("image_gen_provider", "video_gen_provider", "tts_provider",
                "secret_source", "auxiliary_task", "slack_action_handler", "cron_scheduler")
 
 
+@dataclass
+class ToolSpec:
+    name: str
+    toolset: str
+    schema: dict[str, Any]  # the OpenAI function format
+    handler: Callable[..., Any]
+    plugin: str = ""
+    check_fn: Callable[[], bool] | None = None
+    requires_env: tuple[str, ...] = ()
+    is_async: bool = False
+    description: str = ""
+    emoji: str = ""
+    override: bool = False
+
+
+@dataclass
+class ToolsetSpec:
+    name: str
+    tools: tuple[str, ...] = ()
+    includes: tuple[str, ...] = ()
+    description: str = ""
+    kind: str = "composite"  # leaf | composite | platform
+    plugin: str = ""
+
+
+@dataclass
+class HookSpecEntry:
+    """A ``ctx.register_hook`` callback, or (``hookimpl``) an ``@hookimpl`` pluggy holds."""
+
+    hook: str
+    callback: Callable[..., Any]
+    plugin: str
+    description: str = ""
+    hookimpl: bool = False
+
+
+@dataclass
+class SlashCommand:
+    name: str
+    handler: Callable[..., Any]
+    plugin: str
+    description: str = ""
+    args_hint: str = ""
+
+
+@dataclass
+class CliCommand:
+    """``hermes <name>``: a click command, an argparse pair, or an entry in plugin.yaml."""
+
+    name: str
+    command: Any  # a click.Command; None for an argparse or a declared command
+    plugin: str
+    help: str = ""
+    setup_fn: Callable[..., Any] | None = None
+    handler_fn: Callable[..., Any] | None = None
+    entry: str = ""  # "module:attr", imported when the command runs
+
+
+@dataclass
+class Skill:
+    name: str  # "<plugin>:<skill>"
+    path: Path  # the SKILL.md file
+    plugin: str
+    description: str = ""
+
+
+@dataclass
+class Provider:
+    slot: str
+    name: str
+    obj: Any
+    plugin: str
+
+
+@dataclass
+class Service:
+    name: str
+    factory: Callable[[Any], Any]  # factory(kernel), called on first use
+    plugin: str
+
+
+@dataclass
+class Registration:
+    """Everything a plugin registered while it loaded, not yet visible to anyone."""
+
+    plugin: str
+    tools: list[ToolSpec] = field(default_factory=list)
+    toolsets: list[ToolsetSpec] = field(default_factory=list)
+    hooks: list[HookSpecEntry] = field(default_factory=list)
+    commands: list[SlashCommand] = field(default_factory=list)
+    cli_commands: list[CliCommand] = field(default_factory=list)
+    skills: list[Skill] = field(default_factory=list)
+    providers: list[Provider] = field(default_factory=list)
+    services: list[Service] = field(default_factory=list)
+    middleware: list[tuple[str, Callable[..., Any]]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def hook_names(self) -> list[str]:
+        return sorted({entry.hook for entry in self.hooks})
+
+
+def _slot(slot: str) -> Callable[["PluginContext", Any], None]:
+    def register(self: "PluginContext", provider: Any) -> None:
+        self._provider(slot, provider)
+    return register
+
+
 class PluginContext:
     """Handed to a plugin's ``register(ctx)``. Attributes: ``manifest``, ``plugin_name``,
     ``profile_name``, ``config`` (the plugin's ``plugins.entries.<name>`` mapping) and
     ``data_dir`` (``$HERMES_HOME/plugin-data/<name>``, kept across reinstalls)."""
 
     def __init__(self, kernel: "Kernel", record: "PluginRecord", staged: Registration):
-        self._kernel = kernel
-        self._record = record
+        self.kernel = kernel
         self._staged = staged
         self.manifest = record.manifest
         self.plugin_name = record.name
@@ -44,13 +149,8 @@ class PluginContext:
         self.config = kernel.config.plugin_entry(record.name, *record.aliases)
 
     @property
-    def kernel(self) -> "Kernel":
-        """The kernel loading this plugin (its registries, slots, hook bus and config)."""
-        return self._kernel
-
-    @property
     def data_dir(self) -> Path:
-        return private_dir(self._kernel.home / "plugin-data" / self.plugin_name)
+        return private_dir(self.kernel.home / "plugin-data" / self.plugin_name)
 
     def register_tool(self, name: str, toolset: str, schema: dict[str, Any],
                       handler: Callable[..., Any], check_fn: Callable[[], bool] | None = None,
@@ -63,15 +163,12 @@ class PluginContext:
         if not callable(handler):
             raise TypeError(f"register_tool({name!r}): handler must be callable")
         self._staged.tools.append(ToolSpec(
-            name=name, toolset=toolset or self.plugin_name, schema=schema, handler=handler,
-            plugin=self.plugin_name, check_fn=check_fn, requires_env=tuple(requires_env or ()),
-            is_async=is_async, description=description, emoji=emoji, override=override))
+            name, toolset or self.plugin_name, schema, handler, self.plugin_name, check_fn,
+            tuple(requires_env or ()), is_async, description, emoji, override))
 
     def register_toolset(self, name: str, tools: list[str] | tuple[str, ...] = (),
                          includes: list[str] | tuple[str, ...] = (), description: str = "",
                          kind: str = "composite") -> None:
-        """Declare a toolset: ``tools`` it holds and other toolsets it ``includes``. ``kind`` is
-        ``leaf``, ``composite`` or ``platform`` (the set a surface such as hermes-cli offers)."""
         if kind not in ("leaf", "composite", "platform"):
             raise ValueError(f"toolset {name!r}: kind must be leaf, composite or platform")
         self._staged.toolsets.append(ToolsetSpec(name, tuple(tools), tuple(includes),
@@ -80,9 +177,8 @@ class PluginContext:
     def register_hook(self, hook_name: str | None = None, callback: Callable[..., Any] | None = None,
                       *, name: str | None = None, handler: Callable[..., Any] | None = None,
                       event: str | None = None, description: str = "") -> None:
-        """Subscribe ``callback`` to ``hook_name``: it gets the whole payload by keyword
-        (only the names it takes, unless it accepts ``**kwargs``). Registered in pluggy,
-        like ``@hookimpl`` functions, once ``register(ctx)`` has returned."""
+        """Subscribe ``callback`` to ``hook_name``: it gets the payload by keyword (only the
+        names it takes, unless it accepts ``**kwargs``)."""
         hook = hook_name or name or event
         fn = callback or handler
         if not isinstance(hook, str) or not hook or not callable(fn):
@@ -104,7 +200,7 @@ class PluginContext:
                              handler_fn: Callable[..., Any] | None = None,
                              description: str = "") -> None:
         """An argparse-style command ``hermes NAME``: ``setup_fn(parser)`` adds its arguments,
-        ``handler_fn(args)`` (or ``args.func``) runs it; the CLI bridges it into click."""
+        ``handler_fn(args)`` (or ``args.func``) runs it."""
         self._staged.cli_commands.append(CliCommand(name, None, self.plugin_name,
                                                     help or description, setup_fn, handler_fn))
 
@@ -127,51 +223,37 @@ class PluginContext:
         self._staged.middleware.append((kind, callback))
 
     def register_service(self, name: str, factory: Callable[[Any], Any]) -> None:
-        """Offer other plugins a capability by name: ``kernel.service(name)`` returns
-        ``factory(kernel)``, built on first use. Plugins reach each other this way (or
-        through slots and hooks), never by importing each other's modules."""
+        """Offer other plugins a capability: ``kernel.service(name)`` returns
+        ``factory(kernel)``, built on first use."""
         if not isinstance(name, str) or not name or not callable(factory):
             raise TypeError("register_service(name, factory) needs a name and a callable")
         self._staged.services.append(Service(name, factory, self.plugin_name))
 
-    # --- provider slots ---------------------------------------------------------------
     def _provider(self, slot: str, obj: Any, name: str | None = None) -> None:
         provider_name = name or getattr(obj, "name", None)
         if not isinstance(provider_name, str) or not provider_name:
             raise TypeError(f"a {slot.replace('_', ' ')} provider needs a non-empty `name`")
         self._staged.providers.append(Provider(slot, provider_name, obj, self.plugin_name))
 
-    def register_memory_provider(self, provider: Any) -> None:
-        self._provider("memory", provider)
-
-    def register_context_engine(self, engine: Any) -> None:
-        self._provider("context_engine", engine)
-
-    def register_model_provider(self, profile: Any) -> None:
-        self._provider("model_provider", profile)
-
-    def register_web_search_provider(self, provider: Any) -> None:
-        self._provider("web_search", provider)
-
-    def register_session_store(self, store: Any) -> None:
-        self._provider("session_store", store)
+    register_memory_provider = _slot("memory")
+    register_context_engine = _slot("context_engine")
+    register_model_provider = _slot("model_provider")
+    register_web_search_provider = _slot("web_search")
+    register_session_store = _slot("session_store")
 
     def register_platform(self, name: str, label: str = "", adapter_factory: Callable[..., Any] | None = None,
                           check_fn: Callable[[], bool] | None = None, **entry: Any) -> None:
-        from types import SimpleNamespace
-
         platform = SimpleNamespace(name=name, label=label or name, adapter_factory=adapter_factory,
                                    check_fn=check_fn, plugin_name=self.plugin_name, **entry)
         self._provider("platform", platform, name)
 
-    # --- helpers ------------------------------------------------------------------------
     def dispatch_tool(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
-        return self._kernel.tools.dispatch(tool_name, args, **kwargs)
+        return self.kernel.tools.dispatch(tool_name, args, **kwargs)
 
     def inject_message(self, content: str, role: str = "user") -> bool:
-        """Queue a message for the running conversation (the surface that drives the agent
-        installs ``kernel.message_sink``). Returns False, with a warning, when none accepts it."""
-        sink = self._kernel.message_sink
+        """Queue a message for the running conversation (through ``kernel.message_sink``).
+        Returns False, with a warning, when none accepts it."""
+        sink = self.kernel.message_sink
         if sink is None:
             log.warning("plugin %s: inject_message() dropped a %s message: no conversation is "
                         "running to receive it", self.plugin_name, role)

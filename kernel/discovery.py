@@ -21,7 +21,7 @@ from typing import Any
 
 from .ep_scan import EntryPointFacts, entry_point_facts
 from .manifest import Manifest, builtin_only_warnings, find_manifest, read_manifest
-from .vcache import ValidationCache
+from .home import ValidationCache
 
 SOURCES = ("builtin", "bundled", "user", "project", "entrypoint")
 ENTRY_POINT_GROUPS = {"hermes_agent.plugins": None, "hermes_agent.memory_providers": "memory"}

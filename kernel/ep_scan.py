@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, TypedDict
 
-from .vcache import ValidationCache
+from .home import ValidationCache
 
 
 class EntryPointFacts(TypedDict):

@@ -1,44 +1,165 @@
-"""The hook bus: dispatches lifecycle events to every plugin, in plugin load order.
+"""Hooks: pluggy's plugin manager is the one registry of implementations; the hook bus
+dispatches from it with per-implementation isolation and each hook's combine rule.
 
-pluggy holds every hook implementation (see :mod:`.hook_registry`): a plugin's
-``@hookimpl`` functions, which receive the arguments they name, and its
-``ctx.register_hook`` callbacks, which receive the full payload as keywords (filtered to
-their parameters unless they take ``**kwargs``). The bus keeps no list of its own: for
-each hook it reads pluggy's implementations once, puts them in call order and caches
-that tuple until the registry next changes.
-
-Rules: implementations run in load order (``tryfirst``/``trylast`` respected); one that
-raises is logged and skipped; one that raises ``SystemExit``, ``KeyboardInterrupt`` or
-another ``BaseException`` is skipped too and reported to ``on_halt`` (the kernel unloads
-its plugin), while a real Ctrl-C propagates (see :mod:`.containment`); an awaitable
-result is awaited; ``HERMES_TRACE_HOOKS=1`` traces every call to stderr. How results
-combine is each hook's dispatch rule (``hookspecs.DISPATCH``, applied by
-``hookspecs.results``). Only event hooks' ``@hookimpl`` functions are dispatched:
-registration hooks are called once while their plugin loads, and wrappers are skipped.
+A plugin's ``@hookimpl`` functions get the arguments they name; each ``ctx.register_hook``
+callback is wrapped in a :class:`Subscription` (a one-implementation pluggy plugin) and gets
+the payload by keyword. Implementations run in load order (``tryfirst``/``trylast``
+respected); one that raises is logged and skipped, and one raising what would stop hermes is
+reported to ``on_halt`` (see :mod:`.containment`). Registration hooks and wrappers are never
+dispatched. ``HERMES_TRACE_HOOKS=1`` traces every call to stderr.
 """
 
 from __future__ import annotations
 
 import inspect
+import itertools
 import logging
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pluggy import HookCaller as _HookCaller
+import pluggy
 
 from .containment import describe, halts, reraise_async_shutdown, reraise_shutdown
-from .hook_registry import HookRegistry, Subscription
-from .hookspecs import DISPATCH, EVENT_HOOKS, hook_arguments
+from .hookspecs import DISPATCH, EVENT_HOOKS, MODULES, PROJECT_NAME, hook_arguments, hookimpl
 from .hookspecs.results import COMBINE
 
 log = logging.getLogger("hermes_agent.hooks")
 TELEMETRY_SCHEMA_VERSION = "hermes.observer.v1"
 _SPEC_NAMES: dict[str, frozenset[str]] = {}  # hook -> its spec's argument names
 _EVENTS = frozenset(EVENT_HOOKS)
+_FORWARDERS: dict[tuple[str, ...], Callable[..., Any]] = {}
+
+
+def callback_argnames(fn: Callable[..., Any]) -> tuple[str, ...] | None:
+    """The keyword names ``fn`` accepts; None when it takes ``**kwargs`` (or has no readable
+    signature) and so gets the whole payload."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def _forwarder(argnames: tuple[str, ...], send: Callable[..., Any]) -> Callable[..., Any]:
+    """A function taking exactly ``argnames`` (pluggy passes an implementation the arguments
+    it declares, by position) that hands them to ``send`` by keyword."""
+    make = _FORWARDERS.get(argnames)
+    if make is None:  # the names are a hookspec's parameters, so valid identifiers
+        params = ", ".join(argnames)
+        keywords = ", ".join(f"{name}={name}" for name in argnames)
+        namespace: dict[str, Any] = {}
+        exec(f"def make(send):\n    def forward({params}):\n"  # noqa: S102 - our own text
+             f"        return send({keywords})\n    return forward\n", namespace)
+        make = _FORWARDERS[argnames] = namespace["make"]
+    return make(send)
+
+
+class Subscription:
+    """One ``ctx.register_hook`` callback as a pluggy plugin: ``forward`` is its
+    ``@hookimpl(specname=hook)``, so ``pm.hook.<hook>(...)`` reaches it; the bus calls
+    ``callback`` directly."""
+
+    def __init__(self, hook: str, callback: Callable[..., Any], owner: str,
+                 description: str = ""):
+        self.hook = hook
+        self.callback = callback
+        self.owner = owner  # the hermes plugin that subscribed
+        self.description = description
+        self.argnames = callback_argnames(callback)
+        try:
+            spec_args = hook_arguments(hook)
+        except KeyError:  # an unknown hook: kept, but nothing fires it
+            spec_args = ()
+        forward = _forwarder(spec_args, self.deliver)
+        forward.__name__ = forward.__qualname__ = hook
+        self.forward = hookimpl(specname=hook)(forward)
+
+    def deliver(self, **payload: Any) -> Any:
+        names = self.argnames
+        return self.callback(**(payload if names is None else
+                                {n: payload[n] for n in names if n in payload}))
+
+    def __repr__(self) -> str:
+        return f"<Subscription {self.owner}:{self.hook}>"
+
+
+class HookRegistry(pluggy.PluginManager):
+    """The kernel's pluggy plugin manager, with every hookspec added. It also keeps the load
+    order (pluggy's own list is LIFO), the plugins still loading (validated by pluggy, not
+    dispatched until committed), and tells ``on_change`` of every change."""
+
+    def __init__(self) -> None:
+        super().__init__(PROJECT_NAME)
+        self._count = itertools.count()
+        self.rank: dict[str, int] = {}  # plugin name -> registration number (load order)
+        self.loading: set[int] = set()  # ids of plugin objects registered but not committed
+        self.on_change: Callable[[], None] | None = None  # the hook bus's cache reset
+        for module in MODULES:
+            self.add_hookspecs(module)
+
+    def register(self, plugin: object, name: str | None = None, *,
+                 loading: bool = False) -> str | None:
+        if loading:
+            self.loading.add(id(plugin))
+        try:
+            registered = super().register(plugin, name)
+        except BaseException as exc:
+            self.loading.discard(id(plugin))
+            key = name or self.get_canonical_name(plugin)
+            if isinstance(exc, pluggy.PluginValidationError) and self.get_plugin(key) is plugin:
+                super().unregister(plugin, key)  # pluggy < 1.7 leaves an invalid one half-added
+            raise
+        if registered is not None:
+            self.rank[registered] = next(self._count)
+            self.changed()
+        return registered
+
+    def committed(self, plugin: object) -> None:
+        """The plugin loaded (or failed and was removed): stop hiding it."""
+        if id(plugin) in self.loading:
+            self.loading.discard(id(plugin))
+            self.changed()
+
+    def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
+        key = name if name is not None else self.get_name(plugin) if plugin is not None else None
+        removed = super().unregister(plugin, name)
+        self.rank.pop(key, None)  # type: ignore[arg-type]
+        self.changed()
+        return removed
+
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
+        if isinstance(plugin, Subscription) and name != "forward":
+            return None  # its callback may carry a marker of its own
+        return super().parse_hookimpl_opts(plugin, name)
+
+    def changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
+
+    def subscribe(self, subscriptions: Iterable[Subscription]) -> None:
+        """Register ``ctx.register_hook`` callbacks, all or none."""
+        done: list[str] = []
+        try:
+            for subscription in subscriptions:
+                name = f"{subscription.owner}:register_hook:{subscription.hook}:{next(self._count)}"
+                self.register(subscription, name)
+                done.append(name)
+        except BaseException:
+            for name in done:
+                self.unregister(name=name)
+            raise
+
+    def remove_plugin(self, owner: str) -> None:
+        """Unregister the hermes plugin ``owner``: its own object and its callbacks."""
+        for name, plugin in self.list_name_plugin():
+            if name == owner or isinstance(plugin, Subscription) and plugin.owner == owner:
+                self.unregister(name=name)
 
 
 @dataclass
@@ -58,17 +179,21 @@ class HookCallback:
 
 
 def _run_awaitable(awaitable: Any) -> Any:
+    """Run ``awaitable`` to its end; from a thread whose event loop is running, on another."""
     import asyncio
+
+    async def wrap() -> Any:
+        return await awaitable
 
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(_wrap(awaitable))
-    box: dict[str, Any] = {}  # a loop runs in this thread: finish the coroutine on another one
+        return asyncio.run(wrap())
+    box: dict[str, Any] = {}
 
     def runner() -> None:
         try:
-            box["value"] = asyncio.run(_wrap(awaitable))
+            box["value"] = asyncio.run(wrap())
         except BaseException as exc:  # re-raised in the caller's thread
             box["error"] = exc
 
@@ -80,21 +205,16 @@ def _run_awaitable(awaitable: Any) -> Any:
     return box.get("value")
 
 
-async def _wrap(awaitable: Any) -> Any:
-    return await awaitable
-
-
 @dataclass
 class HookBus:
     """Dispatches hooks to the implementations pluggy holds (see the module docstring)."""
 
-    registry: HookRegistry = field(default_factory=HookRegistry)  # pluggy: the implementations
+    registry: HookRegistry = field(default_factory=HookRegistry)
     trace: bool = False
     errors: dict[str, int] = field(default_factory=dict)  # plugin -> callbacks that raised
-    # Told (plugin, where, exception) when a callback raises what would stop hermes.
-    on_halt: Callable[[str, str, BaseException], Any] | None = None
-    # hook -> its implementations in call order, read from the registry; the whole dict is
-    # replaced when the registry changes, so a dispatch in progress keeps its tuple
+    on_halt: Callable[[str, str, BaseException], Any] | None = None  # (plugin, where, exc)
+    # hook -> its implementations in call order; replaced whole when the registry changes,
+    # so a dispatch in progress keeps its tuple
     _plans: dict[str, tuple[HookCallback, ...]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -104,12 +224,11 @@ class HookBus:
         self._plans = {}
 
     def _plan(self, hook: str) -> tuple[HookCallback, ...]:
-        """Read ``hook``'s implementations from pluggy, in call order, and cache them."""
         plans = self._plans  # a change while reading drops this dict, not the next one
         registry = self.registry
         caller = getattr(registry.hook, hook, None)
         found: list[tuple[int, int, HookCallback]] = []
-        for impl in caller.get_hookimpls() if isinstance(caller, _HookCaller) else ():
+        for impl in caller.get_hookimpls() if isinstance(caller, pluggy.HookCaller) else ():
             plugin = impl.plugin
             rank = registry.rank.get(impl.plugin_name, 0)
             if isinstance(plugin, Subscription):
@@ -124,20 +243,16 @@ class HookBus:
         plan = plans[hook] = tuple(callback for *_, callback in found)
         return plan
 
-    # --- registration -----------------------------------------------------------------
-    def add_callback(self, hook: str, fn: Callable[..., Any], *, plugin: str,
-                     description: str = "") -> None:
-        """Subscribe a ``register_hook``-style callback (full payload as keywords) for
-        ``plugin``: registered in pluggy like the kernel registers a plugin's callbacks."""
-        self.registry.subscribe([Subscription(hook, fn, plugin, description)])
-
-    def remove_plugin(self, plugin: str) -> None:
-        """Unregister everything ``plugin`` implements from pluggy."""
-        self.registry.remove_plugin(plugin)
-
     def _listeners(self, hook: str) -> tuple[HookCallback, ...]:
         callbacks = self._plans.get(hook)
         return self._plan(hook) if callbacks is None else callbacks
+
+    def add_callback(self, hook: str, fn: Callable[..., Any], *, plugin: str,
+                     description: str = "") -> None:
+        self.registry.subscribe([Subscription(hook, fn, plugin, description)])
+
+    def remove_plugin(self, plugin: str) -> None:
+        self.registry.remove_plugin(plugin)
 
     def has_hook(self, hook: str) -> bool:
         """Cheap guard: is anyone listening? (Build expensive payloads only when True.)"""
@@ -147,17 +262,16 @@ class HookBus:
         return list(self._listeners(hook))
 
     def hook_names(self, plugin: str) -> list[str]:
-        names = [n for n, caller in vars(self.registry.hook).items() if isinstance(caller, _HookCaller)]
+        names = [n for n, c in vars(self.registry.hook).items() if isinstance(c, pluggy.HookCaller)]
         return sorted(n for n in names if any(c.plugin == plugin for c in self.callbacks(n)))
 
-    # --- dispatch ---------------------------------------------------------------------------
-    def _kwargs(self, callback: HookCallback, payload: dict[str, Any]) -> dict[str, Any]:
-        if callback.argnames is None:  # ``payload`` already carries the telemetry key
-            return payload
-        return {name: payload[name] for name in callback.argnames if name in payload}
+    @staticmethod
+    def _kwargs(callback: HookCallback, payload: dict[str, Any]) -> dict[str, Any]:
+        names = callback.argnames
+        return payload if names is None else {n: payload[n] for n in names if n in payload}
 
     def _invoke(self, callback: HookCallback, payload: dict[str, Any]) -> tuple[bool, Any]:
-        started = time.perf_counter() if self.trace else 0.0
+        started = time.perf_counter()
         try:
             result = callback.fn(**self._kwargs(callback, payload))
             if result is not None and inspect.isawaitable(result):
@@ -168,7 +282,7 @@ class HookBus:
         return self._done(callback, result, started)
 
     async def _ainvoke(self, callback: HookCallback, payload: dict[str, Any]) -> tuple[bool, Any]:
-        started = time.perf_counter() if self.trace else 0.0
+        started = time.perf_counter()
         try:
             result = callback.fn(**self._kwargs(callback, payload))
             if result is not None and inspect.isawaitable(result):
@@ -200,7 +314,7 @@ class HookBus:
     def _payload(self, hook: str, payload: dict[str, Any]) -> dict[str, Any]:
         if self.trace:
             self._trace(f"{hook}({', '.join(sorted(payload))})")
-        if hook in EVENT_HOOKS:  # pluggy-style impls may name any spec argument
+        if hook in _EVENTS:  # pluggy-style impls may name any spec argument
             names = _SPEC_NAMES.get(hook)
             if names is None:
                 names = _SPEC_NAMES[hook] = frozenset(hook_arguments(hook))
@@ -212,18 +326,20 @@ class HookBus:
     def call(self, hook: str, **payload: Any) -> list[Any]:
         """Call every callback; return their non-None results in call order."""
         callbacks = self._plans.get(hook)
-        if callbacks is None:
-            callbacks = self._plan(hook)
+        return self._call(hook, self._plan(hook) if callbacks is None else callbacks, payload)
+
+    def call_plugin(self, hook: str, plugin: str, **payload: Any) -> list[Any]:
+        """Like :meth:`call`, for the callbacks of one plugin only (e.g. stopping just it)."""
+        return self._call(hook, [c for c in self._listeners(hook) if c.plugin == plugin], payload)
+
+    def _call(self, hook: str, callbacks: Iterable[HookCallback], payload: dict[str, Any]) -> list[Any]:
         if not callbacks:
             return []
         payload = self._payload(hook, payload)
-        results = []
         if self.trace:
-            for callback in callbacks:
-                ok, result = self._invoke(callback, payload)
-                if ok and result is not None:
-                    results.append(result)
-            return results
+            calls = (self._invoke(callback, payload) for callback in callbacks)
+            return [result for ok, result in calls if ok and result is not None]
+        results = []
         for callback in callbacks:  # the hot path: _invoke inlined, no tracing
             names = callback.argnames
             try:
@@ -252,30 +368,15 @@ class HookBus:
                 results.append(result)
         return results
 
-    def call_plugin(self, hook: str, plugin: str, **payload: Any) -> list[Any]:
-        """Like :meth:`call`, for the callbacks of one plugin only (e.g. stopping just it)."""
-        callbacks = [c for c in self._listeners(hook) if c.plugin == plugin]
-        if not callbacks:
-            return []
-        payload = self._payload(hook, payload)
-        results = []
-        for callback in callbacks:
-            ok, result = self._invoke(callback, payload)
-            if ok and result is not None:
-                results.append(result)
-        return results
-
     def first(self, hook: str, accept: Callable[[Any], bool], **payload: Any) -> Any:
         """Call callbacks in order until one returns a value ``accept`` takes; return it."""
         callbacks = self._listeners(hook)
         if not callbacks:
             return None
         payload = self._payload(hook, payload)
-        for callback in callbacks:
-            ok, result = self._invoke(callback, payload)
-            if ok and result is not None and accept(result):
-                return result
-        return None
+        calls = (self._invoke(callback, payload) for callback in callbacks)
+        return next((result for ok, result in calls if ok and result is not None
+                     and accept(result)), None)
 
     def fire(self, hook: str, **payload: Any) -> Any:
         """Dispatch ``hook`` and combine the results by its documented rule."""

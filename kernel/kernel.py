@@ -1,8 +1,7 @@
 """The kernel: one instance per profile, owning the plugin manager, registries and slots.
 
-``Kernel(...).boot()`` discovers plugins, decides which load, imports them, stages what each
-registers and commits it atomically. A plugin that fails leaves nothing registered and is
-reported with its cause; the others load. Nothing happens at import time.
+``Kernel(...).boot()`` discovers plugins, decides which load, imports them and commits what
+each registers atomically: a plugin that fails leaves nothing registered.
 """
 
 from __future__ import annotations
@@ -17,19 +16,16 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import Config, hermes_home, load_config, read_env_file
-from .context import PluginContext
-from .discovery import Discovery, PluginRecord, discover
+from .config import Config, load_config, read_env_file
+from .context import CliCommand, HookSpecEntry, PluginContext, Registration
+from .discovery import Discovery, PluginRecord, builtin_records, discover
 from .errors import PluginError, ServiceError
-from .policy import decide, truthy
-from .private import private_dir
-from .registration import SLOTS, CliCommand, HookSpecEntry, Registration
-from .slots import Slots
-from .vcache import ValidationCache
+from .home import ValidationCache, hermes_home, private_dir
+from .policy import decide, format_stamp, truthy
+from .slots import SLOTS, Slots
 
 if TYPE_CHECKING:
-    from .hook_registry import HookRegistry
-    from .hooks import HookBus
+    from .hooks import HookBus, HookRegistry
     from .tool_registry import ToolRegistry
 
 log = logging.getLogger("hermes_agent.kernel")
@@ -132,7 +128,7 @@ class Kernel:
     @cached_property
     def pm(self) -> "HookRegistry":
         """pluggy's plugin manager: the one registry of hook implementations."""
-        from .hook_registry import HookRegistry
+        from .hooks import HookRegistry
 
         return HookRegistry()
 
@@ -171,7 +167,7 @@ class Kernel:
 
         watch_interrupts()
         found = self.discover()
-        from .install_order import in_install_order
+        from .policy import in_install_order
 
         for record in found.problems:
             self.plugins[f"{record.name}@{record.location}"] = PluginStatus(
@@ -366,17 +362,14 @@ class Kernel:
     def _commit(self, record: PluginRecord, staged: Registration) -> None:
         """Check every staged registration against what is live; then apply all or none."""
         from . import hookspecs
-        from .clashes import check_registration
 
         name = record.name
-        replacing = check_registration(self, record, staged)
-
+        replacing = self._check(record, staged)
         for entry in staged.hooks:
             if entry.hook not in hookspecs.EVENT_HOOKS:
                 staged.warnings.append(_unknown_hook_message(entry.hook, "register_hook"))
             elif entry.hook in hookspecs.NOT_FIRED:
                 staged.warnings.append(f"hook '{entry.hook}': {hookspecs.NOT_FIRED[entry.hook]}")
-        # Everything checked: apply.
         for tool in staged.tools:
             if tool.name in replacing:
                 log.warning("plugin %s replaces core tool %r (allowed by config)", name, tool.name)
@@ -392,11 +385,73 @@ class Kernel:
         self.middleware.extend((kind, fn, name) for kind, fn in staged.middleware)
         callbacks = [e for e in staged.hooks if not e.hookimpl]
         if callbacks:  # last: pluggy then holds them all or none
-            from .hook_registry import Subscription
+            from .hooks import Subscription
 
             self.pm.subscribe(Subscription(e.hook, e.callback, name, e.description)
                               for e in callbacks)
         self._registrations[name] = staged
+
+    def _check(self, record: PluginRecord, staged: Registration) -> list[str]:
+        """Raise :class:`PluginError` for the first name already taken (plugins load in
+        install order, so the later plugin fails); return the core tools it may replace."""
+        name = record.name
+        replacing: list[str] = []
+        seen: set[str] = set()
+        for tool in staged.tools:
+            if tool.name in seen:
+                raise PluginError(name, f"plugin '{name}' registers tool '{tool.name}' twice",
+                                  code="duplicate")
+            seen.add(tool.name)
+            owner = self.tools.tools.get(tool.name)
+            if owner is None:
+                continue
+            owner_status = self.plugins.get(owner.plugin)
+            if owner_status is None or owner_status.record.source != "builtin":
+                raise self._clash(name, "tool", tool.name, owner.plugin,
+                                  "disable one of them, or rename the tool in one of them")
+            if not tool.override:
+                raise PluginError(name, f"tool '{tool.name}' of plugin '{name}' clashes with the "
+                                  f"core tool of the same name (plugin '{owner.plugin}'); "
+                                  "rename it", code="core_tool_override")
+            if not self.config.plugin_entry(name, *record.aliases).get("allow_tool_override"):
+                raise PluginError(name, f"plugin '{name}' asks to replace the core tool "
+                                  f"'{tool.name}'; allow it with `hermes config set plugins.entries."
+                                  f"{name}.allow_tool_override true`", code="core_tool_override")
+            replacing.append(tool.name)
+        # builtin plugins' commands stay reserved while one is disabled or not loaded
+        reserved = {cli: r.name for r in reversed(builtin_records(self.cache)) if r.manifest
+                    for cli in r.manifest.cli_commands} if staged.cli_commands else {}
+        for cli in staged.cli_commands:
+            if reserved.get(cli.name, name) != name:
+                raise PluginError(name, f"CLI command 'hermes {cli.name}' is registered by both "
+                                  f"hermes itself (the builtin plugin '{reserved[cli.name]}') and "
+                                  f"plugin '{name}'; rename it in plugin '{name}'", code="duplicate")
+        claims = [*(("slash command", f"/{c.name}", self.commands.get(c.name)) for c in staged.commands),
+                  *(("CLI command", f"hermes {c.name}", self.cli_commands.get(c.name))
+                    for c in staged.cli_commands),
+                  *(("service", s.name, self._offered.get(s.name)) for s in staged.services),
+                  *((f"{p.slot} provider", p.name, self.slots.providers[p.slot].get(p.name))
+                    for p in staged.providers)]
+        for kind, what, holder in claims:
+            if holder is not None:
+                raise self._clash(name, kind, what, holder.plugin, "disable one of them")
+        return replacing
+
+    def _clash(self, loser: str, kind: str, what: str, keeper: str, fix: str) -> PluginError:
+        """The error failing ``loser``, which registers ``what`` after ``keeper`` did."""
+        stamps = self.install_stamps
+        if loser not in stamps or keeper not in stamps:
+            why = f"'{keeper}' was loaded first"
+        elif stamps[keeper] == stamps[loser]:
+            why = (f"both were installed at {format_stamp(stamps[keeper])}, and of equal install "
+                   "times the name sorting first keeps it")
+        else:
+            why = (f"'{keeper}' was installed first ({format_stamp(stamps[keeper])}; "
+                   f"'{loser}': {format_stamp(stamps[loser])})")
+        message = (f"{kind} '{what}' is registered by both plugin '{keeper}' and plugin '{loser}': "
+                   f"'{keeper}' keeps it because {why}, so '{loser}' was not loaded; {fix}")
+        return PluginError(loser, message, code="duplicate",
+                           clash={"kind": kind, "name": what, "kept_by": keeper, "lost_by": loser})
 
     # --- convenience --------------------------------------------------------------------
     def active_provider(self, slot: str) -> Any:

@@ -1,4 +1,7 @@
-"""Importing a discovered plugin's code. Only the kernel's load step calls this."""
+"""Importing a discovered plugin's code, and the ``"module:attr"`` targets its plugin.yaml
+names (``cli_commands``, ``config_sections``); a leading dot makes a target's module
+relative to the plugin's own package.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import importlib
 import importlib.util
 import sys
 import types
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +20,8 @@ NAMESPACE = "hermes_plugins"  # the original's module namespace; shims in the wi
 
 def module_name(record: PluginRecord) -> str:
     slug = record.name.replace("-", "_").replace(".", "_")
-    return f"{NAMESPACE}.{record.category.replace('-', '_')}__{slug}" if record.category else f"{NAMESPACE}.{slug}"
+    category = record.category.replace("-", "_")
+    return f"{NAMESPACE}.{category}__{slug}" if category else f"{NAMESPACE}.{slug}"
 
 
 def import_plugin(record: PluginRecord) -> Any:
@@ -31,10 +36,6 @@ def import_plugin(record: PluginRecord) -> Any:
         if not matches:
             raise ImportError(f"entry point {ref.name!r} in group {ref.group!r} is no longer installed")
         return matches[0].load()
-    return _import_directory(record)
-
-
-def _import_directory(record: PluginRecord) -> types.ModuleType:
     assert record.path is not None
     init = record.path / "__init__.py"
     if not init.is_file():
@@ -53,8 +54,7 @@ def _import_directory(record: PluginRecord) -> types.ModuleType:
                                                   submodule_search_locations=[str(record.path)])
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {init}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
     except BaseException:
@@ -69,3 +69,34 @@ def unimport(name: str) -> None:
     """Forget a plugin module and its submodules, so a failed load leaves nothing behind."""
     for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
         del sys.modules[key]
+
+
+def absolute(record: PluginRecord, target: str) -> str:
+    """``target`` with a relative module resolved against the plugin's package."""
+    module, _, attr = target.partition(":")
+    if module.startswith("."):
+        if record.source == "builtin":
+            base = record.module
+        elif record.entry_point is not None:
+            base = record.entry_point.value.partition(":")[0].strip()
+        else:
+            base = module_name(record)
+        module = base if module == "." else base + module
+    return f"{module}:{attr}"
+
+
+def resolve(record: PluginRecord, target: str) -> Any:
+    """Import ``target`` of ``record`` and return the attribute (a folder plugin's package
+    exists only once the kernel has loaded the plugin)."""
+    module, _, attr = absolute(record, target).partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def config_sections(records: Iterable[PluginRecord]) -> dict[str, str]:
+    """config.yaml keys owned by builtin plugins: key -> absolute ``"module:attr"``."""
+    sections: dict[str, str] = {}
+    for record in records:
+        if record.source == "builtin" and record.manifest is not None and not record.error:
+            for key, target in record.manifest.config_sections.items():
+                sections.setdefault(key, absolute(record, target))
+    return dict(sorted(sections.items()))

@@ -14,7 +14,7 @@ from typing import Any
 
 from ._version import __version__
 from .errors import ManifestError
-from .vcache import ValidationCache
+from .home import ValidationCache
 
 KINDS = ("standalone", "backend", "exclusive", "platform", "model-provider")
 MANIFEST_NAMES = ("plugin.yaml", "plugin.yml")

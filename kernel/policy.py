@@ -1,38 +1,42 @@
-"""Which discovered plugins load, and why the others do not.
+"""Which discovered plugins load, why the others do not, and in what order.
 
-Shared by the runtime and the CLI, so ``hermes plugins list`` reports the same decision the
-kernel acts on. States: ``loaded`` and ``failed`` come from an actual load; before loading a
-plugin is ``enabled`` or skipped as ``disabled``, ``not enabled``, ``not selected``,
-``missing env``, ``incompatible`` or ``failed`` (its manifest or name is unusable).
+``hermes plugins list`` reports the same :func:`decide` the kernel acts on. Plugins load
+earliest-installed first, so a name two plugins claim stays with the one that had it first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import calendar
+import json
+import os
+import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from shlex import quote
 
 from .config import Config
-from .declared import is_essential
 from .discovery import PluginRecord
+from .manifest import MANIFEST_NAMES
 from .slots import ENABLING_KEYS
 
-_TRUTHY = ("1", "true", "yes", "on")
 DEFAULT_ON_KINDS = ("backend", "model-provider", "platform")
+SHIPPED = ("builtin", "bundled")  # installed together with hermes itself
 
 
 @dataclass(frozen=True)
 class Decision:
-    """Whether a plugin loads, its state, and why not."""
+    """Whether a plugin loads, its state (enabled, disabled, not enabled, not selected,
+    missing env, failed), and why not (``code``: ``PluginStatus.code``)."""
 
     load: bool
     state: str
     reason: str = ""
-    code: str = ""  # why it does not load: PluginStatus.code
+    code: str = ""
 
 
 def truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in _TRUTHY
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def load_filter(env: Mapping[str, str]) -> set[str] | None:
@@ -42,40 +46,38 @@ def load_filter(env: Mapping[str, str]) -> set[str] | None:
     return {n.strip() for n in env["HERMES_LOAD_PLUGINS"].split(",") if n.strip()}
 
 
+def is_essential(record: PluginRecord) -> bool:
+    """Whether ``record`` is a builtin plugin that cannot be disabled."""
+    return record.source == "builtin" and bool(record.manifest and record.manifest.essential)
+
+
 def decide(record: PluginRecord, config: Config, env: Mapping[str, str]) -> Decision:
     name = record.name
     if record.error:
         return Decision(False, "failed", record.error, record.error_code)
-    builtin = record.source == "builtin"
     if record.matches(config.plugins_disabled):
         if is_essential(record):
             return Decision(True, "enabled", f"'{name}' is essential and cannot be disabled; "
                             "remove it from plugins.disabled")
         return Decision(False, "disabled", "listed in plugins.disabled "
                         f"(run `hermes plugins enable {quote(name)}` to turn it back on)", "disabled")
-    if builtin:
+    if record.source == "builtin":
         return Decision(True, "enabled")
     if truthy(env.get("HERMES_SAFE_MODE")):
         return Decision(False, "disabled", "safe mode (HERMES_SAFE_MODE) loads builtin plugins only",
                         "safe_mode")
     only = load_filter(env)
-    forced = only is not None and record.matches(only)
-    if only is not None and not forced:
+    if only is not None and not record.matches(only):
         return Decision(False, "disabled", "not listed in HERMES_LOAD_PLUGINS", "load_filter")
-    if not forced:
-        if record.kind == "exclusive":
-            slot = record.slot or "memory"
-            key = ENABLING_KEYS.get(slot, ENABLING_KEYS["memory"])
-            selected = config.get(key) or ""
-            if selected not in (name, *record.aliases) and not record.matches(config.plugins_enabled):
-                return Decision(False, "not selected",
-                                f"an exclusive provider loads when selected: "
-                                f"`hermes config set {key} {quote(name)}`", "not_selected")
-        elif not (record.source == "bundled" and record.kind in DEFAULT_ON_KINDS):
-            if not record.matches(config.plugins_enabled) and not selected_by_slot(record, config):
-                return Decision(False, "not enabled",
-                                f"not in plugins.enabled (run `hermes plugins enable {quote(name)}`)",
-                                "not_enabled")
+    if only is None and record.kind == "exclusive":
+        key = ENABLING_KEYS.get(record.slot or "memory", ENABLING_KEYS["memory"])
+        if config.get(key) not in (name, *record.aliases) and not record.matches(config.plugins_enabled):
+            return Decision(False, "not selected", f"an exclusive provider loads when selected: "
+                            f"`hermes config set {key} {quote(name)}`", "not_selected")
+    elif only is None and not (record.source == "bundled" and record.kind in DEFAULT_ON_KINDS):
+        if not record.matches(config.plugins_enabled) and not selected_by_slot(record, config):
+            return Decision(False, "not enabled", "not in plugins.enabled "
+                            f"(run `hermes plugins enable {quote(name)}`)", "not_enabled")
     missing = missing_env(record, env)
     if missing:
         return Decision(False, "missing env",
@@ -87,11 +89,75 @@ def decide(record: PluginRecord, config: Config, env: Mapping[str, str]) -> Deci
 
 def selected_by_slot(record: PluginRecord, config: Config) -> bool:
     """Naming a plugin in memory.provider or context.engine enables it, whatever its kind."""
-    names = (record.name, *record.aliases)
-    return any(config.get(key) in names for key in ENABLING_KEYS.values())
+    return any(config.get(key) in (record.name, *record.aliases) for key in ENABLING_KEYS.values())
 
 
 def missing_env(record: PluginRecord, env: Mapping[str, str]) -> list[str]:
     if record.manifest is None:
         return []
     return [req.name for req in record.manifest.requires_env if not env.get(req.name)]
+
+
+def read_install_times(home: Path) -> dict[str, int]:
+    """First install time (ns since the epoch) of each plugin in plugins.lock (``hermes
+    plugins install``; updates keep it, ``history`` holds older entries)."""
+    try:
+        data = json.loads((home / "plugins.lock").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    plugins = data.get("plugins") if isinstance(data, dict) else None
+    times: dict[str, int] = {}
+    for name, entry in (plugins.items() if isinstance(plugins, dict) else ()):
+        history = entry.get("history") if isinstance(entry, dict) else None
+        versions = [entry, *(history if isinstance(history, list) else [])]
+        stamps = [stamp for stamp in map(_lock_stamp, versions) if stamp is not None]
+        if stamps:
+            times[name] = min(stamps)
+    return times
+
+
+def _lock_stamp(entry: object) -> int | None:
+    value = entry.get("installed_at") if isinstance(entry, dict) else None
+    try:
+        return calendar.timegm(time.strptime(value, "%Y-%m-%dT%H:%M:%SZ")) * 1_000_000_000
+    except (TypeError, ValueError):
+        return None
+
+
+def install_stamp(record: PluginRecord, locked: dict[str, int]) -> int | None:
+    """When ``record`` was installed (ns since the epoch): its plugins.lock entry, else its
+    distribution's RECORD mtime, else the older of its folder's and manifest's mtimes (an
+    import touches the folder, never the manifest). None when shipped with hermes or unknown."""
+    if record.source in SHIPPED:
+        return None
+    if record.name in locked:
+        return locked[record.name]
+    if record.entry_point is not None:
+        return record.entry_point.dist_stamp or None
+    if record.path is None:
+        return None
+    stamps = []
+    for path in (record.path, *(record.path / name for name in MANIFEST_NAMES)):
+        try:
+            stamps.append(os.stat(path).st_mtime_ns)
+        except OSError:
+            continue
+    return min(stamps) if stamps else None
+
+
+def in_install_order(records: Iterable[PluginRecord],
+                     home: Path) -> list[tuple[PluginRecord, int | None]]:
+    """``records`` with their install stamps: shipped plugins first (in discovery order),
+    then by install time, then by name."""
+    locked = read_install_times(home)
+    stamped = [(record, install_stamp(record, locked)) for record in records]
+    installed = sorted((pair for pair in stamped if pair[0].source not in SHIPPED),
+                       key=lambda pair: (pair[1] or 0, pair[0].name))
+    return [*(pair for pair in stamped if pair[0].source in SHIPPED), *installed]
+
+
+def format_stamp(stamp: int | None) -> str:
+    """A stamp as a UTC time for messages ("shipped with hermes" for None)."""
+    if stamp is None:
+        return "shipped with hermes"
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(stamp / 1_000_000_000))

@@ -19,7 +19,7 @@ from typing import Any
 from .containment import describe, halts, reraise_shutdown
 from .errors import ToolError
 from .hooks import _run_awaitable
-from .registration import ToolSpec, ToolsetSpec
+from .context import ToolSpec, ToolsetSpec
 
 log = logging.getLogger("hermes_agent.tools")
 

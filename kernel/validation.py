@@ -1,6 +1,6 @@
 """Pydantic models for the two files users and plugin authors write: plugin.yaml and config.yaml.
 
-Imported only when a file has to be (re)validated; see :mod:`hermes_agent.vcache`.
+Imported only when a file has to be (re)validated; see :mod:`hermes_agent.home`.
 Validation errors are rendered as ``location: message`` lines.
 """
 
@@ -83,7 +83,7 @@ class ManifestModel(BaseModel):
     python_dependencies: list[str] = Field(default_factory=list)
     label: str = ""
     config: dict[str, Any] = Field(default_factory=dict)
-    # read by the kernel without importing the plugin (see hermes_agent.declared)
+    # read by the kernel without importing the plugin (see hermes_agent.loader)
     essential: bool = False
     cli_commands: dict[str, CliCommandSpec] = Field(default_factory=dict)
     config_sections: dict[str, str] = Field(default_factory=dict)

@@ -26,7 +26,7 @@ def test_a_group_alone_shows_its_listing(home, capsys):
 
 def test_help_lists_every_subcommand_with_its_whole_first_sentence(home, capsys):
     from hermes_agent.builtin_plugins.cli_commands import declared_commands
-    from hermes_agent.declared import resolve
+    from hermes_agent.loader import resolve
     from hermes_agent.discovery import builtin_records
 
     for name, declared in declared_commands(builtin_records(None)).items():

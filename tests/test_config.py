@@ -17,7 +17,7 @@ from hermes_agent.config import (
 )
 from hermes_agent.api import write_config_value
 from hermes_agent.errors import ConfigError, HermesError
-from hermes_agent.vcache import ValidationCache
+from hermes_agent.home import ValidationCache
 
 
 def write_config(home: Path, text: str) -> Path:
@@ -553,7 +553,7 @@ def test_parsed_config_is_cached_so_yaml_is_not_imported_again(tmp_path):
     write_config(tmp_path, "model:\n  default: m1\nplugins:\n  enabled: [a]\n")
     code = ("import sys\nfrom pathlib import Path\n"
             "from hermes_agent.config import load_config\n"
-            "from hermes_agent.vcache import ValidationCache\n"
+            "from hermes_agent.home import ValidationCache\n"
             "home = Path(sys.argv[1])\n"
             "cache = ValidationCache(home / 'cache' / 'validated.json')\n"
             "config = load_config(home, env={}, cache=cache)\n"

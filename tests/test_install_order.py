@@ -14,7 +14,7 @@ import yaml
 from hermes_agent import Kernel, PluginRecord
 from hermes_agent.builtin_plugins import cli_root
 from hermes_agent.discovery import EntryPointRef
-from hermes_agent.install_order import format_stamp, in_install_order, install_stamp
+from hermes_agent.policy import format_stamp, in_install_order, install_stamp
 from hermes_agent.testing import write_plugin
 
 WEATHER = """\

@@ -20,7 +20,7 @@ from hermes_agent.manifest import (
     check_requires_hermes,
     read_manifest,
 )
-from hermes_agent.vcache import ValidationCache
+from hermes_agent.home import ValidationCache
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -374,7 +374,7 @@ _CHILD = textwrap.dedent("""\
     import sys
     from pathlib import Path
     from hermes_agent.manifest import read_manifest
-    from hermes_agent.vcache import ValidationCache
+    from hermes_agent.home import ValidationCache
 
     manifest, cache_file, phase = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     cache = ValidationCache(cache_file)
@@ -514,11 +514,11 @@ def test_every_manifest_key_is_documented():
 
 
 def test_a_cache_written_before_a_schema_change_is_not_reused(tmp_path, monkeypatch):
-    from hermes_agent import vcache
+    from hermes_agent import home
 
     path = write(tmp_path, "name: p\ncli_commands: {p: '.cli:p'}\n")
     cache = ValidationCache(tmp_path / "cache.json")
-    monkeypatch.setattr(vcache, "SCHEMA_REVISION", "4")  # as the version before the fields
+    monkeypatch.setattr(home, "SCHEMA_REVISION", "4")  # as the version before the fields
     cache.put(ValidationCache.key("manifest:None", path.read_bytes()),
               {"data": {"name": "p"}, "warnings": []})
     monkeypatch.undo()

@@ -1,0 +1,124 @@
+"""$HERMES_HOME: private folders (0700; secret files 0600), atomic writes, and the on-disk
+cache of validation results that spares quick commands importing pydantic and PyYAML.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ._version import __version__
+
+try:  # the builtin module: importing hashlib first loads OpenSSL, a few ms of a quick command
+    from _sha2 import sha256  # Python 3.12+
+except ImportError:
+    try:
+        from _sha256 import sha256  # Python 3.11
+    except ImportError:
+        from hashlib import sha256
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+SCHEMA_REVISION = "5"  # bump when a validation model changes shape
+_MAX_ENTRIES = 2000
+
+
+def hermes_home(env: Mapping[str, str] | None = None) -> Path:
+    """``$HERMES_HOME``, default ``~/.hermes``."""
+    value = (os.environ if env is None else env).get("HERMES_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".hermes"
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` and its missing parents with mode 0700 whatever the umask; existing
+    folders keep the mode their owner gave them. Returns ``path``."""
+    missing = []
+    node = Path(path)
+    while not node.exists() and node.parent != node:
+        missing.append(node)
+        node = node.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, DIR_MODE)
+        except FileExistsError:  # created meanwhile by someone else: theirs to decide
+            continue
+        os.chmod(folder, DIR_MODE)
+    if not path.is_dir():
+        raise NotADirectoryError(f"{path} exists and is not a folder; move it away or set "
+                                 "HERMES_HOME to another location")
+    return path
+
+
+def write_atomic(path: Path, text: str, mode: int | None = None, *, durable: bool = False) -> None:
+    """Write ``text`` via a temporary file and rename, so readers never see half a file.
+    ``durable``: fsync the file and its folder, so the content survives a crash."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"  # mkstemp, minus its import
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if durable:
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+
+class ValidationCache:
+    """Results of validating hashed inputs (manifest bytes, the merged config), kept in a
+    JSON file. Corrupt or unwritable caches are ignored."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self._entries: dict[str, Any] | None = None
+        self._dirty = False
+
+    @staticmethod
+    def key(kind: str, payload: bytes) -> str:
+        digest = sha256(payload)
+        digest.update(f"\0{kind}\0{__version__}\0{SCHEMA_REVISION}".encode())
+        return digest.hexdigest()
+
+    def _load(self) -> dict[str, Any]:
+        if self._entries is None:
+            self._entries = {}
+            try:
+                loaded = json.loads(self.path.read_text(encoding="utf-8")) if self.path else {}
+                self._entries = loaded if isinstance(loaded, dict) else {}
+            except (OSError, ValueError):
+                pass
+        return self._entries
+
+    def get(self, key: str) -> Any | None:
+        return self._load().get(key)
+
+    def put(self, key: str, value: Any) -> None:
+        entries = self._load()
+        if entries.get(key) != value:
+            entries[key] = value
+            self._dirty = True
+
+    def save(self) -> None:
+        if not self._dirty or self.path is None or self._entries is None:
+            return
+        entries = list(self._entries.items())  # a copy: another thread may add entries
+        try:
+            private_dir(self.path.parent)
+            write_atomic(self.path, json.dumps(dict(entries[-_MAX_ENTRIES:]), separators=(",", ":")))
+            self._dirty = False
+        except OSError:
+            pass
