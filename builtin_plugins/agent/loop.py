@@ -225,7 +225,15 @@ class Agent:
                   "session_id": self.session_id})
 
     def finalize(self, reason: str = "shutdown", *, new_session_id: str | None = None) -> None:
-        """The session is over for good (exit, ``/new``): ``on_session_finalize``."""
+        """The session is over for good (exit, ``/new``): ``on_session_finalize``; unless a
+        new session follows, the memory providers are shut down too."""
+        try:
+            self._finalize(reason, new_session_id)
+        finally:
+            if self.memory is not None and new_session_id is None:
+                self.memory.shutdown()
+
+    def _finalize(self, reason: str, new_session_id: str | None) -> None:
         if not self._stored:
             return
         left = self.inbox.take()
