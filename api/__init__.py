@@ -32,6 +32,9 @@ _EXPORTS: dict[str, str] = {
     # providers.py: slot provider base classes
     "MemoryProvider": "providers", "ContextEngine": "providers",
     "WebSearchProvider": "providers",
+    # memory_health.py: what the memory manager records of the external provider
+    "ProviderHealth": "memory_health", "load_health": "memory_health",
+    "save_health": "memory_health", "health_path": "memory_health",
     # sessions.py: the session-store slot
     "SessionStore": "sessions", "SessionRow": "sessions", "MessageRow": "sessions",
     "SearchResult": "sessions", "SessionStoreError": "sessions",

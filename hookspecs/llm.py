@@ -33,8 +33,9 @@ def pre_llm_call(
 
     This is how memory, retrieval and guardrail plugins add context to a turn. The text
     is attached to the current user message when the request is built: it is never
-    stored in the session, never copied into later turns and never placed in the
-    system prompt, so the prompt cache stays valid.
+    stored in the session and never placed in the system prompt. Later requests of the
+    session send that message as it was sent (while such kept text stays under 16,000
+    characters), so each request extends the previous one and the prompt cache holds.
 
     :param session_id: Id of the conversation session, if any.
     :param task_id: Id of the task (agent run) this turn belongs to, if any.

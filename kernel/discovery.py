@@ -148,6 +148,9 @@ def _scan_tree(root: Path, source: str, cache: ValidationCache | None) -> list[P
         if manifest_path:
             found.append(_directory_record(entry, manifest_path, source, "", cache))
             continue
+        if source == "user" and (entry / "__init__.py").is_file():
+            found.append(_provider_folder_record(entry))
+            continue
         for sub in sorted(entry.iterdir(), key=_name):
             sub_manifest = find_manifest(sub) if sub.is_dir() and not sub.name.startswith((".", "_")) else None
             if sub_manifest:
@@ -170,6 +173,15 @@ def _directory_record(directory: Path, manifest_path: Path, source: str, categor
     if result.error:
         record.error, record.error_code = str(result.error), result.error.code
     return record
+
+
+def _provider_folder_record(directory: Path) -> PluginRecord:
+    """A user folder with ``__init__.py`` and no plugin.yaml: the original's layout for a memory
+    provider, loaded (by its folder name) when ``memory.provider`` selects it."""
+    manifest = Manifest(name=directory.name, kind="exclusive",
+                        description="memory provider folder (no plugin.yaml)", synthesized=True)
+    return PluginRecord(name=directory.name, source="user", manifest=manifest, path=directory,
+                        slot="memory")
 
 
 def builtin_records(cache: ValidationCache | None) -> list[PluginRecord]:

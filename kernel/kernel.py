@@ -242,6 +242,11 @@ class Kernel:
                 provider = _plugin_call(record.name, "register_error", f"creating the provider "
                                         f"of plugin '{record.name}' failed", _bare_provider,
                                         record, target)
+                if provider is None and record.slot == "memory":
+                    raise PluginError(record.name, f"plugin '{record.name}' ({record.location}) "
+                                      "is loaded as a memory provider but defines no memory "
+                                      "provider class and no register(ctx); if it is another "
+                                      "kind of plugin, add a plugin.yaml", code="no_provider")
                 if provider is None and not declared:  # plugin.yaml's commands suffice
                     raise PluginError(record.name, f"plugin '{record.name}' ({record.location}) "
                                       "has no register(ctx) function, no @hookimpl functions "
@@ -251,6 +256,12 @@ class Kernel:
             elif register is not None:
                 _plugin_call(record.name, "register_error",
                              f"register() of plugin '{record.name}' failed", register, ctx)
+                if record.slot == "memory" and not staged.providers:  # the original's fallback
+                    provider = _plugin_call(record.name, "register_error", f"creating the "
+                                            f"provider of plugin '{record.name}' failed",
+                                            _bare_provider, record, target)
+                    if provider is not None:
+                        ctx.register_memory_provider(provider)
             if record.slot and not staged.providers:
                 raise PluginError(record.name, f"plugin '{record.name}' is a {record.slot} "
                                   "provider but registered no provider", code="no_provider")
@@ -534,11 +545,29 @@ def _register_callable(target: Any) -> Callable[[Any], Any] | None:
 
 
 def _bare_provider(record: PluginRecord, target: Any) -> Any:
-    """``hermes_agent.memory_providers`` entry points may name a provider class or instance."""
+    """A memory provider that was not registered: an entry point naming a provider class or
+    instance, or (as the original loads them) the first provider class a module defines."""
     if record.slot != "memory":
         return None
+    if inspect.ismodule(target):
+        target = next((c for c in vars(target).values() if _is_provider_class(c, target)), None)
     obj = target() if inspect.isclass(target) else target
     return obj if isinstance(getattr(obj, "name", None), str) else None
+
+
+def _is_provider_class(obj: Any, module: Any) -> bool:
+    """A concrete class of ``module`` (or its submodules) that subclasses a ``MemoryProvider``
+    base or has the required methods (duck-typed providers subclass nothing)."""
+    if not inspect.isclass(obj) or inspect.isabstract(obj):
+        return False
+    home = obj.__module__ or ""
+    if home != module.__name__ and not home.startswith(module.__name__ + "."):
+        return False
+    based = any(base.__name__ == "MemoryProvider" for base in obj.__mro__[1:])
+    return based or all(callable(getattr(obj, m, None)) for m in _PROVIDER_METHODS)
+
+
+_PROVIDER_METHODS = ("is_available", "initialize", "get_tool_schemas")
 
 
 def _collectors(ctx: PluginContext, staged: Registration) -> dict[str, Callable[..., Any]]:

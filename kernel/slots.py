@@ -77,8 +77,12 @@ class Slots:
         return sorted(self.providers[slot])
 
     def get(self, slot: str, name: str) -> Any:
-        """The provider called ``name`` in ``slot``; :class:`SlotError` if it is not installed."""
+        """The provider called ``name`` in ``slot``, or the one the plugin called ``name``
+        registered there; :class:`SlotError` if it is not installed."""
         entry = self.providers[slot].get(name)
+        if entry is None:
+            owned = [p for p in self.providers[slot].values() if p.plugin == name]
+            entry = owned[0] if len(owned) == 1 else None
         if entry is None:
             info = SLOT_INFO[slot]
             installed = ", ".join(self.installed(slot)) or "none"

@@ -9,6 +9,7 @@ the current user message only, and role alternation repaired so that a history c
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 # Keys of a stored message that belong in a request (the transports drop the rest).
@@ -64,15 +65,18 @@ def _text(message: dict[str, Any]) -> str:
     return json.dumps(content) if content is not None else ""
 
 
-def api_messages(system_prompt: str, history: list[dict[str, Any]], current: int | None,
-                 context: str, ephemeral: str = "") -> list[dict[str, Any]]:
-    """The request messages. ``current`` is the index of this turn's user message in
-    ``history``; ``context`` (pre_llm_call) is appended to it in the copy only."""
+def api_messages(system_prompt: str, history: list[dict[str, Any]],
+                 contexts: Mapping[int, str], ephemeral: str = "") -> list[dict[str, Any]]:
+    """The request messages. ``contexts`` maps the index of a user message in ``history`` to
+    the request-only text (``pre_llm_call`` context, the memory fence) appended to it in the
+    copy: this turn's, and the earlier turns' of this session as they were sent, so each
+    request starts with the bytes of the one before (the provider's prompt cache)."""
     system = system_prompt + (f"\n\n{ephemeral}" if ephemeral else "")
     out = [{"role": "system", "content": system}]
     for index, message in enumerate(history):
         copy = clean(message)
-        if index == current and context:
+        context = contexts.get(index)
+        if context:
             copy["content"] = f"{_text(copy)}\n\n{context}"
         out.append(copy)
     return [out[0], *repair(out[1:])]
@@ -83,3 +87,35 @@ def last_user_index(history: list[dict[str, Any]]) -> int | None:
         if history[index].get("role") == "user":
             return index
     return None
+
+
+class SentContext:
+    """The request-only text (``pre_llm_call`` context, the memory fence) sent with each user
+    message of this session, kept in memory only (never stored).
+
+    Later requests send it again as it was, so each request extends the previous one byte
+    for byte and the provider's prompt cache holds. Kept text is bounded by ``budget``
+    characters: when a new turn's text would pass it, the earlier ones are dropped all at
+    once (one cache break, then it accumulates again), so the window never fills with old
+    recall.
+    """
+
+    def __init__(self, budget: int = 16_000) -> None:
+        self.budget = budget
+        self.sent: dict[int, tuple[Any, str]] = {}  # index -> (message content, text)
+
+    def clear(self) -> None:
+        self.sent = {}
+
+    def for_request(self, history: list[dict[str, Any]], current: int,
+                    context: str) -> dict[int, str]:
+        """``{index: text}`` for :func:`api_messages`: ``context`` on ``current``, and the
+        earlier text on the messages that are still as they were sent."""
+        live = {i: (content, text) for i, (content, text) in self.sent.items()
+                if i < len(history) and history[i].get("content") == content}
+        if context and current not in live:
+            if sum(len(text) for _, text in live.values()) + len(context) > self.budget:
+                live = {}
+            live[current] = (history[current].get("content"), context)
+        self.sent = live
+        return {index: text for index, (_, text) in live.items()}

@@ -41,7 +41,7 @@ from hermes_agent.api import (
 )
 
 from . import memory_link
-from .history import api_messages, last_user_index
+from .history import SentContext, api_messages, last_user_index
 from .inbox import Inbox, into_tool_result
 from .memory_fence import StreamScrubber, strip_fences
 from .prompt_link import build_system_prompt
@@ -130,6 +130,7 @@ class Agent:
         self.memory = memory_link.attach(self)
         self.session_id = new_session_id()
         self.history: list[dict[str, Any]] = []
+        self._sent_context = SentContext()  # request-only text, re-sent for the prompt cache
         self.system_prompt: str | None = None
         self.session_usage = Usage()
         self.session_cost: float | None = 0.0
@@ -188,6 +189,7 @@ class Agent:
         memory_link.session_switch(self, old)
         self.system_prompt = stored.get("system_prompt") or None
         self.history = self.sessions.conversation(session_id)
+        self._sent_context.clear()
         self._stored = True
         if stored.get("ended_at"):
             self.sessions.reopen(session_id)
@@ -225,7 +227,15 @@ class Agent:
                   "session_id": self.session_id})
 
     def finalize(self, reason: str = "shutdown", *, new_session_id: str | None = None) -> None:
-        """The session is over for good (exit, ``/new``): ``on_session_finalize``."""
+        """The session is over for good (exit, ``/new``): ``on_session_finalize``; unless a
+        new session follows, the memory providers are shut down too."""
+        try:
+            self._finalize(reason, new_session_id)
+        finally:
+            if self.memory is not None and new_session_id is None:
+                self.memory.shutdown()
+
+    def _finalize(self, reason: str, new_session_id: str | None) -> None:
         if not self._stored:
             return
         left = self.inbox.take()
@@ -246,6 +256,7 @@ class Agent:
         old, new = self.session_id, new_session_id()
         self.finalize("new_session", new_session_id=new)
         self.session_id, self.history, self.system_prompt, self._stored = new, [], None, False
+        self._sent_context.clear()
         self._notices, self._notices_shown = [], set()
         self.session_usage, self.session_cost, self.session_api_calls = Usage(), 0.0, 0
         memory_link.session_switch(self, old, reset=True)
@@ -406,7 +417,8 @@ class Agent:
 
     def _call(self, turn: TurnResult, user_message: str, current: int, context: str,
               emit: EventSink, *, tools: bool, note: str = "") -> ChatResponse:
-        messages = api_messages(self.system_prompt or "", self.history, current, context,
+        contexts = self._sent_context.for_request(self.history, current, context)
+        messages = api_messages(self.system_prompt or "", self.history, contexts,
                                 self.options.ephemeral_system_prompt)
         if note:
             messages.append({"role": "user", "content": note})

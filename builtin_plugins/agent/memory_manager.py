@@ -16,11 +16,13 @@ import json
 import logging
 import queue
 import threading
+import time
 import weakref
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import tool_error
+from hermes_agent.api import ProviderHealth, save_health, tool_error
 
 from .memory_fence import call_accepting, fence
 from .memory_threads import Lane, bounded
@@ -29,6 +31,7 @@ log = logging.getLogger("hermes_agent.agent.memory")
 BUILTIN = "builtin"
 PREFETCH_TIMEOUT = 3.0
 SYNC_TIMEOUT = 10.0
+SHUTDOWN_DRAIN = 5.0  # seconds queued syncs may take before the providers' shutdown()
 _live: weakref.WeakSet[MemoryManager] = weakref.WeakSet()  # for the on_memory_write hook
 
 
@@ -43,8 +46,11 @@ class MemoryManager:
     """The providers of one agent, in order (builtin first)."""
 
     def __init__(self, providers: list[Any] = (), *, prefetch_timeout: float = PREFETCH_TIMEOUT,
-                 sync_timeout: float = SYNC_TIMEOUT):
+                 sync_timeout: float = SYNC_TIMEOUT, home: Path | None = None):
         self.providers: list[Any] = []
+        self.home = home  # where the providers' health is kept (None: not kept)
+        self.health: dict[str, ProviderHealth] = {}
+        self.closed = False
         self.prefetch_timeout = prefetch_timeout
         self.sync_timeout = sync_timeout
         self.session_id = ""
@@ -70,7 +76,8 @@ class MemoryManager:
         return cls(providers,
                    prefetch_timeout=float(config.get("memory.prefetch_timeout")
                                           or PREFETCH_TIMEOUT),
-                   sync_timeout=float(config.get("memory.sync_timeout") or SYNC_TIMEOUT))
+                   sync_timeout=float(config.get("memory.sync_timeout") or SYNC_TIMEOUT),
+                   home=kernel.home)
 
     # --- providers --------------------------------------------------------------------------
     def add_provider(self, provider: Any) -> bool:
@@ -103,12 +110,40 @@ class MemoryManager:
         fn = getattr(provider, method, None)
         if not callable(fn):
             return False, default
+        health = self._health(provider)
+        if health is not None:
+            health.calls += 1
         try:
             return True, call_accepting(fn, *args, **kwargs)
-        except Exception:
+        except Exception as exc:
             log.warning("memory provider %r: %s failed; skipped for this call",
                         provider_name(provider), method, exc_info=True)
+            if health is not None:
+                health.failed(method, f"{type(exc).__name__}: {exc}"[:500])
             return False, default
+
+    def _health(self, provider: Any) -> ProviderHealth | None:
+        """The health record of an external provider (the builtin one keeps none)."""
+        name = provider_name(provider)
+        if name == BUILTIN:
+            return None
+        if name not in self.health:
+            self.health[name] = ProviderHealth(name)
+        return self.health[name]
+
+    def _timed_out(self, provider: Any, method: str, timeout: float, cancel: Any) -> None:
+        health = self._health(provider)
+        if health is not None and not (cancel is not None and cancel.is_set()):
+            health.failed(method, f"no answer within {timeout:g} s", timeout=True)
+
+    def save_health(self) -> None:
+        """Write the health records (``hermes memory status`` shows them)."""
+        if self.home is None or not self.health:
+            return
+        try:
+            save_health(self.home, dict(self.health))
+        except OSError as exc:
+            log.debug("memory provider health not saved: %s", exc)
 
     def _each(self, method: str, *args: Any, timeout: float | None = None, in_turn: bool = False,
               cancel: Any = None, **kwargs: Any) -> list[Any]:
@@ -122,6 +157,7 @@ class MemoryManager:
             label, key = f"{name}.{method}", (f"{name}:lane" if in_turn else f"{name}.{method}")
             if key in self._busy:  # its last call never returned: do not pile up threads
                 log.warning("memory provider call %s skipped: the previous one still runs", label)
+                self._timed_out(provider, method, timeout or self.sync_timeout, cancel)
                 continue
             self._busy.add(key)
             lane = self._lanes.setdefault(name, Lane(name)) if in_turn else None
@@ -132,10 +168,18 @@ class MemoryManager:
                 finally:
                     self._busy.discard(key)
 
-            ok, value = bounded(run, self.sync_timeout if timeout is None else timeout, label,
-                                lane, cancel)
-            if ok and value[0]:
+            limit = self.sync_timeout if timeout is None else timeout
+            started = time.perf_counter()
+            ok, value = bounded(run, limit, label, lane, cancel)
+            if not ok:
+                self._timed_out(provider, method, limit, cancel)
+            elif value[0]:
                 results.append((provider, value[1]))
+                health = self._health(provider)
+                if method == "prefetch" and health is not None:
+                    health.last_prefetch_ms = round((time.perf_counter() - started) * 1000, 2)
+                    health.last_prefetch_chars = len(value[1]) if isinstance(value[1], str) else 0
+                    health.last_prefetch_at = time.time()
         return results
 
     # --- session ----------------------------------------------------------------------------
@@ -195,8 +239,11 @@ class MemoryManager:
         while True:
             item = self._jobs.get()
             try:
-                if item is not None:
-                    bounded(item[1], self.sync_timeout, item[0])
+                if item is not None and not bounded(item[1], self.sync_timeout, item[0])[0]:
+                    name, _, method = item[0].rpartition(".")
+                    if name in self.health:
+                        self.health[name].failed(method, f"no answer within "
+                                                 f"{self.sync_timeout:g} s", timeout=True)
             finally:
                 self._jobs.task_done()
 
@@ -211,9 +258,32 @@ class MemoryManager:
         session_id, snapshot = self.session_id, list(messages or [])
         for provider in list(self.providers):
             if callable(getattr(provider, "sync_turn", None)):
-                self._submit(f"{provider_name(provider)}.sync_turn", lambda p=provider: self._call(
-                    p, "sync_turn", user_content, assistant_content, session_id=session_id,
-                    messages=snapshot))
+                self._submit(f"{provider_name(provider)}.sync_turn",
+                             lambda p=provider: self._synced(p, self._call(
+                                 p, "sync_turn", user_content, assistant_content,
+                                 session_id=session_id, messages=snapshot)))
+        self._submit("health", self.save_health)
+
+    def _synced(self, provider: Any, outcome: tuple[bool, Any]) -> None:
+        health = self._health(provider)
+        if outcome[0] and health is not None:
+            health.last_sync_at = time.time()
+
+    def shutdown(self) -> None:
+        """The agent is done: wait (a few seconds at most) for queued syncs, then every
+        provider's ``shutdown()`` in reverse order, each bounded; then save the health."""
+        if self.closed:
+            return
+        self.closed = True
+        self.drain(min(SHUTDOWN_DRAIN, self.sync_timeout))
+        for provider in reversed(self.providers):
+            if callable(getattr(provider, "shutdown", None)):
+                name = provider_name(provider)
+                ok, _ = bounded(lambda p=provider: self._call(p, "shutdown"), self.sync_timeout,
+                                f"{name}.shutdown")
+                if not ok:
+                    self._timed_out(provider, "shutdown", self.sync_timeout, None)
+        self.save_health()
 
     def queue_prefetch(self, query: str) -> None:
         session_id = self.session_id

@@ -87,8 +87,12 @@ DEFAULTS = {"max_items": 200}
 import json
 from pathlib import Path
 
+from hermes_agent.api import MemoryProvider
 
-class __CLASS__Memory:
+
+class __CLASS__Memory(MemoryProvider):
+    """The methods hermes calls, and when: docs/memory.md of hermes ("The interface")."""
+
     name = "__NAME__"
 
     def __init__(self, data_dir: Path, max_items: int):

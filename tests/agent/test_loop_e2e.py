@@ -79,11 +79,40 @@ def test_pre_llm_call_context_is_sent_but_never_stored(kernel_for, server) -> No
     bodies = [p.body for p in server.posts()]
     assert bodies[0]["messages"][1]["content"] == "what is 1+1?\n\nRECALLED: user likes tea"
     assert bodies[1]["messages"][1]["content"].endswith("RECALLED: user likes tea")
-    # next turn: the context goes on the new message only, not repeated on the old one
-    assert bodies[2]["messages"][1]["content"] == "what is 1+1?"
+    # next turn: the earlier message is sent as it was (the prompt cache holds), the new one
+    # carries its own context
+    assert bodies[2]["messages"][1]["content"] == "what is 1+1?\n\nRECALLED: user likes tea"
     assert bodies[2]["messages"][-1]["content"] == "thanks\n\nRECALLED: user likes tea"
+    assert wire(bodies[2]).startswith(wire(bodies[1])[:-2])
     stored = agent.sessions.conversation(agent.session_id)
-    assert all("RECALLED" not in (m.get("content") or "") for m in stored)
+    assert all("RECALLED" not in (m.get("content") or "") for m in stored + agent.history)
+    # a new session starts without it
+    agent.new_session()
+    server.script(reply_text("fresh"))
+    agent.run_conversation("hello")
+    assert [m["content"] for m in server.last.body["messages"][1:]] == [
+        "hello\n\nRECALLED: user likes tea"]
+
+
+def wire(body: dict) -> str:
+    """The request as a provider's prompt cache sees it: messages in order."""
+    return json.dumps(body["messages"], ensure_ascii=False)
+
+
+def test_request_only_context_is_bounded(kernel_for, server) -> None:
+    big = "R" * 7000
+    kernel = kernel_for()
+    kernel.register_plugin(lambda ctx: ctx.register_hook(
+        "pre_llm_call", lambda **kw: {"context": big}), "recall")
+    agent = Agent(kernel)
+    server.script(reply_text("a"), reply_text("b"), reply_text("c"), reply_text("d"))
+    for text in ("one", "two", "three", "four"):
+        agent.run_conversation(text)
+    users = [[m["content"] for m in p.body["messages"] if m["role"] == "user"]
+             for p in server.posts()]
+    assert users[1] == [f"one\n\n{big}", f"two\n\n{big}"]  # 14,000 chars kept
+    assert users[2] == ["one", "two", f"three\n\n{big}"]  # 21,000 > 16,000: dropped at once
+    assert users[3] == ["one", "two", f"three\n\n{big}", f"four\n\n{big}"]  # regrows
 
 
 def test_system_prompt_is_frozen_and_byte_identical_across_turns(kernel_for, server) -> None:

@@ -105,8 +105,12 @@ def test_fence_reaches_the_request_only_and_sync_follows_the_turn(kernel_for, se
     agent.run_conversation("thanks")
     second = server.posts()[1].body["messages"]
     assert second[0]["content"] == system  # the cached prefix is unchanged
-    assert second[1]["content"] == "what do I drink?"  # earlier turns carry no fence
-    assert RECALL in second[3]["content"]
+    # the earlier turn is sent as it was (fence included) so the cached prefix holds;
+    # the new turn carries its own recall
+    assert second[1]["content"] == request[1]["content"]
+    assert RECALL in second[3]["content"] and second[3]["content"].startswith("thanks\n\n")
+    assert all("memory-context" not in json.dumps(m)
+               for m in agent.history + agent.sessions.conversation(agent.session_id))
 
 
 def test_a_hung_prefetch_does_not_hold_the_turn(kernel_for, server) -> None:
