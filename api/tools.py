@@ -22,8 +22,8 @@ live in one place:
                           conversation so far) lets ``todo`` restore a resumed session's list
 ========================  ==============================================================
 
-:func:`tool_result` and :func:`tool_error` are the kernel's (its registry reports failures
-with them); :func:`tool_status` tells a result's status, reading :func:`tool_error`'s marker
+:func:`tool_error` is the kernel's (its registry reports failures with it);
+:func:`tool_status` tells a result's status, reading :func:`tool_error`'s marker
 instead of parsing the JSON again.
 """
 
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.tool_registry import TAKES_CONTEXT, ErrorResult, tool_error, tool_result
+from hermes_agent.tool_registry import TAKES_CONTEXT, ErrorResult, tool_error
 
 __all__ = ["APPROVAL_CHOICES", "ApprovalCallback", "ApprovalRequest", "ClarifyCallback",
            "ErrorResult", "ToolCallContext", "tool_error", "tool_result", "tool_status",
@@ -173,6 +173,11 @@ def with_context(handler: ContextHandler | None = None, *,
         return tool
 
     return wrap if handler is None else wrap(handler)
+
+
+def tool_result(data: Any = None, **fields: Any) -> str:
+    """A tool handler's JSON result: ``data`` if given, else the keyword fields."""
+    return json.dumps(data if data is not None else fields, ensure_ascii=False)
 
 
 def tool_status(result: str) -> tuple[str, str | None, str | None]:

@@ -21,8 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..ep_scan import path_stamp
-from ..home import FILE_MODE, ValidationCache, hermes_home, private_dir, write_atomic
+from ..home import FILE_MODE, ValidationCache, hermes_home, path_stamp, private_dir, write_atomic
 
 INDEX = Path("cache") / "help-index.json"
 LEDGER = Path("cache") / "plugin-status.json"  # the load ledger (plugin_admin writes it)
@@ -95,8 +94,7 @@ def _cached(ctx: Any) -> HelpIndex:
 def _compute(ctx: Any, home: Path) -> HelpIndex:
     """Stamp the inputs, then compute the table (so a change meanwhile shows next time)."""
     from ..config import read_env_file
-    from ..discovery import ENTRY_POINT_GROUPS, builtin_dir, bundled_dir
-    from ..ep_scan import entry_point_facts
+    from ..discovery import ENTRY_POINT_GROUPS, builtin_dir, bundled_dir, entry_point_facts
     from .cli_commands import current
 
     started = time.time_ns()

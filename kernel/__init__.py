@@ -1,12 +1,7 @@
-"""hermes_agent: the kernel's entry points for plugin authors and embedders.
+"""hermes_agent: the kernel's entry points for plugin authors and embedders (docs/api.md).
 
-Plugins import from here what the kernel offers (the hook markers, the plugin context, the
-kernel, configuration, manifests and errors) and the shared contracts from
-:mod:`hermes_agent.api` (model types, the tool-call context, slot provider bases, hook
-payloads, helpers). Nothing else is public: docs/architecture.md says what may import what,
-and docs/api.md documents every name here and in the api.
-
-Names load lazily (PEP 562), so ``import hermes_agent`` stays cheap for the CLI.
+The shared contracts are in :mod:`hermes_agent.api`. Names load lazily (PEP 562), so
+``import hermes_agent`` stays cheap for the CLI.
 """
 
 from ._version import __version__

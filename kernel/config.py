@@ -1,12 +1,7 @@
-"""Layered configuration: built-in defaults < $HERMES_HOME/config.yaml < ${VAR} expansion
-(from the environment and $HERMES_HOME/.env) < runtime overrides.
-
-The merged result is validated with pydantic (``validation.ConfigModel`` plus the sections
-builtin plugins own, ``config_sections:`` in their plugin.yaml, enabled or not); errors are
-``location: message`` lines. Keys this version does not use are never an error, so a
-config.yaml written for Hermes Agent 0.19 loads; a key close to a known one is reported as a
-likely typo with the known key suggested. Writes change one key and keep the rest of the
-file as the user wrote it, comments included (see :mod:`.yaml_edit`).
+"""Layered configuration: defaults < $HERMES_HOME/config.yaml < ``${VAR}`` expansion (the
+environment over $HERMES_HOME/.env) < runtime overrides, validated with pydantic (the
+kernel's keys plus the sections builtin plugins own). Unused keys of the original's config
+are kept; an unknown key close to a known one is reported as a likely typo.
 """
 
 from __future__ import annotations
@@ -24,15 +19,12 @@ from .home import ValidationCache, hermes_home
 from .slots import slot_defaults
 
 CONFIG_FILE = "config.yaml"
-ENV_FILE = ".env"
-
 DEFAULTS: dict[str, Any] = {
     "toolsets": None,
     "plugins": {"enabled": None, "disabled": [], "entries": {}},
     **slot_defaults(),  # memory.provider, context.engine, web.backend, sessions.store, ...
     "platform_toolsets": {},
 }
-
 # Top-level keys of the original's config that this version accepts but does not use yet.
 ORIGINAL_KEYS = frozenset("""
 providers agent delegation terminal browser compression display tts stt voice human_delay
@@ -40,10 +32,8 @@ skills checkpoints privacy security discord whatsapp telegram slack approvals cr
 hooks hooks_auto_accept known_plugin_toolsets image_gen video_gen streaming timezone
 mcp_servers _config_version profiles dashboard code_execution logging curator kanban
 """.split())
-
 # Sections we use that carry more keys in the original's config (e.g. memory.memory_enabled).
 ORIGINAL_SECTIONS = frozenset({"model", "memory", "context", "web", "auxiliary"})
-
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -55,9 +45,8 @@ class Config:
         self.data = data
         self.home = home
         self.notes = notes or []  # informational (keys kept for Hermes Agent 0.19)
-        self.warnings = [*self.notes, *(warnings or [])]
-        # what every command shows once at start: typos, unknown keys, unset ${VAR}s
-        self.startup_warnings = warnings or []
+        self.startup_warnings = warnings or []  # shown once by every command
+        self.warnings = [*self.notes, *self.startup_warnings]
 
     @property
     def path(self) -> Path:
@@ -81,27 +70,25 @@ class Config:
 
     def plugin_entry(self, *names: str) -> dict[str, Any]:
         entries = self.get("plugins.entries") or {}
-        for name in names:
-            if name in entries:
-                return entries[name] or {}
-        return {}
+        return next((entries[name] or {} for name in names if name in entries), {})
 
 
 def read_env_file(path: Path) -> dict[str, str]:
     """Parse KEY=VALUE lines (``export`` prefix, quotes and # comments allowed)."""
-    values: dict[str, str] = {}
     try:
         text = path.read_text(encoding="utf-8")
     except OSError:
-        return values
+        return {}
+    values: dict[str, str] = {}
     for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
         key, _, value = line.removeprefix("export ").partition("=")
         value = value.strip()
-        if value[:1] in ("'", '"') and value.find(value[0], 1) > 0:
-            value = value[1:value.find(value[0], 1)]  # quoted: anything after the quote is a comment
+        end = value.find(value[:1], 1) if value[:1] in ("'", '"') else -1
+        if end > 0:
+            value = value[1:end]  # quoted: anything after the quote is a comment
         elif " #" in value:
             value = value.split(" #", 1)[0].rstrip()
         values[key.strip()] = value
@@ -109,8 +96,8 @@ def read_env_file(path: Path) -> dict[str, str]:
 
 
 def read_raw_config(home: Path, cache: ValidationCache | None = None) -> dict[str, Any]:
-    """The user's config.yaml as written (no defaults, no expansion). Missing file: {}.
-    With a ``cache``, a file parsed before is not parsed (nor is PyYAML imported) again."""
+    """The user's config.yaml as written ({} when missing); with a ``cache``, a file parsed
+    before is not parsed (nor PyYAML imported) again."""
     path = home / CONFIG_FILE
     try:
         text = path.read_text(encoding="utf-8")
@@ -138,12 +125,10 @@ def parse_config_text(text: str, path: Path) -> dict[str, Any]:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
         raise ConfigError(f"{path} is not valid YAML ({where}: {getattr(exc, 'problem', exc)}); "
                           "fix the indentation or quoting there", path=str(path)) from exc
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
+    if data is not None and not isinstance(data, dict):
         raise ConfigError(f"{path} must be a mapping of settings (key: value), not "
                           f"{type(data).__name__}", path=str(path))
-    return data
+    return data or {}
 
 
 def deep_merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -158,17 +143,18 @@ def deep_merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, A
 
 def expand_vars(value: Any, env: Mapping[str, str], where: str = "",
                 missing: list[str] | None = None) -> Any:
-    """Replace ``${VAR}`` / ``${VAR:-default}`` in every string; unset names are left as written."""
+    """Replace ``${VAR}`` / ``${VAR:-default}`` in every string; unset names stay as written."""
+    def sub(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        if missing is not None:
+            missing.append(f"{where}: ${{{name}}} is not set (export it or add it to .env)")
+        return match.group(0)
+
     if isinstance(value, str):
-        def sub(match: re.Match[str]) -> str:
-            name, default = match.group(1), match.group(2)
-            if name in env:
-                return env[name]
-            if default is not None:
-                return default
-            if missing is not None:
-                missing.append(f"{where}: ${{{name}}} is not set (export it or add it to .env)")
-            return match.group(0)
         return _VAR.sub(sub, value)
     if isinstance(value, dict):
         return {k: expand_vars(v, env, f"{where}.{k}" if where else str(k), missing)
@@ -183,24 +169,17 @@ def set_dotted(data: dict[str, Any], dotted: str, value: Any, *,
                assign: Callable[[dict[str, Any], str, Any], None] | None = None) -> None:
     """Set ``a.b.c`` in ``data``, creating the parents with ``mapping()``; ``assign`` does the
     final ``node[key] = value`` when given."""
-    parts = dotted.split(".")
+    *parents, leaf = dotted.split(".")
     node = data
-    for part in parts[:-1]:
+    for part in parents:
         child = node.get(part)
         if not isinstance(child, dict):
             child = node[part] = mapping()
         node = child
     if assign is None:
-        node[parts[-1]] = value
+        node[leaf] = value
     else:
-        assign(node, parts[-1], value)
-
-
-def overrides_to_tree(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
-    tree: dict[str, Any] = {}
-    for key, value in (overrides or {}).items():
-        set_dotted(tree, key, value)
-    return tree
+        assign(node, leaf, value)
 
 
 def load_config(home: Path | None = None, overrides: Mapping[str, Any] | None = None,
@@ -208,8 +187,8 @@ def load_config(home: Path | None = None, overrides: Mapping[str, Any] | None = 
                 raw: dict[str, Any] | None = None) -> Config:
     """Load, merge, expand and validate the configuration. Raises :class:`ConfigError`."""
     home = hermes_home(env) if home is None else home
-    user = read_raw_config(home, cache) if raw is None else raw
-    hit, missing = check_config(home, user, overrides, env, cache)
+    hit, missing = check_config(home, read_raw_config(home, cache) if raw is None else raw,
+                                overrides, env, cache)
     if "error" in hit:
         raise ConfigError(f"{home / CONFIG_FILE} has invalid settings:", hit["error"],
                           path=str(home / CONFIG_FILE))
@@ -219,17 +198,20 @@ def load_config(home: Path | None = None, overrides: Mapping[str, Any] | None = 
 def check_config(home: Path, user: dict[str, Any], overrides: Mapping[str, Any] | None = None,
                  env: Mapping[str, str] | None = None, cache: ValidationCache | None = None
                  ) -> tuple[dict[str, Any], list[str]]:
-    """Validate ``user`` (config.yaml's content) merged over the defaults, without raising:
-    ``({"error": [...]} | {"data", "warnings", "unknown"}, unset ${VAR} warnings)``.
+    """Validate ``user`` (config.yaml's content) over the defaults, without raising:
+    ``({"error": [...]} | {"data", "warnings", "notes", "unknown"}, unset ${VAR} warnings)``;
     ``unknown`` maps each unknown key to its closest known key ("" when none is close)."""
     env = os.environ if env is None else env
-    full_env = {**read_env_file(home / ENV_FILE), **env}
     missing: list[str] = []
-    merged = expand_vars(deep_merge(DEFAULTS, user), full_env, missing=missing)
-    merged = deep_merge(merged, overrides_to_tree(overrides))
+    merged = expand_vars(deep_merge(DEFAULTS, user), {**read_env_file(home / ".env"), **env},
+                         missing=missing)
+    tree: dict[str, Any] = {}
+    for dotted, value in (overrides or {}).items():
+        set_dotted(tree, dotted, value)
+    merged = deep_merge(merged, tree)
     sections = builtin_sections(cache)
-    payload = json.dumps([merged, sections], sort_keys=True, default=str).encode()
-    key = ValidationCache.key("config", payload)
+    key = ValidationCache.key("config", json.dumps([merged, sections], sort_keys=True,
+                                                   default=str).encode())
     hit = cache.get(key) if cache else None
     if hit is None:
         hit = _validate(merged, str(home / CONFIG_FILE), sections)
@@ -240,9 +222,9 @@ def check_config(home: Path, user: dict[str, Any], overrides: Mapping[str, Any] 
 
 def builtin_sections(cache: ValidationCache | None = None) -> dict[str, str]:
     """The config.yaml keys builtin plugins own (``config_sections:`` in their plugin.yaml):
-    key -> ``"module:attr"`` of the model validating it. Reads manifests, imports no plugin."""
-    from .loader import config_sections
+    key -> ``"module:attr"`` of the model validating it. Imports no plugin."""
     from .discovery import builtin_records
+    from .loader import config_sections
 
     return config_sections(builtin_records(cache))
 
@@ -263,12 +245,11 @@ def _validate(merged: dict[str, Any], path: str, sections: dict[str, str]) -> di
     unknown: dict[str, str] = {}
     for dotted, siblings in unknown_keys(model):
         parent, _, leaf = dotted.rpartition(".")
-        candidates = [*siblings, *(ORIGINAL_KEYS if not parent else ())]
-        close = difflib.get_close_matches(leaf, candidates, 1, 0.75)
+        close = difflib.get_close_matches(leaf, [*siblings, *(() if parent else ORIGINAL_KEYS)],
+                                          1, 0.75)
         if close and close[0] != leaf:
-            suggestion = f"{parent}.{close[0]}" if parent else close[0]
-            unknown[dotted] = suggestion
-            warnings.append(f"{path}: unknown key '{dotted}' — did you mean '{suggestion}'?")
+            unknown[dotted] = f"{parent}.{close[0]}" if parent else close[0]
+            warnings.append(f"{path}: unknown key '{dotted}' — did you mean '{unknown[dotted]}'?")
         elif dotted.split(".")[0] in ORIGINAL_KEYS | ORIGINAL_SECTIONS:
             unused.append(dotted)
         else:

@@ -1,39 +1,31 @@
-"""Discovery: find every plugin from every source by reading manifests, never importing code.
+"""Discovery: every plugin from every source, found by reading manifests, never importing code.
 
-One :func:`discover` feeds the runtime and every CLI listing. Sources, lowest precedence
-first: ``builtin`` (hermes_agent.builtin_plugins), ``bundled`` (hermes_agent/plugins/
-<category>/<name>), ``user`` ($HERMES_HOME/plugins/<name> or <category>/<name>),
-``project`` (./.hermes/plugins, only with HERMES_ENABLE_PROJECT_PLUGINS=1) and
-``entrypoint`` (the ``hermes_agent.plugins`` and ``hermes_agent.memory_providers`` groups).
-
-A later source shadows an earlier one with the same name (the loser is kept and reported),
-except that builtin names are reserved. Two plugins with one name inside a single source
-are an error for both: nothing guesses which one was meant.
+Sources, lowest precedence first: ``builtin``, ``bundled`` (hermes_agent/plugins/<category>/
+<name>), ``user`` ($HERMES_HOME/plugins/[<category>/]<name>), ``project`` (./.hermes/plugins,
+with HERMES_ENABLE_PROJECT_PLUGINS=1) and ``entrypoint``. A later source shadows an earlier
+one of the same name (builtin names are reserved); two of one name in one source both fail.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .ep_scan import EntryPointFacts, entry_point_facts
+from .errors import ManifestError
+from .home import ValidationCache, path_stamp
 from .manifest import Manifest, builtin_only_warnings, find_manifest, read_manifest
-from .home import ValidationCache
 
-SOURCES = ("builtin", "bundled", "user", "project", "entrypoint")
 ENTRY_POINT_GROUPS = {"hermes_agent.plugins": None, "hermes_agent.memory_providers": "memory"}
 SLOT_CATEGORIES = {"memory": "memory", "context_engine": "context_engine",
                    "context-engines": "context_engine"}
-_TRUTHY = ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True)
 class EntryPointRef:
-    """Where an entry-point plugin comes from (its group, name, target and distribution)."""
-
     group: str
     name: str
     value: str
@@ -87,27 +79,22 @@ class PluginRecord:
 
     @property
     def location(self) -> str:
-        if self.entry_point:
-            ep = self.entry_point
-            dist = f" ({ep.dist_name} {ep.dist_version})" if ep.dist_name else ""
-            return f"entry point {ep.name} = {ep.value}{dist}"
+        ep = self.entry_point
+        if ep:
+            return f"entry point {ep.name} = {ep.value}" + (
+                f" ({ep.dist_name} {ep.dist_version})" if ep.dist_name else "")
         return str(self.path) if self.path else self.module
 
 
 @dataclass
 class Discovery:
-    """What one discovery found: the plugins that may load, and those that cannot."""
-
     plugins: dict[str, PluginRecord]  # winners, in load order
     problems: list[PluginRecord]  # records that cannot load at all (clashes without a winner)
 
     def get(self, name: str) -> PluginRecord | None:
         if name in self.plugins:
             return self.plugins[name]
-        for record in self.plugins.values():
-            if name in record.aliases:
-                return record
-        return None
+        return next((r for r in self.plugins.values() if name in r.aliases), None)
 
     def all_records(self) -> list[PluginRecord]:
         return [*self.plugins.values(), *self.problems]
@@ -123,9 +110,8 @@ def builtin_dir() -> Path:
 
 
 def _package_dir(name: str) -> Path:
-    """The folder of the sub-package ``hermes_agent.<name>``, found without importing it
-    (the kernel imports no plugin): next to this file when installed, else wherever the
-    import system finds it (an editable install maps the folders elsewhere)."""
+    """The folder of ``hermes_agent.<name>``, found without importing it: next to this file
+    when installed, else wherever the import system finds it (an editable install)."""
     beside = Path(__file__).parent / name
     if (beside / "__init__.py").is_file():
         return beside
@@ -136,59 +122,52 @@ def _package_dir(name: str) -> Path:
     return Path(locations[0]) if locations else beside
 
 
+def _folders(root: Path) -> list[Path]:
+    """``root``'s plugin-like subfolders, by name (comparing Paths is slow)."""
+    return sorted((p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))),
+                  key=lambda p: p.name)
+
+
 def _scan_tree(root: Path, source: str, cache: ValidationCache | None) -> list[PluginRecord]:
     """Plugins at ``root/<name>/`` or one level deeper, ``root/<category>/<name>/``."""
     found: list[PluginRecord] = []
-    if not root.is_dir():
-        return found
-    for entry in sorted(root.iterdir(), key=_name):  # by name: comparing Paths is slow
-        if not entry.is_dir() or entry.name.startswith((".", "_")):
-            continue
+    for entry in _folders(root) if root.is_dir() else ():
         manifest_path = find_manifest(entry)
         if manifest_path:
             found.append(_directory_record(entry, manifest_path, source, "", cache))
-            continue
-        if source == "user" and (entry / "__init__.py").is_file():
-            found.append(_provider_folder_record(entry))
-            continue
-        for sub in sorted(entry.iterdir(), key=_name):
-            sub_manifest = find_manifest(sub) if sub.is_dir() and not sub.name.startswith((".", "_")) else None
-            if sub_manifest:
-                found.append(_directory_record(sub, sub_manifest, source, entry.name, cache))
+        elif source == "user" and (entry / "__init__.py").is_file():
+            # the original's memory provider folder: loaded when memory.provider selects it
+            manifest = Manifest(name=entry.name, kind="exclusive", synthesized=True,
+                                description="memory provider folder (no plugin.yaml)")
+            found.append(PluginRecord(entry.name, "user", manifest, path=entry, slot="memory"))
+        else:
+            for sub in _folders(entry):
+                sub_manifest = find_manifest(sub)
+                if sub_manifest:
+                    found.append(_directory_record(sub, sub_manifest, source, entry.name, cache))
     return found
 
 
-def _name(path: Path) -> str:
-    return path.name
+def _read(path: Path, cache: ValidationCache | None, name: str, source: str
+          ) -> tuple[Manifest | None, list[str], ManifestError | None]:
+    result = read_manifest(path, cache, default_name=name)
+    warnings = [*result.warnings, *builtin_only_warnings(result.manifest, source)]
+    return result.manifest, [f"{path}: {w}" for w in warnings], result.error
 
 
 def _directory_record(directory: Path, manifest_path: Path, source: str, category: str,
                       cache: ValidationCache | None) -> PluginRecord:
-    result = read_manifest(manifest_path, cache, default_name=directory.name)
-    name = result.manifest.name if result.manifest else directory.name
-    warnings = [*result.warnings, *builtin_only_warnings(result.manifest, source)]
-    record = PluginRecord(name=name, source=source, manifest=result.manifest, path=directory,
-                          category=category, slot=SLOT_CATEGORIES.get(category, ""),
-                          warnings=[f"{manifest_path}: {w}" for w in warnings])
-    if result.error:
-        record.error, record.error_code = str(result.error), result.error.code
-    return record
-
-
-def _provider_folder_record(directory: Path) -> PluginRecord:
-    """A user folder with ``__init__.py`` and no plugin.yaml: the original's layout for a memory
-    provider, loaded (by its folder name) when ``memory.provider`` selects it."""
-    manifest = Manifest(name=directory.name, kind="exclusive",
-                        description="memory provider folder (no plugin.yaml)", synthesized=True)
-    return PluginRecord(name=directory.name, source="user", manifest=manifest, path=directory,
-                        slot="memory")
+    manifest, warnings, error = _read(manifest_path, cache, directory.name, source)
+    return PluginRecord(manifest.name if manifest else directory.name, source, manifest,
+                        path=directory, category=category, slot=SLOT_CATEGORIES.get(category, ""),
+                        warnings=warnings, error=str(error or ""),
+                        error_code=error.code if error else "")
 
 
 def builtin_records(cache: ValidationCache | None) -> list[PluginRecord]:
-    records = []
-    for record in _scan_tree(builtin_dir(), "builtin", cache):
+    records = _scan_tree(builtin_dir(), "builtin", cache)
+    for record in records:
         record.module = f"hermes_agent.builtin_plugins.{record.path.name}"  # type: ignore[union-attr]
-        records.append(record)
     return records
 
 
@@ -198,49 +177,94 @@ def _entry_point_records(cache: ValidationCache | None) -> list[PluginRecord]:
         name, slot = facts["name"], ENTRY_POINT_GROUPS[facts["group"]]
         ref = EntryPointRef(facts["group"], name, facts["value"], facts["dist_name"],
                             facts["dist_version"], facts["dist_stamp"])
-        manifest, warnings, error = _entry_point_manifest(facts, cache)
+        if facts["manifest"]:
+            manifest, warnings, error = _read(Path(facts["manifest"]), cache, name, "entrypoint")
+        else:
+            manifest = Manifest(name=name, version=facts["dist_version"], description=facts["summary"],
+                                author=facts["author"], synthesized=True)
+            warnings, error = [], None
         if slot and manifest and manifest.kind != "exclusive":
             manifest = Manifest(**{**manifest.__dict__, "kind": "exclusive"})
         if manifest and manifest.name != name:
             warnings.append(f"plugin.yaml names '{manifest.name}' but the entry point is "
                             f"'{name}'; the entry-point name is used")
-        records.append(PluginRecord(name=name, source="entrypoint", manifest=manifest,
-                                    entry_point=ref, slot=slot or "", warnings=warnings,
-                                    error=str(error or ""),
-                                    error_code=getattr(error, "code", "")))
+        records.append(PluginRecord(name, "entrypoint", manifest, entry_point=ref, slot=slot or "",
+                                    warnings=warnings, error=str(error or ""),
+                                    error_code=error.code if error else ""))
     return records
 
 
-def _entry_point_manifest(facts: EntryPointFacts, cache: ValidationCache | None
-                          ) -> tuple[Manifest | None, list[str], Any]:
-    if facts["manifest"]:
-        path = Path(facts["manifest"])
-        result = read_manifest(path, cache, default_name=facts["name"])
-        warnings = [*result.warnings, *builtin_only_warnings(result.manifest, "entrypoint")]
-        return result.manifest, [f"{path}: {w}" for w in warnings], result.error
-    synthesized = Manifest(name=facts["name"], version=facts["dist_version"],
-                           description=facts["summary"], author=facts["author"],
-                           synthesized=True)
-    return synthesized, [], None
+def entry_point_facts(groups: list[str], cache: ValidationCache | None) -> list[dict[str, Any]]:
+    """What discovery needs from each entry point of ``groups``, cached until an install
+    changes ``sys.path``'s folders (reading every distribution's metadata is slow)."""
+    key = ValidationCache.key("entry-points", "\0".join(groups).encode() + b"\n" + path_stamp(sys.path))
+    hit = cache.get(key) if cache is not None else None
+    if isinstance(hit, list):
+        return hit
+    from importlib.metadata import entry_points
+
+    facts: list[dict[str, Any]] = []
+    for group in groups:
+        for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+            dist = getattr(ep, "dist", None)
+            meta = (dist.metadata if dist else None) or {}
+            manifest = _entry_point_manifest(ep, dist)
+            facts.append(dict(
+                group=group, name=ep.name, value=ep.value, dist_name=meta.get("Name") or "",
+                dist_version=dist.version if dist else "", dist_stamp=_dist_stamp(dist),
+                manifest=str(manifest) if manifest else "", summary=meta.get("Summary") or "",
+                author=meta.get("Author") or meta.get("Author-email") or ""))
+    if cache is not None:
+        cache.put(key, facts)
+    return facts
+
+
+def _dist_stamp(dist: Any) -> int:
+    base = getattr(dist, "_path", None)  # PathDistribution: the .dist-info directory
+    for candidate in ((Path(base) / "RECORD", Path(base)) if base else ()):
+        try:
+            return candidate.stat().st_mtime_ns
+        except OSError:
+            continue
+    return 0
+
+
+def _entry_point_manifest(ep: Any, dist: Any) -> Path | None:
+    """The plugin.yaml shipped next to the entry point's module, found without importing it."""
+    module = ep.value.split(":")[0].strip()
+    prefix = module.replace(".", "/")
+    shared = f"/hermes_agent/plugins/{ep.name}/plugin.yaml"  # data files: share/hermes_agent/...
+    path: Path | None = None
+    for file in (dist.files or []) if dist else []:
+        text = str(file).replace("\\", "/")
+        if text in (f"{prefix}/plugin.yaml", f"{prefix}/plugin.yml"):
+            return Path(str(dist.locate_file(file)))
+        if path is None and text.endswith(shared):
+            path = Path(str(dist.locate_file(file)))
+    if path is None and "." not in module:
+        from importlib.util import find_spec  # top-level only: finding it imports nothing
+
+        try:
+            spec = find_spec(module)
+        except (ImportError, ValueError):
+            spec = None
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            path = find_manifest(Path(location))
+            if path:
+                break
+    return path
 
 
 def discover(home: Path, env: Mapping[str, str] | None = None, cwd: Path | None = None,
              cache: ValidationCache | None = None, entry_points: bool = True) -> Discovery:
     """Find every plugin. Reads manifests only; imports no plugin code."""
     env = os.environ if env is None else env
-    by_source: list[list[PluginRecord]] = [
-        builtin_records(cache),
-        _scan_tree(bundled_dir(env), "bundled", cache),
-        _scan_tree(home / "plugins", "user", cache),
-    ]
-    if env.get("HERMES_ENABLE_PROJECT_PLUGINS", "").strip().lower() in _TRUTHY:
+    by_source = [builtin_records(cache), _scan_tree(bundled_dir(env), "bundled", cache),
+                 _scan_tree(home / "plugins", "user", cache)]
+    if env.get("HERMES_ENABLE_PROJECT_PLUGINS", "").strip().lower() in ("1", "true", "yes", "on"):
         by_source.append(_scan_tree((cwd or Path.cwd()) / ".hermes" / "plugins", "project", cache))
     if entry_points:
         by_source.append(_entry_point_records(cache))
-    return resolve_precedence(by_source)
-
-
-def resolve_precedence(by_source: list[list[PluginRecord]]) -> Discovery:
     winners: dict[str, PluginRecord] = {}
     problems: list[PluginRecord] = []
     for records in by_source:
@@ -248,25 +272,22 @@ def resolve_precedence(by_source: list[list[PluginRecord]]) -> Discovery:
         for record in records:
             seen.setdefault(record.name, []).append(record)
         for name, group in seen.items():
+            previous = winners.get(name)
             if len(group) > 1:
                 where = " and ".join(r.location for r in group)
-                for record in group:
-                    record.error_code = "duplicate"
-                    record.error = (f"two {record.source} plugins are named '{name}' ({where}); "
-                                    "rename one of them in its plugin.yaml")
-                problems.extend(group)
+                error = (f"two {group[0].source} plugins are named '{name}' ({where}); "
+                         "rename one of them in its plugin.yaml")
+            elif previous is not None and previous.source == "builtin":
+                error = (f"'{name}' is the name of a builtin plugin and cannot be reused; "
+                         f"rename the plugin at {group[0].location}")
+            else:
+                if previous is not None:
+                    group[0].shadows = [previous, *previous.shadows]
+                    previous.shadows = []
+                    del winners[name]
+                winners[name] = group[0]
                 continue
-            record = group[0]
-            previous = winners.get(name)
-            if previous is not None and previous.source == "builtin":
-                record.error_code = "duplicate"
-                record.error = (f"'{name}' is the name of a builtin plugin and cannot be reused; "
-                                f"rename the plugin at {record.location}")
-                problems.append(record)
-                continue
-            if previous is not None:
-                record.shadows = [previous, *previous.shadows]
-                previous.shadows = []
-                winners.pop(name)
-            winners[name] = record
+            for record in group:
+                record.error_code, record.error = "duplicate", error
+            problems.extend(group)
     return Discovery(winners, problems)

@@ -1,7 +1,4 @@
-"""Typed errors. Each message states what went wrong and how to fix it.
-
-The CLI turns them into one clear message at the edge; library callers can catch them.
-"""
+"""Typed errors, each message saying what went wrong and how to fix it."""
 
 from __future__ import annotations
 
@@ -11,37 +8,34 @@ class HermesError(Exception):
 
 
 class ConfigError(HermesError):
-    """config.yaml (or a value written to it) is invalid.
-
-    ``problems`` holds ``location: message`` lines.
-    """
+    """config.yaml (or a value written to it) is invalid; ``problems``: ``location: message``."""
 
     def __init__(self, message: str, problems: list[str] | None = None, path: str | None = None):
         self.problems = problems or []
         self.path = path
-        lines = [message, *(f"  {p}" for p in self.problems)]
-        super().__init__("\n".join(lines))
+        super().__init__("\n".join([message, *(f"  {p}" for p in self.problems)]))
 
 
 class ManifestError(HermesError):
-    """A plugin.yaml is missing, malformed or invalid."""
+    """A plugin.yaml is missing, malformed or invalid (``code``: or ``incompatible``)."""
 
     def __init__(self, path: str, problems: list[str], code: str = "manifest_invalid"):
-        self.path, self.code = path, code  # code: "manifest_invalid" or "incompatible"
+        self.path, self.code = path, code
         self.problems = problems
         detail = "\n".join(f"  {p}" for p in problems)
         super().__init__(f"invalid plugin manifest {path}:\n{detail}")
 
 
 class PluginError(HermesError):
-    """A plugin could not be loaded or registered. Names the plugin (and the other one, on clashes)."""
+    """A plugin could not be loaded or registered; ``code`` is ``PluginStatus.code`` and
+    ``clash`` (on a name clash) holds kind, name, kept_by and lost_by."""
 
     def __init__(self, plugin: str, message: str, *, hook: str | None = None, code: str = "",
                  clash: dict[str, str] | None = None):
         self.plugin = plugin
         self.hook = hook
-        self.code = code  # machine-readable cause, e.g. "import_error" (PluginStatus.code)
-        self.clash = clash or {}  # a name clash: kind, name, kept_by, lost_by
+        self.code = code
+        self.clash = clash or {}
         super().__init__(message)
 
 

@@ -78,6 +78,18 @@ def write_atomic(path: Path, text: str, mode: int | None = None, *, durable: boo
             os.close(folder)
 
 
+def path_stamp(paths: list[str]) -> bytes:
+    """``sys.path`` with the mtime of each entry: changes whenever pip installs or removes."""
+    parts = []
+    for entry in map(os.path.abspath, paths):  # "" (python -c) is the current directory
+        try:
+            stamp = os.stat(entry).st_mtime_ns
+        except OSError:
+            stamp = -1
+        parts.append(f"{entry}\0{stamp}")
+    return "\n".join(parts).encode("utf-8", "surrogateescape")
+
+
 class ValidationCache:
     """Results of validating hashed inputs (manifest bytes, the merged config), kept in a
     JSON file. Corrupt or unwritable caches are ignored."""

@@ -21,7 +21,7 @@ from .context import CliCommand, HookSpecEntry, PluginContext, Registration
 from .discovery import Discovery, PluginRecord, builtin_records, discover
 from .errors import PluginError, ServiceError
 from .home import ValidationCache, hermes_home, private_dir
-from .policy import decide, format_stamp, truthy
+from .policy import decide, format_stamp, in_install_order, load_filter, truthy
 from .slots import SLOTS, Slots
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .tool_registry import ToolRegistry
 
 log = logging.getLogger("hermes_agent.kernel")
+_LISTS = ("tools", "hooks", "commands", "cli_commands", "providers", "skills")
 
 
 @dataclass
@@ -58,10 +59,9 @@ class PluginStatus:
         return {"name": record.name, "version": record.version, "kind": record.kind,
                 "source": record.source, "state": self.state, "reason": self.reason,
                 "code": self.code, "cause": self.cause, "clash": self.clash,
-                "location": record.location, "description": record.manifest.description
-                if record.manifest else "", "tools": self.tools, "hooks": self.hooks,
-                "commands": self.commands, "cli_commands": self.cli_commands,
-                "providers": self.providers, "skills": self.skills,
+                "location": record.location,
+                "description": record.manifest.description if record.manifest else "",
+                **{key: getattr(self, key) for key in _LISTS},
                 "warnings": [*record.warnings, *self.warnings],
                 "shadows": [r.location for r in record.shadows]}
 
@@ -71,11 +71,9 @@ _EXPORTED_FROM_DOTENV: dict[str, str] = {}
 
 
 def effective_env(home: Path, env: Mapping[str, str] | None) -> tuple[dict[str, str], frozenset[str]]:
-    """``env`` (default: the process environment) over $HERMES_HOME/.env (the environment
-    wins), and the names whose value came from .env.
-
-    For the process environment the .env values are also put into ``os.environ``, because
-    plugins read their keys from there; the names returned keep them apart, so commands the
+    """``env`` (default: the process environment) over $HERMES_HOME/.env, and the names whose
+    value came from .env. For the process environment the .env values are also put into
+    ``os.environ`` (plugins read their keys there); the names keep them apart, so commands the
     agent runs do not inherit them (see ``hermes_agent.api.command_env``)."""
     dotenv = read_env_file(home / ".env")
     if env is not None:
@@ -112,13 +110,13 @@ class Kernel:
         # Set by the surface driving a conversation: receives ctx.inject_message(content, role).
         self.message_sink: Callable[[str, str], Any] | None = None
         self._services: dict[str, Any] = {}
-        self._offered: dict[str, Any] = {}  # service name -> registration.Service
+        self._offered: dict[str, Any] = {}  # service name -> context.Service
         self.plugins: dict[str, PluginStatus] = {}
         self.discovery: Discovery | None = None
         self._registrations: dict[str, Registration] = {}
         self.install_stamps: dict[str, int | None] = {}  # plugin -> install time (ns), see boot
-        # Plugins unloaded while running because they tried to stop hermes (see quarantine);
-        # each listener is told of every one (the plugin-admin plugin records them).
+        # Plugins unloaded because they tried to stop hermes (see quarantine); each listener
+        # is told of every one (the plugin-admin plugin records them).
         self.faults: list[PluginStatus] = []
         self.fault_listeners: list[Callable[[PluginStatus], Any]] = []
         self.booted = False
@@ -134,7 +132,6 @@ class Kernel:
 
     @cached_property
     def hooks(self) -> "HookBus":
-        """Dispatches hooks to what :attr:`pm` holds (isolation, order, combine rules)."""
         from .hooks import HookBus
 
         return HookBus(self.pm, trace=truthy(self.env.get("HERMES_TRACE_HOOKS")),
@@ -146,7 +143,6 @@ class Kernel:
 
         return ToolRegistry(on_halt=self.quarantine)
 
-    # --- discovery and decisions --------------------------------------------------------
     def discover(self) -> Discovery:
         if self.discovery is None:
             self.discovery = discover(self.home, self.env, self.cwd, self.cache,
@@ -158,8 +154,8 @@ class Kernel:
         return self.discovery
 
     def boot(self) -> "Kernel":
-        """Discover and load every plugin that should load, earliest-installed first (see
-        :mod:`.install_order`). Idempotent."""
+        """Discover and load every plugin that should load, earliest-installed first.
+        Idempotent."""
         if self.booted:
             return self
         self.booted = True
@@ -167,8 +163,6 @@ class Kernel:
 
         watch_interrupts()
         found = self.discover()
-        from .policy import in_install_order
-
         for record in found.problems:
             self.plugins[f"{record.name}@{record.location}"] = PluginStatus(
                 record, "failed", record.error, record.error_code)
@@ -191,96 +185,80 @@ class Kernel:
         loaded = self.plugins  # listed in discovery order, whatever order they loaded in
         self.plugins = {**{k: v for k, v in loaded.items() if k not in found.plugins},
                         **{name: loaded[name] for name in found.plugins if name in loaded}}
-        self._check_load_filter(found)
+        for name in sorted(load_filter(self.env) or ()):
+            if found.get(name) is None:
+                log.warning("HERMES_LOAD_PLUGINS names %r, which is not installed", name)
         self.cache.save()
         if "pm" in self.__dict__ and self.hooks.has_hook("on_plugins_loaded"):  # else none
             self.hooks.fire("on_plugins_loaded", plugins=dict(self.plugins), home=self.home)
         return self
 
-    def _check_load_filter(self, found: Discovery) -> None:
-        from .policy import load_filter
-
-        for name in sorted(load_filter(self.env) or ()):
-            if found.get(name) is None:
-                log.warning("HERMES_LOAD_PLUGINS names %r, which is not installed", name)
-
-    # --- loading ------------------------------------------------------------------------
     def load(self, record: PluginRecord, target: Any = None) -> PluginStatus:
         """Import (unless ``target`` is given) and register one plugin, transactionally.
-
-        Anything the plugin's code raises, ``SystemExit`` and ``KeyboardInterrupt`` included,
-        fails this plugin alone (see :mod:`.containment`); a real Ctrl-C still propagates,
+        Whatever its code raises fails this plugin alone; a real Ctrl-C still propagates,
         after the same rollback."""
         import pluggy
 
         from .containment import first_line
         from .loader import import_plugin, module_name, unimport
 
-        staged = Registration(record.name)
+        name = record.name
+        staged = Registration(name)
         declared = record.manifest.cli_commands if record.manifest else {}
-        staged.cli_commands.extend(CliCommand(name, None, record.name, spec.help, entry=spec.entry)
-                                   for name, spec in declared.items())
+        staged.cli_commands.extend(CliCommand(cli, None, name, spec.help, entry=spec.entry)
+                                   for cli, spec in declared.items())
         registered_pm = False
         imported = target is None
         try:
             if target is None:
-                target = _plugin_call(record.name, "import_error", f"Error importing plugin "
-                                      f"'{record.name}' ({record.location})", import_plugin, record)
+                target = _plugin_call(name, "import_error", f"Error importing plugin '{name}' "
+                                      f"({record.location})", import_plugin, record)
             ctx = PluginContext(self, record, staged)
             if _has_hookimpls(target):
                 try:  # validated by pluggy now, dispatched once committed
-                    self.pm.register(target, name=record.name, loading=True)
+                    self.pm.register(target, name=name, loading=True)
                 except ValueError as exc:  # pluggy: name or object already registered
-                    raise PluginError(record.name, f"plugin '{record.name}' is already "
-                                      f"registered: {exc}", code="duplicate") from exc
+                    raise PluginError(name, f"plugin '{name}' is already registered: {exc}",
+                                      code="duplicate") from exc
                 registered_pm = True
-                _plugin_call(record.name, "register_error", f"a registration hook of plugin "
-                             f"'{record.name}' failed", self._stage_hookimpls, target, record,
-                             staged, ctx)
+                _plugin_call(name, "register_error", f"a registration hook of plugin '{name}' "
+                             "failed", self._stage_hookimpls, target, record, staged, ctx)
             register = _register_callable(target)
-            if register is None and not registered_pm:
-                provider = _plugin_call(record.name, "register_error", f"creating the provider "
-                                        f"of plugin '{record.name}' failed", _bare_provider,
-                                        record, target)
-                if provider is None and record.slot == "memory":
-                    raise PluginError(record.name, f"plugin '{record.name}' ({record.location}) "
-                                      "is loaded as a memory provider but defines no memory "
-                                      "provider class and no register(ctx); if it is another "
-                                      "kind of plugin, add a plugin.yaml", code="no_provider")
-                if provider is None and not declared:  # plugin.yaml's commands suffice
-                    raise PluginError(record.name, f"plugin '{record.name}' ({record.location}) "
-                                      "has no register(ctx) function, no @hookimpl functions "
-                                      "and no cli_commands in plugin.yaml", code="no_entry")
+            if register is not None:
+                _plugin_call(name, "register_error", f"register() of plugin '{name}' failed",
+                             register, ctx)
+            if not staged.providers and (register is not None or not registered_pm):
+                provider = _plugin_call(name, "register_error", f"creating the provider of "
+                                        f"plugin '{name}' failed", _bare_provider, record, target)
                 if provider is not None:
                     ctx.register_memory_provider(provider)
-            elif register is not None:
-                _plugin_call(record.name, "register_error",
-                             f"register() of plugin '{record.name}' failed", register, ctx)
-                if record.slot == "memory" and not staged.providers:  # the original's fallback
-                    provider = _plugin_call(record.name, "register_error", f"creating the "
-                                            f"provider of plugin '{record.name}' failed",
-                                            _bare_provider, record, target)
-                    if provider is not None:
-                        ctx.register_memory_provider(provider)
+                elif register is None and record.slot == "memory":
+                    raise PluginError(name, f"plugin '{name}' ({record.location}) is loaded as a "
+                                      "memory provider but defines no memory provider class and "
+                                      "no register(ctx); if it is another kind of plugin, add a "
+                                      "plugin.yaml", code="no_provider")
+                elif register is None and not declared:  # plugin.yaml's commands suffice
+                    raise PluginError(name, f"plugin '{name}' ({record.location}) has no "
+                                      "register(ctx) function, no @hookimpl functions and no "
+                                      "cli_commands in plugin.yaml", code="no_entry")
             if record.slot and not staged.providers:
-                raise PluginError(record.name, f"plugin '{record.name}' is a {record.slot} "
-                                  "provider but registered no provider", code="no_provider")
+                raise PluginError(name, f"plugin '{name}' is a {record.slot} provider but "
+                                  "registered no provider", code="no_provider")
             self._commit(record, staged)
         except BaseException as exc:
             if registered_pm:
-                self.pm.unregister(name=record.name)
+                self.pm.unregister(name=name)
             if record.path is not None and imported:
                 unimport(module_name(record))
             if not isinstance(exc, (PluginError, pluggy.PluginValidationError)):
                 raise  # a real Ctrl-C, or a bug of ours: rolled back, then propagated
             ours = isinstance(exc, PluginError)
-            message = str(exc) if ours else f"plugin '{record.name}' has an invalid @hookimpl: {exc}"
+            message = str(exc) if ours else f"plugin '{name}' has an invalid @hookimpl: {exc}"
             log.warning("%s", message)
             root = exc.__cause__ if ours else exc
             status = PluginStatus(record, "failed", message, exc.code if ours else "hookimpl_invalid",
-                                  first_line(root) if root else "",
-                                  clash=exc.clash if ours else {})
-            self.plugins[record.name] = status
+                                  first_line(root) if root else "", clash=exc.clash if ours else {})
+            self.plugins[name] = status
             return status
         finally:
             if registered_pm:
@@ -290,11 +268,11 @@ class Kernel:
             hooks=staged.hook_names, commands=[c.name for c in staged.commands],
             cli_commands=list(dict.fromkeys(c.name for c in staged.cli_commands)),
             providers=[f"{p.slot}:{p.name}" for p in staged.providers],
-            skills=[s.name for s in staged.skills], warnings=list(staged.warnings))
-        status.warnings.extend(_declared_mismatch(record, staged))
+            skills=[s.name for s in staged.skills],
+            warnings=[*staged.warnings, *_declared_mismatch(record, staged)])
         for warning in status.warnings:
-            log.warning("plugin %s: %s", record.name, warning)
-        self.plugins[record.name] = status
+            log.warning("plugin %s: %s", name, warning)
+        self.plugins[name] = status
         return status
 
     def register_plugin(self, plugin: Any, name: str | None = None, *, source: str = "test",
@@ -330,9 +308,8 @@ class Kernel:
         self.plugins.pop(name, None)
 
     def quarantine(self, name: str, where: str, exc: BaseException) -> None:
-        """A loaded plugin raised ``exc`` (SystemExit, KeyboardInterrupt, ...) from ``where``
-        while hermes was running: it tried to stop hermes. Unload it for the rest of this
-        kernel's life and record it as failed (in ``plugins`` and ``faults``)."""
+        """A loaded plugin raised ``exc`` (SystemExit, KeyboardInterrupt, ...) from ``where``:
+        it tried to stop hermes. Unload it for this kernel's life; record it as failed."""
         from .containment import describe, first_line
 
         status = self.plugins.get(name)
@@ -360,8 +337,7 @@ class Kernel:
                     continue
                 if not caller.has_spec():
                     staged.warnings.append(_unknown_hook_message(caller.name, "@hookimpl"))
-                    continue
-                if impl.wrapper or impl.hookwrapper:
+                elif impl.wrapper or impl.hookwrapper:
                     staged.warnings.append(f"@hookimpl {caller.name}: wrappers are not supported "
                                            "for hermes hooks; the implementation was skipped")
                 elif caller.name in collectors:
@@ -464,15 +440,12 @@ class Kernel:
         return PluginError(loser, message, code="duplicate",
                            clash={"kind": kind, "name": what, "kept_by": keeper, "lost_by": loser})
 
-    # --- convenience --------------------------------------------------------------------
     def active_provider(self, slot: str) -> Any:
         return self.slots.active(slot, self.config)
 
     def close(self) -> None:
         """Stop every loaded plugin, once: fire ``on_shutdown`` (reason ``"exit"``), then
-        release what slot providers and services hold (each one's ``close()``, or a legacy
-        provider's ``shutdown()``; a session store closes its database). For a process about
-        to exit; calling it again does nothing."""
+        ``close()`` (or a legacy provider's ``shutdown()``) every slot provider and service."""
         if self.closed:
             return
         self.closed = True
@@ -483,9 +456,8 @@ class Kernel:
 
     def service(self, name: str, factory: Callable[[], Any] | None = None) -> Any:
         """A service by name, one instance per kernel, built on first use: the one a plugin
-        offered with ``ctx.register_service(name, factory)``, else (when ``factory`` is
-        given) a plugin's own per-kernel state made by ``factory()``. A service with a
-        ``remove_plugin(name)`` method is told when a plugin is unregistered."""
+        offered (``ctx.register_service``), else, given ``factory``, a plugin's own per-kernel
+        state. A service with ``remove_plugin(name)`` is told when a plugin is unregistered."""
         if name not in self._services:  # two threads may both build one: the first stored wins
             offered = self._offered.get(name)
             if offered is not None:
@@ -503,12 +475,10 @@ class Kernel:
 
 
 def _close_all(objects: Any) -> None:
-    """``close()`` each object that has one, else ``shutdown()`` (the legacy provider API);
-    a failure is logged and the others are still closed."""
+    """``close()`` (else ``shutdown()``) each object; a failure is logged, the rest still run."""
     for obj in objects:
         stop = getattr(obj, "close", None)
-        if not callable(stop):
-            stop = getattr(obj, "shutdown", None)
+        stop = stop if callable(stop) else getattr(obj, "shutdown", None)
         if callable(stop):
             try:
                 stop()
@@ -517,7 +487,7 @@ def _close_all(objects: Any) -> None:
 
 
 def _plugin_call(plugin: str, code: str, what: str, fn: Callable[..., Any], *args: Any) -> Any:
-    """Run plugin code during loading; whatever it raises (bar a real Ctrl-C) becomes a
+    """Run plugin code while loading; what it raises (bar a real Ctrl-C) becomes a
     :class:`PluginError` with ``code``, saying ``what`` failed and why."""
     try:
         return fn(*args)
@@ -531,10 +501,10 @@ def _plugin_call(plugin: str, code: str, what: str, fn: Callable[..., Any], *arg
 def _has_hookimpls(target: Any) -> bool:
     from .hookspecs import PROJECT_NAME
 
-    attr = f"{PROJECT_NAME}_impl"
     if inspect.isfunction(target) or inspect.isclass(target):
         return False
-    return any(hasattr(getattr(target, n, None), attr) for n in dir(target) if not n.startswith("__"))
+    marker = f"{PROJECT_NAME}_impl"
+    return any(hasattr(getattr(target, n, None), marker) for n in dir(target) if not n.startswith("__"))
 
 
 def _register_callable(target: Any) -> Callable[[Any], Any] | None:
@@ -564,10 +534,8 @@ def _is_provider_class(obj: Any, module: Any) -> bool:
     if home != module.__name__ and not home.startswith(module.__name__ + "."):
         return False
     based = any(base.__name__ == "MemoryProvider" for base in obj.__mro__[1:])
-    return based or all(callable(getattr(obj, m, None)) for m in _PROVIDER_METHODS)
-
-
-_PROVIDER_METHODS = ("is_available", "initialize", "get_tool_schemas")
+    return based or all(callable(getattr(obj, m, None))
+                        for m in ("is_available", "initialize", "get_tool_schemas"))
 
 
 def _collectors(ctx: PluginContext, staged: Registration) -> dict[str, Callable[..., Any]]:

@@ -1,8 +1,8 @@
 """plugin.yaml: reading and validating a plugin's manifest without importing its code.
 
-``kind`` comes from the manifest (default ``standalone``) and is never guessed from source
-text. Unknown keys and legacy aliases produce warnings; a malformed file is a
-:class:`ManifestError` naming the file, the field and the fix.
+``kind`` comes from the manifest (default ``standalone``), never guessed from source text.
+Unknown keys and legacy aliases produce warnings; a malformed file is a :class:`ManifestError`
+naming the file, the field and the fix.
 """
 
 from __future__ import annotations
@@ -18,16 +18,14 @@ from .home import ValidationCache
 
 KINDS = ("standalone", "backend", "exclusive", "platform", "model-provider")
 MANIFEST_NAMES = ("plugin.yaml", "plugin.yml")
-
 # Legacy keys still found in published plugins, mapped to the key that replaced them.
-LEGACY_ALIASES = {
-    "hooks": "provides_hooks",
-    "tools": "provides_tools",
-    "pip_dependencies": "python_dependencies",
-}
+LEGACY_ALIASES = {"hooks": "provides_hooks", "tools": "provides_tools",
+                  "pip_dependencies": "python_dependencies"}
 # Keys the original's bundled manifests carry that nothing reads; accepted with a notice.
 IGNORED_KEYS = ("platforms", "provides_web_providers", "provides_browser_providers",
                 "external_dependencies", "key")
+BUILTIN_ONLY = ("essential", "config_sections")
+_CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|~=|>|<)?\s*([0-9][0-9a-zA-Z.*]*)\s*$")
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,7 @@ class CliDeclaration:
 
 @dataclass(frozen=True)
 class Manifest:
-    """A validated plugin.yaml (plain data; the pydantic model lives in ``schemas``)."""
+    """A validated plugin.yaml, as plain data (``validation.ManifestModel`` validates it)."""
 
     name: str
     version: str = ""
@@ -76,33 +74,25 @@ class Manifest:
 
     @classmethod
     def from_data(cls, data: dict[str, Any], synthesized: bool = False) -> "Manifest":
-        def envs(items: list[Any]) -> tuple[EnvRequirement, ...]:
-            return tuple(
-                EnvRequirement(name=i) if isinstance(i, str) else EnvRequirement(
-                    name=i["name"], description=i.get("description", ""),
-                    url=i.get("url", ""), secret=bool(i.get("secret", False)))
-                for i in items)
-
-        plain = {k: v for k, v in data.items() if k not in ("requires_env", "optional_env")}
+        plain = dict(data, synthesized=synthesized)
         for key in ("provides_tools", "provides_hooks", "tags", "python_dependencies"):
             plain[key] = tuple(plain.get(key, ()))
+        for key in ("requires_env", "optional_env"):
+            plain[key] = tuple(EnvRequirement(i) if isinstance(i, str) else EnvRequirement(
+                i["name"], i.get("description", ""), i.get("url", ""), bool(i.get("secret", False)))
+                for i in data.get(key, ()))
         plain["cli_commands"] = {name: CliDeclaration(**spec)
-                                 for name, spec in (plain.get("cli_commands") or {}).items()}
-        return cls(**plain, requires_env=envs(data.get("requires_env", [])),
-                   optional_env=envs(data.get("optional_env", [])), synthesized=synthesized)
-
-
-BUILTIN_ONLY = ("essential", "config_sections")
+                                 for name, spec in (data.get("cli_commands") or {}).items()}
+        return cls(**plain)
 
 
 def builtin_only_warnings(manifest: Manifest | None, source: str) -> list[str]:
     """Keys only builtin plugins may use, set in another plugin's manifest (then ignored)."""
     if manifest is None or source == "builtin":
         return []
-    used = [key for key in BUILTIN_ONLY if getattr(manifest, key)]
-    return [f"'{key}:' is honoured for builtin plugins only and is ignored (keep a plugin's "
-            "settings under plugins.entries.<name> in config.yaml)" if key == "config_sections"
-            else f"'{key}:' is honoured for builtin plugins only and is ignored" for key in used]
+    return [f"'{key}:' is honoured for builtin plugins only and is ignored" + (
+        " (keep a plugin's settings under plugins.entries.<name> in config.yaml)"
+        if key == "config_sections" else "") for key in BUILTIN_ONLY if getattr(manifest, key)]
 
 
 @dataclass
@@ -115,11 +105,7 @@ class ManifestResult:
 
 
 def find_manifest(directory: Path) -> Path | None:
-    for name in MANIFEST_NAMES:
-        candidate = directory / name
-        if candidate.is_file():
-            return candidate
-    return None
+    return next((directory / n for n in MANIFEST_NAMES if (directory / n).is_file()), None)
 
 
 def read_manifest(path: Path, cache: ValidationCache | None = None,
@@ -131,57 +117,54 @@ def read_manifest(path: Path, cache: ValidationCache | None = None,
         return ManifestResult(None, [], ManifestError(str(path), [f"cannot read the file: {exc}"]))
     key = ValidationCache.key(f"manifest:{default_name}", raw)
     hit = cache.get(key) if cache else None
-    if hit is not None:
-        if "error" in hit:
-            error = ManifestError(str(path), hit["error"], hit.get("code", "manifest_invalid"))
-            return ManifestResult(None, hit["warnings"], error)
-        return ManifestResult(Manifest.from_data(hit["data"]), hit["warnings"])
-    result, stored = _validate(path, raw, default_name)
-    if cache:
-        cache.put(key, stored)
-    return result
+    if hit is None:
+        hit = _validate(raw, default_name)
+        if cache:
+            cache.put(key, hit)
+    if "error" in hit:
+        error = ManifestError(str(path), hit["error"], hit.get("code", "manifest_invalid"))
+        return ManifestResult(None, hit["warnings"], error)
+    return ManifestResult(Manifest.from_data(hit["data"]), hit["warnings"])
 
 
-def _validate(path: Path, raw: bytes, default_name: str | None) -> tuple[ManifestResult, dict]:
+def _validate(raw: bytes, default_name: str | None) -> dict[str, Any]:
+    """``{"data", "warnings"}`` or ``{"error", "warnings", "code"}``, as the cache keeps it."""
     import yaml
     from pydantic import ValidationError
 
     from .validation import ManifestModel, render_errors
 
-    def failed(problems: list[str], warnings: list[str],
-               code: str = "manifest_invalid") -> tuple[ManifestResult, dict]:
-        return (ManifestResult(None, warnings, ManifestError(str(path), problems, code)),
-                {"error": problems, "warnings": warnings, "code": code})
-
+    warnings: list[str] = []
     try:
         data = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        return failed([f"{where}not valid YAML ({getattr(exc, 'problem', exc)}); "
-                       "check indentation and quoting"], [])
-    if data is None:
-        data = {}
+        problems = [f"{where}not valid YAML ({getattr(exc, 'problem', exc)}); "
+                    "check indentation and quoting"]
+        return {"error": problems, "warnings": warnings, "code": "manifest_invalid"}
+    data = {} if data is None else data
     if not isinstance(data, dict):
-        return failed(["(top level): the file must be a mapping of keys such as name: and version:"], [])
+        problems = ["(top level): the file must be a mapping of keys such as name: and version:"]
+        return {"error": problems, "warnings": warnings, "code": "manifest_invalid"}
     data, warnings = normalize_legacy(data)
     if "name" not in data and default_name:
         data["name"] = default_name
     try:
-        model = ManifestModel.model_validate(data)
+        normalized = ManifestModel.model_validate(data).model_dump(mode="json")
     except ValidationError as exc:
         problems = render_errors(exc)
         kind = [p for p in problems if p.startswith("kind:")]
         if kind and not any(KINDS[0] in p for p in kind):  # pydantic did not list them
             problems.append(f"kind: must be one of {', '.join(KINDS)}")
-        return failed(problems, warnings)
-    normalized = model.model_dump(mode="json")
-    manifest = Manifest.from_data(normalized)
-    problem = check_requires_hermes(manifest.requires_hermes)
+        return {"error": problems, "warnings": warnings, "code": "manifest_invalid"}
+    spec = normalized["requires_hermes"]
+    problem = check_requires_hermes(spec)
     if problem:
-        malformed = any(not _CLAUSE.match(c) for c in manifest.requires_hermes.split(","))
-        return failed([problem], warnings, "manifest_invalid" if malformed else "incompatible")
-    return ManifestResult(manifest, warnings), {"data": normalized, "warnings": warnings}
+        malformed = any(not _CLAUSE.match(c) for c in spec.split(","))
+        return {"error": [problem], "warnings": warnings,
+                "code": "manifest_invalid" if malformed else "incompatible"}
+    return {"data": normalized, "warnings": warnings}
 
 
 def normalize_legacy(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -199,34 +182,28 @@ def normalize_legacy(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                 data.setdefault(f"provides_{sub}", provides[sub])
     for old, new in LEGACY_ALIASES.items():
         if old in data:
-            value = data.pop(old)
             warnings.append(f"'{old}:' is a legacy alias; rename it to '{new}:'")
-            data.setdefault(new, value)
-    for key in list(data):
-        if key in known:
-            continue
+            data.setdefault(new, data.pop(old))
+    for key in [k for k in data if k not in known]:
         data.pop(key)
-        if key in IGNORED_KEYS:
-            warnings.append(f"'{key}:' is not used by this version and is ignored")
-        else:
-            warnings.append(f"unknown key '{key}:' is ignored (check its spelling; "
-                            f"known keys: {', '.join(sorted(known))})")
+        warnings.append(f"'{key}:' is not used by this version and is ignored" if key in IGNORED_KEYS
+                        else f"unknown key '{key}:' is ignored (check its spelling; "
+                             f"known keys: {', '.join(sorted(known))})")
     return data, warnings
-
-
-_CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|~=|>|<)?\s*([0-9][0-9a-zA-Z.*]*)\s*$")
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.+-]", text)[:3])
 
 
+_COMPARE = {">=": tuple.__ge__, "<=": tuple.__le__, "==": tuple.__eq__, "!=": tuple.__ne__,
+            ">": tuple.__gt__, "<": tuple.__lt__}
+
+
 def check_requires_hermes(spec: str, version: str = __version__) -> str | None:
-    """Return a problem line if ``spec`` (e.g. ``>=0.1,<2``) excludes ``version``, else None."""
-    if not spec.strip():
-        return None
+    """A problem line if ``spec`` (e.g. ``>=0.1,<2``) excludes ``version``, else None."""
     current = _version_tuple(version)
-    for clause in spec.split(","):
+    for clause in spec.split(",") if spec.strip() else ():
         match = _CLAUSE.match(clause)
         if not match:
             return (f"requires_hermes: {clause.strip()!r} is not a version clause "
@@ -234,15 +211,12 @@ def check_requires_hermes(spec: str, version: str = __version__) -> str | None:
         op, wanted = match.group(1) or "==", match.group(2)
         if wanted.endswith(".*"):
             prefix = _version_tuple(wanted[:-2])
-            ok = current[: len(prefix)] == prefix
-            ok = ok if op == "==" else not ok
-        else:
+            ok = (current[: len(prefix)] == prefix) == (op == "==")
+        elif op == "~=":
             target = _version_tuple(wanted)
-            if op == "~=":
-                ok = current >= target and current[: len(target) - 1] == target[:-1]
-            else:
-                ok = {">=": current >= target, "<=": current <= target, "==": current == target,
-                      "!=": current != target, ">": current > target, "<": current < target}[op]
+            ok = current >= target and current[: len(target) - 1] == target[:-1]
+        else:
+            ok = _COMPARE[op](current, _version_tuple(wanted))
         if not ok:
             return (f"requires_hermes: this plugin needs hermes {spec}, but this is {version}; "
                     "install a compatible version of the plugin")

@@ -14,11 +14,10 @@ if TYPE_CHECKING:
     from .context import Provider
 
 SLOTS = ("memory", "context_engine", "model_provider", "web_search", "platform", "session_store")
+BUILTIN_MEMORY = "builtin"
 
 
 class SlotInfo(NamedTuple):  # a tuple, not a dataclass: config.yaml's defaults read it at start-up
-    """How config.yaml selects a slot's provider, and how many it may hold."""
-
     name: str
     config_key: str  # where config.yaml selects the active provider ("" = none)
     cardinality: str  # "one" | "many" | "builtin+one"
@@ -27,8 +26,7 @@ class SlotInfo(NamedTuple):  # a tuple, not a dataclass: config.yaml's defaults 
     enables: bool = False  # naming a plugin in config_key enables it, whatever its kind
 
 
-# The one place the slots' config keys and defaults are written (config.yaml's defaults,
-# its validation, the load policy and `hermes plugins remove` read them from here).
+# The one place the slots' config keys and defaults are written.
 SLOT_INFO = {
     "memory": SlotInfo("memory", "memory.provider", "builtin+one", "", "memory provider", True),
     "context_engine": SlotInfo("context_engine", "context.engine", "one", "", "context engine",
@@ -39,6 +37,8 @@ SLOT_INFO = {
     "session_store": SlotInfo("session_store", "sessions.store", "one", "sqlite", "session store"),
 }
 assert set(SLOT_INFO) == set(SLOTS)
+#: slot -> config key, for the slots whose selection enables the plugin it names
+ENABLING_KEYS = {slot: info.config_key for slot, info in SLOT_INFO.items() if info.enables}
 
 
 def slot_defaults() -> dict[str, dict[str, str]]:
@@ -49,11 +49,6 @@ def slot_defaults() -> dict[str, dict[str, str]]:
             section, _, key = info.config_key.partition(".")
             tree.setdefault(section, {})[key] = info.default
     return tree
-
-
-#: slot -> config key, for the slots whose selection enables the plugin it names
-ENABLING_KEYS = {slot: info.config_key for slot, info in SLOT_INFO.items() if info.enables}
-BUILTIN_MEMORY = "builtin"
 
 
 class Slots:
@@ -83,39 +78,34 @@ class Slots:
         if entry is None:
             owned = [p for p in self.providers[slot].values() if p.plugin == name]
             entry = owned[0] if len(owned) == 1 else None
-        if entry is None:
-            info = SLOT_INFO[slot]
-            installed = ", ".join(self.installed(slot)) or "none"
-            where = f" (selected by {info.config_key} in config.yaml)" if info.config_key else ""
-            raise SlotError(
-                f"{info.label} {name!r}{where} is not installed; installed: {installed}. "
-                + (f"Set {info.config_key} to one of those, or install and enable the plugin "
-                   f"that provides {name!r}." if info.config_key else
-                   f"Install and enable the plugin that provides {name!r}."))
-        return entry.obj
+        if entry is not None:
+            return entry.obj
+        info = SLOT_INFO[slot]
+        installed = ", ".join(self.installed(slot)) or "none"
+        where = f" (selected by {info.config_key} in config.yaml)" if info.config_key else ""
+        fix = (f"Set {info.config_key} to one of those, or install" if info.config_key
+               else "Install")
+        raise SlotError(f"{info.label} {name!r}{where} is not installed; installed: {installed}. "
+                        f"{fix} and enable the plugin that provides {name!r}.")
 
     def selection(self, slot: str, config: Any) -> str:
         info = SLOT_INFO[slot]
-        value = config.get(info.config_key, "") if info.config_key else ""
-        return value or info.default
+        return (config.get(info.config_key, "") if info.config_key else "") or info.default
 
     def active(self, slot: str, config: Any) -> Any:
-        """The selected provider of a one-provider slot, or of a many slot (None if unset)."""
+        """The selected provider of a slot (None when nothing is selected)."""
         info = SLOT_INFO[slot]
         if info.cardinality == "builtin+one":
             raise SlotError(f"the {info.label} slot may hold two providers; use active_memory()")
         name = self.selection(slot, config)
-        if not name:
-            return None
-        return self.get(slot, name)
+        return self.get(slot, name) if name else None
 
     def active_memory(self, config: Any) -> list[Any]:
-        """The builtin memory provider (when installed) plus the one external provider selected
-        by ``memory.provider`` (empty: builtin only)."""
-        active = []
-        if BUILTIN_MEMORY in self.providers["memory"]:
-            active.append(self.providers["memory"][BUILTIN_MEMORY].obj)
+        """The builtin memory provider (when installed) plus the external one selected by
+        ``memory.provider`` (none: builtin only)."""
+        memory = self.providers["memory"]
         external = self.selection("memory", config)
+        active = [memory[BUILTIN_MEMORY].obj] if BUILTIN_MEMORY in memory else []
         if external and external != BUILTIN_MEMORY:
             active.append(self.get("memory", external))
         return active

@@ -1,11 +1,9 @@
 """The tool registry and toolsets.
 
-Handlers follow the plugin contract: ``handler(args: dict, **kwargs) -> str`` (a JSON
-string). :meth:`ToolRegistry.dispatch` enforces it: an exception or a non-string result
-becomes a JSON error result, so one bad tool never breaks the agent loop. A handler marked
-with :data:`TAKES_CONTEXT` (``hermes_agent.api.with_context`` marks it) gets the call's
-context object as its second argument instead; the registry knows the object only by its
-``as_kwargs()`` method, which gives every other handler its keyword arguments.
+A handler is ``handler(args: dict, **kwargs) -> str`` (JSON); one marked :data:`TAKES_CONTEXT`
+gets the call's context object as its second argument instead. :meth:`ToolRegistry.dispatch`
+turns an exception or a non-string result into a JSON error, so one bad tool never breaks
+the agent loop.
 """
 
 from __future__ import annotations
@@ -17,15 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .containment import describe, halts, reraise_shutdown
+from .context import ToolSpec, ToolsetSpec
 from .errors import ToolError
 from .hooks import _run_awaitable
-from .context import ToolSpec, ToolsetSpec
 
 log = logging.getLogger("hermes_agent.tools")
-
-
-#: Attribute of a handler that wants ``(args, context)`` rather than ``(args, **kwargs)``.
-TAKES_CONTEXT = "takes_tool_context"
+TAKES_CONTEXT = "takes_tool_context"  # set by hermes_agent.api.with_context
 
 
 class ErrorResult(str):
@@ -42,27 +37,19 @@ class ErrorResult(str):
 
 
 def tool_error(message: object, **extra: Any) -> str:
-    """A tool handler's JSON error result: ``{"error": message, **extra}`` (an
-    :class:`ErrorResult`; its error type is ``extra["error_type"]``, else ``tool_error``)."""
+    """A tool's JSON error result ``{"error": message, **extra}`` (error type
+    ``extra["error_type"]``, else ``tool_error``)."""
     text = str(message)
     return ErrorResult(json.dumps({"error": text, **extra}, ensure_ascii=False), text,
                        str(extra.get("error_type") or "tool_error"))
 
 
-def tool_result(data: Any = None, **fields: Any) -> str:
-    """A tool handler's JSON result: ``data`` if given, else the keyword fields."""
-    return json.dumps(data if data is not None else fields, ensure_ascii=False)
-
-
 @dataclass
 class ToolRegistry:
-    """Every registered tool and toolset, and the calls to them."""
-
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     toolsets: dict[str, ToolsetSpec] = field(default_factory=dict)
     default_off: set[str] = field(default_factory=set)
-    # Told (plugin, where, exception) when a handler raises what would stop hermes.
-    on_halt: Callable[[str, str, BaseException], Any] | None = None
+    on_halt: Callable[[str, str, BaseException], Any] | None = None  # (plugin, where, exc)
 
     def add(self, spec: ToolSpec) -> None:
         self.tools[spec.name] = spec
@@ -75,36 +62,28 @@ class ToolRegistry:
         self.toolsets = {n: t for n, t in self.toolsets.items() if t.plugin != plugin}
 
     def get(self, name: str) -> ToolSpec:
-        try:
-            return self.tools[name]
-        except KeyError:
+        if name not in self.tools:
             raise ToolError(f"unknown tool {name!r}; known tools: "
-                            f"{', '.join(sorted(self.tools)) or '(none)'}") from None
+                            f"{', '.join(sorted(self.tools)) or '(none)'}")
+        return self.tools[name]
 
     def is_available(self, name: str) -> bool:
-        """False when the tool's check_fn says so or raises (logged)."""
+        """False when the tool is unknown, or its check_fn says so or raises (logged)."""
         spec = self.tools.get(name)
-        if spec is None:
-            return False
-        if spec.check_fn is None:
-            return True
         try:
-            return bool(spec.check_fn())
+            return spec is not None and (spec.check_fn is None or bool(spec.check_fn()))
         except BaseException as exc:
-            self._plugin_raised(spec, "check_fn", exc)
+            self._plugin_raised(spec, "check_fn", exc)  # type: ignore[arg-type]
             return False
 
     def _plugin_raised(self, spec: ToolSpec, part: str, exc: BaseException) -> None:
-        """Log what a tool's ``part`` (handler, check_fn) raised, and tell ``on_halt`` when it
-        would have stopped hermes. A real Ctrl-C is re-raised."""
         reraise_shutdown(exc)
         log.warning("tool %r: its %s raised %s", spec.name, part, describe(exc))
         if halts(exc) and self.on_halt is not None:
             self.on_halt(spec.plugin, f"the {part} of its tool '{spec.name}'", exc)
 
-    # --- toolsets -------------------------------------------------------------------------
     def leaf_toolsets(self) -> dict[str, list[str]]:
-        """Toolsets as declared by the tools themselves (the ``toolset`` of each tool)."""
+        """Toolsets as the tools declare them (each tool's ``toolset``)."""
         leaves: dict[str, list[str]] = {}
         for spec in self.tools.values():
             leaves.setdefault(spec.toolset, []).append(spec.name)
@@ -114,10 +93,8 @@ class ToolRegistry:
         return sorted(set(self.leaf_toolsets()) | set(self.toolsets))
 
     def resolve_toolsets(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
-        """Expand toolset names (leaf, composite or platform) into tool names.
-
-        Returns ``(tools, notes)``; each note says why something named was dropped.
-        """
+        """Expand toolset names (leaf, composite or platform) into ``(tools, notes)``; each
+        note says why something named was dropped."""
         leaves = self.leaf_toolsets()
         tools: dict[str, None] = {}
         notes: list[str] = []
@@ -127,22 +104,17 @@ class ToolRegistry:
             if name in seen:
                 return
             seen.add(name)
-            found = False
-            if name in self.toolsets:
-                found = True
-                spec = self.toolsets[name]
-                for tool in spec.tools:
-                    if tool in self.tools:
-                        tools[tool] = None
-                    else:
-                        notes.append(f"toolset {name!r} lists tool {tool!r}, which no loaded "
-                                     "plugin provides")
-                for include in spec.includes:
-                    expand(include, name)
-            if name in leaves:
-                found = True
-                tools.update(dict.fromkeys(leaves[name]))
-            if not found:
+            spec = self.toolsets.get(name)
+            for tool in spec.tools if spec else ():
+                if tool in self.tools:
+                    tools[tool] = None
+                else:
+                    notes.append(f"toolset {name!r} lists tool {tool!r}, which no loaded "
+                                 "plugin provides")
+            for include in spec.includes if spec else ():
+                expand(include, name)
+            tools.update(dict.fromkeys(leaves.get(name, ())))
+            if spec is None and name not in leaves:
                 notes.append(f"unknown toolset {name!r}{f' (included by {via!r})' if via else ''}; "
                              f"known: {', '.join(self.known_toolsets()) or '(none)'}")
 
@@ -151,36 +123,25 @@ class ToolRegistry:
         return list(tools), notes
 
     def selected(self, toolsets: list[str] | None) -> tuple[list[str], list[str]]:
-        """Tools enabled by config ``toolsets`` (None: every toolset not off by default),
-        minus those whose check_fn fails. Returns ``(tools, notes)``."""
+        """Tools enabled by config ``toolsets`` (None: every toolset not off by default)
+        whose check_fn passes, and notes."""
         if toolsets is None:
-            names = [n for n in self.known_toolsets() if n not in self.default_off]
-        else:
-            names = list(toolsets)
-        tools, notes = self.resolve_toolsets(names)
-        available = []
-        for tool in tools:
-            if self.is_available(tool):
-                available.append(tool)
-            else:
-                notes.append(f"tool {tool!r} hidden: its check_fn reported it unavailable")
-        return available, notes
+            toolsets = [n for n in self.known_toolsets() if n not in self.default_off]
+        tools, notes = self.resolve_toolsets(toolsets)
+        hidden = [tool for tool in tools if not self.is_available(tool)]
+        notes += [f"tool {tool!r} hidden: its check_fn reported it unavailable" for tool in hidden]
+        return [tool for tool in tools if tool not in hidden], notes
 
     def definitions(self, names: Iterable[str]) -> list[dict[str, Any]]:
         """Tool definitions in the OpenAI function format."""
         return [{"type": "function", "function": self.tools[n].schema}
                 for n in names if n in self.tools]
 
-    # --- dispatch -------------------------------------------------------------------------
     def dispatch(self, name: str, args: dict[str, Any] | None, context: Any = None,
                  **kwargs: Any) -> str:
-        """Run a tool and always return a string (a JSON error result on failure).
-
-        ``context`` is the call's ``hermes_agent.api.ToolCallContext``, built once by the
-        caller. A handler marked :data:`TAKES_CONTEXT` gets it as its second argument; any
-        other handler gets ``context.as_kwargs()`` (then ``kwargs``) as keyword arguments.
-        Without a context, every handler gets ``kwargs``.
-        """
+        """Run a tool; always return a string (a JSON error result on failure). ``context``
+        (the call's ``hermes_agent.api.ToolCallContext``) goes to a handler marked
+        :data:`TAKES_CONTEXT` as is, to any other as ``context.as_kwargs()``."""
         spec = self.tools.get(name)
         if spec is None:
             return tool_error(f"Unknown tool: {name}")
@@ -201,4 +162,4 @@ class ToolRegistry:
         if isinstance(result, dict) and result.get("_multimodal"):
             return json.dumps(result)
         return tool_error(f"Tool {name!r} returned {type(result).__name__}, not a JSON string "
-                            "(handlers must return json.dumps(...))")
+                          "(handlers must return json.dumps(...))")

@@ -1,11 +1,10 @@
-"""Pydantic models for the two files users and plugin authors write: plugin.yaml and config.yaml.
-
-Imported only when a file has to be (re)validated; see :mod:`hermes_agent.home`.
-Validation errors are rendered as ``location: message`` lines.
+"""Pydantic models of plugin.yaml and config.yaml, imported only when a file has to be
+(re)validated (see :class:`~.home.ValidationCache`); errors render as ``location: message``.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from typing import Any, ClassVar, Literal
 
@@ -15,20 +14,21 @@ from .slots import SLOT_INFO
 
 PLUGIN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-PluginKind = Literal["standalone", "backend", "exclusive", "platform", "model-provider"]
-# `hermes NAME`: lower-case words joined by '-'
-CLI_NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+CLI_NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")  # `hermes NAME`
 # "package.module:attr", or ".module:attr" / ".:attr" relative to the plugin's own package
 ENTRY_RE = re.compile(r"^(\.|\.?[A-Za-z_]\w*(\.[A-Za-z_]\w*)*):[A-Za-z_]\w*$")
-# a top-level config.yaml key
-SECTION_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+SECTION_RE = re.compile(r"^[a-z][a-z0-9_]*$")  # a top-level config.yaml key
 
 
-def _entry(value: str) -> str:
-    if not ENTRY_RE.match(value):
-        raise ValueError(f"{value!r} is not 'module:attribute' (e.g. '.cli:command', relative "
-                         "to the plugin's package, or 'package.module:command')")
+def _check(value: str, pattern: re.Pattern[str], problem: str) -> str:
+    if not pattern.match(value):
+        raise ValueError(problem.format(value=repr(value)))
     return value
+
+
+_ENTRY = ("{value} is not 'module:attribute' (e.g. '.cli:command', relative to the plugin's "
+          "package, or 'package.module:command')")
+_ENV = "{value} is not an environment variable name"
 
 
 class EnvVarSpec(BaseModel):
@@ -44,14 +44,12 @@ class EnvVarSpec(BaseModel):
     @field_validator("name")
     @classmethod
     def _env_name(cls, value: str) -> str:
-        if not ENV_NAME_RE.match(value):
-            raise ValueError(f"{value!r} is not an environment variable name (letters, digits, _)")
-        return value
+        return _check(value, ENV_NAME_RE, _ENV + " (letters, digits, _)")
 
 
 class CliCommandSpec(BaseModel):
-    """One entry of ``cli_commands``: the click command at ``entry``, imported only when the
-    command runs, and the line ``hermes --help`` shows for it."""
+    """One ``cli_commands`` entry: the click command at ``entry`` (imported when it runs)
+    and its ``hermes --help`` line."""
 
     model_config = ConfigDict(extra="forbid")
     entry: str
@@ -60,7 +58,7 @@ class CliCommandSpec(BaseModel):
     @field_validator("entry")
     @classmethod
     def _entry_text(cls, value: str) -> str:
-        return _entry(value)
+        return _check(value, ENTRY_RE, _ENTRY)
 
 
 class ManifestModel(BaseModel):
@@ -70,7 +68,7 @@ class ManifestModel(BaseModel):
     version: str = ""
     description: str = ""
     author: str = ""
-    kind: PluginKind = "standalone"
+    kind: Literal["standalone", "backend", "exclusive", "platform", "model-provider"] = "standalone"
     requires_env: list[str | EnvVarSpec] = Field(default_factory=list)
     optional_env: list[str | EnvVarSpec] = Field(default_factory=list)
     provides_tools: list[str] = Field(default_factory=list)
@@ -83,7 +81,6 @@ class ManifestModel(BaseModel):
     python_dependencies: list[str] = Field(default_factory=list)
     label: str = ""
     config: dict[str, Any] = Field(default_factory=dict)
-    # read by the kernel without importing the plugin (see hermes_agent.loader)
     essential: bool = False
     cli_commands: dict[str, CliCommandSpec] = Field(default_factory=dict)
     config_sections: dict[str, str] = Field(default_factory=dict)
@@ -100,19 +97,17 @@ class ManifestModel(BaseModel):
     @classmethod
     def _cli_names(cls, value: dict[str, CliCommandSpec]) -> dict[str, CliCommandSpec]:
         for name in value:
-            if not CLI_NAME_RE.match(name):
-                raise ValueError(f"{name!r} is not a command name (lower-case letters, digits "
-                                 "and '-', e.g. weather-report)")
+            _check(name, CLI_NAME_RE, "{value} is not a command name (lower-case letters, "
+                   "digits and '-', e.g. weather-report)")
         return value
 
     @field_validator("config_sections")
     @classmethod
     def _sections(cls, value: dict[str, str]) -> dict[str, str]:
         for key, target in value.items():
-            if not SECTION_RE.match(key):
-                raise ValueError(f"{key!r} is not a config.yaml key (lower-case letters, "
-                                 "digits and '_')")
-            _entry(target)
+            _check(key, SECTION_RE, "{value} is not a config.yaml key (lower-case letters, "
+                   "digits and '_')")
+            _check(target, ENTRY_RE, _ENTRY)
         return value
 
     @field_validator("version", mode="before")
@@ -123,20 +118,16 @@ class ManifestModel(BaseModel):
     @field_validator("name")
     @classmethod
     def _plugin_name(cls, value: str) -> str:
-        if not PLUGIN_NAME_RE.match(value):
-            raise ValueError("use letters, digits, '-', '_' or '.', starting with a letter or digit")
-        return value
+        return _check(value, PLUGIN_NAME_RE, "use letters, digits, '-', '_' or '.', starting "
+                      "with a letter or digit")
 
     @field_validator("requires_env", "optional_env")
     @classmethod
     def _env_names(cls, value: list[Any]) -> list[Any]:
         for item in value:
-            if isinstance(item, str) and not ENV_NAME_RE.match(item):
-                raise ValueError(f"{item!r} is not an environment variable name")
+            if isinstance(item, str):
+                _check(item, ENV_NAME_RE, _ENV)
         return value
-
-
-# --- config.yaml -----------------------------------------------------------------------
 
 
 class _Section(BaseModel):
@@ -171,8 +162,7 @@ class SessionsSection(_Section):
 
 
 class ConfigModel(_Section):
-    """The keys the kernel reads: plugins, toolsets and the slot selections. Builtin plugins
-    add their own sections (see :func:`config_model`)."""
+    """The keys the kernel reads; builtin plugins add their own sections (:func:`config_model`)."""
 
     toolsets: list[str] | None = None
     plugins: PluginsSection = Field(default_factory=PluginsSection)
@@ -183,16 +173,15 @@ class ConfigModel(_Section):
     platform_toolsets: dict[str, list[str]] = Field(default_factory=dict)
 
 
+_COMPOSED: dict[tuple[tuple[str, str], ...], type[BaseModel]] = {}
+
+
 def config_model(sections: dict[str, str]) -> type[BaseModel]:
-    """:class:`ConfigModel` plus top-level keys that plugins declare. ``sections`` maps a key
-    to ``"module:attribute"``: a pydantic model (a section) or a ``(type, default)`` pair.
-    A section declared for a key the kernel models itself (``memory``: the slot selection
-    ``memory.provider``) extends the kernel's section: the plugin adds keys, the kernel's
-    own keep their meaning."""
+    """:class:`ConfigModel` plus the top-level keys plugins declare: key -> ``"module:attr"``
+    of a pydantic model (a section) or a ``(type, default)`` pair. A section for a key the
+    kernel models itself extends the kernel's section (``memory``: ``memory.provider``)."""
     key = tuple(sorted(sections.items()))
     if key not in _COMPOSED:
-        import importlib
-
         fields: dict[str, Any] = {}
         for name, target in sections.items():
             module, _, attr = target.partition(":")
@@ -210,9 +199,6 @@ def config_model(sections: dict[str, str]) -> type[BaseModel]:
     return _COMPOSED[key]
 
 
-_COMPOSED: dict[tuple[tuple[str, str], ...], type[BaseModel]] = {}
-
-
 _HINTS = {
     "list_type": "write it as a YAML list, e.g. [a, b]",
     "dict_type": "write it as a YAML mapping (key: value lines)",
@@ -221,13 +207,13 @@ _HINTS = {
     "int_type": "write a whole number",
     "float_type": "write a number",
     "extra_forbidden": "remove it, or check its spelling",
-    "literal_error": "",
     "missing": "add it",
 }
+_HIDDEN = ("str", "list[str]", "EnvVarSpec", "ModelSection", "dict[str,any]")
 
 
 def _is_branch(part: Any) -> bool:
-    """Whether a location part names a union branch (a type, e.g. ``str``, ``ModelSection``,
+    """Whether a location part names a union branch (a type: ``str``, ``ModelSection``,
     ``list[str]``) rather than a key (keys are lower-case)."""
     return isinstance(part, str) and (part[:1].isupper() or "[" in part
                                       or part in ("str", "int", "float", "bool", "none"))
@@ -238,29 +224,24 @@ def render_errors(error: ValidationError, prefix: str = "") -> list[str]:
     lines = []
     items = error.errors()
     # Where a union's branch got past the type check (its errors lie deeper, e.g.
-    # model.max_retries for `ModelSection | str`), the other branches' plain type
-    # mismatches ("model: Input should be a valid string") only add noise.
-    deeper = {tuple(i["loc"][:-2]) for i in items
-              if len(i["loc"]) >= 2 and _is_branch(i["loc"][-2])}
+    # model.max_retries for `ModelSection | str`), the other branches' type mismatches
+    # ("model: Input should be a valid string") only add noise.
+    deeper = {tuple(i["loc"][:-2]) for i in items if len(i["loc"]) >= 2 and _is_branch(i["loc"][-2])}
     for item in items:
         loc = tuple(item["loc"])
-        if (loc and _is_branch(loc[-1]) and loc[:-1] in deeper
-                and item["type"].endswith("_type")):
+        if loc and _is_branch(loc[-1]) and loc[:-1] in deeper and item["type"].endswith("_type"):
             continue
-        loc = ".".join(
-            str(part) for part in item["loc"]
-            if not (isinstance(part, str) and part.startswith(("function-", "union[")))
-            and part not in ("str", "list[str]", "EnvVarSpec", "ModelSection", "dict[str,any]")
-        )
-        where = ".".join(p for p in (prefix, loc) if p) or "(top level)"
+        where = ".".join(str(part) for part in (prefix, *loc) if part != "" and not (
+            isinstance(part, str) and part.startswith(("function-", "union[")))
+            and part not in _HIDDEN) or "(top level)"
         hint = _HINTS.get(item["type"], "")
         lines.append(f"{where}: {item['msg']}" + (f" ({hint})" if hint else ""))
     return list(dict.fromkeys(lines))
 
 
 def unknown_keys(model: BaseModel, prefix: str = "") -> list[tuple[str, list[str]]]:
-    """Keys that validated only as extras (not part of any model): each as its dotted path
-    and the names its model does know at that level (for spelling suggestions)."""
+    """Keys that validated only as extras: each as its dotted path and the names its model
+    knows at that level (for spelling suggestions)."""
     known = list(type(model).model_fields)
     found = [(f"{prefix}{key}", known) for key in model.model_extra or {}]
     for name in known:
