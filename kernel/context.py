@@ -16,6 +16,7 @@ from .home import private_dir
 
 if TYPE_CHECKING:
     from .discovery import PluginRecord
+    from .hooks import HookCallback
     from .kernel import Kernel
 
 log = logging.getLogger("hermes_agent.plugins")
@@ -50,17 +51,6 @@ class ToolsetSpec:
     description: str = ""
     kind: str = "composite"  # leaf | composite | platform
     plugin: str = ""
-
-
-@dataclass
-class HookSpecEntry:
-    """A ``ctx.register_hook`` callback, or (``hookimpl``) an ``@hookimpl`` pluggy holds."""
-
-    hook: str
-    callback: Callable[..., Any]
-    plugin: str
-    description: str = ""
-    hookimpl: bool = False
 
 
 @dataclass
@@ -115,7 +105,7 @@ class Registration:
     plugin: str
     tools: list[ToolSpec] = field(default_factory=list)
     toolsets: list[ToolsetSpec] = field(default_factory=list)
-    hooks: list[HookSpecEntry] = field(default_factory=list)
+    hooks: list[HookCallback] = field(default_factory=list)  # Subscriptions: register_hook
     commands: list[SlashCommand] = field(default_factory=list)
     cli_commands: list[CliCommand] = field(default_factory=list)
     skills: list[Skill] = field(default_factory=list)
@@ -186,7 +176,9 @@ class PluginContext:
                             "ctx.register_hook('post_tool_call', on_tool_done)")
         if hook.startswith("_"):  # pluggy keeps hooks as attributes; no hook name starts so
             raise ValueError(f"register_hook: {hook!r} is not a hook name")
-        self._staged.hooks.append(HookSpecEntry(hook, fn, self.plugin_name, description))
+        from .hooks import Subscription  # registered in pluggy when the plugin commits
+
+        self._staged.hooks.append(Subscription(hook, fn, self.plugin_name, description))
 
     def register_command(self, name: str, handler: Callable[..., Any], description: str = "",
                          args_hint: str = "") -> None:

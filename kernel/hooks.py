@@ -60,33 +60,48 @@ def _forwarder(argnames: tuple[str, ...], send: Callable[..., Any]) -> Callable[
     return make(send)
 
 
-class Subscription:
-    """One ``ctx.register_hook`` callback as a pluggy plugin: ``forward`` is its
-    ``@hookimpl(specname=hook)``, so ``pm.hook.<hook>(...)`` reaches it; the bus calls
-    ``callback`` directly."""
+@dataclass(eq=False)  # compared by identity, as pluggy tells plugin objects apart
+class HookCallback:
+    """One implementation of a hook as the bus calls it."""
 
-    def __init__(self, hook: str, callback: Callable[..., Any], owner: str,
-                 description: str = ""):
-        self.hook = hook
-        self.callback = callback
-        self.owner = owner  # the hermes plugin that subscribed
-        self.description = description
-        self.argnames = callback_argnames(callback)
+    hook: str
+    fn: Callable[..., Any]
+    plugin: str
+    argnames: tuple[str, ...] | None  # None: takes **kwargs, gets the whole payload
+    order: int = 1  # 0 tryfirst, 1 normal, 2 trylast
+    description: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.plugin}:{getattr(self.fn, '__qualname__', repr(self.fn))}"
+
+
+def _kwargs(callback: HookCallback, payload: dict[str, Any]) -> dict[str, Any]:
+    names = callback.argnames
+    return payload if names is None else {n: payload[n] for n in names if n in payload}
+
+
+class Subscription(HookCallback):
+    """A ``ctx.register_hook`` callback, also a pluggy plugin: ``forward`` is its
+    ``@hookimpl(specname=hook)``, so ``pm.hook.<hook>(...)`` reaches it too."""
+
+    def __init__(self, hook: str, fn: Callable[..., Any], plugin: str, description: str = ""):
+        super().__init__(hook, fn, plugin, callback_argnames(fn), 1, description)
         try:
             spec_args = hook_arguments(hook)
         except KeyError:  # an unknown hook: kept, but nothing fires it
             spec_args = ()
-        forward = _forwarder(spec_args, self.deliver)
+        forward = _forwarder(spec_args, lambda **payload: self.fn(**_kwargs(self, payload)))
         forward.__name__ = forward.__qualname__ = hook
         self.forward = hookimpl(specname=hook)(forward)
 
-    def deliver(self, **payload: Any) -> Any:
-        names = self.argnames
-        return self.callback(**(payload if names is None else
-                                {n: payload[n] for n in names if n in payload}))
+    @property
+    def owner(self) -> str:
+        """The hermes plugin that subscribed (pluggy knows the subscription by its own name)."""
+        return self.plugin
 
     def __repr__(self) -> str:
-        return f"<Subscription {self.owner}:{self.hook}>"
+        return f"<Subscription {self.plugin}:{self.hook}>"
 
 
 class HookRegistry(pluggy.PluginManager):
@@ -147,7 +162,7 @@ class HookRegistry(pluggy.PluginManager):
         done: list[str] = []
         try:
             for subscription in subscriptions:
-                name = f"{subscription.owner}:register_hook:{subscription.hook}:{next(self._count)}"
+                name = f"{subscription.plugin}:register_hook:{subscription.hook}:{next(self._count)}"
                 self.register(subscription, name)
                 done.append(name)
         except BaseException:
@@ -158,24 +173,8 @@ class HookRegistry(pluggy.PluginManager):
     def remove_plugin(self, owner: str) -> None:
         """Unregister the hermes plugin ``owner``: its own object and its callbacks."""
         for name, plugin in self.list_name_plugin():
-            if name == owner or isinstance(plugin, Subscription) and plugin.owner == owner:
+            if name == owner or isinstance(plugin, Subscription) and plugin.plugin == owner:
                 self.unregister(name=name)
-
-
-@dataclass
-class HookCallback:
-    """One implementation of a hook as the bus calls it (read from pluggy)."""
-
-    hook: str
-    fn: Callable[..., Any]
-    plugin: str
-    argnames: tuple[str, ...] | None  # None: takes **kwargs, gets the whole payload
-    order: int = 1  # 0 tryfirst, 1 normal, 2 trylast
-    description: str = ""
-
-    @property
-    def label(self) -> str:
-        return f"{self.plugin}:{getattr(self.fn, '__qualname__', repr(self.fn))}"
 
 
 def _run_awaitable(awaitable: Any) -> Any:
@@ -232,8 +231,7 @@ class HookBus:
             plugin = impl.plugin
             rank = registry.rank.get(impl.plugin_name, 0)
             if isinstance(plugin, Subscription):
-                found.append((1, rank, HookCallback(hook, plugin.callback, plugin.owner,
-                                                    plugin.argnames, 1, plugin.description)))
+                found.append((1, rank, plugin))
             elif (hook in _EVENTS and not (impl.wrapper or impl.hookwrapper)
                   and id(plugin) not in registry.loading):
                 order = 0 if impl.tryfirst else 2 if impl.trylast else 1
@@ -265,15 +263,10 @@ class HookBus:
         names = [n for n, c in vars(self.registry.hook).items() if isinstance(c, pluggy.HookCaller)]
         return sorted(n for n in names if any(c.plugin == plugin for c in self.callbacks(n)))
 
-    @staticmethod
-    def _kwargs(callback: HookCallback, payload: dict[str, Any]) -> dict[str, Any]:
-        names = callback.argnames
-        return payload if names is None else {n: payload[n] for n in names if n in payload}
-
     def _invoke(self, callback: HookCallback, payload: dict[str, Any]) -> tuple[bool, Any]:
         started = time.perf_counter()
         try:
-            result = callback.fn(**self._kwargs(callback, payload))
+            result = callback.fn(**_kwargs(callback, payload))
             if result is not None and inspect.isawaitable(result):
                 result = _run_awaitable(result)
         except BaseException as exc:
@@ -284,7 +277,7 @@ class HookBus:
     async def _ainvoke(self, callback: HookCallback, payload: dict[str, Any]) -> tuple[bool, Any]:
         started = time.perf_counter()
         try:
-            result = callback.fn(**self._kwargs(callback, payload))
+            result = callback.fn(**_kwargs(callback, payload))
             if result is not None and inspect.isawaitable(result):
                 result = await result
         except BaseException as exc:

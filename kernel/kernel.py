@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, load_config, read_env_file
-from .context import CliCommand, HookSpecEntry, PluginContext, Registration
+from .context import CliCommand, PluginContext, Registration
 from .discovery import Discovery, PluginRecord, builtin_records, discover
 from .errors import PluginError, ServiceError
 from .home import ValidationCache, hermes_home, private_dir
@@ -330,6 +330,8 @@ class Kernel:
 
     def _stage_hookimpls(self, target: Any, record: PluginRecord, staged: Registration,
                          ctx: PluginContext) -> None:
+        from .hooks import HookCallback
+
         collectors = _collectors(ctx, staged)
         for caller in self.pm.get_hookcallers(target) or []:
             for impl in caller.get_hookimpls():
@@ -343,8 +345,8 @@ class Kernel:
                 elif caller.name in collectors:
                     impl.function(register=collectors[caller.name])
                 else:  # already in pluggy; listed for the plugin's status
-                    staged.hooks.append(HookSpecEntry(caller.name, impl.function, record.name,
-                                                      hookimpl=True))
+                    staged.hooks.append(HookCallback(caller.name, impl.function, record.name,
+                                                     tuple(impl.argnames)))
 
     def _commit(self, record: PluginRecord, staged: Registration) -> None:
         """Check every staged registration against what is live; then apply all or none."""
@@ -370,12 +372,10 @@ class Kernel:
             self.slots.add(provider)
         self._offered.update({s.name: s for s in staged.services})
         self.middleware.extend((kind, fn, name) for kind, fn in staged.middleware)
-        callbacks = [e for e in staged.hooks if not e.hookimpl]
-        if callbacks:  # last: pluggy then holds them all or none
+        if staged.hooks:  # last: pluggy then holds the callbacks all or none
             from .hooks import Subscription
 
-            self.pm.subscribe(Subscription(e.hook, e.callback, name, e.description)
-                              for e in callbacks)
+            self.pm.subscribe([e for e in staged.hooks if isinstance(e, Subscription)])
         self._registrations[name] = staged
 
     def _check(self, record: PluginRecord, staged: Registration) -> list[str]:

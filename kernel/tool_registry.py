@@ -48,7 +48,6 @@ def tool_error(message: object, **extra: Any) -> str:
 class ToolRegistry:
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     toolsets: dict[str, ToolsetSpec] = field(default_factory=dict)
-    default_off: set[str] = field(default_factory=set)
     on_halt: Callable[[str, str, BaseException], Any] | None = None  # (plugin, where, exc)
 
     def add(self, spec: ToolSpec) -> None:
@@ -123,11 +122,9 @@ class ToolRegistry:
         return list(tools), notes
 
     def selected(self, toolsets: list[str] | None) -> tuple[list[str], list[str]]:
-        """Tools enabled by config ``toolsets`` (None: every toolset not off by default)
-        whose check_fn passes, and notes."""
-        if toolsets is None:
-            toolsets = [n for n in self.known_toolsets() if n not in self.default_off]
-        tools, notes = self.resolve_toolsets(toolsets)
+        """Tools enabled by config ``toolsets`` (None: every toolset) whose check_fn passes,
+        and notes."""
+        tools, notes = self.resolve_toolsets(self.known_toolsets() if toolsets is None else toolsets)
         hidden = [tool for tool in tools if not self.is_available(tool)]
         notes += [f"tool {tool!r} hidden: its check_fn reported it unavailable" for tool in hidden]
         return [tool for tool in tools if tool not in hidden], notes
