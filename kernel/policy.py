@@ -6,7 +6,6 @@ earliest-installed first, so a name two plugins claim stays with the one that ha
 
 from __future__ import annotations
 
-import calendar
 import json
 import os
 import time
@@ -117,6 +116,8 @@ def read_install_times(home: Path) -> dict[str, int]:
 
 
 def _lock_stamp(entry: object) -> int | None:
+    import calendar  # here: it imports locale, a cost `plugins list` need not pay
+
     value = entry.get("installed_at") if isinstance(entry, dict) else None
     try:
         return calendar.timegm(time.strptime(value, "%Y-%m-%dT%H:%M:%SZ")) * 1_000_000_000
