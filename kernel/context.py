@@ -1,5 +1,5 @@
-"""``PluginContext``, the ``register(ctx)`` API of plugins written for the original, and the
-:class:`Registration` it stages: the kernel commits it only if loading the plugin succeeds.
+"""``PluginContext``: the ``register(ctx)`` API of plugins written for the original. Every
+call is staged in a :class:`~.records.Registration`, committed only if the plugin loads.
 """
 
 from __future__ import annotations
@@ -7,16 +7,16 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from .home import private_dir
+from .records import (CliCommand, Provider, Registration, Service, Skill, SlashCommand, ToolSpec,
+                      ToolsetSpec)
 
 if TYPE_CHECKING:
     from .discovery import PluginRecord
-    from .hooks import HookCallback
     from .kernel import Kernel
 
 log = logging.getLogger("hermes_agent.plugins")
@@ -26,97 +26,6 @@ MIDDLEWARE_KINDS = ("tool_request", "tool_execution", "llm_request", "llm_execut
 UNSUPPORTED = ("image_gen_provider", "video_gen_provider", "tts_provider",
                "transcription_provider", "browser_provider", "dashboard_auth_provider",
                "secret_source", "auxiliary_task", "slack_action_handler", "cron_scheduler")
-
-
-@dataclass
-class ToolSpec:
-    name: str
-    toolset: str
-    schema: dict[str, Any]  # the OpenAI function format
-    handler: Callable[..., Any]
-    plugin: str = ""
-    check_fn: Callable[[], bool] | None = None
-    requires_env: tuple[str, ...] = ()
-    is_async: bool = False
-    description: str = ""
-    emoji: str = ""
-    override: bool = False
-
-
-@dataclass
-class ToolsetSpec:
-    name: str
-    tools: tuple[str, ...] = ()
-    includes: tuple[str, ...] = ()
-    description: str = ""
-    kind: str = "composite"  # leaf | composite | platform
-    plugin: str = ""
-
-
-@dataclass
-class SlashCommand:
-    name: str
-    handler: Callable[..., Any]
-    plugin: str
-    description: str = ""
-    args_hint: str = ""
-
-
-@dataclass
-class CliCommand:
-    """``hermes <name>``: a click command, an argparse pair, or an entry in plugin.yaml."""
-
-    name: str
-    command: Any  # a click.Command; None for an argparse or a declared command
-    plugin: str
-    help: str = ""
-    setup_fn: Callable[..., Any] | None = None
-    handler_fn: Callable[..., Any] | None = None
-    entry: str = ""  # "module:attr", imported when the command runs
-
-
-@dataclass
-class Skill:
-    name: str  # "<plugin>:<skill>"
-    path: Path  # the SKILL.md file
-    plugin: str
-    description: str = ""
-
-
-@dataclass
-class Provider:
-    slot: str
-    name: str
-    obj: Any
-    plugin: str
-
-
-@dataclass
-class Service:
-    name: str
-    factory: Callable[[Any], Any]  # factory(kernel), called on first use
-    plugin: str
-
-
-@dataclass
-class Registration:
-    """Everything a plugin registered while it loaded, not yet visible to anyone."""
-
-    plugin: str
-    tools: list[ToolSpec] = field(default_factory=list)
-    toolsets: list[ToolsetSpec] = field(default_factory=list)
-    hooks: list[HookCallback] = field(default_factory=list)  # Subscriptions: register_hook
-    commands: list[SlashCommand] = field(default_factory=list)
-    cli_commands: list[CliCommand] = field(default_factory=list)
-    skills: list[Skill] = field(default_factory=list)
-    providers: list[Provider] = field(default_factory=list)
-    services: list[Service] = field(default_factory=list)
-    middleware: list[tuple[str, Callable[..., Any]]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def hook_names(self) -> list[str]:
-        return sorted({entry.hook for entry in self.hooks})
 
 
 def _slot(slot: str) -> Callable[["PluginContext", Any], None]:

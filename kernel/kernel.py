@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, load_config, read_env_file
-from .context import CliCommand, PluginContext, Registration
+from .context import PluginContext
 from .discovery import Discovery, PluginRecord, builtin_records, discover
 from .errors import PluginError, ServiceError
 from .home import ValidationCache, hermes_home, private_dir
 from .policy import decide, format_stamp, in_install_order, load_filter, truthy
+from .records import CliCommand, Registration
 from .slots import SLOTS, Slots
 
 if TYPE_CHECKING:

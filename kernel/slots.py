@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .errors import SlotError
 
 if TYPE_CHECKING:
-    from .context import Provider
+    from .records import Provider
 
 SLOTS = ("memory", "context_engine", "model_provider", "web_search", "platform", "session_store")
 BUILTIN_MEMORY = "builtin"

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .containment import describe, halts, reraise_shutdown
-from .context import ToolSpec, ToolsetSpec
 from .errors import ToolError
 from .hooks import _run_awaitable
+from .records import ToolSpec, ToolsetSpec
 
 log = logging.getLogger("hermes_agent.tools")
 TAKES_CONTEXT = "takes_tool_context"  # set by hermes_agent.api.with_context
