@@ -56,7 +56,7 @@ def status_error(status: int, detail: str, *, what: str, host: str, has_key: boo
     detail = detail[:300].rstrip(". \n")
     detail = f": {detail}" if detail else ""
     hosted = host.rstrip("/") == DEFAULT_HOST
-    tried = f" (tried {attempts} times)" if attempts > 1 else ""
+    tried = f"; tried {attempts} times" if attempts > 1 else ""
     if status == 401:
         if not has_key:
             message = (f"the Mem0 server at {host} wants an API key (HTTP 401); set "
@@ -74,9 +74,9 @@ def status_error(status: int, detail: str, *, what: str, host: str, has_key: boo
     if status == 404:
         return Mem0Error(f"Mem0 found nothing for {what} (HTTP 404){detail}", status=status)
     if status == 429:
-        return Mem0Error(f"Mem0 rate limit reached for {what} (HTTP 429){tried}{detail}; "
+        return Mem0Error(f"Mem0 rate limit reached for {what} (HTTP 429{tried}){detail}; "
                          "wait a little, or check your plan's limits", status=status, outage=True)
     if status >= 500:
         return Mem0Error(f"Mem0 at {host} failed on {what} (HTTP {status}, a server-side "
-                         f"problem){tried}{detail}", status=status, outage=True)
+                         f"problem{tried}){detail}", status=status, outage=True)
     return Mem0Error(f"Mem0 rejected {what} (HTTP {status}){detail}", status=status)

@@ -87,7 +87,7 @@ class Mem0Provider(MemoryProvider):
     def system_prompt_block(self) -> str:
         return ("## Long-term memory (Mem0)\n"
                 "Memories about the user are kept in Mem0. Those relevant to a message arrive "
-                "with it in a <memory-context> block. Use mem0_search to look further, mem0_add "
+                "with it as recalled memory context. Use mem0_search to look further, mem0_add "
                 "to save a lasting fact, and mem0_forget to delete a wrong one (by its id).")
 
     # --- recall ----------------------------------------------------------------------------
