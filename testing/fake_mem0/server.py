@@ -24,10 +24,11 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from ..local_server import LocalHTTPServer, ServedInBackground, send_json_head
 from .store import ENTITY_FIELDS, FilterError, MemoryStore
 
 _ONE = re.compile(r"^/v1/memories/([^/]+)/$")
@@ -141,12 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
         payload = json.dumps(data).encode()
         try:
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(payload)))
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
+            send_json_head(self, status, len(payload), headers)
             self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
@@ -207,47 +203,23 @@ class _Handler(BaseHTTPRequestHandler):
                                  for m in added]}
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _Server(LocalHTTPServer):
+    state: _State
 
     def __init__(self, state: _State):
-        self.state = state
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
-        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            super().handle_error(request, client_address)
+        super().__init__(_Handler, state)
 
 
-class FakeMem0Server:
+class FakeMem0Server(ServedInBackground):
     """The fake server. Use as a context manager, or call :meth:`start` / :meth:`close`."""
+
+    thread_name = "fake-mem0-server"
 
     def __init__(self, api_key: str | None = None):
         self._state = _State(api_key=api_key)
-        self._server: _Server | None = None
 
-    def start(self) -> "FakeMem0Server":
-        if self._server is None:
-            self._server = _Server(self._state)
-            threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                             name="fake-mem0-server", daemon=True).start()
-        return self
-
-    def close(self) -> None:
-        self._state.closing.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> "FakeMem0Server":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def _build(self) -> _Server:
+        return _Server(self._state)
 
     # --- faults ----------------------------------------------------------------------------
     def fail(self, status: int, times: int = 1, *, retry_after: str | None = None,

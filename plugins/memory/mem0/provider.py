@@ -68,13 +68,17 @@ class Mem0Provider(MemoryProvider):
         self.platform = str(kwargs.get("platform") or "")
         self.user_id = self.settings.user_id or str(kwargs.get("user_id") or "") or DEFAULT_USER
         self.agent_id = self.settings.agent_id
-        self._warm = None
+        self._forget_warm()
 
     def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
         self.session_id = new_session_id
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
-        self._warm = None  # turns are stored as they finish: nothing is pending
+        self._forget_warm()  # turns are stored as they finish: nothing else is pending
+
+    def _forget_warm(self) -> None:
+        with self._lock:
+            self._warm = None
 
     def shutdown(self) -> None:
         with self._lock:
