@@ -78,6 +78,21 @@ def matches(memory: Memory, filters: Any) -> bool:
     return True
 
 
+def check(filters: Any) -> None:
+    """Raise :class:`FilterError` for a filter the fake does not understand, whatever the
+    store holds."""
+    if not isinstance(filters, dict):
+        raise FilterError(f"filters must be an object, not {type(filters).__name__}")
+    for key, condition in filters.items():
+        if key in ("AND", "OR", "NOT"):
+            for part in _parts(condition, key):
+                check(part)
+        elif key == "metadata" and not isinstance(condition, dict):
+            raise FilterError("a metadata filter is an object of key/value pairs")
+        elif key not in (*ENTITY_FIELDS, "metadata"):
+            raise FilterError(f"unsupported filter field {key!r}")
+
+
 def _parts(condition: Any, key: str) -> list[Any]:
     if not isinstance(condition, list):
         raise FilterError(f"{key} takes a list of filters")
@@ -112,6 +127,8 @@ class MemoryStore:
         return memory
 
     def select(self, filters: dict[str, Any] | None) -> list[Memory]:
+        if filters is not None:
+            check(filters)
         with self.lock:
             everything = list(self.memories.values())
         return [m for m in everything if filters is None or matches(m, filters)]

@@ -13,7 +13,7 @@ from hermes_agent.testing.fake_mem0 import FakeMem0Server
 KEY = "m0-Zq8Lr2Vx9Kd4TestKey"
 
 
-def client_for(server: FakeMem0Server, *, key: str = KEY, read: float = 5.0,
+def client_for(server: FakeMem0Server | None, *, key: str = KEY, read: float = 5.0,
                retries: int = 2, backoff: float = 0.01, retry_after_cap: float = 30.0,
                breaker: CircuitBreaker | None = None, sleeps: list[float] | None = None,
                host: str | None = None) -> Mem0Client:
@@ -25,7 +25,8 @@ def client_for(server: FakeMem0Server, *, key: str = KEY, read: float = 5.0,
             sleeps.append(seconds)
         time.sleep(seconds)
 
-    return Mem0Client(api_key=key, host=host or server.url,
+    assert host or server is not None
+    return Mem0Client(api_key=key, host=host or server.url,  # type: ignore[union-attr]
                       timeouts=Timeouts(connect=2.0, read=read),
                       retry=RetryPolicy(max_retries=retries, backoff=backoff,
                                         retry_after_cap=retry_after_cap),

@@ -168,8 +168,8 @@ def test_connection_errors_are_retried_and_name_the_host() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     sleeps: list[float] = []
-    client = client_for(None, host=f"http://user:hunter2@127.0.0.1:{port}",  # type: ignore[arg-type]
-                        retries=2, sleeps=sleeps)
+    client = client_for(None, host=f"http://user:hunter2@127.0.0.1:{port}", retries=2,
+                        sleeps=sleeps)
     with pytest.raises(Mem0Error) as down:
         client.ping()
     assert len(sleeps) == 2 and down.value.outage
