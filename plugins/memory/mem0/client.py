@@ -171,10 +171,10 @@ class Mem0Client:
             response = self._http.request(method, path, json=json, timeout=timeout)
         except httpx2.TimeoutException as exc:
             connecting = isinstance(exc, (httpx2.ConnectTimeout, httpx2.PoolTimeout))
-            error = Mem0Error(
-                f"Mem0 at {mask_url(self.host)} did not answer {what} within {read:.1f}s"
-                + ("" if connecting else "; raise plugins.entries.mem0.timeout if it is only "
-                   "slow"), outage=True)
+            hint = ("" if connecting or read < self.timeouts.read else
+                    "; raise plugins.entries.mem0.timeout if it is only slow")
+            error = Mem0Error(f"Mem0 at {mask_url(self.host)} did not answer {what} within "
+                              f"{read:.1f}s{hint}", outage=True)
             return error, self._backoff(attempt) if (connecting or idempotent) else -1.0
         except httpx2.TransportError as exc:
             error = Mem0Error(f"cannot reach Mem0 at {mask_url(self.host)} for {what} "
