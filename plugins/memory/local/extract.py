@@ -79,7 +79,7 @@ _SECRET_PATTERNS = (
     re.compile(r"\bA(?:KIA|SIA)[0-9A-Z]{16}\b"),
     re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"),
     re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\."),  # a JWT
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
+    re.compile(r"BEGIN [A-Z ]*PRIVATE KEY"),
     re.compile(r"\b(?:bearer|basic)\s+[A-Za-z0-9._~+/=-]{16,}", re.IGNORECASE),
     re.compile(r"(?:password|passwd|passphrase|pwd|api[ _-]?key|secret|token|credentials?|"
                r"pin code|otp|2fa code|recovery code|密码|口令|密钥)\s*(?:is|was|=|:|：|是)",
