@@ -231,3 +231,21 @@ def test_hermes_facts_cli(home: Path, capsys: Any) -> None:
 def test_hermes_facts_explains_when_local_memory_is_off(home: Path, capsys: Any) -> None:
     code, _, err = run(capsys, "facts", "list")
     assert code == 1 and "plugin 'local'" in err and "memory.provider" in err
+
+
+def test_docs_describe_every_tool_setting_command_and_weight() -> None:
+    """docs/memory.md's section on the local provider names what the code defines."""
+    from hermes_agent.plugins.memory.local import cli, ranking, settings, tools
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "memory.md").read_text()
+    section = doc.split("## The local provider", 1)[1]
+    for name in tools.NAMES:
+        assert f"| `{name}` |" in section, name
+    for name in cli.facts.commands:
+        assert f"`hermes facts {name}" in section, name
+    for key, (_, default, _, _) in settings.FIELDS.items():
+        assert f"{key}: {default:g} " in section, key
+    assert (f"score = {ranking.RELEVANCE_WEIGHT} * relevance + {ranking.RECENCY_WEIGHT} * "
+            "recency") in section
+    assert f"counts {ranking.LIKE_RELEVANCE}" in section
+    assert f"best {ranking.CANDIDATES} candidates" in section
