@@ -82,6 +82,15 @@ def test_without_the_injection_scan_nothing_is_stored(home: Path) -> None:
                                                    text="I use neovim daily")["error"]
 
 
+@pytest.mark.parametrize("hostile", ['neovim" OR 1=1 --', "NEAR(neovim, editor)", "text:*",
+                                     "') DROP TABLE facts; --", "*neovim*", '"""', "\x00"])
+def test_prefetch_takes_hostile_text_as_plain_words(provider: Any, hostile: str) -> None:
+    provider.sync_turn("I use neovim as my editor", "ok")
+    recalled = provider.prefetch(hostile)
+    assert isinstance(recalled, str) and provider.store.count() == 1
+    assert ("I use neovim as my editor" in recalled) == ("neovim" in hostile)
+
+
 def test_top_k_bounds_the_recall_and_recalled_facts_count_as_used(home: Path) -> None:
     provider = provider_of(local_kernel(home, top_k=2))
     for editor in ("neovim", "helix", "emacs"):

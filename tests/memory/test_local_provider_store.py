@@ -153,3 +153,23 @@ def test_search_is_fast_enough_to_leave_untimed_here(store: FactStore) -> None:
     started = time.perf_counter()
     found = store.search(parse("which tool for project 5"), limit=5, half_life_days=30)
     assert len(found) == 5 and time.perf_counter() - started < 1.0
+
+
+def test_another_process_writes_while_this_one_reads(store: FactStore) -> None:
+    """WAL: a second process (an agent, `hermes facts add`) writes while this one searches."""
+    import subprocess
+    import sys
+
+    store.add("I use neovim as my editor")
+    script = ("import sys\nfrom pathlib import Path\n"
+              "from hermes_agent.plugins.memory.local.store import FactStore\n"
+              "s = FactStore(Path(sys.argv[1]))\n"
+              "for i in range(200):\n    s.add(f'I use helper tool {i} at work')\n")
+    child = subprocess.Popen([sys.executable, "-c", script, str(store.path)])
+    reads = 0
+    while child.poll() is None:
+        assert "I use neovim as my editor" in search(store, "neovim editor")
+        reads += 1
+    assert child.wait() == 0 and reads > 0
+    assert store.count() == 201
+    assert len(search(store, "helper tool", limit=50)) == 50
