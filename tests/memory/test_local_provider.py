@@ -258,3 +258,19 @@ def test_docs_describe_every_tool_setting_command_and_weight() -> None:
             "recency") in section
     assert f"counts {ranking.LIKE_RELEVANCE}" in section
     assert f"best {ranking.CANDIDATES} candidates" in section
+
+
+def test_the_console_script_finds_the_database_from_hermes_home(home: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    (home / "config.yaml").write_text("memory:\n  provider: local\n")
+    hermes = Path(sys.executable).with_name("hermes")
+    env = {**os.environ, "HERMES_HOME": str(home)}
+    added = subprocess.run([str(hermes), "facts", "add", "We host the wiki on Hetzner"],
+                           capture_output=True, text=True, env=env, timeout=60)
+    assert added.returncode == 0, added.stderr
+    listed = subprocess.run([str(hermes), "facts", "stats"], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert listed.stdout.startswith(f"1 fact in {home / 'memories' / 'local.db'}")
