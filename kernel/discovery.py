@@ -148,13 +148,14 @@ def _scan_tree(root: Path, source: str, cache: ValidationCache | None) -> list[P
         if manifest_path:
             found.append(_directory_record(entry, manifest_path, source, "", cache))
             continue
-        if source == "user" and (entry / "__init__.py").is_file():
-            found.append(_provider_folder_record(entry))
-            continue
+        nested = []
         for sub in sorted(entry.iterdir(), key=_name):
             sub_manifest = find_manifest(sub) if sub.is_dir() and not sub.name.startswith((".", "_")) else None
             if sub_manifest:
-                found.append(_directory_record(sub, sub_manifest, source, entry.name, cache))
+                nested.append(_directory_record(sub, sub_manifest, source, entry.name, cache))
+        if not nested and source == "user" and (entry / "__init__.py").is_file():
+            nested.append(_provider_folder_record(entry))
+        found.extend(nested)
     return found
 
 
