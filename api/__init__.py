@@ -32,6 +32,10 @@ _EXPORTS: dict[str, str] = {
     # providers.py: slot provider base classes
     "MemoryProvider": "providers", "ContextEngine": "providers",
     "WebSearchProvider": "providers",
+    # web.py: the web backends' contract (the web_search slot)
+    **dict.fromkeys(("WebResult", "WebPage", "WebError", "WebBackend", "as_web_backend"), "web"),
+    # net.py: SSRF guards for fetching what the model asks for
+    "CheckedURL": "net", "check_url": "net", "is_public_address": "net",
     # memory_health.py: what the memory manager records of the external provider
     "ProviderHealth": "memory_health", "load_health": "memory_health",
     "save_health": "memory_health", "health_path": "memory_health",

@@ -59,6 +59,14 @@ def seed_memory(home: Path, provider: str, facts: int) -> None:
     (home / "memories").mkdir(parents=True, exist_ok=True)
     (home / "memories" / "MEMORY.md").write_text("\n§\n".join(MEMORY_ENTRIES) + "\n")
     (home / "memories" / "USER.md").write_text("\n§\n".join(USER_ENTRIES) + "\n")
+    if provider == "local" and facts:
+        from hermes_agent.plugins.memory.local.store import FactStore, db_path
+
+        store = FactStore(db_path(home))
+        for n in range(facts):
+            topic = FACT_TOPICS[n % len(FACT_TOPICS)]
+            store.add(f"I use {topic} setup number {n} with option {n * 7 % 101}")
+        store.close()
     if provider == "stub":  # a provider folder answering at once: the manager's own cost
         (home / "plugins" / "stub").mkdir(parents=True, exist_ok=True)
         (home / "plugins" / "stub" / "__init__.py").write_text(STUB)

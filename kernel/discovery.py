@@ -135,16 +135,18 @@ def _scan_tree(root: Path, source: str, cache: ValidationCache | None) -> list[P
         manifest_path = find_manifest(entry)
         if manifest_path:
             found.append(_directory_record(entry, manifest_path, source, "", cache))
-        elif source == "user" and (entry / "__init__.py").is_file():
+            continue
+        nested = []
+        for sub in _folders(entry):
+            sub_manifest = find_manifest(sub)
+            if sub_manifest:
+                nested.append(_directory_record(sub, sub_manifest, source, entry.name, cache))
+        if not nested and source == "user" and (entry / "__init__.py").is_file():
             # the original's memory provider folder: loaded when memory.provider selects it
             manifest = Manifest(name=entry.name, kind="exclusive", synthesized=True,
                                 description="memory provider folder (no plugin.yaml)")
-            found.append(PluginRecord(entry.name, "user", manifest, path=entry, slot="memory"))
-        else:
-            for sub in _folders(entry):
-                sub_manifest = find_manifest(sub)
-                if sub_manifest:
-                    found.append(_directory_record(sub, sub_manifest, source, entry.name, cache))
+            nested.append(PluginRecord(entry.name, "user", manifest, path=entry, slot="memory"))
+        found.extend(nested)
     return found
 
 

@@ -109,6 +109,8 @@ TOOLS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
 
 
 def _approval_gate(kernel: "Kernel") -> "ApprovalGate":
+    """The one factory of the ``approval_gate`` service (the terminal tool and the agent's
+    hook-requested approvals share its instance)."""
     from .approval import ApprovalGate
 
     return ApprovalGate(kernel)

@@ -145,9 +145,9 @@ class ApprovalGate:
 
 
 def approval_gate(kernel: "Kernel") -> ApprovalGate:
-    """The approval gate of ``kernel`` (one per kernel, shared by every caller; other plugins
-    reach it as the ``approval_gate`` service)."""
-    return kernel.service("approval_gate", lambda: ApprovalGate(kernel))
+    """The approval gate of ``kernel``: the ``approval_gate`` service this plugin offers (one
+    per kernel, shared by every caller)."""
+    return kernel.service("approval_gate")  # type: ignore[no-any-return]
 
 
 def _ask(callback: Any, request: ApprovalRequest,

@@ -18,6 +18,7 @@ from hermes_agent import HermesError
 from hermes_agent.api import cli_kernel
 
 from . import BuiltinMemory, memory_file
+from .tool import Refused
 from .store import FILE_MODE, MemoryFile, State, usage
 
 
@@ -76,7 +77,10 @@ def run_edit(target: str) -> None:
     edited = MemoryFile(store.folder, store.target)
     edited.path = copy
     state = edited.read()
-    problems = _problems(store, state, before, BuiltinMemory(kernel))
+    try:
+        problems = _problems(store, state, before, BuiltinMemory(kernel))
+    except Refused as exc:  # the injection scan is unavailable: nothing unchecked is saved
+        raise HermesError(f"{exc} Your edit is kept at {copy}.") from exc
     if problems:
         raise HermesError("the edit was not saved: " + "; ".join(problems) + f". It is kept at "
                           f"{copy}; run `hermes memory edit {target}` again to fix it")

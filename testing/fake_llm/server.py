@@ -24,9 +24,10 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from ..local_server import LocalHTTPServer, ServedInBackground, send_json_head
 from . import wire
 from .replies import Reply, reply_error
 
@@ -145,12 +146,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, data: Any, headers: dict[str, str] | None = None,
               cut: bool = False) -> None:
         payload = json.dumps(data).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
+        send_json_head(self, status, len(payload), headers)
         if cut:  # half the promised body, then hang up
             self.wfile.write(payload[:len(payload) // 2])
             self.wfile.flush()
@@ -188,19 +184,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _Server(LocalHTTPServer):
+    state: _State
 
     def __init__(self, state: _State):
-        self.state = state
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
-        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            super().handle_error(request, client_address)  # a client hanging up is normal
+        super().__init__(_Handler, state)
 
     def next_reply(self) -> Reply:
         with self.state.lock:
@@ -212,40 +200,20 @@ class _Server(ThreadingHTTPServer):
                                 "server.script(...) or set server.default_reply")
 
 
-class FakeLLMServer:
+class FakeLLMServer(ServedInBackground):
     """The scripted server. Use as a context manager, or call :meth:`start` / :meth:`close`.
 
     ``default_reply`` (optional) answers once the script is exhausted, for benchmarks.
     """
 
+    thread_name = "fake-llm-server"
+
     def __init__(self, *replies: Reply, default_reply: Reply | None = None):
         self._state = _State(default=default_reply)
         self._state.replies.extend(replies)
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
-    # --- lifecycle ------------------------------------------------------------------------
-    def start(self) -> "FakeLLMServer":
-        if self._server is None:
-            self._server = _Server(self._state)
-            self._thread = threading.Thread(target=self._server.serve_forever,
-                                            kwargs={"poll_interval": 0.05},
-                                            name="fake-llm-server", daemon=True)
-            self._thread.start()
-        return self
-
-    def close(self) -> None:
-        self._state.closing.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> "FakeLLMServer":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def _build(self) -> _Server:
+        return _Server(self._state)
 
     # --- scripting and inspection ---------------------------------------------------------
     def script(self, *replies: Reply) -> "FakeLLMServer":

@@ -135,3 +135,13 @@ def test_folders_under_a_category_and_folders_with_a_manifest_are_unchanged(home
     found = discover(home, env={}, entry_points=False)
     assert found.get("calc") is not None and found.get("calc").slot == ""
     assert found.get("tools") is None  # a category folder (no __init__.py) is not a plugin
+
+
+def test_a_category_folder_with_an_init_is_still_a_category(home: Path) -> None:
+    category = home / "plugins" / "tools"
+    (category / "calc").mkdir(parents=True)
+    (category / "__init__.py").write_text("")
+    (category / "calc" / "plugin.yaml").write_text("name: calc\n")
+    (category / "calc" / "__init__.py").write_text("def register(ctx): pass\n")
+    found = discover(home, env={}, entry_points=False)
+    assert found.get("calc") is not None and found.get("tools") is None

@@ -1,0 +1,74 @@
+"""Network guards for fetching what the model asks for (SSRF): only http(s) URLs, and only
+public addresses unless the user allowed private networks (``web.allow_private_networks``).
+
+:func:`check_url` resolves the host and checks every address it resolves to; a fetcher
+then connects to one of the returned addresses (pinned), so a second DNS answer cannot
+swap in a private one, and checks again on every redirect.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from .web import WebError
+
+__all__ = ["CheckedURL", "check_url", "is_public_address"]
+
+# Ranges never fetched without web.allow_private_networks, beyond what ipaddress calls
+# private/loopback/link-local/reserved: the cloud metadata and carrier-grade NAT blocks.
+_EXTRA_BLOCKED = (ipaddress.ip_network("100.64.0.0/10"), ipaddress.ip_network("192.0.0.0/24"),
+                  ipaddress.ip_network("fd00:ec2::/32"))
+
+
+@dataclass(frozen=True)
+class CheckedURL:
+    """A URL that passed the checks, and the addresses its host resolved to (connect to
+    one of these, never resolve again)."""
+
+    url: str
+    scheme: str
+    host: str
+    port: int
+    addresses: tuple[str, ...]
+
+
+def is_public_address(address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if (ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast
+            or ip.is_reserved or ip.is_unspecified):
+        return False
+    return not any(ip in net for net in _EXTRA_BLOCKED if net.version == ip.version)
+
+
+def check_url(url: str, *, allow_private: bool = False) -> CheckedURL:
+    """Check ``url`` before fetching it; :class:`WebError` (kind ``refused``) says why not."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise WebError(f"{url!r} is not a valid URL ({exc})", "refused") from exc
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        what = f"{scheme}:" if scheme else "a URL without a scheme"
+        raise WebError(f"only http and https URLs are fetched, not {what} ({url!r})", "refused")
+    host = (parts.hostname or "").rstrip(".")
+    if not host:
+        raise WebError(f"{url!r} has no host", "refused")
+    port = port or (443 if scheme == "https" else 80)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise WebError(f"cannot resolve {host!r} ({exc}); check the URL", "unreachable") from exc
+    addresses = tuple(dict.fromkeys(str(info[4][0]).split("%")[0] for info in infos))
+    if not allow_private:
+        blocked = [a for a in addresses if not is_public_address(a)]
+        if blocked:
+            raise WebError(f"{host} resolves to a private or local address ({', '.join(blocked)});"
+                           " fetching it is refused. If you meant to, set "
+                           "web.allow_private_networks: true in config.yaml", "refused")
+    return CheckedURL(url.strip(), scheme, host, port, addresses)
