@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from hermes_agent.api import ListingGroup, cli_kernel, ellipsize, plural, table
@@ -18,9 +17,8 @@ from .placement import Manifest
 from .shipped import SyncReport, install_shipped
 
 
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(1)
+def _fail(message: str) -> NoReturn:
+    raise click.ClickException(message)  # printed with URL credentials masked, exit code 1
 
 
 def _source_label(entry: Any) -> str:
@@ -79,13 +77,11 @@ def view(name: str, path: str | None) -> None:
         broken = [p for p in catalog.problems if p.name == name]
         _fail(str(broken[0]) if broken else f"no skill named {name!r}; `hermes skills list` "
               "shows them")
-        return
     if path:
         try:
             target = reference_file(skill, path)
         except UnsafePath as exc:
             _fail(str(exc))
-            return
         if not target.is_file():
             _fail(f"{name} has no file {path!r}")
         click.echo(target.read_text(encoding="utf-8", errors="replace"), nl=False)
@@ -123,7 +119,6 @@ def install(source: str, category: str | None, force: bool) -> None:
         names = install_source(home, source, manager.scan, category=category, force=force)
     except (InstallError, ScanUnavailable) as exc:
         _fail(f"{exc}. Nothing was installed.")
-        return
     click.echo(f"installed {plural(len(names), 'skill')}: {', '.join(names)}")
 
 

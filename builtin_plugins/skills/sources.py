@@ -148,7 +148,8 @@ def _extract_tar(archive: Path, dest: Path) -> None:
             for member in members:
                 _member_path(member.name)
                 if not (member.isfile() or member.isdir()):
-                    kind = "link" if member.issym() or member.islnk() else "special file"
+                    kind = ("symlink" if member.issym() else "hard link" if member.islnk()
+                            else "special file")
                     raise SourceError(f"the archive holds a {kind} ({member.name}); refused")
             _budget(len(members), sum(m.size for m in members))
             for member in members:
