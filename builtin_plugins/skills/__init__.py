@@ -12,16 +12,18 @@ ones included) are installed into the folder without overwriting a user's edits
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent import hookimpl
-from hermes_agent.api import LayerRequest, ToolCallContext, prompt_layers, tool_error, with_context
+from hermes_agent.api import LayerRequest, prompt_layers, tool_error
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel, PluginContext
 
     from .catalog import Catalog
+    from .shipped import SyncReport
 
 log = logging.getLogger("hermes_agent.skills")
 
@@ -39,24 +41,35 @@ class Skills:
     def __init__(self, kernel: "Kernel"):
         self.kernel = kernel
 
-    def catalog(self, home: Path | None = None) -> "Catalog":
-        """The installed skills, after installing the plugins' skills that are new."""
-        from .catalog import load_catalog
+    def sync(self, home: Path | None = None) -> "SyncReport":
+        """Install the plugins' skills that are new or changed (see :mod:`.shipped`)."""
         from .shipped import sync_shipped
 
-        where = Path(home if home is not None else self.kernel.home)
-        sync_shipped(where, self.kernel.skills.values())
-        return load_catalog(where)
+        return sync_shipped(Path(home or self.kernel.home), self.kernel.skills.values())
+
+    def catalog(self, home: Path | None = None) -> "Catalog":
+        """The installed skills, the plugins' skills synced first."""
+        from .catalog import load_catalog
+
+        self.sync(home)
+        return load_catalog(Path(home or self.kernel.home))
+
+    def scanner(self) -> Callable[[str], list[str]] | None:
+        """The agent plugin's injection scan (None while that plugin is not loaded)."""
+        try:
+            return self.kernel.service("injection_scan").scan  # type: ignore[no-any-return]
+        except Exception:
+            return None
 
     def scan(self, text: str) -> list[str]:
-        try:
-            scanner = self.kernel.service("injection_scan")
-        except Exception as exc:  # the agent plugin is not loaded: write nothing unchecked
+        """Findings for ``text``; refuses (ScanUnavailable) rather than pass text unchecked."""
+        scan = self.scanner()
+        if scan is None:
             raise ScanUnavailable(
                 "the injection scan that checks skills (the agent plugin's injection_scan "
                 "service) is unavailable; enable the agent plugin (hermes plugins enable "
-                "agent)") from exc
-        return list(scanner.scan(text))
+                "agent)")
+        return list(scan(text))
 
     def toolset_tools(self, name: str) -> set[str]:
         tools, _ = self.kernel.tools.resolve_toolsets([name])
@@ -68,33 +81,40 @@ class Skills:
         if "skill_view" not in request.tool_names:
             return None  # the model could not load a skill it is shown
         disabled = self.kernel.config.get("skills.disabled") or []
-        try:
-            self.scan("")
-            scan: Any = self.scan
-        except ScanUnavailable:
-            scan = None
         chosen = fitting(self.catalog(request.home), self.kernel.env, request.tool_names,
-                         self.toolset_tools, disabled, scan, log)
+                         self.toolset_tools, disabled, self.scanner(), log)
         return render(chosen) or None
 
-    def handle(self, tool: str, args: dict[str, Any], ctx: ToolCallContext) -> str:
+    def handle(self, tool: str, args: dict[str, Any]) -> str:
         from . import tools
 
         catalog = self.catalog()
         if tool == "skills_list":
             return tools.skills_list(catalog, self.kernel.env, args)
         if tool == "skill_view":
-            return tools.skill_view(catalog, self.kernel.env, args)
+            return tools.skill_view(catalog, self.kernel.env, self._plugin_name(args))
         try:
             return tools.skill_manage(Path(self.kernel.home), catalog, self.scan, args)
         except ScanUnavailable as exc:
             return tool_error(f"Nothing was written: {exc}.")
 
-    def handler(self, tool: str) -> Any:
-        def run(args: dict[str, Any], ctx: ToolCallContext) -> str:
-            return self.handle(tool, args, ctx)
+    def _plugin_name(self, args: dict[str, Any]) -> dict[str, Any]:
+        """``args`` with a plugin skill's ``<plugin>:<name>`` replaced by its installed name."""
+        from .placement import Manifest
+
+        asked = args.get("name")
+        if not isinstance(asked, str) or ":" not in asked:
+            return args
+        for name, entry in Manifest(Path(self.kernel.home)).entries.items():
+            if entry.source == f"plugin:{asked.strip()}":
+                return {**args, "name": name}
+        return args
+
+    def handler(self, tool: str) -> Callable[..., str]:
+        def run(args: dict[str, Any], **_: Any) -> str:
+            return self.handle(tool, args)
         run.__name__ = tool
-        return with_context(run)
+        return run
 
 
 def register(ctx: "PluginContext") -> None:

@@ -81,6 +81,7 @@ def skill_files(root: Path) -> list[tuple[str, Path]]:
 
 
 _parsed: dict[Path, tuple[tuple[int, int], Skill | Problem]] = {}
+_reported: set[Problem] = set()
 _lock = threading.Lock()
 
 
@@ -138,7 +139,9 @@ def load_catalog(home: Path) -> Catalog:
             continue
         catalog.skills[result.name] = result
     for problem in catalog.problems:
-        log.warning("%s", problem)
+        if problem not in _reported:  # once per process, not at every session start
+            _reported.add(problem)
+            log.warning("%s", problem)
     return catalog
 
 

@@ -40,6 +40,7 @@ def list_(category: str | None, as_json: bool) -> None:
     """Every installed skill, where it came from, and whether it fits this machine."""
     kernel = cli_kernel()
     manager = Skills(kernel)
+    notes = manager.sync().notes()
     catalog = manager.catalog()
     manifest = Manifest(Path(kernel.home))
     rows = []
@@ -52,7 +53,7 @@ def list_(category: str | None, as_json: bool) -> None:
                      "unavailable": unfit_reason(skill, kernel.env)})
     problems = [str(p) for p in catalog.problems]
     if as_json:
-        click.echo(json.dumps({"skills": rows, "skipped": problems}, indent=2))
+        click.echo(json.dumps({"skills": rows, "skipped": problems, "notes": notes}, indent=2))
         return
     if rows:
         lines = table(["NAME", "CATEGORY", "SOURCE", "DESCRIPTION"],
@@ -64,6 +65,8 @@ def list_(category: str | None, as_json: bool) -> None:
     click.echo(f"{plural(len(rows), 'skill')} in {Path(kernel.home) / 'skills'}")
     for problem in problems:
         click.echo(f"skipped: {problem}")
+    for note in notes:
+        click.echo(f"note: {note}")
 
 
 @skills.command()

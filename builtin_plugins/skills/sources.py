@@ -15,7 +15,9 @@ import stat
 import subprocess
 import tarfile
 import zipfile
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
+from typing import IO
 
 from .placement import IGNORED, copy_tree, symlinks_in
 
@@ -111,10 +113,32 @@ def _budget(count: int, total: int) -> None:
 def extract(archive: Path, dest: Path) -> None:
     """Extract ``archive`` into ``dest`` after checking every member."""
     dest.mkdir(parents=True)
-    if archive.name.lower().endswith(".zip"):
-        _extract_zip(archive, dest)
-    else:
-        _extract_tar(archive, dest)
+    try:
+        if archive.name.lower().endswith(".zip"):
+            _extract_zip(archive, dest)
+        else:
+            _extract_tar(archive, dest)
+    except OSError as exc:  # e.g. a file and a folder of one name
+        raise SourceError(f"{archive.name} cannot be extracted ({exc})") from None
+
+
+#: (member name, is a folder, opens the member's data: None for no data)
+Member = tuple[str, bool, Callable[[], "IO[bytes] | None"]]
+
+
+def _write(dest: Path, members: Iterable[Member]) -> None:
+    """Write checked members below ``dest``."""
+    for name, is_dir, open_member in members:
+        target = dest / _member_path(name)
+        if is_dir:
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        src = open_member()
+        if src is None:
+            continue
+        with src, open(target, "wb") as out:
+            shutil.copyfileobj(src, out)
 
 
 def _extract_zip(archive: Path, dest: Path) -> None:
@@ -129,14 +153,7 @@ def _extract_zip(archive: Path, dest: Path) -> None:
                     raise SourceError(f"the archive holds a symlink ({info.filename}); refused")
                 total += info.file_size
             _budget(len(members), total)
-            for info in members:
-                target = dest / _member_path(info.filename)
-                if info.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(info) as src, open(target, "wb") as out:
-                    shutil.copyfileobj(src, out)
+            _write(dest, ((i.filename, i.is_dir(), lambda i=i: zf.open(i)) for i in members))
     except zipfile.BadZipFile as exc:
         raise SourceError(f"{archive.name} is not a valid zip archive ({exc})") from None
 
@@ -152,18 +169,8 @@ def _extract_tar(archive: Path, dest: Path) -> None:
                             else "special file")
                     raise SourceError(f"the archive holds a {kind} ({member.name}); refused")
             _budget(len(members), sum(m.size for m in members))
-            for member in members:
-                target = dest / _member_path(member.name)
-                if member.isdir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                src = tf.extractfile(member)
-                if src is None:
-                    continue
-                with src, open(target, "wb") as out:
-                    shutil.copyfileobj(src, out)
-    except (tarfile.TarError, EOFError, OSError) as exc:
+            _write(dest, ((m.name, m.isdir(), lambda m=m: tf.extractfile(m)) for m in members))
+    except (tarfile.TarError, EOFError) as exc:
         raise SourceError(f"{archive.name} is not a readable tar archive ({exc})") from None
 
 

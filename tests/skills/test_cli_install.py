@@ -203,3 +203,23 @@ def test_a_bad_skill_in_a_source_stops_the_whole_install(home: Path, tmp_path: P
     assert code != 0 and "no such archive" in err
     assert installed(home) == set()
     nothing_left_over(home)
+
+
+def test_broken_archives_are_refused_with_a_clear_message(home: Path, tmp_path: Path,
+                                                          capsys) -> None:
+    garbage = tmp_path / "garbage.tar.gz"
+    garbage.write_bytes(b"\x1f\x8b not really gzip")
+    code, _, err = hermes(capsys, "skills", "install", str(garbage))
+    assert code != 0 and "garbage.tar.gz" in err and "Traceback" not in err
+    (tmp_path / "fake.zip").write_text("not a zip")
+    code, _, err = hermes(capsys, "skills", "install", str(tmp_path / "fake.zip"))
+    assert code != 0 and "not a valid zip archive" in err
+    clash = tmp_path / "clash.zip"
+    with zipfile.ZipFile(clash, "w") as zf:
+        zf.writestr("good-one/SKILL.md", skill_text("good-one"))
+        zf.writestr("good-one/refs", "a file")
+        zf.writestr("good-one/refs/x.md", "under a file")
+    code, _, err = hermes(capsys, "skills", "install", str(clash))
+    assert code != 0 and "cannot be extracted" in err
+    assert installed(home) == set()
+    nothing_left_over(home)

@@ -59,6 +59,7 @@ def test_a_plugins_skill_is_installed_and_upgraded_while_untouched(home: Path) -
     assert "howto:howto" in kernel.skills
     viewed = call(kernel, "skill_view", name="weather-howto")
     assert viewed["content"] == "Use the v1 API." and viewed["category"] == "weather"
+    assert call(kernel, "skill_view", name="howto:howto") == viewed  # the original's address
     assert call(kernel, "skill_view", name="weather-howto",
                 path="references/codes.md")["content"] == "codes v1.0.0\n"
     entry = manifest(home)["weather-howto"]
@@ -81,7 +82,7 @@ def test_a_users_edit_survives_a_reinstall(home: Path, capsys) -> None:
 
     ship(home, "2.0.0", "Use the v2 API.")  # reinstall with a new version
     code, out, _ = hermes(capsys, "skills", "list")
-    assert code == 0
+    assert code == 0 and "note: weather-howto: you edited" in out and "version 2.0.0" in out
     assert skill_md.read_text() == edited
     kernel = boot(home)
     assert call(kernel, "skill_view", name="weather-howto")["content"] == (
