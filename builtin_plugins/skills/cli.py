@@ -112,11 +112,10 @@ def install(source: str, category: str | None, force: bool) -> None:
         report = SyncReport()
         install_shipped(home, source, Path(shipped.path), shipped.plugin, manifest, report,
                         restore=True)
+        if not (report.installed or report.updated):
+            _fail("; ".join(report.notes()) or f"{source} is installed and unchanged")
         manifest.save()
-        for note in report.notes():
-            click.echo(note)
-        if report.installed or report.updated:
-            click.echo(f"installed {', '.join(report.installed + report.updated)}")
+        click.echo(f"installed {', '.join(report.installed + report.updated)}")
         return
     try:
         names = install_source(home, source, manager.scan, category=category, force=force)

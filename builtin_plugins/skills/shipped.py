@@ -82,12 +82,10 @@ def install_shipped(home: Path, key: str, skill_md: Path, plugin: str, manifest:
         folder = f"{conditions.category or plugin}/{name}"
         if entry is None or entry.removed:
             existing = load_catalog(home).skills.get(name)
-            if existing is not None and not (entry is not None and entry.removed):
+            if existing is not None:
                 report.skipped.append(f"{key}: your own skill {name!r} ({existing.folder}) "
                                       f"is kept; the plugin's is not installed")
                 return
-            if existing is not None:
-                folder = existing.folder.relative_to(root).as_posix()
             place(tree, root / folder)
             manifest.entries[name] = Installed(source, folder, new_hash, front.version)
             report.installed.append(name)

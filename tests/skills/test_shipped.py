@@ -134,3 +134,13 @@ def test_a_plugin_skill_that_is_a_lone_file_is_installed_alone(home: Path, tmp_p
     assert call(kernel, "skill_view", name="lone-file")["files"] == []
     assert sorted(p.name for p in (home / "skills" / "register" / "lone-file").iterdir()) == [
         "SKILL.md"]
+
+
+def test_restoring_a_removed_plugin_skill_never_overwrites_a_new_own_one(home: Path,
+                                                                          capsys) -> None:
+    installed = ship(home, "1.0.0", "Theirs.")
+    assert hermes(capsys, "skills", "remove", "weather-howto")[0] == 0
+    mine = write_skill(home, "personal", "weather-howto", body="Mine now.")
+    code, _, err = hermes(capsys, "skills", "install", "howto:howto")
+    assert code != 0 and "your own skill 'weather-howto'" in err
+    assert "Mine now." in (mine / "SKILL.md").read_text() and not installed.exists()
