@@ -128,6 +128,13 @@ def test_bundled_plugins_ship_whole(files: list[str], names: list[str]) -> None:
     assert not missing, f"bundled plugin files missing from the wheel: {missing}"
 
 
+def test_bundled_skills_ship_with_their_reference_files(files: list[str], names: list[str]) -> None:
+    skills = [f for f in files if f.startswith("builtin_plugins/skills/bundled/")]
+    assert "builtin_plugins/skills/bundled/writing-hermes-plugins/references/plugin-yaml.md" in skills
+    missing = [mapped(f) for f in skills if mapped(f) not in names]
+    assert not missing, f"bundled skill files missing from the wheel: {missing}"
+
+
 def test_py_typed(names: list[str]) -> None:
     assert "hermes_agent/py.typed" in names
 

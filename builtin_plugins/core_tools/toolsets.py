@@ -24,7 +24,7 @@ COMPOSITES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 }
 
 #: What the interactive CLI offers (``toolsets: [hermes-cli]``).
-HERMES_CLI_INCLUDES: tuple[str, ...] = ("terminal", "file", "todo", "clarify", "memory",
+HERMES_CLI_INCLUDES: tuple[str, ...] = ("terminal", "file", "todo", "clarify", "memory", "skills",
                                          "delegation")
 
 

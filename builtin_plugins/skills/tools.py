@@ -1,0 +1,152 @@
+"""The ``skills_list``, ``skill_view`` and ``skill_manage`` tools (progressive disclosure:
+names and descriptions, then a skill's instructions, then one of its files)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from hermes_agent.api import tool_error, tool_result, write_atomic
+
+from .catalog import SKILL_FILE, Catalog, UnsafePath, listed_files, reference_file, skills_root
+from .index import unfit_reason
+from .installer import InstallError, remove
+from .schema import CATEGORY, SkillFormatError, parse
+
+MAX_FILE_BYTES = 200_000
+ACTIONS = ("create", "edit", "patch", "delete")
+Scanner = Callable[[str], list[str]]
+
+
+def _text(args: Mapping[str, Any], key: str) -> str:
+    value = args.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def skills_list(catalog: Catalog, env: Mapping[str, str], args: Mapping[str, Any]) -> str:
+    category = _text(args, "category").strip()
+    rows = []
+    for skill in sorted(catalog.skills.values(), key=lambda s: (s.category, s.name)):
+        if category and skill.category != category:
+            continue
+        row = {"name": skill.name, "category": skill.category or "general",
+               "description": skill.description}
+        reason = unfit_reason(skill, env)
+        if reason:
+            row["unavailable"] = reason
+        rows.append(row)
+    result: dict[str, Any] = {"skills": rows, "count": len(rows),
+                              "categories": [c or "general" for c in catalog.categories()]}
+    if catalog.problems:
+        result["skipped"] = [str(p) for p in catalog.problems]
+    if category and not rows:
+        result["hint"] = f"no skills in category {category!r}"
+    return tool_result(result)
+
+
+def skill_view(catalog: Catalog, env: Mapping[str, str], args: Mapping[str, Any]) -> str:
+    name = _text(args, "name").strip()
+    skill = catalog.skills.get(name)
+    if skill is None:
+        broken = [p for p in catalog.problems if p.name == name]
+        if broken:
+            return tool_error(f"skill {name!r} cannot be loaded: {broken[0].reason}")
+        return tool_error(f"no skill named {name!r}; skills_list shows the installed ones")
+    path = _text(args, "path").strip()
+    if path:
+        return _view_file(skill, path)
+    front, cond = skill.front, skill.conditions
+    result: dict[str, Any] = {"name": skill.name, "category": skill.category or "general",
+                              "description": front.description, "content": skill.body.strip(),
+                              "files": listed_files(skill)}
+    extras = {"version": front.version, "tags": cond.tags, "related_skills": cond.related_skills,
+              "config": [c.model_dump(exclude_none=True) for c in cond.config]}
+    result.update({k: v for k, v in extras.items() if v})
+    reason = unfit_reason(skill, env)
+    if reason:
+        result["warning"] = f"this skill {reason}"
+    return tool_result(result)
+
+
+def _view_file(skill: Any, path: str) -> str:
+    try:
+        target = reference_file(skill, path)
+    except UnsafePath as exc:
+        return tool_error(str(exc))
+    if not target.is_file():
+        return tool_error(f"{skill.name} has no file {path!r}; its files: "
+                          f"{', '.join(listed_files(skill)) or '(none)'}")
+    if target.stat().st_size > MAX_FILE_BYTES:
+        return tool_error(f"{path} is over {MAX_FILE_BYTES:,} bytes; read it with read_file "
+                          f"at {target}")
+    try:
+        content = target.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return tool_error(f"{path} is not a text file; use it from {target}")
+    return tool_result({"name": skill.name, "path": path, "content": content})
+
+
+def _checked(content: str, name: str, scan: Scanner) -> str | None:
+    """The problem with new SKILL.md ``content`` for skill ``name`` (None: fine)."""
+    try:
+        front, _, _ = parse(content)
+    except SkillFormatError as exc:
+        return f"Nothing was written: {exc}"
+    if front.name != name:
+        return (f"Nothing was written: the frontmatter's name is {front.name!r} but 'name' is "
+                f"{name!r}; make them the same")
+    findings = scan(content)
+    if findings:
+        return (f"Refused: the skill looks like a prompt injection ({', '.join(findings)}) and "
+                f"would be followed as instructions. Nothing was written.")
+    return None
+
+
+def skill_manage(home: Path, catalog: Catalog, scan: Scanner, args: Mapping[str, Any]) -> str:
+    action, name = _text(args, "action"), _text(args, "name").strip()
+    if action not in ACTIONS:
+        return tool_error(f"'action' must be one of {', '.join(ACTIONS)}")
+    if not name:
+        return tool_error("'name' is required: the skill's name")
+    skill = catalog.skills.get(name)
+    if action == "create":
+        if skill is not None or any(p.name == name for p in catalog.problems):
+            return tool_error(f"a skill named {name!r} exists; use action='edit' or 'patch'")
+        content = _text(args, "content")
+        problem = _checked(content, name, scan)
+        if problem:
+            return tool_error(problem)
+        _, cond, _ = parse(content)
+        category = _text(args, "category").strip() or cond.category or "general"
+        if not CATEGORY.match(category):
+            return tool_error("'category' must use letters, digits, '-' and '_' (e.g. devops)")
+        path = skills_root(home) / category / name / SKILL_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, content, durable=True)
+        return tool_result(success=True, action="create", name=name, path=str(path))
+    if skill is None:
+        return tool_error(f"no skill named {name!r}; skills_list shows them "
+                          "(action='create' makes a new one)")
+    path = skill.folder / SKILL_FILE
+    if action == "delete":
+        try:
+            return tool_result(success=True, action="delete", name=name,
+                               message=remove(home, name))
+        except InstallError as exc:
+            return tool_error(str(exc))
+    if action == "edit":
+        content = _text(args, "content")
+    else:
+        old, new = _text(args, "old_string"), _text(args, "new_string")
+        current = path.read_text(encoding="utf-8")
+        count = current.count(old) if old else 0
+        if count != 1:
+            return tool_error(f"'old_string' must occur exactly once in {name}'s SKILL.md "
+                              f"(found {count} times); include more surrounding text")
+        content = current.replace(old, new, 1)
+    problem = _checked(content, name, scan)
+    if problem:
+        return tool_error(problem)
+    write_atomic(path, content, durable=True)
+    return tool_result(success=True, action=action, name=name, path=str(path))
