@@ -111,6 +111,10 @@ class SessionLink:
     def set_title(self, session_id: str, title: str) -> None:
         self.store.set_session_title(session_id, title)
 
+    def next_title(self, title: str) -> str:
+        """The title of the next session in ``title``'s lineage ("X" -> "X #2" -> "X #3")."""
+        return self.store.get_next_title_in_lineage(title)
+
     def replace(self, session_id: str, messages: list[dict[str, Any]]) -> None:
-        """Rewrite the stored transcript (``/undo`` and ``/retry``)."""
+        """Rewrite the stored transcript (``/undo``, ``/retry``, compression)."""
         self.store.replace_messages(session_id, messages)

@@ -93,6 +93,20 @@ def _title(state: ChatState, args: str) -> str:
     return f"Title set: {title}"
 
 
+def _compress(state: ChatState, args: str) -> str:
+    agent = state.agent
+    if not agent.history:
+        return "Nothing to compress yet."
+    problems: list[str] = []
+    before = len(agent.history)
+    done = agent.compress(args.strip(), on_event=lambda e: problems.append(e.get("message", ""))
+                          if e.get("type") == "notice" else None)
+    if not done:
+        return problems[0] if problems else "The conversation was not compressed."
+    return (f"Compressed {before} messages to {len(agent.history)}; now in session "
+            f"{agent.session_id}.")
+
+
 def _retry(state: ChatState, args: str) -> str | None:
     message = state.agent.rewind(1)
     if message is None:
@@ -121,6 +135,7 @@ BUILTIN: dict[str, tuple[Callable[[ChatState, str], Any], str]] = {
     "tools": (_tools, "the tools the model can call"),
     "usage": (_usage, "tokens and estimated cost of this session"),
     "title": (_title, "show or set the session title"),
+    "compress": (_compress, "summarise the conversation now: /compress [FOCUS TOPIC]"),
     "retry": (_retry, "send the last message again"),
     "undo": (_undo, "remove the last exchange"),
     "quit": (_quit, "leave (also /exit, Ctrl-D)"),
