@@ -1,0 +1,126 @@
+"""Replacing the default context engine: a plugin's engine selected with ``context.engine``
+is the one the agent uses, and an engine written for the original's ``ContextEngine``
+(imported from ``agent.context_engine``) loads from a plugin folder unmodified."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from hermes_agent.api import ContextEngine
+from hermes_agent.builtin_plugins.agent.loop import Agent, AgentOptions
+from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
+
+FILLER = "lorem ipsum dolor sit amet " * 20
+
+
+def small_model(server: FakeLLMServer) -> dict[str, Any]:
+    return {"provider": "custom", "base_url": server.openai_base_url, "default": "fake-model",
+            "max_retries": 0, "context_length": 4000}
+
+
+class KeepLatest(ContextEngine):
+    """Keeps only the latest user message and what follows it."""
+
+    name = "keep-latest"
+
+    def __init__(self) -> None:
+        self.compressed: list[int] = []
+
+    def update_from_response(self, usage: dict[str, Any]) -> None:
+        self.last_prompt_tokens = usage["prompt_tokens"]
+
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        return (prompt_tokens or self.last_prompt_tokens) >= self.threshold_tokens
+
+    def compress(self, messages, current_tokens=None, focus_topic=None, force=False,
+                 memory_context=""):
+        self.compressed.append(len(messages))
+        self.compression_count += 1
+        latest = max(i for i, m in enumerate(messages) if m["role"] == "user")
+        return messages[latest:]
+
+
+def test_a_selected_engine_replaces_the_compressor(kernel_for: Any, server: FakeLLMServer) -> None:
+    server.default_reply = reply_text("ok")
+    kernel = kernel_for(model=small_model(server), toolsets=[],
+                        context={"engine": "keep-latest"})
+    registered = KeepLatest()
+    kernel.register_plugin(lambda ctx: ctx.register_context_engine(registered), "keep_latest")
+    agent = Agent(kernel, AgentOptions(stream=False))
+    engine = agent.context
+    assert isinstance(engine, KeepLatest) and engine is not registered  # a copy per agent
+    assert (engine.context_length, engine.threshold_tokens) == (4000, 3000)
+    first = agent.session_id
+    for index in range(30):
+        agent.run_conversation(f"{index} {FILLER}")
+        if engine.compressed:
+            break
+    assert engine.compressed and not registered.compressed
+    assert agent.sessions.get(agent.session_id)["parent_session_id"] == first
+    assert agent.history[0]["content"].startswith(f"{index} ")
+    assert engine.last_prompt_tokens > 0  # the host kept its counters
+    request = server.posts()[-1].body["messages"]
+    assert [m["role"] for m in request] == ["system", "user"]  # nothing else was kept
+
+
+ORIGINAL_ENGINE = '''
+from agent.context_engine import ContextEngine
+
+
+class LCMEngine(ContextEngine):
+    """Written against Hermes Agent 0.19's interface."""
+
+    def __init__(self):
+        self.events = []
+
+    @property
+    def name(self):
+        return "lcm"
+
+    def update_from_response(self, usage):
+        self.last_prompt_tokens = usage.get("prompt_tokens", 0)
+        self.last_completion_tokens = usage.get("completion_tokens", 0)
+
+    def should_compress(self, prompt_tokens=None):
+        return (prompt_tokens or self.last_prompt_tokens) >= self.threshold_tokens
+
+    def compress(self, messages, current_tokens=None, focus_topic=None):
+        self.events.append(("compress", len(messages), current_tokens, focus_topic))
+        self.compression_count += 1
+        return [{"role": "user", "content": "[lcm] earlier turns elided"}] + messages[-2:]
+
+    def on_session_start(self, session_id, **kwargs):
+        self.events.append(("start", session_id, kwargs.get("boundary_reason")))
+
+
+def register(ctx):
+    ctx.register_context_engine(LCMEngine())
+'''
+
+
+def test_an_engine_written_for_the_original_loads_unmodified(
+        kernel_for: Any, server: FakeLLMServer, home: Path) -> None:
+    folder = home / "plugins" / "lcm"
+    folder.mkdir()
+    (folder / "plugin.yaml").write_text("name: lcm\nversion: 1.0.0\ndescription: LCM engine\n")
+    (folder / "__init__.py").write_text(textwrap.dedent(ORIGINAL_ENGINE))
+    server.default_reply = reply_text("ok")
+    kernel = kernel_for(model=small_model(server), toolsets=[], context={"engine": "lcm"})
+    agent = Agent(kernel, AgentOptions(stream=False))
+    engine = agent.context
+    assert type(engine).__name__ == "LCMEngine" and engine.threshold_tokens == 3000
+    first = agent.session_id
+    for index in range(30):
+        agent.run_conversation(f"{index} {FILLER}")
+        if engine.compression_count:
+            break
+    compress = next(e for e in engine.events if e[0] == "compress")
+    assert compress[2] and compress[2] >= 3000 and compress[3] is None  # filtered arguments
+    assert ("start", agent.session_id, "compression") in engine.events
+    assert agent.sessions.get(first)["end_reason"] == "compression"
+    assert agent.history[0]["content"] == "[lcm] earlier turns elided"
+    # /compress passes the focus to an engine that accepts it
+    assert agent.compress("flights") is True
+    assert engine.events[-2][3] == "flights"
