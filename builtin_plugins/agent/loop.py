@@ -183,7 +183,10 @@ class Agent:
 
     # --- sessions ---------------------------------------------------------------------------
     def resume(self, session_id: str) -> None:
-        """Continue a stored session: its frozen system prompt and its messages."""
+        """Continue a stored session: its frozen system prompt and its messages (a session
+        that was compressed continues in the newest session of its chain)."""
+        if self.sessions.get(session_id) is not None:
+            session_id = self.sessions.compression_tip(session_id)
         stored = self.sessions.get(session_id)
         if stored is None:
             raise SessionStoreError(f"no session {session_id!r} in the session store; list "

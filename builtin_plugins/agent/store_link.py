@@ -83,6 +83,11 @@ class SessionLink:
     def end(self, session_id: str, reason: str) -> None:
         self.store.end_session(session_id, reason)
 
+    def compression_tip(self, session_id: str) -> str:
+        """The newest session of ``session_id``'s compression chain (itself if none)."""
+        tip = getattr(self.store, "get_compression_tip", None)
+        return tip(session_id) if tip else session_id
+
     def reopen(self, session_id: str) -> None:
         self.store.reopen_session(session_id)
 

@@ -107,6 +107,10 @@ def test_a_long_session_is_compressed_into_a_numbered_child_session(
     third = agent.sessions.get(agent.session_id)
     assert third["title"] == "Trip plan #3" and third["parent_session_id"] == second
     assert agent.sessions.store.get_compression_tip(first) == agent.session_id
+    # resuming any session of the chain continues its newest one, compressed
+    resumed = Agent(agent.kernel, AgentOptions(stream=False), session_id=first)
+    assert resumed.session_id == agent.session_id and resumed.history == agent.history
+    assert resumed.system_prompt == agent.system_prompt
 
 
 def test_a_fact_from_the_first_summary_is_carried_into_the_second(
