@@ -71,6 +71,13 @@ def update_model(agent: Agent, engine: Any = None) -> None:
                   api_key=active.api_key, provider=active.name, api_mode=active.api_mode)
 
 
+def session_started(agent: Agent) -> None:
+    """A new or resumed session: ``on_session_start`` (optional arguments filtered)."""
+    if agent.context is not None:
+        call_filtered(agent.context.on_session_start, agent.session_id, platform=agent.platform,
+                      model=agent.model)
+
+
 def record_usage(agent: Agent, usage: Any) -> None:
     """The latest call's usage, in the counters the engine keeps."""
     if agent.context is None:
@@ -102,8 +109,8 @@ def compress_if_due(agent: Agent, current: int, emit: EventSink) -> int:
         due = engine.should_compress(_estimated_prompt_tokens(agent))
     else:  # no usage reported yet in this session: the engine's own estimate
         due = engine.should_compress_preflight(list(agent.history))
-    if not due:
-        return current
+    if not due or not engine.has_content_to_compress(list(agent.history)):
+        return current  # (a turn that alone passes the threshold: nothing older to summarise)
     return compress(agent, emit, current=current)[1]
 
 
@@ -133,7 +140,13 @@ def compress(agent: Agent, emit: EventSink, *, current: int | None = None,
         return False, current if current is not None else -1
     before = len(history)
     anchor = history[current] if current is not None and current < before else None
-    split_session(agent, result)
+    try:
+        split_session(agent, result)
+    except Exception as exc:  # the store failed: go on in the old session, uncompressed
+        _warn(agent, emit, f"context compression did not run (the continuation session could "
+                           f"not be stored: {type(exc).__name__}: {exc}); the conversation "
+                           "continues uncompressed")
+        return False, current if current is not None else -1
     emit({"type": "compressed", "session_id": agent.session_id,
           "parent_session_id": agent.sessions.get(agent.session_id).get("parent_session_id"),
           "messages_before": before, "messages_after": len(result),
@@ -160,12 +173,16 @@ def split_session(agent: Agent, compressed: list[dict[str, Any]]) -> None:
 
     sessions, old, new = agent.sessions, agent.session_id, new_session_id()
     title = sessions.title(old)
-    sessions.end(old, "compression")
-    sessions.create(new, source=agent.platform, model=agent.model, parent_session_id=old)
-    if title:
-        sessions.set_title(new, sessions.next_title(title))
+    sessions.end(old, "compression")  # first: a continuation starts after its parent ended
+    try:
+        sessions.create(new, source=agent.platform, model=agent.model, parent_session_id=old)
+        if title:
+            sessions.set_title(new, sessions.next_title(title))
+        sessions.replace(new, compressed)
+    except Exception:
+        sessions.reopen(old)
+        raise
     agent.session_id, agent.history = new, list(compressed)
-    sessions.replace(new, agent.history)
     agent.reset_sent_context()
     agent.system_prompt = agent.rebuild_system_prompt()
     engine = agent.context

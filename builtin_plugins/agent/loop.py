@@ -197,6 +197,7 @@ class Agent:
         self.history = self.sessions.conversation(session_id)
         self._sent_context.clear()
         self._stored = True
+        context_link.session_started(self)
         if stored.get("ended_at"):
             self.sessions.reopen(session_id)
 
@@ -207,6 +208,7 @@ class Agent:
             self._stored = True
         self.system_prompt = self._build_prompt()
         self.sessions.set_system_prompt(self.session_id, self.system_prompt)
+        context_link.session_started(self)
         if self.hooks.has_hook("on_session_start"):
             self.hooks.fire("on_session_start", session_id=self.session_id, model=self.model,
                             platform=self.platform)
@@ -397,6 +399,8 @@ class Agent:
                 raise RequestInterrupted(self.provider, self.model)
             self._deliver_injected(emit)
             current = self._compress_if_due(turn, current, emit)
+            if tool_turn is not None and tool_turn.context.session_id != self.session_id:
+                tool_turn = None  # compressed: later tool calls belong to the new session
             response = self._call(turn, user_message, current, context, emit, tools=True)
             if not response.tool_calls:
                 if self.inbox and step + 1 < self.max_iterations:

@@ -57,7 +57,9 @@ class Compressor(ContextEngine):
         return self.should_compress(estimate_all(messages))
 
     def has_content_to_compress(self, messages: list[dict[str, Any]]) -> bool:
-        return not self._cut(messages).empty
+        """Whether the middle holds anything but an earlier summary."""
+        cut = self._cut(messages)
+        return any(summary_text(m) is None for m in messages[cut.head:cut.tail])
 
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
         self.session_id = session_id
@@ -80,9 +82,6 @@ class Compressor(ContextEngine):
                  focus_topic: str | None = None, force: bool = False,
                  memory_context: str = "") -> list[dict[str, Any]]:
         cut = self._cut(messages)
-        if cut.empty:
-            self.last_error = "nothing between the kept start and end of the conversation"
-            return messages
         head, middle, tail = messages[:cut.head], messages[cut.head:cut.tail], messages[cut.tail:]
         previous = self.previous_summary
         newer = []
@@ -92,6 +91,10 @@ class Compressor(ContextEngine):
                 newer.append(message)
             elif not previous:
                 previous = text
+        if not newer:
+            self.last_error = ("nothing to summarise between the kept start and the latest "
+                               "messages")
+            return messages
         summary = self._summarise(newer, previous, focus_topic or "", memory_context)
         if summary is None:
             return messages

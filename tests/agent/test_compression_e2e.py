@@ -250,3 +250,41 @@ def test_the_compressor_clears_old_tool_output_and_keeps_the_tail_as_it_was(
     transcript = summary_requests(summariser)[0][1]["content"]
     assert "[USER] user 0" in transcript and "read the logs" not in transcript
     assert engine.compression_count == 1 and engine.last_error == ""
+
+
+def test_nothing_new_to_summarise_is_not_compressed_again(
+        agent_for: Any, summariser: FakeLLMServer) -> None:
+    from hermes_agent.builtin_plugins.context.compressor import Compressor
+    from hermes_agent.builtin_plugins.context.summary import summary_message
+
+    engine = Compressor(agent_for().kernel)
+    engine.update_model("fake-model", 4000)
+    messages = [{"role": "user", "content": "start"}, {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": "more"}, summary_message("## Goal\nEarlier."),
+                {"role": "user", "content": "x" * 20_000}]  # the latest turn alone is huge
+    assert engine.should_compress(3000) and not engine.has_content_to_compress(messages)
+    assert engine.compress(messages) is messages and "nothing to summarise" in engine.last_error
+    assert not summariser.posts()
+
+
+def test_a_store_failure_during_the_split_keeps_the_old_session_going(
+        agent_for: Any, summariser: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    summariser.script(reply_text("## Goal\nKeep going."))
+    agent = agent_for()
+    talk(agent, 6)
+    session, before = agent.session_id, list(agent.history)
+
+    def disk_full(*args: Any, **kwargs: Any) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(agent.sessions.store, "replace_messages", disk_full)
+    events: list[dict[str, Any]] = []
+    assert agent.compress("", on_event=events.append) is False
+    assert "could not be stored" in events[-1]["message"] and "disk is full" in events[-1]["message"]
+    assert agent.session_id == session and agent.history == before
+    assert agent.sessions.get(session)["end_reason"] is None
+    monkeypatch.undo()
+    talk(agent, 1)  # the session goes on
+    assert agent.sessions.conversation(session)[-1]["content"] == "Noted."

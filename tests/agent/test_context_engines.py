@@ -8,7 +8,6 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import ContextEngine
 from hermes_agent.builtin_plugins.agent.loop import Agent, AgentOptions
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 
@@ -20,49 +19,51 @@ def small_model(server: FakeLLMServer) -> dict[str, Any]:
             "max_retries": 0, "context_length": 4000}
 
 
-class KeepLatest(ContextEngine):
-    """Keeps only the latest user message and what follows it."""
-
-    name = "keep-latest"
-
-    def __init__(self) -> None:
-        self.compressed: list[int] = []
-
-    def update_from_response(self, usage: dict[str, Any]) -> None:
-        self.last_prompt_tokens = usage["prompt_tokens"]
-
-    def should_compress(self, prompt_tokens: int | None = None) -> bool:
-        return (prompt_tokens or self.last_prompt_tokens) >= self.threshold_tokens
-
-    def compress(self, messages, current_tokens=None, focus_topic=None, force=False,
-                 memory_context=""):
-        self.compressed.append(len(messages))
-        self.compression_count += 1
-        latest = max(i for i, m in enumerate(messages) if m["role"] == "user")
-        return messages[latest:]
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "context.md"
 
 
-def test_a_selected_engine_replaces_the_compressor(kernel_for: Any, server: FakeLLMServer) -> None:
+def docs_engine_module() -> dict[str, Any]:
+    """The minimal engine of docs/context.md, run as written."""
+    text = DOCS.read_text(encoding="utf-8")
+    code = text.split("## Replacing the engine", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(compile(code, str(DOCS), "exec"), namespace)
+    return namespace
+
+
+def test_the_engine_in_the_docs_replaces_the_compressor(kernel_for: Any,
+                                                       server: FakeLLMServer) -> None:
     server.default_reply = reply_text("ok")
     kernel = kernel_for(model=small_model(server), toolsets=[],
                         context={"engine": "keep-latest"})
-    registered = KeepLatest()
-    kernel.register_plugin(lambda ctx: ctx.register_context_engine(registered), "keep_latest")
+    module = docs_engine_module()
+    kernel.register_plugin(module["register"], "keep_latest")
+    registered = kernel.slots.get("context_engine", "keep-latest")
     agent = Agent(kernel, AgentOptions(stream=False))
     engine = agent.context
-    assert isinstance(engine, KeepLatest) and engine is not registered  # a copy per agent
+    assert type(engine) is module["KeepLatest"] and engine is not registered  # a copy per agent
     assert (engine.context_length, engine.threshold_tokens) == (4000, 3000)
     first = agent.session_id
     for index in range(30):
         agent.run_conversation(f"{index} {FILLER}")
-        if engine.compressed:
+        if engine.compression_count:
             break
-    assert engine.compressed and not registered.compressed
+    assert engine.compression_count == 1 and registered.compression_count == 0
     assert agent.sessions.get(agent.session_id)["parent_session_id"] == first
     assert agent.history[0]["content"].startswith(f"{index} ")
     assert engine.last_prompt_tokens > 0  # the host kept its counters
     request = server.posts()[-1].body["messages"]
     assert [m["role"] for m in request] == ["system", "user"]  # nothing else was kept
+    from hermes_agent.builtin_plugins.context.compressor import Compressor
+    assert not any(isinstance(e, Compressor) for e in (engine, registered))
+
+
+def test_every_compression_key_is_documented() -> None:
+    from hermes_agent.builtin_plugins.context.config_schema import CompressionSection
+
+    text = DOCS.read_text(encoding="utf-8")
+    for key in CompressionSection.model_fields:
+        assert f"`compression.{key}`" in text, key
 
 
 ORIGINAL_ENGINE = '''
