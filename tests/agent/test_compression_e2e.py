@@ -33,10 +33,11 @@ def agent_for(kernel_for: Any, server: FakeLLMServer, summariser: FakeLLMServer)
         server.default_reply = reply_text("Noted.")
         model = {"provider": "custom", "base_url": server.openai_base_url,
                  "default": "fake-model", "max_retries": 0, "context_length": 4000}
-        kernel = kernel_for(model=model, toolsets=[], auxiliary={"compression": {
+        settings = {"toolsets": [], **extra}
+        kernel = kernel_for(model=model, auxiliary={"compression": {
             "provider": "custom", "base_url": summariser.openai_base_url, "model": "summ"}},
-            **extra)
-        return Agent(kernel, AgentOptions(stream=False))
+            **settings)
+        return Agent(kernel, AgentOptions(stream=False, cwd=kernel.home))
 
     return build
 
@@ -288,3 +289,32 @@ def test_a_store_failure_during_the_split_keeps_the_old_session_going(
     monkeypatch.undo()
     talk(agent, 1)  # the session goes on
     assert agent.sessions.conversation(session)[-1]["content"] == "Noted."
+
+
+def test_a_compression_between_tool_calls_continues_the_turn_in_the_new_session(
+        agent_for: Any, server: FakeLLMServer, summariser: FakeLLMServer) -> None:
+    from hermes_agent.testing.fake_llm import reply_tool_call
+
+    summariser.script(reply_text("## Goal\nRead the notes."))
+    agent = agent_for(toolsets=["file"])
+    notes = agent.kernel.home / "notes.txt"
+    notes.write_text("a note worth reading\n" * 150)  # ~3,000 characters per read
+    talk(agent, 5)
+    first = agent.session_id
+    assert not summariser.posts()
+    server.script(*[reply_tool_call("read_file", {"path": str(notes)}, id=f"r{n}")
+                    for n in range(4)], reply_text("All read."))
+    events: list[dict[str, Any]] = []
+    turn = agent.run_conversation("read the notes four times", on_event=events.append)
+    assert turn.completed and turn.final_response == "All read."
+    kinds = [e["type"] for e in events]
+    assert kinds.count("compressed") == 1
+    assert kinds.index("tool_end") < kinds.index("compressed")  # it happened mid-turn
+    assert turn.session_id == agent.session_id != first
+    assert turn.messages[0]["content"] == "read the notes four times"
+    assert turn.messages[-1]["content"] == "All read."
+    last = server.posts()[-1].body["messages"]
+    assert SUMMARY_MARK in json.dumps(last)
+    assert [m.get("tool_call_id") for m in last if m["role"] == "tool"] == ["r0", "r1", "r2", "r3"]
+    stored = agent.sessions.conversation(agent.session_id)
+    assert stored[-1]["content"] == "All read." and len(stored) == len(agent.history)
