@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes_agent.agent.context")
 CHARS_PER_TOKEN = 4
+MAX_MEMORY_CONTEXT = 6_000  # characters of the memory providers' on_pre_compress text
 
 
 def attach(agent: Agent) -> Any:
@@ -118,12 +119,13 @@ def compress(agent: Agent, emit: EventSink, *, current: int | None = None,
              focus: str = "", force: bool = False) -> tuple[bool, int]:
     """Compress now. Returns (compressed, index of the current user message). A failing or
     ineffective engine leaves the conversation as it was and says so in a warning."""
-    engine, history = agent.context, agent.history
+    engine, history, old = agent.context, agent.history, agent.session_id
     current = last_user_index(history) if current is None else current
+    unchanged = (False, -1 if current is None else current)
     if engine is None or not history:
-        return False, current if current is not None else -1
+        return unchanged
     memory = agent.memory
-    memory_context = (memory.on_pre_compress(list(history))
+    memory_context = (memory.on_pre_compress(list(history))[:MAX_MEMORY_CONTEXT]
                       if memory is not None and memory.initialized else "")
     try:
         result = call_filtered(engine.compress, list(history),
@@ -137,7 +139,7 @@ def compress(agent: Agent, emit: EventSink, *, current: int | None = None,
     if not isinstance(result, list) or not result or result == history:
         _warn(agent, emit, f"context compression did not run ({reason}); the conversation "
                            "continues uncompressed")
-        return False, current if current is not None else -1
+        return unchanged
     before = len(history)
     anchor = history[current] if current is not None and current < before else None
     try:
@@ -146,9 +148,8 @@ def compress(agent: Agent, emit: EventSink, *, current: int | None = None,
         _warn(agent, emit, f"context compression did not run (the continuation session could "
                            f"not be stored: {type(exc).__name__}: {exc}); the conversation "
                            "continues uncompressed")
-        return False, current if current is not None else -1
-    emit({"type": "compressed", "session_id": agent.session_id,
-          "parent_session_id": agent.sessions.get(agent.session_id).get("parent_session_id"),
+        return unchanged
+    emit({"type": "compressed", "session_id": agent.session_id, "parent_session_id": old,
           "messages_before": before, "messages_after": len(result),
           "compression_count": engine.compression_count,
           "message": f"conversation compressed: {before} messages -> {len(result)}, "
