@@ -378,9 +378,11 @@ class Agent:
         is_first = not any(m.get("role") == "user" for m in self.history)
         self._deliver_injected(emit)  # left over from the previous run: they came first
         self._record({"role": "user", "content": user_message})
+        # preflight compression: plugins' pre_llm_call sees the history the model will see
+        current = self._compress_if_due(turn, len(self.history) - 1, emit)
         context = memory_link.turn_context(
             self, user_message, self._pre_llm_context(turn, user_message, is_first))
-        self._tool_loop(turn, user_message, len(self.history) - 1, context, emit)
+        self._tool_loop(turn, user_message, current, context, emit)
 
     def _pre_llm_context(self, turn: TurnResult, user_message: str, is_first: bool) -> str:
         if not self.hooks.has_hook("pre_llm_call"):

@@ -318,3 +318,20 @@ def test_a_compression_between_tool_calls_continues_the_turn_in_the_new_session(
     assert [m.get("tool_call_id") for m in last if m["role"] == "tool"] == ["r0", "r1", "r2", "r3"]
     stored = agent.sessions.conversation(agent.session_id)
     assert stored[-1]["content"] == "All read." and len(stored) == len(agent.history)
+
+
+def test_preflight_compression_comes_before_plugins_see_the_turn(
+        agent_for: Any, summariser: FakeLLMServer) -> None:
+    summariser.script(reply_text("## Goal\nWatch the turn."))
+    agent = agent_for()
+    seen: list[tuple[str, list[dict[str, Any]]]] = []
+
+    def watch(session_id: str, conversation_history: list[dict[str, Any]], **_: Any) -> None:
+        seen.append((session_id, conversation_history))
+
+    agent.kernel.register_plugin(lambda ctx: ctx.register_hook("pre_llm_call", watch), "watcher")
+    until_compressed(agent, [])
+    session_id, history = seen[-1]
+    assert session_id == agent.session_id  # the child session's
+    assert history[3]["content"].startswith(SUMMARY_MARK)
+    assert history == agent.history[:-1]  # all but the answer that followed
