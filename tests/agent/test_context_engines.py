@@ -125,3 +125,21 @@ def test_an_engine_written_for_the_original_loads_unmodified(
     # /compress passes the focus to an engine that accepts it
     assert agent.compress("flights") is True
     assert engine.events[-2][3] == "flights"
+
+
+def test_with_the_context_plugin_disabled_the_agent_runs_without_compression(
+        kernel_for: Any, server: FakeLLMServer, caplog: Any) -> None:
+    server.default_reply = reply_text("ok")
+    kernel = kernel_for(model=small_model(server), toolsets=[],
+                        plugins={"enabled": ["calculator"], "disabled": ["context"]})
+    with caplog.at_level("WARNING", logger="hermes_agent.agent.context"):
+        agent = Agent(kernel, AgentOptions(stream=False))
+    assert agent.context is None
+    assert "context compression is off" in caplog.text and "'compressor'" in caplog.text
+    for index in range(12):  # well past the threshold: nothing compresses, nothing breaks
+        assert agent.run_conversation(f"{index} {FILLER}").completed
+    assert agent.compress("anything") is False
+    from hermes_agent.builtin_plugins.agent.chat.slash import ChatState, run_slash
+
+    assert "No context engine is active" in run_slash(ChatState(agent, kernel), "/compress")
+    assert agent.sessions.get(agent.session_id)["parent_session_id"] is None

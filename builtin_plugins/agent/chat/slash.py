@@ -95,6 +95,9 @@ def _title(state: ChatState, args: str) -> str:
 
 def _compress(state: ChatState, args: str) -> str:
     agent = state.agent
+    if agent.context is None:
+        return ("No context engine is active: set context.engine in config.yaml (default "
+                "compressor, from the builtin context plugin; `hermes plugins list` shows it).")
     if not agent.history:
         return "Nothing to compress yet."
     problems: list[str] = []
