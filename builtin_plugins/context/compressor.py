@@ -75,8 +75,12 @@ class Compressor(ContextEngine):
     # --- compression ----------------------------------------------------------------------
     def _cut(self, messages: list[dict[str, Any]]) -> Cut:
         budget = int(self.threshold_tokens * self.settings.target_ratio) or 1
-        return find_cut(messages, protect_first_n=self.protect_first_n,
-                        protect_last_n=self.protect_last_n, tail_budget_tokens=budget)
+        cut = find_cut(messages, protect_first_n=self.protect_first_n,
+                       protect_last_n=self.protect_last_n, tail_budget_tokens=budget)
+        for index in range(cut.head):  # an earlier summary is carried forward, never kept
+            if summary_text(messages[index]) is not None:
+                return Cut(index, max(cut.tail, index))
+        return cut
 
     def compress(self, messages: list[dict[str, Any]], current_tokens: int | None = None,
                  focus_topic: str | None = None, force: bool = False,

@@ -335,3 +335,17 @@ def test_preflight_compression_comes_before_plugins_see_the_turn(
     assert session_id == agent.session_id  # the child session's
     assert history[3]["content"].startswith(SUMMARY_MARK)
     assert history == agent.history[:-1]  # all but the answer that followed
+
+
+def test_a_longer_kept_head_never_keeps_an_earlier_summary_beside_the_new_one(
+        agent_for: Any, summariser: FakeLLMServer) -> None:
+    summariser.script(reply_text("## Goal\nFirst."), reply_text("## Goal\nSecond, from First."))
+    agent = agent_for()
+    events: list[dict[str, Any]] = []
+    until_compressed(agent, events)
+    assert agent.history[3]["content"].startswith(SUMMARY_MARK)
+    agent.context.protect_first_n = 6  # the first summary now falls inside the head
+    until_compressed(agent, events)
+    summaries = [m["content"] for m in agent.history if m["content"].startswith(SUMMARY_MARK)]
+    assert len(summaries) == 1 and "Second, from First." in summaries[0]
+    assert "## Goal\nFirst." in summary_requests(summariser)[1][0]["content"]
