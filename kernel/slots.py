@@ -29,8 +29,8 @@ class SlotInfo(NamedTuple):  # a tuple, not a dataclass: config.yaml's defaults 
 # The one place the slots' config keys and defaults are written.
 SLOT_INFO = {
     "memory": SlotInfo("memory", "memory.provider", "builtin+one", "", "memory provider", True),
-    "context_engine": SlotInfo("context_engine", "context.engine", "one", "", "context engine",
-                               True),
+    "context_engine": SlotInfo("context_engine", "context.engine", "one", "compressor",
+                               "context engine", True),
     "model_provider": SlotInfo("model_provider", "model.provider", "many", "", "model provider"),
     "web_search": SlotInfo("web_search", "web.backend", "many", "", "web search provider"),
     "platform": SlotInfo("platform", "", "many", "", "platform"),

@@ -59,7 +59,7 @@ def test_config_show_defaults(home, capsys):
     code, out, _ = run(capsys, "config", "show")
     assert code == 0
     data = yaml.safe_load(out)
-    assert data["context"]["engine"] == ""
+    assert data["context"]["engine"] == "compressor"
     assert data["sessions"]["store"] == "sqlite"
     assert data["plugins"]["enabled"] is None
 

@@ -49,7 +49,7 @@ def test_defaults_when_no_file(tmp_path):
     assert cfg.plugins_enabled is None
     assert cfg.get("plugins.enabled") is None
     assert cfg.plugins_disabled == []
-    assert cfg.get("context.engine") == ""  # no context engine ships yet: the default names none
+    assert cfg.get("context.engine") == "compressor"  # the builtin context plugin's engine
     assert cfg.get("sessions.store") == "sqlite"
     assert cfg.get("memory.provider") == ""
     assert cfg.get("toolsets") is None
@@ -64,7 +64,7 @@ def test_defaults_when_home_does_not_exist(tmp_path):
 
 def test_empty_file_means_defaults(tmp_path):
     write_config(tmp_path, "")
-    assert load(tmp_path).get("context.engine") == ""
+    assert load(tmp_path).get("context.engine") == "compressor"
     write_config(tmp_path, "# only a comment\n")
     assert load(tmp_path).plugins_enabled is None
 
@@ -276,9 +276,11 @@ def test_original_config_loads_with_a_warning_listing_unused_keys(tmp_path):
     warning = cfg.warnings[0]
     assert str(path) in warning
     assert "not used" in warning
-    for key in ("display", "terminal", "compression", "_config_version",
+    for key in ("display", "terminal", "_config_version",
                 "memory.memory_enabled", "memory.user_profile_enabled"):
         assert key in warning
+    assert "compression" not in warning  # the compressor reads it
+    assert cfg.get("compression.threshold") == 0.5
     assert "unknown keys" not in warning
 
 

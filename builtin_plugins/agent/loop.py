@@ -40,7 +40,7 @@ from hermes_agent.api import (
     Usage,
 )
 
-from . import memory_link
+from . import context_link, memory_link
 from .history import SentContext, api_messages, last_user_index
 from .inbox import Inbox, into_tool_result
 from .memory_fence import StreamScrubber, strip_fences
@@ -128,6 +128,8 @@ class Agent:
         self.tool_defs = kernel.tools.definitions(self.tool_names)
         self.tool_routes: dict[str, Callable[..., str]] = {}  # memory providers' tools
         self.memory = memory_link.attach(self)
+        self.context_mark = 0  # history length at the engine's last usage report
+        self.context = context_link.attach(self)  # the context engine (compression)
         self.session_id = new_session_id()
         self.history: list[dict[str, Any]] = []
         self._sent_context = SentContext()  # request-only text, re-sent for the prompt cache
@@ -141,6 +143,7 @@ class Agent:
         self.inbox = Inbox()  # messages plugins inject (ctx.inject_message)
         self._notices: list[str] = []  # system prompt notices not yet shown
         self._notices_shown: set[str] = set()  # this session's, shown already
+        self._turn_start = 0  # where this turn's messages begin in the history
         if session_id is not None:
             self.resume(session_id)
 
@@ -180,7 +183,10 @@ class Agent:
 
     # --- sessions ---------------------------------------------------------------------------
     def resume(self, session_id: str) -> None:
-        """Continue a stored session: its frozen system prompt and its messages."""
+        """Continue a stored session: its frozen system prompt and its messages (a session
+        that was compressed continues in the newest session of its chain)."""
+        if self.sessions.get(session_id) is not None:
+            session_id = self.sessions.compression_tip(session_id)
         stored = self.sessions.get(session_id)
         if stored is None:
             raise SessionStoreError(f"no session {session_id!r} in the session store; list "
@@ -191,6 +197,7 @@ class Agent:
         self.history = self.sessions.conversation(session_id)
         self._sent_context.clear()
         self._stored = True
+        context_link.session_started(self)
         if stored.get("ended_at"):
             self.sessions.reopen(session_id)
 
@@ -201,9 +208,27 @@ class Agent:
             self._stored = True
         self.system_prompt = self._build_prompt()
         self.sessions.set_system_prompt(self.session_id, self.system_prompt)
+        context_link.session_started(self)
         if self.hooks.has_hook("on_session_start"):
             self.hooks.fire("on_session_start", session_id=self.session_id, model=self.model,
                             platform=self.platform)
+
+    def rebuild_system_prompt(self) -> str:
+        """Build the system prompt anew and store it for the current session (after
+        compression, the one time a session's prompt changes)."""
+        self.system_prompt = self._build_prompt()
+        self.sessions.set_system_prompt(self.session_id, self.system_prompt)
+        return self.system_prompt
+
+    def reset_sent_context(self) -> None:
+        self._sent_context.clear()
+
+    def compress(self, focus: str = "", on_event: EventSink | None = None) -> bool:
+        """Compress the conversation now (``/compress [focus]``); False when it stays as it
+        was (nothing to compress, no engine, or the engine failed: a warning event says why)."""
+        if self.context is None or not self.history:
+            return False
+        return context_link.compress(self, on_event or _ignore, focus=focus, force=True)[0]
 
     def _build_prompt(self) -> str:
         text, notices = build_system_prompt(self.kernel, session_id=self.session_id,
@@ -244,6 +269,8 @@ class Agent:
                         self.session_id, left)
         if self.memory and self.memory.initialized:
             self.memory.on_session_end(self.history)
+        if self.context is not None:
+            self.context.on_session_end(self.session_id, self.history)
         self.sessions.end(self.session_id, reason)
         if self.hooks.has_hook("on_session_finalize"):
             self.hooks.fire("on_session_finalize", session_id=self.session_id,
@@ -260,6 +287,8 @@ class Agent:
         self._notices, self._notices_shown = [], set()
         self.session_usage, self.session_cost, self.session_api_calls = Usage(), 0.0, 0
         memory_link.session_switch(self, old, reset=True)
+        if self.context is not None:
+            self.context.on_session_reset()
         if self.hooks.has_hook("on_session_reset"):
             self.hooks.fire("on_session_reset", session_id=new, platform=self.platform,
                             reason=reason, old_session_id=old, new_session_id=new)
@@ -270,6 +299,7 @@ class Agent:
         was frozen (it names no model), so the history and prompt go on unchanged."""
         self.client = self.kernel.service("models").client(
             provider=provider or self.provider, model=model)
+        context_link.update_model(self)
 
     def rewind(self, user_turns: int = 1) -> str | None:
         """Drop the last ``user_turns`` user messages and everything after them (``/undo``,
@@ -306,7 +336,7 @@ class Agent:
         self._interrupt = interrupt if interrupt is not None else CancelToken()
         self.client.new_turn()
         turn = TurnResult("", self.session_id, task_id, "")
-        start_len = len(self.history)
+        self._turn_start = len(self.history)
         with self._as_message_sink():
             try:
                 self._run(turn, user_message, emit, on_event is not None)
@@ -316,7 +346,7 @@ class Agent:
                 turn.failed, turn.error, turn.exit_reason = True, str(exc), f"error:{exc.reason}"
                 emit({"type": "error", "message": str(exc), "reason": exc.reason})
             finally:
-                turn.messages = self.history[start_len:]
+                turn.messages = self.history[self._turn_start:]
                 self._finish(turn, user_message, emit)
         return turn
 
@@ -348,9 +378,11 @@ class Agent:
         is_first = not any(m.get("role") == "user" for m in self.history)
         self._deliver_injected(emit)  # left over from the previous run: they came first
         self._record({"role": "user", "content": user_message})
+        # preflight compression: plugins' pre_llm_call sees the history the model will see
+        current = self._compress_if_due(turn, len(self.history) - 1, emit)
         context = memory_link.turn_context(
             self, user_message, self._pre_llm_context(turn, user_message, is_first))
-        self._tool_loop(turn, user_message, len(self.history) - 1, context, emit)
+        self._tool_loop(turn, user_message, current, context, emit)
 
     def _pre_llm_context(self, turn: TurnResult, user_message: str, is_first: bool) -> str:
         if not self.hooks.has_hook("pre_llm_call"):
@@ -368,6 +400,9 @@ class Agent:
             if self.interrupted:
                 raise RequestInterrupted(self.provider, self.model)
             self._deliver_injected(emit)
+            current = self._compress_if_due(turn, current, emit)
+            if tool_turn is not None and tool_turn.context.session_id != self.session_id:
+                tool_turn = None  # compressed: later tool calls belong to the new session
             response = self._call(turn, user_message, current, context, emit, tools=True)
             if not response.tool_calls:
                 if self.inbox and step + 1 < self.max_iterations:
@@ -387,10 +422,18 @@ class Agent:
             if self.interrupted:
                 raise RequestInterrupted(self.provider, self.model)
         # Budget spent: one more call without tools for a summary.
+        current = self._compress_if_due(turn, current, emit)
         response = self._call(turn, user_message, current, context, emit, tools=False,
                               note=BUDGET_NOTE)
         turn.final_response, turn.completed = response.content, True
         turn.exit_reason = "budget_exhausted"
+
+    def _compress_if_due(self, turn: TurnResult, current: int, emit: EventSink) -> int:
+        session = self.session_id
+        current = context_link.compress_if_due(self, current, emit)
+        if self.session_id != session:  # compressed: the turn continues in a new session
+            turn.session_id, self._turn_start = self.session_id, current
+        return current
 
     def _tool_turn(self, turn: TurnResult, emit: EventSink) -> ToolTurn:
         from hermes_agent.api import ToolCallContext
@@ -491,6 +534,7 @@ class Agent:
         self.session_cost = (None if amount is None or self.session_cost is None
                              else self.session_cost + amount)
         self.sessions.add_usage(self.session_id, response)
+        context_link.record_usage(self, response.usage)
 
     def _finish(self, turn: TurnResult, user_message: str, emit: EventSink) -> None:
         if turn.completed and not turn.interrupted:

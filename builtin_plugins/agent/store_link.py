@@ -83,6 +83,11 @@ class SessionLink:
     def end(self, session_id: str, reason: str) -> None:
         self.store.end_session(session_id, reason)
 
+    def compression_tip(self, session_id: str) -> str:
+        """The newest session of ``session_id``'s compression chain (itself if none)."""
+        tip = getattr(self.store, "get_compression_tip", None)
+        return tip(session_id) if tip else session_id
+
     def reopen(self, session_id: str) -> None:
         self.store.reopen_session(session_id)
 
@@ -111,6 +116,10 @@ class SessionLink:
     def set_title(self, session_id: str, title: str) -> None:
         self.store.set_session_title(session_id, title)
 
+    def next_title(self, title: str) -> str:
+        """The title of the next session in ``title``'s lineage ("X" -> "X #2" -> "X #3")."""
+        return self.store.get_next_title_in_lineage(title)
+
     def replace(self, session_id: str, messages: list[dict[str, Any]]) -> None:
-        """Rewrite the stored transcript (``/undo`` and ``/retry``)."""
+        """Rewrite the stored transcript (``/undo``, ``/retry``, compression)."""
         self.store.replace_messages(session_id, messages)

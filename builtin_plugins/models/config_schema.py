@@ -22,6 +22,7 @@ class ModelSection(BaseModel):
     timeout: float | None = None  # seconds per model call
     max_retries: int | None = None  # retries after the first attempt (default 3)
     retry_delay: float | None = None  # seconds before the first retry, doubling (default 2)
+    context_length: int | None = Field(None, gt=0)  # the model's window when hermes guesses wrong
 
 
 class AuxiliaryTask(BaseModel):

@@ -31,6 +31,12 @@ class ModelService:
 
         return call_llm(task, messages, kernel=self.kernel, **options)
 
+    def context_length(self, model: str) -> int:
+        """The model's context window in tokens (config override, else known families)."""
+        from .context_window import context_window
+
+        return context_window(model, self.kernel.config)
+
     def resolve(self, **options: Any) -> Any:
         """The resolved provider (name, model, base_url, profile) without a call."""
         from .resolve import resolve_provider

@@ -89,6 +89,8 @@ class TerminalRenderer:
             self._note(f"  ↻ {event['message']}", YELLOW)
         elif kind == "notice":
             self._note(f"⚠ {event['message']}", YELLOW)
+        elif kind == "compressed":
+            self._note(f"  ⇣ {event['message']}")
         elif kind == "injected":
             self._note(f"  ↳ message added to the conversation: {_short(event['content'])}")
         elif kind == "error":

@@ -76,9 +76,15 @@ def _usage(state: ChatState, args: str) -> str:
     usage = agent.session_usage
     cost = agent.session_cost
     cost_text = "unknown (no price for this model)" if cost is None else f"${cost:.4f}"
-    return (f"session {agent.session_id}: {plural(agent.session_api_calls, 'model call')}, "
+    text = (f"session {agent.session_id}: {plural(agent.session_api_calls, 'model call')}, "
             f"{plural(usage.prompt_tokens, 'input token')} ({usage.cache_read_tokens} cached), "
             f"{plural(usage.output_tokens, 'output token')}, estimated cost {cost_text}")
+    engine = agent.context
+    if engine is not None and engine.threshold_tokens:
+        text += (f"\ncontext: {engine.last_prompt_tokens:,} of {engine.threshold_tokens:,} tokens "
+                 f"before compression ({engine.context_length:,}-token window), "
+                 f"{plural(engine.compression_count, 'compression')} so far")
+    return text
 
 
 def _title(state: ChatState, args: str) -> str:
@@ -91,6 +97,23 @@ def _title(state: ChatState, args: str) -> str:
         return "Send a message first; the session is created with it."
     agent.sessions.set_title(agent.session_id, title)
     return f"Title set: {title}"
+
+
+def _compress(state: ChatState, args: str) -> str:
+    agent = state.agent
+    if agent.context is None:
+        return ("No context engine is active: set context.engine in config.yaml (default "
+                "compressor, from the builtin context plugin; `hermes plugins list` shows it).")
+    if not agent.history:
+        return "Nothing to compress yet."
+    problems: list[str] = []
+    before = len(agent.history)
+    done = agent.compress(args.strip(), on_event=lambda e: problems.append(e.get("message", ""))
+                          if e.get("type") == "notice" else None)
+    if not done:
+        return problems[0] if problems else "The conversation was not compressed."
+    return (f"Compressed {before} messages to {len(agent.history)}; now in session "
+            f"{agent.session_id}.")
 
 
 def _retry(state: ChatState, args: str) -> str | None:
@@ -121,6 +144,7 @@ BUILTIN: dict[str, tuple[Callable[[ChatState, str], Any], str]] = {
     "tools": (_tools, "the tools the model can call"),
     "usage": (_usage, "tokens and estimated cost of this session"),
     "title": (_title, "show or set the session title"),
+    "compress": (_compress, "summarise the conversation now: /compress [FOCUS TOPIC]"),
     "retry": (_retry, "send the last message again"),
     "undo": (_undo, "remove the last exchange"),
     "quit": (_quit, "leave (also /exit, Ctrl-D)"),
