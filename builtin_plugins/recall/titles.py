@@ -74,7 +74,8 @@ class Titler:
                 return
             self._asked.add(session_id)
             self._threads = [t for t in self._threads if t.is_alive()]
-            thread = threading.Thread(target=self.name_session, name=THREAD_NAME, daemon=True,
+            thread = threading.Thread(target=self.name_session, daemon=True,
+                                      name=f"{THREAD_NAME}:{session_id}",
                                       args=(session_id, user_message, assistant_response or ""))
             self._threads.append(thread)
         thread.start()

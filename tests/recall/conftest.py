@@ -44,10 +44,10 @@ def kernel_for(home: Path, server: FakeLLMServer, aux: FakeLLMServer):  # type: 
     return build
 
 
-def join_title_threads(timeout: float = 20.0) -> None:
-    """Wait for the background title threads started so far."""
+def join_title_thread(session_id: str, timeout: float = 20.0) -> None:
+    """Wait for the background thread naming ``session_id``, if one was started."""
     for thread in threading.enumerate():
-        if thread.name == "hermes-title":
+        if thread.name == f"hermes-title:{session_id}":
             thread.join(timeout)
 
 

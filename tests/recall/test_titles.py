@@ -11,7 +11,7 @@ from hermes_agent.api import session_store
 from hermes_agent.builtin_plugins.recall.titles import clean_title
 from hermes_agent.testing.fake_llm import reply_error, reply_text
 
-from .conftest import join_title_threads, wait_for
+from .conftest import join_title_thread, wait_for
 
 
 def agent(kernel):  # type: ignore[no-untyped-def]
@@ -30,14 +30,14 @@ def test_a_new_session_is_named_after_its_first_exchange(kernel_for, server, aux
     aux.script(reply_text('Title: "Fixing the Docker build."\nextra line'))
     bot = agent(kernel)
     bot.run_conversation("my docker build fails on COPY")
-    join_title_threads()
+    join_title_thread(bot.session_id)
     assert title_of(kernel, bot.session_id) == "Fixing the Docker build"
     (ask,) = aux.posts()
     assert ask.body["model"] == "aux-model"
     exchange = ask.body["messages"][-1]["content"]
     assert "my docker build fails on COPY" in exchange and "--no-cache" in exchange
     bot.run_conversation("thanks, that worked")  # later turns ask for no title
-    join_title_threads()
+    join_title_thread(bot.session_id)
     assert len(aux.posts()) == 1
 
 
@@ -61,7 +61,7 @@ def test_a_failing_title_model_leaves_the_session_untitled(kernel_for, server, a
     bot = agent(kernel)
     with caplog.at_level(logging.WARNING, logger="hermes_agent.recall.titles"):
         assert bot.run_conversation("hi").completed
-        join_title_threads()
+        join_title_thread(bot.session_id)
     assert title_of(kernel, bot.session_id) is None
     assert f"session {bot.session_id} left untitled: title generation failed" in caplog.text
 
@@ -74,7 +74,7 @@ def test_a_title_set_by_the_user_meanwhile_is_kept(kernel_for, server, aux) -> N
     bot.run_conversation("hi")
     wait_for(lambda: len(aux.posts()) == 1)
     session_store(kernel).set_session_title(bot.session_id, "Mine")
-    join_title_threads()
+    join_title_thread(bot.session_id)
     assert title_of(kernel, bot.session_id) == "Mine"
 
 
@@ -84,15 +84,16 @@ def test_titles_stay_unique_and_can_be_turned_off(kernel_for, server, aux) -> No
     aux.script(reply_text("Same subject"), reply_text("Same subject"))
     first, second = agent(kernel), agent(kernel)
     first.run_conversation("a")
-    join_title_threads()
+    join_title_thread(first.session_id)
     second.run_conversation("b")
-    join_title_threads()
+    join_title_thread(second.session_id)
     assert title_of(kernel, first.session_id) == "Same subject"
     assert title_of(kernel, second.session_id) == "Same subject (2)"
     off = kernel_for(auto_title=False)
     server.script(reply_text("three"))
-    agent(off).run_conversation("c")
-    join_title_threads()
+    third = agent(off)
+    third.run_conversation("c")
+    join_title_thread(third.session_id)
     assert len(aux.posts()) == 2
 
 
