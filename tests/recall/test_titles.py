@@ -103,3 +103,19 @@ def test_clean_title() -> None:
     assert clean_title("数据库迁移。") == "数据库迁移"
     long = clean_title("word " * 40)
     assert long is not None and len(long) <= 80 and not long.endswith(" ")
+
+
+def test_exit_waits_briefly_for_a_title_and_stores_none_after(kernel_for, server, aux) -> None:
+    from hermes_agent.builtin_plugins.recall.titles import DRAIN_S
+
+    kernel = kernel_for(auto_title=True)
+    server.script(reply_text("Hello!"))
+    aux.script(reply_text("Arrives after the exit", delay=DRAIN_S + 2.0))
+    bot = agent(kernel)
+    bot.run_conversation("hi")
+    wait_for(lambda: len(aux.posts()) == 1)
+    started = time.monotonic()
+    kernel.close()  # on_shutdown: waits at most DRAIN_S for the title
+    assert time.monotonic() - started < DRAIN_S + 1.5
+    join_title_thread(bot.session_id)  # the answer came, too late to be stored
+    assert title_of(kernel, bot.session_id) is None
