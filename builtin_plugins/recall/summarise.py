@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
+from typing import Any
 
 from .recall import Recalled
 
@@ -38,9 +39,10 @@ def prompt(query: str, item: Recalled) -> list[dict[str, str]]:
                                         f"{item.header()['started']}:\n\n{item.text}"}]
 
 
-def model_summariser(kernel: object, query: str, session_id: str) -> Summariser:
-    """Summaries from the ``models`` service's auxiliary ``session_search`` task."""
-    models = kernel.service("models")  # type: ignore[attr-defined]
+def model_summariser(kernel: Any, query: str, session_id: str) -> Summariser:
+    """Summaries from the ``models`` service's auxiliary ``session_search`` task (raises
+    when no plugin offers that service)."""
+    models = kernel.service("models")
 
     def summarise(item: Recalled, seconds_left: float, stop: threading.Event) -> str:
         response = models.call_llm("session_search", prompt(query, item), temperature=0.1,

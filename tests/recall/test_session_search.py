@@ -159,3 +159,13 @@ def test_role_filter_limits_the_roles_matched(kernel_for) -> None:
     assert "'role_filter' takes user, assistant, tool" in error["error"]
     none = call(kernel, query="narwhal")
     assert none["count"] == 0 and "No earlier conversation matches" in none["note"]
+
+
+def test_without_a_models_service_the_snippets_are_the_answer(kernel_for, aux) -> None:
+    kernel = kernel_for(plugins={"disabled": ["models"]})
+    store = session_store(kernel)
+    past(store, "p1", ("user", "the ocelot cache is stale"))
+    result = call(kernel, query="ocelot")
+    (found,) = result["results"]
+    assert "summary" not in found and ">>>ocelot<<<" in found["snippets"][0]
+    assert result["note"].startswith("No summariser is available") and aux.posts() == []
