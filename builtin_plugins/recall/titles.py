@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from hermes_agent.api import TitleConflictError, session_store
@@ -118,8 +119,6 @@ class Titler:
     def drain(self, timeout: float = DRAIN_S, **_: Any) -> None:
         """Wait up to ``timeout`` seconds (in all) for titles being made, then stop storing
         any (``on_shutdown``)."""
-        import time
-
         deadline = time.monotonic() + timeout
         with self._lock:
             threads = list(self._threads)

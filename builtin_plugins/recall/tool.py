@@ -20,9 +20,9 @@ from hermes_agent.api import (
 )
 
 from .config_schema import SessionSearchSection
-from .recall import recall, recent
+from .recall import Recalled, recall, recent
 from .schema import DEFAULT_LIMIT, MAX_LIMIT, ROLES
-from .summarise import Summariser, model_summariser, summarise_all
+from .summarise import model_summariser, summarise_all
 
 log = logging.getLogger("hermes_agent.recall")
 
@@ -58,12 +58,10 @@ def _roles(value: Any) -> list[str] | None | str:
 
 
 class SessionSearch:
-    """The handler, bound to one kernel. ``summariser`` replaces the models service (tests,
-    embedders); None means the auxiliary ``session_search`` model."""
+    """The handler, bound to one kernel."""
 
-    def __init__(self, kernel: Any, summariser: Summariser | None = None):
+    def __init__(self, kernel: Any):
         self.kernel = kernel
-        self.summariser = summariser
 
     def __call__(self, args: dict[str, Any], ctx: ToolCallContext) -> str:
         query = str(args.get("query") or "").strip()
@@ -104,17 +102,15 @@ class SessionSearch:
             data["note"] = note
         return tool_result(data)
 
-    def _summaries(self, query: str, found: list[Any], config: SessionSearchSection,
+    def _summaries(self, query: str, found: list[Recalled], config: SessionSearchSection,
                    session_id: str) -> tuple[dict[str, str], dict[str, str], str]:
         if not config.summarize:
             return {}, {}, "Summaries are off (session_search.summarize); snippets are shown."
-        summariser = self.summariser
-        if summariser is None:
-            try:
-                summariser = model_summariser(self.kernel, query, session_id)
-            except Exception as exc:  # no models service: the snippets are the answer
-                log.info("session_search: no summariser (%s); returning snippets", exc)
-                return {}, {}, f"No summariser is available ({exc}); snippets are shown."
+        try:
+            summariser = model_summariser(self.kernel, query, session_id)
+        except Exception as exc:  # no models service: the snippets are the answer
+            log.info("session_search: no summariser (%s); returning snippets", exc)
+            return {}, {}, f"No summariser is available ({exc}); snippets are shown."
         summaries, failures = summarise_all(found, summariser,
                                             concurrency=config.max_concurrency,
                                             budget_s=config.timeout)
