@@ -163,6 +163,11 @@ class SessionStore(Protocol):
         """Set (or clear with None/"") a title; returns the cleaned title. Raises
         :class:`TitleConflictError` when another session has it."""
 
+    def set_title_if_untitled(self, session_id: str, title: str) -> str | None:
+        """Set ``title`` only while the session has none (one atomic step, so a title the user
+        set meanwhile is kept); returns the cleaned title, or None when the session already
+        had one. Raises :class:`TitleConflictError` when another session has it."""
+
     def resolve_session_by_title(self, title: str) -> str | None:
         """The newest session in the lineage of ``title`` ("X", "X #2", ...)."""
 
@@ -192,8 +197,11 @@ class SessionStore(Protocol):
     def search_messages(self, query: str, *, source_filter: Iterable[str] | None = None,
                         exclude_sources: Iterable[str] | None = None,
                         role_filter: Iterable[str] | None = None, limit: int = 20,
-                        offset: int = 0, sort: str | None = None) -> list[SearchResult]:
-        """Full-text search (FTS5 syntax; user input is sanitised and never raises)."""
+                        offset: int = 0, sort: str | None = None,
+                        exclude_sessions: Iterable[str] | None = None) -> list[SearchResult]:
+        """Full-text search (FTS5 syntax; user input is sanitised and never raises).
+        ``exclude_sessions``: ids whose messages are left out (session_search drops the
+        current conversation's lineage this way, before ranking and the limit)."""
 
     def usage_stats(self, source: str | None = None) -> dict[str, Any]: ...
 

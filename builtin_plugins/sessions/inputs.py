@@ -7,7 +7,8 @@
   lone surrogate becomes U+FFFD.
 * Counts (``limit``, ``offset``) are integers in a stated range; any other integer argument
   must fit SQLite's 64-bit integers. Otherwise :class:`InvalidArgumentError` names the range.
-* Lists of names (``source_filter``, ``exclude_sources``, ``role_filter``): a single string is
+* Lists of names (``source_filter``, ``exclude_sources``, ``role_filter``,
+  ``exclude_sessions``): a single string is
   one name (``sources="cli"`` means ``["cli"]``); anything that is not a string or an iterable
   of strings is a :class:`InvalidArgumentError`.
 """
@@ -27,7 +28,7 @@ MAX_LIMIT = 1_000_000
 MAX_OFFSET = 2**31 - 1
 INT64 = (-(2**63), 2**63 - 1)
 COUNTS = {"limit": (0, MAX_LIMIT), "offset": (0, MAX_OFFSET)}
-NAME_LISTS = frozenset({"source_filter", "exclude_sources", "role_filter"})
+NAME_LISTS = frozenset({"source_filter", "exclude_sources", "role_filter", "exclude_sessions"})
 _HANDLER = "hermes-surrogates"
 
 

@@ -64,12 +64,12 @@ def search_messages(conn: sqlite3.Connection, query: str, *,
                     source_filter: Iterable[str] | None = None,
                     exclude_sources: Iterable[str] | None = None,
                     role_filter: Iterable[str] | None = None, limit: int = 20, offset: int = 0,
-                    sort: str | None = None,
+                    sort: str | None = None, exclude_sessions: Iterable[str] | None = None,
                     budget_s: float = SEARCH_BUDGET_S) -> list[dict[str, Any]]:
     parsed = parse(query)
     if not parsed.groups or limit <= 0:
         return []
-    where, args = _filters(source_filter, exclude_sources, role_filter)
+    where, args = _filters(source_filter, exclude_sources, role_filter, exclude_sessions)
     with time_budget(conn, budget_s):
         if parsed.cjk:
             want = limit + offset
@@ -148,10 +148,11 @@ def _rows(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[t
 
 
 def _filters(sources: Iterable[str] | None, excluded: Iterable[str] | None,
-             roles: Iterable[str] | None) -> tuple[str, list[Any]]:
+             roles: Iterable[str] | None,
+             sessions: Iterable[str] | None = None) -> tuple[str, list[Any]]:
     where, args = "", []
     for column, values, op in (("s.source", sources, "IN"), ("s.source", excluded, "NOT IN"),
-                               ("m.role", roles, "IN")):
+                               ("m.role", roles, "IN"), ("m.session_id", sessions, "NOT IN")):
         values = [v for v in (values or ()) if v]
         if values:
             where += f" AND {column} {op} ({', '.join('?' * len(values))})"

@@ -348,6 +348,22 @@ class SqliteSessionStore:
         self._write(do)
         return clean
 
+    def set_title_if_untitled(self, session_id: str, title: str) -> str | None:
+        clean = codec.sanitize_title(title)
+        if clean is None:
+            return None
+
+        def do(conn: sqlite3.Connection) -> str | None:
+            other = conn.execute("SELECT id FROM sessions WHERE title = ? AND id != ?",
+                                 (clean, session_id)).fetchone()
+            if other:
+                raise TitleConflictError(f"the title {clean!r} is already used by session "
+                                         f"{other[0]}; choose another title")
+            changed = conn.execute("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL",
+                                   (clean, session_id)).rowcount
+            return clean if changed else None
+        return self._write(do)
+
     def resolve_session_by_title(self, title: str) -> str | None:
         return lineage.resolve_title(self._read, title)
 
@@ -399,7 +415,8 @@ class SqliteSessionStore:
     def search_messages(self, query: str, *, source_filter: Iterable[str] | None = None,
                         exclude_sources: Iterable[str] | None = None,
                         role_filter: Iterable[str] | None = None, limit: int = 20,
-                        offset: int = 0, sort: str | None = None) -> list[dict[str, Any]]:
+                        offset: int = 0, sort: str | None = None,
+                        exclude_sessions: Iterable[str] | None = None) -> list[dict[str, Any]]:
         from . import search  # its query parser is only needed when someone searches
 
         try:
@@ -407,7 +424,7 @@ class SqliteSessionStore:
                 return search.search_messages(
                     conn, query, source_filter=source_filter, exclude_sources=exclude_sources,
                     role_filter=role_filter, limit=limit, offset=offset, sort=sort,
-                    budget_s=self.search_budget_s)
+                    exclude_sessions=exclude_sessions, budget_s=self.search_budget_s)
         except sqlite3.Error as exc:
             raise explain(exc, self.path, "search") from exc
 

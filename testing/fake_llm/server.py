@@ -10,7 +10,8 @@ Endpoints: ``POST /v1/chat/completions`` (Chat Completions), ``POST /v1/messages
 (Anthropic Messages), ``POST /v1/responses`` (Responses), ``GET /v1/models``. Replies are
 taken from one queue in order, whatever the endpoint, and rendered in that endpoint's
 format (SSE when the request has ``"stream": true``). An exhausted script answers HTTP 418
-with a message saying so. Every request is recorded (path, lower-cased headers, JSON body).
+with a message saying so. Every request is recorded (path, lower-cased headers, JSON body),
+and the most answered at once is kept (``max_in_flight``).
 HTTP/1.1 keep-alive, chunked SSE. Request handlers run on threads named ``fake-llm-handler``;
 a handler pausing for ``delay`` or ``stall`` stops as soon as the client hangs up.
 """
@@ -56,6 +57,8 @@ class _State:
     models: list[str] = field(default_factory=lambda: ["fake-model"])
     default: Reply | None = None
     hangups: int = 0
+    in_flight: int = 0  # model requests being answered now
+    max_in_flight: int = 0
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -117,6 +120,17 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = {"_raw": raw.decode("utf-8", "replace")}
         self._record(body)
+        state = self.server.state
+        with state.lock:
+            state.in_flight += 1
+            state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        try:
+            self._answer(raw, body)
+        finally:
+            with state.lock:
+                state.in_flight -= 1
+
+    def _answer(self, raw: bytes, body: Any) -> None:
         style = STYLES.get(self.path.split("?")[0])
         if style is None:
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
@@ -239,6 +253,11 @@ class FakeLLMServer(ServedInBackground):
     def hangups(self) -> int:
         """Replies abandoned because the client hung up during their ``delay`` or ``stall``."""
         return self._state.hangups
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most model requests (POSTs) being answered at the same time so far."""
+        return self._state.max_in_flight
 
     @property
     def pending(self) -> int:

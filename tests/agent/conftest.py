@@ -25,6 +25,8 @@ def agent_config(server: FakeLLMServer, **extra: Any) -> dict[str, Any]:
         "model": {"provider": "custom", "base_url": server.openai_base_url,
                   "default": "fake-model", "max_retries": 0},
         "plugins": {"enabled": ["calculator"]},
+        # the scripts answer the agent's requests in order: no background title request
+        "sessions": {"auto_title": False},
     }
     config.update(extra)
     return config

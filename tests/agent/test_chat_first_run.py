@@ -65,7 +65,7 @@ def test_bare_hermes_at_a_terminal_offers_setup_then_chats(unconfigured: Path,
         assert OFFER in result.output
         assert "Test call OK" in result.output  # the setup wizard ran, with its test call
         assert "Hello from the new model." in result.output  # then the chat went on
-        assert server.last.body["messages"][-1]["content"] == "hi there"
+        assert server.posts()[1].body["messages"][-1]["content"] == "hi there"
     saved = yaml.safe_load((unconfigured / "config.yaml").read_text())
     assert saved["model"] == {"provider": "custom", "default": "fake-model", "base_url": url}
 

@@ -33,6 +33,7 @@ def test_interactive_chat_in_a_pty(home: Path, calculator: Path, server) -> None
     (home / "config.yaml").write_text(yaml.safe_dump({
         "model": {"provider": "custom", "base_url": server.openai_base_url,
                   "default": "fake-model", "max_retries": 0},
+        "sessions": {"auto_title": False},  # the script answers the chat's requests only
         "plugins": {"enabled": ["calculator"]}}))
     server.script(reply_text("Hello from the fake model!"),
                   reply_stall("Once upon a time there was a very long story", stall=30),
@@ -70,7 +71,8 @@ def test_approval_and_clarify_questions_in_a_pty(home: Path, calculator: Path, s
     (work / "keep").mkdir()
     (home / "config.yaml").write_text(yaml.safe_dump({
         "model": {"provider": "custom", "base_url": server.openai_base_url,
-                  "default": "fake-model", "max_retries": 0}}))
+                  "default": "fake-model", "max_retries": 0},
+        "sessions": {"auto_title": False}}))  # the script answers the chat's requests only
     server.script(reply_tool_call("terminal", {"command": "rm -rf build"}),
                   reply_text("Removed build."),
                   reply_tool_call("terminal", {"command": "rm -rf keep"}),
@@ -117,7 +119,8 @@ def test_approval_and_clarify_questions_in_a_pty(home: Path, calculator: Path, s
 def test_multi_line_input_and_the_history_file(home: Path, calculator: Path, server) -> None:
     (home / "config.yaml").write_text(yaml.safe_dump({
         "model": {"provider": "custom", "base_url": server.openai_base_url,
-                  "default": "fake-model", "max_retries": 0}}))
+                  "default": "fake-model", "max_retries": 0},
+        "sessions": {"auto_title": False}}))  # the script answers the chat's requests only
     server.script(reply_text("Got two lines."), reply_text("Got a block."))
     term = start_chat(home)
     term.read_until("› ")
@@ -155,6 +158,7 @@ def test_a_failing_slash_command_keeps_the_chat_going(home: Path, calculator: Pa
     (home / "config.yaml").write_text(yaml.safe_dump({
         "model": {"provider": "custom", "base_url": server.openai_base_url,
                   "default": "fake-model", "max_retries": 0},
+        "sessions": {"auto_title": False},  # the script answers the chat's requests only
         "plugins": {"enabled": ["calculator", "boom"]}}))
     server.script(reply_text("Still here."))
     term = start_chat(home)
@@ -186,7 +190,8 @@ def test_a_status_line_shows_while_the_model_works(home: Path, calculator: Path,
                                                    server) -> None:
     (home / "config.yaml").write_text(yaml.safe_dump({
         "model": {"provider": "custom", "base_url": server.openai_base_url,
-                  "default": "fake-model", "max_retries": 0}}))
+                  "default": "fake-model", "max_retries": 0},
+        "sessions": {"auto_title": False}}))  # the script answers the chat's requests only
     server.script(reply_text("Done thinking.", delay=1.2))
     term = start_chat(home)
     term.read_until("› ")

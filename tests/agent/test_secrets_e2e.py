@@ -34,7 +34,7 @@ def test_the_provider_gets_the_dotenv_key_and_the_terminal_does_not(home: Path,
     (home / ".env").write_text(f"OPENAI_API_KEY={API_KEY}\n")
     (home / "config.yaml").write_text(
         f"model:\n  provider: openai\n  base_url: {server.openai_base_url}\n"
-        "  default: fake-model\n  max_retries: 0\n")
+        "  default: fake-model\n  max_retries: 0\nsessions:\n  auto_title: false\n")
     server.script(reply_tool_call("terminal", {"command": PROBE}), reply_text("looked"))
     proc = _hermes(home, "chat", "-q", "show me your environment")
     assert proc.returncode == 0, proc.stderr

@@ -47,8 +47,8 @@ def test_help_lists_builtin_and_plugin_commands(kernel_for) -> None:
 def test_tools_and_plugins_show_what_the_model_can_call(kernel_for) -> None:
     state = chat(kernel_for)
     tools = run_slash(state, "/tools")
-    assert "calculate      calculator, calculator  " in tools
-    assert all(len(line) <= 2 + 15 + 24 + 60 for line in tools.splitlines())
+    assert "calculate       calculator, calculator  " in tools
+    assert all(len(line) <= 2 + 16 + 24 + 60 for line in tools.splitlines())
     cut = [line for line in tools.splitlines() if line.endswith("…")]
     assert cut, "long descriptions end with an ellipsis"
     assert "read_file" in tools and tools.startswith(f"{len(state.agent.tool_names)} tools:")

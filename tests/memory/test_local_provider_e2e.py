@@ -27,7 +27,8 @@ def server() -> Iterator[FakeLLMServer]:
 def kernel(home: Path, server: FakeLLMServer) -> Any:
     config = {"model": {"provider": "custom", "base_url": server.openai_base_url,
                         "default": "fake-model", "max_retries": 0},
-              "memory": {"provider": "local"}}
+              "memory": {"provider": "local"},
+              "sessions": {"auto_title": False}}  # the script answers the chat's requests only
     return make_kernel(home, config=config, env={"HERMES_HOME": str(home)}, builtins=True)
 
 

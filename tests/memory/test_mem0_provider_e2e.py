@@ -32,6 +32,7 @@ def kernel_for(home: Path, llm: FakeLLMServer, mem0):  # type: ignore[no-untyped
         config = {"model": {"provider": "custom", "base_url": llm.openai_base_url,
                             "default": "fake-model", "max_retries": 0},
                   "memory": {"provider": "mem0", "prefetch_timeout": manager_timeout},
+                  "sessions": {"auto_title": False},  # the script answers the chat only
                   "plugins": {"entries": {"mem0": {"max_retries": 0, **settings}}}}
         return make_kernel(home, config=config, builtins=True,
                            env={"HERMES_HOME": str(home), "MEM0_API_KEY": KEY,

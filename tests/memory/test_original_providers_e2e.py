@@ -60,6 +60,7 @@ def chat(python: Path, home: Path, server: FakeLLMServer, provider: str) -> None
     (home / "config.yaml").write_text(yaml.safe_dump({
         "model": {"provider": "custom", "base_url": server.openai_base_url,
                   "default": "fake-model", "max_retries": 0},
+        "sessions": {"auto_title": False},  # the script answers the chat's requests only
         "memory": {"provider": provider}}), encoding="utf-8")
     server.script(reply_text("Tea, no sugar."))
     proc = subprocess.run([str(python), "-m", "hermes_agent.builtin_plugins.cli_root", "chat", "-q",

@@ -33,7 +33,8 @@ def test_the_model_lists_views_and_fetches_a_skill(home: Path, server: FakeLLMSe
     (folder / "references").mkdir()
     (folder / "references" / "rollback.md").write_text("Run `make rollback`.\n")
     config = {"model": {"provider": "custom", "base_url": server.openai_base_url,
-                        "default": "fake-model", "max_retries": 0}}
+                        "default": "fake-model", "max_retries": 0},
+              "sessions": {"auto_title": False}}  # the script answers the chat's requests only
     kernel = make_kernel(home, config=config, env={"HERMES_HOME": str(home)}, builtins=True)
     server.script(reply_tool_call("skills_list", {"category": "devops"}),
                   reply_tool_call("skill_view", {"name": "deploy-check"}),
