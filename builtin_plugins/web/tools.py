@@ -130,9 +130,10 @@ class WebTools:
                         self.cache.put(ctx.state_key, self._page_key(primary, url, query),
                                        pages[url], settings.cache_entries)
         results = [pages[url] for url in urls]
-        if all(p["status"] == "error" and p.get("kind") == "refused" for p in results):
-            return tool_error("; ".join(p["error"] for p in results), kind="refused",
-                              error_type="web_refused", results=results)
+        if not wanted and all(p.get("kind") in ("refused", "unreachable") for p in results):
+            kind = results[0]["kind"]  # no URL passed the checks: nothing was fetched
+            return tool_error("; ".join(p["error"] for p in results), kind=kind,
+                              error_type=f"web_{kind}", results=results)
         answer.update(results=results, notice=UNTRUSTED_NOTICE)
         if skipped:
             answer["skipped"] = {"urls": skipped, "reason": f"at most {settings.max_urls} URLs "
