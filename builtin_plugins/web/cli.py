@@ -14,6 +14,7 @@ from .failure import Failure
 from .runner import call_once
 from .selection import find_backend, installed_backends
 from .settings import CAPABILITIES, load_settings
+from .tools import search_rows
 
 
 def _backend(kernel: Any, name: str | None, capability: str) -> WebBackend:
@@ -70,7 +71,8 @@ def search(query: tuple[str, ...], name: str | None, limit: int, as_json: bool) 
     text = " ".join(query)
     try:
         backend = _backend(kernel, name, "search")
-        results = call_once(backend, lambda b: b.search(text, limit), load_settings(kernel))
+        results = call_once(backend, lambda b: search_rows(b.search(text, limit), limit, b.name),
+                            load_settings(kernel))
     except Failure as failure:
         _fail(failure)
         return

@@ -4,6 +4,7 @@ limited, and ``web.fallback`` tried in order only when the user wrote it."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -14,28 +15,35 @@ from .selection import candidates, find_backend
 from .settings import WebSettings
 
 T = TypeVar("T")
-#: kinds that no other backend would fix: the URL itself was refused
-NO_FALLBACK = frozenset({"refused"})
+#: kinds that no other backend would fix: a refused URL, the user's interrupt
+NO_FALLBACK = frozenset({"refused", "interrupted"})
 
 
-def call_in_time(fn: Callable[[], T], timeout: float, name: str) -> T:
-    """``fn()`` on a daemon thread, given up after ``timeout`` seconds (the thread is left to
-    finish on its own: a backend cannot be cancelled from outside)."""
+def call_in_time(fn: Callable[[], T], timeout: float, name: str,
+                 interrupt: threading.Event | None = None) -> T:
+    """``fn()`` on a daemon thread, given up after ``timeout`` seconds or when ``interrupt``
+    is set (the thread is left to finish on its own: a backend cannot be cancelled)."""
     box: dict[str, Any] = {}
+    done = threading.Event()
 
     def run() -> None:
         try:
             box["value"] = fn()
         except BaseException as exc:  # handed to the caller's thread
             box["error"] = exc
+        finally:
+            done.set()
 
-    worker = threading.Thread(target=run, name=f"web-{name}", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
-        raise Failure(f"web backend {name!r} did not answer within {timeout:g} s; try again, "
-                      "or raise web.timeout in config.yaml if the backend is slow.", "timeout",
-                      backend=name)
+    threading.Thread(target=run, name=f"web-{name}", daemon=True).start()
+    deadline = time.monotonic() + timeout
+    while not done.wait(min(0.1, max(0.0, deadline - time.monotonic()))):
+        if interrupt is not None and interrupt.is_set():
+            raise Failure(f"the call to web backend {name!r} was interrupted by the user.",
+                          "interrupted", backend=name)
+        if time.monotonic() >= deadline:
+            raise Failure(f"web backend {name!r} did not answer within {timeout:g} s; try "
+                          "again, or raise web.timeout in config.yaml if the backend is slow.",
+                          "timeout", backend=name)
     if "error" in box:
         raise box["error"]
     return box["value"]  # type: ignore[no-any-return]
@@ -47,17 +55,16 @@ def call_once(backend: WebBackend, op: Callable[[WebBackend], T], settings: WebS
     name = backend.name
     for attempt in (1, 2):
         try:
-            return call_in_time(lambda: op(backend), settings.timeout, name)
+            return call_in_time(lambda: op(backend), settings.timeout, name, interrupt)
         except Failure:
             raise
         except WebError as exc:
             wait = exc.retry_after
             if (exc.kind == "rate_limited" and attempt == 1 and wait is not None
                     and 0 <= wait <= settings.retry_wait_max):
-                if interrupt is not None and interrupt.wait(wait):
-                    raise Failure.from_web_error(exc, name) from exc
-                if interrupt is None:
-                    threading.Event().wait(wait)
+                if (interrupt or threading.Event()).wait(wait):  # set: the user interrupted
+                    raise Failure(f"the call to web backend {name!r} was interrupted by the "
+                                  "user.", "interrupted", backend=name) from exc
                 continue
             raise Failure.from_web_error(exc, name) from exc
         except Exception as exc:  # a backend's bug: reported, not raised into the agent

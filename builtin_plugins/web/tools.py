@@ -28,7 +28,7 @@ def turn_question(ctx: ToolCallContext) -> str:
     return ""
 
 
-def _search_rows(results: Any, limit: int, name: str) -> list[WebResult]:
+def search_rows(results: Any, limit: int, name: str) -> list[WebResult]:
     if not isinstance(results, list) or not all(isinstance(r, WebResult) for r in results):
         raise Failure(f"web backend {name!r} returned {type(results).__name__} instead of a "
                       "list of WebResult; a bug of the backend plugin.", "malformed", backend=name)
@@ -60,7 +60,7 @@ class WebTools:
                 return tool_result({**cached, "cached": True})
             name, results, tried = run_selected(
                 self.kernel, settings, "search",
-                lambda backend: _search_rows(backend.search(query, limit), limit, backend.name),
+                lambda backend: search_rows(backend.search(query, limit), limit, backend.name),
                 ctx.interrupt_event)
         except Failure as failure:
             return failure.result()
@@ -103,9 +103,12 @@ class WebTools:
             except WebError as exc:
                 pages[url] = {"url": url, "status": "error", "kind": exc.kind, "error": str(exc)}
                 continue
-            cached = self.cache.get(ctx.state_key, self._page_key(primary, url, query))
-            if cached is not None:
-                pages[url] = {**cached, "cached": True}
+            shown = self.cache.get(ctx.state_key, self._page_key(primary, url, query))
+            raw = self.cache.get(ctx.state_key, self._page_key(primary, url))
+            if shown is None and raw is not None:  # fetched before, asked with a new query
+                shown = self._keep(primary, url, query, raw, settings, ctx)
+            if shown is not None:
+                pages[url] = {**shown, "cached": True}
             else:
                 wanted.append(url)
         answer: dict[str, Any] = {"success": True, "backend": primary}
@@ -125,10 +128,7 @@ class WebTools:
                 if tried:
                     answer["fell_back_from"] = tried
                 for url, page in zip(wanted, fetched):
-                    pages[url] = self._present(page, url, query, settings, ctx)
-                    if pages[url]["status"] == "ok":
-                        self.cache.put(ctx.state_key, self._page_key(primary, url, query),
-                                       pages[url], settings.cache_entries)
+                    pages[url] = self._keep(primary, url, query, page, settings, ctx)
         results = [pages[url] for url in urls]
         if not wanted and all(p.get("kind") in ("refused", "unreachable") for p in results):
             kind = results[0]["kind"]  # no URL passed the checks: nothing was fetched
@@ -141,8 +141,22 @@ class WebTools:
         return tool_result(answer)
 
     @staticmethod
-    def _page_key(backend: str, url: str, query: str) -> tuple[str, ...]:
+    def _page_key(backend: str, url: str, query: str | None = None) -> tuple[str, ...]:
+        """The key of the page as shown for ``query``, or (None) of the page as fetched."""
+        if query is None:
+            return (backend, "page", normal_url(url))
         return (backend, "extract", normal_url(url), normal_query(query))
+
+    def _keep(self, backend: str, url: str, query: str, page: WebPage, settings: WebSettings,
+              ctx: ToolCallContext) -> dict[str, Any]:
+        """``page`` as the model sees it, both cached when it was read."""
+        shown = self._present(page, url, query, settings, ctx)
+        if shown["status"] == "ok":
+            self.cache.put(ctx.state_key, self._page_key(backend, url), page,
+                           settings.cache_entries)
+            self.cache.put(ctx.state_key, self._page_key(backend, url, query), shown,
+                           settings.cache_entries)
+        return shown
 
     @staticmethod
     def _fetch(backend: WebBackend, urls: list[str], settings: WebSettings) -> list[WebPage]:

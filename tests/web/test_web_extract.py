@@ -93,6 +93,10 @@ def test_a_long_page_is_summarised_with_the_query_in_mind(kernel_with, web, llm)
     assert "Question: caffeine in green tea" in asked and "tea facts" in asked
     call(kernel, "web_extract", urls=[page], query="caffeine in green tea")  # cached
     assert len(llm.posts()) == 1 and web.count("/page/long") == 1
+    llm.script(reply_text("Black tea: 47 mg."))  # another question: summarised again, not fetched
+    row = call(kernel, "web_extract", urls=[page], query="black tea")["results"][0]
+    assert "47 mg" in row["content"] and row["cached"] is True
+    assert len(llm.posts()) == 2 and web.count("/page/long") == 1
 
 
 def test_the_question_defaults_to_the_users_last_message(kernel_with, web, llm) -> None:

@@ -80,3 +80,19 @@ def test_bad_arguments(kernel_with, web) -> None:
     assert call(kernel, "web_search", query="x", limit="many")["kind"] == "invalid"
     assert call(kernel, "web_extract", urls=[])["kind"] == "invalid"
     assert len(call(kernel, "web_search", query="x", limit=500)["data"]["web"]) == 10
+
+
+def test_an_interrupt_stops_waiting_and_tries_no_fallback(kernel_with, web) -> None:
+    import json
+    import threading
+
+    from hermes_agent.api import ToolCallContext
+
+    web.fail(Fault(200, hang=True))
+    kernel = kernel_with({"backend": "fakesearch", "fallback": ["paid"]})
+    stop = threading.Event()
+    stop.set()
+    text = kernel.tools.dispatch("web_search", {"query": "x"},
+                                 context=ToolCallContext(session_id="s", interrupt_event=stop))
+    assert json.loads(text)["kind"] == "interrupted"
+    assert web.count("/search?backend=paid") == 0
