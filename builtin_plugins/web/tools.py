@@ -64,12 +64,14 @@ class WebTools:
                 ctx.interrupt_event)
         except Failure as failure:
             return failure.result()
+        texts = [f"{hit.title}\n{hit.snippet}" for hit in results]
+        suspect = bool(texts) and bool(injection_findings(self.kernel, "\n\n".join(texts)))
         rows = []
-        for position, hit in enumerate(results, 1):
+        for position, (hit, text) in enumerate(zip(results, texts), 1):
             row = {"title": hit.title, "url": hit.url, "description": hit.snippet,
                    "position": position, "published": hit.published, "source": hit.source or name}
-            findings = injection_findings(self.kernel, f"{hit.title}\n{hit.snippet}")
-            if findings:
+            findings = injection_findings(self.kernel, text) if suspect else []
+            if findings:  # only the results that hold the finding are flagged
                 row["warning"] = injection_warning(findings)
             rows.append(row)
         answer: dict[str, Any] = {"success": True, "backend": name, "query": query,
