@@ -60,14 +60,20 @@ def backend_env(kernel: Any, name: str, backend: WebBackend) -> list[str]:
 
 
 def _missing_key(kernel: Any, name: str, key: str, env_names: list[str]) -> Failure:
-    unset = [n for n in env_names if not kernel.env.get(n)] or env_names
-    what = (f"{', '.join(unset)} {'is' if len(unset) == 1 else 'are'} not set" if unset
-            else "its key or server is not configured")
-    return Failure(f"web backend {name!r} ({key}) is not configured: {what}. Set "
-                   f"{'it' if len(unset) <= 1 else 'them'} in the environment or in "
-                   f"{kernel.home / '.env'}, then check with `hermes web search test "
-                   f"--backend {name}`; or choose another backend with {how_to_choose(key)} "
-                   f"({listing(kernel)}).", "missing_key", backend=name)
+    unset = [n for n in env_names if not kernel.env.get(n)]
+    if unset:
+        what = f"{', '.join(unset)} {'is' if len(unset) == 1 else 'are'} not set"
+        fix = (f"Set {'it' if len(unset) == 1 else 'them'} in the environment or in "
+               f"{kernel.home / '.env'}")
+    else:  # set, yet the backend says it is not configured: a value it does not accept
+        what = (f"it reports itself unavailable although {', '.join(env_names)} "
+                f"{'is' if len(env_names) == 1 else 'are'} set" if env_names
+                else "its key or server is not configured")
+        fix = "Check its settings and keys (docs/web.md)"
+    return Failure(f"web backend {name!r} ({key}) is not configured: {what}. {fix}, then "
+                   f"check with `hermes web search test --backend {name}`; or choose another "
+                   f"backend with {how_to_choose(key)} ({listing(kernel)}).", "missing_key",
+                   backend=name)
 
 
 def _not_loaded(kernel: Any, name: str, key: str) -> Failure:

@@ -4,6 +4,7 @@ JSON-string tool result (a failure as a ``tool_error`` naming its kind and the f
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hermes_agent.api import (ToolCallContext, WebBackend, WebError, WebPage, WebResult,
@@ -129,8 +130,11 @@ class WebTools:
                 answer["backend"] = name
                 if tried:
                     answer["fell_back_from"] = tried
-                for url, page in zip(wanted, fetched):
-                    pages[url] = self._keep(primary, url, query, page, settings, ctx)
+                # long pages are summarised at once, each by its own model call
+                with ThreadPoolExecutor(max_workers=len(wanted), thread_name_prefix="web") as pool:
+                    shown = pool.map(lambda pair: self._keep(primary, pair[0], query, pair[1],
+                                                             settings, ctx), zip(wanted, fetched))
+                    pages.update(zip(wanted, shown))
         results = [pages[url] for url in urls]
         if not wanted and all(p.get("kind") in ("refused", "unreachable") for p in results):
             kind = results[0]["kind"]  # no URL passed the checks: nothing was fetched

@@ -81,3 +81,14 @@ def test_status_shows_the_selection_and_the_installed_backends(home, backends, w
     data = json.loads(hermes(capsys, "web", "status", "--json")[1])
     assert data["installed"]["fakesearch"] == "loaded"
     assert data["selected"]["extract"] == {"backend": "paid", "key": "web.backend"}
+
+
+def test_hermes_config_knows_and_validates_the_web_keys(home, capsys) -> None:
+    assert hermes(capsys, "config", "set", "web.search_backend", "searxng")[0] == 0
+    assert hermes(capsys, "config", "set", "web.fallback", "[ddgs]")[0] == 0
+    code, _, err = hermes(capsys, "config", "set", "web.extract_char_limit", "0")
+    assert code == 1 and "web.extract_char_limit: Input should be greater than 0" in err
+    code, _, err = hermes(capsys, "config", "set", "web.allow_private_networks", "maybe")
+    assert code == 1 and "web.allow_private_networks" in err
+    saved = yaml.safe_load((home / "config.yaml").read_text())["web"]
+    assert saved == {"search_backend": "searxng", "fallback": ["ddgs"]}

@@ -149,3 +149,16 @@ def test_an_original_provider_extracts(kernel_with, web) -> None:
     kernel = kernel_with({"backend": "original", "allow_private_networks": True})
     row = call(kernel, "web_extract", urls=[page])["results"][0]
     assert (row["title"], row["content"]) == ("orig", f"{OPEN}\nOrig page\n{CLOSE}")
+
+
+def test_several_long_pages_are_each_summarised(kernel_with, web, llm) -> None:
+    pages = [web.page(name, name * 400) for name in ("p", "q", "r")]
+    llm.script(*[reply_text("a summary") for _ in pages])
+    kernel = kernel_with({"backend": "fakesearch", "allow_private_networks": True,
+                          "extract_char_limit": 100}, model=model(llm))
+    rows = call(kernel, "web_extract", urls=pages, query="letters")["results"]
+    assert [r["url"] for r in rows] == pages
+    assert all(r["content"] == f"{OPEN}\na summary\n{CLOSE}" for r in rows)
+    asked = sorted(p.body["messages"][-1]["content"].split("Page: ")[1][:len(pages[0])]
+                   for p in llm.posts())
+    assert asked == pages

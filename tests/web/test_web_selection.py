@@ -98,3 +98,23 @@ def test_a_provider_written_for_the_original_is_selected_like_any(kernel_with, w
     result = call(kernel_with({"backend": "original"}), "web_search", query="tea", limit=1)
     assert result["data"]["web"][0]["title"] == "tea result 1"
     assert web.count("/search?backend=original") == 1
+
+
+def test_a_backend_unavailable_with_its_key_set_says_to_check_the_value(kernel_with, web) -> None:
+    from hermes_agent.api import WebBackend
+
+    class Picky(WebBackend):
+        name = "picky"
+        env_vars = ("PICKY_URL",)
+
+        def is_available(self) -> bool:
+            return False  # e.g. PICKY_URL is not a URL
+
+        def search(self, query, limit=5, **options):
+            raise AssertionError("never called")
+
+    kernel = kernel_with({"backend": "picky"}, env={"PICKY_URL": "not a url"})
+    kernel.register_plugin(lambda ctx: ctx.register_web_search_provider(Picky()), "picky")
+    result = call(kernel, "web_search", query="x")
+    assert result["kind"] == "missing_key"
+    assert "reports itself unavailable although PICKY_URL is set" in result["error"]
