@@ -5,14 +5,14 @@ before the agent relies on it."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from hermes_agent.api import ListingGroup, WebBackend, WebError, check_url, cli_kernel
 
 from .failure import Failure
 from .runner import call_once
-from .selection import find_backend, installed_backends
+from .selection import find_backend, installed_backends, listing
 from .settings import CAPABILITIES, load_settings
 from .tools import search_rows
 
@@ -28,7 +28,7 @@ def _backend(kernel: Any, name: str | None, capability: str) -> WebBackend:
     return find_backend(kernel, selected, key, capability)
 
 
-def _fail(failure: Failure) -> None:
+def _fail(failure: Failure) -> NoReturn:
     wait = f" (retry after {failure.retry_after:g} s)" if failure.retry_after is not None else ""
     raise click.ClickException(f"[{failure.kind}] {failure.message}{wait}")
 
@@ -54,9 +54,7 @@ def status(as_json: bool) -> None:
         click.echo(f"{cap:<8} {chosen['backend'] or '(none)'}"
                    + (f"  ({chosen['key']})" if chosen["key"] else ""))
     click.echo(f"fallback {', '.join(data['fallback']) or '(none)'}")
-    installed = data["installed"]
-    click.echo("installed: " + (", ".join(n if s == "loaded" else f"{n} ({s})"
-                                          for n, s in sorted(installed.items())) or "none"))
+    click.echo(listing(kernel))
     click.echo("Choose: hermes config set web.backend NAME · try: hermes web search QUERY")
 
 
@@ -75,7 +73,6 @@ def search(query: tuple[str, ...], name: str | None, limit: int, as_json: bool) 
                             load_settings(kernel))
     except Failure as failure:
         _fail(failure)
-        return
     if as_json:
         click.echo(json.dumps({"backend": backend.name, "query": text,
                                "results": [r.as_dict() for r in results]}, indent=2))
@@ -103,10 +100,8 @@ def extract(url: str, name: str | None, as_json: bool) -> None:
             timeout=settings.timeout), settings)
     except WebError as exc:
         _fail(Failure.from_web_error(exc, ""))
-        return
     except Failure as failure:
         _fail(failure)
-        return
     page = pages[0] if isinstance(pages, list) and pages else None
     if page is None or page.status != "ok":
         raise click.ClickException(f"{backend.name} could not read {url}: "
