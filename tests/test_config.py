@@ -525,8 +525,9 @@ def test_sections_declared_by_builtin_plugins_are_validated_with_the_file(tmp_pa
     # (config_sections: in their plugin.yaml).
     sections = builtin_sections()
     assert {"approvals", "agent", "context_file_max_chars", "model"} <= set(sections)
-    # ... except sections that extend the kernel's own (builtin memory's limits in `memory`)
-    assert set(sections) & set(ConfigModel.model_fields) == {"memory"}
+    # ... except sections that extend the kernel's own (builtin memory's limits in `memory`,
+    # the web tools' keys in `web`)
+    assert set(sections) & set(ConfigModel.model_fields) == {"memory", "web"}
     write_config(tmp_path, """
         approvals: {mode: sometimes}
         agent: {max_turns: 0}
