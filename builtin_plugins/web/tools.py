@@ -66,7 +66,7 @@ class WebTools:
         except Failure as failure:
             return failure.result()
         texts = [f"{hit.title}\n{hit.snippet}" for hit in results]
-        suspect = bool(texts) and bool(injection_findings(self.kernel, "\n\n".join(texts)))
+        suspect = injection_findings(self.kernel, "\n\n".join(texts)) if texts else []
         rows = []
         for position, (hit, text) in enumerate(zip(results, texts), 1):
             row = {"title": hit.title, "url": hit.url, "description": hit.snippet,
@@ -77,6 +77,8 @@ class WebTools:
             rows.append(row)
         answer: dict[str, Any] = {"success": True, "backend": name, "query": query,
                                   "data": {"web": rows}, "notice": SEARCH_NOTICE}
+        if suspect and not any("warning" in row for row in rows):  # spread over results
+            answer["warning"] = injection_warning(suspect)
         if tried:
             answer["fell_back_from"] = tried
         self.cache.put(ctx.state_key, key, answer, settings.cache_entries)
