@@ -68,3 +68,27 @@ def test_the_env_vars_of_every_backend_are_named() -> None:
     for var in ("SEARXNG_URL", "BRAVE_SEARCH_API_KEY", "TAVILY_API_KEY", "EXA_API_KEY",
                 "FIRECRAWL_API_KEY", "FIRECRAWL_API_URL"):
         assert f"`{var}`" in table
+
+
+def test_the_example_backend_runs_against_a_fake_server(web, monkeypatch) -> None:
+    import pytest
+
+    from hermes_agent.api import WebError
+
+    from .fake_web import Fault
+
+    source = section("## Writing a backend").split("```python")[1].split("```")[0]
+    namespace: dict[str, object] = {}
+    exec(compile(source, "docs/web.md", "exec"), namespace)  # noqa: S102 - our own doc
+    backend = namespace["ExampleSearch"](web.url)  # type: ignore[operator]
+    assert not backend.is_available()
+    monkeypatch.setenv("EXAMPLE_API_KEY", "k")
+    assert backend.is_available() and backend.supports_search() and not backend.supports_extract()
+    hits = backend.search("tea", 2)
+    assert [(h.title, h.source) for h in hits] == [("tea result 1", "example"),
+                                                   ("tea result 2", "example")]
+    web.fail(Fault(429, headers={"Retry-After": "3"}), Fault(401), Fault(200, body=b"nope"))
+    for kind, wait in (("rate_limited", 3.0), ("missing_key", None), ("malformed", None)):
+        with pytest.raises(WebError) as caught:
+            backend.search("tea")
+        assert (caught.value.kind, caught.value.retry_after) == (kind, wait)
