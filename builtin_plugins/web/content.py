@@ -5,6 +5,7 @@ truncated with a note), scanned for prompt injection, and wrapped in an untruste
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +38,7 @@ class Condensed:
 
 
 def _summarise(kernel: Any, url: str, title: str, text: str, query: str, limit: int,
-               input_limit: int, session_id: str) -> str:
+               input_limit: int, session_id: str, interrupt: threading.Event | None) -> str:
     models = kernel.service("models")
     question = query or "(none given: keep what a reader would most likely need)"
     page = text[:input_limit]
@@ -45,7 +46,7 @@ def _summarise(kernel: Any, url: str, title: str, text: str, query: str, limit: 
                 {"role": "user", "content": f"Question: {question}\n\nPage: {url}\nTitle: "
                  f"{title}\n\n{wrap_untrusted(page)}"}]
     reply = models.call_llm("web_extract", messages, max_tokens=max(256, limit // 3),
-                            session_id=session_id or None)
+                            session_id=session_id or None, interrupt=interrupt)
     summary = str(getattr(reply, "content", "") or "").strip()
     if not summary:
         raise ValueError("the model answered with no text")
@@ -53,12 +54,14 @@ def _summarise(kernel: Any, url: str, title: str, text: str, query: str, limit: 
 
 
 def condense(kernel: Any, url: str, title: str, text: str, query: str, limit: int,
-             input_limit: int, session_id: str = "") -> Condensed:
+             input_limit: int, session_id: str = "",
+             interrupt: threading.Event | None = None) -> Condensed:
     """``text`` if it fits in ``limit`` characters, else a summary, else its beginning."""
     if len(text) <= limit:
         return Condensed(text)
     try:
-        summary = _summarise(kernel, url, title, text, query, limit, input_limit, session_id)
+        summary = _summarise(kernel, url, title, text, query, limit, input_limit, session_id,
+                             interrupt)
     except Exception as exc:  # no auxiliary model, or it failed: the raw beginning instead
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
         log.info("web_extract: no summary of %s (%s); truncating", url, reason)

@@ -184,7 +184,7 @@ class WebTools:
                     "error": page.error or "the backend could not read this page"}
         short = condense(self.kernel, page.url or url, page.title, page.content, query,
                          settings.extract_char_limit, settings.summary_input_limit,
-                         ctx.session_id)
+                         ctx.session_id, ctx.interrupt_event)
         row: dict[str, Any] = {"url": page.url or url, "title": page.title, "status": "ok",
                                "content": wrap_untrusted(short.text)}
         if short.note:
