@@ -26,7 +26,8 @@ SUMMARY_PROMPT = (
 
 def wrap_untrusted(text: str) -> str:
     """``text`` between the markers; a marker inside it cannot close the block early."""
-    inner = text.replace(CLOSE, "</untrusted_web_content_>").replace(OPEN, "<untrusted_web_content_>")
+    inner = (text.replace(CLOSE, "</untrusted_web_content_>")
+             .replace(OPEN, "<untrusted_web_content_>"))
     return f"{OPEN}\n{inner}\n{CLOSE}"
 
 

@@ -34,8 +34,8 @@ class WebSettings(WebSection):
 
 
 def load_settings(kernel: Any) -> WebSettings:
-    """``web`` from config.yaml; an invalid value falls back to its default (``hermes config``
-    reports it)."""
+    """``web`` from config.yaml (validated when it was loaded; a value made invalid later, e.g.
+    by a plugin changing the config in memory, falls back to its default)."""
     data = kernel.config.get("web") or {}
     if not isinstance(data, dict):
         data = {}
@@ -43,5 +43,6 @@ def load_settings(kernel: Any) -> WebSettings:
         return WebSettings.model_validate(data)
     except ValidationError as exc:
         bad = {str(err["loc"][0]) for err in exc.errors() if err["loc"]}
-        log.warning("web: invalid keys in config.yaml (%s); using their defaults", ", ".join(sorted(bad)))
+        log.warning("web: invalid keys in config.yaml (%s); using their defaults",
+                    ", ".join(sorted(bad)))
         return WebSettings.model_validate({k: v for k, v in data.items() if k not in bad})

@@ -96,3 +96,4 @@ def test_an_interrupt_stops_waiting_and_tries_no_fallback(kernel_with, web) -> N
                                  context=ToolCallContext(session_id="s", interrupt_event=stop))
     assert json.loads(text)["kind"] == "interrupted"
     assert web.count("/search?backend=paid") == 0
+
