@@ -528,8 +528,8 @@ def test_sections_declared_by_builtin_plugins_are_validated_with_the_file(tmp_pa
     sections = builtin_sections()
     assert {"approvals", "agent", "context_file_max_chars", "model"} <= set(sections)
     # ... except sections that extend the kernel's own (builtin memory's limits in `memory`,
-    # recall's `sessions.auto_title`)
-    assert set(sections) & set(ConfigModel.model_fields) == {"memory", "sessions"}
+    # recall's `sessions.auto_title`, the web tools' keys in `web`)
+    assert set(sections) & set(ConfigModel.model_fields) == {"memory", "sessions", "web"}
     write_config(tmp_path, """
         approvals: {mode: sometimes}
         agent: {max_turns: 0}

@@ -1,0 +1,113 @@
+"""`hermes web [status] | search QUERY | extract URL`: which backends are selected and
+installed, and a backend run directly (no fallback, no cache), so a user can check a key
+before the agent relies on it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NoReturn
+
+import click
+from hermes_agent.api import ListingGroup, WebBackend, WebError, check_url, cli_kernel
+
+from .failure import Failure
+from .runner import call_once
+from .selection import find_backend, installed_backends, listing
+from .settings import CAPABILITIES, load_settings
+from .tools import search_rows
+
+
+def _backend(kernel: Any, name: str | None, capability: str) -> WebBackend:
+    settings = load_settings(kernel)
+    if name:
+        return find_backend(kernel, name, "--backend", capability)
+    selected, key = settings.selection(capability)
+    if not selected:
+        raise Failure(f"no web backend is selected for {capability}: pass --backend NAME, or "
+                      f"choose one with `hermes config set web.backend NAME`.", "not_configured")
+    return find_backend(kernel, selected, key, capability)
+
+
+def _fail(failure: Failure) -> NoReturn:
+    wait = f" (retry after {failure.retry_after:g} s)" if failure.retry_after is not None else ""
+    raise click.ClickException(f"[{failure.kind}] {failure.message}{wait}")
+
+
+@click.group(cls=ListingGroup, default="status")
+def web() -> None:
+    """Web search and extraction backends (web.backend in config.yaml)."""
+
+
+@web.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status(as_json: bool) -> None:
+    """The backend selected for search and for extraction, and every installed backend."""
+    kernel = cli_kernel()
+    settings = load_settings(kernel)
+    data = {"selected": {cap: dict(zip(("backend", "key"), settings.selection(cap)))
+                         for cap in CAPABILITIES},
+            "fallback": settings.fallbacks(""), "installed": installed_backends(kernel)}
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    for cap, chosen in data["selected"].items():
+        click.echo(f"{cap:<8} {chosen['backend'] or '(none)'}"
+                   + (f"  ({chosen['key']})" if chosen["key"] else ""))
+    click.echo(f"fallback {', '.join(data['fallback']) or '(none)'}")
+    click.echo(listing(kernel))
+    click.echo("Choose: hermes config set web.backend NAME · try: hermes web search QUERY")
+
+
+@web.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("--backend", "name", help="The backend to use (default: the selected one).")
+@click.option("--limit", type=click.IntRange(1, 50), default=5, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def search(query: tuple[str, ...], name: str | None, limit: int, as_json: bool) -> None:
+    """Search with a backend directly."""
+    kernel = cli_kernel()
+    text = " ".join(query)
+    try:
+        backend = _backend(kernel, name, "search")
+        results = call_once(backend, lambda b: search_rows(b.search(text, limit), limit, b.name),
+                            load_settings(kernel))
+    except Failure as failure:
+        _fail(failure)
+    if as_json:
+        click.echo(json.dumps({"backend": backend.name, "query": text,
+                               "results": [r.as_dict() for r in results]}, indent=2))
+        return
+    click.echo(f"{len(results)} result(s) from {backend.name} for {text!r}")
+    for position, hit in enumerate(results, 1):
+        click.echo(f"{position}. {hit.title}\n   {hit.url}")
+        if hit.snippet:
+            click.echo(f"   {hit.snippet[:200]}")
+
+
+@web.command()
+@click.argument("url")
+@click.option("--backend", "name", help="The backend to use (default: the selected one).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def extract(url: str, name: str | None, as_json: bool) -> None:
+    """Read one page with a backend directly (its content as markdown)."""
+    kernel = cli_kernel()
+    settings = load_settings(kernel)
+    try:
+        check_url(url, allow_private=settings.allow_private_networks)
+        backend = _backend(kernel, name, "extract")
+        pages = call_once(backend, lambda b: b.extract(
+            [url], allow_private_networks=settings.allow_private_networks,
+            timeout=settings.timeout), settings)
+    except WebError as exc:
+        _fail(Failure.from_web_error(exc, ""))
+    except Failure as failure:
+        _fail(failure)
+    page = pages[0] if isinstance(pages, list) and pages else None
+    if page is None or page.status != "ok":
+        raise click.ClickException(f"{backend.name} could not read {url}: "
+                                   f"{page.error if page else 'no page returned'}")
+    if as_json:
+        click.echo(json.dumps({"backend": backend.name, "page": page.as_dict()}, indent=2))
+    else:
+        click.echo(f"# {page.title or page.url}  ({backend.name}, {len(page.content)} chars)\n")
+        click.echo(page.content)

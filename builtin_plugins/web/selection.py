@@ -1,0 +1,126 @@
+"""Which backend answers: the one config.yaml selects, or a clear error; never another one
+unless the user listed it in ``web.fallback``.
+
+A name is looked up in the ``web_search`` slot; a name no loaded plugin registered is looked
+up among the plugins that did not load (missing env, not enabled, failed), so the error names
+the missing key or the command that enables it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_agent.api import WebBackend, as_web_backend
+
+from .failure import Failure
+from .settings import WebSettings
+
+SLOT = "web_search"
+VERB = {"search": "search", "extract": "extract pages"}
+
+
+def installed_backends(kernel: Any) -> dict[str, str]:
+    """Every web backend hermes knows, by name: ``"loaded"`` or why its plugin did not load."""
+    found = {name: "loaded" for name in kernel.slots.installed(SLOT)}
+    for status in kernel.plugins.values():
+        record = status.record
+        web_plugin = record.category == "web" or record.kind == "backend"
+        if status.state != "loaded" and web_plugin and record.name not in found:
+            found[record.name] = status.state
+    return found
+
+
+def listing(kernel: Any) -> str:
+    found = installed_backends(kernel)
+    if not found:
+        return "no web backend is installed"
+    return "installed: " + ", ".join(n if s == "loaded" else f"{n} ({s})"
+                                      for n, s in sorted(found.items()))
+
+
+def how_to_choose(key: str) -> str:
+    return f"`hermes config set {key} NAME` (e.g. `hermes config set {key} searxng`)"
+
+
+def backend_env(kernel: Any, name: str, backend: WebBackend) -> list[str]:
+    """The environment variables the backend reads: its ``env_vars``, the original's
+    setup schema, then its plugin's ``requires_env``."""
+    names = list(getattr(backend, "env_vars", ()) or ())
+    original = getattr(backend, "provider", None)
+    schema = getattr(original, "get_setup_schema", None)
+    if callable(schema):
+        try:
+            names += [str(v.get("key")) for v in schema().get("env_vars") or [] if v.get("key")]
+        except Exception:  # a provider's schema must not hide the real problem
+            pass
+    owner = kernel.slots.owner(SLOT, name)
+    status = kernel.plugins.get(owner) if owner else None
+    if status is not None and status.record.manifest is not None:
+        names += [req.name for req in status.record.manifest.requires_env]
+    return list(dict.fromkeys(names))
+
+
+def _missing_key(kernel: Any, name: str, key: str, env_names: list[str]) -> Failure:
+    unset = [n for n in env_names if not kernel.env.get(n)]
+    if unset:
+        what = f"{', '.join(unset)} {'is' if len(unset) == 1 else 'are'} not set"
+        fix = (f"Set {'it' if len(unset) == 1 else 'them'} in the environment or in "
+               f"{kernel.home / '.env'}")
+    else:  # set, yet the backend says it is not configured: a value it does not accept
+        what = (f"it reports itself unavailable although {', '.join(env_names)} "
+                f"{'is' if len(env_names) == 1 else 'are'} set" if env_names
+                else "its key or server is not configured")
+        fix = "Check its settings and keys (docs/web.md)"
+    return Failure(f"web backend {name!r} ({key}) is not configured: {what}. {fix}, then "
+                   f"check with `hermes web search test --backend {name}`; or choose another "
+                   f"backend with {how_to_choose(key)} ({listing(kernel)}).", "missing_key",
+                   backend=name)
+
+
+def _not_loaded(kernel: Any, name: str, key: str) -> Failure:
+    for status in kernel.plugins.values():
+        record = status.record
+        if status.state == "loaded" or (name != record.name and name not in record.aliases):
+            continue
+        if status.code == "missing_env" and record.manifest is not None:
+            return _missing_key(kernel, name, key, [r.name for r in record.manifest.requires_env])
+        return Failure(f"web backend {name!r} ({key}) is installed but not loaded: "
+                       f"{status.reason or status.state}.", "not_loaded", backend=name)
+    return Failure(f"web backend {name!r} ({key}) is not installed; {listing(kernel)}. "
+                   f"Choose one with {how_to_choose(key)}, or install the plugin that "
+                   f"provides {name!r}.", "unknown_backend", backend=name)
+
+
+def find_backend(kernel: Any, name: str, key: str, capability: str) -> WebBackend:
+    """The backend called ``name``, ready for ``capability``, or a :class:`Failure`."""
+    provider = kernel.slots.providers[SLOT].get(name)
+    if provider is None:
+        owned = [p for p in kernel.slots.providers[SLOT].values() if p.plugin == name]
+        provider = owned[0] if len(owned) == 1 else None
+    if provider is None:
+        raise _not_loaded(kernel, name, key)
+    backend = as_web_backend(provider.obj)
+    try:
+        available = backend.is_available()
+    except Exception as exc:
+        raise Failure(f"web backend {name!r}: its availability check raised "
+                      f"{type(exc).__name__}: {exc}", "backend_error", backend=name) from exc
+    if not available:
+        raise _missing_key(kernel, provider.name, key, backend_env(kernel, provider.name, backend))
+    supports = backend.supports_search if capability == "search" else backend.supports_extract
+    if not supports():
+        raise Failure(f"web backend {name!r} ({key}) cannot {VERB[capability]}; set "
+                      f"web.{capability}_backend to one that can ({listing(kernel)}).",
+                      "unsupported", backend=name)
+    return backend
+
+
+def candidates(kernel: Any, settings: WebSettings, capability: str) -> tuple[str, str, list[str]]:
+    """``(selected name, the key that selected it, web.fallback names)``; a
+    :class:`Failure` when nothing is selected."""
+    name, key = settings.selection(capability)
+    if not name:
+        raise Failure(f"no web backend is selected for web_{capability}. Choose one with "
+                      f"`hermes config set web.backend NAME` (e.g. `hermes config set web.backend"
+                      f" searxng`; web.{capability}_backend selects one for {capability} only); "
+                      f"{listing(kernel)}. docs/web.md compares them.", "not_configured")
+    return name, key, settings.fallbacks(name)
