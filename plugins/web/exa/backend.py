@@ -9,17 +9,12 @@ At most 100 results a call. Extract fetches each page's text through ``/contents
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
 from typing import Any
 
-from hermes_agent.api import (WebBackend, WebError, WebHTTP, WebPage, WebResult, WebService,
-                              http_options)
+from hermes_agent.api import HTTPWebBackend, WebError, WebPage, WebResult, WebService
 
 KEY_ENV, URL_ENV = "EXA_API_KEY", "EXA_BASE_URL"
 KEY_URL = "https://dashboard.exa.ai/api-keys"
-DEFAULT_URL = "https://api.exa.ai"
-SERVICE = WebService("Exa", key_env=KEY_ENV, key_url=KEY_URL, url_env=URL_ENV)
 MAX_RESULTS = 100
 SNIPPET_CHARS = 500
 TYPES = ("auto", "neural", "keyword", "fast", "deep")
@@ -29,28 +24,21 @@ FIELDS = {"category": "category", "include_domains": "includeDomains",
           "end_published_date": "endPublishedDate"}
 
 
-class ExaBackend(WebBackend):
+class ExaBackend(HTTPWebBackend):
+    service = WebService("Exa", key_env=KEY_ENV, key_url=KEY_URL, url_env=URL_ENV)
+    default_url = "https://api.exa.ai"
     env_vars = (KEY_ENV, URL_ENV)
-
-    def __init__(self, env: Mapping[str, str], config: Mapping[str, Any] | None = None, *,
-                 sleep: Callable[[float], None] = time.sleep):
-        self.api_key = str(env.get(KEY_ENV) or "").strip()
-        self.base_url = str(env.get(URL_ENV) or DEFAULT_URL).strip().rstrip("/")
-        self.config = dict(config or {})
-        self._sleep = sleep
-        self._http: WebHTTP | None = None
 
     @property
     def name(self) -> str:
         return "exa"
 
-    def is_available(self) -> bool:
-        return bool(self.api_key)
+    def auth_headers(self) -> dict[str, str]:
+        return {"x-api-key": self.api_key}
 
     def search(self, query: str, limit: int = 5, **options: Any) -> list[WebResult]:
         def option(key: str, default: Any = None) -> Any:
-            value = options.get(key)
-            return self.config.get(key, default) if value is None else value
+            return self.option(options, key, default)
 
         kind = option("type", "auto")
         if kind not in TYPES:
@@ -67,7 +55,7 @@ class ExaBackend(WebBackend):
             raise WebError(f"contents is highlights, text or none, not {contents!r}", "http")
         body.update({wire: option(key) for key, wire in FIELDS.items()
                      if option(key) is not None})
-        rows = self._call("/search", body).get("results")
+        rows = self.call("POST", "/search", json_body=body).get("results")
         if not isinstance(rows, list):
             raise WebError("Exa's search answer has no results list", "malformed")
         return [result for row in rows if (result := to_result(row))][:max(limit, 0)]
@@ -75,7 +63,7 @@ class ExaBackend(WebBackend):
     def extract(self, urls: list[str], **options: Any) -> list[WebPage]:
         if not urls:
             return []
-        data = self._call("/contents", {"urls": list(urls), "text": True})
+        data = self.call("POST", "/contents", json_body={"urls": list(urls), "text": True})
         found = {row.get("url"): row for row in data.get("results") or []
                  if isinstance(row, dict)}
         found.update({row.get("id"): row for row in found.copy().values() if row.get("id")})
@@ -105,27 +93,8 @@ class ExaBackend(WebBackend):
             {"key": "timeout", "description": "seconds to wait for an answer", "default": 15},
         ]
 
-    def _call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        if not self.api_key:
-            raise WebError(f"{KEY_ENV} is not set; get a key at {KEY_URL} and set it in the "
-                           "environment or $HERMES_HOME/.env", "missing_key")
-        data = self._client().request_json("POST", path, json_body=body)
-        if not isinstance(data, dict):
-            raise WebError(f"Exa answered {path} with something other than an object",
-                           "malformed")
-        return data
-
-    def _client(self) -> WebHTTP:
-        if self._http is None:
-            self._http = WebHTTP(SERVICE, self.base_url, secrets=(self.api_key,),
-                                 headers={"x-api-key": self.api_key}, explain=explain,
-                                 sleep=self._sleep, **http_options(self.config))
-        return self._http
-
-    def close(self) -> None:
-        if self._http is not None:
-            self._http.close()
-            self._http = None
+    def explain(self, status: int, body: Any, detail: str) -> WebError | None:
+        return out_of_credits(status, detail)
 
 
 def to_result(row: Any) -> WebResult | None:
@@ -142,7 +111,7 @@ def to_result(row: Any) -> WebResult | None:
                      source="exa")
 
 
-def explain(status: int, body: Any, detail: str) -> WebError | None:
+def out_of_credits(status: int, detail: str) -> WebError | None:
     """Exa answers 402 when the account has no credits left."""
     if status == 402:
         return WebError(f"Exa refused the request: the account is out of credits (HTTP 402)"

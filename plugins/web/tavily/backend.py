@@ -10,49 +10,38 @@ options: ``extract_depth`` (``basic``, ``advanced``); pages come back as markdow
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Mapping
 from typing import Any
 
-from hermes_agent.api import (WebBackend, WebError, WebHTTP, WebPage, WebResult, WebService,
-                              http_options)
+from hermes_agent.api import HTTPWebBackend, WebError, WebPage, WebResult, WebService
 
 KEY_ENV, URL_ENV = "TAVILY_API_KEY", "TAVILY_BASE_URL"
 KEY_URL = "https://app.tavily.com/home"
-DEFAULT_URL = "https://api.tavily.com"
-SERVICE = WebService("Tavily", key_env=KEY_ENV, key_url=KEY_URL, url_env=URL_ENV)
 MAX_RESULTS = 20
 SEARCH_OPTIONS = ("search_depth", "topic", "time_range", "include_domains", "exclude_domains",
                   "country", "include_answer", "days")
 log = logging.getLogger("hermes_agent.plugins.tavily")
 
 
-class TavilyBackend(WebBackend):
+class TavilyBackend(HTTPWebBackend):
+    service = WebService("Tavily", key_env=KEY_ENV, key_url=KEY_URL, url_env=URL_ENV)
+    default_url = "https://api.tavily.com"
     env_vars = (KEY_ENV, URL_ENV)
-
-    def __init__(self, env: Mapping[str, str], config: Mapping[str, Any] | None = None, *,
-                 sleep: Callable[[float], None] = time.sleep):
-        self.api_key = str(env.get(KEY_ENV) or "").strip()
-        self.base_url = str(env.get(URL_ENV) or DEFAULT_URL).strip().rstrip("/")
-        self.config = dict(config or {})
-        self._sleep = sleep
-        self._http: WebHTTP | None = None
 
     @property
     def name(self) -> str:
         return "tavily"
 
-    def is_available(self) -> bool:
-        return bool(self.api_key)
+    def auth_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"}
 
     def search(self, query: str, limit: int = 5, **options: Any) -> list[WebResult]:
         body: dict[str, Any] = {"query": query, "max_results": min(max(int(limit), 1),
                                                                    MAX_RESULTS)}
         for key in SEARCH_OPTIONS:
-            value = options.get(key, self.config.get(key))
+            value = self.option(options, key)
             if value is not None:
                 body[key] = value
-        data = self._call("/search", body)
+        data = self.call("POST", "/search", json_body=body)
         rows = data.get("results")
         if not isinstance(rows, list):
             raise WebError("Tavily's search answer has no results list", "malformed")
@@ -64,9 +53,8 @@ class TavilyBackend(WebBackend):
         if not urls:
             return []
         body = {"urls": list(urls), "format": "markdown",
-                "extract_depth": options.get("extract_depth",
-                                             self.config.get("extract_depth", "basic"))}
-        data = self._call("/extract", body)
+                "extract_depth": self.option(options, "extract_depth", "basic")}
+        data = self.call("POST", "/extract", json_body=body)
         found = {row.get("url"): row for row in data.get("results") or []
                  if isinstance(row, dict)}
         failed = {row.get("url"): row for row in data.get("failed_results") or []
@@ -91,28 +79,9 @@ class TavilyBackend(WebBackend):
             {"key": "timeout", "description": "seconds to wait for an answer", "default": 15},
         ]
 
-    def _call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        if not self.api_key:
-            raise WebError(f"{KEY_ENV} is not set; get a key at {KEY_URL} and set it in the "
-                           "environment or $HERMES_HOME/.env", "missing_key")
-        data = self._client().request_json("POST", path, json_body=body)
-        if not isinstance(data, dict):
-            raise WebError(f"Tavily answered {path} with something other than an object",
-                           "malformed")
-        return data
-
-    def _client(self) -> WebHTTP:
-        if self._http is None:
-            self._http = WebHTTP(SERVICE, self.base_url, secrets=(self.api_key,),
-                                 headers={"Authorization": f"Bearer {self.api_key}"},
-                                 explain=explain, sleep=self._sleep,
-                                 **http_options(self.config))
-        return self._http
-
-    def close(self) -> None:
-        if self._http is not None:
-            self._http.close()
-            self._http = None
+    def explain(self, status: int, body: Any, detail: str) -> WebError | None:
+        """Tavily's own statuses: 432 (the plan's limit) and 433 (the pay-as-you-go limit)."""
+        return plan_limit(status, detail)
 
 
 def to_result(row: Any) -> WebResult | None:
@@ -124,8 +93,7 @@ def to_result(row: Any) -> WebResult | None:
                      published=str(published) if published else None, source="tavily")
 
 
-def explain(status: int, body: Any, detail: str) -> WebError | None:
-    """Tavily's own statuses: 432 (the plan's limit) and 433 (the pay-as-you-go limit)."""
+def plan_limit(status: int, detail: str) -> WebError | None:
     if status in (432, 433):
         which = "plan's credit limit" if status == 432 else "pay-as-you-go spending limit"
         return WebError(f"Tavily refused the request: the account's {which} is reached "
