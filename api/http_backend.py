@@ -25,6 +25,12 @@ class HTTPWebBackend(WebBackend):
     service: WebService
     default_url: str = ""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        service = cls.__dict__.get("service")
+        if service is not None and "env_vars" not in cls.__dict__:
+            cls.env_vars = tuple(v for v in (service.key_env, service.url_env) if v)
+
     def __init__(self, env: Mapping[str, str], config: Mapping[str, Any] | None = None, *,
                  sleep: Callable[[float], None] = time.sleep):
         key_env, url_env = self.service.key_env, self.service.url_env

@@ -3,7 +3,11 @@ client hanging up is no error, and its start/close lifecycle in a background thr
 
 from __future__ import annotations
 
+import select
+import socket
 import threading
+import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
@@ -67,3 +71,26 @@ def send_json_head(handler: BaseHTTPRequestHandler, status: int, length: int,
     for key, value in (headers or {}).items():
         handler.send_header(key, value)
     handler.end_headers()
+
+
+def hold_request(handler: BaseHTTPRequestHandler, seconds: float,
+                 stop: Callable[[], bool]) -> str:
+    """Hold a request ``seconds`` before it is answered: ``""`` when the time is up,
+    ``"stopped"`` when ``stop()`` turns true, ``"gone"`` when the client hung up (both
+    close the connection: the request gets no answer)."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        if stop():
+            handler.close_connection = True
+            return "stopped"
+        readable, _, _ = select.select([handler.connection], [], [], min(left, 0.05))
+        if readable:
+            try:
+                gone = handler.connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                gone = True
+            if gone:
+                handler.close_connection = True
+                return "gone"
+            time.sleep(min(left, 0.05))  # pipelined data: keep waiting
+    return ""

@@ -18,17 +18,15 @@ from __future__ import annotations
 
 import json
 import re
-import select
-import socket
 import threading
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ..local_server import LocalHTTPServer, ServedInBackground, send_json_head
+from ..local_server import (LocalHTTPServer, ServedInBackground, hold_request,
+                            send_json_head)
 from .store import ENTITY_FIELDS, FilterError, MemoryStore
 
 _ONE = re.compile(r"^/v1/memories/([^/]+)/$")
@@ -120,24 +118,12 @@ class _Handler(BaseHTTPRequestHandler):
         """Wait; True (stop answering) if the client hung up, the server closes or a
         release came."""
         state = self.server.state
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            if state.closing.is_set() or state.released.is_set():
-                self.close_connection = True
-                return True
-            readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
-            if readable:
-                try:
-                    gone = self.connection.recv(1, socket.MSG_PEEK) == b""
-                except OSError:
-                    gone = True
-                if gone:
-                    with state.lock:
-                        state.hangups += 1
-                    self.close_connection = True
-                    return True
-                time.sleep(min(left, 0.05))  # pipelined data: keep waiting
-        return False
+        outcome = hold_request(self, seconds,
+                               lambda: state.closing.is_set() or state.released.is_set())
+        if outcome == "gone":
+            with state.lock:
+                state.hangups += 1
+        return bool(outcome)
 
     def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
         payload = json.dumps(data).encode()

@@ -6,17 +6,15 @@ how it authenticates and answers."""
 from __future__ import annotations
 
 import json
-import select
-import socket
 import threading
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
-from ..local_server import LocalHTTPServer, ServedInBackground, send_json_head
+from ..local_server import (LocalHTTPServer, ServedInBackground, hold_request,
+                            send_json_head)
 
 
 @dataclass
@@ -116,24 +114,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _hang(self, seconds: float) -> bool:
         """Wait; True (no answer) if the client hung up or the server closes."""
         state = self.server.state
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            if state.closing.is_set():
-                self.close_connection = True
-                return True
-            readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
-            if readable:
-                try:
-                    gone = self.connection.recv(1, socket.MSG_PEEK) == b""
-                except OSError:
-                    gone = True
-                if gone:
-                    with state.lock:
-                        state.hangups += 1
-                    self.close_connection = True
-                    return True
-                time.sleep(min(left, 0.05))
-        return False
+        outcome = hold_request(self, seconds, state.closing.is_set)
+        if outcome == "gone":
+            with state.lock:
+                state.hangups += 1
+        return bool(outcome)
 
     def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
         if isinstance(data, str):  # a plain-text answer (SearXNG's errors)

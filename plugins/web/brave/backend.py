@@ -24,11 +24,7 @@ _KEY_CODES = ("SUBSCRIPTION_TOKEN_INVALID", "SUBSCRIPTION_NOT_FOUND", "UNAUTHORI
 class BraveBackend(HTTPWebBackend):
     service = WebService("Brave Search", key_env=KEY_ENV, key_url=KEY_URL, url_env=URL_ENV)
     default_url = "https://api.search.brave.com"
-    env_vars = (KEY_ENV, URL_ENV)
-
-    @property
-    def name(self) -> str:
-        return "brave"
+    name = "brave"
 
     def auth_headers(self) -> dict[str, str]:
         return {"X-Subscription-Token": self.api_key, "Accept-Encoding": "gzip"}

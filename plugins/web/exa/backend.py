@@ -27,11 +27,7 @@ FIELDS = {"category": "category", "include_domains": "includeDomains",
 class ExaBackend(HTTPWebBackend):
     service = WebService("Exa", key_env=KEY_ENV, key_url=KEY_URL, url_env=URL_ENV)
     default_url = "https://api.exa.ai"
-    env_vars = (KEY_ENV, URL_ENV)
-
-    @property
-    def name(self) -> str:
-        return "exa"
+    name = "exa"
 
     def auth_headers(self) -> dict[str, str]:
         return {"x-api-key": self.api_key}

@@ -22,11 +22,7 @@ class SearXNGBackend(HTTPWebBackend):
     service = WebService("SearXNG", url_env=URL_ENV,
                          rate_hint="or, for your own instance, turn its bot limiter off "
                                    "(`server: limiter: false` in settings.yml)")
-    env_vars = (URL_ENV,)
-
-    @property
-    def name(self) -> str:
-        return "searxng"
+    name = "searxng"
 
     def search(self, query: str, limit: int = 5, **options: Any) -> list[WebResult]:
         params = {"q": query, "format": "json", **self.search_params(options)}

@@ -25,11 +25,7 @@ log = logging.getLogger("hermes_agent.plugins.tavily")
 class TavilyBackend(HTTPWebBackend):
     service = WebService("Tavily", key_env=KEY_ENV, key_url=KEY_URL, url_env=URL_ENV)
     default_url = "https://api.tavily.com"
-    env_vars = (KEY_ENV, URL_ENV)
-
-    @property
-    def name(self) -> str:
-        return "tavily"
+    name = "tavily"
 
     def auth_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"}
