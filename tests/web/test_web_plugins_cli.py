@@ -43,3 +43,20 @@ def test_list_shows_a_configured_backend_enabled(bare_home, monkeypatch, capsys)
     out = run(capsys, "plugins", "list")
     row = next(line for line in out.splitlines() if line.startswith("tavily "))
     assert "missing env" not in row and "tvly-test-0123456789" not in out
+
+
+def test_an_unconfigured_backend_is_no_warning_until_the_user_asks_for_it(tmp_path) -> None:
+    from hermes_agent.builtin_plugins.plugin_admin.inactive import inactive_plugins
+    from hermes_agent.testing import make_kernel
+
+    def inactive(config: dict) -> dict[str, str]:
+        kernel = make_kernel(tmp_path / str(len(list(tmp_path.iterdir()))), config=config)
+        return {i.name: i.line for i in inactive_plugins(kernel.plugins.values(),
+                                                         kernel.config)}
+
+    assert not set(inactive({})) & set(NEEDS)  # nobody asked: `plugins list` shows it
+    chosen = inactive({"web": {"backend": "brave", "extract_backend": "exa",
+                               "fallback": ["searxng"]}})
+    assert set(chosen) & set(NEEDS) == {"brave", "exa", "searxng"}
+    assert "missing environment variable: BRAVE_SEARCH_API_KEY" in chosen["brave"]
+    assert "tavily" in inactive({"plugins": {"enabled": ["tavily"]}})
