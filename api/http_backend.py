@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -41,6 +42,7 @@ class HTTPWebBackend(WebBackend):
         self.config: dict[str, Any] = dict(config or {})
         self._sleep = sleep
         self._http: WebHTTP | None = None
+        self._opening = threading.Lock()
 
     def is_available(self) -> bool:
         return bool(self.api_key) if self.service.key_env else bool(self.base_url)
@@ -70,11 +72,13 @@ class HTTPWebBackend(WebBackend):
             raise WebError(f"{service.url_env} is not set; set it to the base URL of your "
                            f"{service.label} server in the environment or $HERMES_HOME/.env",
                            "missing_key")
-        if self._http is None:
-            self._http = WebHTTP(service, self.base_url, headers=self.auth_headers(),
-                                 secrets=(self.api_key,), explain=self.explain,
-                                 sleep=self._sleep, **http_options(self.config))
-        data = self._http.request_json(method, path, params=params, json_body=json_body)
+        with self._opening:
+            if self._http is None:
+                self._http = WebHTTP(service, self.base_url, headers=self.auth_headers(),
+                                     secrets=(self.api_key,), explain=self.explain,
+                                     sleep=self._sleep, **http_options(self.config))
+            http = self._http
+        data = http.request_json(method, path, params=params, json_body=json_body)
         if not isinstance(data, dict):
             raise WebError(f"{service.label} answered {method} {path} with something other "
                            f"than a JSON object; is {mask_url(self.base_url)} its API?",
@@ -82,6 +86,7 @@ class HTTPWebBackend(WebBackend):
         return data
 
     def close(self) -> None:
-        if self._http is not None:
-            self._http.close()
-            self._http = None
+        with self._opening:
+            http, self._http = self._http, None
+        if http is not None:
+            http.close()

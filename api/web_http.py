@@ -114,6 +114,13 @@ class WebHTTP:
                                        f"({type(exc).__name__}: {exc}){_tries(attempt)}; "
                                        f"{fix} the network"), "unreachable")
             raise _Retryable(error, self._backoff(attempt)) from exc
+        if 300 <= response.status_code < 400:
+            target = self.mask(response.headers.get("location") or "elsewhere")
+            setting = f"; set {self.service.url_env} to where it points" \
+                if self.service.url_env else ""
+            raise WebError(f"{label} at {where} redirects {method} {path} to {target} "
+                           f"(HTTP {response.status_code}){setting}", "http",
+                           status=response.status_code)
         text = response.text
         try:
             body = json.loads(text) if text.strip() else None

@@ -9,6 +9,7 @@ format, checking its authentication and parameters, and failing on demand.
             brave.fail(429, retry_after="2")   # the next request gets 429, Retry-After: 2
             brave.hang(5)                       # the one after hangs for 5s
             brave.malformed()                   # the one after gets 200 and broken JSON
+            brave.redirect("https://elsewhere.example/")  # and the next a 301
             ...  # point BRAVE_SEARCH_BASE_URL at brave.url
             assert brave.requests[-1].param("q") == "hermes"
 

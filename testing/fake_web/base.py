@@ -196,6 +196,11 @@ class FakeWebAPI(ServedInBackground):
         headers = {"Retry-After": retry_after} if retry_after is not None else {}
         return self._queue(Fault(status=status, headers=headers, body=body), times)
 
+    def redirect(self, location: str, status: int = 301, times: int = 1) -> Self:
+        """Redirect the next ``times`` API requests to ``location``."""
+        return self._queue(Fault(status=status, headers={"Location": location}, body={}),
+                           times)
+
     def hang(self, seconds: float = 30.0, times: int = 1) -> Self:
         """Hold the next ``times`` API requests for ``seconds`` (until the client gives up)."""
         return self._queue(Fault(hang=seconds), times)

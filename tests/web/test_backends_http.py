@@ -176,3 +176,26 @@ def test_settings_come_from_plugins_entries(case: Case, tmp_path) -> None:
         server.hang(30)
         with pytest.raises(WebError, match="within 0.3s"):
             kernel.slots.get("web_search", case.name).search("runtime")
+
+
+def test_a_redirect_says_where_the_service_moved(case: Case) -> None:
+    with seed(case.server()) as server:
+        server.redirect("https://search.example/")
+        with pytest.raises(WebError) as caught:
+            case.make(server).search("runtime")
+        assert len(server.requests) == 1
+    message = str(caught.value)
+    assert caught.value.status == 301 and "to https://search.example/" in message
+    assert f"set {case.url_env} to where it points" in message
+
+
+def test_one_client_serves_calls_until_closed(case: Case) -> None:
+    with seed(case.server()) as server:
+        backend = case.make(server)
+        backend.search("runtime")
+        first = backend._http
+        backend.search("runtime")
+        assert backend._http is first
+        backend.close()
+        backend.close()  # twice is fine
+        assert backend.search("runtime") and backend._http is not first

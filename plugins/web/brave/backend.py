@@ -27,7 +27,7 @@ class BraveBackend(HTTPWebBackend):
     name = "brave"
 
     def auth_headers(self) -> dict[str, str]:
-        return {"X-Subscription-Token": self.api_key, "Accept-Encoding": "gzip"}
+        return {"X-Subscription-Token": self.api_key}
 
     def search(self, query: str, limit: int = 5, **options: Any) -> list[WebResult]:
         count = min(max(int(limit), 1), MAX_COUNT)
