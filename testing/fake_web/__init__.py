@@ -19,7 +19,8 @@ format), ``FakeBrave``, ``FakeTavily`` (``/search`` and ``/extract``) and ``Fake
 for tests that extract what they found.
 """
 
-from .base import Document, FakeWebAPI, RecordedRequest
+from ..local_server import RecordedRequest
+from .base import Document, FakeWebAPI
 from .brave import FakeBrave
 from .exa import FakeExa
 from .searxng import FakeSearXNG

@@ -5,30 +5,14 @@ how it authenticates and answers."""
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
-from urllib.parse import parse_qs, urlsplit
 
-from ..local_server import (LocalHTTPServer, ServedInBackground, hold_request,
-                            send_json_head)
-
-
-@dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]  # lower-case names
-    body: Any = None
-
-    def param(self, name: str) -> str | None:
-        """One query parameter's (first) value."""
-        values = self.query.get(name)
-        return values[0] if values else None
+from ..local_server import (LocalHTTPServer, RecordedRequest, ServedInBackground,
+                            hold_request, read_request, send_json)
 
 
 @dataclass(frozen=True)
@@ -75,17 +59,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 (the handler's API)
         state, api = self.server.state, self.server.api
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = {"_raw": raw.decode("utf-8", "replace")}
-        url = urlsplit(self.path)
-        request = RecordedRequest(self.command, url.path, parse_qs(url.query),
-                                  {k.lower(): v for k, v in self.headers.items()}, body)
+        request = read_request(self)
         with state.lock:
-            page = state.pages.get(url.path) if self.command == "GET" else None
+            page = state.pages.get(request.path) if self.command == "GET" else None
             if page is None:
                 state.requests.append(request)
                 fault = state.faults.popleft() if state.faults else None
@@ -125,12 +101,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(status, data.encode(), {"content-type": "text/plain; charset=utf-8",
                                                **(headers or {})})
             return
-        payload = json.dumps(data).encode()
-        try:
-            send_json_head(self, status, len(payload), headers)
-            self.wfile.write(payload)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
+        send_json(self, status, data, headers)
 
     def _send(self, status: int, payload: bytes, headers: dict[str, str]) -> None:
         try:
