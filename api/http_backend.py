@@ -52,6 +52,25 @@ class HTTPWebBackend(WebBackend):
         value = options.get(key)
         return self.config.get(key, default) if value is None else value
 
+    def int_option(self, options: Mapping[str, Any], key: str, low: int,
+                   high: int | None = None) -> int | None:
+        """:meth:`option` as a whole number from ``low`` to ``high``, or None when unset;
+        :class:`WebError` saying the range when it is not one."""
+        value = self.option(options, key)
+        if value is None or value == "":
+            return None
+        try:
+            number = int(value)
+            if isinstance(value, bool) or number != float(value):
+                raise ValueError(value)
+        except (TypeError, ValueError):
+            number = low - 1
+        if number < low or (high is not None and number > high):
+            span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+            raise WebError(f"{self.service.label}'s {key} is a whole number {span}, not "
+                           f"{value!r}", "http")
+        return number
+
     def auth_headers(self) -> dict[str, str]:
         return {}
 

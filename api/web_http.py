@@ -183,7 +183,7 @@ def error_detail(body: Any, text: str) -> str:
             if value:
                 return str(value)
         return ""
-    return " ".join(text.split())[:300] if "<" not in text[:1] else ""
+    return " ".join(text.split())[:300] if not text.lstrip().startswith("<") else ""
 
 
 def retry_after_seconds(value: str | None) -> float | None:

@@ -94,7 +94,8 @@ def test_a_rate_limit_shows_brave_s_detail() -> None:
 
 
 @pytest.mark.parametrize("options, complaint", [
-    ({"offset": 10}, "offset is a page number from 0 to 9"),
+    ({"offset": 10}, "offset is a whole number from 0 to 9, not 10"),
+    ({"offset": 1.5}, "offset is a whole number from 0 to 9, not 1.5"),
     ({"freshness": "yesterday"}, "freshness must be pd, pw, pm, py"),
 ])
 def test_wrong_options_are_refused_before_any_request(options, complaint) -> None:

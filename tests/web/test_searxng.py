@@ -70,7 +70,9 @@ def test_the_bot_limiter_hint_comes_with_a_429() -> None:
 
 @pytest.mark.parametrize("options, complaint", [
     ({"time_range": "decade"}, "time_range must be one of day, week, month, year"),
-    ({"safesearch": 5}, "safesearch must be 0 (off), 1 (moderate) or 2 (strict)"),
+    ({"safesearch": 5}, "safesearch is a whole number from 0 to 2, not 5"),
+    ({"pageno": "two"}, "pageno is a whole number of at least 1, not 'two'"),
+    ({"pageno": 0}, "pageno is a whole number of at least 1, not 0"),
 ])
 def test_wrong_options_are_refused_before_any_request(options, complaint) -> None:
     with seed(FakeSearXNG()) as server:

@@ -40,12 +40,9 @@ class BraveBackend(HTTPWebBackend):
 
     def search_params(self, options: Mapping[str, Any]) -> dict[str, Any]:
         params: dict[str, Any] = {}
-        offset = self.option(options, "offset")
+        offset = self.int_option(options, "offset", 0, MAX_OFFSET)  # a page of `count`
         if offset is not None:
-            if not 0 <= int(offset) <= MAX_OFFSET:
-                raise WebError(f"Brave Search's offset is a page number from 0 to "
-                               f"{MAX_OFFSET}, not {offset}", "http")
-            params["offset"] = int(offset)
+            params["offset"] = offset
         freshness = self.option(options, "freshness")
         if freshness:
             if not _FRESHNESS.match(str(freshness)):

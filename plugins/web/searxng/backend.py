@@ -41,21 +41,15 @@ class SearXNGBackend(HTTPWebBackend):
                 if isinstance(categories, (list, tuple)) else str(categories)
         if self.option(options, "language"):
             params["language"] = str(self.option(options, "language"))
-        if self.option(options, "pageno") is not None:
-            params["pageno"] = max(1, int(self.option(options, "pageno")))
+        params["pageno"] = self.int_option(options, "pageno", 1)
         time_range = self.option(options, "time_range")
         if time_range:
             if time_range not in TIME_RANGES:
                 raise WebError(f"time_range must be one of {', '.join(TIME_RANGES)}, not "
                                f"{time_range!r}", "http")
             params["time_range"] = time_range
-        safesearch = self.option(options, "safesearch")
-        if safesearch is not None:
-            if str(safesearch) not in ("0", "1", "2"):
-                raise WebError("safesearch must be 0 (off), 1 (moderate) or 2 (strict), "
-                               f"not {safesearch!r}", "http")
-            params["safesearch"] = int(safesearch)
-        return params
+        params["safesearch"] = self.int_option(options, "safesearch", 0, 2)  # off .. strict
+        return {key: value for key, value in params.items() if value is not None}
 
     def explain(self, status: int, body: Any, detail: str) -> WebError | None:
         """SearXNG answers 403 when the json format is off in its settings."""
