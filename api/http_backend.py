@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from .secrets import mask_url
@@ -93,9 +94,10 @@ class HTTPWebBackend(WebBackend):
                            "missing_key")
         with self._opening:
             if self._http is None:
-                self._http = WebHTTP(service, self.base_url, headers=self.auth_headers(),
-                                     secrets=(self.api_key,), explain=self.explain,
-                                     sleep=self._sleep, **http_options(self.config))
+                self._http = WebHTTP(replace(service, plugin=self.name), self.base_url,
+                                     headers=self.auth_headers(), secrets=(self.api_key,),
+                                     explain=self.explain, sleep=self._sleep,
+                                     **http_options(self.config))
             http = self._http
         data = http.request_json(method, path, params=params, json_body=json_body)
         if not isinstance(data, dict):

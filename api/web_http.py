@@ -46,6 +46,7 @@ class WebService:
     key_url: str = ""  # where a user gets or checks the key
     url_env: str = ""  # the environment variable that overrides the base URL
     rate_hint: str = "or check your plan's limits"  # what else helps against HTTP 429
+    plugin: str = ""  # the plugin's name: its settings are plugins.entries.<plugin>
 
 
 class WebHTTP:
@@ -104,9 +105,11 @@ class WebHTTP:
         try:
             response = self._http.request(method, path, params=_clean(params), json=json_body)
         except httpx2.TimeoutException as exc:
+            slower = (f", or raise plugins.entries.{self.service.plugin}.timeout if it is "
+                      "only slow") if self.service.plugin else ""
             error = WebError(f"{label} at {where} did not answer within {self.timeout:g}s"
-                             f"{_tries(attempt)}; it may be overloaded, try again later",
-                             "timeout")
+                             f"{_tries(attempt)}; it may be overloaded: try again later"
+                             f"{slower}", "timeout")
             raise _Retryable(error, self._backoff(attempt)) from exc
         except httpx2.TransportError as exc:
             fix = f"check {self.service.url_env} and" if self.service.url_env else "check"

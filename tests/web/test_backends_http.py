@@ -87,6 +87,7 @@ def test_a_hung_server_is_a_timeout(case: Case) -> None:
         with pytest.raises(WebError) as caught:
             backend.search("runtime")
     assert caught.value.kind == "timeout" and "did not answer within 0.3s" in str(caught.value)
+    assert f"raise plugins.entries.{case.name}.timeout" in str(caught.value)
 
 
 def test_a_timeout_is_retried(case: Case) -> None:
