@@ -94,3 +94,17 @@ def test_searxng_does_not_extract() -> None:
     assert not backend.supports_extract()
     with pytest.raises(WebError, match="set web.extract_backend"):
         backend.extract(["https://hermes.example/"])
+
+
+def test_the_fake_serves_result_pages_for_extraction_tests() -> None:
+    import httpx2
+
+    with FakeSearXNG() as server:
+        url = server.serve_page("/guides/tea.html", "<html><body><p>Steep it.</p></body></html>")
+        server.add("Tea", url, "how to steep tea")
+        server.fail(500)  # faults are for the API, never for the pages
+        page = httpx2.get(url)
+        (hit,) = CASE.make(server).search("steep tea")
+        assert len(server.requests) == 2  # the page fetch is not recorded
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "Steep it." in page.text and hit.url == url
