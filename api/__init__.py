@@ -34,6 +34,10 @@ _EXPORTS: dict[str, str] = {
     "WebSearchProvider": "providers",
     # web.py: the web backends' contract (the web_search slot)
     **dict.fromkeys(("WebResult", "WebPage", "WebError", "WebBackend", "as_web_backend"), "web"),
+    # web_http.py: the JSON-over-HTTP client web backends share (retries, masked errors)
+    **dict.fromkeys(("WebService", "WebHTTP", "retry_after_seconds", "http_options"),
+                    "web_http"),
+    "HTTPWebBackend": "http_backend",
     # net.py: SSRF guards for fetching what the model asks for
     "CheckedURL": "net", "check_url": "net", "is_public_address": "net",
     # memory_health.py: what the memory manager records of the external provider

@@ -3,9 +3,16 @@ client hanging up is no error, and its start/close lifecycle in a background thr
 
 from __future__ import annotations
 
+import json
+import select
+import socket
 import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
+from urllib.parse import parse_qs, urlsplit
 
 
 class LocalHTTPServer(ThreadingHTTPServer):
@@ -67,3 +74,66 @@ def send_json_head(handler: BaseHTTPRequestHandler, status: int, length: int,
     for key, value in (headers or {}).items():
         handler.send_header(key, value)
     handler.end_headers()
+
+
+def hold_request(handler: BaseHTTPRequestHandler, seconds: float,
+                 stop: Callable[[], bool]) -> str:
+    """Hold a request ``seconds`` before it is answered: ``""`` when the time is up,
+    ``"stopped"`` when ``stop()`` turns true, ``"gone"`` when the client hung up (both
+    close the connection: the request gets no answer)."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        if stop():
+            handler.close_connection = True
+            return "stopped"
+        readable, _, _ = select.select([handler.connection], [], [], min(left, 0.05))
+        if readable:
+            try:
+                gone = handler.connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                gone = True
+            if gone:
+                handler.close_connection = True
+                return "gone"
+            time.sleep(min(left, 0.05))  # pipelined data: keep waiting
+    return ""
+
+
+@dataclass
+class RecordedRequest:
+    """One request a fake server received."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]  # lower-case names
+    body: Any = None  # parsed JSON; {"_raw": text} when it was not JSON
+
+    def param(self, name: str) -> str | None:
+        """One query parameter's (first) value."""
+        values = self.query.get(name)
+        return values[0] if values else None
+
+
+def read_request(handler: BaseHTTPRequestHandler) -> RecordedRequest:
+    """The request ``handler`` is serving, its JSON body read and parsed."""
+    length = int(handler.headers.get("content-length") or 0)
+    raw = handler.rfile.read(length) if length else b""
+    try:
+        body = json.loads(raw) if raw else None
+    except ValueError:
+        body = {"_raw": raw.decode("utf-8", "replace")}
+    url = urlsplit(handler.path)
+    return RecordedRequest(handler.command, url.path, parse_qs(url.query),
+                           {k.lower(): v for k, v in handler.headers.items()}, body)
+
+
+def send_json(handler: BaseHTTPRequestHandler, status: int, data: Any,
+              headers: dict[str, str] | None = None) -> None:
+    """Answer with ``data`` as JSON; a client that hung up is no error."""
+    payload = json.dumps(data).encode()
+    try:
+        send_json_head(handler, status, len(payload), headers)
+        handler.wfile.write(payload)
+    except (BrokenPipeError, ConnectionResetError):
+        handler.close_connection = True

@@ -5,7 +5,10 @@ default (builtin plugins, bundled backends, model providers and platforms). It i
 when, after a boot, it is not loaded for a reason nobody chose: an invalid or incompatible
 plugin.yaml, a name clash, a missing environment variable, an import or register() error.
 Plugins that are off on purpose (disabled, safe mode, HERMES_LOAD_PLUGINS, not enabled or
-not selected) are not reported; ``hermes plugins doctor`` explains those.
+not selected) are not reported; ``hermes plugins doctor`` explains those. Nor is a bundled
+backend whose key is not set, unless the user asked for it (enabled it, or named it in a
+selection key such as ``web.backend``): a key nobody set is a service nobody uses yet, and
+``hermes plugins list`` shows it.
 
 Other plugins (the chat banner) reach it as the ``plugin_health`` service.
 """
@@ -17,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent import DEFAULT_ON_KINDS, selected_by_slot
+from hermes_agent import DEFAULT_ON_KINDS, SLOT_INFO, selected_by_slot
 
 if TYPE_CHECKING:
     from hermes_agent import Config, PluginRecord, PluginStatus
@@ -53,6 +56,25 @@ def expected_active(record: "PluginRecord", config: "Config") -> bool:
             or record.matches(config.plugins_enabled) or selected_by_slot(record, config))
 
 
+#: selection keys that name a backend besides the slots' own (web.backend, ...)
+_EXTRA_SELECTION_KEYS = ("web.search_backend", "web.extract_backend", "web.fallback")
+
+
+def asked_for(record: "PluginRecord", config: "Config") -> bool:
+    """The user enabled the plugin or named it in a slot's selection key."""
+    if record.matches(config.plugins_enabled) or selected_by_slot(record, config):
+        return True
+    names = {record.name, *record.aliases}
+    keys = [info.config_key for info in SLOT_INFO.values() if info.config_key]
+    keys += _EXTRA_SELECTION_KEYS
+    for key in keys:
+        value = config.get(key)
+        chosen = value if isinstance(value, list) else [value]
+        if any(isinstance(item, str) and item in names for item in chosen):
+            return True
+    return False
+
+
 def summary(status: "PluginStatus") -> str:
     """One line: the label of the status code and the first specific detail."""
     lines = [line.strip() for line in status.reason.strip().splitlines() if line.strip()]
@@ -76,6 +98,9 @@ def inactive_plugins(statuses: Iterable["PluginStatus"], config: "Config") -> li
     found: dict[str, Inactive] = {}
     for status in statuses:
         if status.state == "loaded" or status.code in CHOSEN_OFF or status.name in found:
+            continue
+        if status.code == "missing_env" and status.record.source == "bundled" \
+                and not asked_for(status.record, config):
             continue
         if expected_active(status.record, config):
             found[status.record.name] = Inactive(status.record.name, status.code, summary(status))

@@ -16,31 +16,18 @@ up, or when the server closes. Every request is recorded.
 
 from __future__ import annotations
 
-import json
 import re
-import select
-import socket
 import threading
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
-from ..local_server import LocalHTTPServer, ServedInBackground, send_json_head
+from ..local_server import (LocalHTTPServer, RecordedRequest, ServedInBackground,
+                            hold_request, read_request, send_json)
 from .store import ENTITY_FIELDS, FilterError, MemoryStore
 
 _ONE = re.compile(r"^/v1/memories/([^/]+)/$")
-
-
-@dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]  # lower-case names
-    body: Any = None
 
 
 @dataclass
@@ -86,17 +73,10 @@ class _Handler(BaseHTTPRequestHandler):
     # --- plumbing --------------------------------------------------------------------------
     def _serve(self) -> None:
         state = self.server.state
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = {"_raw": raw.decode("utf-8", "replace")}
-        url = urlsplit(self.path)
+        request = read_request(self)
+        body = request.body
         with state.lock:
-            state.requests.append(RecordedRequest(
-                self.command, url.path, parse_qs(url.query),
-                {k.lower(): v for k, v in self.headers.items()}, body))
+            state.requests.append(request)
             fault = state.faults.popleft() if state.faults else state.always
         if fault is not None:
             if fault.hang and self._hang(fault.hang):
@@ -111,7 +91,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(401, {"detail": "Invalid API key. Check your Authorization header."})
             return
         try:
-            status, data = self._route(url.path, body if isinstance(body, dict) else {})
+            status, data = self._route(request.path, body if isinstance(body, dict) else {})
         except FilterError as exc:
             status, data = 400, {"detail": f"invalid filters: {exc}"}
         self._json(status, data)
@@ -120,32 +100,15 @@ class _Handler(BaseHTTPRequestHandler):
         """Wait; True (stop answering) if the client hung up, the server closes or a
         release came."""
         state = self.server.state
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            if state.closing.is_set() or state.released.is_set():
-                self.close_connection = True
-                return True
-            readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
-            if readable:
-                try:
-                    gone = self.connection.recv(1, socket.MSG_PEEK) == b""
-                except OSError:
-                    gone = True
-                if gone:
-                    with state.lock:
-                        state.hangups += 1
-                    self.close_connection = True
-                    return True
-                time.sleep(min(left, 0.05))  # pipelined data: keep waiting
-        return False
+        outcome = hold_request(self, seconds,
+                               lambda: state.closing.is_set() or state.released.is_set())
+        if outcome == "gone":
+            with state.lock:
+                state.hangups += 1
+        return bool(outcome)
 
     def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
-        payload = json.dumps(data).encode()
-        try:
-            send_json_head(self, status, len(payload), headers)
-            self.wfile.write(payload)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
+        send_json(self, status, data, headers)
 
     # --- the API ---------------------------------------------------------------------------
     def _route(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:

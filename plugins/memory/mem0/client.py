@@ -15,13 +15,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import quote
 
 import httpx2
 
 from hermes_agent.api import mask_url
+from hermes_agent.api import retry_after_seconds as retry_after
 
 from .breaker import CircuitBreaker
 from .errors import DEFAULT_HOST, Mem0Error, Mem0Unavailable, Redactor, detail_of, status_error
@@ -200,21 +200,6 @@ class Mem0Client:
     def _backoff(self, attempt: int) -> float:
         base = min(self.retry.backoff_cap, self.retry.backoff * 2 ** (attempt - 1))
         return base * random.uniform(0.5, 1.0)
-
-
-def retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (a number or an HTTP date); None if unusable."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def results_of(data: Any) -> list[dict[str, Any]]:

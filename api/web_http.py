@@ -1,0 +1,243 @@
+"""A JSON-over-HTTP client for web backends: timeouts, retries, Retry-After, and errors that
+say what to fix with the API key masked out.
+
+    http = WebHTTP(WebService("Brave Search", key_env="BRAVE_SEARCH_API_KEY",
+                              key_url="https://api-dashboard.search.brave.com"),
+                   "https://api.search.brave.com", headers={"X-Subscription-Token": key},
+                   secrets=(key,))
+    data = http.request_json("GET", "/res/v1/web/search", params={"q": "hermes"})
+
+Connection errors, timeouts, 5xx and 429 are retried (a search changes nothing on the
+server); a 429's Retry-After is waited when it is at most ``retry_after_cap`` seconds, else the
+call fails at once with ``retry_after`` set. Other 4xx are not retried. Every failure is a
+:class:`~hermes_agent.api.WebError` whose message names the service, the status, the
+server's own explanation and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx2
+
+from .secrets import MASK, mask_secrets, mask_url
+from .web import WebError
+
+__all__ = ["WebService", "WebHTTP", "retry_after_seconds", "http_options"]
+
+log = logging.getLogger("hermes_agent.web")
+#: ``explain(status, body, detail)``: a backend's own error for an answer, or None
+Explain = Callable[[int, Any, str], "WebError | None"]
+
+
+@dataclass(frozen=True)
+class WebService:
+    """Who a backend talks to, as its error messages name it."""
+
+    label: str  # "Brave Search"
+    key_env: str = ""  # the environment variable holding the key ("" when keyless)
+    key_url: str = ""  # where a user gets or checks the key
+    url_env: str = ""  # the environment variable that overrides the base URL
+    rate_hint: str = "or check your plan's limits"  # what else helps against HTTP 429
+    plugin: str = ""  # the plugin's name: its settings are plugins.entries.<plugin>
+
+
+class WebHTTP:
+    """One service's HTTP client. Thread-safe; :meth:`close` when done."""
+
+    def __init__(self, service: WebService, base_url: str, *,
+                 headers: Mapping[str, str] | None = None, secrets: Iterable[str] = (),
+                 timeout: float = 15.0, connect_timeout: float = 5.0, max_retries: int = 2,
+                 backoff: float = 0.5, retry_after_cap: float = 30.0,
+                 explain: Explain | None = None,
+                 sleep: Callable[[float], None] = time.sleep):
+        self.service = service
+        self.base_url = base_url.rstrip("/")
+        self.max_retries, self.backoff = max(0, max_retries), backoff
+        self.retry_after_cap = retry_after_cap
+        self.timeout = timeout
+        self._secrets = tuple(s for s in secrets if s and len(s) >= 4)
+        self._explain = explain
+        self._sleep = sleep
+        self._http = httpx2.Client(
+            base_url=self.base_url, follow_redirects=False,
+            headers={"Accept": "application/json", "User-Agent": "hermes-web/0.1",
+                     **(headers or {})},
+            timeout=httpx2.Timeout(timeout, connect=min(connect_timeout, timeout)))
+
+    def mask(self, text: str) -> str:
+        """``text`` with URL credentials and every secret of this client masked."""
+        text = mask_secrets(text)
+        for secret in self._secrets:
+            text = text.replace(secret, MASK)
+        return text
+
+    def request_json(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
+                     json_body: Any = None) -> Any:
+        """The parsed JSON answer to ``method path``, retried while the failure is
+        transient; :class:`WebError` when it fails for good."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self._attempt(method, path, params, json_body, attempt)
+            except _Retryable as retry:
+                if attempt > self.max_retries or retry.wait is None:
+                    raise retry.error from None
+                log.debug("%s: %s; retrying in %.2fs", self.service.label, retry.error,
+                          retry.wait)
+                self._sleep(retry.wait)
+
+    def close(self) -> None:
+        self._http.close()
+
+    # --- one attempt -----------------------------------------------------------------------
+    def _attempt(self, method: str, path: str, params: Mapping[str, Any] | None,
+                 json_body: Any, attempt: int) -> Any:
+        label, where = self.service.label, mask_url(self.base_url)
+        try:
+            response = self._http.request(method, path, params=_clean(params), json=json_body)
+        except httpx2.TimeoutException as exc:
+            slower = (f", or raise plugins.entries.{self.service.plugin}.timeout if it is "
+                      "only slow") if self.service.plugin else ""
+            error = WebError(f"{label} at {where} did not answer within {self.timeout:g}s"
+                             f"{_tries(attempt)}; it may be overloaded: try again later"
+                             f"{slower}", "timeout")
+            raise _Retryable(error, self._backoff(attempt)) from exc
+        except httpx2.TransportError as exc:
+            fix = f"check {self.service.url_env} and" if self.service.url_env else "check"
+            error = WebError(self.mask(f"cannot reach {label} at {where} "
+                                       f"({type(exc).__name__}: {exc}){_tries(attempt)}; "
+                                       f"{fix} the network"), "unreachable")
+            raise _Retryable(error, self._backoff(attempt)) from exc
+        if 300 <= response.status_code < 400:
+            target = self.mask(response.headers.get("location") or "elsewhere")
+            setting = f"; set {self.service.url_env} to where it points" \
+                if self.service.url_env else ""
+            raise WebError(f"{label} at {where} redirects {method} {path} to {target} "
+                           f"(HTTP {response.status_code}){setting}", "http",
+                           status=response.status_code)
+        text = response.text
+        try:
+            body = json.loads(text) if text.strip() else None
+        except ValueError:
+            body = None
+            if response.status_code < 400:
+                raise WebError(f"{label} answered {method} {path} with something that is not "
+                               f"JSON ({self.mask(text[:80])!r}...); is {where} really a "
+                               f"{label} API?", "malformed", status=response.status_code)
+        if response.status_code < 400:
+            return body
+        raise self._status_error(response.status_code, body, text, response.headers, attempt)
+
+    def _status_error(self, status: int, body: Any, text: str, headers: Any,
+                      attempt: int) -> Exception:
+        detail = self.mask(error_detail(body, text))[:300]
+        custom = self._explain(status, body, detail) if self._explain else None
+        if custom is not None:
+            return custom
+        label, env, said = self.service.label, self.service.key_env, _said(detail)
+        if status == 429:
+            hint = retry_after_seconds(headers.get("retry-after"))
+            wait = f"; retry after {hint:.0f}s" if hint is not None else "; wait a little"
+            error = WebError(f"{label} rate limit reached (HTTP 429{_tries(attempt)}){said}"
+                             f"{wait}, {self.service.rate_hint}", "rate_limited",
+                             retry_after=hint, status=429)
+            if hint is None:
+                return _Retryable(error, self._backoff(attempt))
+            return _Retryable(error, hint if hint <= self.retry_after_cap else None)
+        if status >= 500:
+            return _Retryable(WebError(f"{label} failed (HTTP {status}, a server-side problem"
+                                       f"{_tries(attempt)}){said}; try again later", "http",
+                                       status=status), self._backoff(attempt))
+        if status in (401, 403) and env:
+            where = f" at {self.service.key_url}" if self.service.key_url else ""
+            return WebError(f"{env} was refused by {label} (HTTP {status}){said}; check it"
+                            f"{where} and update {env}", "missing_key", status=status)
+        return WebError(f"{label} rejected the request (HTTP {status}){said}", "http",
+                        status=status)
+
+    def _backoff(self, attempt: int) -> float:
+        return min(8.0, self.backoff * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+
+
+class _Retryable(Exception):
+    """A failed attempt; ``wait`` seconds before the next one, or None: do not retry."""
+
+    def __init__(self, error: WebError, wait: float | None):
+        super().__init__(str(error))
+        self.error, self.wait = error, wait
+
+
+def error_detail(body: Any, text: str) -> str:
+    """The server's own explanation, from the usual JSON error shapes or the raw text."""
+    if isinstance(body, dict):
+        for key in ("detail", "error", "message"):
+            value = body.get(key)
+            if isinstance(value, dict):
+                value = value.get("detail") or value.get("error") or value.get("message")
+            if value:
+                return str(value)
+        return ""
+    return " ".join(text.split())[:300] if not text.lstrip().startswith("<") else ""
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (a number or an HTTP date); None if unusable."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+#: settings of ``plugins.entries.<backend>`` that tune :class:`WebHTTP`, and their types
+HTTP_SETTINGS: dict[str, type] = {"timeout": float, "connect_timeout": float,
+                                  "max_retries": int, "retry_after_cap": float}
+
+
+def http_options(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The :data:`HTTP_SETTINGS` present in a backend's config, as keyword arguments of
+    :class:`WebHTTP`; a value of the wrong type or below zero is logged and left out."""
+    options: dict[str, Any] = {}
+    for key, kind in HTTP_SETTINGS.items():
+        value = (config or {}).get(key)
+        if value is None:
+            continue
+        try:
+            number = kind(value)
+            if number < 0 or isinstance(value, bool):
+                raise ValueError(value)
+        except (TypeError, ValueError):
+            log.warning("web: ignoring %s=%r (a number of at least 0 is expected)", key, value)
+            continue
+        options[key] = number
+    return options
+
+
+def _clean(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if params is None:
+        return None
+    return {k: (str(v).lower() if isinstance(v, bool) else v) for k, v in params.items()
+            if v is not None and v != ""}
+
+
+def _said(detail: str) -> str:
+    detail = detail.rstrip(". \n")
+    return f": {detail}" if detail else ""
+
+
+def _tries(attempt: int) -> str:
+    return f", {attempt} tries" if attempt > 1 else ""
