@@ -35,7 +35,10 @@ _EXPORTS: dict[str, str] = {
     # web.py: the web backends' contract (the web_search slot)
     **dict.fromkeys(("WebResult", "WebPage", "WebError", "WebBackend", "as_web_backend"), "web"),
     # net.py: SSRF guards for fetching what the model asks for
-    "CheckedURL": "net", "check_url": "net", "is_public_address": "net",
+    "CheckedURL": "net", "check_url": "net", "is_public_address": "net", "Resolver": "net",
+    "system_resolve": "net",
+    # fetcher.py: the SSRF-safe fetcher (pinned addresses, re-checked redirects, caps)
+    "fetch": "fetcher", "Fetched": "fetcher", "is_text_type": "fetcher",
     # memory_health.py: what the memory manager records of the external provider
     "ProviderHealth": "memory_health", "load_health": "memory_health",
     "save_health": "memory_health", "health_path": "memory_health",
