@@ -85,6 +85,7 @@ def fetch(url: str, *, allow_private: bool = False, allowed_hosts: Collection[st
                        verify=_default_tls() if verify is True else verify,
                        limits=httpx2.Limits(max_keepalive_connections=0)) as client:
         for _ in range(max_redirects + 1):
+            client.cookies.clear()  # the jar is keyed by the pinned IP: no cookie crosses hosts
             try:
                 checked = check_url(current, allow_private=allow_private,
                                     allowed_hosts=allowed_hosts, resolve=resolve)

@@ -57,9 +57,14 @@ def error_of(call) -> WebError:  # type: ignore[no-untyped-def]
     return caught.value
 
 
-def test_without_the_key_the_plugin_does_not_load_and_says_which_variable(home: Path) -> None:
-    _, status = kernel_backend(home, {})
-    assert status.state != "loaded" and "FIRECRAWL_API_KEY" in str(status.to_dict())
+def test_without_the_key_it_loads_unavailable_and_a_call_names_the_variable(home: Path) -> None:
+    kernel, status = kernel_backend(home, {})
+    assert status.state == "loaded"  # a bundled backend nobody chose is not a broken plugin
+    backend = kernel.slots.get("web_search", "firecrawl")
+    assert not backend.is_available()
+    error = error_of(lambda: backend.search("tea"))
+    assert error.kind == "missing_key" and "FIRECRAWL_API_KEY" in str(error)
+    assert "https://www.firecrawl.dev/app/api-keys" in str(error)
 
 
 def test_search_posts_v2_search_with_the_bearer_key(backend, firecrawl) -> None:

@@ -37,7 +37,7 @@ class DDGSBackend(WebBackend):
         limit = max(1, min(int(limit), MAX_RESULTS))
         rate_limited, timed_out, failed = _exception_types()
         try:
-            rows = ddgs_class(timeout=int(self.settings["timeout"])).text(
+            rows = ddgs_class(timeout=max(1, round(float(self.settings["timeout"])))).text(
                 query, max_results=limit, region=options.get("region", self.settings["region"]),
                 safesearch=self.settings["safesearch"], timelimit=options.get("timelimit"),
                 backend=self.settings["engines"])
