@@ -15,7 +15,8 @@ by the fake web site on 127.0.0.1. Each round, interleaved page by page, times:
 - **batch**: one ``extract`` of all fifteen URLs (four pages at a time), once per round.
 
 Overhead = backend - bare, per page (medians over rounds). Peak memory: ``tracemalloc`` peak of
-one backend extract of the largest page, and the process's ``ru_maxrss`` at the end.
+one backend extract of the largest page (Python objects only: lxml's C memory is not traced),
+and the process's ``ru_maxrss`` before the first extraction and at the end (everything).
 The web tools' own overhead (cache, untrusted-content marking, summary) is measured by
 :func:`tool_runner` once ``builtin_plugins/web`` provides ``web_extract``; until then it
 reports "not measured".
@@ -80,6 +81,7 @@ def main() -> None:
     times: dict[str, dict[str, list[float]]] = {p: {"bare": [], "fetch": [], "backend": [],
                                                     "tool": []} for p in pages}
     batch: list[float] = []
+    rss_before = _max_rss_mb()  # libraries imported, pages built: what extraction adds is after
     with FakePageServer() as site:
         for path, html in pages.items():
             site.page(path, html)
@@ -103,11 +105,15 @@ def main() -> None:
         backend.extract([urls[largest]])
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-    report(pages, times, batch, peak, run_tool is not None, args.json)
+    report(pages, times, batch, peak, rss_before, run_tool is not None, args.json)
+
+
+def _max_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def report(pages: dict[str, str], times: dict[str, dict[str, list[float]]], batch: list[float],
-           peak: int, with_tool: bool, out: Path | None) -> None:
+           peak: int, rss_before: float, with_tool: bool, out: Path | None) -> None:
     med = {p: {k: statistics.median(v) if v else None for k, v in t.items()}
            for p, t in times.items()}
     print(f"{'page':<14}{'KB':>6}{'bare ms':>10}{'fetch ms':>10}{'backend ms':>12}"
@@ -130,7 +136,8 @@ def report(pages: dict[str, str], times: dict[str, dict[str, list[float]]], batc
         "overhead_pct": round(100 * (total["backend"] / total["bare"] - 1), 1),
         "fetch_ms_per_page": round(total["fetch"] / n * 1000, 1),
         "peak_tracemalloc_mb_largest_page": round(peak / 2**20, 1),
-        "ru_maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "ru_maxrss_mb_before_extraction": round(rss_before, 1),
+        "ru_maxrss_mb_after": round(_max_rss_mb(), 1),
         "tool_overhead_ms_per_page": (round((total["tool"] - total["backend"]) / n * 1000, 1)
                                       if with_tool and total["tool"] else "not measured"),
     }
