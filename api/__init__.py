@@ -39,7 +39,10 @@ _EXPORTS: dict[str, str] = {
                     "web_http"),
     "HTTPWebBackend": "http_backend",
     # net.py: SSRF guards for fetching what the model asks for
-    "CheckedURL": "net", "check_url": "net", "is_public_address": "net",
+    "CheckedURL": "net", "check_url": "net", "is_public_address": "net", "Resolver": "net",
+    "system_resolve": "net",
+    # fetcher.py: the SSRF-safe fetcher (pinned addresses, re-checked redirects, caps)
+    "fetch": "fetcher", "Fetched": "fetcher", "is_text_type": "fetcher",
     # memory_health.py: what the memory manager records of the external provider
     "ProviderHealth": "memory_health", "load_health": "memory_health",
     "save_health": "memory_health", "health_path": "memory_health",

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from .web import WebError
 
-__all__ = ["CheckedURL", "check_url", "is_public_address"]
+__all__ = ["CheckedURL", "check_url", "is_public_address", "Resolver", "system_resolve"]
+
+#: ``resolve(host, port)`` -> the host's addresses (the seam for a test's or a user's own DNS)
+Resolver = Callable[[str, int], Sequence[str]]
 
 # Ranges never fetched without web.allow_private_networks, beyond what ipaddress calls
 # private/loopback/link-local/reserved: the cloud metadata and carrier-grade NAT blocks.
@@ -45,8 +49,19 @@ def is_public_address(address: str) -> bool:
     return not any(ip in net for net in _EXTRA_BLOCKED if net.version == ip.version)
 
 
-def check_url(url: str, *, allow_private: bool = False) -> CheckedURL:
-    """Check ``url`` before fetching it; :class:`WebError` (kind ``refused``) says why not."""
+def system_resolve(host: str, port: int) -> list[str]:
+    """The addresses the system resolver gives for ``host``, in its order, without repeats."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]).split("%")[0] for info in infos))
+
+
+def check_url(url: str, *, allow_private: bool = False, allowed_hosts: Collection[str] = (),
+              resolve: Resolver | None = None) -> CheckedURL:
+    """Check ``url`` before fetching it; :class:`WebError` (kind ``refused``) says why not.
+
+    ``allowed_hosts``: host names (lower-case, as in the URL) whose private addresses are
+    accepted even without ``allow_private``, e.g. one intranet server. ``resolve`` replaces
+    the system resolver."""
     try:
         parts = urlsplit(url.strip())
         port = parts.port
@@ -61,14 +76,24 @@ def check_url(url: str, *, allow_private: bool = False) -> CheckedURL:
         raise WebError(f"{url!r} has no host", "refused")
     port = port or (443 if scheme == "https" else 80)
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
+        addresses = ((_literal(host),) if _literal(host) else
+                     tuple((resolve or system_resolve)(host, port)))
+    except (OSError, UnicodeError) as exc:
         raise WebError(f"cannot resolve {host!r} ({exc}); check the URL", "unreachable") from exc
-    addresses = tuple(dict.fromkeys(str(info[4][0]).split("%")[0] for info in infos))
-    if not allow_private:
+    if not addresses:
+        raise WebError(f"{host!r} resolves to no address; check the URL", "unreachable")
+    if not allow_private and host not in allowed_hosts:
         blocked = [a for a in addresses if not is_public_address(a)]
         if blocked:
             raise WebError(f"{host} resolves to a private or local address ({', '.join(blocked)});"
                            " fetching it is refused. If you meant to, set "
                            "web.allow_private_networks: true in config.yaml", "refused")
     return CheckedURL(url.strip(), scheme, host, port, addresses)
+
+
+def _literal(host: str) -> str:
+    """``host`` if it is an IP address (never resolved), else ``""``."""
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return ""

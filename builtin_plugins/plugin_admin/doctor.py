@@ -28,6 +28,7 @@ from hermes_agent.api import mask_secrets, plural
 
 from .ledger import last_outcome, read_ledger, recorded_statuses
 from .lockfile import read_lock
+from .python_deps import missing_python_dependencies, pip_command
 
 _CODE_FIX = "fix the error in the plugin's code, or update or disable the plugin"
 # kernel failure code -> fix ({name}: the plugin); the message is the kernel's reason.
@@ -161,6 +162,10 @@ def check(kernel: Kernel, status: PluginStatus, last_fault: dict[str, Any] | Non
             where = f"; get it at {req.url}" if req.url else ""
             add(Reason("missing_env", f"required env var {req.name} is not set{hint}",
                        f"add {req.name}=... to {kernel.home / '.env'} or export it{where}"))
+    missing_libraries = missing_python_dependencies(record.manifest)
+    if missing_libraries:
+        add(Reason("missing_dependency", f"python_dependencies not installed: "
+                   f"{', '.join(missing_libraries)}", pip_command(missing_libraries), "warning"))
     if status.code and status.state != "failed" and all(r.code != status.code
                                                        for r in report.reasons):
         add(Reason(status.code, first_line(status.reason)))  # the kernel's own verdict, always

@@ -102,6 +102,13 @@ def enable(name: str) -> None:
     click.echo(f"✓ Plugin {record.name} enabled. It loads in the next session.")
     if record.error:
         click.echo(f"  Note: it cannot load yet: {record.error}", err=True)
+    from .python_deps import missing_python_dependencies, pip_command
+
+    missing = missing_python_dependencies(record.manifest)
+    if missing:
+        click.echo(f"  Note: it needs Python packages that are not installed "
+                   f"({', '.join(missing)}); install them with:\n    {pip_command(missing)}",
+                   err=True)
 
 
 @plugins.command()

@@ -17,6 +17,9 @@ format, checking its authentication and parameters, and failing on demand.
 format), ``FakeBrave``, ``FakeTavily`` (``/search`` and ``/extract``) and ``FakeExa``
 (``/search`` and ``/contents``). ``serve_page(path, html)`` serves a page on the same port
 for tests that extract what they found.
+Also a web site (pages, redirects, huge, slow and binary bodies) and a resolver for made-up
+host names (``FakePageServer``, ``FakeDNS``), and the Firecrawl API
+(``hermes_agent.testing.fake_web.firecrawl.FakeFirecrawlServer``).
 """
 
 from ..local_server import RecordedRequest
@@ -25,6 +28,8 @@ from .brave import FakeBrave
 from .exa import FakeExa
 from .searxng import FakeSearXNG
 from .tavily import FakeTavily
+from .dns import FakeDNS
+from .pages import FakePageServer, PageRequest
 
 __all__ = ["Document", "FakeWebAPI", "RecordedRequest", "FakeSearXNG", "FakeBrave",
-           "FakeTavily", "FakeExa"]
+           "FakeTavily", "FakeExa", "FakeDNS", "FakePageServer", "PageRequest"]
