@@ -22,9 +22,13 @@ __all__ = ["CheckedURL", "check_url", "is_public_address", "Resolver", "system_r
 Resolver = Callable[[str, int], Sequence[str]]
 
 # Ranges never fetched without web.allow_private_networks, beyond what ipaddress calls
-# private/loopback/link-local/reserved: the cloud metadata and carrier-grade NAT blocks.
+# private/loopback/link-local/reserved: carrier-grade NAT (Alibaba's metadata server
+# 100.100.100.200 is in it), IETF protocol assignments, AWS's IPv6 metadata block and
+# Azure's wire server.
 _EXTRA_BLOCKED = (ipaddress.ip_network("100.64.0.0/10"), ipaddress.ip_network("192.0.0.0/24"),
-                  ipaddress.ip_network("fd00:ec2::/32"))
+                  ipaddress.ip_network("fd00:ec2::/32"), ipaddress.ip_network("168.63.129.16/32"),
+                  ipaddress.ip_network("100.100.100.200/32"))
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")  # the well-known prefix: IPv4 in the last 32 bits
 
 
 @dataclass(frozen=True)
@@ -39,10 +43,26 @@ class CheckedURL:
     addresses: tuple[str, ...]
 
 
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries (mapped, 6to4, Teredo server and client,
+    NAT64): the traffic reaches those, so they are the ones checked."""
+    if ip.ipv4_mapped is not None:
+        return [ip.ipv4_mapped]
+    if ip.sixtofour is not None:
+        return [ip.sixtofour]
+    if ip.teredo is not None:
+        return list(ip.teredo)
+    if ip in _NAT64:
+        return [ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)]
+    return []
+
+
 def is_public_address(address: str) -> bool:
     ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(ip)
+        if embedded:  # decided by where the traffic goes
+            return all(is_public_address(str(v4)) for v4 in embedded)
     if (ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast
             or ip.is_reserved or ip.is_unspecified):
         return False

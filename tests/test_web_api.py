@@ -101,3 +101,33 @@ def test_check_url_allows_private_when_asked_and_public_addresses() -> None:
     assert (checked.host, checked.port, checked.addresses) == ("127.0.0.1", 8080, ("127.0.0.1",))
     assert check_url("https://93.184.215.14/").port == 443
     assert is_public_address("8.8.8.8") and not is_public_address("192.168.1.1")
+
+
+@pytest.mark.parametrize("address, public", [
+    ("2002:a00:1::", False),  # 6to4 of 10.0.0.1
+    ("2002:7f00:1::1", False),  # 6to4 of 127.0.0.1
+    ("2002:808:808::", True),  # 6to4 of 8.8.8.8
+    ("2001:0:4136:e378:8000:63bf:3fff:fdd2", False),  # Teredo, client 192.0.2.45
+    ("2001:0:808:808::3fff:fdd2", False),  # Teredo, server 8.8.8.8, client 192.0.2.45
+    ("64:ff9b::a9fe:a9fe", False),  # NAT64 of 169.254.169.254
+    ("64:ff9b::a00:1", False),  # NAT64 of 10.0.0.1
+    ("64:ff9b::808:808", True),  # NAT64 of 8.8.8.8
+    ("::ffff:169.254.169.254", False),
+    ("168.63.129.16", False),  # Azure's wire server
+    ("100.100.100.200", False),  # Alibaba's metadata server
+    ("168.63.129.17", True),
+])
+def test_addresses_carrying_ipv4_are_judged_by_it(address: str, public: bool) -> None:
+    from hermes_agent.api import is_public_address
+
+    assert is_public_address(address) is public
+
+
+@pytest.mark.parametrize("host", ["[2002:a9fe:a9fe::]", "[64:ff9b::7f00:1]", "168.63.129.16",
+                                  "100.100.100.200"])
+def test_check_url_refuses_metadata_and_tunnelled_private_addresses(host: str) -> None:
+    from hermes_agent.api import check_url
+
+    with pytest.raises(WebError) as caught:
+        check_url(f"http://{host}/latest/meta-data")
+    assert caught.value.kind == "refused" and "web.allow_private_networks" in str(caught.value)
