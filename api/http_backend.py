@@ -48,6 +48,16 @@ class HTTPWebBackend(WebBackend):
     def is_available(self) -> bool:
         return bool(self.api_key) if self.service.key_env else bool(self.base_url)
 
+    def unavailable_reason(self) -> str:
+        service = self.service
+        if self.is_available():
+            return ""
+        if service.key_env:
+            return (f"{service.key_env} is not set; get a key at {service.key_url} and set it "
+                    "in the environment or $HERMES_HOME/.env")
+        return (f"{service.url_env} is not set; set it to the base URL of your "
+                f"{service.label} server in the environment or $HERMES_HOME/.env")
+
     def option(self, options: Mapping[str, Any], key: str, default: Any = None) -> Any:
         """A call's option, else the backend's setting of that name, else ``default``."""
         value = options.get(key)
@@ -85,13 +95,7 @@ class HTTPWebBackend(WebBackend):
         configured, or answers something other than an object."""
         service = self.service
         if not self.is_available():
-            if service.key_env:
-                raise WebError(f"{service.key_env} is not set; get a key at {service.key_url} "
-                               "and set it in the environment or $HERMES_HOME/.env",
-                               "missing_key")
-            raise WebError(f"{service.url_env} is not set; set it to the base URL of your "
-                           f"{service.label} server in the environment or $HERMES_HOME/.env",
-                           "missing_key")
+            raise WebError(self.unavailable_reason(), "missing_key")
         with self._opening:
             if self._http is None:
                 self._http = WebHTTP(replace(service, plugin=self.name), self.base_url,

@@ -79,6 +79,13 @@ class WebBackend(ABC):
     def is_available(self) -> bool:
         """Whether its key or server is configured. No network calls."""
 
+    def unavailable_reason(self) -> str:
+        """Optional: why :meth:`is_available` is false, stating the fix (the variable to set,
+        or the ``pip install`` command of a missing library); ``""`` when it has nothing to
+        say. No network calls. A reason naming ``pip install`` is reported as
+        ``missing_dependency``, any other as ``missing_key``."""
+        return ""
+
     def supports_search(self) -> bool:
         return type(self).search is not WebBackend.search
 
@@ -114,6 +121,10 @@ class _OriginalProvider(WebBackend):
 
     def is_available(self) -> bool:
         return bool(self.provider.is_available())
+
+    def unavailable_reason(self) -> str:
+        reason = getattr(self.provider, "unavailable_reason", None)
+        return str(reason() or "") if callable(reason) else ""
 
     def supports_search(self) -> bool:
         check = getattr(self.provider, "supports_search", None)

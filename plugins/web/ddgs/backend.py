@@ -32,6 +32,10 @@ class DDGSBackend(WebBackend):
     def is_available(self) -> bool:
         return self._client is not None or _installed()
 
+    def unavailable_reason(self) -> str:
+        return "" if self.is_available() else \
+            f"its library ddgs is not installed; install it with {INSTALL}"
+
     def search(self, query: str, limit: int = 5, **options: Any) -> list[WebResult]:
         ddgs_class = self._client or _ddgs_class()
         limit = max(1, min(int(limit), MAX_RESULTS))

@@ -39,6 +39,11 @@ class FirecrawlBackend(WebBackend):
         env = self._env()
         return bool(env.get("FIRECRAWL_API_KEY") or env.get("FIRECRAWL_API_URL"))
 
+    def unavailable_reason(self) -> str:
+        return "" if self.is_available() else (
+            f"FIRECRAWL_API_KEY is not set; get a key at {KEY_URL} and set it in the "
+            "environment or $HERMES_HOME/.env (a self-hosted server: set FIRECRAWL_API_URL)")
+
     def search(self, query: str, limit: int = 5, **options: Any) -> list[WebResult]:
         body: dict[str, Any] = {"query": query, "limit": max(1, min(int(limit), 100))}
         body.update({k: options[k] for k in SEARCH_OPTIONS if options.get(k) is not None})

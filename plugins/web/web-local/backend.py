@@ -35,6 +35,10 @@ class LocalExtractor(WebBackend):
     def is_available(self) -> bool:
         return trafilatura_available()
 
+    def unavailable_reason(self) -> str:
+        return "" if trafilatura_available() else \
+            f"its library trafilatura is not installed; install it with {INSTALL}"
+
     def extract(self, urls: list[str], **options: Any) -> list[WebPage]:
         if not trafilatura_available():
             raise WebError(f"the local extractor needs trafilatura; install it with {INSTALL}",
