@@ -12,7 +12,7 @@ from hermes_agent.api import ListingGroup, WebBackend, WebError, check_url, cli_
 
 from .failure import Failure
 from .runner import call_once
-from .selection import find_backend, installed_backends, listing
+from .selection import backend_states, find_backend, listing
 from .settings import CAPABILITIES, load_settings
 from .tools import search_rows
 
@@ -46,7 +46,7 @@ def status(as_json: bool) -> None:
     settings = load_settings(kernel)
     data = {"selected": {cap: dict(zip(("backend", "key"), settings.selection(cap)))
                          for cap in CAPABILITIES},
-            "fallback": settings.fallbacks(""), "installed": installed_backends(kernel)}
+            "fallback": settings.fallbacks(""), "installed": backend_states(kernel)}
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
@@ -55,6 +55,9 @@ def status(as_json: bool) -> None:
                    + (f"  ({chosen['key']})" if chosen["key"] else ""))
     click.echo(f"fallback {', '.join(data['fallback']) or '(none)'}")
     click.echo(listing(kernel))
+    for name, state in data["installed"].items():  # why a loaded backend cannot answer
+        if state.startswith("unavailable"):
+            click.echo(f"  {name}: {state}")
     click.echo("Choose: hermes config set web.backend NAME · try: hermes web search QUERY")
 
 

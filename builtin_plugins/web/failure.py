@@ -8,9 +8,10 @@ from typing import Any
 from hermes_agent.api import WebError, tool_error
 
 #: kinds beyond WebError's: nothing selected, a name nothing provides, a plugin not loaded,
-#: a backend that raised something other than WebError, a call the user interrupted
-SELECTION_KINDS = ("not_configured", "unknown_backend", "not_loaded", "backend_error",
-                   "interrupted")
+#: a backend whose library is not installed, a backend that raised something other than
+#: WebError, a call the user interrupted
+SELECTION_KINDS = ("not_configured", "unknown_backend", "not_loaded", "missing_dependency",
+                   "backend_error", "interrupted")
 
 
 class Failure(Exception):

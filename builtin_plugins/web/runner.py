@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from hermes_agent.api import WebBackend, WebError
 
 from .failure import Failure
-from .selection import candidates, find_backend
+from .selection import candidates, canonical, find_backend
 from .settings import WebSettings
 
 T = TypeVar("T")
@@ -77,7 +77,7 @@ def call_once(backend: WebBackend, op: Callable[[WebBackend], T], settings: WebS
 def run_selected(kernel: Any, settings: WebSettings, capability: str,
                  op: Callable[[WebBackend], T],
                  interrupt: threading.Event | None = None) -> tuple[str, T, list[dict[str, Any]]]:
-    """``(answering backend, op's value, notes of the fallbacks' predecessors that failed)``;
+    """``(answering backend's name, op's value, notes of the fallbacks' predecessors that failed)``;
     a :class:`Failure` when the selected backend (and every listed fallback) fails."""
     primary, key, fallbacks = candidates(kernel, settings, capability)
     tried: list[dict[str, Any]] = []
@@ -85,7 +85,8 @@ def run_selected(kernel: Any, settings: WebSettings, capability: str,
         where = key if name == primary else "web.fallback"
         try:
             backend = find_backend(kernel, name, where, capability)
-            return name, call_once(backend, op, settings, interrupt), tried
+            # the backend that answered, by our name (an alias such as brave-free resolved)
+            return canonical(kernel, name), call_once(backend, op, settings, interrupt), tried
         except Failure as failure:
             failure.backend = failure.backend or name
             if not fallbacks or failure.kind in NO_FALLBACK:

@@ -1,9 +1,10 @@
 """Which backend answers: the one config.yaml selects, or a clear error; never another one
 unless the user listed it in ``web.fallback``.
 
-A name is looked up in the ``web_search`` slot; a name no loaded plugin registered is looked
-up among the plugins that did not load (missing env, not enabled, failed), so the error names
-the missing key or the command that enables it."""
+A name is looked up in the ``web_search`` slot (the original's names, e.g. ``brave-free``, are
+aliases of ours); a name no loaded plugin registered is looked up among the web backend
+plugins that did not load (missing env, not enabled, failed), so the error names the missing
+key, library or the command that enables it."""
 
 from __future__ import annotations
 
@@ -16,6 +17,30 @@ from .settings import WebSettings
 
 SLOT = "web_search"
 VERB = {"search": "search", "extract": "extract pages"}
+#: the original's backend names (Hermes Agent 0.19) -> ours, where ours is the same service
+ALIASES = {"brave-free": "brave"}
+
+
+def canonical(kernel: Any, name: str) -> str:
+    """``name``, or the backend it is the original's name for (unless a plugin registered a
+    backend of that very name)."""
+    if name in kernel.slots.providers[SLOT]:
+        return name
+    return ALIASES.get(name, name)
+
+
+def backend_states(kernel: Any) -> dict[str, str]:
+    """:func:`installed_backends`, a loaded backend that is unavailable with its reason."""
+    states = installed_backends(kernel)
+    for name, provider in kernel.slots.providers[SLOT].items():
+        try:
+            backend = as_web_backend(provider.obj)
+            if not backend.is_available():
+                states[name] = "unavailable: " + (_reason(backend) or "its key or server is "
+                                                                      "not configured")
+        except Exception as exc:  # a backend's bug must not break the listing
+            states[name] = f"unavailable: its check raised {type(exc).__name__}: {exc}"
+    return states
 
 
 def installed_backends(kernel: Any) -> dict[str, str]:
@@ -38,7 +63,22 @@ def listing(kernel: Any) -> str:
 
 
 def how_to_choose(key: str) -> str:
+    if key.startswith("--"):  # a command-line option, not a config key
+        return f"`{key} NAME` (e.g. `{key} searxng`)"
     return f"`hermes config set {key} NAME` (e.g. `hermes config set {key} searxng`)"
+
+
+def check_command(name: str, capability: str) -> str:
+    if capability == "extract":
+        return f"`hermes web extract https://example.com --backend {name}`"
+    return f"`hermes web search test --backend {name}`"
+
+
+def _reason(backend: WebBackend) -> str:
+    try:
+        return str(backend.unavailable_reason() or "").strip().rstrip(".")
+    except Exception:  # an optional method's bug must not hide the real problem
+        return ""
 
 
 def backend_env(kernel: Any, name: str, backend: WebBackend) -> list[str]:
@@ -59,7 +99,16 @@ def backend_env(kernel: Any, name: str, backend: WebBackend) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _missing_key(kernel: Any, name: str, key: str, env_names: list[str]) -> Failure:
+def _unavailable(kernel: Any, name: str, key: str, capability: str, reason: str) -> Failure:
+    kind = "missing_dependency" if "pip install" in reason else "missing_key"
+    state = "available" if kind == "missing_dependency" else "configured"
+    return Failure(f"web backend {name!r} ({key}) is not {state}: {reason}. Then check it "
+                   f"with {check_command(name, capability)}; or choose another backend with "
+                   f"{how_to_choose(key)} ({listing(kernel)}).", kind, backend=name)
+
+
+def _missing_key(kernel: Any, name: str, key: str, capability: str,
+                 env_names: list[str]) -> Failure:
     unset = [n for n in env_names if not kernel.env.get(n)]
     if unset:
         what = f"{', '.join(unset)} {'is' if len(unset) == 1 else 'are'} not set"
@@ -71,18 +120,27 @@ def _missing_key(kernel: Any, name: str, key: str, env_names: list[str]) -> Fail
                 else "its key or server is not configured")
         fix = "Check its settings and keys (docs/web.md)"
     return Failure(f"web backend {name!r} ({key}) is not configured: {what}. {fix}, then "
-                   f"check with `hermes web search test --backend {name}`; or choose another "
+                   f"check with {check_command(name, capability)}; or choose another "
                    f"backend with {how_to_choose(key)} ({listing(kernel)}).", "missing_key",
                    backend=name)
 
 
-def _not_loaded(kernel: Any, name: str, key: str) -> Failure:
+def _is_web_plugin(record: Any) -> bool:
+    return record.category == "web" or record.kind == "backend" or record.slot == SLOT
+
+
+def _not_loaded(kernel: Any, name: str, key: str, capability: str) -> Failure:
+    """Why the web backend plugin that would provide ``name`` did not load (``local`` is
+    provided by ``web-local``: a bundled web plugin may be called ``web-<backend>``)."""
+    names = {name, f"web-{name}"}
     for status in kernel.plugins.values():
         record = status.record
-        if status.state == "loaded" or (name != record.name and name not in record.aliases):
+        if (status.state == "loaded" or not _is_web_plugin(record)
+                or not names & {record.name, *record.aliases}):
             continue
         if status.code == "missing_env" and record.manifest is not None:
-            return _missing_key(kernel, name, key, [r.name for r in record.manifest.requires_env])
+            return _missing_key(kernel, name, key, capability,
+                                [r.name for r in record.manifest.requires_env])
         return Failure(f"web backend {name!r} ({key}) is installed but not loaded: "
                        f"{status.reason or status.state}.", "not_loaded", backend=name)
     return Failure(f"web backend {name!r} ({key}) is not installed; {listing(kernel)}. "
@@ -91,13 +149,15 @@ def _not_loaded(kernel: Any, name: str, key: str) -> Failure:
 
 
 def find_backend(kernel: Any, name: str, key: str, capability: str) -> WebBackend:
-    """The backend called ``name``, ready for ``capability``, or a :class:`Failure`."""
+    """The backend called ``name`` (or the one ``name`` is an alias of), ready for
+    ``capability``, or a :class:`Failure`."""
+    name = canonical(kernel, name)
     provider = kernel.slots.providers[SLOT].get(name)
     if provider is None:
         owned = [p for p in kernel.slots.providers[SLOT].values() if p.plugin == name]
         provider = owned[0] if len(owned) == 1 else None
     if provider is None:
-        raise _not_loaded(kernel, name, key)
+        raise _not_loaded(kernel, name, key, capability)
     backend = as_web_backend(provider.obj)
     try:
         available = backend.is_available()
@@ -105,7 +165,11 @@ def find_backend(kernel: Any, name: str, key: str, capability: str) -> WebBacken
         raise Failure(f"web backend {name!r}: its availability check raised "
                       f"{type(exc).__name__}: {exc}", "backend_error", backend=name) from exc
     if not available:
-        raise _missing_key(kernel, provider.name, key, backend_env(kernel, provider.name, backend))
+        reason = _reason(backend)
+        if reason:
+            raise _unavailable(kernel, provider.name, key, capability, reason)
+        raise _missing_key(kernel, provider.name, key, capability,
+                           backend_env(kernel, provider.name, backend))
     supports = backend.supports_search if capability == "search" else backend.supports_extract
     if not supports():
         raise Failure(f"web backend {name!r} ({key}) cannot {VERB[capability]}; set "
