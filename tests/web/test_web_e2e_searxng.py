@@ -1,10 +1,8 @@
 """End to end: the agent, driven by the fake model server, calls ``web_search`` (SearXNG,
 against the fake SearXNG) and then ``web_extract`` (the local extractor, fetching the page the
 fake SearXNG serves on 127.0.0.1, hence ``web.allow_private_networks: true``), and answers
-with what the page says.
-
-The web tools (``hermes_agent.builtin_plugins.web``) and the local extractor are written on
-other branches; until they are merged this test is skipped.
+with what the page says. The local extractor needs trafilatura (the web-local extra): without
+it the test is skipped and says so.
 """
 
 from __future__ import annotations
@@ -15,9 +13,8 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("hermes_agent.builtin_plugins.web",
-                    reason="the web_search/web_extract tools (builtin_plugins/web) are not "
-                           "on this branch yet; this test runs once they are merged")
+import hermes_agent.builtin_plugins.web  # noqa: F401 - the tools under test, never skipped
+
 pytest.importorskip("trafilatura", reason="the local extractor's library is not installed: "
                                           "pip install 'hermes-agent-runtime[web-local]'")
 
