@@ -12,14 +12,17 @@ by the fake web site on 127.0.0.1. Each round, interleaved page by page, times:
 - **bare**: ``trafilatura.extract`` of the page's HTML string (the floor);
 - **fetch**: the SSRF-safe ``fetch`` of the page alone (check, pinned connection, capped read);
 - **backend**: the ``local`` backend's ``extract([url])`` (fetch + conversion + title + links);
-- **batch**: one ``extract`` of all fifteen URLs (four pages at a time), once per round.
+- **batch**: one ``extract`` of all fifteen URLs (four pages at a time), once per round;
+- **tool**: the ``web_extract`` tool on the page (selection, URL check, the time-capped call,
+  injection scan, untrusted marking, JSON), with the per-session cache off
+  (``web.cache_entries: 0``) so every call fetches, and ``web.extract_char_limit`` above the
+  largest page so no summary model is asked (there is none here).
 
-Overhead = backend - bare, per page (medians over rounds). Peak memory: ``tracemalloc`` peak of
-one backend extract of the largest page (Python objects only: lxml's C memory is not traced),
-and the process's ``ru_maxrss`` before the first extraction and at the end (everything).
-The web tools' own overhead (cache, untrusted-content marking, summary) is measured by
-:func:`tool_runner` once ``builtin_plugins/web`` provides ``web_extract``; until then it
-reports "not measured".
+Overhead = backend - bare, per page; tool overhead = tool - backend (medians over rounds).
+Peak memory: ``tracemalloc`` peak of one backend extract of the largest page (Python objects
+only: lxml's C memory is not traced), and the process's ``ru_maxrss`` before the first
+extraction and at the end (everything). Every backend and tool call is checked to have read
+its page.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _web_pages import KINDS, make_page  # noqa: E402
 
-from hermes_agent.api import fetch  # noqa: E402
+from hermes_agent.api import ToolCallContext, fetch  # noqa: E402
 from hermes_agent.testing import make_kernel  # noqa: E402
 from hermes_agent.testing.fake_web import FakePageServer  # noqa: E402
 
@@ -48,15 +51,29 @@ BARE_OPTIONS = dict(output_format="markdown", include_links=True, include_tables
                     include_formatting=True, include_comments=False, include_images=False)
 
 
-# --- TOOL OVERHEAD HOOK (to be completed when the web tools are merged) ---------------------
-def tool_runner(kernel: Any) -> Callable[[str], Any] | None:
-    """A callable running the ``web_extract`` tool on one URL, or None while no plugin
-    registers it. The merge may need to turn the tool's per-session cache off here (a repeated
-    URL would be served from it) and keep the auxiliary summary out (no model in this bench)."""
-    if "web_extract" not in kernel.tools.tools:
-        return None
-    return lambda url: kernel.tools.dispatch("web_extract", {"urls": [url]})
-# ----------------------------------------------------------------------------------------------
+#: the local backend for extraction, the 127.0.0.1 page server allowed, no cache, no summary
+WEB = {"extract_backend": "local", "allow_private_networks": True, "cache_entries": 0,
+       "extract_char_limit": 10_000_000}
+
+
+def bench_kernel(home: Path) -> Any:
+    return make_kernel(home, builtins=True, config={"web": WEB})
+
+
+def tool_runner(kernel: Any) -> Callable[[str], dict[str, Any]]:
+    """A callable running the ``web_extract`` tool on one URL; AssertionError unless the
+    local backend read the page (not from a cache)."""
+    context = ToolCallContext(session_id="bench")
+
+    def run(url: str) -> dict[str, Any]:
+        result = json.loads(kernel.tools.dispatch("web_extract", {"urls": [url]},
+                                                  context=context))
+        pages = result.get("results") or [{}]
+        assert result.get("success") and result.get("backend") == "local", result
+        assert pages[0].get("status") == "ok" and not pages[0].get("cached"), pages[0]
+        return result
+
+    return run
 
 
 def timed(call: Callable[[], Any]) -> float:
@@ -73,7 +90,7 @@ def main() -> None:
     import trafilatura
 
     home = Path(tempfile.mkdtemp(prefix="hermes-bench-web-"))
-    kernel = make_kernel(home, builtins=True, config={"web": {"allow_private_networks": True}})
+    kernel = bench_kernel(home)
     backend = kernel.slots.get("web_search", "local")
     run_tool = tool_runner(kernel)
     pages = {f"/{kind}/{size}": make_page(size, seed=i, kind=kind)
@@ -86,26 +103,29 @@ def main() -> None:
         for path, html in pages.items():
             site.page(path, html)
         urls = {path: site.url + path for path in pages}
-        for path in pages:  # warm-up: imports, first connections
+        for path in pages:  # warm-up: imports, first connections, the scan's first use
             backend.extract([urls[path]])
+            run_tool(urls[path])
         for _ in range(args.rounds):
             for path, html in pages.items():
                 url = urls[path]
                 times[path]["bare"].append(timed(lambda: trafilatura.extract(
                     html, url=url, **BARE_OPTIONS)))
                 times[path]["fetch"].append(timed(lambda: fetch(url, allow_private=True)))
-                [page] = backend.extract([url])
-                assert page.status == "ok", page.error
-                times[path]["backend"].append(timed(lambda: backend.extract([url])))
-                if run_tool is not None:
-                    times[path]["tool"].append(timed(lambda: run_tool(url)))
-            batch.append(timed(lambda: backend.extract(list(urls.values()))))
+                times[path]["backend"].append(timed(lambda: _read(backend, url)))
+                times[path]["tool"].append(timed(lambda: run_tool(url)))
+            batch.append(timed(lambda: _read(backend, *urls.values())))
         largest = max(pages, key=lambda p: len(pages[p]))
         tracemalloc.start()
         backend.extract([urls[largest]])
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-    report(pages, times, batch, peak, rss_before, run_tool is not None, args.json)
+    report(pages, times, batch, peak, rss_before, args.json)
+
+
+def _read(backend: Any, *urls: str) -> None:
+    pages = backend.extract(list(urls))
+    assert len(pages) == len(urls) and all(p.status == "ok" for p in pages), pages
 
 
 def _max_rss_mb() -> float:
@@ -113,19 +133,18 @@ def _max_rss_mb() -> float:
 
 
 def report(pages: dict[str, str], times: dict[str, dict[str, list[float]]], batch: list[float],
-           peak: int, rss_before: float, with_tool: bool, out: Path | None) -> None:
+           peak: int, rss_before: float, out: Path | None) -> None:
     med = {p: {k: statistics.median(v) if v else None for k, v in t.items()}
            for p, t in times.items()}
     print(f"{'page':<14}{'KB':>6}{'bare ms':>10}{'fetch ms':>10}{'backend ms':>12}"
           f"{'overhead ms':>13}{'tool ms':>10}")
     for path, m in med.items():
-        tool = f"{m['tool'] * 1000:10.1f}" if m["tool"] is not None else f"{'—':>10}"
+        tool = f"{m['tool'] * 1000:10.1f}"
         print(f"{path:<14}{len(pages[path]) / 1000:6.0f}{m['bare'] * 1000:10.1f}"
               f"{m['fetch'] * 1000:10.1f}{m['backend'] * 1000:12.1f}"
               f"{(m['backend'] - m['bare']) * 1000:13.1f}{tool}")
     n = len(pages)
-    total = {k: sum(m[k] for m in med.values()) if all(m[k] is not None for m in med.values())
-             else None for k in ("bare", "fetch", "backend", "tool")}
+    total = {k: sum(m[k] for m in med.values()) for k in ("bare", "fetch", "backend", "tool")}
     overhead = (total["backend"] - total["bare"]) / n
     summary = {
         "pages": n, "kb_total": round(sum(map(len, pages.values())) / 1000),
@@ -138,8 +157,9 @@ def report(pages: dict[str, str], times: dict[str, dict[str, list[float]]], batc
         "peak_tracemalloc_mb_largest_page": round(peak / 2**20, 1),
         "ru_maxrss_mb_before_extraction": round(rss_before, 1),
         "ru_maxrss_mb_after": round(_max_rss_mb(), 1),
-        "tool_overhead_ms_per_page": (round((total["tool"] - total["backend"]) / n * 1000, 1)
-                                      if with_tool and total["tool"] else "not measured"),
+        "tool_pages_per_s": round(n / total["tool"], 2),
+        "tool_overhead_ms_per_page": round((total["tool"] - total["backend"]) / n * 1000, 1),
+        "tool_overhead_pct": round(100 * (total["tool"] / total["backend"] - 1), 1),
     }
     print()
     for key, value in summary.items():
