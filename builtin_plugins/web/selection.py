@@ -48,8 +48,7 @@ def installed_backends(kernel: Any) -> dict[str, str]:
     found = {name: "loaded" for name in kernel.slots.installed(SLOT)}
     for status in kernel.plugins.values():
         record = status.record
-        web_plugin = record.category == "web" or record.kind == "backend"
-        if status.state != "loaded" and web_plugin and record.name not in found:
+        if status.state != "loaded" and _is_web_plugin(record) and record.name not in found:
             found[record.name] = status.state
     return found
 
