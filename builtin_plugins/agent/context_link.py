@@ -18,7 +18,7 @@ import inspect
 import logging
 from typing import TYPE_CHECKING, Any
 
-from . import memory_link
+from . import context_tools, memory_link
 from .history import last_user_index
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ def attach(agent: Agent) -> Any:
         engine = shared
     agent.context_mark = 0
     update_model(agent, engine)
+    context_tools.offer(agent, engine)
     return engine
 
 
