@@ -6,7 +6,8 @@ tail of at most ``protect_last_n`` messages within ``target_ratio`` of the thres
 inside a tool call's group; (3) the auxiliary ``compression`` model writes a structured
 summary of the middle, updating the previous summary when there is one; (4) the result is
 head + summary + tail. A summariser that fails leaves the messages as they were (the host
-warns), and automatic attempts pause for ``failure_cooldown`` seconds.
+warns), and automatic attempts pause for ``failure_cooldown`` seconds or until a compression
+succeeds (``force``, i.e. ``/compress``, is never held back by the pause).
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ class Compressor(ContextEngine):
             return messages
         self.previous_summary = summary
         self.compression_count += 1
-        self.last_error = ""
+        self.last_error, self._paused_until = "", 0.0  # it works again: no more pause
         self.last_prompt_tokens = 0  # unknown until the next response reports it
         return [*prune_tool_outputs(head), summary_message(summary), *tail]
 

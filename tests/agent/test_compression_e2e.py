@@ -349,3 +349,19 @@ def test_a_longer_kept_head_never_keeps_an_earlier_summary_beside_the_new_one(
     summaries = [m["content"] for m in agent.history if m["content"].startswith(SUMMARY_MARK)]
     assert len(summaries) == 1 and "Second, from First." in summaries[0]
     assert "## Goal\nFirst." in summary_requests(summariser)[1][0]["content"]
+
+
+def test_a_successful_compression_ends_the_pause_after_a_failure(
+        agent_for: Any, summariser: FakeLLMServer) -> None:
+    summariser.script(reply_error(500, "summariser down"))
+    agent = agent_for()
+    events: list[dict[str, Any]] = []
+    for index in range(40):  # until the automatic attempt fails (a 600 s pause follows)
+        talk(agent, 1, events, start=index)
+        if summariser.posts():
+            break
+    assert not [e for e in events if e["type"] == "compressed"]
+    summariser.script(reply_text("## Goal\nForced."), reply_text("## Goal\nAutomatic again."))
+    assert agent.compress("") is True  # /compress is not held back by the pause
+    until_compressed(agent, events)  # and after it, automatic compression is back
+    assert summary_requests(summariser)[-1] and agent.context.compression_count == 2
