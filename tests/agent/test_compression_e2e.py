@@ -365,3 +365,16 @@ def test_a_successful_compression_ends_the_pause_after_a_failure(
     assert agent.compress("") is True  # /compress is not held back by the pause
     until_compressed(agent, events)  # and after it, automatic compression is back
     assert summary_requests(summariser)[-1] and agent.context.compression_count == 2
+
+
+def test_slash_new_starts_the_compression_count_again(
+        agent_for: Any, summariser: FakeLLMServer) -> None:
+    summariser.script(reply_text("## Goal\nPlan the move."))
+    agent = agent_for()
+    talk(agent, 8)
+    state = ChatState(agent=agent, kernel=agent.kernel)
+    assert run_slash(state, "/compress").startswith("Compressed ")
+    assert "1 compression so far" in run_slash(state, "/usage")
+    run_slash(state, "/new")
+    assert agent.context.compression_count == 0
+    assert "0 compressions so far" in run_slash(state, "/usage")
