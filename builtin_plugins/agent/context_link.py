@@ -132,7 +132,7 @@ def compress(agent: Agent, emit: EventSink, *, current: int | None = None,
         result = call_filtered(engine.compress, list(history),
                                current_tokens=_estimated_prompt_tokens(agent),
                                focus_topic=focus or None, force=force,
-                               memory_context=memory_context)
+                               memory_context=memory_context, interrupt=agent._interrupt)
     except Exception as exc:
         result, reason = None, f"{type(exc).__name__}: {exc}"
     else:

@@ -228,6 +228,7 @@ class Agent:
         was (nothing to compress, no engine, or the engine failed: a warning event says why)."""
         if self.context is None or not self.history:
             return False
+        self._interrupt = CancelToken()  # interrupt() stops this summariser call
         return context_link.compress(self, on_event or _ignore, focus=focus, force=True)[0]
 
     def _build_prompt(self) -> str:
