@@ -139,8 +139,9 @@ class ContextEngine(ABC):
         """A session ends."""
 
     def on_session_reset(self) -> None:
-        """Clear the token counters."""
+        """``/new``: clear the token counters and the compression count."""
         self.last_prompt_tokens = self.last_completion_tokens = self.last_total_tokens = 0
+        self.compression_count = 0
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         return []

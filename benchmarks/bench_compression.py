@@ -73,6 +73,8 @@ def session(root: Path, compress: bool, turns: int) -> dict[str, Any]:
         config = {"model": {"provider": "custom", "default": "fake-model",
                             "base_url": server.openai_base_url, "context_length": WINDOW},
                   "toolsets": ["file"], "compression": {"enabled": compress},
+                  # background titles would ask the scripted server; not measured here
+                  "sessions": {"auto_title": False},
                   "auxiliary": {"compression": {"provider": "custom", "model": "summ",
                                                 "base_url": summ.openai_base_url}}}
         kernel = make_kernel(home, config=config, env={"HERMES_HOME": str(home)}, builtins=True)

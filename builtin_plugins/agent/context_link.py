@@ -18,7 +18,7 @@ import inspect
 import logging
 from typing import TYPE_CHECKING, Any
 
-from . import memory_link
+from . import context_tools, memory_link
 from .history import last_user_index
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ def attach(agent: Agent) -> Any:
         engine = shared
     agent.context_mark = 0
     update_model(agent, engine)
+    context_tools.offer(agent, engine)
     return engine
 
 
@@ -131,7 +132,7 @@ def compress(agent: Agent, emit: EventSink, *, current: int | None = None,
         result = call_filtered(engine.compress, list(history),
                                current_tokens=_estimated_prompt_tokens(agent),
                                focus_topic=focus or None, force=force,
-                               memory_context=memory_context)
+                               memory_context=memory_context, interrupt=agent._interrupt)
     except Exception as exc:
         result, reason = None, f"{type(exc).__name__}: {exc}"
     else:

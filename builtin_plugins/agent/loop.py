@@ -126,7 +126,7 @@ class Agent:
         self.sessions = SessionLink(store if store is not None else active_store(kernel))
         self.tool_names, self.tool_notes = self._select_tools()
         self.tool_defs = kernel.tools.definitions(self.tool_names)
-        self.tool_routes: dict[str, Callable[..., str]] = {}  # memory providers' tools
+        self.tool_routes: dict[str, Callable[..., str]] = {}  # memory & context engine tools
         self.memory = memory_link.attach(self)
         self.context_mark = 0  # history length at the engine's last usage report
         self.context = context_link.attach(self)  # the context engine (compression)
@@ -228,6 +228,7 @@ class Agent:
         was (nothing to compress, no engine, or the engine failed: a warning event says why)."""
         if self.context is None or not self.history:
             return False
+        self._interrupt = CancelToken()  # interrupt() stops this summariser call
         return context_link.compress(self, on_event or _ignore, focus=focus, force=True)[0]
 
     def _build_prompt(self) -> str:

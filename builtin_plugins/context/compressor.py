@@ -6,12 +6,14 @@ tail of at most ``protect_last_n`` messages within ``target_ratio`` of the thres
 inside a tool call's group; (3) the auxiliary ``compression`` model writes a structured
 summary of the middle, updating the previous summary when there is one; (4) the result is
 head + summary + tail. A summariser that fails leaves the messages as they were (the host
-warns), and automatic attempts pause for ``failure_cooldown`` seconds.
+warns), and automatic attempts pause for ``failure_cooldown`` seconds or until a compression
+succeeds (``force``, i.e. ``/compress``, is never held back by the pause).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import Any
 
@@ -84,7 +86,9 @@ class Compressor(ContextEngine):
 
     def compress(self, messages: list[dict[str, Any]], current_tokens: int | None = None,
                  focus_topic: str | None = None, force: bool = False,
-                 memory_context: str = "") -> list[dict[str, Any]]:
+                 memory_context: str = "",
+                 interrupt: threading.Event | None = None) -> list[dict[str, Any]]:
+        """``interrupt``: the turn's token; set, it stops the summariser's call at once."""
         cut = self._cut(messages)
         head, middle, tail = messages[:cut.head], messages[cut.head:cut.tail], messages[cut.tail:]
         previous = self.previous_summary
@@ -99,27 +103,31 @@ class Compressor(ContextEngine):
             self.last_error = ("nothing to summarise between the kept start and the latest "
                                "messages")
             return messages
-        summary = self._summarise(newer, previous, focus_topic or "", memory_context)
+        summary = self._summarise(newer, previous, focus_topic or "", memory_context,
+                                  interrupt)
         if summary is None:
             return messages
         self.previous_summary = summary
         self.compression_count += 1
-        self.last_error = ""
+        self.last_error, self._paused_until = "", 0.0  # it works again: no more pause
         self.last_prompt_tokens = 0  # unknown until the next response reports it
         return [*prune_tool_outputs(head), summary_message(summary), *tail]
 
     def _summarise(self, messages: list[dict[str, Any]], previous: str, focus: str,
-                   memory: str) -> str | None:
+                   memory: str, interrupt: threading.Event | None) -> str | None:
         target = max(MIN_SUMMARY_TOKENS, min(MAX_SUMMARY_TOKENS, estimate_all(messages) // 5))
         prompt = summary_prompt(messages, previous=previous, focus=focus, memory=memory,
                                 target_tokens=target)
         try:
             response = self.kernel.service("models").call_llm(
-                "compression", prompt, session_id=self.session_id or None)
+                "compression", prompt, session_id=self.session_id or None, interrupt=interrupt)
             text = (response.content or "").strip()
             if not text:
                 raise ValueError("the summariser returned an empty summary")
         except Exception as exc:  # any failure: keep the conversation whole
+            if interrupt is not None and interrupt.is_set():  # the user stopped it: no pause
+                self.last_error = "interrupted"
+                return None
             self.last_error = f"{type(exc).__name__}: {exc}"
             self._paused_until = time.monotonic() + self.settings.failure_cooldown
             log.warning("context compression failed, the conversation stays as it is: %s",

@@ -92,7 +92,8 @@ class Skills:
         if tool == "skills_list":
             return tools.skills_list(catalog, self.kernel.env, args)
         if tool == "skill_view":
-            return tools.skill_view(catalog, self.kernel.env, self._plugin_name(args))
+            return tools.skill_view(catalog, self.kernel.env, self._plugin_name(args),
+                                    self.scanner())
         try:
             return tools.skill_manage(Path(self.kernel.home), catalog, self.scan, args)
         except ScanUnavailable as exc:

@@ -1,7 +1,8 @@
 """Installing skills from a source and removing them (``hermes skills install|remove``).
 
 Everything a source holds is fetched into a hidden folder under ``skills/``, then every
-skill in it is validated (frontmatter, injection scan, name clashes); only when all pass is
+skill in it is validated (frontmatter, injection scan of SKILL.md and of its reference
+files, name clashes); only when all pass is
 any of them placed, so a bad source leaves ``skills/`` as it was.
 """
 
@@ -17,6 +18,7 @@ from hermes_agent.api import private_dir
 
 from .catalog import SKILL_FILE, load_catalog, skills_root
 from .placement import Installed, Manifest, place, remove_tree, tree_hash
+from .refscan import injected_references
 from .schema import CATEGORY, Frontmatter, SkillFormatError, parse
 from .sources import SourceError, fetch
 
@@ -60,6 +62,11 @@ def check(tree: Path, category: str | None, scan: Scanner) -> Candidate:
     if findings:
         raise InstallError(f"{front.name}: SKILL.md looks like a prompt injection "
                            f"({', '.join(findings)}); not installed")
+    flagged = injected_references(tree, scan)
+    if flagged:
+        files = "; ".join(f"{rel} ({', '.join(found)})" for rel, found in flagged.items())
+        raise InstallError(f"{front.name}: its reference files look like a prompt injection "
+                           f"({files}); not installed. Remove or fix those files in the source")
     chosen = category or conditions.category or "general"
     if not CATEGORY.match(chosen):
         raise InstallError(f"category {chosen!r} must use letters, digits, '-' and '_'")

@@ -11,6 +11,7 @@ from hermes_agent.api import tool_error, tool_result, write_atomic
 
 from .catalog import SKILL_FILE, Catalog, UnsafePath, listed_files, reference_file, skills_root
 from .index import unfit_reason
+from .refscan import view_warning
 from .installer import InstallError, remove
 from .schema import CATEGORY, SkillFormatError, parse
 
@@ -45,7 +46,10 @@ def skills_list(catalog: Catalog, env: Mapping[str, str], args: Mapping[str, Any
     return tool_result(result)
 
 
-def skill_view(catalog: Catalog, env: Mapping[str, str], args: Mapping[str, Any]) -> str:
+def skill_view(catalog: Catalog, env: Mapping[str, str], args: Mapping[str, Any],
+               scan: Scanner | None = None) -> str:
+    """A skill's instructions, or with ``path`` one of its files (``scan``: the injection
+    scan, whose findings in a file come back as a ``warning``; reading is not blocked)."""
     name = _text(args, "name").strip()
     skill = catalog.skills.get(name)
     if skill is None:
@@ -55,7 +59,7 @@ def skill_view(catalog: Catalog, env: Mapping[str, str], args: Mapping[str, Any]
         return tool_error(f"no skill named {name!r}; skills_list shows the installed ones")
     path = _text(args, "path").strip()
     if path:
-        return _view_file(skill, path)
+        return _view_file(skill, path, scan)
     front, cond = skill.front, skill.conditions
     result: dict[str, Any] = {"name": skill.name, "category": skill.category or "general",
                               "description": front.description, "content": skill.body.strip(),
@@ -69,7 +73,7 @@ def skill_view(catalog: Catalog, env: Mapping[str, str], args: Mapping[str, Any]
     return tool_result(result)
 
 
-def _view_file(skill: Any, path: str) -> str:
+def _view_file(skill: Any, path: str, scan: Scanner | None) -> str:
     try:
         target = reference_file(skill, path)
     except UnsafePath as exc:
@@ -84,7 +88,11 @@ def _view_file(skill: Any, path: str) -> str:
         content = target.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         return tool_error(f"{path} is not a text file; use it from {target}")
-    return tool_result({"name": skill.name, "path": path, "content": content})
+    result = {"name": skill.name, "path": path, "content": content}
+    warning = view_warning(content, scan)
+    if warning:
+        result["warning"] = warning
+    return tool_result(result)
 
 
 def _checked(content: str, name: str, scan: Scanner) -> str | None:

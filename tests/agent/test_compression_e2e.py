@@ -4,6 +4,8 @@ auxiliary ``compression`` model (the summariser) on another, so each is scripted
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -349,3 +351,84 @@ def test_a_longer_kept_head_never_keeps_an_earlier_summary_beside_the_new_one(
     summaries = [m["content"] for m in agent.history if m["content"].startswith(SUMMARY_MARK)]
     assert len(summaries) == 1 and "Second, from First." in summaries[0]
     assert "## Goal\nFirst." in summary_requests(summariser)[1][0]["content"]
+
+
+def test_a_successful_compression_ends_the_pause_after_a_failure(
+        agent_for: Any, summariser: FakeLLMServer) -> None:
+    summariser.script(reply_error(500, "summariser down"))
+    agent = agent_for()
+    events: list[dict[str, Any]] = []
+    for index in range(40):  # until the automatic attempt fails (a 600 s pause follows)
+        talk(agent, 1, events, start=index)
+        if summariser.posts():
+            break
+    assert not [e for e in events if e["type"] == "compressed"]
+    summariser.script(reply_text("## Goal\nForced."), reply_text("## Goal\nAutomatic again."))
+    assert agent.compress("") is True  # /compress is not held back by the pause
+    until_compressed(agent, events)  # and after it, automatic compression is back
+    assert summary_requests(summariser)[-1] and agent.context.compression_count == 2
+
+
+def test_slash_new_starts_the_compression_count_again(
+        agent_for: Any, summariser: FakeLLMServer) -> None:
+    summariser.script(reply_text("## Goal\nPlan the move."))
+    agent = agent_for()
+    talk(agent, 8)
+    state = ChatState(agent=agent, kernel=agent.kernel)
+    assert run_slash(state, "/compress").startswith("Compressed ")
+    assert "1 compression so far" in run_slash(state, "/usage")
+    run_slash(state, "/new")
+    assert agent.context.compression_count == 0
+    assert "0 compressions so far" in run_slash(state, "/usage")
+
+
+def interrupt_when_asked(agent: Agent, summariser: FakeLLMServer) -> threading.Thread:
+    """A thread that interrupts the agent once the summariser has its request (Ctrl-C)."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + 60
+        while not summariser.posts() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        agent.interrupt()
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_an_interrupt_stops_a_stuck_summariser_and_keeps_the_conversation(
+        agent_for: Any, summariser: FakeLLMServer) -> None:
+    summariser.script(reply_text("## Goal\nToo late.", delay=120))  # stuck
+    agent = agent_for()
+    events: list[dict[str, Any]] = []
+    watcher = interrupt_when_asked(agent, summariser)
+    for index in range(40):
+        before, session = list(agent.history), agent.session_id
+        started = time.monotonic()
+        turn = agent.run_conversation(f"turn {index}: {FILLER}", on_event=events.append)
+        if summariser.posts():
+            break
+        assert turn.completed, turn.error
+    watcher.join(5)
+    assert turn.interrupted and time.monotonic() - started < 60  # not the summariser's 120 s
+    assert not [e for e in events if e["type"] == "compressed"]
+    assert agent.session_id == session and agent.history[:len(before)] == before
+    assert agent.sessions.get(session)["end_reason"] is None
+    assert agent.context.compression_count == 0
+    # an interrupt is no failure: the next turn may compress at once
+    summariser.script(reply_text("## Goal\nOn time."))
+    talk(agent, 1, events, start=500)
+    assert [e for e in events if e["type"] == "compressed"]
+
+
+def test_an_interrupt_stops_a_stuck_slash_compress(agent_for: Any,
+                                                   summariser: FakeLLMServer) -> None:
+    summariser.script(reply_text("## Goal\nToo late.", delay=120))
+    agent = agent_for()
+    talk(agent, 8)
+    before = list(agent.history)
+    watcher = interrupt_when_asked(agent, summariser)
+    started = time.monotonic()
+    assert agent.compress("") is False
+    watcher.join(5)
+    assert time.monotonic() - started < 60 and agent.history == before
