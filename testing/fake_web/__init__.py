@@ -18,8 +18,9 @@ format), ``FakeBrave``, ``FakeTavily`` (``/search`` and ``/extract``) and ``Fake
 (``/search`` and ``/contents``). ``serve_page(path, html)`` serves a page on the same port
 for tests that extract what they found.
 Also a web site (pages, redirects, huge, slow and binary bodies) and a resolver for made-up
-host names (``FakePageServer``, ``FakeDNS``), and the Firecrawl API
-(``hermes_agent.testing.fake_web.firecrawl.FakeFirecrawlServer``).
+host names (``FakePageServer``, ``FakeDNS``), the Firecrawl API
+(``hermes_agent.testing.fake_web.firecrawl.FakeFirecrawlServer``) and DuckDuckGo behind a
+TLS-terminating proxy, for the ddgs package (``hermes_agent.testing.fake_web.ddg.FakeDuckDuckGo``).
 """
 
 from ..local_server import RecordedRequest

@@ -1,6 +1,7 @@
 """The ddgs backend (``web.backend: ddgs``): ddgs' rows as results and its exceptions as
 WebErrors. No test reaches the network: a stand-in ``DDGS`` class is passed to the backend or
-put in the package, and one test runs the real ``DDGS`` with its HTTP client failing."""
+put in the package, and one test runs the real ``DDGS`` with its HTTP client failing
+(test_ddgs_fake_server.py runs it against a fake DuckDuckGo)."""
 
 from __future__ import annotations
 
@@ -32,11 +33,12 @@ class FakeDDGS:
     rows: Any = ROWS
     error: BaseException | None = None
 
-    def __init__(self, timeout: int | None = 5, **kwargs: Any):
-        self.timeout = timeout
+    def __init__(self, proxy: str | None = None, timeout: int | None = 5,
+                 verify: bool | str = True):
+        self.client = {"proxy": proxy, "timeout": timeout, "verify": verify}
 
     def text(self, query: str, **kwargs: Any) -> Any:
-        FakeDDGS.calls.append({"query": query, "timeout": self.timeout, **kwargs})
+        FakeDDGS.calls.append({"query": query, **self.client, **kwargs})
         if FakeDDGS.error is not None:
             raise FakeDDGS.error
         return FakeDDGS.rows
@@ -63,7 +65,8 @@ def test_rows_become_results_and_settings_reach_ddgs(backend) -> None:
         WebResult("Green tea - Wikipedia", "https://en.wikipedia.org/wiki/Green_tea",
                   "Green tea is a type of tea made from Camellia sinensis leaves.", None, "ddgs"),
         WebResult("How to brew", "https://tea.example/brew", "", None, "ddgs")]
-    assert FakeDDGS.calls == [{"query": "green tea", "timeout": 7, "max_results": 3,
+    assert FakeDDGS.calls == [{"query": "green tea", "proxy": None, "timeout": 7,
+                               "verify": True, "max_results": 3,
                                "region": "uk-en", "safesearch": "moderate", "timelimit": None,
                                "backend": "auto"}]
 

@@ -10,14 +10,14 @@ from hermes_agent.api import WebBackend, WebError, WebResult
 
 INSTALL = "pip install 'hermes-agent-runtime[web-ddgs]'"
 DEFAULTS: dict[str, Any] = {"region": "us-en", "safesearch": "moderate", "timeout": 10,
-                            "engines": "auto"}
+                            "engines": "auto", "proxy": "", "ca_file": ""}
 MAX_RESULTS = 50
 
 
 class DDGSBackend(WebBackend):
     """``settings``: the plugin's ``plugins.entries.ddgs`` (``region``, ``safesearch``,
-    ``timeout``, ``engines``); ``client``: the ``DDGS`` class or a stand-in taking
-    ``timeout=`` (default: the ddgs package's)."""
+    ``timeout``, ``engines``, ``proxy``, ``ca_file``); ``client``: the ``DDGS`` class or a
+    stand-in taking ``proxy=``, ``timeout=`` and ``verify=`` (default: the ddgs package's)."""
 
     def __init__(self, settings: Mapping[str, Any] | None = None,
                  client: Callable[..., Any] | None = None):
@@ -41,7 +41,10 @@ class DDGSBackend(WebBackend):
         limit = max(1, min(int(limit), MAX_RESULTS))
         rate_limited, timed_out, failed = _exception_types()
         try:
-            rows = ddgs_class(timeout=max(1, round(float(self.settings["timeout"])))).text(
+            client = ddgs_class(proxy=self.settings["proxy"] or None,  # None: $DDGS_PROXY
+                                timeout=max(1, round(float(self.settings["timeout"]))),
+                                verify=str(self.settings["ca_file"]) or True)
+            rows = client.text(
                 query, max_results=limit, region=options.get("region", self.settings["region"]),
                 safesearch=self.settings["safesearch"], timelimit=options.get("timelimit"),
                 backend=self.settings["engines"])
@@ -75,6 +78,10 @@ class DDGSBackend(WebBackend):
              "default": DEFAULTS["timeout"]},
             {"key": "engines", "description": "ddgs backends (comma-separated) or auto",
              "default": DEFAULTS["engines"]},
+            {"key": "proxy", "description": "proxy URL (http://, https://, socks5://); "
+             "default: $DDGS_PROXY, else none", "default": DEFAULTS["proxy"]},
+            {"key": "ca_file", "description": "PEM file of the certificate authorities to "
+             "trust (e.g. a TLS-inspecting proxy's); default: the system's", "default": DEFAULTS["ca_file"]},
         ]
 
 
