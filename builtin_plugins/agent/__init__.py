@@ -14,7 +14,8 @@ def register(ctx):
     from .service import AgentService
 
     register_delegation(ctx)
-    ctx.register_hook("on_memory_write", _mirror_memory_write)
+    kernel = ctx.kernel
+    ctx.register_hook("on_memory_write", lambda **payload: _mirror_memory_write(kernel, payload))
     ctx.register_service("agent", AgentService)
     ctx.register_service("injection_scan", InjectionScan)
 
@@ -33,8 +34,8 @@ class InjectionScan:
         return scan_findings(text, self._cache)
 
 
-def _mirror_memory_write(**payload):
+def _mirror_memory_write(kernel, payload):
     """Builtin memory changed: tell the external memory provider of that session, if any."""
     from .memory_manager import forward_memory_write
 
-    forward_memory_write(**payload)
+    forward_memory_write(kernel, **payload)

@@ -32,7 +32,7 @@ BUILTIN = "builtin"
 PREFETCH_TIMEOUT = 3.0
 SYNC_TIMEOUT = 10.0
 SHUTDOWN_DRAIN = 5.0  # seconds queued syncs may take before the providers' shutdown()
-_live: weakref.WeakSet[MemoryManager] = weakref.WeakSet()  # for the on_memory_write hook
+LIVE_MANAGERS = "memory_managers"  # the kernel's service holding its agents' managers
 
 
 def provider_name(provider: Any) -> str:
@@ -61,7 +61,6 @@ class MemoryManager:
         self._worker: threading.Thread | None = None
         for provider in providers:
             self.add_provider(provider)
-        _live.add(self)
 
     @classmethod
     def from_kernel(cls, kernel: Any) -> MemoryManager:
@@ -73,11 +72,13 @@ class MemoryManager:
             log.warning("memory provider 'builtin' of plugin %r refused: the name is reserved "
                         "for hermes' own memory", owner)
             providers = [p for p in providers if provider_name(p) != BUILTIN]
-        return cls(providers,
+        manager = cls(providers,
                    prefetch_timeout=float(config.get("memory.prefetch_timeout")
                                           or PREFETCH_TIMEOUT),
                    sync_timeout=float(config.get("memory.sync_timeout") or SYNC_TIMEOUT),
                    home=kernel.home)
+        live_managers(kernel).add(manager)  # the on_memory_write hook finds it there
+        return manager
 
     # --- providers --------------------------------------------------------------------------
     def add_provider(self, provider: Any) -> bool:
@@ -334,9 +335,15 @@ class MemoryManager:
         return result if isinstance(result, str) else json.dumps(result, default=str)
 
 
-def forward_memory_write(action: str, target: str, content: str, metadata: Any = None,
-                         session_id: str | None = None, **_: Any) -> None:
-    """The ``on_memory_write`` hook: to the managers of that session (all when unknown)."""
-    for manager in list(_live):
+def live_managers(kernel: Any) -> weakref.WeakSet[MemoryManager]:
+    """The memory managers of ``kernel``'s agents (one set per kernel, weakly held)."""
+    return kernel.service(LIVE_MANAGERS, weakref.WeakSet)  # type: ignore[no-any-return]
+
+
+def forward_memory_write(kernel: Any, action: str, target: str, content: str,
+                         metadata: Any = None, session_id: str | None = None, **_: Any) -> None:
+    """The ``on_memory_write`` hook: to the managers of that session (all of this kernel's
+    when unknown)."""
+    for manager in list(live_managers(kernel)):
         if session_id is None or manager.session_id == session_id:
             manager.on_memory_write(action, target, content, metadata)
