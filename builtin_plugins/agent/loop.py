@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +46,9 @@ from .inbox import Inbox, into_tool_result
 from .memory_fence import StreamScrubber, strip_fences
 from .prompt_link import build_system_prompt
 from .store_link import SessionLink, active_store
+from .turn_types import AgentOptions, EventSink, TurnResult, new_session_id
+
+__all__ = ["Agent", "AgentOptions", "TurnResult", "EventSink", "new_session_id"]
 
 if TYPE_CHECKING:  # the tool machinery loads with the first tool call
     from .tool_exec import ToolExecutor, ToolTurn
@@ -55,61 +58,6 @@ DEFAULT_MAX_ITERATIONS = 90
 BUDGET_NOTE = ("You have used every tool-calling step allowed for this request. Do not call "
                "any more tools: reply now with a final answer that summarises what you found "
                "and did, and what is left to do.")
-EventSink = Callable[[dict[str, Any]], None]
-
-
-@dataclass
-class AgentOptions:
-    """How one agent runs. ``None`` values come from config.yaml."""
-
-    platform: str = "cli"
-    provider: str | None = None
-    model: str | None = None
-    toolsets: list[str] | None = None  # None: config ``toolsets`` (None there: all)
-    exclude_tools: frozenset[str] = frozenset()
-    only_tools: frozenset[str] | None = None  # restrict to these (subagents)
-    max_iterations: int | None = None  # None: config ``agent.max_turns`` (90)
-    stream: bool = True
-    max_tokens: int | None = None
-    ephemeral_system_prompt: str = ""
-    parent_session_id: str | None = None
-    cwd: Path | None = None
-    sender_id: str | None = None
-    approval_callback: Callable[[Any], str] | None = None
-    clarify_callback: Callable[..., str] | None = None
-    depth: int = 0  # 0 for a top-level agent, 1 for its subagents, ...
-
-
-@dataclass
-class TurnResult:
-    """What one :meth:`Agent.run_conversation` call produced."""
-
-    final_response: str
-    session_id: str
-    task_id: str
-    turn_id: str
-    completed: bool = False
-    interrupted: bool = False
-    failed: bool = False
-    error: str | None = None
-    exit_reason: str = ""
-    api_calls: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float | None = 0.0
-    response_transformed: bool = False
-    messages: list[dict[str, Any]] = field(default_factory=list)  # added this turn
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"final_response": self.final_response, "session_id": self.session_id,
-                "task_id": self.task_id, "turn_id": self.turn_id, "completed": self.completed,
-                "interrupted": self.interrupted, "failed": self.failed, "error": self.error,
-                "exit_reason": self.exit_reason, "api_calls": self.api_calls,
-                "usage": self.usage.to_dict(), "cost_usd": self.cost_usd,
-                "response_transformed": self.response_transformed}
-
-
-def new_session_id() -> str:
-    return uuid.uuid4().hex[:16]
 
 
 class Agent:
