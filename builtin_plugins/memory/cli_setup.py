@@ -85,10 +85,8 @@ def _collect(fields: list[dict[str, Any]], given: dict[str, str], env: Any
                                  default=field.get("default"), hide_input=secret,
                                  type=click.Choice([str(c) for c in choices]) if choices else str,
                                  show_default=not secret)
-        if value is None:
-            value = field.get("default")
-        if value is None:
-            if field.get("required"):
+        if value is None:  # not given: a default needs no writing; a required field does
+            if field.get("required") and field.get("default") is None:
                 missing.append(env_var if secret and env_var else key)
             continue
         if secret:
