@@ -79,5 +79,5 @@ def status(as_json: bool) -> None:
     since = time.strftime("%Y-%m-%d %H:%M", time.localtime(state.get("started_at", 0)))
     click.echo(f"gateway running, pid {state['pid']}, since {since}\n"
                f"platforms: {', '.join(state.get('platforms', [])) or 'none'}\n"
-               f"chats: {state.get('chats', 0)}; turns running: {state.get('running', 0)}; "
+               f"chats: {state.get('chats', 0)}; turns running: {state.get('turns_running', 0)}; "
                f"queue depth: {state.get('queue_depth', 0)}")

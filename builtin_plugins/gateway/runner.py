@@ -179,7 +179,7 @@ class GatewayRunner:
         self.state.write({
             "pid": os.getpid(), "started_at": self.started_at,
             "platforms": sorted(self.adapters), "chats": len(self.chats),
-            "running": sum(chat.busy for chat in self.chats.values()),
+            "turns_running": sum(chat.busy for chat in self.chats.values()),
             "queue_depth": sum(chat.queue.qsize() for chat in self.chats.values()),
         })
 

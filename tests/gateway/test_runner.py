@@ -194,7 +194,7 @@ def test_status_and_stop_in_a_chat(kernel_for, server, gate, home):
             assert "Running: yes" in status
             state = json.loads((home / "gateway" / "state.json").read_text())
             assert state["platforms"] == ["testchat"] and state["chats"] == 1
-            assert state["running"] == 1
+            assert state["turns_running"] == 1
             await chat.inject("A", "alice", "/stop")
             gate.opened.set()
             return await chat.wait_for("A", 3)
@@ -203,3 +203,23 @@ def test_status_and_stop_in_a_chat(kernel_for, server, gate, home):
     assert texts[1] == "Stopping the current turn."
     assert "never sent" not in texts
     assert not (home / "gateway" / "state.json").exists()  # removed at shutdown
+
+
+def test_a_plugin_reaches_the_live_adapter_through_its_context(kernel_for):
+    kernel = kernel_for()
+    contexts: list[Any] = []
+
+    def tools_plugin(ctx: Any) -> None:  # a plugin whose tools would message a chat
+        contexts.append(ctx)
+
+    kernel.register_plugin(tools_plugin)
+    [ctx] = contexts
+    assert ctx.get_platform_adapter("testchat") is None  # no gateway runs yet
+
+    async def scenario() -> None:
+        async with running(kernel) as (_, chat):
+            assert ctx.get_platform_adapter("testchat") is chat
+            assert ctx.get_platform_adapter("nowhere") is None
+
+    asyncio.run(scenario())
+    assert ctx.get_platform_adapter("testchat") is None
