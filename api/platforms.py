@@ -206,8 +206,9 @@ def _split_block(block: str, limit: int, size: Callable[[str], int]) -> list[str
                     continue
             room = limit - reserve - (size(current) + 1 if current else 0)
             cut = _cut(line, max(1, room), size)
-            pieces.append(f"{current}\n{line[:cut]}" if current else line[:cut])
-            current, line = opener, line[cut:]
+            head = line[:cut].rstrip(" ")
+            pieces.append(f"{current}\n{head}" if current else head)
+            current, line = opener, line[cut:].lstrip(" ")
             if not line:
                 break
     if current and current != opener:
@@ -223,7 +224,7 @@ def _cut(line: str, room: int, size: Callable[[str], int]) -> int:
     end = min(len(line), room)
     while end > 1 and size(line[:end]) > room:
         end -= 1
-    space = line.rfind(" ", 0, end)
-    return space + 1 if space > end // 2 else end
+    space = line.rfind(" ", 0, end + 1)  # a space just past the room may go
+    return space if space > end // 2 else end
 
 

@@ -4,6 +4,7 @@ task that runs its turns one at a time. Agents run in the runner's worker thread
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -71,12 +72,9 @@ class ChatWorker:
         return agent
 
     async def turn(self, chat: Chat, message: InboundMessage) -> None:
-        agent = await self.agent(chat, message)
-        if message.text.strip().lower() in ("/new", "/reset"):
-            await self.runner.in_thread(agent.new_session, message.text.strip()[1:])
-            await self.runner.in_thread(self.runner.chatmap.discard, chat.key)
-            await self.runner.reply(chat, "Started a new conversation.")
+        if message.text.startswith("/") and await self.command(chat, message):
             return
+        agent = await self.agent(chat, message)
         chat.busy = True
         self.runner.write_state()
         adapter = self.runner.adapters[chat.platform]
@@ -95,6 +93,29 @@ class ChatWorker:
         else:
             text = result.final_response or "(no answer)"
         await self.runner.reply(chat, text, reply_to=message.message_id)
+
+    async def command(self, chat: Chat, message: InboundMessage) -> bool:
+        """``/new``, ``/reset`` and the plugins' slash commands, in order with the chat's
+        messages; False for text that only looks like a command (``/etc/hosts?``)."""
+        name, _, args = message.text[1:].partition(" ")
+        name = name.lower()
+        if name in ("new", "reset"):
+            agent = await self.agent(chat, message)
+            await self.runner.in_thread(agent.new_session, name)
+            await self.runner.in_thread(self.runner.chatmap.discard, chat.key)
+            await self.runner.reply(chat, "Started a new conversation.")
+            return True
+        command = self.runner.kernel.commands.get(name)
+        if command is None:
+            return False
+        try:
+            result = await self.runner.in_thread(command.handler, args)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:
+            result = f"/{name} failed: {type(exc).__name__}: {exc}"
+        await self.runner.reply(chat, result if isinstance(result, str) and result else "Done.")
+        return True
 
     async def finalize(self, chat: Chat) -> None:
         if chat.agent is not None:

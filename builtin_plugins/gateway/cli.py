@@ -10,11 +10,12 @@ import time
 from typing import Any
 
 import click
+from hermes_agent.api import ListingGroup
 
 from .state import StateFile
 
 
-@click.group()
+@click.group(cls=ListingGroup)
 def gateway() -> None:
     """Run the chat gateway, or show the running one's status."""
 

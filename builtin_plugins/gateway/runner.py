@@ -25,7 +25,6 @@ T = TypeVar("T")
 REFUSAL = ("Sorry, you are not allowed to use this agent. Ask its owner to add your user id "
            "({user_id}) to platforms.{platform}.allowed_users.")
 BUSY = "Too many messages are waiting in this chat; try again once it has answered."
-COMMANDS = ("/new", "/reset", "/stop", "/status")
 
 
 class GatewayRunner:
@@ -76,17 +75,17 @@ class GatewayRunner:
         """Accept nothing more, let every accepted message finish (up to ``timeout``), then
         end the chats' sessions and disconnect."""
         self.accepting = False
-        pending = [chat.queue.join() for chat in self.chats.values()]
-        if pending:
-            done = asyncio.gather(*pending)
-            try:
-                await asyncio.wait_for(done, timeout)
-            except asyncio.TimeoutError:
-                log.warning("gateway: stopped with turns still running after %ss", timeout)
+        if not await self._drain(timeout):
+            log.warning("gateway: turns still running after %ss; interrupting them", timeout)
+            for chat in self.chats.values():
+                if chat.busy and chat.agent is not None:
+                    chat.agent.interrupt()
+            await self._drain(min(timeout, 30.0))
         for chat in self.chats.values():
             if chat.task is not None:
                 chat.task.cancel()
-            await self.worker.finalize(chat)
+            if not chat.busy:  # an agent still in its turn is not finalized under it
+                await self.worker.finalize(chat)
         for adapter in self.adapters.values():
             try:
                 await adapter.disconnect()
@@ -95,6 +94,15 @@ class GatewayRunner:
         self.executor.shutdown(wait=True)
         self.kernel.service("gateway").runner = None
         self.state.remove()
+
+    async def _drain(self, timeout: float) -> bool:
+        """Wait until every chat's queue is done; False at ``timeout``."""
+        pending = [chat.queue.join() for chat in self.chats.values()]
+        try:
+            await asyncio.wait_for(asyncio.gather(*pending), timeout)
+        except asyncio.TimeoutError:
+            return False
+        return True
 
     async def in_thread(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +87,8 @@ def test_platform(gate: Gate, hooks: dict[str, Callable[..., Any]]) -> Callable[
 
 
 @pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as fake:
-        yield fake
+def server(fake_llm: FakeLLMServer) -> FakeLLMServer:
+    return fake_llm
 
 
 @pytest.fixture

@@ -223,3 +223,22 @@ def test_a_plugin_reaches_the_live_adapter_through_its_context(kernel_for):
 
     asyncio.run(scenario())
     assert ctx.get_platform_adapter("testchat") is None
+
+
+def test_plugin_slash_commands_answer_in_the_chat(kernel_for, server):
+    server.script(reply_text("a path"))
+    kernel = kernel_for()
+
+    def greet(ctx: Any) -> None:
+        ctx.register_command("greet", lambda raw: f"hello {raw or 'there'}", "Say hello.")
+
+    kernel.register_plugin(greet)
+
+    async def scenario() -> list[str]:
+        async with running(kernel) as (_, chat):
+            await chat.inject("A", "alice", "/greet alice")
+            await chat.inject("A", "alice", "/etc/hosts is what?")  # not a command
+            return await chat.wait_for("A", 2)
+
+    assert asyncio.run(scenario()) == ["hello alice", "a path"]
+    assert user_texts(posts(server)[-1]) == ["/etc/hosts is what?"]
