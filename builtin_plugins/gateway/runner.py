@@ -24,6 +24,7 @@ log = logging.getLogger("hermes_agent.gateway")
 T = TypeVar("T")
 REFUSAL = ("Sorry, you are not allowed to use this agent. Ask its owner to add your user id "
            "({user_id}) to platforms.{platform}.allowed_users.")
+SEND_ATTEMPTS, MAX_RETRY_WAIT = 3, 30.0
 BUSY = "Too many messages are waiting in this chat; try again once it has answered."
 
 
@@ -175,12 +176,24 @@ class GatewayRunner:
         adapter = self.adapters[chat.platform]
         limit = getattr(adapter, "max_message_length", 0) or 0
         for index, piece in enumerate(split_message(adapter.format_message(text), limit)):
-            result = await adapter.send(chat.chat_id, piece, reply_to if index == 0 else None,
-                                        chat.metadata)
+            result = await self._send(adapter, chat, piece, reply_to if index == 0 else None)
             if not getattr(result, "success", True):
                 log.warning("gateway: sending to %s failed: %s", chat.key,
                             getattr(result, "error", ""))
                 break
+
+    async def _send(self, adapter: PlatformAdapter, chat: Chat, piece: str,
+                    reply_to: str | None) -> Any:
+        """Send, retrying what the adapter marks ``retryable`` (it was not delivered, so a
+        retry cannot duplicate it), after its ``retry_after`` or a short backoff."""
+        for attempt in range(SEND_ATTEMPTS):
+            result = await adapter.send(chat.chat_id, piece, reply_to, chat.metadata)
+            if getattr(result, "success", True) or not getattr(result, "retryable", False):
+                return result
+            if attempt + 1 < SEND_ATTEMPTS:
+                wait = getattr(result, "retry_after", None) or 2.0 ** attempt
+                await asyncio.sleep(min(float(wait), MAX_RETRY_WAIT))
+        return result
 
     # --- state -------------------------------------------------------------------------------
     def write_state(self) -> None:

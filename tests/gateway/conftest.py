@@ -27,6 +27,8 @@ class TestAdapter(PlatformAdapter):
         super().__init__(config)
         self.max_message_length = int((config or {}).get("max_length", 0))
         self.sent: list[tuple[str, str, dict[str, Any]]] = []
+        self.failures: list[SendResult] = []  # answered, in order, before sending for real
+        self.attempts = 0
         self.connected = False
         self._changed: asyncio.Condition | None = None
 
@@ -40,6 +42,9 @@ class TestAdapter(PlatformAdapter):
 
     async def send(self, chat_id: str, content: str, reply_to: str | None = None,
                    metadata: dict[str, Any] | None = None) -> SendResult:
+        self.attempts += 1
+        if self.failures:
+            return self.failures.pop(0)
         self.sent.append((chat_id, content, dict(metadata or {})))
         assert self._changed is not None
         async with self._changed:

@@ -242,3 +242,26 @@ def test_plugin_slash_commands_answer_in_the_chat(kernel_for, server):
 
     assert asyncio.run(scenario()) == ["hello alice", "a path"]
     assert user_texts(posts(server)[-1]) == ["/etc/hosts is what?"]
+
+
+def test_a_transient_send_failure_is_retried_once_delivered(kernel_for, server):
+    from hermes_agent.api import SendResult
+
+    server.script(reply_text("made it"), reply_text("lost"), reply_text("third"))
+    kernel = kernel_for()
+
+    async def scenario() -> tuple[list[str], int]:
+        async with running(kernel) as (_, chat):
+            chat.failures = [SendResult(False, error="429", retryable=True, retry_after=0.01),
+                             SendResult(False, error="503", retryable=True)]
+            await chat.inject("A", "alice", "hello")
+            assert await chat.wait_for("A", 1) == ["made it"]
+            assert chat.attempts == 3
+            chat.failures = [SendResult(False, error="forbidden")]  # not retryable
+            await chat.inject("A", "alice", "again")
+            await chat.inject("A", "alice", "and again")  # answered after "again" was tried
+            return await chat.wait_for("A", 2), chat.attempts
+
+    texts, attempts = asyncio.run(scenario())
+    assert texts == ["made it", "third"]
+    assert attempts == 3 + 1 + 1
