@@ -17,7 +17,7 @@ from .state import StateFile
 
 @click.group(cls=ListingGroup)
 def gateway() -> None:
-    """Run the chat gateway, or show the running one's status."""
+    """Run the chat gateway, show its status or stop it."""
 
 
 @gateway.command()
@@ -82,3 +82,18 @@ def status(as_json: bool) -> None:
                f"platforms: {', '.join(state.get('platforms', [])) or 'none'}\n"
                f"chats: {state.get('chats', 0)}; turns running: {state.get('turns_running', 0)}; "
                f"queue depth: {state.get('queue_depth', 0)}")
+
+
+@gateway.command()
+def stop() -> None:
+    """Ask the running gateway to stop (SIGTERM): it finishes accepted turns, then exits."""
+    import os
+
+    from hermes_agent.api import cli_kernel
+
+    state = StateFile(cli_kernel().home).read()
+    if state is None:
+        raise click.ClickException("the gateway is not running")
+    os.kill(int(state["pid"]), signal.SIGTERM)
+    click.echo(f"asked the gateway (pid {state['pid']}) to stop; it finishes accepted turns "
+               "first")

@@ -1,11 +1,10 @@
-"""`hermes gateway run` in a real process: status from its state file, and SIGTERM lets the
-accepted turn finish before it exits."""
+"""`hermes gateway run` in a real process: status from its state file, and `hermes gateway
+stop` (SIGTERM) lets the accepted turn finish before it exits."""
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -86,7 +85,9 @@ def test_gateway_run_status_and_graceful_sigterm(home: Path, server, tmp_path: P
         state = json.loads(status.stdout)
         assert state["running"] is True and state["pid"] == proc.pid
         assert state["platforms"] == ["filechat"] and state["chats"] == 1
-        proc.send_signal(signal.SIGTERM)
+        stop = subprocess.run([str(hermes), "gateway", "stop"], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert stop.returncode == 0, stop.stderr  # SIGTERM to the pid in the state file
         (box / "open").write_text("yes")  # the turn finishes after SIGTERM
         _, err = proc.communicate(timeout=60)
     finally:
