@@ -65,6 +65,9 @@ _EXPORTS: dict[str, str] = {
         "ToolStatus", "ToolsetKind", "VerifyBlockDirective", "VerifyContinueDirective",
         "VerifyDirective"
     ), "..hookspecs.payloads"),
+    # platforms.py: the platform SDK (adapters, inbound messages, reply splitting)
+    **dict.fromkeys(("PlatformAdapter", "InboundMessage", "SendResult", "ChatInfo",
+                     "MessageHandler", "PlatformConfig", "split_message"), "platforms"),
     # secrets.py
     "mask_url": "secrets", "mask_secrets": "secrets", "SecretMaskingFilter": "secrets",
     "install_log_masking": "secrets", "command_env": "secrets",

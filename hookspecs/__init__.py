@@ -100,7 +100,6 @@ REGISTRATION_HOOKS: tuple[str, ...] = (
 
 #: Hooks that are specified but never fired by this version, with the reason.
 NOT_FIRED: dict[str, str] = {
-    "pre_gateway_dispatch": "Not fired by this version: there is no chat gateway yet.",
     "pre_verify": "Not fired by this version: there are no verification nudges yet.",
     "kanban_task_claimed": "Not fired by this version: there is no kanban board yet.",
     "kanban_task_completed": "Not fired by this version: there is no kanban board yet.",

@@ -4,7 +4,8 @@ These hooks belong to parts of the runtime outside the core agent loop: the chat
 gateway that receives messages from platforms, the approval gate for dangerous
 commands, the end-of-turn verification step and the kanban task board. Several of them
 are specified already so plugins can be written against them, but this version does
-not fire them yet; see ``hermes_agent.hookspecs.NOT_FIRED``.
+not fire them yet (the gateway fires ``pre_gateway_dispatch``); see
+``hermes_agent.hookspecs.NOT_FIRED``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ def pre_gateway_dispatch(event: Any, gateway: Any, session_store: Any) -> Gatewa
     a skip, rewrite or allow directive, which wins; any other value is skipped.
     firstresult: yes. historic: no.
     Implemented by: standalone and platform plugins.
-    Not fired by this version: there is no chat gateway yet.
+    Fired: by the gateway runner, for every message a platform receives, before access
+    control.
     """
 
 

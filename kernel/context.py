@@ -148,6 +148,13 @@ class PluginContext:
                                    check_fn=check_fn, plugin_name=self.plugin_name, **entry)
         self._provider("platform", platform, name)
 
+    def get_platform_adapter(self, name: str) -> Any:
+        """The live adapter of platform ``name`` in the running gateway, or None (no gateway
+        runs in this process, or the platform is not connected)."""
+        if self.kernel.service_owner("gateway") is None:
+            return None
+        return self.kernel.service("gateway").adapter(name)
+
     def dispatch_tool(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         return self.kernel.tools.dispatch(tool_name, args, **kwargs)
 

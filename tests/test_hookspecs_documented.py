@@ -190,7 +190,6 @@ def test_table_keys_are_hook_names():
         "kanban_task_completed",
         "kanban_task_blocked",
         "pre_verify",
-        "pre_gateway_dispatch",
     }
     for notice in NOT_FIRED.values():
         assert notice.startswith("Not fired by this version: ") and notice.endswith(".")

@@ -1,0 +1,122 @@
+"""One chat: its queue of messages, its agent (one session, resumed across restarts) and the
+task that runs its turns one at a time. Agents run in the runner's worker threads."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hermes_agent.api import InboundMessage
+
+if TYPE_CHECKING:
+    from .runner import GatewayRunner
+
+log = logging.getLogger("hermes_agent.gateway")
+
+
+@dataclass
+class Chat:
+    key: str
+    platform: str
+    chat_id: str
+    thread_id: str | None
+    queue: asyncio.Queue[InboundMessage]
+    agent: Any = None
+    busy: bool = False
+    turns: int = 0
+    task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {"thread_id": self.thread_id} if self.thread_id else {}
+
+
+class ChatWorker:
+    """Runs the turns of every chat for a runner."""
+
+    def __init__(self, runner: "GatewayRunner"):
+        self.runner = runner
+
+    async def run(self, chat: Chat) -> None:
+        while True:
+            message = await chat.queue.get()
+            try:
+                await self.turn(chat, message)
+            except Exception:  # one failed turn must not end the chat
+                log.exception("gateway: a turn in %s failed", chat.key)
+                await self.runner.reply(chat, "Sorry, that turn failed; see the gateway log.")
+            finally:
+                chat.queue.task_done()
+                self.runner.write_state()
+
+    async def agent(self, chat: Chat, message: InboundMessage) -> Any:
+        if chat.agent is None:
+            chat.agent = await self.runner.in_thread(self._create, chat, message)
+        return chat.agent
+
+    def _create(self, chat: Chat, message: InboundMessage) -> Any:
+        """The chat's agent, through the agent service (the same agent as ``hermes chat``),
+        continuing the chat's stored session when there is one."""
+        runner = self.runner
+        agent = runner.kernel.service("agent").create(platform=message.platform,
+                                                      sender_id=message.user_id)
+        known = runner.chatmap.get(chat.key)
+        if known is not None:
+            try:
+                agent.resume(known)
+            except Exception as exc:  # the session was deleted or the store changed
+                log.warning("gateway: %s starts a new session: %s", chat.key, exc)
+        return agent
+
+    async def turn(self, chat: Chat, message: InboundMessage) -> None:
+        if message.text.startswith("/") and await self.command(chat, message):
+            return
+        agent = await self.agent(chat, message)
+        chat.busy = True
+        self.runner.write_state()
+        adapter = self.runner.adapters[chat.platform]
+        try:
+            await adapter.send_typing(chat.chat_id, chat.metadata)
+            result = await self.runner.in_thread(agent.run_conversation, message.text)
+        finally:
+            chat.busy = False
+            chat.turns += 1
+        if agent.session_stored:
+            await self.runner.in_thread(self.runner.chatmap.set, chat.key, agent.session_id)
+        if result.interrupted:
+            text = result.final_response or "Stopped."
+        elif result.failed:
+            text = f"Sorry, the model request failed: {result.error}"
+        else:
+            text = result.final_response or "(no answer)"
+        await self.runner.reply(chat, text, reply_to=message.message_id)
+
+    async def command(self, chat: Chat, message: InboundMessage) -> bool:
+        """``/new``, ``/reset`` and the plugins' slash commands, in order with the chat's
+        messages; False for text that only looks like a command (``/etc/hosts?``)."""
+        name, _, args = message.text[1:].partition(" ")
+        name = name.lower()
+        if name in ("new", "reset"):
+            agent = await self.agent(chat, message)
+            await self.runner.in_thread(agent.new_session, name)
+            await self.runner.in_thread(self.runner.chatmap.discard, chat.key)
+            await self.runner.reply(chat, "Started a new conversation.")
+            return True
+        command = self.runner.kernel.commands.get(name)
+        if command is None:
+            return False
+        try:
+            result = await self.runner.in_thread(command.handler, args)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:
+            result = f"/{name} failed: {type(exc).__name__}: {exc}"
+        await self.runner.reply(chat, result if isinstance(result, str) and result else "Done.")
+        return True
+
+    async def finalize(self, chat: Chat) -> None:
+        if chat.agent is not None:
+            await self.runner.in_thread(chat.agent.finalize, "shutdown")

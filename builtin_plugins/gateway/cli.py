@@ -1,0 +1,99 @@
+"""``hermes gateway run`` (start the enabled platforms; SIGTERM or Ctrl-C finishes the
+accepted turns, then exits) and ``hermes gateway status``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import time
+from typing import Any
+
+import click
+from hermes_agent.api import ListingGroup
+
+from .state import StateFile
+
+
+@click.group(cls=ListingGroup)
+def gateway() -> None:
+    """Run the chat gateway, show its status or stop it."""
+
+
+@gateway.command()
+@click.option("--drain-timeout", type=float, default=120.0, show_default=True,
+              help="Seconds to let accepted turns finish after SIGTERM.")
+def run(drain_timeout: float) -> None:
+    """Start every enabled platform adapter and answer their chats until SIGTERM."""
+    from hermes_agent.api import cli_kernel
+
+    from .platforms import build_adapters
+
+    kernel = cli_kernel()
+    adapters, entries, problems = build_adapters(kernel)
+    for problem in problems:
+        click.echo(f"warning: {problem}", err=True)
+    if not adapters:
+        installed = ", ".join(kernel.slots.installed("platform")) or "none"
+        raise click.ClickException(
+            "no platform is enabled: set platforms.<name>.enabled: true in config.yaml (or "
+            f"<NAME>_ENABLED=true) for one of the installed platforms ({installed})")
+    asyncio.run(_serve(kernel, adapters, entries, drain_timeout))
+
+
+async def _serve(kernel: Any, adapters: dict[str, Any], entries: dict[str, Any],
+                 drain_timeout: float) -> None:
+    from .runner import GatewayRunner
+
+    runner = GatewayRunner(kernel, adapters, entries=entries)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    connected = await runner.start()
+    if not connected:
+        await runner.stop(0)
+        raise click.ClickException("no platform connected; see the warnings above")
+    click.echo(f"gateway running (pid {__import__('os').getpid()}): {', '.join(connected)}",
+               err=True)
+    await stop.wait()
+    click.echo("gateway stopping: finishing accepted turns...", err=True)
+    await runner.stop(drain_timeout)
+
+
+@gateway.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status(as_json: bool) -> None:
+    """The running gateway's pid, platforms, chats and queue depth."""
+    from hermes_agent.api import cli_kernel
+
+    state = StateFile(cli_kernel().home).read()
+    if state is None:
+        if as_json:
+            click.echo(json.dumps({"running": False}))
+            return
+        raise click.ClickException("the gateway is not running; start it with "
+                                   "`hermes gateway run`")
+    if as_json:
+        click.echo(json.dumps({"running": True, **state}, indent=2))
+        return
+    since = time.strftime("%Y-%m-%d %H:%M", time.localtime(state.get("started_at", 0)))
+    click.echo(f"gateway running, pid {state['pid']}, since {since}\n"
+               f"platforms: {', '.join(state.get('platforms', [])) or 'none'}\n"
+               f"chats: {state.get('chats', 0)}; turns running: {state.get('turns_running', 0)}; "
+               f"queue depth: {state.get('queue_depth', 0)}")
+
+
+@gateway.command()
+def stop() -> None:
+    """Ask the running gateway to stop (SIGTERM): it finishes accepted turns, then exits."""
+    import os
+
+    from hermes_agent.api import cli_kernel
+
+    state = StateFile(cli_kernel().home).read()
+    if state is None:
+        raise click.ClickException("the gateway is not running")
+    os.kill(int(state["pid"]), signal.SIGTERM)
+    click.echo(f"asked the gateway (pid {state['pid']}) to stop; it finishes accepted turns "
+               "first")

@@ -1,0 +1,209 @@
+"""The gateway runner: receives each platform's messages, applies ``pre_gateway_dispatch``
+and access control, answers chat commands, and queues the rest per chat (one turn at a time
+per chat, chats in parallel on a bounded pool of worker threads)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from hermes_agent.api import InboundMessage, PlatformAdapter, split_message
+
+from .access import AccessPolicy
+from .chat import Chat, ChatWorker
+from .chatmap import ChatMap, session_key
+from .state import StateFile
+
+log = logging.getLogger("hermes_agent.gateway")
+T = TypeVar("T")
+REFUSAL = ("Sorry, you are not allowed to use this agent. Ask its owner to add your user id "
+           "({user_id}) to platforms.{platform}.allowed_users.")
+SEND_ATTEMPTS, MAX_RETRY_WAIT = 3, 30.0
+BUSY = "Too many messages are waiting in this chat; try again once it has answered."
+
+
+class GatewayRunner:
+    """``adapters``: platform name -> adapter; ``entries``: the platforms' registry entries."""
+
+    def __init__(self, kernel: Any, adapters: Mapping[str, PlatformAdapter], *,
+                 entries: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None,
+                 max_workers: int | None = None, max_queue: int | None = None):
+        self.kernel = kernel
+        self.adapters = dict(adapters)
+        env = env if env is not None else kernel.env
+        config = kernel.config
+        self.policies = {name: AccessPolicy(name, config.get(f"platforms.{name}") or {}, env,
+                                            (entries or {}).get(name))
+                         for name in self.adapters}
+        workers = max_workers or int(config.get("gateway.max_concurrent_turns", 8))
+        self.max_queue = max_queue or int(config.get("gateway.max_queue_per_chat", 20))
+        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gateway-turn")
+        self.chatmap = ChatMap(kernel.home)
+        self.state = StateFile(kernel.home)
+        self.chats: dict[str, Chat] = {}
+        self.worker = ChatWorker(self)
+        self.accepting = False
+        self.started_at = time.time()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    async def start(self) -> list[str]:
+        """Connect every adapter; returns the platforms that connected."""
+        self.kernel.service("gateway").runner = self
+        connected = []
+        for name, adapter in list(self.adapters.items()):
+            adapter.name = adapter.name or name
+            adapter.set_handler(functools.partial(self.dispatch, name))
+            try:
+                ok = await adapter.connect()
+            except Exception as exc:
+                log.error("gateway: platform %s failed to connect: %s", name, exc)
+                ok = False
+            if ok:
+                connected.append(name)
+            else:
+                del self.adapters[name]
+        self.accepting = True
+        self.write_state()
+        return connected
+
+    async def stop(self, timeout: float = 60.0) -> None:
+        """Accept nothing more, let every accepted message finish (up to ``timeout``), then
+        end the chats' sessions and disconnect."""
+        self.accepting = False
+        if not await self._drain(timeout):
+            log.warning("gateway: turns still running after %ss; interrupting them", timeout)
+            for chat in self.chats.values():
+                if chat.busy and chat.agent is not None:
+                    chat.agent.interrupt()
+            await self._drain(min(timeout, 30.0))
+        for chat in self.chats.values():
+            if chat.task is not None:
+                chat.task.cancel()
+            if not chat.busy:  # an agent still in its turn is not finalized under it
+                await self.worker.finalize(chat)
+        for adapter in self.adapters.values():
+            try:
+                await adapter.disconnect()
+            except Exception as exc:
+                log.warning("gateway: %s failed to disconnect: %s", adapter.name, exc)
+        self.executor.shutdown(wait=True)
+        self.kernel.service("gateway").runner = None
+        self.state.remove()
+
+    async def _drain(self, timeout: float) -> bool:
+        """Wait until every chat's queue is done; False at ``timeout``."""
+        pending = [chat.queue.join() for chat in self.chats.values()]
+        try:
+            await asyncio.wait_for(asyncio.gather(*pending), timeout)
+        except asyncio.TimeoutError:
+            return False
+        return True
+
+    async def in_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+
+    # --- inbound -----------------------------------------------------------------------------
+    async def dispatch(self, platform: str, message: InboundMessage) -> None:
+        """Everything an adapter receives comes through here."""
+        message.platform = message.platform or platform
+        if not self.accepting:
+            return
+        directive = self.kernel.hooks.fire("pre_gateway_dispatch", event=message, gateway=self,
+                                           session_store=self.chatmap)
+        if isinstance(directive, dict) and directive.get("action") == "skip":
+            log.info("gateway: a plugin skipped a message from %s: %s", message.user_id,
+                     directive.get("reason", ""))
+            return
+        if isinstance(directive, dict) and directive.get("action") == "rewrite":
+            message.text = str(directive.get("text", ""))
+        policy = self.policies.get(platform)
+        if policy is None or not policy.allows(message.user_id, message.user_name):
+            log.warning("gateway: refused user %s on %s", message.user_id, platform)
+            await self.adapters[platform].send(message.chat_id, REFUSAL.format(
+                user_id=message.user_id, platform=platform), metadata=_meta(message))
+            return
+        chat = self._chat(message)
+        command = message.text.strip().split(maxsplit=1)[0].lower() if message.text.strip() else ""
+        if command == "/stop":
+            await self._stop_turn(chat)
+        elif command == "/status":
+            await self.reply(chat, self._status(chat))
+        else:
+            try:
+                chat.queue.put_nowait(message)
+            except asyncio.QueueFull:
+                await self.reply(chat, BUSY)
+            self.write_state()
+
+    def _chat(self, message: InboundMessage) -> Chat:
+        key = session_key(message)
+        chat = self.chats.get(key)
+        if chat is None:
+            chat = Chat(key, message.platform, message.chat_id, message.thread_id,
+                        asyncio.Queue(self.max_queue))
+            chat.task = asyncio.get_running_loop().create_task(self.worker.run(chat))
+            self.chats[key] = chat
+        return chat
+
+    async def _stop_turn(self, chat: Chat) -> None:
+        dropped = 0
+        while not chat.queue.empty():  # waiting messages are dropped with the running turn
+            chat.queue.get_nowait()
+            chat.queue.task_done()
+            dropped += 1
+        if chat.busy and chat.agent is not None:
+            chat.agent.interrupt()
+            await self.reply(chat, "Stopping the current turn." + (
+                f" Dropped {dropped} waiting message(s)." if dropped else ""))
+        else:
+            await self.reply(chat, "Nothing is running.")
+
+    def _status(self, chat: Chat) -> str:
+        agent = chat.agent
+        session = agent.session_id if agent is not None else self.chatmap.get(chat.key)
+        return (f"Session: {session or '(new)'}\nModel: {agent.model if agent else '-'}\n"
+                f"Running: {'yes' if chat.busy else 'no'}; waiting: {chat.queue.qsize()}; "
+                f"turns since start: {chat.turns}")
+
+    # --- outbound ----------------------------------------------------------------------------
+    async def reply(self, chat: Chat, text: str, reply_to: str | None = None) -> None:
+        adapter = self.adapters[chat.platform]
+        limit = getattr(adapter, "max_message_length", 0) or 0
+        for index, piece in enumerate(split_message(adapter.format_message(text), limit)):
+            result = await self._send(adapter, chat, piece, reply_to if index == 0 else None)
+            if not getattr(result, "success", True):
+                log.warning("gateway: sending to %s failed: %s", chat.key,
+                            getattr(result, "error", ""))
+                break
+
+    async def _send(self, adapter: PlatformAdapter, chat: Chat, piece: str,
+                    reply_to: str | None) -> Any:
+        """Send, retrying what the adapter marks ``retryable`` (it was not delivered, so a
+        retry cannot duplicate it), after its ``retry_after`` or a short backoff."""
+        for attempt in range(SEND_ATTEMPTS):
+            result = await adapter.send(chat.chat_id, piece, reply_to, chat.metadata)
+            if getattr(result, "success", True) or not getattr(result, "retryable", False):
+                return result
+            if attempt + 1 < SEND_ATTEMPTS:
+                wait = getattr(result, "retry_after", None) or 2.0 ** attempt
+                await asyncio.sleep(min(float(wait), MAX_RETRY_WAIT))
+        return result
+
+    # --- state -------------------------------------------------------------------------------
+    def write_state(self) -> None:
+        self.state.write({
+            "pid": os.getpid(), "started_at": self.started_at,
+            "platforms": sorted(self.adapters), "chats": len(self.chats),
+            "turns_running": sum(chat.busy for chat in self.chats.values()),
+            "queue_depth": sum(chat.queue.qsize() for chat in self.chats.values()),
+        })
+
+
+def _meta(message: InboundMessage) -> dict[str, Any]:
+    return {"thread_id": message.thread_id} if message.thread_id else {}

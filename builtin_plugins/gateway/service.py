@@ -1,0 +1,15 @@
+"""The ``gateway`` service: the one running gateway of this process, if any."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class GatewayService:
+    def __init__(self, kernel: Any):
+        self.kernel = kernel
+        self.runner: Any = None  # set by GatewayRunner.start, cleared by stop
+
+    def adapter(self, name: str) -> Any:
+        """The connected adapter of platform ``name``, or None."""
+        return None if self.runner is None else self.runner.adapters.get(name)
