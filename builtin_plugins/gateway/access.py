@@ -2,7 +2,9 @@
 ``<NAME>_ALLOWED_USERS`` (or the platform entry's ``allowed_users_env``), then
 ``GATEWAY_ALLOWED_USERS`` for every platform; ``GATEWAY_ALLOW_ALL_USERS=true`` (or the entry's
 ``allow_all_env``, or ``platforms.<name>.allow_all_users``) opens it to anyone. Nobody is
-allowed by default."""
+allowed by default, except on a platform whose entry says ``authenticates=True`` (it checks
+every request itself, like the api-server's bearer key): there, anyone until an allow-list is
+set."""
 
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ class AccessPolicy:
                       | _names(env.get("GATEWAY_ALLOWED_USERS")))
         self.allow_all = (str(config.get("allow_all_users", "")).lower() in TRUE
                           or env.get(all_env, "").lower() in TRUE
-                          or env.get("GATEWAY_ALLOW_ALL_USERS", "").lower() in TRUE)
+                          or env.get("GATEWAY_ALLOW_ALL_USERS", "").lower() in TRUE
+                          or (bool(getattr(entry, "authenticates", False)) and not self.users))
 
     def allows(self, user_id: str, user_name: str = "") -> bool:
         return self.allow_all or str(user_id) in self.users or (

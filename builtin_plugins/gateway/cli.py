@@ -33,6 +33,8 @@ def run(drain_timeout: float) -> None:
     adapters, entries, problems = build_adapters(kernel)
     for problem in problems:
         click.echo(f"warning: {problem}", err=True)
+    if not adapters and problems:
+        raise click.ClickException("no enabled platform could start; fix the warnings above")
     if not adapters:
         installed = ", ".join(kernel.slots.installed("platform")) or "none"
         raise click.ClickException(

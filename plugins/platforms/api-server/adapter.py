@@ -1,0 +1,155 @@
+"""The api-server's adapter: serves the Starlette app with uvicorn as a task on the gateway's
+loop, turns each completion request into an ``InboundMessage`` and answers it with the reply
+the gateway ``send``s back (matched by ``reply_to``, the request's message id)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_agent.api import InboundMessage, PlatformAdapter, SendResult
+
+from .settings import Settings
+
+log = logging.getLogger("hermes_agent.gateway.api_server")
+PLATFORM = "api_server"
+SHUTTING_DOWN = "The gateway is shutting down; send the message again once it is back."
+
+
+@dataclass
+class _Pending:
+    chat_id: str
+    future: asyncio.Future[str]
+
+
+class ApiServerAdapter(PlatformAdapter):
+    name = PLATFORM
+
+    def __init__(self, config: Any, settings: Settings):
+        super().__init__(config)
+        self.settings = settings
+        self.port = settings.port  # the bound port once connected (port 0 picks a free one)
+        self._pending: dict[str, _Pending] = {}  # message id -> the request waiting for it
+        self._dispatching: dict[asyncio.Task[Any], str] = {}  # request task -> its message id
+        self._server: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+        self._timeout = float((config or {}).get("request_timeout", 600))
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    async def connect(self, *, is_reconnect: bool = False) -> bool:
+        import uvicorn
+
+        from .app import build_app
+
+        try:
+            sock = _bind(self.settings.host, self.settings.port)
+        except OSError as exc:
+            log.error("api_server: cannot listen on %s:%s (%s); set platforms.api_server.port "
+                      "or API_SERVER_PORT to a free port", self.settings.host,
+                      self.settings.port, exc)
+            return False
+        self.port = sock.getsockname()[1]
+        ready = asyncio.Event()
+
+        class Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:  # the gateway owns the signals
+                yield
+
+            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+                await super().startup(sockets)
+                ready.set()
+
+        config = uvicorn.Config(build_app(self.settings, self.ask), log_level="warning",
+                                lifespan="off", access_log=False)
+        self._server = Server(config)
+        self._task = asyncio.get_running_loop().create_task(self._server.serve([sock]))
+        waiter = asyncio.ensure_future(ready.wait())
+        await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
+        if not ready.is_set():
+            waiter.cancel()
+            log.error("api_server: uvicorn stopped while starting; see the log above")
+            return False
+        log.info("api_server: listening on http://%s:%s%s", self.settings.host, self.port,
+                 " (no key: loopback only)" if self.settings.open else "")
+        return True
+
+    async def disconnect(self) -> None:
+        self._closing = True
+        for pending in list(self._pending.values()):
+            if not pending.future.done():
+                pending.future.set_result(SHUTTING_DOWN)
+        if self._server is None or self._task is None:
+            return
+        self._server.should_exit = True
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), 10)
+        except asyncio.TimeoutError:
+            self._server.force_exit = True
+            await self._task
+
+    # --- requests ----------------------------------------------------------------------------
+    async def ask(self, chat_id: str, user_id: str, text: str) -> str:
+        """Hand ``text`` to the gateway as a message of ``chat_id`` and wait for the reply."""
+        if self._closing:
+            return SHUTTING_DOWN
+        message_id = uuid.uuid4().hex
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._pending[message_id] = _Pending(chat_id, future)
+        task = asyncio.current_task()
+        if task is not None:  # replies sent while dispatching (a refusal, /status) are ours
+            self._dispatching[task] = message_id
+        try:
+            await self.handle_message(InboundMessage(PLATFORM, chat_id, user_id, text,
+                                                     message_id=message_id, raw={"text": text}))
+        finally:
+            if task is not None:
+                self._dispatching.pop(task, None)
+        try:
+            return await asyncio.wait_for(future, self._timeout)
+        except asyncio.TimeoutError:
+            return (f"No answer within {self._timeout:.0f}s; raise platforms.api_server."
+                    "request_timeout if turns take longer.")
+        finally:
+            self._pending.pop(message_id, None)
+
+    def _waiting(self, chat_id: str, reply_to: str | None) -> str | None:
+        """Which request a reply answers: the one it replies to, else the one being dispatched
+        in this task, else the chat's oldest waiting request (a command's answer)."""
+        if reply_to in self._pending:
+            return reply_to
+        task = asyncio.current_task()
+        if task is not None and task in self._dispatching:
+            return self._dispatching[task]
+        return next((mid for mid, p in self._pending.items()
+                     if p.chat_id == chat_id and not p.future.done()), None)
+
+    async def send(self, chat_id: str, content: str, reply_to: str | None = None,
+                   metadata: Mapping[str, Any] | None = None) -> SendResult:  # type: ignore[override]
+        message_id = self._waiting(chat_id, reply_to)
+        pending = self._pending.pop(message_id, None) if message_id else None
+        if pending is None or pending.future.done():
+            return SendResult(False, error=f"no request waits for an answer in chat {chat_id}")
+        pending.future.set_result(content)
+        return SendResult(True, message_id=message_id)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock

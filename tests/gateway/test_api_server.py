@@ -1,0 +1,231 @@
+"""The api-server platform, started by a real gateway runner on a free loopback port and
+driven with the real ``openai`` SDK; the agent behind it talks to the fake model server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_agent.testing import make_kernel
+from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text, reply_tool_call
+
+pytest.importorskip("starlette", reason="the api-server needs starlette: "
+                    "pip install 'hermes-agent-runtime[platform-api-server]'")
+pytest.importorskip("uvicorn", reason="the api-server needs uvicorn: "
+                    "pip install 'hermes-agent-runtime[platform-api-server]'")
+openai = pytest.importorskip("openai")
+
+KEY = "sk-test-api-server-key"
+WAIT = 30.0
+
+
+def adder(ctx: Any) -> None:
+    ctx.register_tool("add", "testing", {
+        "name": "add", "description": "Add two numbers.",
+        "parameters": {"type": "object", "properties": {
+            "a": {"type": "number"}, "b": {"type": "number"}}}},
+        lambda args, **_: json.dumps({"sum": args["a"] + args["b"]}))
+adder.__name__ = "adder"
+
+
+def kernel(home: Path, server: FakeLLMServer, env: dict[str, str] | None = None,
+           **section: Any) -> Any:
+    config = {"model": {"provider": "custom", "base_url": server.openai_base_url,
+                        "default": "fake-model", "max_retries": 0},
+              "sessions": {"auto_title": False},
+              "platforms": {"api_server": {"enabled": True, "port": 0, **section}}}
+    return make_kernel(home, config=config, builtins=True, plugins=[adder],
+                       env={"HERMES_HOME": str(home), "API_SERVER_KEY": KEY, **(env or {})})
+
+
+@contextlib.asynccontextmanager
+async def served(kernel: Any) -> AsyncIterator[tuple[Any, str]]:
+    """A started gateway with the api-server; yields the runner and the API's base URL."""
+    from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
+    from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
+
+    adapters, entries, problems = build_adapters(kernel)
+    assert not problems
+    runner = GatewayRunner(kernel, adapters, entries=entries)
+    assert await runner.start() == ["api_server"]
+    try:
+        yield runner, f"http://127.0.0.1:{adapters['api_server'].port}"
+    finally:
+        await runner.stop(WAIT)
+
+
+def http(method: str, url: str, body: Any = None) -> tuple[int, Any]:
+    """A plain request without a key (urllib, in a thread): its status and JSON body."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data, method=method,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=WAIT) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def posts(server: FakeLLMServer) -> list[Any]:
+    return [r for r in server.requests if r.method == "POST"]
+
+
+def client(base: str, key: str = KEY) -> Any:
+    return openai.AsyncOpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0, timeout=WAIT)
+
+
+async def streamed(api: Any, text: str, session: str) -> tuple[str, list[Any]]:
+    stream = await api.chat.completions.create(
+        model="hermes-agent", messages=[{"role": "user", "content": text}], stream=True,
+        extra_headers={"X-Hermes-Session": session})
+    chunks = [chunk async for chunk in stream]
+    return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices), chunks
+
+
+def test_a_streamed_multi_turn_conversation_with_a_tool_call(home, fake_llm):
+    fake_llm.script(reply_tool_call("add", {"a": 2, "b": 3}), reply_text("2 + 3 = 5"),
+                    reply_text("and doubled, 10"))
+    k = kernel(home, fake_llm)
+
+    async def scenario() -> None:
+        async with served(k) as (runner, base):
+            api = client(base)
+            first, chunks = await streamed(api, "what is 2 + 3?", "conv-1")
+            assert first == "2 + 3 = 5"
+            assert chunks[0].choices[0].delta.role == "assistant"
+            assert chunks[-1].choices[0].finish_reason == "stop"
+            second, _ = await streamed(api, "and doubled?", "conv-1")
+            assert second == "and doubled, 10"
+            assert list(runner.chats) == ["api_server:conv-1"]
+
+    asyncio.run(scenario())
+    first_turn, second_turn = posts(fake_llm)[0], posts(fake_llm)[-1]
+    assert "add" in json.dumps(first_turn.body.get("tools", []))
+    history = second_turn.body["messages"]
+    assert [m["content"] for m in history if m["role"] == "user"] == [
+        "what is 2 + 3?", "and doubled?"]
+    assert any(m["role"] == "tool" and '"sum": 5' in m["content"] for m in history)
+    assert any(m["role"] == "assistant" and m.get("content") == "2 + 3 = 5" for m in history)
+
+
+def test_non_streamed_and_the_user_field_names_the_chat(home, fake_llm):
+    fake_llm.script(reply_text("hello alice"), reply_text("hello again"), reply_text("hi bob"))
+    k = kernel(home, fake_llm)
+
+    async def scenario() -> None:
+        async with served(k) as (runner, base):
+            api = client(base)
+
+            async def ask(user: str, text: str) -> Any:
+                return await api.chat.completions.create(
+                    model="hermes-agent", user=user,
+                    messages=[{"role": "system", "content": "ignored"},
+                              {"role": "user", "content": text}])
+
+            answer = await ask("alice", "hi")
+            assert answer.object == "chat.completion"
+            assert answer.choices[0].message.content == "hello alice"
+            assert (await ask("alice", "again")).choices[0].message.content == "hello again"
+            assert (await ask("bob", "hi")).choices[0].message.content == "hi bob"
+            assert sorted(runner.chats) == ["api_server:alice", "api_server:bob"]
+
+    asyncio.run(scenario())
+    assert len(posts(fake_llm)[1].body["messages"]) > len(posts(fake_llm)[2].body["messages"])
+
+
+def test_a_missing_or_wrong_key_gets_401_and_nothing_reaches_the_model(home, fake_llm):
+    k = kernel(home, fake_llm)
+
+    async def scenario() -> None:
+        async with served(k) as (_, base):
+            for key in ("wrong-key", ""):
+                with pytest.raises(openai.AuthenticationError):
+                    await client(base, key or "x").chat.completions.create(
+                        model="m", messages=[{"role": "user", "content": "hi"}],
+                        extra_headers={} if key else {"Authorization": ""})
+            status, body = await asyncio.to_thread(http, "POST", f"{base}/v1/chat/completions", {
+                "model": "m", "messages": [{"role": "user", "content": "hi"}]})
+            assert status == 401 and "API_SERVER_KEY" in body["error"]["message"]
+            assert (await asyncio.to_thread(http, "GET", f"{base}/v1/models"))[0] == 401
+
+    asyncio.run(scenario())
+    assert posts(fake_llm) == []
+
+
+def test_models_and_health(home, fake_llm):
+    k = kernel(home, fake_llm)
+
+    async def scenario() -> None:
+        async with served(k) as (_, base):
+            models = await client(base).models.list()
+            assert [m.id for m in models.data] == ["hermes-agent"]
+            status, health = await asyncio.to_thread(http, "GET", f"{base}/health")
+            assert status == 200 and health["status"] == "ok"
+
+    asyncio.run(scenario())
+
+
+def test_loopback_without_a_key_only_when_allowed(home, fake_llm):
+    fake_llm.script(reply_text("open"))
+    k = kernel(home, fake_llm, env={"API_SERVER_KEY": ""}, allow_unauthenticated_loopback=True)
+
+    async def scenario() -> None:
+        async with served(k) as (_, base):
+            answer = await client(base, "anything").chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}])
+            assert answer.choices[0].message.content == "open"
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("section", [{"host": "0.0.0.0"},
+                                     {"host": "0.0.0.0", "allow_unauthenticated_loopback": True},
+                                     {}])
+def test_refuses_to_start_without_a_key(home, fake_llm, section):
+    from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
+
+    k = kernel(home, fake_llm, env={"API_SERVER_KEY": ""}, **section)
+    adapters, _, problems = build_adapters(k)
+    assert adapters == {}
+    [problem] = problems
+    assert "API_SERVER_KEY" in problem and "allow_unauthenticated_loopback" in problem
+
+
+def test_enabled_from_the_environment(home, fake_llm):
+    from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
+
+    config = {"model": {"provider": "custom", "base_url": fake_llm.openai_base_url}}
+    k = make_kernel(home, config=config, builtins=True, env={
+        "HERMES_HOME": str(home), "API_SERVER_ENABLED": "true", "API_SERVER_KEY": KEY,
+        "API_SERVER_HOST": "127.0.0.1", "API_SERVER_PORT": "9911"})
+    adapters, _, problems = build_adapters(k)
+    assert not problems
+    settings = adapters["api_server"].settings
+    assert (settings.host, settings.port, settings.key) == ("127.0.0.1", 9911, KEY)
+    assert KEY not in repr(settings)
+
+
+def test_an_allow_list_applies_to_the_user_field(home, fake_llm):
+    fake_llm.script(reply_text("hi alice"))
+    k = kernel(home, fake_llm, allowed_users=["alice"])
+
+    async def scenario() -> None:
+        async with served(k) as (_, base):
+            api = client(base)
+            refused = await api.chat.completions.create(
+                model="m", user="mallory", messages=[{"role": "user", "content": "hi"}])
+            assert "not allowed" in refused.choices[0].message.content
+            assert posts(fake_llm) == []
+            allowed = await api.chat.completions.create(
+                model="m", user="alice", messages=[{"role": "user", "content": "hi"}])
+            assert allowed.choices[0].message.content == "hi alice"
+
+    asyncio.run(scenario())
