@@ -43,9 +43,19 @@ def new_threads(before: set[threading.Thread]) -> list[str]:
 
 
 def interrupted_call(client: ModelClient, token: threading.Event, stream: bool,
-                     events: list[Any], after: float = 0.3) -> float:
-    """Make a call, set ``token`` from a timer thread after ``after`` s; return the elapsed time."""
-    timer = threading.Timer(after, token.set)
+                     events: list[Any], after: float = 0.3,
+                     when: Callable[[], bool] | None = None) -> float:
+    """Make a call and set ``token`` from another thread after ``after`` s and, with ``when``,
+    not before ``when()`` holds (the server has the request: on a loaded machine 0.3 s may pass
+    before it arrives, and an interrupt before the send closes nothing the server would see);
+    return the elapsed time."""
+    def trigger() -> None:
+        time.sleep(after)
+        if when is not None:
+            wait_until(when, 10)
+        token.set()
+
+    timer = threading.Thread(target=trigger, name="test-interrupt")
     timer.start()
     started = time.monotonic()
     try:
@@ -68,7 +78,8 @@ def test_interrupt_closes_the_connection_and_leaves_no_thread(kernel_in_mode, se
                   else reply_text("too late", delay=30))
     before = set(threading.enumerate())
     events: list[Any] = []
-    elapsed = interrupted_call(client, CancelToken(), stream, events)
+    elapsed = interrupted_call(client, CancelToken(), stream, events,
+                               when=lambda: len(server.posts()) == 2)
     assert 0.25 <= elapsed < 3, f"the interrupt took {elapsed:.2f} s"
     assert new_threads(before) == []
     # the HTTP connection was really closed: the server saw the client hang up
@@ -86,7 +97,8 @@ def test_plain_event_is_polled(kernel_in_mode, server, stream: bool) -> None:
     client = client_for("chat_completions", kernel_in_mode)
     server.script(reply_stall("Hello there", stall=30) if stream else reply_text("late", delay=30))
     before = set(threading.enumerate())
-    elapsed = interrupted_call(client, threading.Event(), stream, [])
+    elapsed = interrupted_call(client, threading.Event(), stream, [],
+                               when=lambda: len(server.posts()) == 1)
     assert elapsed < 3
     assert new_threads(before) == []
     assert wait_until(lambda: server.hangups == 1)
