@@ -151,9 +151,7 @@ class PluginContext:
     def get_platform_adapter(self, name: str) -> Any:
         """The live adapter of platform ``name`` in the running gateway, or None (no gateway
         runs in this process, or the platform is not connected)."""
-        if self.kernel.service_owner("gateway") is None:
-            return None
-        return self.kernel.service("gateway").adapter(name)
+        return self.kernel.live_platforms.get(name)
 
     def dispatch_tool(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         return self.kernel.tools.dispatch(tool_name, args, **kwargs)

@@ -110,6 +110,8 @@ class Kernel:
         self.middleware: list[tuple[str, Callable[..., Any], str]] = []
         # Set by the surface driving a conversation: receives ctx.inject_message(content, role).
         self.message_sink: Callable[[str, str], Any] | None = None
+        # Filled by the surface running platform adapters (ctx.get_platform_adapter reads it).
+        self.live_platforms: dict[str, Any] = {}
         self._services: dict[str, Any] = {}
         self._offered: dict[str, Any] = {}  # service name -> context.Service
         self.plugins: dict[str, PluginStatus] = {}

@@ -66,6 +66,7 @@ class GatewayRunner:
                 ok = False
             if ok:
                 connected.append(name)
+                self.kernel.live_platforms[name] = adapter  # ctx.get_platform_adapter
             else:
                 del self.adapters[name]
         self.accepting = True
@@ -87,7 +88,8 @@ class GatewayRunner:
                 chat.task.cancel()
             if not chat.busy:  # an agent still in its turn is not finalized under it
                 await self.worker.finalize(chat)
-        for adapter in self.adapters.values():
+        for name, adapter in self.adapters.items():
+            self.kernel.live_platforms.pop(name, None)
             try:
                 await adapter.disconnect()
             except Exception as exc:
