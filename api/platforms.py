@@ -71,7 +71,8 @@ class PlatformConfig(dict):  # type: ignore[type-arg]
 
 
 #: The gateway's entry point for inbound messages; adapters await it (see ``set_handler``).
-MessageHandler = Callable[[InboundMessage], Awaitable[None]]
+#: It returns what became of the message (see :meth:`PlatformAdapter.handle_message`).
+MessageHandler = Callable[[InboundMessage], Awaitable[Any]]
 
 
 class PlatformAdapter(abc.ABC):
@@ -81,11 +82,15 @@ class PlatformAdapter(abc.ABC):
     Built as ``Adapter(config)`` or, like the original's ``BasePlatformAdapter``,
     ``Adapter(config, platform)``. ``max_message_length`` (0: no limit) is where replies are
     split; ``supports_streaming`` says ``edit_message`` may be used to grow a reply in place.
+    ``durable_inbox`` (default True) keeps accepted messages in the gateway's inbox until
+    answered, so a restarted gateway answers them; a request/response platform whose client
+    sees the failure and retries (the api-server) turns it off.
     """
 
     name: str = ""
     max_message_length: int = 0
     supports_streaming: bool = False
+    durable_inbox: bool = True
 
     def __init__(self, config: Any = None, platform: Any = None):
         self.config = config if config is not None else {}
@@ -97,11 +102,17 @@ class PlatformAdapter(abc.ABC):
         """The gateway installs its dispatcher here before ``connect``."""
         self._handler = handler
 
-    async def handle_message(self, message: InboundMessage) -> None:
+    async def handle_message(self, message: InboundMessage) -> str | None:
+        """Hand ``message`` to the gateway. Returns once it is accepted or turned away:
+        ``"queued"`` (stored durably: safe to acknowledge to the platform now),
+        ``"answered"`` (a chat command, or the answer to a question the agent asked),
+        ``"skipped"`` (a plugin dropped it; no reply will come), ``"refused"`` (unknown
+        user; the refusal was sent), ``"busy"`` (the chat's queue is full; the sender was
+        told) or ``"closed"`` (the gateway is stopping; the message was not accepted)."""
         if self._handler is None:
             raise RuntimeError(f"platform {self.name!r}: handle_message() before the gateway "
                                "installed its handler; start adapters through the gateway")
-        await self._handler(message)
+        return await self._handler(message)
 
     @abc.abstractmethod
     async def connect(self, *, is_reconnect: bool = False) -> bool:

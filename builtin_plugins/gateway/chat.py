@@ -1,20 +1,37 @@
 """One chat: its queue of messages, its agent (one session, resumed across restarts) and the
-task that runs its turns one at a time. Agents run in the runner's worker threads."""
+task that runs its turns one at a time. Agents run in the runner's worker threads.
+
+Before each turn the session is checked against the model's window: at
+``gateway.session_hygiene`` of it (default 0.85) the conversation is compressed first, so a
+chat that grew overnight does not fail its next request. The platform's typing indicator
+is refreshed while the turn runs."""
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import inspect
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import InboundMessage
 
+from .questions import ChatQuestions
+
 if TYPE_CHECKING:
     from .runner import GatewayRunner
 
 log = logging.getLogger("hermes_agent.gateway")
+TYPING_EVERY = 4.0  # seconds; platforms drop the indicator after about 5
+
+
+@dataclass
+class Queued:
+    inbox_id: int  # 0: not in the durable inbox
+    message: InboundMessage
 
 
 @dataclass
@@ -23,11 +40,13 @@ class Chat:
     platform: str
     chat_id: str
     thread_id: str | None
-    queue: asyncio.Queue[InboundMessage]
+    queue: asyncio.Queue[Queued]
     agent: Any = None
     busy: bool = False
     turns: int = 0
     task: asyncio.Task[None] | None = field(default=None, repr=False)
+    asker: str = ""  # the user whose message the running turn answers
+    question: concurrent.futures.Future[str] | None = field(default=None, repr=False)
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -42,13 +61,14 @@ class ChatWorker:
 
     async def run(self, chat: Chat) -> None:
         while True:
-            message = await chat.queue.get()
+            queued = await chat.queue.get()
             try:
-                await self.turn(chat, message)
+                await self.turn(chat, queued.message)
             except Exception:  # one failed turn must not end the chat
                 log.exception("gateway: a turn in %s failed", chat.key)
                 await self.runner.reply(chat, "Sorry, that turn failed; see the gateway log.")
             finally:
+                self.runner.inbox_done(queued.inbox_id)
                 chat.queue.task_done()
                 self.runner.write_state()
 
@@ -61,8 +81,10 @@ class ChatWorker:
         """The chat's agent, through the agent service (the same agent as ``hermes chat``),
         continuing the chat's stored session when there is one."""
         runner = self.runner
-        agent = runner.kernel.service("agent").create(platform=message.platform,
-                                                      sender_id=message.user_id)
+        questions = ChatQuestions(runner, chat, runner.loop)
+        agent = runner.kernel.service("agent").create(
+            platform=message.platform, sender_id=message.user_id,
+            approval_callback=questions.approval, clarify_callback=questions.clarify)
         known = runner.chatmap.get(chat.key)
         if known is not None:
             try:
@@ -75,12 +97,12 @@ class ChatWorker:
         if message.text.startswith("/") and await self.command(chat, message):
             return
         agent = await self.agent(chat, message)
-        chat.busy = True
+        chat.busy, chat.asker = True, message.user_id
         self.runner.write_state()
-        adapter = self.runner.adapters[chat.platform]
         try:
-            await adapter.send_typing(chat.chat_id, chat.metadata)
-            result = await self.runner.in_thread(agent.run_conversation, message.text)
+            async with self.typing(chat):
+                await self.hygiene(chat, agent)
+                result = await self.runner.in_thread(agent.run_conversation, message.text)
         finally:
             chat.busy = False
             chat.turns += 1
@@ -93,6 +115,38 @@ class ChatWorker:
         else:
             text = result.final_response or "(no answer)"
         await self.runner.reply(chat, text, reply_to=message.message_id)
+
+    async def hygiene(self, chat: Chat, agent: Any) -> None:
+        """Compress the session first when it fills ``gateway.session_hygiene`` of the window."""
+        threshold = float(self.runner.kernel.config.get("gateway.session_hygiene", 0.85) or 0)
+        if threshold <= 0 or not 0 < threshold <= 1:
+            return
+        fill = await self.runner.in_thread(agent.context_fill)
+        if fill >= threshold:
+            log.info("gateway: %s fills %.0f%% of the window; compressing before the turn",
+                     chat.key, fill * 100)
+            await self.runner.in_thread(agent.compress)
+
+    @contextlib.asynccontextmanager
+    async def typing(self, chat: Chat) -> AsyncIterator[None]:
+        """The typing indicator, refreshed every few seconds until the block ends."""
+        adapter = self.runner.adapters[chat.platform]
+
+        async def refresh() -> None:
+            while True:
+                try:
+                    await adapter.send_typing(chat.chat_id, chat.metadata)
+                except Exception as exc:  # cosmetic: never fails the turn
+                    log.debug("gateway: typing indicator for %s failed: %s", chat.key, exc)
+                await asyncio.sleep(TYPING_EVERY)
+
+        task = asyncio.get_running_loop().create_task(refresh())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(Exception):
+                await adapter.stop_typing(chat.chat_id, chat.metadata)
 
     async def command(self, chat: Chat, message: InboundMessage) -> bool:
         """``/new``, ``/reset`` and the plugins' slash commands, in order with the chat's

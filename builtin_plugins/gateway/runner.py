@@ -1,6 +1,7 @@
 """The gateway runner: receives each platform's messages, applies ``pre_gateway_dispatch``
 and access control, answers chat commands, and queues the rest per chat (one turn at a time
-per chat, chats in parallel on a bounded pool of worker threads)."""
+per chat, chats in parallel on a bounded pool of worker threads). Queued messages are kept
+in the durable inbox until answered, and a restarted gateway answers what is left there."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from typing import Any, TypeVar
 from hermes_agent.api import InboundMessage, PlatformAdapter, split_message
 
 from .access import AccessPolicy
-from .chat import Chat, ChatWorker
+from .chat import Chat, ChatWorker, Queued
 from .chatmap import ChatMap, session_key
+from .inbox import Inbox
+from .questions import answers_question
 from .state import StateFile
 
 log = logging.getLogger("hermes_agent.gateway")
@@ -41,11 +44,13 @@ class GatewayRunner:
         self.policies = {name: AccessPolicy(name, config.get(f"platforms.{name}") or {}, env,
                                             (entries or {}).get(name))
                          for name in self.adapters}
-        workers = max_workers or int(config.get("gateway.max_concurrent_turns", 8))
+        workers = max_workers or int(config.get("gateway.max_concurrent_turns", 64))
         self.max_queue = max_queue or int(config.get("gateway.max_queue_per_chat", 20))
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gateway-turn")
         self.chatmap = ChatMap(kernel.home)
+        self.inbox = Inbox(kernel.home)
         self.state = StateFile(kernel.home)
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.chats: dict[str, Chat] = {}
         self.worker = ChatWorker(self)
         self.accepting = False
@@ -53,7 +58,9 @@ class GatewayRunner:
 
     # --- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> list[str]:
-        """Connect every adapter; returns the platforms that connected."""
+        """Connect every adapter, then queue again what an earlier run accepted and did not
+        answer; returns the platforms that connected."""
+        self.loop = asyncio.get_running_loop()
         self.kernel.service("gateway").runner = self
         connected = []
         for name, adapter in list(self.adapters.items()):
@@ -70,8 +77,26 @@ class GatewayRunner:
             else:
                 del self.adapters[name]
         self.accepting = True
+        self._requeue()
         self.write_state()
         return connected
+
+    def _requeue(self) -> None:
+        resumed = 0
+        for inbox_id, key, message in self.inbox.pending():
+            if message.platform not in self.adapters:
+                continue  # kept until that platform runs again
+            chat = self._chat(message)
+            if chat.key != key:
+                log.warning("gateway: inbox message %s belongs to %s, not %s", inbox_id, key,
+                            chat.key)
+            chat.queue.put_nowait(Queued(inbox_id, message))
+            resumed += 1
+        if resumed:
+            log.info("gateway: answering %d message(s) accepted before the last stop", resumed)
+
+    def inbox_done(self, *ids: int) -> None:
+        self.inbox.done(*(i for i in ids if i))
 
     async def stop(self, timeout: float = 60.0) -> None:
         """Accept nothing more, let every accepted message finish (up to ``timeout``), then
@@ -95,6 +120,7 @@ class GatewayRunner:
             except Exception as exc:
                 log.warning("gateway: %s failed to disconnect: %s", adapter.name, exc)
         self.executor.shutdown(wait=True)
+        self.inbox.close()
         self.kernel.service("gateway").runner = None
         self.state.remove()
 
@@ -111,17 +137,19 @@ class GatewayRunner:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
     # --- inbound -----------------------------------------------------------------------------
-    async def dispatch(self, platform: str, message: InboundMessage) -> None:
-        """Everything an adapter receives comes through here."""
+    async def dispatch(self, platform: str, message: InboundMessage) -> str:
+        """Everything an adapter receives comes through here. Returns what became of the
+        message: ``queued`` (durably, when it returns), ``answered`` (a command or the answer
+        to a question), ``skipped`` (by a plugin), ``refused``, ``busy`` or ``closed``."""
         message.platform = message.platform or platform
         if not self.accepting:
-            return
+            return "closed"
         directive = self.kernel.hooks.fire("pre_gateway_dispatch", event=message, gateway=self,
                                            session_store=self.chatmap)
         if isinstance(directive, dict) and directive.get("action") == "skip":
             log.info("gateway: a plugin skipped a message from %s: %s", message.user_id,
                      directive.get("reason", ""))
-            return
+            return "skipped"
         if isinstance(directive, dict) and directive.get("action") == "rewrite":
             message.text = str(directive.get("text", ""))
         policy = self.policies.get(platform)
@@ -129,26 +157,32 @@ class GatewayRunner:
             log.warning("gateway: refused user %s on %s", message.user_id, platform)
             await self.adapters[platform].send(message.chat_id, REFUSAL.format(
                 user_id=message.user_id, platform=platform), metadata=_meta(message))
-            return
+            return "refused"
         chat = self._chat(message)
+        if answers_question(chat, message.user_id, message.text):
+            return "answered"
         command = message.text.strip().split(maxsplit=1)[0].lower() if message.text.strip() else ""
         if command == "/stop":
             await self._stop_turn(chat)
         elif command == "/status":
             await self.reply(chat, self._status(chat))
+        elif chat.queue.qsize() >= self.max_queue:
+            await self.reply(chat, BUSY)
+            return "busy"
         else:
-            try:
-                chat.queue.put_nowait(message)
-            except asyncio.QueueFull:
-                await self.reply(chat, BUSY)
+            durable = getattr(self.adapters[platform], "durable_inbox", True)
+            inbox_id = self.inbox.accept(chat.key, message) if durable else 0
+            chat.queue.put_nowait(Queued(inbox_id, message))
             self.write_state()
+            return "queued"
+        return "answered"
 
     def _chat(self, message: InboundMessage) -> Chat:
         key = session_key(message)
         chat = self.chats.get(key)
         if chat is None:
             chat = Chat(key, message.platform, message.chat_id, message.thread_id,
-                        asyncio.Queue(self.max_queue))
+                        asyncio.Queue())
             chat.task = asyncio.get_running_loop().create_task(self.worker.run(chat))
             self.chats[key] = chat
         return chat
@@ -156,7 +190,7 @@ class GatewayRunner:
     async def _stop_turn(self, chat: Chat) -> None:
         dropped = 0
         while not chat.queue.empty():  # waiting messages are dropped with the running turn
-            chat.queue.get_nowait()
+            self.inbox_done(chat.queue.get_nowait().inbox_id)
             chat.queue.task_done()
             dropped += 1
         if chat.busy and chat.agent is not None:

@@ -30,6 +30,7 @@ class _Pending:
 
 class ApiServerAdapter(PlatformAdapter):
     name = PLATFORM
+    durable_inbox = False  # the HTTP client sees a failed request and sends it again
 
     def __init__(self, config: Any, settings: Settings):
         super().__init__(config)
@@ -107,11 +108,14 @@ class ApiServerAdapter(PlatformAdapter):
         if task is not None:  # replies sent while dispatching (a refusal, /status) are ours
             self._dispatching[task] = message_id
         try:
-            await self.handle_message(InboundMessage(PLATFORM, chat_id, user_id, text,
-                                                     message_id=message_id, raw={"text": text}))
+            outcome = await self.handle_message(InboundMessage(
+                PLATFORM, chat_id, user_id, text, message_id=message_id, raw={"text": text}))
         finally:
             if task is not None:
                 self._dispatching.pop(task, None)
+        if outcome in ("skipped", "closed") and not future.done():
+            self._pending.pop(message_id, None)  # no reply will come: answer now
+            return SHUTTING_DOWN if outcome == "closed" else ""
         try:
             return await asyncio.wait_for(future, self._timeout)
         except asyncio.TimeoutError:
