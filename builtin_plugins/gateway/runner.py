@@ -28,6 +28,7 @@ T = TypeVar("T")
 REFUSAL = ("Sorry, you are not allowed to use this agent. Ask its owner to add your user id "
            "({user_id}) to platforms.{platform}.allowed_users.")
 SEND_ATTEMPTS, MAX_RETRY_WAIT = 3, 30.0
+STATE_EVERY = 0.25  # seconds between rewrites of state.json at most
 BUSY = "Too many messages are waiting in this chat; try again once it has answered."
 
 
@@ -44,7 +45,7 @@ class GatewayRunner:
         self.policies = {name: AccessPolicy(name, config.get(f"platforms.{name}") or {}, env,
                                             (entries or {}).get(name))
                          for name in self.adapters}
-        workers = max_workers or int(config.get("gateway.max_concurrent_turns", 64))
+        workers = max_workers or int(config.get("gateway.max_concurrent_turns", 256))
         self.max_queue = max_queue or int(config.get("gateway.max_queue_per_chat", 20))
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gateway-turn")
         self.chatmap = ChatMap(kernel.home)
@@ -55,6 +56,7 @@ class GatewayRunner:
         self.worker = ChatWorker(self)
         self.accepting = False
         self.started_at = time.time()
+        self._state_due: asyncio.TimerHandle | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> list[str]:
@@ -78,7 +80,7 @@ class GatewayRunner:
                 del self.adapters[name]
         self.accepting = True
         self._requeue()
-        self.write_state()
+        self._flush_state()
         return connected
 
     def _requeue(self) -> None:
@@ -119,6 +121,8 @@ class GatewayRunner:
                 await adapter.disconnect()
             except Exception as exc:
                 log.warning("gateway: %s failed to disconnect: %s", adapter.name, exc)
+        if self._state_due is not None:
+            self._state_due.cancel()
         self.executor.shutdown(wait=True)
         self.inbox.close()
         self.kernel.service("gateway").runner = None
@@ -231,14 +235,24 @@ class GatewayRunner:
                 await asyncio.sleep(min(float(wait), MAX_RETRY_WAIT))
         return result
 
-    # --- state -------------------------------------------------------------------------------
+    # --- state ---------------------------------------------------------------------------
     def write_state(self) -> None:
-        self.state.write({
+        """Have state.json rewritten soon: at most every ``STATE_EVERY`` seconds, in a worker
+        thread, so a busy gateway's loop never waits on the disk."""
+        if self._state_due is not None or self.loop is None:
+            return
+        self._state_due = self.loop.call_later(STATE_EVERY, self._flush_state)
+
+    def _flush_state(self) -> None:
+        self._state_due = None
+        snapshot = {
             "pid": os.getpid(), "started_at": self.started_at,
             "platforms": sorted(self.adapters), "chats": len(self.chats),
             "turns_running": sum(chat.busy for chat in self.chats.values()),
             "queue_depth": sum(chat.queue.qsize() for chat in self.chats.values()),
-        })
+        }
+        if self.accepting:
+            self.executor.submit(self.state.write, snapshot)
 
 
 def _meta(message: InboundMessage) -> dict[str, Any]:
