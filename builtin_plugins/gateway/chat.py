@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import inspect
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import InboundMessage
+from hermes_agent.api import InboundMessage, ReplyStream
 
 from .questions import ChatQuestions
 
@@ -51,6 +52,50 @@ class Chat:
     @property
     def metadata(self) -> dict[str, Any]:
         return {"thread_id": self.thread_id} if self.thread_id else {}
+
+
+class Pump:
+    """Carries the agent's text deltas (worker thread) to a reply stream (the loop), in
+    order; a failing stream stops receiving but never fails the turn."""
+
+    def __init__(self, stream: ReplyStream | None):
+        self.stream = stream
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.loop = asyncio.get_running_loop()
+        self.task: asyncio.Task[None] | None = None
+        self.wrote = False  # text since the last model call ended
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        if self.stream is None:
+            return
+        kind = event.get("type")
+        if kind == "text_delta" and event.get("text"):
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, event["text"])
+            self.wrote = True
+        elif kind == "assistant" and event.get("tool_calls") and self.wrote:
+            # text before a tool call, then the answer after it: keep them apart
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, "\n\n")
+            self.wrote = False
+
+    async def _run(self) -> None:
+        assert self.stream is not None
+        while (text := await self.queue.get()) is not None:
+            try:
+                await self.stream.push(text)
+            except Exception as exc:
+                log.warning("gateway: streaming a reply failed: %s", exc)
+                self.stream = None
+                return
+
+    async def __aenter__(self) -> "Pump":
+        if self.stream is not None:
+            self.task = self.loop.create_task(self._run())
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self.task is not None:
+            self.queue.put_nowait(None)  # after every delta already queued
+            await self.task
 
 
 class ChatWorker:
@@ -99,10 +144,12 @@ class ChatWorker:
         agent = await self.agent(chat, message)
         chat.busy, chat.asker = True, message.user_id
         self.runner.write_state()
+        stream = self.open_stream(chat, message)
         try:
-            async with self.typing(chat):
+            async with self.typing(chat), Pump(stream) as pump:
                 await self.hygiene(chat, agent)
-                result = await self.runner.in_thread(agent.run_conversation, message.text)
+                result = await self.runner.in_thread(functools.partial(
+                    agent.run_conversation, message.text, on_event=pump.on_event))
         finally:
             chat.busy = False
             chat.turns += 1
@@ -114,7 +161,21 @@ class ChatWorker:
             text = f"Sorry, the model request failed: {result.error}"
         else:
             text = result.final_response or "(no answer)"
-        await self.runner.reply(chat, text, reply_to=message.message_id)
+        left = await stream.finish(text) if stream is not None else None
+        if left is None:
+            await self.runner.reply(chat, text, reply_to=message.message_id)
+        else:
+            await self.runner.send_pieces(chat, left)
+
+    def open_stream(self, chat: Chat, message: InboundMessage) -> ReplyStream | None:
+        if not self.runner.kernel.config.get("gateway.stream_replies", True):
+            return None
+        adapter = self.runner.adapters[chat.platform]
+        try:
+            return adapter.open_stream(chat.chat_id, message.message_id, chat.metadata)
+        except Exception as exc:  # a broken stream only costs the live preview
+            log.warning("gateway: %s cannot stream replies: %s", chat.platform, exc)
+            return None
 
     async def hygiene(self, chat: Chat, agent: Any) -> None:
         """Compress the session first when it fills ``gateway.session_hygiene`` of the window."""

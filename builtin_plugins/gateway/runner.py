@@ -215,7 +215,14 @@ class GatewayRunner:
     async def reply(self, chat: Chat, text: str, reply_to: str | None = None) -> None:
         adapter = self.adapters[chat.platform]
         limit = getattr(adapter, "max_message_length", 0) or 0
-        for index, piece in enumerate(split_message(adapter.format_message(text), limit)):
+        await self.send_pieces(chat, split_message(adapter.format_message(text), limit),
+                               reply_to)
+
+    async def send_pieces(self, chat: Chat, pieces: list[str],
+                          reply_to: str | None = None) -> None:
+        """Send formatted pieces in order; stop at the first that fails for good."""
+        adapter = self.adapters[chat.platform]
+        for index, piece in enumerate(pieces):
             result = await self._send(adapter, chat, piece, reply_to if index == 0 else None)
             if not getattr(result, "success", True):
                 log.warning("gateway: sending to %s failed: %s", chat.key,

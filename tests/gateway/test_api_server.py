@@ -255,3 +255,19 @@ def test_a_request_a_plugin_skips_is_answered_at_once(home, fake_llm):
 
     asyncio.run(scenario())  # the client's timeout (WAIT) is shorter than the request's
     assert posts(fake_llm) == []
+
+
+def test_a_streamed_reply_arrives_as_the_model_writes_it(home, fake_llm):
+    fake_llm.script(reply_tool_call("add", {"a": 1, "b": 1}, text="Let me add."),
+                    reply_text("one and one make two", chunk_size=4))
+    k = kernel(home, fake_llm)
+
+    async def scenario() -> None:
+        async with served(k) as (_, base):
+            text, chunks = await streamed(client(base), "1 + 1?", "conv-s")
+            pieces = [c.choices[0].delta.content for c in chunks
+                      if c.choices and c.choices[0].delta.content]
+            assert text == "Let me add.\n\none and one make two"
+            assert len(pieces) > 5  # piece by piece, not one chunk at the end
+
+    asyncio.run(scenario())
