@@ -134,7 +134,8 @@ def legacy_kernel(home: Path, fake_llm: FakeLLMServer,  # type: ignore[no-untype
     """``legacy_kernel(extra)``: a kernel with the builtins and the 0.19 plugin in
     $HERMES_HOME/plugins, its platform enabled with ``extra`` as ``platforms.relaychat.extra``."""
     modules.uninstall()
-    monkeypatch.setenv("RELAYCHAT_TOKEN", "t0ken")  # 0.19 adapters read os.environ (.env is exported there)
+    # 0.19 adapters read os.environ; .env is exported there
+    monkeypatch.setenv("RELAYCHAT_TOKEN", "t0ken")
     write_plugin(home / "plugins", "relaychat", "from .adapter import register\n",
                  manifest=MANIFEST, files={"adapter.py": ADAPTER})
 
