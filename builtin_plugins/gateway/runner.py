@@ -42,8 +42,9 @@ class GatewayRunner:
         self.adapters = dict(adapters)
         env = env if env is not None else kernel.env
         config = kernel.config
+        self.entries = dict(entries or {})
         self.policies = {name: AccessPolicy(name, config.get(f"platforms.{name}") or {}, env,
-                                            (entries or {}).get(name))
+                                            self.entries.get(name))
                          for name in self.adapters}
         workers = max_workers or int(config.get("gateway.max_concurrent_turns", 256))
         self.max_queue = max_queue or int(config.get("gateway.max_queue_per_chat", 20))
@@ -66,7 +67,17 @@ class GatewayRunner:
         self.kernel.service("gateway").runner = self
         connected = []
         for name, adapter in list(self.adapters.items()):
-            adapter.name = adapter.name or name
+            if not getattr(adapter, "name", ""):
+                try:
+                    adapter.name = name
+                except AttributeError:  # a read-only ``name`` property of its own
+                    pass
+            entry_limit = getattr(self.entries.get(name), "max_message_length", 0)
+            if entry_limit and not getattr(adapter, "max_message_length", 0):
+                try:  # registered with register_platform(..., max_message_length=N)
+                    adapter.max_message_length = int(entry_limit)
+                except (AttributeError, TypeError, ValueError):
+                    pass
             adapter.set_handler(functools.partial(self.dispatch, name))
             try:
                 ok = await adapter.connect()
@@ -159,8 +170,8 @@ class GatewayRunner:
         policy = self.policies.get(platform)
         if policy is None or not policy.allows(message.user_id, message.user_name):
             log.warning("gateway: refused user %s on %s", message.user_id, platform)
-            await self.adapters[platform].send(message.chat_id, REFUSAL.format(
-                user_id=message.user_id, platform=platform), metadata=_meta(message))
+            await self._send(self.adapters[platform], message.chat_id, REFUSAL.format(
+                user_id=message.user_id, platform=platform), None, _meta(message))
             return "refused"
         chat = self._chat(message)
         if answers_question(chat, message.user_id, message.text):
@@ -223,18 +234,19 @@ class GatewayRunner:
         """Send formatted pieces in order; stop at the first that fails for good."""
         adapter = self.adapters[chat.platform]
         for index, piece in enumerate(pieces):
-            result = await self._send(adapter, chat, piece, reply_to if index == 0 else None)
+            result = await self._send(adapter, chat.chat_id, piece,
+                                      reply_to if index == 0 else None, chat.metadata)
             if not getattr(result, "success", True):
                 log.warning("gateway: sending to %s failed: %s", chat.key,
                             getattr(result, "error", ""))
                 break
 
-    async def _send(self, adapter: PlatformAdapter, chat: Chat, piece: str,
-                    reply_to: str | None) -> Any:
+    async def _send(self, adapter: PlatformAdapter, chat_id: str, piece: str,
+                    reply_to: str | None, metadata: dict[str, Any]) -> Any:
         """Send, retrying what the adapter marks ``retryable`` (it was not delivered, so a
         retry cannot duplicate it), after its ``retry_after`` or a short backoff."""
         for attempt in range(SEND_ATTEMPTS):
-            result = await adapter.send(chat.chat_id, piece, reply_to, chat.metadata)
+            result = await adapter.send(chat_id, piece, reply_to, metadata)
             if getattr(result, "success", True) or not getattr(result, "retryable", False):
                 return result
             if attempt + 1 < SEND_ATTEMPTS:
