@@ -280,8 +280,11 @@ class FakeTelegram(ServedInBackground):
         """An update carrying a user's message; queued for ``getUpdates`` unless ``queue`` is
         False (for :meth:`deliver`). Returns the update."""
         state = self._state
-        fields = {"title": f"chat {chat_id}"} if chat_type not in ("dm", "private") else {
-            "first_name": username or f"user{user_id}", **({"username": username} if username else {})}
+        fields: dict[str, Any] = {"title": f"chat {chat_id}"}
+        if chat_type in ("dm", "private"):
+            fields = {"first_name": username or f"user{user_id}"}
+            if username:
+                fields["username"] = username
         if thread_id is not None:
             fields["is_forum"] = True
         chat = self.add_chat(chat_id, chat_type, **fields)
