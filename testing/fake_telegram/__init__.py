@@ -9,6 +9,7 @@
 See :mod:`.server` for the methods it answers and what a test can script.
 """
 
-from .server import FakeTelegram, SentMessage, html_to_plain
+from .markup import html_to_plain
+from .server import Answer, FakeTelegram, SentMessage
 
-__all__ = ["FakeTelegram", "SentMessage", "html_to_plain"]
+__all__ = ["Answer", "FakeTelegram", "SentMessage", "html_to_plain"]

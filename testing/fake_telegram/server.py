@@ -50,6 +50,15 @@ class SentMessage:
     edits: list[str] = field(default_factory=list)  # later texts, plain, in order
 
 
+@dataclass(frozen=True)
+class Answer:
+    """How the fake answered one call, and when (``time.monotonic()``)."""
+
+    method: str
+    status: int
+    at: float
+
+
 @dataclass
 class _Failure:
     status: int
@@ -68,6 +77,7 @@ class _State:
     sent: list[SentMessage] = field(default_factory=list)
     actions: list[tuple[str, str]] = field(default_factory=list)  # (chat id, action)
     requests: list[RecordedRequest] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
     failures: dict[str, list[_Failure]] = field(default_factory=dict)
     webhook: dict[str, Any] = field(default_factory=dict)
     ids: itertools.count = field(default_factory=lambda: itertools.count(1))
@@ -114,13 +124,21 @@ class _Handler(BaseHTTPRequestHandler):
             if failure is not None:
                 extra = {"retry_after": failure.retry_after} if failure.retry_after else None
                 raise _Error(failure.status, failure.description, extra)
-            send_json(self, 200, {"ok": True, "result": answer(state, params)})
+            result = answer(state, params)
+            self._log(method, 200)
+            send_json(self, 200, {"ok": True, "result": result})
         except _Error as exc:
             body: dict[str, Any] = {"ok": False, "error_code": exc.status,
                                     "description": exc.description}
             if exc.parameters:
                 body["parameters"] = exc.parameters
+            self._log(method, exc.status)
             send_json(self, exc.status, body)
+
+    def _log(self, method: str, status: int) -> None:
+        state: _State = self.server.state
+        with state.lock:
+            state.answers.append(Answer(method, status, time.monotonic()))
 
     # --- methods -----------------------------------------------------------------------------
     def _m_getMe(self, state: _State, params: dict[str, Any]) -> Any:  # noqa: N802
@@ -358,6 +376,11 @@ class FakeTelegram(ServedInBackground):
         """The updates not confirmed yet."""
         with self._state.lock:
             return list(self._state.updates)
+
+    def answers(self, method: str | None = None) -> list[Answer]:
+        """The calls answered (of ``method``), in order, with their status and time."""
+        with self._state.lock:
+            return [a for a in self._state.answers if method is None or a.method == method]
 
     def requests(self, method: str | None = None) -> list[RecordedRequest]:
         with self._state.lock:

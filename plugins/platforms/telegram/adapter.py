@@ -116,7 +116,7 @@ class TelegramAdapter(PlatformAdapter):
                     log.error("telegram: polling stopped: %s", exc)
                     return
                 failures += 1
-                wait = exc.retry_after or min(MAX_BACKOFF, 2.0 ** failures)
+                wait = exc.retry_after or min(MAX_BACKOFF, 2.0 ** (failures - 1))
                 log.warning("telegram: getUpdates failed (%s); retrying in %.0fs", exc, wait)
                 await asyncio.sleep(wait)
                 continue
@@ -222,7 +222,11 @@ class TelegramAdapter(PlatformAdapter):
     async def get_chat_info(self, chat_id: str) -> ChatInfo:
         if self.api is None:
             return ChatInfo(name=str(chat_id))
-        chat = await self.api.call("getChat", chat_id=chat_id)
+        try:
+            chat = await self.api.call("getChat", chat_id=chat_id)
+        except TelegramError as exc:
+            log.warning("telegram: getChat %s failed: %s", chat_id, exc)
+            return ChatInfo(name=str(chat_id), extra={"error": str(exc)})
         name = chat.get("title") or " ".join(
             p for p in (chat.get("first_name"), chat.get("last_name")) if p
         ) or chat.get("username") or str(chat_id)
