@@ -117,12 +117,17 @@ class TelegramAdapter(PlatformAdapter):
                     return
                 failures += 1
                 wait = exc.retry_after or min(MAX_BACKOFF, 2.0 ** (failures - 1))
-                log.warning("telegram: getUpdates failed (%s); retrying in %.0fs", exc, wait)
+                hint = (" (is another gateway polling with this token? only one may)"
+                        if exc.status == 409 else "")
+                log.warning("telegram: getUpdates failed (%s)%s; retrying in %.0fs", exc, hint,
+                            wait)
                 await asyncio.sleep(wait)
                 continue
-            for update in updates or []:
+            for update in updates if isinstance(updates, list) else []:
+                if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):
+                    continue
                 await self._on_update(update)
-                self._offset = int(update["update_id"]) + 1
+                self._offset = update["update_id"] + 1
 
     async def _on_update(self, update: dict[str, Any]) -> None:
         """Hand one update's message to the gateway; never raises (a bad update is logged)."""
