@@ -67,3 +67,36 @@ def test_settings_from_the_environment_and_what_is_refused():
         with pytest.raises(SettingsError, match=fix) as refused:
             load(config, env)
         assert TOKEN not in str(refused.value)
+
+
+def test_updates_become_inbound_messages():
+    from hermes_agent.plugins.platforms.telegram.updates import inbound
+
+    def update(kind: str = "message", **message: object) -> dict[str, object]:
+        base = {"message_id": 5, "chat": {"id": 42, "type": "private"},
+                "from": {"id": 7, "is_bot": False, "username": "alice"}, "text": "hi"}
+        return {"update_id": 1, kind: {**base, **message}}
+
+    dm = inbound(update())
+    assert dm is not None
+    assert (dm.platform, dm.chat_id, dm.user_id, dm.user_name, dm.text, dm.message_id,
+            dm.chat_type, dm.thread_id) == ("telegram", "42", "7", "alice", "hi", "5", "dm", None)
+    topic = inbound(update(chat={"id": -100, "type": "supergroup", "is_forum": True},
+                           message_thread_id=9, is_topic_message=True))
+    assert topic is not None and (topic.chat_type, topic.thread_id) == ("group", "9")
+    reply_thread = inbound(update(chat={"id": -100, "type": "supergroup"},
+                                  message_thread_id=3))  # a reply chain, not a topic
+    assert reply_thread is not None and reply_thread.thread_id is None
+    edited = inbound(update("edited_message", text="hi (edited)"))
+    assert edited is not None and edited.text == "hi (edited)"
+    caption = inbound(update(text=None, caption="look at this"))
+    assert caption is not None and caption.text == "look at this"
+    channel = inbound(update(chat={"id": -5, "type": "channel"}))
+    assert channel is not None and channel.chat_type == "channel"
+    assert inbound(update(text=None)) is None  # a sticker
+    assert inbound(update(**{"from": {"id": 8, "is_bot": True}})) is None
+    assert inbound({"update_id": 2, "poll": {}}) is None
+    listed = frozenset({"-100"})
+    assert inbound(update(chat={"id": -300, "type": "group"}), listed) is None
+    assert inbound(update(chat={"id": -100, "type": "group"}), listed) is not None
+    assert inbound(update(), listed) is not None  # private chats are not filtered
