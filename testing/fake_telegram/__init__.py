@@ -6,10 +6,11 @@
         [reply] = telegram.wait_sent(1, chat_id=42)
         assert reply.plain == "hello"
 
-See :mod:`.server` for the methods it answers and what a test can script.
+See :mod:`.methods` for the methods it answers and :mod:`.server` for what a test can script.
 """
 
 from .markup import html_to_plain
-from .server import Answer, FakeTelegram, SentMessage
+from .methods import Answer, SentMessage
+from .server import FakeTelegram
 
 __all__ = ["Answer", "FakeTelegram", "SentMessage", "html_to_plain"]
