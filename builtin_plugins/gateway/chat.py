@@ -33,6 +33,7 @@ TYPING_EVERY = 4.0  # seconds; platforms drop the indicator after about 5
 class Queued:
     inbox_id: int  # 0: not in the durable inbox
     message: InboundMessage
+    replayed: bool = False  # accepted by an earlier gateway run that stopped before answering
 
 
 @dataclass
@@ -52,6 +53,13 @@ class Chat:
     @property
     def metadata(self) -> dict[str, Any]:
         return {"thread_id": self.thread_id} if self.thread_id else {}
+
+
+def _last_user_text(history: list[dict[str, Any]]) -> str | None:
+    for entry in reversed(history):
+        if entry.get("role") == "user":
+            return entry.get("content") if isinstance(entry.get("content"), str) else None
+    return None
 
 
 class Pump:
@@ -108,7 +116,7 @@ class ChatWorker:
         while True:
             queued = await chat.queue.get()
             try:
-                await self.turn(chat, queued.message)
+                await self.turn(chat, queued.message, replayed=queued.replayed)
             except Exception:  # one failed turn must not end the chat
                 log.exception("gateway: a turn in %s failed", chat.key)
                 await self.runner.reply(chat, "Sorry, that turn failed; see the gateway log.")
@@ -138,10 +146,15 @@ class ChatWorker:
                 log.warning("gateway: %s starts a new session: %s", chat.key, exc)
         return agent
 
-    async def turn(self, chat: Chat, message: InboundMessage) -> None:
+    async def turn(self, chat: Chat, message: InboundMessage, replayed: bool = False) -> None:
         if message.text.startswith("/") and await self.command(chat, message):
             return
         agent = await self.agent(chat, message)
+        # The chat's session is known before the turn, so a gateway killed mid-turn resumes it;
+        # a replayed turn drops what its first, cut-short run stored of it.
+        await self.runner.in_thread(self.runner.chatmap.set, chat.key, agent.session_id)
+        if replayed and _last_user_text(agent.history) == message.text:
+            await self.runner.in_thread(agent.rewind, 1)
         chat.busy, chat.asker = True, message.user_id
         self.runner.write_state()
         stream = self.open_stream(chat, message)

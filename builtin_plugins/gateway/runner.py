@@ -103,7 +103,7 @@ class GatewayRunner:
             if chat.key != key:
                 log.warning("gateway: inbox message %s belongs to %s, not %s", inbox_id, key,
                             chat.key)
-            chat.queue.put_nowait(Queued(inbox_id, message))
+            chat.queue.put_nowait(Queued(inbox_id, message, replayed=True))
             resumed += 1
         if resumed:
             log.info("gateway: answering %d message(s) accepted before the last stop", resumed)
