@@ -32,7 +32,7 @@ WAIT = 30.0
 
 
 class FakeDiscord:
-    def __init__(self, token: str = "fake-bot-token", heartbeat_interval_ms: int = 300):
+    def __init__(self, token: str = "fake-bot-token", heartbeat_interval_ms: int = 1000):
         self.token = token
         self.bot_user = {"id": "900000000000000001", "username": "hermes-bot", "bot": True,
                          "discriminator": "0"}
@@ -197,7 +197,8 @@ class FakeDiscord:
             return self._rate_limits.popleft() if self._rate_limits else None
 
     def _message(self, channel_id: str, author: dict[str, Any], content: str,
-                 guild_id: str | None, reference: Any = None) -> dict[str, Any]:
+                 guild_id: str | None, reference: Any = None, store: bool = True
+                 ) -> dict[str, Any]:
         channel = self.channels.get(channel_id) or self.add_channel(channel_id, guild_id=guild_id)
         message = {"id": str(next(self._ids)), "channel_id": channel_id, "author": author,
                    "content": content, "type": 19 if reference else 0, "tts": False,
@@ -208,18 +209,22 @@ class FakeDiscord:
             message["guild_id"] = guild
         if reference:
             message["message_reference"] = reference
+        if store:
+            self._store(message)
+        return message
+
+    def _store(self, message: dict[str, Any]) -> None:
         with self._changed:
             self.messages[message["id"]] = message
             self._changed.notify_all()
-        return message
 
     def _bot_message(self, channel_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        """A message the bot sent; dispatched back to it, as Discord does."""
+        """A message the bot sent; dispatched back to it, as Discord does, before a test can
+        see it in :meth:`sent_to` (so the session's ``seq`` already counts it)."""
         message = self._message(channel_id, dict(self.bot_user), str(body.get("content", "")),
-                                None, body.get("message_reference"))
-        assert self._loop is not None
-        asyncio.run_coroutine_threadsafe(self.gateway_dispatch("MESSAGE_CREATE", message),
-                                         self._loop)
+                                None, body.get("message_reference"), store=False)
+        self._on_loop(self.gateway_dispatch("MESSAGE_CREATE", message))
+        self._store(message)
         return message
 
     def _edit(self, message_id: str, content: str) -> dict[str, Any] | None:

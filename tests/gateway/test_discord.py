@@ -28,7 +28,7 @@ GUILD_MESSAGES, DIRECT_MESSAGES, MESSAGE_CONTENT = 1 << 9, 1 << 12, 1 << 15
 
 @pytest.fixture
 def discord() -> Any:
-    with FakeDiscord(token=TOKEN, heartbeat_interval_ms=300) as fake:
+    with FakeDiscord(token=TOKEN, heartbeat_interval_ms=1000) as fake:
         yield fake
 
 
