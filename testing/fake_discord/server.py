@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -29,6 +30,9 @@ from .rest import PREFIX, RestHandler
 
 T = TypeVar("T")
 WAIT = 30.0
+# websockets logs frames at DEBUG, IDENTIFY's token included: the fake's logger stays quiet
+QUIET = logging.getLogger("hermes_agent.testing.fake_discord")
+QUIET.setLevel(logging.WARNING)
 
 
 class FakeDiscord:
@@ -63,7 +67,8 @@ class FakeDiscord:
             from websockets.asyncio.server import serve as ws_serve
 
             self.gateway = FakeGateway(self, self._heartbeat_ms)
-            server = await ws_serve(self.gateway.handler, "127.0.0.1", 0, ping_interval=None)
+            server = await ws_serve(self.gateway.handler, "127.0.0.1", 0, ping_interval=None,
+                                    logger=QUIET)
             self.gateway_url = f"ws://127.0.0.1:{server.sockets[0].getsockname()[1]}"
             return server
 

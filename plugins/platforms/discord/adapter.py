@@ -26,6 +26,7 @@ PLATFORM = "discord"
 THREAD_TYPES = (10, 11, 12)  # announcement, public and private threads
 DM_TYPES = (1, 3)
 SEEN = 1000  # message ids remembered, so a replayed event is handled once
+USER_TYPES = (0, 19)  # a message, a reply; the rest are system messages (pins, joins, ...)
 
 
 class DiscordAdapter(PlatformAdapter):
@@ -119,7 +120,9 @@ class DiscordAdapter(PlatformAdapter):
         """The gateway's message, or None for one the agent must not see."""
         author = data.get("author") or {}
         message_id = str(data.get("id") or "")
-        if author.get("bot") or str(author.get("id")) == (self.gateway and self.gateway.user_id):
+        me = self.gateway.user_id if self.gateway is not None else None
+        if (author.get("bot") or str(author.get("id")) == me
+                or data.get("type", 0) not in USER_TYPES):
             return None
         guild = str(data["guild_id"]) if data.get("guild_id") else None
         if guild and self.settings.allowed_guilds and guild not in self.settings.allowed_guilds:
@@ -130,10 +133,15 @@ class DiscordAdapter(PlatformAdapter):
         self._seen[message_id] = None
         if len(self._seen) > SEEN:
             self._seen.popitem(last=False)
+        text = _text(data, me)
+        if not text:
+            log.debug("discord: ignored message %s without text (is the Message Content intent "
+                      "on?)", message_id)
+            return None
         channel = str(data.get("channel_id"))
         parent = self.threads.get(channel)
         return InboundMessage(
-            PLATFORM, parent or channel, str(author.get("id")), str(data.get("content") or ""),
+            PLATFORM, parent or channel, str(author.get("id")), text,
             user_name=str(author.get("username") or ""), thread_id=channel if parent else None,
             message_id=message_id or None,
             chat_type="thread" if parent else ("group" if guild else "dm"), raw=dict(data))
@@ -170,3 +178,13 @@ class DiscordAdapter(PlatformAdapter):
 
     def format_message(self, content: str) -> str:
         return format_message(content)
+
+
+def _text(data: Mapping[str, Any], me: str | None) -> str:
+    """The message's text without the bot's own mention, its attachments' URLs appended."""
+    text = str(data.get("content") or "")
+    if me:
+        text = text.replace(f"<@{me}>", "").replace(f"<@!{me}>", "")
+    lines = [text.strip()] + [f"[attachment: {a.get('filename', 'file')} {a.get('url', '')}]"
+                              for a in data.get("attachments") or [] if isinstance(a, Mapping)]
+    return "\n".join(line for line in lines if line)

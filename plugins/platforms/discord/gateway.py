@@ -71,8 +71,6 @@ class GatewayClient:
         self._closing = False
 
     async def run(self) -> None:
-        from websockets.exceptions import InvalidHandshake, WebSocketException
-
         delay = self.settings.reconnect_delay
         while not self._closing:
             try:
@@ -85,12 +83,12 @@ class GatewayClient:
                 self.fatal = str(exc)
                 log.error("discord: %s; the Discord platform stops", exc)
                 return
-            except (OSError, asyncio.TimeoutError, InvalidHandshake, WebSocketException,
-                    ValueError, KeyError) as exc:
+            except Exception as exc:  # network, handshake, a malformed payload: reconnect
                 if self._closing:
                     return
-                log.warning("discord: gateway connection lost (%s); reconnecting in %.1fs%s",
-                            type(exc).__name__, delay, " to resume" if self.session_id else "")
+                log.warning("discord: gateway connection lost (%s: %s); reconnecting in %.1fs%s",
+                            type(exc).__name__, exc, delay,
+                            " to resume" if self.session_id else "")
             finally:
                 self.ready.clear()
                 self._ws = None
@@ -176,15 +174,20 @@ class GatewayClient:
             raise _Reconnect
 
     async def _heartbeat(self, ws: Any, interval: float) -> None:
+        from websockets.exceptions import ConnectionClosed
+
         await asyncio.sleep(interval * random.random())  # jitter: not every bot at once
-        while True:
-            if not self._acked:
-                log.warning("discord: no heartbeat ACK since the last beat; reconnecting to "
-                            "resume")
-                await ws.close(4000, "no heartbeat ack")
-                return
-            await self._beat(ws)
-            await asyncio.sleep(interval)
+        try:
+            while True:
+                if not self._acked:
+                    log.warning("discord: no heartbeat ACK since the last beat; reconnecting "
+                                "to resume")
+                    await ws.close(4000, "no heartbeat ack")
+                    return
+                await self._beat(ws)
+                await asyncio.sleep(interval)
+        except ConnectionClosed:  # the reader sees it too and reconnects
+            return
 
     async def _beat(self, ws: Any) -> None:
         self._acked = False

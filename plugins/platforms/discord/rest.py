@@ -59,8 +59,12 @@ class DiscordREST:
             log.debug("discord: typing indicator failed: %s", result.error)
 
     async def channel(self, channel_id: str) -> dict[str, Any] | None:
-        response = await self._http.get(f"{self.base}/channels/{channel_id}")
-        return response.json() if response.status_code == 200 else None
+        try:
+            response = await self._http.get(f"{self.base}/channels/{channel_id}")
+        except httpx2.HTTPError as exc:
+            log.warning("discord: GET /channels/%s failed: %s", channel_id, type(exc).__name__)
+            return None
+        return _json(response) if response.status_code == 200 else None
 
     async def _send(self, method: str, path: str, body: Any) -> SendResult:
         try:
