@@ -2,7 +2,7 @@
 ``PATCH /channels/{id}/messages/{mid}``, ``POST /channels/{id}/typing``, ``GET
 /channels/{id}``. A missing or wrong ``Authorization: Bot <token>`` gets Discord's 401; a
 scripted rate limit gets its 429 (``retry_after`` in the body and the ``Retry-After``
-header). Every request is recorded (``Authorization`` masked)."""
+header), a scripted failure its status. Every request is recorded (``Authorization`` masked)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ MESSAGES = re.compile(r"^/channels/(\d+)/messages$")
 MESSAGE = re.compile(r"^/channels/(\d+)/messages/(\d+)$")
 TYPING = re.compile(r"^/channels/(\d+)/typing$")
 CHANNEL = re.compile(r"^/channels/(\d+)$")
+ERRORS = {403: "Missing Permissions", 500: "Internal Server Error", 502: "Bad Gateway"}
 
 
 class RestHandler(BaseHTTPRequestHandler):
@@ -62,11 +63,15 @@ class RestHandler(BaseHTTPRequestHandler):
             send_json(self, 200, {"url": fake.gateway_url, "shards": 1, "session_start_limit": {
                 "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}})
         elif method == "POST" and (match := MESSAGES.match(path)):
-            limited = fake._take_rate_limit()
-            if limited is not None:
+            failure = fake._take_failure()
+            if failure is not None and failure[0] == 429:
                 send_json(self, 429, {"message": "You are being rate limited.",
-                                      "retry_after": limited, "global": False},
-                          {"Retry-After": str(limited), "X-RateLimit-Scope": "user"})
+                                      "retry_after": failure[1], "global": False},
+                          {"Retry-After": str(failure[1]), "X-RateLimit-Scope": "user"})
+                return
+            if failure is not None:
+                send_json(self, failure[0], {"message": ERRORS.get(failure[0], "Error"),
+                                             "code": 0})
                 return
             send_json(self, 200, fake._bot_message(match.group(1), request.body or {}))
         elif method == "PATCH" and (match := MESSAGE.match(path)):

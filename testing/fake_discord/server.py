@@ -11,7 +11,8 @@ background thread (the gateway on its own asyncio loop, REST on threads).
 A message the bot sends is also dispatched back on the gateway as its own MESSAGE_CREATE, as
 Discord does. Test controls: :meth:`drop` (cut the connection, optionally holding reconnects
 until :meth:`release`), :meth:`request_reconnect` (op 7), :meth:`invalidate_session` (op 9),
-:meth:`rate_limit` (the next sends get 429), ``ack_heartbeats``.
+:meth:`rate_limit` (the next sends get 429), :meth:`fail_sends` (another status),
+:meth:`set_ack_heartbeats`.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class FakeDiscord:
         self.closing = threading.Event()
         self._ids = itertools.count(1_000_000_000_000_000_000)
         self._changed = threading.Condition()
-        self._rate_limits: deque[float] = deque()
+        self._failures: deque[tuple[int, float | None]] = deque()
         self.records: dict[str, list[Any]] = {k: [] for k in (
             "connections", "heartbeats", "identifies", "resumes", "dispatched", "requests",
             "typing")}
@@ -181,7 +182,12 @@ class FakeDiscord:
     def rate_limit(self, times: int = 1, retry_after: float = 0.05) -> None:
         """The next ``times`` message sends get a 429 asking to wait ``retry_after`` s."""
         with self._changed:
-            self._rate_limits.extend([retry_after] * times)
+            self._failures.extend([(429, retry_after)] * times)
+
+    def fail_sends(self, status: int, times: int = 1) -> None:
+        """The next ``times`` message sends get ``status`` (a 500, a 403 ...), not delivered."""
+        with self._changed:
+            self._failures.extend([(status, None)] * times)
 
     # --- internals (the gateway and REST handlers call these) --------------------------------
     async def gateway_dispatch(self, name: str, data: dict[str, Any]) -> None:
@@ -197,9 +203,9 @@ class FakeDiscord:
             self.records[kind].append(value)
             self._changed.notify_all()
 
-    def _take_rate_limit(self) -> float | None:
+    def _take_failure(self) -> tuple[int, float | None] | None:
         with self._changed:
-            return self._rate_limits.popleft() if self._rate_limits else None
+            return self._failures.popleft() if self._failures else None
 
     def _message(self, channel_id: str, author: dict[str, Any], content: str,
                  guild_id: str | None, reference: Any = None, store: bool = True

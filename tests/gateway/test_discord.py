@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -233,6 +234,39 @@ def test_a_rate_limited_send_is_retried_without_duplicates(home, fake_llm, disco
              if r.method == "POST" and r.path.endswith("/channels/601/messages")]
     assert len(sends) == 2 and sends[0].body == sends[1].body
     assert texts(discord, "601") == ["worth the wait"]
+
+
+def test_a_server_error_is_retried_and_a_403_is_not(home, fake_llm, discord, caplog):
+    fake_llm.script(reply_text("after a 500"), reply_text("refused"), reply_text("delivered"))
+    k = kernel(home, fake_llm, discord)
+
+    def sends(channel: str) -> list[Any]:
+        return [r for r in discord.requests
+                if r.method == "POST" and r.path.endswith(f"/channels/{channel}/messages")]
+
+    async def scenario() -> None:
+        async with served(k):
+            discord.fail_sends(500)
+            discord.user_says("611", "111", "hello")
+            assert await until(discord, lambda: texts(discord, "611")) == ["after a 500"]
+            discord.fail_sends(403)
+            discord.user_says("612", "111", "hello again")
+            discord.user_says("612", "111", "and again")  # answered after the first, in order
+            assert await until(discord, lambda: texts(discord, "612")) == ["delivered"]
+
+    asyncio.run(scenario())
+    assert len(sends("611")) == 2
+    assert [r.body["content"] for r in sends("612")] == ["refused", "delivered"]
+    assert "HTTP 403: Missing Permissions" in caplog.text
+
+
+def test_without_websockets_the_platform_is_skipped_with_the_install_hint(
+        home, fake_llm, discord, monkeypatch):
+    from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
+
+    monkeypatch.setitem(sys.modules, "websockets", None)  # as if not installed
+    adapters, _, [problem] = build_adapters(kernel(home, fake_llm, discord))
+    assert adapters == {} and "pip install 'hermes-agent-runtime[platform-discord]'" in problem
 
 
 def test_a_long_reply_is_split_at_2000_characters(home, fake_llm, discord):
