@@ -26,6 +26,7 @@ PLATFORM = "discord"
 THREAD_TYPES = (10, 11, 12)  # announcement, public and private threads
 DM_TYPES = (1, 3)
 SEEN = 1000  # message ids remembered, so a replayed event is handled once
+TYPING_EVERY, TYPING_RENEWALS = 8.0, 37  # seconds; Discord's indicator lasts 10 s
 USER_TYPES = (0, 19)  # a message, a reply; the rest are system messages (pins, joins, ...)
 
 
@@ -43,6 +44,7 @@ class DiscordAdapter(PlatformAdapter):
         self._inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._consumer: asyncio.Task[None] | None = None
         self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._typing: dict[str, asyncio.Task[None]] = {}  # channel -> its typing renewal
 
     # --- lifecycle ---------------------------------------------------------------------------
     async def connect(self, *, is_reconnect: bool = False) -> bool:
@@ -65,12 +67,14 @@ class DiscordAdapter(PlatformAdapter):
     async def disconnect(self) -> None:
         if self.gateway is not None:
             await self.gateway.close()
-        for task in (self._task, self._consumer):
+        for task in (self._task, self._consumer, *self._typing.values()):
             if task is not None and not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
+        self._typing.clear()
         if self.rest is not None:
             await self.rest.close()
+            self.rest = None
 
     @property
     def fatal(self) -> str | None:
@@ -108,13 +112,12 @@ class DiscordAdapter(PlatformAdapter):
         """Messages in the order they came, without holding up the websocket's reader."""
         while True:
             data = await self._inbox.get()
-            message = self.inbound(data)
-            if message is None:
-                continue
             try:
-                await self.handle_message(message)
-            except Exception:
-                log.exception("discord: handling message %s failed", message.message_id)
+                message = self.inbound(data)
+                if message is not None:
+                    await self.handle_message(message)
+            except Exception:  # one bad message must not stop the others
+                log.exception("discord: handling message %s failed", data.get("id"))
 
     def inbound(self, data: Mapping[str, Any]) -> InboundMessage | None:
         """The gateway's message, or None for one the agent must not see."""
@@ -154,6 +157,7 @@ class DiscordAdapter(PlatformAdapter):
                    metadata: dict[str, Any] | None = None) -> SendResult:
         if self.rest is None:
             return SendResult(False, error="discord is not connected")
+        await self.stop_typing(chat_id, metadata)
         return await self.rest.create_message(self._target(chat_id, metadata), content, reply_to)
 
     async def edit_message(self, chat_id: str, message_id: str, content: str,
@@ -163,8 +167,24 @@ class DiscordAdapter(PlatformAdapter):
         return await self.rest.edit_message(self._target(chat_id, metadata), message_id, content)
 
     async def send_typing(self, chat_id: str, metadata: dict[str, Any] | None = None) -> None:
+        """Discord shows "typing" for 10 s: renewed until the reply is sent (or 5 minutes)."""
+        target = self._target(chat_id, metadata)
+        await self.stop_typing(chat_id, metadata)
         if self.rest is not None:
-            await self.rest.typing(self._target(chat_id, metadata))
+            await self.rest.typing(target)
+            self._typing[target] = asyncio.create_task(self._keep_typing(target))
+
+    async def stop_typing(self, chat_id: str, metadata: dict[str, Any] | None = None) -> None:
+        task = self._typing.pop(self._target(chat_id, metadata), None)
+        if task is not None:
+            task.cancel()
+
+    async def _keep_typing(self, target: str) -> None:
+        for _ in range(TYPING_RENEWALS):
+            await asyncio.sleep(TYPING_EVERY)
+            if self.rest is None:
+                return
+            await self.rest.typing(target)
 
     async def get_chat_info(self, chat_id: str) -> ChatInfo:
         channel = await self.rest.channel(chat_id) if self.rest is not None else None
