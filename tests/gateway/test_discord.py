@@ -34,10 +34,11 @@ def discord() -> Any:
 
 
 def kernel(home: Path, llm: FakeLLMServer, fake: FakeDiscord, env: dict[str, str] | None = None,
-           **section: Any) -> Any:
+           stream: bool = False, **section: Any) -> Any:
+    """Replies are sent whole unless ``stream`` (a streamed reply is edited as it grows)."""
     config = {"model": {"provider": "custom", "base_url": llm.openai_base_url,
                         "default": "fake-model", "max_retries": 0},
-              "sessions": {"auto_title": False},
+              "sessions": {"auto_title": False}, "gateway": {"stream_replies": stream},
               "platforms": {"discord": {"enabled": True, "api_base": fake.api_base,
                                         "reconnect_delay": 0.05, "invalid_session_delay": 0.05,
                                         "connect_timeout": WAIT, **section}}}
@@ -354,6 +355,29 @@ def test_typing_and_edits_reach_discord(home, fake_llm, discord):
             assert edited.success and texts(discord, "901") == ["edited"]
 
     asyncio.run(scenario())
+
+
+def test_a_streamed_reply_is_one_message_edited_into_the_answer(home, fake_llm, discord,
+                                                                 monkeypatch):
+    from hermes_agent.api import EditedReply
+
+    monkeypatch.setattr(EditedReply, "interval", 0.0)
+    fake_llm.script(reply_text("#### Streaming\n\nworks, piece by piece.", chunk_size=5))
+    k = kernel(home, fake_llm, discord, stream=True)
+    final = "**Streaming**\n\nworks, piece by piece."
+
+    async def scenario() -> str:
+        async with served(k):
+            question = discord.user_says("951", "111", "stream please")
+            await until(discord, lambda: texts(discord, "951") == [final])
+            return question
+
+    question = asyncio.run(scenario())
+    [message] = discord.sent_to("951")
+    assert message["message_reference"]["message_id"] == question
+    assert [r for r in discord.requests if r.method == "PATCH"]  # it grew by edits
+    assert [r.body["content"] for r in discord.requests if r.method == "POST"
+            and r.path.endswith("/channels/951/messages")] != [final]  # first words sent
 
 
 def test_format_message_adapts_what_discord_does_not_render(home, fake_llm, discord):

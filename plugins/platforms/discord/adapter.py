@@ -26,13 +26,13 @@ PLATFORM = "discord"
 THREAD_TYPES = (10, 11, 12)  # announcement, public and private threads
 DM_TYPES = (1, 3)
 SEEN = 1000  # message ids remembered, so a replayed event is handled once
-TYPING_EVERY, TYPING_RENEWALS = 8.0, 37  # seconds; Discord's indicator lasts 10 s
 USER_TYPES = (0, 19)  # a message, a reply; the rest are system messages (pins, joins, ...)
 
 
 class DiscordAdapter(PlatformAdapter):
     name = PLATFORM
     max_message_length = 2000
+    supports_streaming = True  # a reply is one message edited as the model writes it
 
     def __init__(self, config: Any, settings: Settings):
         super().__init__(config)
@@ -44,7 +44,6 @@ class DiscordAdapter(PlatformAdapter):
         self._inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._consumer: asyncio.Task[None] | None = None
         self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()
-        self._typing: dict[str, asyncio.Task[None]] = {}  # channel -> its typing renewal
 
     # --- lifecycle ---------------------------------------------------------------------------
     async def connect(self, *, is_reconnect: bool = False) -> bool:
@@ -67,11 +66,10 @@ class DiscordAdapter(PlatformAdapter):
     async def disconnect(self) -> None:
         if self.gateway is not None:
             await self.gateway.close()
-        for task in (self._task, self._consumer, *self._typing.values()):
+        for task in (self._task, self._consumer):
             if task is not None and not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-        self._typing.clear()
         if self.rest is not None:
             await self.rest.close()
             self.rest = None
@@ -157,7 +155,6 @@ class DiscordAdapter(PlatformAdapter):
                    metadata: dict[str, Any] | None = None) -> SendResult:
         if self.rest is None:
             return SendResult(False, error="discord is not connected")
-        await self.stop_typing(chat_id, metadata)
         return await self.rest.create_message(self._target(chat_id, metadata), content, reply_to)
 
     async def edit_message(self, chat_id: str, message_id: str, content: str,
@@ -167,24 +164,9 @@ class DiscordAdapter(PlatformAdapter):
         return await self.rest.edit_message(self._target(chat_id, metadata), message_id, content)
 
     async def send_typing(self, chat_id: str, metadata: dict[str, Any] | None = None) -> None:
-        """Discord shows "typing" for 10 s: renewed until the reply is sent (or 5 minutes)."""
-        target = self._target(chat_id, metadata)
-        await self.stop_typing(chat_id, metadata)
+        """Discord shows "typing" for 10 s, or until the bot sends; the gateway renews it."""
         if self.rest is not None:
-            await self.rest.typing(target)
-            self._typing[target] = asyncio.create_task(self._keep_typing(target))
-
-    async def stop_typing(self, chat_id: str, metadata: dict[str, Any] | None = None) -> None:
-        task = self._typing.pop(self._target(chat_id, metadata), None)
-        if task is not None:
-            task.cancel()
-
-    async def _keep_typing(self, target: str) -> None:
-        for _ in range(TYPING_RENEWALS):
-            await asyncio.sleep(TYPING_EVERY)
-            if self.rest is None:
-                return
-            await self.rest.typing(target)
+            await self.rest.typing(self._target(chat_id, metadata))
 
     async def get_chat_info(self, chat_id: str) -> ChatInfo:
         channel = await self.rest.channel(chat_id) if self.rest is not None else None
