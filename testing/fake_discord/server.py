@@ -10,7 +10,7 @@ background thread (the gateway on its own asyncio loop, REST on threads).
 
 A message the bot sends is also dispatched back on the gateway as its own MESSAGE_CREATE, as
 Discord does. Test controls: :meth:`drop` (cut the connection, optionally holding reconnects
-until :meth:`release`), :meth:`request_reconnect` (op 7), :meth:`invalidate_session` (op 9),
+until :meth:`release`), :meth:`request_reconnect` (op 7), :meth:`invalidate_session` (op 9), :meth:`expire_sessions`,
 :meth:`rate_limit` (the next sends get 429), :meth:`fail_sends` (another status),
 :meth:`set_ack_heartbeats`.
 """
@@ -174,6 +174,16 @@ class FakeDiscord:
     def invalidate_session(self, resumable: bool) -> None:
         assert self.gateway is not None
         self._on_loop(self.gateway.send_op(9, resumable))
+
+    def expire_sessions(self) -> None:
+        """Forget every session: a RESUME now gets INVALID_SESSION (op 9, not resumable)."""
+        assert self.gateway is not None
+
+        async def expire() -> None:
+            assert self.gateway is not None
+            self.gateway.sessions.clear()
+
+        self._on_loop(expire())
 
     def set_ack_heartbeats(self, ack: bool) -> None:
         assert self.gateway is not None

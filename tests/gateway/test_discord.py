@@ -191,18 +191,37 @@ def test_reconnect_request_resumes_and_an_invalid_session_identifies_anew(home, 
     k = kernel(home, fake_llm, discord)
 
     async def scenario() -> None:
-        async with served(k) as (_, adapter):
+        async with served(k):
             first = discord.gateway.session.id
             discord.request_reconnect()  # op 7
             [resume] = await until(discord, lambda: discord.resumes)
             assert resume["session_id"] == first
-            await until(discord, lambda: adapter.gateway.ready.is_set() and discord.gateway.live)
+            await until(discord, lambda: discord.gateway.live)  # resumed
             discord.invalidate_session(resumable=False)  # op 9, d=false
             await until(discord, lambda: len(discord.identifies) == 2)
             await until(discord, lambda: discord.gateway.session.id != first
                         and discord.gateway.live)
             discord.user_says("501", "111", "are you there?")
             assert await until(discord, lambda: texts(discord, "501")) == ["still here"]
+
+    asyncio.run(scenario())
+
+
+def test_a_resume_of_an_expired_session_identifies_anew(home, fake_llm, discord):
+    fake_llm.script(reply_text("new session, same chat"))
+    k = kernel(home, fake_llm, discord)
+
+    async def scenario() -> None:
+        async with served(k):
+            first = discord.gateway.session.id
+            discord.expire_sessions()
+            discord.drop()
+            await until(discord, lambda: len(discord.identifies) == 2 and discord.gateway.live)
+            assert [r["session_id"] for r in discord.resumes] == [first]  # refused with op 9
+            assert discord.gateway.session.id != first
+            discord.user_says("551", "111", "still there?")
+            assert await until(discord, lambda: texts(discord, "551")) == [
+                "new session, same chat"]
 
     asyncio.run(scenario())
 
