@@ -127,7 +127,7 @@ class DiscordAdapter(PlatformAdapter):
             return None
         guild = str(data["guild_id"]) if data.get("guild_id") else None
         if guild and self.settings.allowed_guilds and guild not in self.settings.allowed_guilds:
-            log.info("discord: ignored a message from guild %s (not in allowed_guilds)", guild)
+            log.debug("discord: ignored a message from guild %s (not in allowed_guilds)", guild)
             return None
         if message_id in self._seen:
             return None

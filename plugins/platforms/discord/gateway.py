@@ -86,6 +86,8 @@ class GatewayClient:
             except Exception as exc:  # network, handshake, a malformed payload: reconnect
                 if self._closing:
                     return
+                if self.ready.is_set():  # this connection worked: retry soon again
+                    delay = self.settings.reconnect_delay
                 log.warning("discord: gateway connection lost (%s: %s); reconnecting in %.1fs%s",
                             type(exc).__name__, exc, delay,
                             " to resume" if self.session_id else "")
