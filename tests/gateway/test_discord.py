@@ -125,6 +125,9 @@ def test_two_users_in_two_channels_get_their_own_sessions(home, fake_llm, discor
 
     asyncio.run(scenario())
     assert len(session_store(k).list_sessions(source="discord")) == 2
+    system = fake_llm.requests[-1].body["messages"][0]
+    assert system["role"] == "system" and "Discord markdown works, tables do not" in (
+        system["content"])
     # the bot's own messages came back on the gateway and were not answered
     assert len([r for r in fake_llm.requests if r.method == "POST"]) == 2
 

@@ -12,6 +12,8 @@ from .settings import Settings, SettingsError, load
 
 __all__ = ["Settings", "SettingsError", "register"]
 INSTALL_HINT = "pip install 'hermes-agent-runtime[platform-discord]'"
+PROMPT_HINT = ("You are chatting on Discord. Keep messages short (a reply over 2000 characters "
+               "is split into several); Discord markdown works, tables do not.")
 
 
 def available() -> bool:
@@ -28,4 +30,4 @@ def register(ctx: Any) -> None:
 
     ctx.register_platform("discord", "Discord", adapter_factory=factory, check_fn=available,
                           install_hint=INSTALL_HINT, allowed_users_env="DISCORD_ALLOWED_USERS",
-                          max_message_length=2000)
+                          max_message_length=2000, prompt_hint=PROMPT_HINT)
