@@ -76,9 +76,9 @@ class ServerConnection:
         self.state, self.error, self.failures = "ready", "", 0
 
     async def _serve(self, ready: asyncio.Future[None]) -> None:
-        from mcp import ClientSession
-
         try:
+            from mcp import ClientSession
+
             async with AsyncExitStack() as stack:
                 streams = await stack.enter_async_context(self._transport())
                 session = await stack.enter_async_context(ClientSession(

@@ -153,15 +153,21 @@ class McpManager:
                 "transport": settings.kind, "enabled": settings.enabled,
                 "state": conn.state if conn else ("disabled" if not settings.enabled else "invalid"),
                 "error": conn.error if conn else settings.problem,
-                "tools": sorted(self.registered.get(settings.name, {})),
+                "tools": (sorted(self.registered[settings.name])
+                          if settings.name in self.registered else None),
                 "clashes": self.clashes.get(settings.name, []),
                 "at": time.time()}
         return found
 
     def _save_status(self) -> None:
         try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            write_atomic(self.data_dir / "status.json", json.dumps(self.status(), indent=1))
+            path = self.data_dir / "status.json"
+            try:  # other servers' entries (`hermes mcp test` starts only one) stay
+                saved = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                saved = {}
+            saved = saved if isinstance(saved, dict) else {}
+            write_atomic(path, json.dumps({**saved, **self.status()}, indent=1))
         except OSError as exc:
             log.debug("MCP: could not save status: %s", exc)
 

@@ -4,7 +4,6 @@ the fake LLM, and a kernel with the builtin plugins configured for them."""
 from __future__ import annotations
 
 import socket
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,12 +17,6 @@ from hermes_agent.testing.fake_llm import FakeLLMServer
 
 pytest.importorskip("mcp")
 
-SERVER_SCRIPT = str(Path(__file__).with_name("mcp_server.py"))
-
-
-def stdio_server(*flags: str, **extra: Any) -> dict[str, Any]:
-    return {"command": sys.executable, "args": [SERVER_SCRIPT, *flags], **extra}
-
 
 @pytest.fixture
 def llm() -> Iterator[FakeLLMServer]:
@@ -36,7 +29,7 @@ def http_mcp() -> Iterator[str]:
     """The test server over streamable HTTP on a free 127.0.0.1 port; yields its URL."""
     import uvicorn
 
-    from .mcp_server import build
+    from mcp_test_server import build
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -6,9 +6,17 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+
+def stdio_server(*flags: str, **extra: Any) -> dict[str, Any]:
+    """An mcp_servers entry that runs this file as a stdio server."""
+    return {"command": sys.executable, "args": [str(Path(__file__)), *flags], **extra}
 
 
 def build(name: str = "demo") -> MCPServer:
@@ -50,7 +58,7 @@ def build(name: str = "demo") -> MCPServer:
     @app.tool()
     def fail() -> str:
         """Always fails."""
-        raise ValueError("this tool always fails")
+        raise ToolError("this tool always fails")
 
     @app.tool()
     def inject() -> str:
