@@ -53,21 +53,25 @@ class ToolRegistry:
     # (tools a plugin adds or removes while hermes runs, e.g. those of MCP servers).
     generation: int = 0
 
+    # Edits replace the dicts instead of changing them, so a thread reading the registry
+    # (another agent selecting its tools) never sees one change size under it.
     def add(self, spec: ToolSpec) -> None:
-        self.tools[spec.name] = spec
+        self.tools = {**self.tools, spec.name: spec}
         self.generation += 1
 
     def add_toolset(self, spec: ToolsetSpec) -> None:
-        self.toolsets[spec.name] = spec
+        self.toolsets = {**self.toolsets, spec.name: spec}
         self.generation += 1
 
     def discard(self, name: str) -> None:
         """Remove one tool (a runtime tool its plugin withdraws); unknown names are ignored."""
-        if self.tools.pop(name, None) is not None:
+        if name in self.tools:
+            self.tools = {n: t for n, t in self.tools.items() if n != name}
             self.generation += 1
 
     def discard_toolset(self, name: str) -> None:
-        if self.toolsets.pop(name, None) is not None:
+        if name in self.toolsets:
+            self.toolsets = {n: t for n, t in self.toolsets.items() if n != name}
             self.generation += 1
 
     def remove_plugin(self, plugin: str) -> None:

@@ -186,3 +186,13 @@ def test_streamable_http_server(mcp_kernel, llm, http_mcp) -> None:
     Agent(kernel).run_conversation("echo")
     assert "over http" in json.loads(tool_result_sent(llm, 1))["result"]
     assert kernel.service("mcp").status()["web"]["transport"] == "http"
+
+
+def test_platform_toolsets_include_the_servers_and_leaf_choices_name_them(mcp_kernel, llm) -> None:
+    for toolsets, offered_mcp in ((["hermes-cli"], True), (["web"], False),
+                                  (["web", "mcp-demo"], True)):
+        kernel = mcp_kernel({"demo": stdio_server()}, toolsets=toolsets)
+        llm.script(reply_text("hi"))
+        Agent(kernel).run_conversation("hello")
+        assert ("mcp__demo__add" in offered(llm, -1)) is offered_mcp, toolsets
+        kernel.close()
