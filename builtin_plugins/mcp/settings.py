@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 INSTALL_HINT = ("the MCP client library is not installed: pip install 'hermes-agent[mcp]' "
-                "(or pip install 'mcp>=2.3')")
+                "(or pip install 'mcp>=2.3,<3')")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 

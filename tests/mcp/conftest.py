@@ -36,7 +36,7 @@ def http_mcp() -> Iterator[str]:
         port = probe.getsockname()[1]
     app = build("web-demo").streamable_http_app(host="127.0.0.1")
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           lifespan="on"))
+                                           lifespan="on", timeout_graceful_shutdown=2))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

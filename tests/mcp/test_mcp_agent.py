@@ -186,6 +186,8 @@ def test_streamable_http_server(mcp_kernel, llm, http_mcp) -> None:
     Agent(kernel).run_conversation("echo")
     assert "over http" in json.loads(tool_result_sent(llm, 1))["result"]
     assert kernel.service("mcp").status()["web"]["transport"] == "http"
+    kernel.close()  # on_shutdown: the session ends (a DELETE to the server) and tools go
+    assert not any(name.startswith("mcp__web__") for name in kernel.tools.tools)
 
 
 def test_platform_toolsets_include_the_servers_and_leaf_choices_name_them(mcp_kernel, llm) -> None:
