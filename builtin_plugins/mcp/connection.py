@@ -165,6 +165,14 @@ class ServerConnection:
         if self.state != "failed":
             self._failed(f"stopped working: {reason}{self._stderr_tail()}")
 
+    def check_alive(self) -> None:
+        """Mark the session lost when its connection has closed since the last call (the
+        process exited between turns). Reads the SDK dispatcher's ``_closed`` flag where it
+        has one; otherwise the next call finds out."""
+        dispatcher = getattr(self.session, "_dispatcher", None)
+        if self.state == "ready" and getattr(dispatcher, "_closed", False) is True:
+            self.lost("the connection closed")
+
     def _stderr_tail(self) -> str:
         if self.settings.kind != "stdio":
             return ""

@@ -66,6 +66,8 @@ class McpManager:
                 conn.state, conn.error = "failed", INSTALL_HINT
             return
         with self._lock:
+            for conn in self.connections.values():
+                conn.check_alive()
             now = time.monotonic()
             start = [c for c in self.connections.values()
                      if c.state == "idle" or (c.state == "failed" and now >= c.retry_at)]

@@ -35,6 +35,8 @@ def build(name: str = "demo") -> MCPServer:
     @app.tool()
     def env_value(name: str) -> str:
         """The value of an environment variable of the server process."""
+        if name == "MCP_PID":
+            return str(os.getpid())
         return os.environ.get(name, "(unset)")
 
     @app.tool()

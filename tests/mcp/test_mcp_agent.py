@@ -198,3 +198,37 @@ def test_platform_toolsets_include_the_servers_and_leaf_choices_name_them(mcp_ke
         Agent(kernel).run_conversation("hello")
         assert ("mcp__demo__add" in offered(llm, -1)) is offered_mcp, toolsets
         kernel.close()
+
+
+def test_without_the_sdk_servers_report_the_install_hint(mcp_kernel, llm, monkeypatch,
+                                                         caplog) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if the extra were not installed
+    kernel = mcp_kernel({"demo": stdio_server()})
+    llm.script(reply_tool_call("todo", {}), reply_text("fine"))
+    assert Agent(kernel).run_conversation("hi").final_response == "fine"
+    assert "pip install 'hermes-agent[mcp]'" in caplog.text
+    status = kernel.service("mcp").status()["demo"]
+    assert status["state"] == "failed" and "hermes-agent[mcp]" in status["error"]
+
+
+def test_a_server_that_died_between_turns_is_restarted_before_the_next(mcp_kernel, llm) -> None:
+    import os
+    import signal
+
+    kernel = mcp_kernel({"demo": stdio_server()})
+    llm.script(reply_tool_call("mcp__demo__env_value", {"name": "MCP_PID"}), reply_text("one"),
+               reply_tool_call("mcp__demo__add", {"a": 2, "b": 2}), reply_text("two"))
+    agent = Agent(kernel)
+    agent.run_conversation("first")
+    conn = kernel.service("mcp").connections["demo"]
+    pid = int(json.loads(tool_result_sent(llm, 1))["result"].split("\n")[1])
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 20
+    while conn.session._dispatcher._closed is not True:  # the SDK saw the pipe close
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    agent.run_conversation("second")
+    assert "4" in json.loads(tool_result_sent(llm, 3))["result"]
+    assert conn.failures == 0 and conn.state == "ready"

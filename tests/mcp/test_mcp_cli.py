@@ -100,3 +100,10 @@ def test_help_does_not_import_the_sdk(home: Path) -> None:
                           timeout=120)
     assert done.stdout.strip().splitlines()[-1] == "False", done.stderr
     assert "list" in done.stdout and "test" in done.stdout
+
+
+def test_test_without_the_sdk_prints_the_install_hint(home: Path, capsys, monkeypatch) -> None:
+    (home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {"demo": stdio_server()}}))
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if the extra were not installed
+    code, _, err = hermes(capsys, "mcp", "test", "demo")
+    assert code == 1 and "pip install 'hermes-agent[mcp]'" in err
