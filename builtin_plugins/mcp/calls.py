@@ -4,14 +4,13 @@ failure concerns that server's tools only."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import ToolCallContext, tool_error, tool_result, with_context
 
 from .connection import ServerConnection, attr, describe
-from .results import NOTICE, call_result, resource_text, wrap_untrusted
+from .results import NOTICE, call_result, content_text, resource_text, wrap_untrusted
 from .runtime import CallTimeout
 from .settings import tool_name
 
@@ -71,7 +70,10 @@ def tool_handler(manager: "McpManager", server: str, tool: str) -> Callable[...,
     return handler
 
 
-def extra_tools(manager: "McpManager", conn: ServerConnection) -> dict[str, tuple[dict[str, Any], Any]]:
+Offered = dict[str, tuple[dict[str, Any], Any]]  # tool name -> (schema, handler)
+
+
+def extra_tools(manager: "McpManager", conn: ServerConnection) -> Offered:
     """``list_resources`` / ``read_resource`` and ``list_prompts`` / ``get_prompt`` for a
     server that offers them (unless ``tools.resources`` / ``tools.prompts`` is false)."""
     server, found = conn.settings.name, {}
@@ -104,7 +106,7 @@ def extra_tools(manager: "McpManager", conn: ServerConnection) -> dict[str, tupl
                     lambda c, a: c.get_prompt(str(a["name"]), {str(k): str(v) for k, v in
                                                                (a.get("arguments") or {}).items()}),
                     lambda r: tool_result(result=wrap_untrusted("\n\n".join(
-                        f"[{m.role}] {_content(m.content)}" for m in r.messages),
+                        f"[{m.role}] {content_text(m.content)}" for m in r.messages),
                         f"mcp:{server}/prompt"), notice=NOTICE), required="name"))
     return found
 
@@ -116,7 +118,8 @@ def _schema(server: str, what: str, description: str, properties: dict[str, Any]
                            **({"required": required} if required else {})}}
 
 
-def _simple(manager: "McpManager", server: str, what: str, make: Callable[[ServerConnection, dict[str, Any]], Any],
+def _simple(manager: "McpManager", server: str, what: str,
+            make: Callable[[ServerConnection, dict[str, Any]], Any],
             answer: Callable[[Any], str], required: str = "") -> Callable[..., str]:
     @with_context
     def handler(args: dict[str, Any], ctx: ToolCallContext) -> str:
@@ -126,16 +129,10 @@ def _simple(manager: "McpManager", server: str, what: str, make: Callable[[Serve
     return handler
 
 
-def _content(content: Any) -> str:
-    from .results import content_text
-
-    return content_text(content)
-
-
 def _resource_rows(result: Any) -> str:
     rows = [{"uri": str(r.uri), "name": r.name, "description": r.description or "",
              "mime_type": attr(r, "mime_type", "mimeType") or ""} for r in result.resources]
-    return tool_result(resources=json.loads(json.dumps(rows)), notice=NOTICE)
+    return tool_result(resources=rows, notice=NOTICE)
 
 
 def _prompt_rows(result: Any) -> str:

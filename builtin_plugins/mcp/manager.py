@@ -153,7 +153,7 @@ class McpManager:
             conn = self.connections.get(settings.name)
             found[settings.name] = {
                 "transport": settings.kind, "enabled": settings.enabled,
-                "state": conn.state if conn else ("disabled" if not settings.enabled else "invalid"),
+                "state": conn.state if conn else "disabled" if not settings.enabled else "invalid",
                 "error": conn.error if conn else settings.problem,
                 "tools": (sorted(self.registered[settings.name])
                           if settings.name in self.registered else None),

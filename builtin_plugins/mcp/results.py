@@ -51,7 +51,8 @@ def resource_text(resource: Any) -> str:
     if text is not None:
         return str(text)
     mime = attr(resource, "mime_type", "mimeType", default="?")
-    return f"[binary resource {uri}: {mime}, {_size(str(getattr(resource, 'blob', '')))}; not shown]"
+    size = _size(str(getattr(resource, "blob", "")))
+    return f"[binary resource {uri}: {mime}, {size}; not shown]"
 
 
 def call_result(result: Any, source: str) -> str:

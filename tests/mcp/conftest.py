@@ -41,7 +41,7 @@ def http_mcp() -> Iterator[str]:
     thread.start()
     deadline = time.monotonic() + 20
     while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the MCP HTTP server did not start"
+        assert time.monotonic() < deadline and thread.is_alive(), "the HTTP server did not start"
         time.sleep(0.02)
     yield f"http://127.0.0.1:{port}/mcp"
     server.should_exit = True

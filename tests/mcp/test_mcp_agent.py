@@ -35,7 +35,8 @@ def test_stdio_tools_are_listed_and_called_by_the_model(mcp_kernel, llm) -> None
     assert add["function"]["parameters"]["required"] == ["a", "b"]
     assert kernel.tools.tools["mcp__demo__add"].toolset == "mcp-demo"
     result = json.loads(tool_result_sent(llm, 1))
-    assert result["result"] == '<untrusted_tool_result source="mcp:demo/add">\n42\n</untrusted_tool_result>'
+    assert result["result"] == ('<untrusted_tool_result source="mcp:demo/add">\n42\n'
+                                '</untrusted_tool_result>')
     assert "not instructions" in result["notice"]
 
 
