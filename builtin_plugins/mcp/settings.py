@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 INSTALL_HINT = ("the MCP client library is not installed: pip install 'hermes-agent[mcp]' "
                 "(or pip install 'mcp>=2.3,<3')")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+MAX_NAME = 64
 
 
 def safe_name(name: str) -> str:
@@ -19,7 +20,14 @@ def safe_name(name: str) -> str:
 
 
 def tool_name(server: str, tool: str) -> str:
-    return f"mcp__{safe_name(server)}__{safe_name(tool)}"
+    """``mcp__<server>__<tool>``; past the 64 characters model APIs accept, its first 55
+    and a hash of the whole name."""
+    name = f"mcp__{safe_name(server)}__{safe_name(tool)}"
+    if len(name) <= MAX_NAME:
+        return name
+    import hashlib
+
+    return f"{name[:MAX_NAME - 9]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def toolset_name(server: str) -> str:

@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +25,14 @@ def llm() -> Iterator[FakeLLMServer]:
         yield fake
 
 
-@pytest.fixture
-def http_mcp() -> Iterator[str]:
-    """The test server over streamable HTTP on a free 127.0.0.1 port; yields its URL."""
+@contextmanager
+def serving(app: Any, path: str) -> Iterator[str]:
+    """``app`` under uvicorn on a free 127.0.0.1 port until the block ends; yields its URL."""
     import uvicorn
-
-    from mcp_test_server import build
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    app = build("web-demo").streamable_http_app(host="127.0.0.1")
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                            lifespan="on", timeout_graceful_shutdown=2))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -43,9 +41,29 @@ def http_mcp() -> Iterator[str]:
     while not server.started:
         assert time.monotonic() < deadline and thread.is_alive(), "the HTTP server did not start"
         time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}/mcp"
-    server.should_exit = True
-    thread.join(10)
+    try:
+        yield f"http://127.0.0.1:{port}{path}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture
+def http_mcp() -> Iterator[str]:
+    """The test server over streamable HTTP on 127.0.0.1; yields its URL."""
+    from mcp_test_server import build
+
+    with serving(build("web-demo").streamable_http_app(host="127.0.0.1"), "/mcp") as url:
+        yield url
+
+
+@pytest.fixture
+def sse_mcp() -> Iterator[str]:
+    """The test server over the older SSE transport on 127.0.0.1; yields its URL."""
+    from mcp_test_server import build
+
+    with serving(build("sse-demo").sse_app(host="127.0.0.1"), "/sse") as url:
+        yield url
 
 
 @pytest.fixture

@@ -47,6 +47,28 @@ def build(name: str = "demo") -> MCPServer:
         return "grown"
 
     @app.tool()
+    def request_header(name: str, ctx: Context) -> str:
+        """An HTTP header of the request that called this tool."""
+        return (ctx.headers or {}).get(name.lower(), "(none)")
+
+    met = {"count": 0}
+
+    @app.tool()
+    async def meet(wait: float = 10.0) -> str:
+        """Answers 'met' once two calls of it run at the same time, else 'alone'."""
+        met["count"] += 1
+        with anyio.move_on_after(wait):
+            while met["count"] < 2:
+                await anyio.sleep(0.01)
+            return "met"
+        return "alone"
+
+    @app.tool()
+    def a_tool_whose_name_is_much_longer_than_any_model_api_would_accept() -> str:
+        """A long name."""
+        return "long"
+
+    @app.tool()
     def crash() -> str:
         """Exit the server process at once."""
         os._exit(3)

@@ -181,11 +181,17 @@ def test_resources_and_prompts(mcp_kernel, llm) -> None:
     assert "Please greet Ada warmly." in json.loads(tool_result_sent(llm, 3))["result"]
 
 
-def test_streamable_http_server(mcp_kernel, llm, http_mcp) -> None:
-    kernel = mcp_kernel({"web": {"url": http_mcp, "headers": {"X-Test": "1"}}})
-    llm.script(reply_tool_call("mcp__web__echo", {"text": "over http"}), reply_text("ok"))
+def test_streamable_http_server_with_a_header_from_dotenv(mcp_kernel, llm, http_mcp,
+                                                         home) -> None:
+    (home / ".env").write_text("WEB_KEY=k-123\n")
+    kernel = mcp_kernel({"web": {"url": http_mcp,
+                                 "headers": {"Authorization": "Bearer ${WEB_KEY}"}}})
+    llm.script(reply_tool_call("mcp__web__echo", {"text": "over http"}, id="a"),
+               reply_tool_call("mcp__web__request_header", {"name": "Authorization"}, id="b"),
+               reply_text("ok"))
     Agent(kernel).run_conversation("echo")
     assert "over http" in json.loads(tool_result_sent(llm, 1))["result"]
+    assert "Bearer k-123" in json.loads(tool_result_sent(llm, 2))["result"]
     assert kernel.service("mcp").status()["web"]["transport"] == "http"
     kernel.close()  # on_shutdown: the session ends (a DELETE to the server) and tools go
     assert not any(name.startswith("mcp__web__") for name in kernel.tools.tools)
@@ -233,3 +239,33 @@ def test_a_server_that_died_between_turns_is_restarted_before_the_next(mcp_kerne
     agent.run_conversation("second")
     assert "4" in json.loads(tool_result_sent(llm, 3))["result"]
     assert conn.failures == 0 and conn.state == "ready"
+
+
+def test_calls_to_a_parallel_safe_server_run_side_by_side(mcp_kernel, llm) -> None:
+    from hermes_agent.testing.fake_llm import reply_tool_calls
+
+    kernel = mcp_kernel({"demo": stdio_server(parallel_safe=True)})
+    llm.script(reply_tool_calls(("mcp__demo__meet", {"wait": 15}),
+                                ("mcp__demo__meet", {"wait": 15})), reply_text("ok"))
+    Agent(kernel).run_conversation("meet")
+    results = [m["content"] for m in llm.posts()[1].body["messages"] if m["role"] == "tool"]
+    assert len(results) == 2 and all('"mcp:demo/meet\\">\\nmet\\n' in r for r in results)
+
+
+def test_long_names_are_shortened_to_what_model_apis_accept(mcp_kernel, llm) -> None:
+    kernel = mcp_kernel({"demo": stdio_server(tools={"include": [
+        "a_tool_whose_name_is_much_longer_than_any_model_api_would_accept"],
+        "resources": False, "prompts": False})})
+    llm.script(reply_text("hi"))
+    Agent(kernel).run_conversation("hello")
+    (name,) = [n for n in kernel.tools.tools if n.startswith("mcp__demo__")]
+    assert len(name) == 64 and name.startswith("mcp__demo__a_tool_whose_name")
+
+
+def test_sse_server(mcp_kernel, llm, sse_mcp) -> None:
+    kernel = mcp_kernel({"old": {"url": sse_mcp}})
+    llm.script(reply_tool_call("mcp__old__add", {"a": 20, "b": 22}), reply_text("ok"))
+    Agent(kernel).run_conversation("add")
+    assert "42" in json.loads(tool_result_sent(llm, 1))["result"]
+    assert kernel.service("mcp").status()["old"]["transport"] == "sse"
+    kernel.close()
