@@ -26,7 +26,7 @@ def request(manager: "McpManager", server: str, what: str, make: Callable[[Serve
     """Run ``make(conn)`` (a coroutine) on the server within its timeout; ``answer`` turns
     the result into the handler's text."""
     conn = manager.connections.get(server)
-    if conn is None or conn.session is None:
+    if conn is None or conn.session is None or conn.state != "ready":
         return manager.unavailable(server)
     timeout = conn.settings.timeout
     try:
