@@ -74,8 +74,10 @@ def build(name: str = "demo") -> MCPServer:
         os._exit(3)
 
     @app.tool()
-    async def hang(seconds: float = 30.0) -> str:
-        """Sleep, then answer."""
+    async def hang(seconds: float = 30.0, mark: str = "") -> str:
+        """Sleep, then answer (``mark``: a file written when the call starts)."""
+        if mark:
+            Path(mark).write_text("started")
         await anyio.sleep(seconds)
         return "woke up"
 

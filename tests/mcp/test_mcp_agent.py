@@ -275,3 +275,25 @@ def test_sse_server(mcp_kernel, llm, sse_mcp) -> None:
     assert "42" in json.loads(tool_result_sent(llm, 1))["result"]
     assert kernel.service("mcp").status()["old"]["transport"] == "sse"
     kernel.close()
+
+
+def test_an_interrupt_stops_the_wait_for_a_call(mcp_kernel, llm, tmp_path) -> None:
+    import threading
+
+    mark = tmp_path / "started"
+    kernel = mcp_kernel({"demo": stdio_server(timeout=120)})
+    llm.script(reply_tool_call("mcp__demo__hang", {"seconds": 120, "mark": str(mark)}),
+               reply_text("never"))
+    agent = Agent(kernel)
+    turns: list[Any] = []
+    runner = threading.Thread(target=lambda: turns.append(agent.run_conversation("wait")))
+    runner.start()
+    deadline = time.monotonic() + 30
+    while not mark.exists():  # the server is inside the call
+        assert time.monotonic() < deadline and runner.is_alive()
+        time.sleep(0.02)
+    agent.interrupt()
+    runner.join(20)
+    assert not runner.is_alive() and turns[0].interrupted
+    result = next(m for m in agent.history if m.get("role") == "tool")["content"]
+    assert "interrupted" in json.loads(result)["error"]
