@@ -103,6 +103,18 @@ class PlatformAdapter(abc.ABC):
         """The gateway installs its dispatcher here before ``connect``."""
         self._handler = handler
 
+    def set_fatal_handler(self, handler: Callable[[str], None]) -> None:
+        """The gateway installs what :meth:`report_fatal` calls."""
+        self._fatal_handler = handler
+
+    def report_fatal(self, reason: str) -> None:
+        """Tell the gateway this platform stopped for good after connecting (a revoked
+        token, say): it is dropped from the live platforms and ``hermes gateway status``
+        shows ``reason``, which should say what to fix."""
+        handler = getattr(self, "_fatal_handler", None)
+        if handler is not None:
+            handler(reason)
+
     async def handle_message(self, message: InboundMessage) -> str | None:
         """Hand ``message`` to the gateway. Returns once it is accepted or turned away:
         ``"queued"`` (stored durably: safe to acknowledge to the platform now),

@@ -217,11 +217,13 @@ class BasePlatformAdapter(PlatformAdapter):
         self._fatal_error_code, self._fatal_error_message = code, message
         self._fatal_error_retryable = retryable
         log.error("gateway: platform %s failed (%s): %s", self.name, code, message)
+        if not retryable:
+            self.report_fatal(f"{message} ({code})")
 
-    async def handle_message(self, message: Any) -> None:  # type: ignore[override]
+    async def handle_message(self, message: Any) -> str | None:  # type: ignore[override]
         if isinstance(message, MessageEvent):
             message = message.to_inbound(self.name)
-        await super().handle_message(message)
+        return await super().handle_message(message)
 
     def build_source(self, chat_id: str, chat_name: str | None = None, chat_type: str = "dm",
                      user_id: str | None = None, user_name: str | None = None,

@@ -84,6 +84,8 @@ def status(as_json: bool) -> None:
                f"platforms: {', '.join(state.get('platforms', [])) or 'none'}\n"
                f"chats: {state.get('chats', 0)}; turns running: {state.get('turns_running', 0)}; "
                f"queue depth: {state.get('queue_depth', 0)}")
+    for name, reason in (state.get("failed_platforms") or {}).items():
+        click.echo(f"stopped: {name}: {reason}")
 
 
 @gateway.command()

@@ -58,6 +58,7 @@ class GatewayRunner:
         self.accepting = False
         self.started_at = time.time()
         self._state_due: asyncio.TimerHandle | None = None
+        self.failed: dict[str, str] = {}  # platforms that stopped for good: why
 
     # --- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> list[str]:
@@ -79,6 +80,7 @@ class GatewayRunner:
                 except (AttributeError, TypeError, ValueError):
                     pass
             adapter.set_handler(functools.partial(self.dispatch, name))
+            adapter.set_fatal_handler(functools.partial(self.platform_failed, name))
             try:
                 ok = await adapter.connect()
             except Exception as exc:
@@ -107,6 +109,13 @@ class GatewayRunner:
             resumed += 1
         if resumed:
             log.info("gateway: answering %d message(s) accepted before the last stop", resumed)
+
+    def platform_failed(self, name: str, reason: str) -> None:
+        """An adapter stopped for good: no longer live; status shows why."""
+        log.error("gateway: platform %s stopped: %s", name, reason)
+        self.failed[name] = reason
+        self.kernel.live_platforms.pop(name, None)
+        self.write_state()
 
     def inbox_done(self, *ids: int) -> None:
         self.inbox.done(*(i for i in ids if i))
@@ -266,7 +275,8 @@ class GatewayRunner:
         self._state_due = None
         snapshot = {
             "pid": os.getpid(), "started_at": self.started_at,
-            "platforms": sorted(self.adapters), "chats": len(self.chats),
+            "platforms": sorted(set(self.adapters) - set(self.failed)),
+            "failed_platforms": dict(self.failed), "chats": len(self.chats),
             "turns_running": sum(chat.busy for chat in self.chats.values()),
             "queue_depth": sum(chat.queue.qsize() for chat in self.chats.values()),
         }

@@ -4,6 +4,7 @@ websocket and REST API on 127.0.0.1); the agent behind it talks to the fake mode
 from __future__ import annotations
 
 import asyncio
+import json
 import contextlib
 import logging
 import sys
@@ -412,3 +413,26 @@ def test_format_message_adapts_what_discord_does_not_render(home, fake_llm, disc
                                       "| 1 | 2 |", "```", "", "## Kept"]
     code = "```\n#### not a heading\n| x |\n```"
     assert adapter.format_message(code) == code
+
+
+def test_a_token_revoked_while_running_drops_the_platform_with_the_reason(home, fake_llm,
+                                                                          discord):
+    k = kernel(home, fake_llm, discord)
+
+    async def scenario() -> None:
+        async with served(k) as (runner, adapter):
+            assert k.live_platforms == {"discord": adapter}
+            discord.token = "a-new-token"  # revoked: the resume is refused with 4004
+            discord.drop()
+            deadline = asyncio.get_running_loop().time() + WAIT
+            while "discord" not in runner.failed:  # the fake has nothing to signal here
+                assert asyncio.get_running_loop().time() < deadline
+                await asyncio.sleep(0.02)
+            assert "DISCORD_BOT_TOKEN" in runner.failed["discord"]
+            assert k.live_platforms == {}
+            runner._flush_state()
+            runner.executor.submit(lambda: None).result(WAIT)  # the state write is done
+            state = json.loads((home / "gateway" / "state.json").read_text())
+            assert state["platforms"] == [] and "discord" in state["failed_platforms"]
+
+    asyncio.run(scenario())

@@ -51,6 +51,7 @@ class DiscordAdapter(PlatformAdapter):
         self.gateway = GatewayClient(self.settings, self._gateway_url, self._on_dispatch)
         self._consumer = asyncio.create_task(self._consume())
         self._task = asyncio.create_task(self.gateway.run())
+        self._task.add_done_callback(self._gateway_stopped)
         ready = asyncio.create_task(self.gateway.ready.wait())
         done, _ = await asyncio.wait({ready, self._task}, timeout=self.settings.connect_timeout,
                                      return_when=asyncio.FIRST_COMPLETED)
@@ -73,6 +74,10 @@ class DiscordAdapter(PlatformAdapter):
         if self.rest is not None:
             await self.rest.close()
             self.rest = None
+
+    def _gateway_stopped(self, _task: asyncio.Task[None]) -> None:
+        if self.fatal is not None and self.gateway is not None and self.gateway.ready_once:
+            self.report_fatal(self.fatal)  # it had connected: the gateway drops it now
 
     @property
     def fatal(self) -> str | None:

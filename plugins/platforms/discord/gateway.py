@@ -65,6 +65,7 @@ class GatewayClient:
         self.resume_url: str | None = None
         self.user_id: str | None = None
         self.ready = asyncio.Event()  # set at READY/RESUMED, cleared while disconnected
+        self.ready_once = False  # a connection reached READY at least once
         self.fatal: str | None = None
         self._ws: Any = None
         self._acked = True
@@ -157,9 +158,11 @@ class GatewayClient:
                 self.user_id = str(data["user"]["id"])
                 log.info("discord: connected as %s", data["user"].get("username", self.user_id))
                 self.ready.set()
+                self.ready_once = True
             elif name == "RESUMED":
                 log.info("discord: session resumed")
                 self.ready.set()
+                self.ready_once = True
             self._on_dispatch(name, data)
         elif op == HEARTBEAT:  # the server asks for one now
             await self._beat(ws)
