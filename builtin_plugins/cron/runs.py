@@ -1,0 +1,114 @@
+"""The history of attempts, ``$HERMES_HOME/cron/runs.db`` (SQLite, WAL): one row per attempt
+with its start, end, status (``running``, ``ok``, ``error``, ``interrupted``), error, output
+file, agent session and delivery. A ``running`` row whose process is gone is reported as
+``interrupted``. The newest 5,000 finished rows are kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from .jobs import cron_dir
+
+KEEP = 5000
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id TEXT NOT NULL,
+    job_name TEXT NOT NULL DEFAULT '',
+    trigger TEXT NOT NULL,          -- schedule | retry | manual
+    attempt INTEGER NOT NULL DEFAULT 1,
+    pid INTEGER NOT NULL,
+    status TEXT NOT NULL,           -- running | ok | error | interrupted
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    error TEXT,
+    output_path TEXT,
+    session_id TEXT,
+    delivery TEXT                   -- JSON: [{"target", "ok", "error"}]
+);
+CREATE INDEX IF NOT EXISTS runs_job ON runs(job_id, id DESC);
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class RunLog:
+    def __init__(self, home: Path):
+        self.path = Path(home) / "cron" / "runs.db"
+
+    def _connect(self) -> sqlite3.Connection:
+        cron_dir(self.path.parent.parent)
+        fresh = not self.path.exists()
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        if fresh:
+            os.chmod(self.path, 0o600)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        conn.executescript(_SCHEMA)
+        return conn
+
+    def start(self, job: dict[str, Any], *, trigger: str, attempt: int, started_at: str) -> int:
+        with closing(self._connect()) as conn:
+            cursor = conn.execute(
+                "INSERT INTO runs (job_id, job_name, trigger, attempt, pid, status, started_at)"
+                " VALUES (?, ?, ?, ?, ?, 'running', ?)",
+                (job["id"], job.get("name") or "", trigger, attempt, os.getpid(), started_at))
+            return int(cursor.lastrowid or 0)
+
+    def finish(self, run_id: int, *, status: str, finished_at: str, error: str | None,
+               output_path: str | None, session_id: str | None,
+               delivery: list[dict[str, Any]]) -> None:
+        with closing(self._connect()) as conn:
+            conn.execute(
+                "UPDATE runs SET status = ?, finished_at = ?, error = ?, output_path = ?,"
+                " session_id = ?, delivery = ? WHERE id = ?",
+                (status, finished_at, error, output_path, session_id, json.dumps(delivery),
+                 run_id))
+            conn.execute("DELETE FROM runs WHERE status != 'running' AND id <= "
+                         "(SELECT id FROM runs WHERE status != 'running' ORDER BY id DESC "
+                         "LIMIT 1 OFFSET ?)", (KEEP,))
+
+    def list(self, job_id: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest attempts first (all jobs, or one)."""
+        if not self.path.exists():
+            return []
+        with closing(self._connect()) as conn:
+            where, args = ("WHERE job_id = ?", [job_id]) if job_id else ("", [])
+            rows = conn.execute(f"SELECT * FROM runs {where} ORDER BY id DESC LIMIT ?",
+                                [*args, max(1, min(int(limit), 500))]).fetchall()
+        result = []
+        for row in rows:
+            item = dict(row)
+            item["delivery"] = json.loads(item["delivery"]) if item["delivery"] else []
+            if item["status"] == "running" and item["pid"] != os.getpid() \
+                    and not _alive(item["pid"]):
+                item["status"] = "interrupted"
+                item["error"] = item["error"] or f"process {item['pid']} ended during the run"
+            result.append(item)
+        return result
+
+    def count(self, job_id: str | None = None, status: str | None = None) -> int:
+        if not self.path.exists():
+            return 0
+        clauses, args = [], []
+        for column, value in (("job_id", job_id), ("status", status)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                args.append(value)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        with closing(self._connect()) as conn:
+            return int(conn.execute(f"SELECT COUNT(*) FROM runs {where}", args).fetchone()[0])
