@@ -256,17 +256,22 @@ def tick(as_json: bool) -> None:
     from .jobs import JobError
 
     kernel = cli_kernel()
+    scheduler = kernel.service("cron").scheduler()
     try:
-        records = kernel.service("cron").tick()
+        records = scheduler.tick()
     except JobError as exc:
         raise _fail(exc) from exc
     if as_json:
-        click.echo(json.dumps([asdict(r) for r in records], indent=2, ensure_ascii=False))
+        click.echo(json.dumps({"runs": [asdict(r) for r in records], "skipped": scheduler.busy},
+                              indent=2, ensure_ascii=False))
         return
-    if not records:
+    if not records and not scheduler.busy:
         click.echo("No job is due.")
     for record in records:
         print_record(record)
+    names = {j["id"]: j.get("name") for j in scheduler.store.load()}
+    for job_id, pid in scheduler.busy.items():
+        click.echo(f"{job_id} {names.get(job_id)!r}: skipped, running in process {pid}")
 
 
 @cron.command()

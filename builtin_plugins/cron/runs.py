@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from contextlib import closing
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ CREATE TABLE IF NOT EXISTS runs (
     job_id TEXT NOT NULL,
     job_name TEXT NOT NULL DEFAULT '',
     trigger TEXT NOT NULL,          -- schedule | retry | manual
+    scheduled_for TEXT,             -- the occurrence run (None for a manual run)
     attempt INTEGER NOT NULL DEFAULT 1,
     pid INTEGER NOT NULL,
     status TEXT NOT NULL,           -- running | ok | error | interrupted
@@ -46,47 +49,66 @@ def _alive(pid: int) -> bool:
 
 
 class RunLog:
+    """One connection per RunLog, opened on first use (usable from any one thread at a
+    time: the scheduler's runs are sequential)."""
+
     def __init__(self, home: Path):
         self.path = Path(home) / "cron" / "runs.db"
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
 
-    def _connect(self) -> sqlite3.Connection:
-        cron_dir(self.path.parent.parent)
-        fresh = not self.path.exists()
-        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        if fresh:
-            os.chmod(self.path, 0o600)
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA busy_timeout=30000")
-        conn.executescript(_SCHEMA)
-        return conn
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._conn is None:
+                cron_dir(self.path.parent.parent)
+                fresh = not self.path.exists()
+                conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                                       check_same_thread=False)
+                if fresh:
+                    os.chmod(self.path, 0o600)
+                conn.row_factory = sqlite3.Row
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA busy_timeout=30000")
+                conn.executescript(_SCHEMA)
+                self._conn = conn
+            yield self._conn
 
-    def start(self, job: dict[str, Any], *, trigger: str, attempt: int, started_at: str) -> int:
-        with closing(self._connect()) as conn:
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def start(self, job: dict[str, Any], *, trigger: str, attempt: int, started_at: str,
+              scheduled_for: str | None) -> int:
+        with self._db() as conn:
             cursor = conn.execute(
-                "INSERT INTO runs (job_id, job_name, trigger, attempt, pid, status, started_at)"
-                " VALUES (?, ?, ?, ?, ?, 'running', ?)",
-                (job["id"], job.get("name") or "", trigger, attempt, os.getpid(), started_at))
+                "INSERT INTO runs (job_id, job_name, trigger, scheduled_for, attempt, pid, "
+                "status, started_at) VALUES (?, ?, ?, ?, ?, ?, 'running', ?)",
+                (job["id"], job.get("name") or "", trigger, scheduled_for, attempt, os.getpid(),
+                 started_at))
             return int(cursor.lastrowid or 0)
 
     def finish(self, run_id: int, *, status: str, finished_at: str, error: str | None,
                output_path: str | None, session_id: str | None,
                delivery: list[dict[str, Any]]) -> None:
-        with closing(self._connect()) as conn:
+        with self._db() as conn:
             conn.execute(
                 "UPDATE runs SET status = ?, finished_at = ?, error = ?, output_path = ?,"
                 " session_id = ?, delivery = ? WHERE id = ?",
                 (status, finished_at, error, output_path, session_id, json.dumps(delivery),
                  run_id))
-            conn.execute("DELETE FROM runs WHERE status != 'running' AND id <= "
-                         "(SELECT id FROM runs WHERE status != 'running' ORDER BY id DESC "
-                         "LIMIT 1 OFFSET ?)", (KEEP,))
+            if run_id % 100 == 0:
+                conn.execute("DELETE FROM runs WHERE status != 'running' AND id <= "
+                             "(SELECT id FROM runs WHERE status != 'running' ORDER BY id DESC "
+                             "LIMIT 1 OFFSET ?)", (KEEP,))
 
     def list(self, job_id: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
         """The newest attempts first (all jobs, or one)."""
         if not self.path.exists():
             return []
-        with closing(self._connect()) as conn:
+        with self._db() as conn:
             where, args = ("WHERE job_id = ?", [job_id]) if job_id else ("", [])
             rows = conn.execute(f"SELECT * FROM runs {where} ORDER BY id DESC LIMIT ?",
                                 [*args, max(1, min(int(limit), 500))]).fetchall()
@@ -110,5 +132,5 @@ class RunLog:
                 clauses.append(f"{column} = ?")
                 args.append(value)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        with closing(self._connect()) as conn:
+        with self._db() as conn:
             return int(conn.execute(f"SELECT COUNT(*) FROM runs {where}", args).fetchone()[0])

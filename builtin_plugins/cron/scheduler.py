@@ -54,6 +54,7 @@ class RunRecord:
     output_path: str | None = None
     session_id: str | None = None
     delivery: list[dict[str, Any]] = field(default_factory=list)
+    scheduled_for: str | None = None  # the occurrence run (None: a manual run)
 
 
 class AlreadyRunning(Exception):
@@ -76,6 +77,7 @@ class Scheduler:
         self.store = JobStore(self.home)
         self.runs = RunLog(self.home)
         self.stopping = threading.Event()
+        self.busy: dict[str, int | None] = {}  # due jobs the last tick left to their runner
 
     # --- what is due -------------------------------------------------------------------------
     @staticmethod
@@ -98,11 +100,13 @@ class Scheduler:
         :attr:`stopping` is set, jobs claimed but not started go back to being due."""
         now = now or self.clock()
         records = []
+        self.busy = {}
         for job, lease, trigger, attempt, due in self._claim(now):
             if self.stopping.is_set():
                 self._unclaim(job["id"], due, lease)
             else:
-                records.append(self._run(job, lease, trigger, attempt))
+                records.append(self._run(job, lease, trigger, attempt,
+                                         job.get("scheduled_at") or due))
         return records
 
     def _claim(self, now: datetime) -> list[tuple[dict[str, Any], JobLease, str, int, str]]:
@@ -110,8 +114,9 @@ class Scheduler:
         with self.store.locked() as jobs:
             for job in self.due_jobs(now, jobs):
                 lease = JobLease(self.home, job["id"])
-                if not lease.acquire():
-                    continue  # another process runs it; it stays due until that run ends
+                if not lease.acquire():  # another process runs it: due until that run ends
+                    self.busy[job["id"]] = lease.holder()
+                    continue
                 due = job["next_run_at"]
                 retrying = int(job.get("attempt") or 0)
                 if not retrying:
@@ -145,15 +150,15 @@ class Scheduler:
         lease = JobLease(self.home, job["id"])
         if not lease.acquire():
             raise AlreadyRunning(job["id"], lease.holder())
-        return self._run(dict(job), lease, "manual", 1)
+        return self._run(dict(job), lease, "manual", 1, None)
 
     # --- one attempt -------------------------------------------------------------------------
-    def _run(self, job: dict[str, Any], lease: JobLease, trigger: str,
-             attempt: int) -> RunRecord:
+    def _run(self, job: dict[str, Any], lease: JobLease, trigger: str, attempt: int,
+             due: str | None) -> RunRecord:
         started = self.clock()
         try:
             run_id = self.runs.start(job, trigger=trigger, attempt=attempt,
-                                     started_at=iso(started) or "")
+                                     started_at=iso(started) or "", scheduled_for=due)
             try:
                 outcome = self.runner(job)
             except Exception as exc:  # a failing run is recorded, never raised into the loop
@@ -161,6 +166,7 @@ class Scheduler:
                 outcome = Outcome(False, error=f"{type(exc).__name__}: {exc}")
             finished = self.clock()
             record = self._record(run_id, job, trigger, attempt, started, finished, outcome)
+            record.scheduled_for = due
             self._update_job(job["id"], trigger, outcome, record, finished)
             return record
         finally:
