@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -103,10 +103,11 @@ class AgentJobRunner:
 
 
 def write_output(home: Path, job: dict[str, Any], started: datetime, finished: datetime,
-                 outcome: Outcome, keep: int) -> Path:
-    """``$HERMES_HOME/cron/output/<job id>/<start time>.md``; older files beyond ``keep`` go."""
+                 outcome: Outcome, keep: int, tz: tzinfo) -> Path:
+    """``$HERMES_HOME/cron/output/<job id>/<start time in tz>.md``; older files beyond
+    ``keep`` go."""
     folder = private_dir(Path(home) / "cron" / "output" / str(job["id"]))
-    stamp = started.astimezone().strftime("%Y-%m-%d_%H-%M-%S")
+    stamp = started.astimezone(tz).strftime("%Y-%m-%d_%H-%M-%S")
     path = folder / f"{stamp}.md"
     number = 1
     while path.exists():

@@ -175,7 +175,7 @@ class Scheduler:
     def _record(self, run_id: int, job: dict[str, Any], trigger: str, attempt: int,
                 started: datetime, finished: datetime, outcome: Outcome) -> RunRecord:
         output = write_output(self.home, job, started, finished, outcome,
-                              self.policy.output_keep)
+                              self.policy.output_keep, self.tz)
         final_failure = not outcome.ok and (trigger == "manual" or
                                             attempt > self._retries(job))
         delivery: list[dict[str, Any]] = []
