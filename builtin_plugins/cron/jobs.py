@@ -46,20 +46,25 @@ class JobStore:
         fd = os.open(folder / "jobs.json.lock", os.O_RDWR | os.O_CREAT, FILE_MODE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            jobs = self.load()
-            before = json.dumps(jobs, sort_keys=True)
+            text = self._read()
+            jobs, pristine = self._parse(text), self._parse(text)  # parsing beats deep copies
             yield jobs
-            if json.dumps(jobs, sort_keys=True) != before:
+            if jobs != pristine:
                 self._save(jobs)
         finally:
             os.close(fd)  # closing the descriptor releases the lock
 
     def load(self) -> list[dict[str, Any]]:
         """The jobs as stored now (no lock needed: writes are atomic)."""
+        return self._parse(self._read())
+
+    def _read(self) -> str:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            return self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return []
+            return ""
+
+    def _parse(self, text: str) -> list[dict[str, Any]]:
         try:
             data = json.loads(text) if text.strip() else {"jobs": []}
         except ValueError as exc:
@@ -72,11 +77,15 @@ class JobStore:
         return jobs
 
     def _save(self, jobs: list[dict[str, Any]]) -> None:
+        """One job per line: readable, and written by the C encoder (``indent`` is not)."""
         from .schedule import utc_now
 
-        text = json.dumps({"jobs": jobs, "updated_at": iso(utc_now())}, indent=2,
-                          ensure_ascii=False)
-        write_atomic(self.path, text + "\n", mode=FILE_MODE, durable=True)
+        encode = json.JSONEncoder(ensure_ascii=False).encode
+        lines = ",\n".join("  " + encode(job) for job in jobs)
+        stamp = encode(iso(utc_now()))
+        text = (f'{{"jobs": [\n{lines}\n], "updated_at": {stamp}}}\n' if jobs
+                else f'{{"jobs": [], "updated_at": {stamp}}}\n')
+        write_atomic(self.path, text, mode=FILE_MODE, durable=True)
 
     # --- queries -----------------------------------------------------------------------------
     def find(self, ref: str, jobs: list[dict[str, Any]] | None = None) -> dict[str, Any]:

@@ -110,7 +110,9 @@ class Scheduler:
         return records
 
     def _claim(self, now: datetime) -> list[tuple[dict[str, Any], JobLease, str, int, str]]:
-        claimed = []
+        claimed: list[tuple[dict[str, Any], JobLease, str, int, str]] = []
+        if not self.due_jobs(now, self.store.load()):  # the usual wake-up: no lock, no write
+            return claimed
         with self.store.locked() as jobs:
             for job in self.due_jobs(now, jobs):
                 lease = JobLease(self.home, job["id"])
