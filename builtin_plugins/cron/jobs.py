@@ -220,7 +220,10 @@ def apply_update(job: dict[str, Any], changes: dict[str, Any], *, now: datetime,
     if changes.get("toolsets") is not None:
         job["enabled_toolsets"] = list(changes["toolsets"]) or None
     if changes.get("workdir") is not None:
-        job["workdir"] = str(Path(os.path.expanduser(changes["workdir"])).resolve()) or None
+        folder = Path(os.path.expanduser(changes["workdir"])).resolve()
+        if not folder.is_dir():
+            raise JobError(f"workdir {changes['workdir']!r} is not a folder")
+        job["workdir"] = str(folder)
 
 
 def pause(job: dict[str, Any], now: datetime, reason: str | None = None) -> None:

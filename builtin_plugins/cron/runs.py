@@ -104,6 +104,18 @@ class RunLog:
                              "(SELECT id FROM runs WHERE status != 'running' ORDER BY id DESC "
                              "LIMIT 1 OFFSET ?)", (KEEP,))
 
+    def reap(self) -> int:
+        """Mark the ``running`` rows of processes that are gone as ``interrupted``."""
+        if not self.path.exists():
+            return 0
+        with self._db() as conn:
+            rows = conn.execute("SELECT id, pid FROM runs WHERE status = 'running'").fetchall()
+            dead = [(f"process {r['pid']} ended during the run", r["id"]) for r in rows
+                    if r["pid"] != os.getpid() and not _alive(r["pid"])]
+            conn.executemany("UPDATE runs SET status = 'interrupted', error = ? WHERE id = ?",
+                             dead)
+        return len(dead)
+
     def list(self, job_id: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
         """The newest attempts first (all jobs, or one)."""
         if not self.path.exists():

@@ -12,6 +12,7 @@ Every time here is an aware datetime; jobs.json keeps them as ISO 8601 text in U
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
@@ -20,6 +21,8 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .schema import EXAMPLES
+
+log = logging.getLogger("hermes_agent.cron")
 
 ONCE_GRACE = timedelta(seconds=60)  # an ISO time this far in the past still runs (now)
 _DURATION = re.compile(r"^(\d+)\s*(m|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days)$")
@@ -80,8 +83,15 @@ def local_zone() -> tzinfo:
 def default_zone(config: Any) -> tzinfo:
     """The zone of cron expressions without ``CRON_TZ=``: ``cron.timezone``, then the
     top-level ``timezone`` of config.yaml, then the machine's."""
-    name = str(config.get("cron.timezone") or config.get("timezone") or "").strip()
-    return zone(name) if name else local_zone()
+    name = str(config.get("cron.timezone") or "").strip()
+    if name:
+        return zone(name)  # checked when config.yaml is read
+    name = str(config.get("timezone") or "").strip()
+    try:
+        return zone(name) if name else local_zone()
+    except ScheduleError as exc:
+        log.warning("timezone in config.yaml: %s; cron uses the machine's zone", exc)
+        return local_zone()
 
 
 def _bad(text: str, why: str) -> ScheduleError:

@@ -101,7 +101,10 @@ class Scheduler:
         now = now or self.clock()
         records = []
         self.busy = {}
-        for job, lease, trigger, attempt, due in self._claim(now):
+        claimed = self._claim(now)
+        if claimed:
+            self.runs.reap()
+        for job, lease, trigger, attempt, due in claimed:
             if self.stopping.is_set():
                 self._unclaim(job["id"], due, lease)
             else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -92,7 +93,11 @@ def test_a_job_running_in_one_process_is_not_started_by_another(kernel_for, serv
     history = kernel.service("cron").scheduler().runs.list(job["id"])
     assert [(h["status"], h["pid"]) for h in history] == [("interrupted", first.pid)]
     server.script(reply_text("second try"))
-    third = hermes(home, "cron", "run", job["id"])
+    third = hermes(home, "cron", "tick")  # the job is still due: now it runs
     out, err = third.communicate(timeout=WAIT)
     assert third.returncode == 0, err
-    assert f"{job['id']} 'Slow job.': ok (manual, attempt 1)" in out
+    assert f"{job['id']} 'Slow job.': ok (schedule, attempt 1)" in out
+    with sqlite3.connect(home / "cron" / "runs.db") as db:  # the dead run, marked for good
+        rows = db.execute("SELECT trigger, status, error FROM runs ORDER BY id").fetchall()
+    assert rows == [("manual", "interrupted", f"process {first.pid} ended during the run"),
+                    ("schedule", "ok", None)]
