@@ -113,3 +113,31 @@ def test_a_final_failure_is_delivered_as_a_notice(kernel_for, server, tmp_path: 
     assert "Cron job 'Fragile.' failed:" in notices.read_text()
     assert "the model is down" in notices.read_text()
     assert "status: error" in Path(record.output_path).read_text()
+
+
+def test_beside_a_running_gateway_a_job_reaches_a_chat_through_its_adapter(kernel_for,
+                                                                           server):
+    """The gateway runner connects the platform (filling live_platforms); the cron loop runs
+    in the same event loop, as `hermes gateway` runs it."""
+    from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
+
+    kernel = kernel_for()
+    job = add_job(kernel, "every 1h", "Morning digest.", deliver="testchat:room-7")
+    server.script(reply_text("Your digest."))
+
+    async def scenario() -> None:
+        adapter = ChatAdapter()
+        runner = GatewayRunner(kernel, {"testchat": adapter})
+        assert await runner.start() == ["testchat"]
+        stop = asyncio.Event()
+        serving = asyncio.create_task(kernel.service("cron").serve(stop, interval=0.05))
+        kernel.tools.dispatch("cronjob", {"action": "run", "job_id": job["id"]})
+        try:
+            await asyncio.wait_for(adapter.arrived.wait(), WAIT)
+        finally:
+            stop.set()
+            await asyncio.wait_for(serving, WAIT)
+            await runner.stop(WAIT)
+        assert adapter.sent == [("room-7", "Your digest.")]
+
+    asyncio.run(scenario())
