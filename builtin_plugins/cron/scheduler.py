@@ -104,12 +104,17 @@ class Scheduler:
         claimed = self._claim(now)
         if claimed:
             self.runs.reap()
-        for job, lease, trigger, attempt, due in claimed:
-            if self.stopping.is_set():
-                self._unclaim(job["id"], due, lease)
-            else:
+        try:
+            while claimed:
+                job, lease, trigger, attempt, due = claimed[0]
+                if self.stopping.is_set():
+                    break
+                claimed.pop(0)
                 records.append(self._run(job, lease, trigger, attempt,
                                          job.get("scheduled_at") or due))
+        finally:  # stopping, or a run that could not even be recorded: the rest stay due
+            for job, lease, _trigger, _attempt, due in claimed:
+                self._unclaim(job["id"], due, lease)
         return records
 
     def _claim(self, now: datetime) -> list[tuple[dict[str, Any], JobLease, str, int, str]]:
@@ -138,6 +143,8 @@ class Scheduler:
                 for job in jobs:
                     if job.get("id") == job_id:
                         job["next_run_at"] = due
+        except Exception as exc:  # it runs at its next time instead
+            log.error("cron: job %s could not be put back to due: %s", job_id, exc)
         finally:
             lease.release()
 
