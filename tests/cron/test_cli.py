@@ -123,8 +123,9 @@ def test_the_daemon_runs_due_jobs_and_stops_on_sigterm(home, server):
     configure(home, server, cron={"tick_interval": 0.2})
     env = {**os.environ, "HERMES_HOME": str(home)}
     hermes = str(Path(sys.executable).parent / "hermes")
-    subprocess.run([hermes, "cron", "create", "every 1h", "Daemon job."], env=env, check=True,
-                   capture_output=True, timeout=WAIT)
+    subprocess.run([hermes, "cron", "create", "every 1h"], input="Daemon job.\n", env=env,
+                   check=True, capture_output=True, text=True, timeout=WAIT)  # prompt on stdin
+    assert jobs(home)[0]["prompt"] == "Daemon job."
     daemon = subprocess.Popen([hermes, "cron", "daemon"], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     try:
