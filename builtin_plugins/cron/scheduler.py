@@ -21,6 +21,8 @@ from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
+from hermes_agent import HermesError
+
 from .deliver import Deliverer, as_records
 from .execute import Outcome, write_output
 from .jobs import JobStore
@@ -174,8 +176,12 @@ class Scheduler:
             try:
                 outcome = self.runner(job)
             except Exception as exc:  # a failing run is recorded, never raised into the loop
-                log.exception("cron: job %s raised", job["id"])
-                outcome = Outcome(False, error=f"{type(exc).__name__}: {exc}")
+                if isinstance(exc, HermesError):  # its message says what to fix
+                    log.info("cron: job %s failed: %s", job["id"], exc)
+                    outcome = Outcome(False, error=str(exc))
+                else:
+                    log.exception("cron: job %s raised", job["id"])
+                    outcome = Outcome(False, error=f"{type(exc).__name__}: {exc}")
             finished = self.clock()
             record = self._record(run_id, job, trigger, attempt, started, finished, outcome)
             record.scheduled_for = due

@@ -128,7 +128,11 @@ class CronService:
     def _safe_tick(scheduler: Scheduler) -> None:
         try:
             for record in scheduler.tick():
-                log.info("cron: job %s (%s) %s", record.job_id, record.name, record.status)
+                if record.status == "ok":
+                    log.info("cron: job %s (%s) ok", record.job_id, record.name)
+                else:
+                    log.warning("cron: job %s (%s) %s: %s", record.job_id, record.name,
+                                record.status, record.error)
         except Exception as exc:  # a corrupt jobs.json or a full disk: log, keep the loop
             log.error("cron: tick failed: %s", exc)
 
