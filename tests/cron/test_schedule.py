@@ -7,6 +7,8 @@ from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hermes_agent.builtin_plugins.cron.schedule import (ScheduleError, first_run, following,
                                                         parse_schedule)
@@ -89,3 +91,34 @@ def test_after_downtime_the_next_run_is_the_first_one_after_now_on_the_grid():
     friday_night = datetime(2026, 3, 6, 22, 0, tzinfo=UTC)
     assert following(weekdays, None, friday_night, UTC) == datetime(2026, 3, 9, 9, 0, tzinfo=UTC)
     assert following(parse("in 5m"), due, now, UTC) is None
+
+
+@given(step=st.integers(1, 3 * 1440), late=st.integers(0, 60 * 24 * 90 * 60))
+def test_an_interval_job_catches_up_once_and_stays_on_its_grid(step, late):
+    schedule = {"kind": "interval", "minutes": step, "display": f"every {step}m"}
+    due = T0
+    now = T0 + timedelta(seconds=late)
+    nxt = following(schedule, due, now, UTC)
+    assert now < nxt <= now + timedelta(minutes=step)  # the next one after now, no backlog
+    assert (nxt - due) % timedelta(minutes=step) == timedelta(0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(minute=st.sampled_from(["0", "*/5", "30", "15,45"]),
+       hour=st.sampled_from(["*", "9", "*/6", "22"]),
+       weekday=st.sampled_from(["*", "1-5", "0", "6"]),
+       late=st.integers(0, 60 * 24 * 30 * 60), zone_name=st.sampled_from(
+           ["UTC", "Europe/Paris", "America/New_York", "Australia/Lord_Howe"]))
+def test_a_cron_job_runs_next_at_the_first_match_after_now(minute, hour, weekday, late,
+                                                          zone_name):
+    from croniter import croniter
+
+    expr = f"{minute} {hour} * * {weekday}"
+    schedule = parse(f"CRON_TZ={zone_name} {expr}")
+    now = T0 + timedelta(seconds=late)
+    nxt = following(schedule, T0, now, UTC)
+    assert nxt > now
+    local = nxt.astimezone(ZoneInfo(zone_name))
+    assert croniter.match(expr, local.replace(tzinfo=None))
+    previous = croniter(expr, local).get_prev(datetime)
+    assert previous <= now  # nothing matches between now and the next run
