@@ -74,7 +74,7 @@ def hermes(home: Path, *args: str) -> subprocess.Popen[str]:
 def test_a_job_running_in_one_process_is_not_started_by_another(kernel_for, server, home):
     kernel = kernel_for()
     job = add_job(kernel, "every 1h", "Slow job.")
-    server.script(reply_text("finally", delay=WAIT))  # answered once the test has checked
+    server.script(reply_text("finally", delay=4 * WAIT))  # never: the run is killed first
     first = hermes(home, "cron", "run", job["id"])
     deadline = time.monotonic() + WAIT
     while not server.posts() and time.monotonic() < deadline:
