@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import abc
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,7 +72,8 @@ class PlatformConfig(dict):  # type: ignore[type-arg]
 
 
 #: The gateway's entry point for inbound messages; adapters await it (see ``set_handler``).
-MessageHandler = Callable[[InboundMessage], Awaitable[None]]
+#: It returns what became of the message (see :meth:`PlatformAdapter.handle_message`).
+MessageHandler = Callable[[InboundMessage], Awaitable[Any]]
 
 
 class PlatformAdapter(abc.ABC):
@@ -81,11 +83,15 @@ class PlatformAdapter(abc.ABC):
     Built as ``Adapter(config)`` or, like the original's ``BasePlatformAdapter``,
     ``Adapter(config, platform)``. ``max_message_length`` (0: no limit) is where replies are
     split; ``supports_streaming`` says ``edit_message`` may be used to grow a reply in place.
+    ``durable_inbox`` (default True) keeps accepted messages in the gateway's inbox until
+    answered, so a restarted gateway answers them; a request/response platform whose client
+    sees the failure and retries (the api-server) turns it off.
     """
 
     name: str = ""
     max_message_length: int = 0
     supports_streaming: bool = False
+    durable_inbox: bool = True
 
     def __init__(self, config: Any = None, platform: Any = None):
         self.config = config if config is not None else {}
@@ -97,11 +103,17 @@ class PlatformAdapter(abc.ABC):
         """The gateway installs its dispatcher here before ``connect``."""
         self._handler = handler
 
-    async def handle_message(self, message: InboundMessage) -> None:
+    async def handle_message(self, message: InboundMessage) -> str | None:
+        """Hand ``message`` to the gateway. Returns once it is accepted or turned away:
+        ``"queued"`` (stored durably: safe to acknowledge to the platform now),
+        ``"answered"`` (a chat command, or the answer to a question the agent asked),
+        ``"skipped"`` (a plugin dropped it; no reply will come), ``"refused"`` (unknown
+        user; the refusal was sent), ``"busy"`` (the chat's queue is full; the sender was
+        told) or ``"closed"`` (the gateway is stopping; the message was not accepted)."""
         if self._handler is None:
             raise RuntimeError(f"platform {self.name!r}: handle_message() before the gateway "
                                "installed its handler; start adapters through the gateway")
-        await self._handler(message)
+        return await self._handler(message)
 
     @abc.abstractmethod
     async def connect(self, *, is_reconnect: bool = False) -> bool:
@@ -134,10 +146,83 @@ class PlatformAdapter(abc.ABC):
         """Adapt markdown to the platform (identity by default)."""
         return content
 
+    def open_stream(self, chat_id: str, reply_to: str | None = None,
+                    metadata: dict[str, Any] | None = None) -> "ReplyStream | None":
+        """A stream that shows the reply while the model writes it, or None (the reply is
+        sent whole at the end). By default: a message edited in place as the text grows,
+        when ``supports_streaming`` is set (the platform can edit messages)."""
+        if not self.supports_streaming:
+            return None
+        return EditedReply(self, chat_id, reply_to, metadata)
+
     def truncate_message(self, content: str, max_length: int = 4096,
                          len_fn: Callable[[str], int] | None = None) -> list[str]:
         """The original's name for :func:`split_message`."""
         return split_message(content, max_length, len_fn)
+
+
+class ReplyStream(abc.ABC):
+    """A reply shown while it is written. The gateway calls :meth:`push` with each piece of
+    text the model produces (in order, on the gateway's loop), then :meth:`finish` once with
+    the whole final reply (which may differ: text before a tool call is not part of it)."""
+
+    @abc.abstractmethod
+    async def push(self, text: str) -> None:
+        """More text of the reply."""
+
+    @abc.abstractmethod
+    async def finish(self, text: str) -> list[str] | None:
+        """Deliver the final reply ``text``. Returns the pieces the gateway must still send
+        (already formatted; ``[]``: all delivered), or None when the stream delivered
+        nothing (the gateway sends the whole reply as usual)."""
+
+
+class EditedReply(ReplyStream):
+    """The default stream: the first text is sent as a message that is then edited as the
+    reply grows (at most every ``interval`` seconds); the final reply replaces it, with any
+    part beyond the platform's limit sent as further messages."""
+
+    interval = 1.0
+
+    def __init__(self, adapter: PlatformAdapter, chat_id: str, reply_to: str | None,
+                 metadata: dict[str, Any] | None):
+        self.adapter, self.chat_id, self.reply_to = adapter, chat_id, reply_to
+        self.metadata = metadata or {}
+        self.text, self.message_id, self.shown, self.last_edit = "", None, "", 0.0
+        self.broken = False  # the platform refused a send or an edit: stop streaming
+
+    async def push(self, text: str) -> None:
+        self.text += text
+        limit = self.adapter.max_message_length
+        if self.broken or not self.text.strip() or (limit and len(self.text) > limit):
+            return
+        if self.message_id is None:
+            await self._show(await self.adapter.send(self.chat_id, self.text, self.reply_to,
+                                                     self.metadata))
+        elif time.monotonic() - self.last_edit >= self.interval:
+            await self._show(await self.adapter.edit_message(self.chat_id, self.message_id,
+                                                             self.text, self.metadata))
+
+    async def _show(self, result: SendResult) -> None:
+        if not result.success:
+            self.broken = True
+            return
+        self.message_id = self.message_id or result.message_id
+        self.shown, self.last_edit = self.text, time.monotonic()
+        if self.message_id is None:
+            self.broken = True  # sent, but cannot be edited without its id
+
+    async def finish(self, text: str) -> list[str] | None:
+        if self.message_id is None:
+            return None  # nothing shown yet: a plain send
+        formatted = self.adapter.format_message(text)
+        pieces = split_message(formatted, self.adapter.max_message_length) or [formatted]
+        if pieces[0] != self.shown:
+            result = await self.adapter.edit_message(self.chat_id, self.message_id, pieces[0],
+                                                     self.metadata)
+            if not result.success:  # the streamed text stays; the whole reply follows it
+                return pieces
+        return pieces[1:]
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)")

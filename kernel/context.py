@@ -143,9 +143,15 @@ class PluginContext:
     register_session_store = _slot("session_store")
 
     def register_platform(self, name: str, label: str = "", adapter_factory: Callable[..., Any] | None = None,
-                          check_fn: Callable[[], bool] | None = None, **entry: Any) -> None:
+                          check_fn: Callable[[], bool] | None = None,
+                          validate_config: Callable[..., Any] | None = None,
+                          required_env: list[str] | None = None, install_hint: str = "",
+                          **entry: Any) -> None:
         platform = SimpleNamespace(name=name, label=label or name, adapter_factory=adapter_factory,
-                                   check_fn=check_fn, plugin_name=self.plugin_name, **entry)
+                                   check_fn=check_fn, validate_config=validate_config,
+                                   required_env=list(required_env or []),
+                                   install_hint=install_hint, plugin_name=self.plugin_name,
+                                   **entry)
         self._provider("platform", platform, name)
 
     def get_platform_adapter(self, name: str) -> Any:

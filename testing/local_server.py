@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 class LocalHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 1024  # many clients connecting at once (benchmarks) are not refused
 
     def __init__(self, handler: type[BaseHTTPRequestHandler], state: Any):
         self.state = state

@@ -101,6 +101,22 @@ def _estimated_prompt_tokens(agent: Agent) -> int:
         len(str(m.get("content") or "")) // CHARS_PER_TOKEN for m in added)
 
 
+def fill(agent: Agent) -> float:
+    """The share of the model's window the next request would take: the reported prompt size
+    plus what was added since, or a rough count of the whole conversation before any report."""
+    window = agent.kernel.service("models").context_length(agent.model)
+    if not window:
+        return 0.0
+    engine = agent.context
+    if engine is not None and engine.last_prompt_tokens:
+        tokens = _estimated_prompt_tokens(agent)
+    else:
+        chars = len(agent.system_prompt or "") + sum(len(str(m.get("content") or ""))
+                                                     for m in agent.history)
+        tokens = chars // CHARS_PER_TOKEN
+    return tokens / window
+
+
 def compress_if_due(agent: Agent, current: int, emit: EventSink) -> int:
     """Before a model call: compress when the engine says so. Returns the index of the
     turn's user message in the (possibly new) history."""

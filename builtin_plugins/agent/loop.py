@@ -179,6 +179,10 @@ class Agent:
         self._interrupt = CancelToken()  # interrupt() stops this summariser call
         return context_link.compress(self, on_event or _ignore, focus=focus, force=True)[0]
 
+    def context_fill(self) -> float:
+        """How full the model's window is with this conversation (0.0-1.0+, estimated)."""
+        return context_link.fill(self)
+
     def _build_prompt(self) -> str:
         text, notices = build_system_prompt(self.kernel, session_id=self.session_id,
                                             platform=self.platform, tool_names=self.tool_names,

@@ -98,11 +98,14 @@ def tool_guidance(tool_names: Iterable[str]) -> str:
 
 
 def platform_hint(kernel: Any, platform: str) -> str:
-    if platform in PLATFORM_HINTS:
-        return PLATFORM_HINTS[platform]
+    """The platform plugin's own hint (``platform_hint``, as 0.19 plugins register it, or
+    ``prompt_hint``), else the built-in one for that platform."""
     entry = kernel.slots.providers.get("platform", {}).get(platform) if platform else None
-    hint = getattr(entry.obj, "prompt_hint", "") if entry is not None else ""
-    return hint if isinstance(hint, str) else ""
+    for field_name in ("platform_hint", "prompt_hint"):
+        hint = getattr(entry.obj, field_name, "") if entry is not None else ""
+        if isinstance(hint, str) and hint.strip():
+            return hint
+    return PLATFORM_HINTS.get(platform, "")
 
 
 def started_line(now: _dt.datetime | _dt.date, session_id: str) -> str:

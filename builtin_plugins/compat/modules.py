@@ -27,6 +27,19 @@ LEGACY_MODULES: dict[str, dict[str, str] | None] = {
     "tools.interrupt": {"is_interrupted": "helpers:is_interrupted"},
     "tools.website_policy": {"check_website_access": "helpers:check_website_access"},
     "hermes_constants": {"get_hermes_home": "helpers:get_hermes_home"},
+    # platform plugins: the gateway types, mapped onto the platform SDK (gateway_types.py)
+    "gateway": None,
+    "gateway.config": {"Platform": "gateway_types:Platform",
+                       "PlatformConfig": "hermes_agent.api:PlatformConfig"},
+    "gateway.session": {"SessionSource": "gateway_types:SessionSource"},
+    "gateway.platforms": None,
+    "gateway.platforms.base": {
+        "BasePlatformAdapter": "gateway_types:BasePlatformAdapter",
+        "MessageEvent": "gateway_types:MessageEvent",
+        "MessageType": "gateway_types:MessageType",
+        "ProcessingOutcome": "gateway_types:ProcessingOutcome",
+        "SendResult": "gateway_types:SendResult",
+    },
 }
 
 

@@ -177,4 +177,5 @@ def _ask(callback: Any, request: ApprovalRequest,
     answer = str(box.get("answer") or "deny").strip().lower()
     if answer == "interrupted" or interrupt is not None and interrupt.is_set():
         return "interrupted"  # the prompt was given up by a Ctrl-C
-    return answer if answer in APPROVAL_CHOICES else "deny"
+    # a callback that gave up waiting itself says "timeout": a denial, reported as such
+    return answer if answer in (*APPROVAL_CHOICES, "timeout") else "deny"

@@ -1,20 +1,39 @@
 """One chat: its queue of messages, its agent (one session, resumed across restarts) and the
-task that runs its turns one at a time. Agents run in the runner's worker threads."""
+task that runs its turns one at a time. Agents run in the runner's worker threads.
+
+Before each turn the session is checked against the model's window: at
+``gateway.session_hygiene`` of it (default 0.85) the conversation is compressed first, so a
+chat that grew overnight does not fail its next request. The platform's typing indicator
+is refreshed while the turn runs."""
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
+import functools
 import inspect
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import InboundMessage
+from hermes_agent.api import InboundMessage, ReplyStream
+
+from .questions import ChatQuestions
 
 if TYPE_CHECKING:
     from .runner import GatewayRunner
 
 log = logging.getLogger("hermes_agent.gateway")
+TYPING_EVERY = 4.0  # seconds; platforms drop the indicator after about 5
+
+
+@dataclass
+class Queued:
+    inbox_id: int  # 0: not in the durable inbox
+    message: InboundMessage
+    replayed: bool = False  # accepted by an earlier gateway run that stopped before answering
 
 
 @dataclass
@@ -23,15 +42,68 @@ class Chat:
     platform: str
     chat_id: str
     thread_id: str | None
-    queue: asyncio.Queue[InboundMessage]
+    queue: asyncio.Queue[Queued]
     agent: Any = None
     busy: bool = False
     turns: int = 0
     task: asyncio.Task[None] | None = field(default=None, repr=False)
+    asker: str = ""  # the user whose message the running turn answers
+    question: concurrent.futures.Future[str] | None = field(default=None, repr=False)
 
     @property
     def metadata(self) -> dict[str, Any]:
         return {"thread_id": self.thread_id} if self.thread_id else {}
+
+
+def _last_user_text(history: list[dict[str, Any]]) -> str | None:
+    for entry in reversed(history):
+        if entry.get("role") == "user":
+            return entry.get("content") if isinstance(entry.get("content"), str) else None
+    return None
+
+
+class Pump:
+    """Carries the agent's text deltas (worker thread) to a reply stream (the loop), in
+    order; a failing stream stops receiving but never fails the turn."""
+
+    def __init__(self, stream: ReplyStream | None):
+        self.stream = stream
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.loop = asyncio.get_running_loop()
+        self.task: asyncio.Task[None] | None = None
+        self.wrote = False  # text since the last model call ended
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        if self.stream is None:
+            return
+        kind = event.get("type")
+        if kind == "text_delta" and event.get("text"):
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, event["text"])
+            self.wrote = True
+        elif kind == "assistant" and event.get("tool_calls") and self.wrote:
+            # text before a tool call, then the answer after it: keep them apart
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, "\n\n")
+            self.wrote = False
+
+    async def _run(self) -> None:
+        assert self.stream is not None
+        while (text := await self.queue.get()) is not None:
+            try:
+                await self.stream.push(text)
+            except Exception as exc:
+                log.warning("gateway: streaming a reply failed: %s", exc)
+                self.stream = None
+                return
+
+    async def __aenter__(self) -> "Pump":
+        if self.stream is not None:
+            self.task = self.loop.create_task(self._run())
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self.task is not None:
+            self.queue.put_nowait(None)  # after every delta already queued
+            await self.task
 
 
 class ChatWorker:
@@ -42,13 +114,14 @@ class ChatWorker:
 
     async def run(self, chat: Chat) -> None:
         while True:
-            message = await chat.queue.get()
+            queued = await chat.queue.get()
             try:
-                await self.turn(chat, message)
+                await self.turn(chat, queued.message, replayed=queued.replayed)
             except Exception:  # one failed turn must not end the chat
                 log.exception("gateway: a turn in %s failed", chat.key)
                 await self.runner.reply(chat, "Sorry, that turn failed; see the gateway log.")
             finally:
+                self.runner.inbox_done(queued.inbox_id)
                 chat.queue.task_done()
                 self.runner.write_state()
 
@@ -61,8 +134,10 @@ class ChatWorker:
         """The chat's agent, through the agent service (the same agent as ``hermes chat``),
         continuing the chat's stored session when there is one."""
         runner = self.runner
-        agent = runner.kernel.service("agent").create(platform=message.platform,
-                                                      sender_id=message.user_id)
+        questions = ChatQuestions(runner, chat, runner.loop)
+        agent = runner.kernel.service("agent").create(
+            platform=message.platform, sender_id=message.user_id,
+            approval_callback=questions.approval, clarify_callback=questions.clarify)
         known = runner.chatmap.get(chat.key)
         if known is not None:
             try:
@@ -71,16 +146,23 @@ class ChatWorker:
                 log.warning("gateway: %s starts a new session: %s", chat.key, exc)
         return agent
 
-    async def turn(self, chat: Chat, message: InboundMessage) -> None:
+    async def turn(self, chat: Chat, message: InboundMessage, replayed: bool = False) -> None:
         if message.text.startswith("/") and await self.command(chat, message):
             return
         agent = await self.agent(chat, message)
-        chat.busy = True
+        # The chat's session is known before the turn, so a gateway killed mid-turn resumes it;
+        # a replayed turn drops what its first, cut-short run stored of it.
+        await self.runner.in_thread(self.runner.chatmap.set, chat.key, agent.session_id)
+        if replayed and _last_user_text(agent.history) == message.text:
+            await self.runner.in_thread(agent.rewind, 1)
+        chat.busy, chat.asker = True, message.user_id
         self.runner.write_state()
-        adapter = self.runner.adapters[chat.platform]
+        stream = self.open_stream(chat, message)
         try:
-            await adapter.send_typing(chat.chat_id, chat.metadata)
-            result = await self.runner.in_thread(agent.run_conversation, message.text)
+            async with self.typing(chat), Pump(stream) as pump:
+                await self.hygiene(chat, agent)
+                result = await self.runner.in_thread(functools.partial(
+                    agent.run_conversation, message.text, on_event=pump.on_event))
         finally:
             chat.busy = False
             chat.turns += 1
@@ -92,7 +174,53 @@ class ChatWorker:
             text = f"Sorry, the model request failed: {result.error}"
         else:
             text = result.final_response or "(no answer)"
-        await self.runner.reply(chat, text, reply_to=message.message_id)
+        left = await stream.finish(text) if stream is not None else None
+        if left is None:
+            await self.runner.reply(chat, text, reply_to=message.message_id)
+        else:
+            await self.runner.send_pieces(chat, left)
+
+    def open_stream(self, chat: Chat, message: InboundMessage) -> ReplyStream | None:
+        if not self.runner.kernel.config.get("gateway.stream_replies", True):
+            return None
+        adapter = self.runner.adapters[chat.platform]
+        try:
+            return adapter.open_stream(chat.chat_id, message.message_id, chat.metadata)
+        except Exception as exc:  # a broken stream only costs the live preview
+            log.warning("gateway: %s cannot stream replies: %s", chat.platform, exc)
+            return None
+
+    async def hygiene(self, chat: Chat, agent: Any) -> None:
+        """Compress the session first when it fills ``gateway.session_hygiene`` of the window."""
+        threshold = float(self.runner.kernel.config.get("gateway.session_hygiene", 0.85) or 0)
+        if threshold <= 0 or not 0 < threshold <= 1:
+            return
+        fill = agent.context_fill()  # cheap (no I/O), and this chat's agent is idle
+        if fill >= threshold:
+            log.info("gateway: %s fills %.0f%% of the window; compressing before the turn",
+                     chat.key, fill * 100)
+            await self.runner.in_thread(agent.compress)
+
+    @contextlib.asynccontextmanager
+    async def typing(self, chat: Chat) -> AsyncIterator[None]:
+        """The typing indicator, refreshed every few seconds until the block ends."""
+        adapter = self.runner.adapters[chat.platform]
+
+        async def refresh() -> None:
+            while True:
+                try:
+                    await adapter.send_typing(chat.chat_id, chat.metadata)
+                except Exception as exc:  # cosmetic: never fails the turn
+                    log.debug("gateway: typing indicator for %s failed: %s", chat.key, exc)
+                await asyncio.sleep(TYPING_EVERY)
+
+        task = asyncio.get_running_loop().create_task(refresh())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(Exception):
+                await adapter.stop_typing(chat.chat_id, chat.metadata)
 
     async def command(self, chat: Chat, message: InboundMessage) -> bool:
         """``/new``, ``/reset`` and the plugins' slash commands, in order with the chat's

@@ -1,6 +1,7 @@
 """The gateway runner: receives each platform's messages, applies ``pre_gateway_dispatch``
 and access control, answers chat commands, and queues the rest per chat (one turn at a time
-per chat, chats in parallel on a bounded pool of worker threads)."""
+per chat, chats in parallel on a bounded pool of worker threads). Queued messages are kept
+in the durable inbox until answered, and a restarted gateway answers what is left there."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from typing import Any, TypeVar
 from hermes_agent.api import InboundMessage, PlatformAdapter, split_message
 
 from .access import AccessPolicy
-from .chat import Chat, ChatWorker
+from .chat import Chat, ChatWorker, Queued
 from .chatmap import ChatMap, session_key
+from .inbox import Inbox
+from .questions import answers_question
 from .state import StateFile
 
 log = logging.getLogger("hermes_agent.gateway")
@@ -25,6 +28,7 @@ T = TypeVar("T")
 REFUSAL = ("Sorry, you are not allowed to use this agent. Ask its owner to add your user id "
            "({user_id}) to platforms.{platform}.allowed_users.")
 SEND_ATTEMPTS, MAX_RETRY_WAIT = 3, 30.0
+STATE_EVERY = 0.25  # seconds between rewrites of state.json at most
 BUSY = "Too many messages are waiting in this chat; try again once it has answered."
 
 
@@ -38,26 +42,42 @@ class GatewayRunner:
         self.adapters = dict(adapters)
         env = env if env is not None else kernel.env
         config = kernel.config
+        self.entries = dict(entries or {})
         self.policies = {name: AccessPolicy(name, config.get(f"platforms.{name}") or {}, env,
-                                            (entries or {}).get(name))
+                                            self.entries.get(name))
                          for name in self.adapters}
-        workers = max_workers or int(config.get("gateway.max_concurrent_turns", 8))
+        workers = max_workers or int(config.get("gateway.max_concurrent_turns", 256))
         self.max_queue = max_queue or int(config.get("gateway.max_queue_per_chat", 20))
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gateway-turn")
         self.chatmap = ChatMap(kernel.home)
+        self.inbox = Inbox(kernel.home)
         self.state = StateFile(kernel.home)
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.chats: dict[str, Chat] = {}
         self.worker = ChatWorker(self)
         self.accepting = False
         self.started_at = time.time()
+        self._state_due: asyncio.TimerHandle | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> list[str]:
-        """Connect every adapter; returns the platforms that connected."""
+        """Connect every adapter, then queue again what an earlier run accepted and did not
+        answer; returns the platforms that connected."""
+        self.loop = asyncio.get_running_loop()
         self.kernel.service("gateway").runner = self
         connected = []
         for name, adapter in list(self.adapters.items()):
-            adapter.name = adapter.name or name
+            if not getattr(adapter, "name", ""):
+                try:
+                    adapter.name = name
+                except AttributeError:  # a read-only ``name`` property of its own
+                    pass
+            entry_limit = getattr(self.entries.get(name), "max_message_length", 0)
+            if entry_limit and not getattr(adapter, "max_message_length", 0):
+                try:  # registered with register_platform(..., max_message_length=N)
+                    adapter.max_message_length = int(entry_limit)
+                except (AttributeError, TypeError, ValueError):
+                    pass
             adapter.set_handler(functools.partial(self.dispatch, name))
             try:
                 ok = await adapter.connect()
@@ -70,8 +90,26 @@ class GatewayRunner:
             else:
                 del self.adapters[name]
         self.accepting = True
-        self.write_state()
+        self._requeue()
+        self._flush_state()
         return connected
+
+    def _requeue(self) -> None:
+        resumed = 0
+        for inbox_id, key, message in self.inbox.pending():
+            if message.platform not in self.adapters:
+                continue  # kept until that platform runs again
+            chat = self._chat(message)
+            if chat.key != key:
+                log.warning("gateway: inbox message %s belongs to %s, not %s", inbox_id, key,
+                            chat.key)
+            chat.queue.put_nowait(Queued(inbox_id, message, replayed=True))
+            resumed += 1
+        if resumed:
+            log.info("gateway: answering %d message(s) accepted before the last stop", resumed)
+
+    def inbox_done(self, *ids: int) -> None:
+        self.inbox.done(*(i for i in ids if i))
 
     async def stop(self, timeout: float = 60.0) -> None:
         """Accept nothing more, let every accepted message finish (up to ``timeout``), then
@@ -94,7 +132,10 @@ class GatewayRunner:
                 await adapter.disconnect()
             except Exception as exc:
                 log.warning("gateway: %s failed to disconnect: %s", adapter.name, exc)
+        if self._state_due is not None:
+            self._state_due.cancel()
         self.executor.shutdown(wait=True)
+        self.inbox.close()
         self.kernel.service("gateway").runner = None
         self.state.remove()
 
@@ -111,44 +152,52 @@ class GatewayRunner:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
     # --- inbound -----------------------------------------------------------------------------
-    async def dispatch(self, platform: str, message: InboundMessage) -> None:
-        """Everything an adapter receives comes through here."""
+    async def dispatch(self, platform: str, message: InboundMessage) -> str:
+        """Everything an adapter receives comes through here. Returns what became of the
+        message: ``queued`` (durably, when it returns), ``answered`` (a command or the answer
+        to a question), ``skipped`` (by a plugin), ``refused``, ``busy`` or ``closed``."""
         message.platform = message.platform or platform
         if not self.accepting:
-            return
+            return "closed"
         directive = self.kernel.hooks.fire("pre_gateway_dispatch", event=message, gateway=self,
                                            session_store=self.chatmap)
         if isinstance(directive, dict) and directive.get("action") == "skip":
             log.info("gateway: a plugin skipped a message from %s: %s", message.user_id,
                      directive.get("reason", ""))
-            return
+            return "skipped"
         if isinstance(directive, dict) and directive.get("action") == "rewrite":
             message.text = str(directive.get("text", ""))
         policy = self.policies.get(platform)
         if policy is None or not policy.allows(message.user_id, message.user_name):
             log.warning("gateway: refused user %s on %s", message.user_id, platform)
-            await self.adapters[platform].send(message.chat_id, REFUSAL.format(
-                user_id=message.user_id, platform=platform), metadata=_meta(message))
-            return
+            await self._send(self.adapters[platform], message.chat_id, REFUSAL.format(
+                user_id=message.user_id, platform=platform), None, _meta(message))
+            return "refused"
         chat = self._chat(message)
+        if answers_question(chat, message.user_id, message.text):
+            return "answered"
         command = message.text.strip().split(maxsplit=1)[0].lower() if message.text.strip() else ""
         if command == "/stop":
             await self._stop_turn(chat)
         elif command == "/status":
             await self.reply(chat, self._status(chat))
+        elif chat.queue.qsize() >= self.max_queue:
+            await self.reply(chat, BUSY)
+            return "busy"
         else:
-            try:
-                chat.queue.put_nowait(message)
-            except asyncio.QueueFull:
-                await self.reply(chat, BUSY)
+            durable = getattr(self.adapters[platform], "durable_inbox", True)
+            inbox_id = self.inbox.accept(chat.key, message) if durable else 0
+            chat.queue.put_nowait(Queued(inbox_id, message))
             self.write_state()
+            return "queued"
+        return "answered"
 
     def _chat(self, message: InboundMessage) -> Chat:
         key = session_key(message)
         chat = self.chats.get(key)
         if chat is None:
             chat = Chat(key, message.platform, message.chat_id, message.thread_id,
-                        asyncio.Queue(self.max_queue))
+                        asyncio.Queue())
             chat.task = asyncio.get_running_loop().create_task(self.worker.run(chat))
             self.chats[key] = chat
         return chat
@@ -156,7 +205,7 @@ class GatewayRunner:
     async def _stop_turn(self, chat: Chat) -> None:
         dropped = 0
         while not chat.queue.empty():  # waiting messages are dropped with the running turn
-            chat.queue.get_nowait()
+            self.inbox_done(chat.queue.get_nowait().inbox_id)
             chat.queue.task_done()
             dropped += 1
         if chat.busy and chat.agent is not None:
@@ -177,19 +226,27 @@ class GatewayRunner:
     async def reply(self, chat: Chat, text: str, reply_to: str | None = None) -> None:
         adapter = self.adapters[chat.platform]
         limit = getattr(adapter, "max_message_length", 0) or 0
-        for index, piece in enumerate(split_message(adapter.format_message(text), limit)):
-            result = await self._send(adapter, chat, piece, reply_to if index == 0 else None)
+        await self.send_pieces(chat, split_message(adapter.format_message(text), limit),
+                               reply_to)
+
+    async def send_pieces(self, chat: Chat, pieces: list[str],
+                          reply_to: str | None = None) -> None:
+        """Send formatted pieces in order; stop at the first that fails for good."""
+        adapter = self.adapters[chat.platform]
+        for index, piece in enumerate(pieces):
+            result = await self._send(adapter, chat.chat_id, piece,
+                                      reply_to if index == 0 else None, chat.metadata)
             if not getattr(result, "success", True):
                 log.warning("gateway: sending to %s failed: %s", chat.key,
                             getattr(result, "error", ""))
                 break
 
-    async def _send(self, adapter: PlatformAdapter, chat: Chat, piece: str,
-                    reply_to: str | None) -> Any:
+    async def _send(self, adapter: PlatformAdapter, chat_id: str, piece: str,
+                    reply_to: str | None, metadata: dict[str, Any]) -> Any:
         """Send, retrying what the adapter marks ``retryable`` (it was not delivered, so a
         retry cannot duplicate it), after its ``retry_after`` or a short backoff."""
         for attempt in range(SEND_ATTEMPTS):
-            result = await adapter.send(chat.chat_id, piece, reply_to, chat.metadata)
+            result = await adapter.send(chat_id, piece, reply_to, metadata)
             if getattr(result, "success", True) or not getattr(result, "retryable", False):
                 return result
             if attempt + 1 < SEND_ATTEMPTS:
@@ -197,14 +254,24 @@ class GatewayRunner:
                 await asyncio.sleep(min(float(wait), MAX_RETRY_WAIT))
         return result
 
-    # --- state -------------------------------------------------------------------------------
+    # --- state ---------------------------------------------------------------------------
     def write_state(self) -> None:
-        self.state.write({
+        """Have state.json rewritten soon: at most every ``STATE_EVERY`` seconds, in a worker
+        thread, so a busy gateway's loop never waits on the disk."""
+        if self._state_due is not None or self.loop is None:
+            return
+        self._state_due = self.loop.call_later(STATE_EVERY, self._flush_state)
+
+    def _flush_state(self) -> None:
+        self._state_due = None
+        snapshot = {
             "pid": os.getpid(), "started_at": self.started_at,
             "platforms": sorted(self.adapters), "chats": len(self.chats),
             "turns_running": sum(chat.busy for chat in self.chats.values()),
             "queue_depth": sum(chat.queue.qsize() for chat in self.chats.values()),
-        })
+        }
+        if self.accepting:
+            self.executor.submit(self.state.write, snapshot)
 
 
 def _meta(message: InboundMessage) -> dict[str, Any]:

@@ -141,3 +141,19 @@ def test_platform_hint_from_a_platform_plugin(tmp_path: Path) -> None:
     prompt = build_system_prompt(kernel, platform="matrix", cwd=tmp_path, now=DAY,
                                  skip_context_files=True)
     assert prompt.layer("platform_hint") == "You are chatting on Matrix."
+
+
+def test_a_platform_plugins_hint_wins_over_the_built_in_one(tmp_path: Path) -> None:
+    kernel = make_kernel(tmp_path / "home")
+
+    def platform(ctx) -> None:  # registered as Hermes Agent 0.19 plugins do
+        ctx.register_platform("slack", "Slack", adapter_factory=lambda: None,
+                              platform_hint="Reply in Slack's mrkdwn.")
+
+    kernel.register_plugin(platform, "slack-platform")
+    prompt = build_system_prompt(kernel, platform="slack", cwd=tmp_path, now=DAY,
+                                 skip_context_files=True)
+    assert prompt.layer("platform_hint") == "Reply in Slack's mrkdwn."
+    plain = build_system_prompt(make_kernel(tmp_path / "other"), platform="slack",
+                                cwd=tmp_path, now=DAY, skip_context_files=True)
+    assert plain.layer("platform_hint").startswith("You are chatting on Slack")

@@ -229,3 +229,45 @@ def test_an_allow_list_applies_to_the_user_field(home, fake_llm):
             assert allowed.choices[0].message.content == "hi alice"
 
     asyncio.run(scenario())
+
+
+def test_a_request_a_plugin_skips_is_answered_at_once(home, fake_llm):
+    def skipper(ctx: Any) -> None:
+        ctx.register_hook("pre_gateway_dispatch",
+                          lambda event, **_: {"action": "skip", "reason": "spam"}
+                          if "spam" in event.text else None)
+    skipper.__name__ = "skipper"
+    config = {"model": {"provider": "custom", "base_url": fake_llm.openai_base_url,
+                        "default": "fake-model", "max_retries": 0},
+              "sessions": {"auto_title": False},
+              "platforms": {"api_server": {"enabled": True, "port": 0,
+                                           "request_timeout": WAIT * 4}}}
+    k = make_kernel(home, config=config, builtins=True, plugins=[skipper],
+                    env={"HERMES_HOME": str(home), "API_SERVER_KEY": KEY})
+
+    async def scenario() -> None:
+        async with served(k) as (runner, base):
+            answer = await client(base).chat.completions.create(
+                model="hermes-agent", user="alice",
+                messages=[{"role": "user", "content": "buy spam now"}])
+            assert answer.choices[0].message.content == ""
+            assert runner.chats == {}
+
+    asyncio.run(scenario())  # the client's timeout (WAIT) is shorter than the request's
+    assert posts(fake_llm) == []
+
+
+def test_a_streamed_reply_arrives_as_the_model_writes_it(home, fake_llm):
+    fake_llm.script(reply_tool_call("add", {"a": 1, "b": 1}, text="Let me add."),
+                    reply_text("one and one make two", chunk_size=4))
+    k = kernel(home, fake_llm)
+
+    async def scenario() -> None:
+        async with served(k) as (_, base):
+            text, chunks = await streamed(client(base), "1 + 1?", "conv-s")
+            pieces = [c.choices[0].delta.content for c in chunks
+                      if c.choices and c.choices[0].delta.content]
+            assert text == "Let me add.\n\none and one make two"
+            assert len(pieces) > 5  # piece by piece, not one chunk at the end
+
+    asyncio.run(scenario())

@@ -16,6 +16,20 @@ def user_texts(request: Any) -> list[str]:
     return [m["content"] for m in request.body["messages"] if m["role"] == "user"]
 
 
+async def eventually(read: Any, ready: Any) -> Any:
+    """``read()`` once ``ready`` accepts it (state.json is rewritten a little later)."""
+    deadline = asyncio.get_running_loop().time() + WAIT
+    while True:
+        try:
+            value = read()
+            if ready(value):
+                return value
+        except (OSError, ValueError):
+            pass
+        assert asyncio.get_running_loop().time() < deadline, "never became ready"
+        await asyncio.sleep(0.05)
+
+
 def posts(server: Any) -> list[Any]:
     return [r for r in server.requests if r.method == "POST"]
 
@@ -192,9 +206,9 @@ def test_status_and_stop_in_a_chat(kernel_for, server, gate, home):
             await chat.inject("A", "alice", "/status")
             [status] = await chat.wait_for("A", 1)
             assert "Running: yes" in status
-            state = json.loads((home / "gateway" / "state.json").read_text())
-            assert state["platforms"] == ["testchat"] and state["chats"] == 1
-            assert state["turns_running"] == 1
+            state = await eventually(lambda: json.loads(
+                (home / "gateway" / "state.json").read_text()), lambda s: s["chats"] == 1)
+            assert state["platforms"] == ["testchat"] and state["turns_running"] == 1
             await chat.inject("A", "alice", "/stop")
             gate.opened.set()
             return await chat.wait_for("A", 3)

@@ -8,12 +8,13 @@ import asyncio
 import contextlib
 import logging
 import socket
+import time
 import uuid
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent.api import InboundMessage, PlatformAdapter, SendResult
+from hermes_agent.api import InboundMessage, PlatformAdapter, ReplyStream, SendResult
 
 from .settings import Settings
 
@@ -26,10 +27,36 @@ SHUTTING_DOWN = "The gateway is shutting down; send the message again once it is
 class _Pending:
     chat_id: str
     future: asyncio.Future[str]
+    deltas: asyncio.Queue[str | None] | None = None  # a streamed request's text; None ends it
+    streamed: list[str] = field(default_factory=list)
+
+    def answer(self, text: str) -> None:
+        if not self.future.done():
+            self.future.set_result(text)
+        if self.deltas is not None:
+            self.deltas.put_nowait(None)
+
+
+class _StreamedReply(ReplyStream):
+    """The model's text as it comes, for a request that asked for ``stream: true``."""
+
+    def __init__(self, adapter: "ApiServerAdapter", message_id: str, pending: _Pending):
+        self.adapter, self.message_id, self.pending = adapter, message_id, pending
+
+    async def push(self, text: str) -> None:
+        assert self.pending.deltas is not None
+        self.pending.streamed.append(text)
+        self.pending.deltas.put_nowait(text)
+
+    async def finish(self, text: str) -> list[str] | None:
+        self.adapter._pending.pop(self.message_id, None)
+        self.pending.answer(text)
+        return []
 
 
 class ApiServerAdapter(PlatformAdapter):
     name = PLATFORM
+    durable_inbox = False  # the HTTP client sees a failed request and sends it again
 
     def __init__(self, config: Any, settings: Settings):
         super().__init__(config)
@@ -67,7 +94,7 @@ class ApiServerAdapter(PlatformAdapter):
                 await super().startup(sockets)
                 ready.set()
 
-        config = uvicorn.Config(build_app(self.settings, self.ask), log_level="warning",
+        config = uvicorn.Config(build_app(self.settings, self), log_level="warning",
                                 lifespan="off", access_log=False)
         self._server = Server(config)
         self._task = asyncio.get_running_loop().create_task(self._server.serve([sock]))
@@ -84,8 +111,7 @@ class ApiServerAdapter(PlatformAdapter):
     async def disconnect(self) -> None:
         self._closing = True
         for pending in list(self._pending.values()):
-            if not pending.future.done():
-                pending.future.set_result(SHUTTING_DOWN)
+            pending.answer(SHUTTING_DOWN)
         if self._server is None or self._task is None:
             return
         self._server.should_exit = True
@@ -98,27 +124,79 @@ class ApiServerAdapter(PlatformAdapter):
     # --- requests ----------------------------------------------------------------------------
     async def ask(self, chat_id: str, user_id: str, text: str) -> str:
         """Hand ``text`` to the gateway as a message of ``chat_id`` and wait for the reply."""
+        submitted = await self._submit(chat_id, user_id, text, stream=False)
+        if isinstance(submitted, str):
+            return submitted
+        message_id, pending = submitted
+        try:
+            return await asyncio.wait_for(pending.future, self._timeout)
+        except asyncio.TimeoutError:
+            return self._too_slow()
+        finally:
+            self._pending.pop(message_id, None)
+
+    async def ask_stream(self, chat_id: str, user_id: str, text: str) -> AsyncIterator[str]:
+        """Like :meth:`ask`, yielding the reply's text as the model writes it."""
+        submitted = await self._submit(chat_id, user_id, text, stream=True)
+        if isinstance(submitted, str):
+            yield submitted
+            return
+        message_id, pending = submitted
+        assert pending.deltas is not None
+        deadline = time.monotonic() + self._timeout
+        try:
+            while True:
+                try:
+                    piece = await asyncio.wait_for(pending.deltas.get(),
+                                                   max(0.0, deadline - time.monotonic()))
+                except asyncio.TimeoutError:
+                    yield self._too_slow()
+                    return
+                if piece is None:
+                    break
+                yield piece
+            final, streamed = pending.future.result(), "".join(pending.streamed)
+            if not streamed:
+                yield final
+            elif final.startswith(streamed) and final != streamed:
+                yield final[len(streamed):]
+        finally:
+            self._pending.pop(message_id, None)
+
+    async def _submit(self, chat_id: str, user_id: str, text: str,
+                      stream: bool) -> tuple[str, _Pending] | str:
+        """Dispatch the message; its id and pending reply, or the answer when there is
+        nothing to wait for."""
         if self._closing:
             return SHUTTING_DOWN
         message_id = uuid.uuid4().hex
-        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self._pending[message_id] = _Pending(chat_id, future)
+        pending = _Pending(chat_id, asyncio.get_running_loop().create_future(),
+                           asyncio.Queue() if stream else None)
+        self._pending[message_id] = pending
         task = asyncio.current_task()
         if task is not None:  # replies sent while dispatching (a refusal, /status) are ours
             self._dispatching[task] = message_id
         try:
-            await self.handle_message(InboundMessage(PLATFORM, chat_id, user_id, text,
-                                                     message_id=message_id, raw={"text": text}))
+            outcome = await self.handle_message(InboundMessage(
+                PLATFORM, chat_id, user_id, text, message_id=message_id, raw={"text": text}))
         finally:
             if task is not None:
                 self._dispatching.pop(task, None)
-        try:
-            return await asyncio.wait_for(future, self._timeout)
-        except asyncio.TimeoutError:
-            return (f"No answer within {self._timeout:.0f}s; raise platforms.api_server."
-                    "request_timeout if turns take longer.")
-        finally:
-            self._pending.pop(message_id, None)
+        if outcome in ("skipped", "closed") and not pending.future.done():
+            self._pending.pop(message_id, None)  # no reply will come: answer now
+            return SHUTTING_DOWN if outcome == "closed" else ""
+        return message_id, pending
+
+    def _too_slow(self) -> str:
+        return (f"No answer within {self._timeout:.0f}s; raise platforms.api_server."
+                "request_timeout if turns take longer.")
+
+    def open_stream(self, chat_id: str, reply_to: str | None = None,
+                    metadata: Mapping[str, Any] | None = None) -> ReplyStream | None:  # type: ignore[override]
+        pending = self._pending.get(reply_to or "")
+        if pending is None or pending.deltas is None:
+            return None
+        return _StreamedReply(self, reply_to or "", pending)
 
     def _waiting(self, chat_id: str, reply_to: str | None) -> str | None:
         """Which request a reply answers: the one it replies to, else the one being dispatched
@@ -137,7 +215,7 @@ class ApiServerAdapter(PlatformAdapter):
         pending = self._pending.pop(message_id, None) if message_id else None
         if pending is None or pending.future.done():
             return SendResult(False, error=f"no request waits for an answer in chat {chat_id}")
-        pending.future.set_result(content)
+        pending.answer(content)
         return SendResult(True, message_id=message_id)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hmac
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
@@ -18,8 +18,6 @@ from starlette.routing import Route
 from . import openai_format as fmt
 from .settings import Settings
 
-#: ``ask(chat_id, user_id, text)``: the agent's reply to ``text`` in that chat.
-Ask = Callable[[str, str, str], Awaitable[str]]
 SESSION_HEADER = "x-hermes-session"
 
 
@@ -36,7 +34,8 @@ def unauthorized() -> JSONResponse:
                                   "<API_SERVER_KEY>'.", code="invalid_api_key"), status_code=401)
 
 
-def build_app(settings: Settings, ask: Ask) -> Starlette:
+def build_app(settings: Settings, adapter: Any) -> Starlette:
+    """The app answering through ``adapter`` (``ask`` and ``ask_stream``)."""
     model = settings.model_name
 
     async def health(request: Request) -> Response:
@@ -64,14 +63,15 @@ def build_app(settings: Settings, ask: Ask) -> Starlette:
         user = str(body.get("user") or "")
         chat = (request.headers.get(SESSION_HEADER) or str(body.get("conversation") or "")
                 or user or f"oneshot-{uuid.uuid4().hex}")
-        reply = ask(chat, user or "api", text)
         cid = fmt.completion_id()
         if not body.get("stream"):
-            return JSONResponse(fmt.completion(cid, model, await reply))
+            return JSONResponse(fmt.completion(cid, model, await adapter.ask(
+                chat, user or "api", text)))
 
         async def events() -> AsyncIterator[str]:
             yield fmt.chunk(cid, model, {"role": "assistant", "content": ""})
-            yield fmt.chunk(cid, model, {"content": await reply})
+            async for piece in adapter.ask_stream(chat, user or "api", text):
+                yield fmt.chunk(cid, model, {"content": piece})
             yield fmt.chunk(cid, model, {}, finish="stop")
             yield fmt.DONE
 

@@ -1,0 +1,238 @@
+"""What the gateway adds to a turn: 200 concurrent chats through the api-server against the
+same 200 conversations driven directly through the agent API.
+
+Run with our interpreter::
+
+    .venv/bin/python benchmarks/bench_gateway.py [--chats 200] [--rounds 5] [--delay 0.5]
+
+The model is the fake server on 127.0.0.1 answering at once. Each mode runs in a fresh
+process (so peak memory is its own):
+
+* ``direct``: one agent per chat, every chat's turns in its own thread, all at once;
+* ``gateway``: a real gateway runner with the api-server; one HTTP client per chat
+  (``X-Hermes-Session``), all at once, each sending its turns one after another, from a
+  separate client process.
+
+Latencies are per turn, from the first round on (the first round also creates each chat's
+agent and session) and for the later rounds; "added" is the gateway's minus the direct
+figure. A last run with a model that takes ``--delay`` seconds per answer shows whether a
+chat waits on another chat's turn (its second round, once the agents exist): if none
+does, every turn takes about ``delay``.
+Targets: p95 added under 20 ms; the slowest delayed turn well under 2 x delay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+KEY = "bench-key"
+
+
+def kernel(base_url: str) -> Any:
+    from hermes_agent.testing import make_kernel
+
+    home = tempfile.mkdtemp(prefix="bench-gateway-")
+    config = {"model": {"provider": "custom", "base_url": base_url, "default": "fake-model",
+                        "max_retries": 0},
+              "sessions": {"auto_title": False},
+              "platforms": {"api_server": {"enabled": True, "port": 0}}}
+    return make_kernel(home, config=config, builtins=True,
+                       env={"HERMES_HOME": home, "API_SERVER_KEY": KEY})
+
+
+def run_direct(k: Any, chats: int, rounds: int) -> tuple[list[list[float]], float]:
+    samples: list[list[float]] = [[] for _ in range(rounds)]
+    lock = threading.Lock()
+    start = threading.Barrier(chats)
+
+    def chat(n: int) -> None:
+        start.wait()
+        agent = None
+        for r in range(rounds):
+            began = time.perf_counter()
+            if agent is None:
+                agent = k.service("agent").create(platform="api_server", sender_id=f"u{n}")
+            result = agent.run_conversation(f"hello {r}")
+            assert result.final_response, result.error
+            with lock:
+                samples[r].append((time.perf_counter() - began) * 1000)
+
+    began = time.perf_counter()
+    with ThreadPoolExecutor(chats) as pool:
+        list(pool.map(chat, range(chats)))
+    return samples, time.perf_counter() - began
+
+
+async def run_gateway(k: Any, chats: int, rounds: int) -> tuple[list[list[float]], float]:
+    """A gateway in this process; the HTTP clients in another, as real clients would be."""
+    from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
+    from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
+
+    adapters, entries, problems = build_adapters(k)
+    assert not problems, problems
+    runner = GatewayRunner(k, adapters, entries=entries)
+    assert await runner.start() == ["api_server"]
+    agent_ms = time_agent_turns()
+    url = f"http://127.0.0.1:{adapters['api_server'].port}/v1/chat/completions"
+    clients = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--clients", url, "--chats", str(chats),
+        "--rounds", str(rounds), stdout=asyncio.subprocess.PIPE)
+    out, _ = await clients.communicate()
+    sessions = {chat.agent.session_id: int(chat.chat_id[1:]) for chat in runner.chats.values()}
+    await runner.stop(60)
+    if clients.returncode:
+        raise SystemExit("the client process failed (see above)")
+    result = json.loads(out)
+    per_chat = result["per_chat"]
+    samples = [[per_chat[n][r] for n in range(chats)] for r in range(rounds)]
+    outside = [[] for _ in range(rounds)]  # the part of each turn spent outside the agent
+    for session, n in sessions.items():
+        for r, inside in enumerate(agent_ms[session]):
+            outside[r].append(per_chat[n][r] - inside)
+    OUTSIDE.extend(outside)
+    return samples, result["wall"]
+
+
+OUTSIDE: list[list[float]] = []
+
+
+def time_agent_turns() -> dict[str, list[float]]:
+    """Record how long each ``run_conversation`` takes, per session (benchmark only)."""
+    from hermes_agent.builtin_plugins.agent.loop import Agent
+
+    timings: dict[str, list[float]] = {}
+    lock = threading.Lock()
+    run = Agent.run_conversation
+
+    def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            with lock:
+                timings.setdefault(self.session_id, []).append(
+                    (time.perf_counter() - began) * 1000)
+
+    Agent.run_conversation = timed  # type: ignore[method-assign]
+    return timings
+
+
+async def clients(url: str, chats: int, rounds: int) -> None:
+    """One HTTP client per chat, all at once, each sending its turns in order."""
+    import httpx2 as httpx
+
+    per_chat: list[list[float]] = [[] for _ in range(chats)]  # [chat][round]
+    limits = httpx.Limits(max_connections=chats + 10, max_keepalive_connections=chats + 10)
+    async with httpx.AsyncClient(limits=limits, timeout=600,
+                                 headers={"Authorization": f"Bearer {KEY}"}) as client:
+        async def chat(n: int) -> None:
+            for r in range(rounds):
+                began = time.perf_counter()
+                response = await client.post(url, headers={"X-Hermes-Session": f"c{n}"}, json={
+                    "model": "hermes-agent", "messages": [{"role": "user", "content": f"hello {r}"}]})
+                assert response.status_code == 200, response.text
+                assert response.json()["choices"][0]["message"]["content"]
+                per_chat[n].append((time.perf_counter() - began) * 1000)
+
+        began = time.perf_counter()
+        await asyncio.gather(*(chat(n) for n in range(chats)))
+        wall = time.perf_counter() - began
+    print(json.dumps({"per_chat": per_chat, "wall": wall}))
+
+
+def child(mode: str, chats: int, rounds: int, delay: float) -> None:
+    from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
+
+    server = FakeLLMServer(default_reply=reply_text("hi there", delay=delay or None))
+    with server:
+        k = kernel(server.openai_base_url)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        before, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+        if mode == "direct":
+            samples, wall = run_direct(k, chats, rounds)
+        else:
+            samples, wall = asyncio.run(run_gateway(k, chats, rounds))
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        peak, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime - cpu
+    print(json.dumps({"samples": samples, "wall": wall, "rss_before_kb": before,
+                      "rss_peak_kb": peak, "cpu_s": cpu, "outside": OUTSIDE}))
+
+
+def measure(mode: str, chats: int, rounds: int, delay: float = 0.0) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, __file__, "--child", mode, "--chats", str(chats),
+                          "--rounds", str(rounds), "--delay", str(delay)],
+                         capture_output=True, text=True, check=False)
+    if out.returncode:
+        raise SystemExit(f"{mode} run failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, int(len(ordered) * q) - 1)]
+
+
+def summary(result: dict[str, Any]) -> dict[str, Any]:
+    later = [v for r in result["samples"][1:] for v in r]
+    first = result["samples"][0]
+    turns = sum(len(r) for r in result["samples"])
+    return {"first_p50": statistics.median(first), "first_p95": pct(first, 0.95),
+            "p50": statistics.median(later), "p95": pct(later, 0.95),
+            "rps": turns / result["wall"], "cpu_ms": result["cpu_s"] * 1000 / turns,
+            "peak_mb": result["rss_peak_kb"] / 1024,
+            "grew_mb": (result["rss_peak_kb"] - result["rss_before_kb"]) / 1024,
+            "outside": result.get("outside") or []}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chats", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--delay", type=float, default=0.5)
+    parser.add_argument("--child", choices=("direct", "gateway"))
+    parser.add_argument("--clients", metavar="URL")
+    args = parser.parse_args()
+    if args.clients:
+        asyncio.run(clients(args.clients, args.chats, args.rounds))
+        return
+    if args.child:
+        child(args.child, args.chats, args.rounds, args.delay)
+        return
+    direct = summary(measure("direct", args.chats, args.rounds))
+    gateway = summary(measure("gateway", args.chats, args.rounds))
+    print(f"{args.chats} concurrent chats x {args.rounds} turns, instant model "
+          "(ms per turn; first round creates the agents)")
+    print(f"  {'':<10} {'first p50':>10} {'first p95':>10} {'p50':>8} {'p95':>8} "
+          f"{'turns/s':>8} {'CPU ms':>7} {'peak MB':>8} {'grew MB':>8}")
+    for label, row in (("direct", direct), ("gateway", gateway)):
+        print(f"  {label:<10} {row['first_p50']:10.1f} {row['first_p95']:10.1f} "
+              f"{row['p50']:8.1f} {row['p95']:8.1f} {row['rps']:8.1f} {row['cpu_ms']:7.2f} "
+              f"{row['peak_mb']:8.1f} "
+              f"{row['grew_mb']:8.1f}")
+    print(f"  gateway minus direct: p50 {gateway['p50'] - direct['p50']:+.1f} ms, "
+          f"p95 {gateway['p95'] - direct['p95']:+.1f} ms; "
+          f"throughput {gateway['rps'] / direct['rps']:.2f}x direct")
+    outside = [v for r in gateway["outside"][1:] for v in r]
+    print(f"  time each gateway turn spends outside the agent call (HTTP, dispatch, queue, "
+          f"reply): p50 {statistics.median(outside):.1f} ms, p95 {pct(outside, 0.95):.1f} ms "
+          "(target p95 < 20 ms)")
+    slow = measure("gateway", args.chats, 2, args.delay)["samples"][1]  # agents exist
+    worst = max(slow)
+    print(f"  model taking {args.delay * 1000:.0f} ms, {args.chats} chats at once through the "
+          f"gateway: p50 {statistics.median(slow):.0f} ms, slowest {worst:.0f} ms "
+          f"({'no chat waited on another' if worst < 2 * args.delay * 1000 else 'chats waited'})")
+
+
+if __name__ == "__main__":
+    main()

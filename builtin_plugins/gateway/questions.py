@@ -1,0 +1,74 @@
+"""Questions a turn asks its chat: tool approvals and the clarify tool. The question is sent
+to the chat the turn belongs to; the next message from the user whose message started the
+turn answers it (it is not queued as a new message). No answer in time is a denial."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .chat import Chat
+    from .runner import GatewayRunner
+
+log = logging.getLogger("hermes_agent.gateway")
+ANSWERS = {"o": "once", "once": "once", "y": "once", "yes": "once", "s": "session",
+           "session": "session", "a": "always", "always": "always", "d": "deny",
+           "deny": "deny", "n": "deny", "no": "deny"}
+CLARIFY_TIMEOUT = 600.0
+
+
+class ChatQuestions:
+    """The ``approval_callback`` and ``clarify_callback`` of one chat's agent. They run in
+    the turn's worker thread and wait there; the runner's loop delivers the answer."""
+
+    def __init__(self, runner: "GatewayRunner", chat: "Chat", loop: asyncio.AbstractEventLoop):
+        self.runner, self.chat, self.loop = runner, chat, loop
+
+    def approval(self, request: Any) -> str:
+        text = (f"⚠ Approval needed: {request.description}\n\n{request.command}\n\n"
+                "Reply once, session, always or deny "
+                f"(no answer within {float(request.timeout):g} s is a denial).")
+        answer = self._ask(text, float(request.timeout))
+        choice = ANSWERS.get(answer.strip().lower(), "deny") if answer is not None else "timeout"
+        if answer is not None and choice == "deny" and answer.strip().lower() not in ANSWERS:
+            self._say("Not an answer I know; the command was denied.")
+        return choice
+
+    def clarify(self, question: str, choices: list[str] | None = None) -> str:
+        lines = [f"? {question}"] + [f"{n}. {c}" for n, c in enumerate(choices or (), 1)]
+        answer = (self._ask("\n".join(lines), CLARIFY_TIMEOUT) or "").strip()
+        if choices and answer.isdigit() and 1 <= int(answer) <= len(choices):
+            return choices[int(answer) - 1]
+        return answer
+
+    def _ask(self, text: str, timeout: float) -> str | None:
+        """Send ``text`` and wait for the answer; None when none came in ``timeout``."""
+        future: concurrent.futures.Future[str] = concurrent.futures.Future()
+        self.chat.question = future
+        try:
+            self._say(text)
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            return None
+        finally:
+            if self.chat.question is future:
+                self.chat.question = None
+
+    def _say(self, text: str) -> None:
+        sent = asyncio.run_coroutine_threadsafe(self.runner.reply(self.chat, text), self.loop)
+        try:
+            sent.result(60)
+        except Exception as exc:
+            log.warning("gateway: could not ask %s: %s", self.chat.key, exc)
+
+
+def answers_question(chat: "Chat", user_id: str, text: str) -> bool:
+    """Whether ``text`` answers the chat's open question (and answer it if so)."""
+    question = chat.question
+    if question is None or question.done() or user_id != chat.asker:
+        return False
+    question.set_result(text)
+    return True

@@ -1,0 +1,184 @@
+"""The webhook's adapter: serves the Starlette app with uvicorn as a task on the gateway's
+loop, hands each accepted message to the gateway, and POSTs each reply, signed, to
+``reply_url`` with httpx. A reply the receiver certainly did not take (a 429 or 5xx, or no
+connection) is reported ``retryable``; the gateway's retry reuses its delivery id, so a
+receiver that did process it after all can drop the copy."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import socket
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from hermes_agent.api import InboundMessage, PlatformAdapter, SendResult
+
+from .settings import Settings
+from .signing import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+
+log = logging.getLogger("hermes_agent.gateway.webhook")
+PLATFORM = "webhook"
+USER_AGENT = "hermes-webhook/0.1"
+RETRIES_REMEMBERED = 256
+
+
+class WebhookAdapter(PlatformAdapter):
+    name = PLATFORM
+
+    def __init__(self, config: Any, settings: Settings):
+        super().__init__(config)
+        self.settings = settings
+        self.port = settings.port  # the bound port once connected (port 0 picks a free one)
+        self._server: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._http: Any = None
+        self._inbound: set[asyncio.Task[None]] = set()
+        # a reply that failed retryably -> its delivery id, reused when the gateway retries it
+        self._retrying: OrderedDict[tuple[Any, ...], str] = OrderedDict()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    async def connect(self, *, is_reconnect: bool = False) -> bool:
+        import httpx2
+        import uvicorn
+
+        from .app import build_app
+
+        if not self.settings.secret:
+            log.error("webhook: refusing to start without a secret; set WEBHOOK_SECRET")
+            return False
+        try:
+            sock = _bind(self.settings.host, self.settings.port)
+        except OSError as exc:
+            log.error("webhook: cannot listen on %s:%s (%s); set platforms.webhook.port or "
+                      "WEBHOOK_PORT to a free port", self.settings.host, self.settings.port, exc)
+            return False
+        self.port = sock.getsockname()[1]
+        ready = asyncio.Event()
+
+        class Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:  # the gateway owns the signals
+                yield
+
+            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+                await super().startup(sockets)
+                ready.set()
+
+        config = uvicorn.Config(build_app(self.settings, self._receive), log_level="warning",
+                                lifespan="off", access_log=False)
+        self._server = Server(config)
+        self._task = asyncio.get_running_loop().create_task(self._server.serve([sock]))
+        waiter = asyncio.ensure_future(ready.wait())
+        await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
+        if not ready.is_set():
+            waiter.cancel()
+            log.error("webhook: uvicorn stopped while starting; see the log above")
+            return False
+        self._http = httpx2.AsyncClient(
+            follow_redirects=False, trust_env=False,
+            timeout=httpx2.Timeout(self.settings.reply_timeout, connect=5.0))
+        log.info("webhook: listening on http://%s:%s%s; replies go to %s", self.settings.host,
+                 self.port, self.settings.path, self.settings.reply_target)
+        return True
+
+    async def disconnect(self) -> None:
+        if self._server is not None and self._task is not None:
+            self._server.should_exit = True
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), 10)
+            except asyncio.TimeoutError:
+                self._server.force_exit = True
+                await self._task
+        if self._inbound:
+            await asyncio.wait(set(self._inbound), timeout=10)
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    # --- inbound -----------------------------------------------------------------------------
+    def _receive(self, message: InboundMessage) -> None:
+        """Hand ``message`` to the gateway without holding the sender's request: a refusal or
+        a command's answer is POSTed to reply_url, which may be slow."""
+        task = asyncio.get_running_loop().create_task(self._dispatch(message))
+        self._inbound.add(task)
+        task.add_done_callback(self._inbound.discard)
+
+    async def _dispatch(self, message: InboundMessage) -> None:
+        try:
+            await self.handle_message(message)
+        except Exception:
+            log.exception("webhook: the gateway failed to take message %s", message.message_id)
+
+    # --- outbound ----------------------------------------------------------------------------
+    async def send(self, chat_id: str, content: str, reply_to: str | None = None,
+                   metadata: Mapping[str, Any] | None = None) -> SendResult:  # type: ignore[override]
+        import httpx2
+
+        if self._http is None:
+            return SendResult(False, error="the webhook is not connected")
+        thread_id = (metadata or {}).get("thread_id")
+        key = (chat_id, thread_id, reply_to, content)
+        delivery = self._retrying.pop(key, None) or uuid.uuid4().hex
+        body = json.dumps({"chat_id": chat_id, "thread_id": thread_id, "reply_to": reply_to,
+                           "text": content, "message_id": delivery}).encode()
+        timestamp = str(int(time.time()))
+        headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT,
+                   SIGNATURE_HEADER: sign(self.settings.secret, body, timestamp),
+                   TIMESTAMP_HEADER: timestamp, DELIVERY_HEADER: delivery}
+        target = self.settings.reply_target
+        try:
+            response = await self._http.post(self.settings.reply_url, content=body,
+                                             headers=headers)
+        except httpx2.HTTPError as exc:
+            self._remember(key, delivery)
+            return SendResult(False, error=f"could not POST the reply to {target}: "
+                              f"{type(exc).__name__}", retryable=True)
+        if response.is_success:
+            return SendResult(True, message_id=delivery)
+        status = response.status_code
+        retryable = status == 429 or status >= 500
+        if retryable:
+            self._remember(key, delivery)
+        return SendResult(False, error=f"{target} answered {status}", retryable=retryable,
+                          retry_after=retry_after(response.headers.get("retry-after")),
+                          raw={"status": status})
+
+    def _remember(self, key: tuple[Any, ...], delivery: str) -> None:
+        self._retrying[key] = delivery
+        while len(self._retrying) > RETRIES_REMEMBERED:
+            self._retrying.popitem(last=False)
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (seconds or an HTTP date), or None."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock
