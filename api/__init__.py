@@ -27,7 +27,8 @@ _EXPORTS: dict[str, str] = {
     # tools.py and interrupt.py: the tool-call context, results and the interrupt flag
     **dict.fromkeys(("ToolCallContext", "ApprovalRequest", "APPROVAL_CHOICES",
                      "ApprovalCallback", "ClarifyCallback", "with_context", "tool_result",
-                     "tool_error", "tool_status"), "tools"),
+                     "tool_error", "tool_status", "parallel_safe", "is_parallel_safe"),
+                    "tools"),
     "set_interrupted": "interrupt", "is_interrupted": "interrupt",
     # providers.py: slot provider base classes
     "MemoryProvider": "providers", "ContextEngine": "providers",

@@ -175,6 +175,20 @@ def with_context(handler: ContextHandler | None = None, *,
     return wrap if handler is None else wrap(handler)
 
 
+PARALLEL_SAFE_MARK = "tool_parallel_safe"
+
+
+def parallel_safe(handler: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a handler whose calls may run side by side with other read-only calls of the
+    same model response (the agent batches such calls in a thread pool)."""
+    setattr(handler, PARALLEL_SAFE_MARK, True)
+    return handler
+
+
+def is_parallel_safe(handler: Any) -> bool:
+    return bool(getattr(handler, PARALLEL_SAFE_MARK, False))
+
+
 def tool_result(data: Any = None, **fields: Any) -> str:
     """A tool handler's JSON result: ``data`` if given, else the keyword fields."""
     return json.dumps(data if data is not None else fields, ensure_ascii=False)

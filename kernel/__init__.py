@@ -15,6 +15,8 @@ _EXPORTS = {
     # the kernel, its plugins and slots
     "Kernel": "kernel", "PluginStatus": "kernel", "PluginRecord": "discovery",
     "SLOT_INFO": "slots",
+    # tools a plugin adds to kernel.tools while hermes runs (kernel.tools.add / discard)
+    "ToolSpec": "records", "ToolsetSpec": "records",
     # why a plugin loads or not (for administration commands)
     "Decision": "policy", "decide": "policy", "load_filter": "policy",
     "selected_by_slot": "policy", "DEFAULT_ON_KINDS": "policy",

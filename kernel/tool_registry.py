@@ -49,16 +49,35 @@ class ToolRegistry:
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     toolsets: dict[str, ToolsetSpec] = field(default_factory=dict)
     on_halt: Callable[[str, str, BaseException], Any] | None = None  # (plugin, where, exc)
+    # Bumped by every change, so a caller that cached a selection knows to make it again
+    # (tools a plugin adds or removes while hermes runs, e.g. those of MCP servers).
+    generation: int = 0
 
+    # Edits replace the dicts instead of changing them, so a thread reading the registry
+    # (another agent selecting its tools) never sees one change size under it.
     def add(self, spec: ToolSpec) -> None:
-        self.tools[spec.name] = spec
+        self.tools = {**self.tools, spec.name: spec}
+        self.generation += 1
 
     def add_toolset(self, spec: ToolsetSpec) -> None:
-        self.toolsets[spec.name] = spec
+        self.toolsets = {**self.toolsets, spec.name: spec}
+        self.generation += 1
+
+    def discard(self, name: str) -> None:
+        """Remove one tool (a runtime tool its plugin withdraws); unknown names are ignored."""
+        if name in self.tools:
+            self.tools = {n: t for n, t in self.tools.items() if n != name}
+            self.generation += 1
+
+    def discard_toolset(self, name: str) -> None:
+        if name in self.toolsets:
+            self.toolsets = {n: t for n, t in self.toolsets.items() if n != name}
+            self.generation += 1
 
     def remove_plugin(self, plugin: str) -> None:
         self.tools = {n: t for n, t in self.tools.items() if t.plugin != plugin}
         self.toolsets = {n: t for n, t in self.toolsets.items() if t.plugin != plugin}
+        self.generation += 1
 
     def get(self, name: str) -> ToolSpec:
         if name not in self.tools:

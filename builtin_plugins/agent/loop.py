@@ -72,9 +72,12 @@ class Agent:
         self.client = client or kernel.service("models").client(
             provider=self.options.provider, model=self.options.model)
         self.sessions = SessionLink(store if store is not None else active_store(kernel))
-        self.tool_names, self.tool_notes = self._select_tools()
-        self.tool_defs = kernel.tools.definitions(self.tool_names)
+        self._tools_generation = -1
+        self.tool_names: list[str] = []
+        self.tool_notes: list[str] = []
+        self.tool_defs: list[dict[str, Any]] = []
         self.tool_routes: dict[str, Callable[..., str]] = {}  # memory & context engine tools
+        self.refresh_tools()
         self.memory = memory_link.attach(self)
         self.context_mark = 0  # history length at the engine's last usage report
         self.context = context_link.attach(self)  # the context engine (compression)
@@ -119,6 +122,22 @@ class Agent:
             return max(1, self.options.max_iterations)
         configured = self.kernel.config.get("agent.max_turns")
         return int(configured) if configured else DEFAULT_MAX_ITERATIONS
+
+    def refresh_tools(self) -> bool:
+        """Select the tools again when the registry changed since the last selection (a
+        plugin added or withdrew tools while hermes runs, e.g. an MCP server's). Called
+        between turns, after ``pre_llm_call``; True when the selection was made again."""
+        generation = self.kernel.tools.generation
+        if generation == self._tools_generation:
+            return False
+        self._tools_generation = generation
+        routed = [(name, d) for name, d in zip(self.tool_names, self.tool_defs)
+                  if name in self.tool_routes]  # memory and context-engine tools stay
+        names, self.tool_notes = self._select_tools()
+        names = [n for n in names if n not in self.tool_routes]
+        self.tool_names = names + [name for name, _ in routed]
+        self.tool_defs = self.kernel.tools.definitions(names) + [d for _, d in routed]
+        return True
 
     def _select_tools(self) -> tuple[list[str], list[str]]:
         toolsets = self.options.toolsets
@@ -335,6 +354,7 @@ class Agent:
         current = self._compress_if_due(turn, len(self.history) - 1, emit)
         context = memory_link.turn_context(
             self, user_message, self._pre_llm_context(turn, user_message, is_first))
+        self.refresh_tools()  # pre_llm_call may have changed runtime tools (MCP servers)
         self._tool_loop(turn, user_message, current, context, emit)
 
     def _pre_llm_context(self, turn: TurnResult, user_message: str, is_first: bool) -> str:
@@ -389,7 +409,7 @@ class Agent:
         return current
 
     def _tool_turn(self, turn: TurnResult, emit: EventSink) -> ToolTurn:
-        from hermes_agent.api import ToolCallContext
+        from hermes_agent.api import ToolCallContext, is_parallel_safe
 
         from .tool_exec import PARALLEL_SAFE, ToolTurn
 
@@ -403,7 +423,9 @@ class Agent:
         return ToolTurn(context, allowed=frozenset(self.tool_names), on_event=emit,
                         routes=self.tool_routes,
                         parallel_safe=PARALLEL_SAFE | frozenset(
-                            self.kernel.config.get("agent.parallel_tools") or ()))
+                            self.kernel.config.get("agent.parallel_tools") or ()) | frozenset(
+                            name for name in self.tool_names if is_parallel_safe(
+                                getattr(self.kernel.tools.tools.get(name), "handler", None))))
 
     @cached_property
     def executor(self) -> ToolExecutor:

@@ -76,3 +76,24 @@ def test_an_excluded_engine_tool_is_not_offered(kernel_for: Any, server: FakeLLM
     kernel.register_plugin(lambda ctx: ctx.register_context_engine(RecallEngine()), "recall_eng")
     agent = Agent(kernel, AgentOptions(stream=False, exclude_tools=frozenset({"lcm_broken"})))
     assert [n for n in agent.tool_names if n.startswith("lcm")] == ["lcm_grep"]
+
+
+def test_tools_added_between_turns_are_offered_and_the_engines_stay(
+        kernel_for: Any, server: FakeLLMServer) -> None:
+    from hermes_agent import ToolSpec
+
+    kernel = kernel_for(toolsets=["calculator", "late"], context={"engine": "recall-engine"})
+    kernel.register_plugin(lambda ctx: ctx.register_context_engine(RecallEngine()), "recall_eng")
+    agent = Agent(kernel, AgentOptions(stream=False))
+    server.script(reply_text("one"), reply_tool_call("late_tool", {}), reply_text("two"))
+    agent.run_conversation("first")
+    kernel.tools.add(ToolSpec("late_tool", "late", {"name": "late_tool", "parameters": {
+        "type": "object", "properties": {}}}, lambda args, **kw: '"late result"', "late"))
+    agent.run_conversation("second")
+    first = sorted(t["function"]["name"] for t in server.posts()[0].body["tools"])
+    second = sorted(t["function"]["name"] for t in server.posts()[1].body["tools"])
+    assert second == sorted([*first, "late_tool"]) and "lcm_grep" in second
+    assert server.posts()[2].body["messages"][-1]["content"] == '"late result"'
+    kernel.tools.discard("late_tool")
+    assert agent.refresh_tools() and "late_tool" not in agent.tool_names
+    assert "lcm_grep" in agent.tool_names

@@ -1,0 +1,42 @@
+"""Builtin plugin: tools from MCP servers (``mcp_servers`` in config.yaml; docs/mcp.md).
+
+Nothing starts until the first turn: the ``pre_llm_call`` hook asks the manager
+(:mod:`.manager`) to start the configured servers, re-list the tools of servers that said
+they changed and restart crashed ones, between turns; the agent then selects its tools
+again. The ``mcp`` SDK is imported only when a server starts. ``hermes mcp`` is in
+:mod:`.cli`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_agent import PluginContext
+
+    from .manager import McpManager
+
+
+def register(ctx: "PluginContext") -> None:
+    kernel = ctx.kernel
+    holder: dict[str, "McpManager"] = {}
+
+    def manager(_kernel: Any = None) -> "McpManager":
+        if "manager" not in holder:
+            from .manager import McpManager
+
+            holder["manager"] = McpManager(kernel, ctx.data_dir)
+        return holder["manager"]
+
+    def between_turns() -> None:
+        if kernel.config.get("mcp_servers"):
+            manager().refresh()
+
+    def shutdown() -> None:
+        if "manager" in holder:
+            holder.pop("manager").close()
+
+    ctx.register_service("mcp", manager)
+    ctx.register_hook("pre_llm_call", between_turns,
+                      description="start, refresh and restart MCP servers between turns")
+    ctx.register_hook("on_shutdown", shutdown, description="stop the MCP servers")

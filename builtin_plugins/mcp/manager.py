@@ -1,0 +1,196 @@
+"""The MCP servers of one kernel: started on the first turn, their tools registered in
+``kernel.tools`` as ``mcp__<server>__<tool>`` (toolset ``mcp-<server>``), re-listed after a
+``tools/list_changed`` notification and restarted after a crash (with backoff), always
+between turns (:meth:`McpManager.refresh`, from the ``pre_llm_call`` hook)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import logging
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from hermes_agent import ToolSpec
+from hermes_agent.api import tool_error, write_atomic
+
+from . import calls
+from .connection import ServerConnection, attr
+from .runtime import Runtime
+from .settings import INSTALL_HINT, ServerSettings, server_settings, tool_name, toolset_name
+
+log = logging.getLogger("hermes_agent.mcp")
+PLUGIN = "mcp"
+
+
+def sdk_installed() -> bool:
+    return importlib.util.find_spec("mcp") is not None
+
+
+class McpManager:
+    def __init__(self, kernel: Any, data_dir: Path | None = None,
+                 settings: list[ServerSettings] | None = None):
+        self.kernel = kernel
+        self.settings = server_settings(kernel.config) if settings is None else settings
+        self.data_dir = data_dir or Path(kernel.home) / "plugin-data" / PLUGIN
+        log_dir = Path(kernel.home) / "logs"
+        self.connections = {s.name: ServerConnection(s, log_dir)
+                            for s in self.settings if s.enabled and not s.problem}
+        self.registered: dict[str, dict[str, dict[str, Any]]] = {}  # server -> name -> schema
+        self.clashes: dict[str, list[str]] = {}
+        self._runtime: Runtime | None = None
+        self._lock = threading.Lock()
+        self._warned: set[str] = set()
+
+    @property
+    def runtime(self) -> Runtime:
+        if self._runtime is None or not self._runtime.alive:
+            self._runtime = Runtime()
+        return self._runtime
+
+    # --- between turns --------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Start servers not started yet, restart failed ones whose backoff has passed,
+        re-list those that said their tools changed; update the registered tools."""
+        if not self.connections:
+            return
+        if not sdk_installed():
+            if "sdk" not in self._warned:
+                self._warned.add("sdk")
+                log.warning("mcp_servers are configured but %s", INSTALL_HINT)
+            for conn in self.connections.values():
+                conn.state, conn.error = "failed", INSTALL_HINT
+            return
+        with self._lock:
+            for conn in self.connections.values():
+                conn.check_alive()
+            now = time.monotonic()
+            start = [c for c in self.connections.values()
+                     if c.state == "idle" or (c.state == "failed" and now >= c.retry_at)]
+            relist = [c for c in self.connections.values()
+                      if c.state == "ready" and c.tools_changed]
+            if start or relist:
+                self._run_all([c.start() for c in start] + [self._relist(c) for c in relist],
+                              max((c.settings.connect_timeout for c in start + relist),
+                                  default=30.0))
+                for conn in start + relist:
+                    if conn.state == "ready":
+                        self._register(conn)
+                self._save_status()
+
+    async def _relist(self, conn: ServerConnection) -> None:
+        try:
+            await asyncio.wait_for(conn.list_tools(), conn.settings.timeout)
+        except BaseException as exc:
+            conn.lost(f"listing its tools failed ({type(exc).__name__}: {exc})")
+
+    def _run_all(self, coros: list[Any], timeout: float) -> None:
+        async def together() -> None:
+            await asyncio.gather(*coros, return_exceptions=True)
+        try:
+            self.runtime.run(together(), timeout + 10.0)
+        except Exception as exc:  # the errors are on each connection already
+            log.warning("MCP servers: starting took too long (%s)", exc)
+
+    def _register(self, conn: ServerConnection) -> None:
+        server, settings = conn.settings.name, conn.settings
+        toolset = toolset_name(server)
+        wanted: dict[str, tuple[dict[str, Any], Any]] = {}
+        clashes: list[str] = []
+        for tool in conn.tools:
+            if not settings.wants(tool.name):
+                continue
+            name = tool_name(server, tool.name)
+            if name in wanted:
+                clashes.append(f"{name}: tools {wanted[name][0]['x-mcp-tool']!r} and "
+                               f"{tool.name!r} of this server map to the same name")
+                continue
+            schema = {"name": name, "description": (tool.description or "")[:1024],
+                      "parameters": attr(tool, "input_schema", "inputSchema")
+                      or {"type": "object", "properties": {}}, "x-mcp-tool": tool.name}
+            wanted[name] = (schema, calls.tool_handler(self, server, tool.name))
+        for name, (schema, handler) in calls.extra_tools(self, conn).items():
+            wanted[name] = (schema, handler)
+        tools = self.kernel.tools
+        for name in set(self.registered.get(server, {})) - set(wanted):
+            tools.discard(name)
+        mine: dict[str, dict[str, Any]] = {}
+        for name, (schema, handler) in wanted.items():
+            owner = tools.tools.get(name)
+            if owner is not None and (owner.plugin != PLUGIN or owner.toolset != toolset):
+                clashes.append(f"{name}: already registered by plugin '{owner.plugin}' "
+                               f"(toolset {owner.toolset}); this server's tool is not offered")
+                continue
+            schema = {k: v for k, v in schema.items() if k != "x-mcp-tool"}
+            mine[name] = schema
+            if owner is None or owner.schema != schema:
+                if settings.parallel_safe:
+                    from hermes_agent.api import parallel_safe
+
+                    handler = parallel_safe(handler)
+                tools.add(ToolSpec(name, toolset, schema, handler, PLUGIN,
+                                   description=schema["description"], emoji="🔌"))
+        for clash in clashes:
+            if clash not in self.clashes.get(server, []):
+                log.warning("MCP server %r: tool name clash: %s", server, clash)
+        self.registered[server], self.clashes[server] = mine, clashes
+        self._join_platform_toolsets(toolset)
+
+    def _join_platform_toolsets(self, toolset: str) -> None:
+        """Platform toolsets (hermes-cli, ...) include every MCP server's toolset."""
+        for spec in list(self.kernel.tools.toolsets.values()):
+            if spec.kind == "platform" and toolset not in spec.includes:
+                self.kernel.tools.add_toolset(replace(spec, includes=(*spec.includes, toolset)))
+
+    # --- status and shutdown ---------------------------------------------------------------
+    def status(self) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        for settings in self.settings:
+            conn = self.connections.get(settings.name)
+            found[settings.name] = {
+                "transport": settings.kind, "enabled": settings.enabled,
+                "state": conn.state if conn else "disabled" if not settings.enabled else "invalid",
+                "error": conn.error if conn else settings.problem,
+                "tools": (sorted(self.registered[settings.name])
+                          if settings.name in self.registered else None),
+                "clashes": self.clashes.get(settings.name, []),
+                "at": time.time()}
+        return found
+
+    def _save_status(self) -> None:
+        try:
+            path = self.data_dir / "status.json"
+            try:  # other servers' entries (`hermes mcp test` starts only one) stay
+                saved = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                saved = {}
+            saved = saved if isinstance(saved, dict) else {}
+            write_atomic(path, json.dumps({**saved, **self.status()}, indent=1))
+        except OSError as exc:
+            log.debug("MCP: could not save status: %s", exc)
+
+    def close(self) -> None:
+        if self._runtime is None or not self._runtime.alive:
+            return
+        async def stop_all() -> None:
+            await asyncio.gather(*(c.stop() for c in self.connections.values()),
+                                 return_exceptions=True)
+        try:
+            self._runtime.run(stop_all(), 15.0)
+        except Exception as exc:
+            log.warning("MCP servers did not all stop cleanly: %s", exc)
+        self._runtime.stop()
+        for server in list(self.registered):
+            for name in self.registered.pop(server):
+                self.kernel.tools.discard(name)
+
+    def unavailable(self, server: str) -> str:
+        conn = self.connections.get(server)
+        why = conn.error if conn and conn.error else "it is not connected"
+        return tool_error(f"MCP server '{server}' is unavailable: {why}. hermes restarts it "
+                          f"before the next turn; `hermes mcp test {server}` shows what goes "
+                          "wrong.", error_type="mcp_unavailable")

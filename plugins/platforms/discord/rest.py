@@ -1,0 +1,106 @@
+"""Discord's REST API over httpx: the gateway URL, sending and editing messages, the typing
+indicator and a channel's details. Failures become :class:`SendResult`s: a 429, a 5xx or a
+connection that never reached Discord are ``retryable`` (nothing was delivered); any other
+error is not. The token travels in the ``Authorization`` header only, never in a message."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import httpx2
+
+from hermes_agent.api import SendResult
+
+from .settings import TOKEN_ENV, Settings
+
+log = logging.getLogger("hermes_agent.gateway.discord")
+USER_AGENT = "DiscordBot (https://github.com/hermes-agent/hermes, 0.1)"
+
+
+class DiscordAuthError(RuntimeError):
+    """Discord refused the token."""
+
+
+class DiscordREST:
+    def __init__(self, settings: Settings, timeout: float = 30.0):
+        self.base = settings.api_base
+        self._http = httpx2.AsyncClient(
+            headers={"Authorization": f"Bot {settings.token}", "User-Agent": USER_AGENT},
+            trust_env=False, follow_redirects=False,
+            timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)))
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    async def gateway_url(self) -> str:
+        """``GET /gateway/bot``'s ``url``; :class:`DiscordAuthError` on a refused token."""
+        response = await self._http.get(f"{self.base}/gateway/bot")
+        if response.status_code == 401:
+            raise DiscordAuthError(f"Discord refused the bot token (HTTP 401); check "
+                                   f"{TOKEN_ENV}")
+        response.raise_for_status()
+        return str(response.json()["url"])
+
+    async def create_message(self, channel_id: str, content: str,
+                             reply_to: str | None = None) -> SendResult:
+        body: dict[str, Any] = {"content": content}
+        if reply_to:  # a reply to a deleted message still goes out
+            body["message_reference"] = {"message_id": reply_to, "fail_if_not_exists": False}
+        return await self._send("POST", f"/channels/{channel_id}/messages", body)
+
+    async def edit_message(self, channel_id: str, message_id: str, content: str) -> SendResult:
+        return await self._send("PATCH", f"/channels/{channel_id}/messages/{message_id}",
+                                {"content": content})
+
+    async def typing(self, channel_id: str) -> None:
+        result = await self._send("POST", f"/channels/{channel_id}/typing", None)
+        if not result.success:
+            log.debug("discord: typing indicator failed: %s", result.error)
+
+    async def channel(self, channel_id: str) -> dict[str, Any] | None:
+        try:
+            response = await self._http.get(f"{self.base}/channels/{channel_id}")
+        except httpx2.HTTPError as exc:
+            log.warning("discord: GET /channels/%s failed: %s", channel_id, type(exc).__name__)
+            return None
+        return _json(response) if response.status_code == 200 else None
+
+    async def _send(self, method: str, path: str, body: Any) -> SendResult:
+        try:
+            response = await self._http.request(method, f"{self.base}{path}", json=body)
+        except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:  # never reached Discord
+            return SendResult(False, error=f"cannot reach Discord: {type(exc).__name__}",
+                              retryable=True)
+        except httpx2.HTTPError as exc:  # it may have arrived: do not send it twice
+            return SendResult(False, error=f"Discord did not answer: {type(exc).__name__}")
+        status = response.status_code
+        if status < 300:
+            data = response.json() if response.content else {}
+            return SendResult(True, message_id=str(data.get("id") or "") or None, raw=data)
+        data = _json(response)
+        error = f"HTTP {status}: {data.get('message') or response.reason_phrase}"
+        if status == 429:
+            return SendResult(False, error=error, retryable=True,
+                              retry_after=_retry_after(data, response.headers), raw=data)
+        if status == 401:
+            error += f" (Discord refused the bot token; check {TOKEN_ENV})"
+        return SendResult(False, error=error, retryable=status >= 500, raw=data)
+
+
+def _json(response: Any) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _retry_after(data: dict[str, Any], headers: Any) -> float | None:
+    for value in (data.get("retry_after"), headers.get("retry-after")):
+        try:
+            if value is not None:
+                return max(0.0, float(value))
+        except (TypeError, ValueError):
+            continue
+    return None

@@ -1,0 +1,95 @@
+"""The fake's REST API (``/api/v10``): ``GET /gateway/bot``, ``POST /channels/{id}/messages``,
+``PATCH /channels/{id}/messages/{mid}``, ``POST /channels/{id}/typing``, ``GET
+/channels/{id}``. A missing or wrong ``Authorization: Bot <token>`` gets Discord's 401; a
+scripted rate limit gets its 429 (``retry_after`` in the body and the ``Retry-After``
+header), a scripted failure its status. Every request is recorded (``Authorization`` masked)."""
+
+from __future__ import annotations
+
+import re
+import threading
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any
+
+from ..local_server import read_request, send_json
+
+if TYPE_CHECKING:
+    from .server import FakeDiscord
+
+PREFIX = "/api/v10"
+MESSAGES = re.compile(r"^/channels/(\d+)/messages$")
+MESSAGE = re.compile(r"^/channels/(\d+)/messages/(\d+)$")
+TYPING = re.compile(r"^/channels/(\d+)/typing$")
+CHANNEL = re.compile(r"^/channels/(\d+)$")
+ERRORS = {403: "Missing Permissions", 500: "Internal Server Error", 502: "Bad Gateway"}
+
+
+class RestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def handle(self) -> None:
+        threading.current_thread().name = "fake-discord-rest"
+        super().handle()
+
+    @property
+    def fake(self) -> "FakeDiscord":
+        return self.server.state  # type: ignore[attr-defined, no-any-return]
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._serve()
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._serve()
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self._serve()
+
+    def _serve(self) -> None:
+        request = read_request(self)
+        fake = self.fake
+        authorized = request.headers.get("authorization") == f"Bot {fake.token}"
+        request.headers["authorization"] = "Bot ***" if authorized else "(wrong)"
+        fake._record("requests", request)
+        if not authorized:
+            send_json(self, 401, {"message": "401: Unauthorized", "code": 0})
+            return
+        path = request.path.removeprefix(PREFIX)
+        method = request.method
+        if method == "GET" and path == "/gateway/bot":
+            send_json(self, 200, {"url": fake.gateway_url, "shards": 1, "session_start_limit": {
+                "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}})
+        elif method == "POST" and (match := MESSAGES.match(path)):
+            failure = fake._take_failure()
+            if failure is not None and failure[0] == 429:
+                send_json(self, 429, {"message": "You are being rate limited.",
+                                      "retry_after": failure[1], "global": False},
+                          {"Retry-After": str(failure[1]), "X-RateLimit-Scope": "user"})
+                return
+            if failure is not None:
+                send_json(self, failure[0], {"message": ERRORS.get(failure[0], "Error"),
+                                             "code": 0})
+                return
+            send_json(self, 200, fake._bot_message(match.group(1), request.body or {}))
+        elif method == "PATCH" and (match := MESSAGE.match(path)):
+            edited = fake._edit(match.group(2), (request.body or {}).get("content", ""))
+            if edited is None:
+                send_json(self, 404, {"message": "Unknown Message", "code": 10008})
+            else:
+                send_json(self, 200, edited)
+        elif method == "POST" and (match := TYPING.match(path)):
+            fake._record("typing", match.group(1))
+            self.send_response(204)
+            self.send_header("content-length", "0")
+            self.end_headers()
+        elif method == "GET" and (match := CHANNEL.match(path)):
+            channel = fake.channels.get(match.group(1))
+            if channel is None:
+                send_json(self, 404, {"message": "Unknown Channel", "code": 10003})
+            else:
+                send_json(self, 200, channel)
+        else:
+            send_json(self, 404, {"message": "404: Not Found", "code": 0})
