@@ -99,7 +99,8 @@ def test_tools_list(home, calculator, capsys):
     data = json.loads(out)
     assert code == 0
     assert {t["name"]: t["plugin"] for t in data["tools"]
-            if t["plugin"] not in ("core-tools", "agent", "memory", "skills", "recall", "web")} == {"calculate": "calculator",
+            if t["plugin"] not in ("core-tools", "agent", "memory", "skills", "recall", "web",
+                                   "cron")} == {"calculate": "calculator",
                                                               "unit_convert": "calculator"}
     assert all(t["selected"] for t in data["tools"])
     (home / "config.yaml").write_text("plugins:\n  enabled: [calculator]\ntoolsets: [nope]\n")

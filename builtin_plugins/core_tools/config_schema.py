@@ -17,11 +17,20 @@ class ApprovalsSection(BaseModel):
 
     mode: Literal["manual", "smart", "off"] = "manual"  # smart asks a human like manual
     timeout: float = Field(60, gt=0)
+    # scheduled jobs (nobody to ask): deny dangerous commands, or approve them (hard floor kept)
+    cron_mode: Literal["deny", "approve"] = "deny"
 
     @field_validator("mode", mode="before")
     @classmethod
     def _yaml_bool(cls, value: Any) -> Any:  # YAML reads a bare `off` as false
         return {False: "off", True: "manual"}.get(value, value) if isinstance(value, bool) else value
+
+    @field_validator("cron_mode", mode="before")
+    @classmethod
+    def _cron_words(cls, value: Any) -> Any:  # the original's synonyms; a YAML bool is unclear
+        if isinstance(value, bool):
+            raise ValueError("write deny or approve (a bare yes/no/on/off reads as true/false)")
+        return {"allow": "approve", "off": "approve"}.get(str(value).strip().lower(), value)
 
 
 class TerminalSection(BaseModel):
