@@ -58,9 +58,29 @@ async def _serve(kernel: Any, adapters: dict[str, Any], entries: dict[str, Any],
         raise click.ClickException("no platform connected; see the warnings above")
     click.echo(f"gateway running (pid {__import__('os').getpid()}): {', '.join(connected)}",
                err=True)
+    scheduler = _start_scheduler(kernel)
     await stop.wait()
     click.echo("gateway stopping: finishing accepted turns...", err=True)
+    if scheduler is not None:  # first: a job's run is interrupted and recorded, later ones wait
+        scheduler[0].set()
+        await scheduler[1]
     await runner.stop(drain_timeout)
+
+
+def _start_scheduler(kernel: Any) -> tuple[asyncio.Event, asyncio.Task[None]] | None:
+    """The scheduled jobs' loop beside the platforms (the ``cron`` service), so a job can
+    deliver to a chat; None when the cron plugin is off or ``gateway.run_cron`` is false."""
+    from hermes_agent import ServiceError
+
+    if not kernel.config.get("gateway.run_cron", True):
+        return None
+    try:
+        cron = kernel.service("cron")
+    except ServiceError:
+        return None
+    stop = asyncio.Event()
+    task = asyncio.get_running_loop().create_task(cron.serve(stop, label="gateway"))
+    return stop, task
 
 
 @gateway.command()

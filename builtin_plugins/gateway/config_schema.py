@@ -16,6 +16,7 @@ class GatewaySection(BaseModel):
     max_queue_per_chat: int = Field(20, ge=1)  # messages waiting per chat
     session_hygiene: float = Field(0.85, ge=0, le=1)  # compress first at this share; 0: off
     stream_replies: bool = True  # show replies while the model writes them
+    run_cron: bool = True  # run the scheduled jobs' loop (the cron plugin) in the gateway
 
 
 class PlatformSection(BaseModel):

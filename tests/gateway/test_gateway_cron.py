@@ -1,0 +1,52 @@
+"""`hermes gateway run` runs the scheduled jobs: a due job's answer reaches its Telegram chat
+through the adapter the gateway connected."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
+from hermes_agent.testing.fake_telegram import FakeTelegram
+
+from .test_kill import ALICE, WAIT, gateway, telegram, wait_for  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+
+def test_a_due_job_is_delivered_to_a_chat_by_the_gateway(home: Path, fake_llm: FakeLLMServer,
+                                                        telegram: FakeTelegram) -> None:
+    (home / "config.yaml").write_text(yaml.safe_dump({
+        "model": {"provider": "custom", "base_url": fake_llm.openai_base_url,
+                  "default": "fake-model", "max_retries": 0},
+        "sessions": {"auto_title": False},
+        "platforms": {"telegram": {"enabled": True, "base_url": telegram.base_url,
+                                   "poll_timeout": 1}}}))
+    hermes = Path(sys.executable).parent / "hermes"
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
+    created = subprocess.run(
+        [str(hermes), "cron", "create", now, "Report the weather.", "--name", "weather",
+         "--deliver", f"telegram:{ALICE}"], capture_output=True, text=True, timeout=WAIT,
+        env={**os.environ, "HERMES_HOME": str(home)})
+    assert created.returncode == 0, created.stderr
+    fake_llm.script(reply_text("Sunny, 21 degrees."))
+    telegram.add_chat(ALICE, first_name="Alice")  # she started the bot once, as Telegram requires
+    proc = gateway(home, telegram)
+    try:
+        wait_for(lambda: telegram.texts(ALICE), "the job's delivery", proc)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(WAIT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert len(telegram.texts(ALICE)) == 1 and "Sunny, 21 degrees." in telegram.texts(ALICE)[0]
+    assert proc.returncode == 0
+    posts = [r for r in fake_llm.requests if r.method == "POST"]
+    assert posts[0].body["messages"][-1]["content"].endswith("Report the weather.")
