@@ -23,7 +23,7 @@ from .errors import PluginError, ServiceError
 from .home import ValidationCache, hermes_home, private_dir
 from .policy import decide, format_stamp, in_install_order, load_filter, truthy
 from .records import CliCommand, Registration
-from .slots import SLOTS, Slots
+from .slots import SLOT_INFO, SLOTS, Slots
 
 if TYPE_CHECKING:
     from .hooks import HookBus, HookRegistry
@@ -231,15 +231,21 @@ class Kernel:
                 _plugin_call(name, "register_error", f"register() of plugin '{name}' failed",
                              register, ctx)
             if not staged.providers and (register is not None or not registered_pm):
+                # a slot plugin that registered nothing: the provider a plugin recognises in
+                # its code (the compat plugin offers find_memory_provider), if any
+                finder = f"find_{record.slot}_provider" if record.slot else ""
+                offered = finder in self._offered
                 provider = _plugin_call(name, "register_error", f"creating the provider of "
-                                        f"plugin '{name}' failed", _bare_provider, record, target)
+                                        f"plugin '{name}' failed", self.service(finder),
+                                        target) if offered else None
                 if provider is not None:
-                    ctx.register_memory_provider(provider)
-                elif register is None and record.slot == "memory":
+                    ctx._provider(record.slot, provider)
+                elif register is None and offered:
+                    label = SLOT_INFO[record.slot].label
                     raise PluginError(name, f"plugin '{name}' ({record.location}) is loaded as a "
-                                      "memory provider but defines no memory provider class and "
-                                      "no register(ctx); if it is another kind of plugin, add a "
-                                      "plugin.yaml", code="no_provider")
+                                      f"{label} but defines no {label} class and no register(ctx);"
+                                      " if it is another kind of plugin, add a plugin.yaml",
+                                      code="no_provider")
                 elif register is None and not declared:  # plugin.yaml's commands suffice
                     raise PluginError(name, f"plugin '{name}' ({record.location}) has no "
                                       "register(ctx) function, no @hookimpl functions and no "
@@ -515,30 +521,6 @@ def _register_callable(target: Any) -> Callable[[Any], Any] | None:
         register = getattr(target, "register", None)
         return register if callable(register) else None
     return target  # an entry point naming a function: `module:function`
-
-
-def _bare_provider(record: PluginRecord, target: Any) -> Any:
-    """A memory provider that was not registered: an entry point naming a provider class or
-    instance, or (as the original loads them) the first provider class a module defines."""
-    if record.slot != "memory":
-        return None
-    if inspect.ismodule(target):
-        target = next((c for c in vars(target).values() if _is_provider_class(c, target)), None)
-    obj = target() if inspect.isclass(target) else target
-    return obj if isinstance(getattr(obj, "name", None), str) else None
-
-
-def _is_provider_class(obj: Any, module: Any) -> bool:
-    """A concrete class of ``module`` (or its submodules) that subclasses a ``MemoryProvider``
-    base or has the required methods (duck-typed providers subclass nothing)."""
-    if not inspect.isclass(obj) or inspect.isabstract(obj):
-        return False
-    home = obj.__module__ or ""
-    if home != module.__name__ and not home.startswith(module.__name__ + "."):
-        return False
-    based = any(base.__name__ == "MemoryProvider" for base in obj.__mro__[1:])
-    return based or all(callable(getattr(obj, m, None))
-                        for m in ("is_available", "initialize", "get_tool_schemas"))
 
 
 def _collectors(ctx: PluginContext, staged: Registration) -> dict[str, Callable[..., Any]]:
