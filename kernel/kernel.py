@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from .tool_registry import ToolRegistry
 
 log = logging.getLogger("hermes_agent.kernel")
-_LISTS = ("tools", "hooks", "commands", "cli_commands", "providers", "skills")
 
 
 @dataclass
@@ -54,17 +53,6 @@ class PluginStatus:
     @property
     def name(self) -> str:
         return self.record.name
-
-    def to_dict(self) -> dict[str, Any]:
-        record = self.record
-        return {"name": record.name, "version": record.version, "kind": record.kind,
-                "source": record.source, "state": self.state, "reason": self.reason,
-                "code": self.code, "cause": self.cause, "clash": self.clash,
-                "location": record.location,
-                "description": record.manifest.description if record.manifest else "",
-                **{key: getattr(self, key) for key in _LISTS},
-                "warnings": [*record.warnings, *self.warnings],
-                "shadows": [r.location for r in record.shadows]}
 
 
 # What this process put into os.environ from a .env file: name -> value (see effective_env).
