@@ -10,7 +10,7 @@ import copy
 import json
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -164,22 +164,16 @@ def expand_vars(value: Any, env: Mapping[str, str], where: str = "",
     return value
 
 
-def set_dotted(data: dict[str, Any], dotted: str, value: Any, *,
-               mapping: Callable[[], dict[str, Any]] = dict,
-               assign: Callable[[dict[str, Any], str, Any], None] | None = None) -> None:
-    """Set ``a.b.c`` in ``data``, creating the parents with ``mapping()``; ``assign`` does the
-    final ``node[key] = value`` when given."""
+def set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``a.b.c`` in ``data``, creating the parent mappings as needed."""
     *parents, leaf = dotted.split(".")
     node = data
     for part in parents:
         child = node.get(part)
         if not isinstance(child, dict):
-            child = node[part] = mapping()
+            child = node[part] = {}
         node = child
-    if assign is None:
-        node[leaf] = value
-    else:
-        assign(node, leaf, value)
+    node[leaf] = value
 
 
 def load_config(home: Path | None = None, overrides: Mapping[str, Any] | None = None,
