@@ -9,14 +9,13 @@ from __future__ import annotations
 import difflib
 import inspect
 import logging
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import Config, load_config, read_env_file
+from .config import Config, effective_env, load_config
 from .context import PluginContext
 from .discovery import Discovery, PluginRecord, builtin_records, discover
 from .errors import PluginError, ServiceError
@@ -53,26 +52,6 @@ class PluginStatus:
     @property
     def name(self) -> str:
         return self.record.name
-
-
-# What this process put into os.environ from a .env file: name -> value (see effective_env).
-_EXPORTED_FROM_DOTENV: dict[str, str] = {}
-
-
-def effective_env(home: Path, env: Mapping[str, str] | None) -> tuple[dict[str, str], frozenset[str]]:
-    """``env`` (default: the process environment) over $HERMES_HOME/.env, and the names whose
-    value came from .env. For the process environment the .env values are also put into
-    ``os.environ`` (plugins read their keys there); the names keep them apart, so commands the
-    agent runs do not inherit them (see ``hermes_agent.api.command_env``)."""
-    dotenv = read_env_file(home / ".env")
-    if env is not None:
-        return {**dotenv, **env}, frozenset(n for n in dotenv if n not in env)
-    for key, value in dotenv.items():
-        if key not in os.environ:
-            os.environ[key] = value
-            _EXPORTED_FROM_DOTENV[key] = value
-    return dict(os.environ), frozenset(n for n in dotenv if n in _EXPORTED_FROM_DOTENV
-                                       and os.environ.get(n) == _EXPORTED_FROM_DOTENV[n])
 
 
 class Kernel:
