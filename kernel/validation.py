@@ -128,14 +128,11 @@ _SLOT_SECTIONS = {section: (model, Field(default_factory=model)) for section, mo
     for section, keys in slot_defaults().items() if section != "model")}
 
 
-class _KernelKeys(_Section):
-    toolsets: list[str] | None = None
-    plugins: PluginsSection = Field(default_factory=PluginsSection)
-    platform_toolsets: dict[str, list[str]] = Field(default_factory=dict)
-
-
 #: The keys the kernel reads; builtin plugins add their own sections (:func:`config_model`).
-ConfigModel = create_model("ConfigModel", __base__=_KernelKeys, **_SLOT_SECTIONS)  # type: ignore
+ConfigModel = create_model(  # type: ignore[call-overload]
+    "ConfigModel", __base__=_Section, toolsets=(list[str] | None, None),
+    plugins=(PluginsSection, Field(default_factory=PluginsSection)), **_SLOT_SECTIONS,
+    platform_toolsets=(dict[str, list[str]], Field(default_factory=dict)))
 
 
 _COMPOSED: dict[tuple[tuple[str, str], ...], type[BaseModel]] = {}
