@@ -120,12 +120,16 @@ class PluginsSection(_Section):
     entries: dict[str, PluginEntry] = Field(default_factory=dict)
 
 
-# The sections holding slot selections (memory.provider, ...), each key's default from
-# SLOT_INFO. `model` is the models plugin's section: it may be a plain string (`model: <id>`).
-_SLOT_SECTIONS = {section: (model, Field(default_factory=model)) for section, model in (
-    (section, create_model(f"{section.title()}Section", __base__=_Section,
-                           **{key: (str, default) for key, default in keys.items()}))
-    for section, keys in slot_defaults().items() if section != "model")}
+def _slot_section(section: str, keys: dict[str, str]) -> tuple[type[BaseModel], Any]:
+    """A section holding slot selections (``memory``: ``provider``), defaults from SLOT_INFO."""
+    model = create_model(f"{section.title()}Section", __base__=_Section,
+                         **{key: (str, default) for key, default in keys.items()})
+    return model, Field(default_factory=model)
+
+
+# `model` is the models plugin's section: it may be a plain string (`model: <id>`).
+_SLOT_SECTIONS = {section: _slot_section(section, keys)
+                  for section, keys in slot_defaults().items() if section != "model"}
 
 
 #: The keys the kernel reads; builtin plugins add their own sections (:func:`config_model`).
