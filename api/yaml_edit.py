@@ -12,8 +12,6 @@ import io
 from collections.abc import Callable
 from typing import Any
 
-from hermes_agent.config import set_dotted
-
 
 def set_key(text: str, dotted: str, value: Any) -> str:
     """``text`` with ``dotted`` set to ``value`` (parents created as mappings as needed)."""
@@ -29,8 +27,17 @@ def set_key(text: str, dotted: str, value: Any) -> str:
         if not isinstance(child, dict):
             break
         changed = child
-    _keeping_tail(changed, lambda: set_dotted(data, dotted, _commented(value),
-                                              mapping=CommentedMap, assign=_assign))
+    def assign() -> None:
+        *parents, leaf = parts
+        node = data
+        for part in parents:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = CommentedMap()
+            node = child
+        _assign(node, leaf, _commented(value))
+
+    _keeping_tail(changed, assign)
     return _dump(yaml, data)
 
 

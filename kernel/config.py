@@ -10,7 +10,7 @@ import copy
 import json
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +95,26 @@ def read_env_file(path: Path) -> dict[str, str]:
     return values
 
 
+# What this process put into os.environ from a .env file: name -> value (see effective_env).
+_EXPORTED_FROM_DOTENV: dict[str, str] = {}
+
+
+def effective_env(home: Path, env: Mapping[str, str] | None) -> tuple[dict[str, str], frozenset[str]]:
+    """``env`` (default: the process environment) over $HERMES_HOME/.env, and the names whose
+    value came from .env. For the process environment the .env values are also put into
+    ``os.environ`` (plugins read their keys there); the names keep them apart, so commands the
+    agent runs do not inherit them (see ``hermes_agent.api.command_env``)."""
+    dotenv = read_env_file(home / ".env")
+    if env is not None:
+        return {**dotenv, **env}, frozenset(n for n in dotenv if n not in env)
+    for key, value in dotenv.items():
+        if key not in os.environ:
+            os.environ[key] = value
+            _EXPORTED_FROM_DOTENV[key] = value
+    return dict(os.environ), frozenset(n for n in dotenv if n in _EXPORTED_FROM_DOTENV
+                                       and os.environ.get(n) == _EXPORTED_FROM_DOTENV[n])
+
+
 def read_raw_config(home: Path, cache: ValidationCache | None = None) -> dict[str, Any]:
     """The user's config.yaml as written ({} when missing); with a ``cache``, a file parsed
     before is not parsed (nor PyYAML imported) again."""
@@ -164,22 +184,16 @@ def expand_vars(value: Any, env: Mapping[str, str], where: str = "",
     return value
 
 
-def set_dotted(data: dict[str, Any], dotted: str, value: Any, *,
-               mapping: Callable[[], dict[str, Any]] = dict,
-               assign: Callable[[dict[str, Any], str, Any], None] | None = None) -> None:
-    """Set ``a.b.c`` in ``data``, creating the parents with ``mapping()``; ``assign`` does the
-    final ``node[key] = value`` when given."""
+def set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``a.b.c`` in ``data``, creating the parent mappings as needed."""
     *parents, leaf = dotted.split(".")
     node = data
     for part in parents:
         child = node.get(part)
         if not isinstance(child, dict):
-            child = node[part] = mapping()
+            child = node[part] = {}
         node = child
-    if assign is None:
-        node[leaf] = value
-    else:
-        assign(node, leaf, value)
+    node[leaf] = value
 
 
 def load_config(home: Path | None = None, overrides: Mapping[str, Any] | None = None,

@@ -9,28 +9,26 @@ from __future__ import annotations
 import difflib
 import inspect
 import logging
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import Config, load_config, read_env_file
+from .config import Config, effective_env, load_config
 from .context import PluginContext
 from .discovery import Discovery, PluginRecord, builtin_records, discover
 from .errors import PluginError, ServiceError
 from .home import ValidationCache, hermes_home, private_dir
 from .policy import decide, format_stamp, in_install_order, load_filter, truthy
 from .records import CliCommand, Registration
-from .slots import SLOTS, Slots
+from .slots import SLOT_INFO, SLOTS, Slots
 
 if TYPE_CHECKING:
     from .hooks import HookBus, HookRegistry
     from .tool_registry import ToolRegistry
 
 log = logging.getLogger("hermes_agent.kernel")
-_LISTS = ("tools", "hooks", "commands", "cli_commands", "providers", "skills")
 
 
 @dataclass
@@ -54,37 +52,6 @@ class PluginStatus:
     @property
     def name(self) -> str:
         return self.record.name
-
-    def to_dict(self) -> dict[str, Any]:
-        record = self.record
-        return {"name": record.name, "version": record.version, "kind": record.kind,
-                "source": record.source, "state": self.state, "reason": self.reason,
-                "code": self.code, "cause": self.cause, "clash": self.clash,
-                "location": record.location,
-                "description": record.manifest.description if record.manifest else "",
-                **{key: getattr(self, key) for key in _LISTS},
-                "warnings": [*record.warnings, *self.warnings],
-                "shadows": [r.location for r in record.shadows]}
-
-
-# What this process put into os.environ from a .env file: name -> value (see effective_env).
-_EXPORTED_FROM_DOTENV: dict[str, str] = {}
-
-
-def effective_env(home: Path, env: Mapping[str, str] | None) -> tuple[dict[str, str], frozenset[str]]:
-    """``env`` (default: the process environment) over $HERMES_HOME/.env, and the names whose
-    value came from .env. For the process environment the .env values are also put into
-    ``os.environ`` (plugins read their keys there); the names keep them apart, so commands the
-    agent runs do not inherit them (see ``hermes_agent.api.command_env``)."""
-    dotenv = read_env_file(home / ".env")
-    if env is not None:
-        return {**dotenv, **env}, frozenset(n for n in dotenv if n not in env)
-    for key, value in dotenv.items():
-        if key not in os.environ:
-            os.environ[key] = value
-            _EXPORTED_FROM_DOTENV[key] = value
-    return dict(os.environ), frozenset(n for n in dotenv if n in _EXPORTED_FROM_DOTENV
-                                       and os.environ.get(n) == _EXPORTED_FROM_DOTENV[n])
 
 
 class Kernel:
@@ -231,15 +198,21 @@ class Kernel:
                 _plugin_call(name, "register_error", f"register() of plugin '{name}' failed",
                              register, ctx)
             if not staged.providers and (register is not None or not registered_pm):
+                # a slot plugin that registered nothing: the provider a plugin recognises in
+                # its code (the compat plugin offers find_memory_provider), if any
+                finder = f"find_{record.slot}_provider" if record.slot else ""
+                offered = finder in self._offered
                 provider = _plugin_call(name, "register_error", f"creating the provider of "
-                                        f"plugin '{name}' failed", _bare_provider, record, target)
+                                        f"plugin '{name}' failed", self.service(finder),
+                                        target) if offered else None
                 if provider is not None:
-                    ctx.register_memory_provider(provider)
-                elif register is None and record.slot == "memory":
+                    ctx._provider(record.slot, provider)
+                elif register is None and offered:
+                    label = SLOT_INFO[record.slot].label
                     raise PluginError(name, f"plugin '{name}' ({record.location}) is loaded as a "
-                                      "memory provider but defines no memory provider class and "
-                                      "no register(ctx); if it is another kind of plugin, add a "
-                                      "plugin.yaml", code="no_provider")
+                                      f"{label} but defines no {label} class and no register(ctx);"
+                                      " if it is another kind of plugin, add a plugin.yaml",
+                                      code="no_provider")
                 elif register is None and not declared:  # plugin.yaml's commands suffice
                     raise PluginError(name, f"plugin '{name}' ({record.location}) has no "
                                       "register(ctx) function, no @hookimpl functions and no "
@@ -515,30 +488,6 @@ def _register_callable(target: Any) -> Callable[[Any], Any] | None:
         register = getattr(target, "register", None)
         return register if callable(register) else None
     return target  # an entry point naming a function: `module:function`
-
-
-def _bare_provider(record: PluginRecord, target: Any) -> Any:
-    """A memory provider that was not registered: an entry point naming a provider class or
-    instance, or (as the original loads them) the first provider class a module defines."""
-    if record.slot != "memory":
-        return None
-    if inspect.ismodule(target):
-        target = next((c for c in vars(target).values() if _is_provider_class(c, target)), None)
-    obj = target() if inspect.isclass(target) else target
-    return obj if isinstance(getattr(obj, "name", None), str) else None
-
-
-def _is_provider_class(obj: Any, module: Any) -> bool:
-    """A concrete class of ``module`` (or its submodules) that subclasses a ``MemoryProvider``
-    base or has the required methods (duck-typed providers subclass nothing)."""
-    if not inspect.isclass(obj) or inspect.isabstract(obj):
-        return False
-    home = obj.__module__ or ""
-    if home != module.__name__ and not home.startswith(module.__name__ + "."):
-        return False
-    based = any(base.__name__ == "MemoryProvider" for base in obj.__mro__[1:])
-    return based or all(callable(getattr(obj, m, None))
-                        for m in ("is_available", "initialize", "get_tool_schemas"))
 
 
 def _collectors(ctx: PluginContext, staged: Registration) -> dict[str, Callable[..., Any]]:

@@ -7,7 +7,6 @@ naming the file, the field and the fix.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ LEGACY_ALIASES = {"hooks": "provides_hooks", "tools": "provides_tools",
 IGNORED_KEYS = ("platforms", "provides_web_providers", "provides_browser_providers",
                 "external_dependencies", "key")
 BUILTIN_ONLY = ("essential", "config_sections")
-_CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|~=|>|<)?\s*([0-9][0-9a-zA-Z.*]*)\s*$")
 
 
 @dataclass(frozen=True)
@@ -158,10 +156,9 @@ def _validate(raw: bytes, default_name: str | None) -> dict[str, Any]:
         if kind and not any(KINDS[0] in p for p in kind):  # pydantic did not list them
             problems.append(f"kind: must be one of {', '.join(KINDS)}")
         return {"error": problems, "warnings": warnings, "code": "manifest_invalid"}
-    spec = normalized["requires_hermes"]
-    problem = check_requires_hermes(spec)
+    problem = check_requires_hermes(normalized["requires_hermes"])
     if problem:
-        malformed = any(not _CLAUSE.match(c) for c in spec.split(","))
+        malformed = "is not a version clause" in problem
         return {"error": [problem], "warnings": warnings,
                 "code": "manifest_invalid" if malformed else "incompatible"}
     return {"data": normalized, "warnings": warnings}
@@ -192,31 +189,17 @@ def normalize_legacy(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return data, warnings
 
 
-def _version_tuple(text: str) -> tuple[int, ...]:
-    return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.+-]", text)[:3])
-
-
-_COMPARE = {">=": tuple.__ge__, "<=": tuple.__le__, "==": tuple.__eq__, "!=": tuple.__ne__,
-            ">": tuple.__gt__, "<": tuple.__lt__}
-
-
 def check_requires_hermes(spec: str, version: str = __version__) -> str | None:
-    """A problem line if ``spec`` (e.g. ``>=0.1,<2``) excludes ``version``, else None."""
-    current = _version_tuple(version)
-    for clause in spec.split(",") if spec.strip() else ():
-        match = _CLAUSE.match(clause)
-        if not match:
-            return (f"requires_hermes: {clause.strip()!r} is not a version clause "
-                    "(write e.g. '>=0.1,<1')")
-        op, wanted = match.group(1) or "==", match.group(2)
-        if wanted.endswith(".*"):
-            prefix = _version_tuple(wanted[:-2])
-            ok = (current[: len(prefix)] == prefix) == (op == "==")
-        elif op == "~=":
-            target = _version_tuple(wanted)
-            ok = current >= target and current[: len(target) - 1] == target[:-1]
-        else:
-            ok = _COMPARE[op](current, _version_tuple(wanted))
+    """A problem line if ``spec`` (e.g. ``>=0.1,<2``; a bare version means ``==``) excludes
+    ``version``, else None."""
+    from packaging.specifiers import InvalidSpecifier, Specifier
+
+    for clause in (c.strip() for c in spec.split(",")) if spec.strip() else ():
+        try:
+            ok = Specifier(f"=={clause}" if clause[:1].isdigit() else clause).contains(
+                version, prereleases=True)
+        except InvalidSpecifier:
+            return f"requires_hermes: {clause!r} is not a version clause (write e.g. '>=0.1,<1')"
         if not ok:
             return (f"requires_hermes: this plugin needs hermes {spec}, but this is {version}; "
                     "install a compatible version of the plugin")

@@ -4,13 +4,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import re
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
-from .slots import SLOT_INFO
+from .manifest import KINDS, CliDeclaration, EnvRequirement, Manifest
+from .slots import slot_defaults
 
 PLUGIN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -31,103 +33,76 @@ _ENTRY = ("{value} is not 'module:attribute' (e.g. '.cli:command', relative to t
 _ENV = "{value} is not an environment variable name"
 
 
-class EnvVarSpec(BaseModel):
-    """The rich form of a ``requires_env`` / ``optional_env`` entry."""
-
-    model_config = ConfigDict(extra="allow")
-    report_unknown_keys: ClassVar[bool] = False
-    name: str
-    description: str = ""
-    url: str = ""
-    secret: bool = False
-
-    @field_validator("name")
-    @classmethod
-    def _env_name(cls, value: str) -> str:
-        return _check(value, ENV_NAME_RE, _ENV + " (letters, digits, _)")
+# Checks of the values plugin.yaml writes; each field itself is written once, in Manifest.
+def _env_name(value: Any) -> Any:
+    return _check(value, ENV_NAME_RE, _ENV + " (letters, digits, _)")
 
 
-class CliCommandSpec(BaseModel):
-    """One ``cli_commands`` entry: the click command at ``entry`` (imported when it runs)
-    and its ``hermes --help`` line."""
-
-    model_config = ConfigDict(extra="forbid")
-    entry: str
-    help: str = ""
-
-    @field_validator("entry")
-    @classmethod
-    def _entry_text(cls, value: str) -> str:
-        return _check(value, ENTRY_RE, _ENTRY)
+def _env_names(value: list[Any]) -> list[Any]:
+    for item in value:
+        if isinstance(item, str):
+            _check(item, ENV_NAME_RE, _ENV)
+    return value
 
 
-class ManifestModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=False)
+def _cli_shorthand(value: Any) -> Any:
+    """``name: "module:attr"`` is short for ``name: {entry: "module:attr"}``."""
+    if isinstance(value, dict):
+        return {k: {"entry": v} if isinstance(v, str) else v for k, v in value.items()}
+    return value
 
-    name: str
-    version: str = ""
-    description: str = ""
-    author: str = ""
-    kind: Literal["standalone", "backend", "exclusive", "platform", "model-provider"] = "standalone"
-    requires_env: list[str | EnvVarSpec] = Field(default_factory=list)
-    optional_env: list[str | EnvVarSpec] = Field(default_factory=list)
-    provides_tools: list[str] = Field(default_factory=list)
-    provides_hooks: list[str] = Field(default_factory=list)
-    manifest_version: int = 1
-    license: str = ""
-    homepage: str = ""
-    tags: list[str] = Field(default_factory=list)
-    requires_hermes: str = ""
-    python_dependencies: list[str] = Field(default_factory=list)
-    label: str = ""
-    config: dict[str, Any] = Field(default_factory=dict)
-    essential: bool = False
-    cli_commands: dict[str, CliCommandSpec] = Field(default_factory=dict)
-    config_sections: dict[str, str] = Field(default_factory=dict)
 
-    @field_validator("cli_commands", mode="before")
-    @classmethod
-    def _cli_shorthand(cls, value: Any) -> Any:
-        """``name: "module:attr"`` is short for ``name: {entry: "module:attr"}``."""
-        if isinstance(value, dict):
-            return {k: {"entry": v} if isinstance(v, str) else v for k, v in value.items()}
-        return value
+def _cli_names(value: dict[str, Any]) -> dict[str, Any]:
+    for name in value:
+        _check(name, CLI_NAME_RE, "{value} is not a command name (lower-case letters, "
+               "digits and '-', e.g. weather-report)")
+    return value
 
-    @field_validator("cli_commands")
-    @classmethod
-    def _cli_names(cls, value: dict[str, CliCommandSpec]) -> dict[str, CliCommandSpec]:
-        for name in value:
-            _check(name, CLI_NAME_RE, "{value} is not a command name (lower-case letters, "
-                   "digits and '-', e.g. weather-report)")
-        return value
 
-    @field_validator("config_sections")
-    @classmethod
-    def _sections(cls, value: dict[str, str]) -> dict[str, str]:
-        for key, target in value.items():
-            _check(key, SECTION_RE, "{value} is not a config.yaml key (lower-case letters, "
-                   "digits and '_')")
-            _check(target, ENTRY_RE, _ENTRY)
-        return value
+def _sections(value: dict[str, str]) -> dict[str, str]:
+    for key, target in value.items():
+        _check(key, SECTION_RE, "{value} is not a config.yaml key (lower-case letters, "
+               "digits and '_')")
+        _check(target, ENTRY_RE, _ENTRY)
+    return value
 
-    @field_validator("version", mode="before")
-    @classmethod
-    def _version_text(cls, value: Any) -> Any:
-        return str(value) if isinstance(value, (int, float)) else value
 
-    @field_validator("name")
-    @classmethod
-    def _plugin_name(cls, value: str) -> str:
-        return _check(value, PLUGIN_NAME_RE, "use letters, digits, '-', '_' or '.', starting "
-                      "with a letter or digit")
+def _model_of(cls: type, extra: str, checks: list[tuple[str, str, Any]],
+              written: dict[Any, Any]) -> type[BaseModel]:
+    """The pydantic model validating the plain dataclass ``cls`` as plugin.yaml writes it:
+    its fields and defaults, tuples as lists, ``written`` (a field name or an item type ->
+    the type written instead) and ``checks`` (field, mode, function)."""
+    hints = get_type_hints(cls)
+    fields: dict[str, Any] = {}
+    for item in dataclasses.fields(cls):
+        if item.name == "synthesized":  # set by hermes, never written
+            continue
+        hint = written.get(item.name, hints[item.name])
+        default = ... if item.default is dataclasses.MISSING else item.default  # ...: required
+        if item.default_factory is not dataclasses.MISSING:
+            default = Field(default_factory=item.default_factory)
+        if get_origin(hint) is tuple:
+            hint = list[written.get(get_args(hint)[0], get_args(hint)[0])]  # type: ignore[misc]
+            default = Field(default_factory=list)
+        fields[item.name] = (hint, default)
+    validators = {f"check_{name}_{mode}": field_validator(name, mode=mode)(fn)  # type: ignore
+                  for name, mode, fn in checks}
+    return create_model(cls.__name__, __config__=ConfigDict(extra=extra),  # type: ignore
+                        __validators__=validators, **fields)
 
-    @field_validator("requires_env", "optional_env")
-    @classmethod
-    def _env_names(cls, value: list[Any]) -> list[Any]:
-        for item in value:
-            if isinstance(item, str):
-                _check(item, ENV_NAME_RE, _ENV)
-        return value
+
+EnvModel = _model_of(EnvRequirement, "allow", [("name", "after", _env_name)], {})
+CliModel = _model_of(CliDeclaration, "forbid",
+                     [("entry", "after", lambda value: _check(value, ENTRY_RE, _ENTRY))], {})
+ManifestModel = _model_of(Manifest, "forbid", [
+    ("name", "after", lambda value: _check(value, PLUGIN_NAME_RE, "use letters, digits, '-', "
+                                           "'_' or '.', starting with a letter or digit")),
+    ("version", "before", lambda value: str(value) if isinstance(value, (int, float)) else value),
+    ("requires_env", "after", _env_names), ("optional_env", "after", _env_names),
+    ("cli_commands", "before", _cli_shorthand), ("cli_commands", "after", _cli_names),
+    ("config_sections", "after", _sections),
+], {"kind": Literal[KINDS], EnvRequirement: str | EnvModel,  # type: ignore[valid-type]
+    "cli_commands": dict[str, CliModel]})  # type: ignore[valid-type]
 
 
 class _Section(BaseModel):
@@ -145,32 +120,23 @@ class PluginsSection(_Section):
     entries: dict[str, PluginEntry] = Field(default_factory=dict)
 
 
-class MemorySection(_Section):
-    provider: str = SLOT_INFO["memory"].default
+def _slot_section(section: str, keys: dict[str, str]) -> tuple[type[BaseModel], Any]:
+    """A section holding slot selections (``memory``: ``provider``), defaults from SLOT_INFO."""
+    model = create_model(f"{section.title()}Section", __base__=_Section,
+                         **{key: (str, default) for key, default in keys.items()})
+    return model, Field(default_factory=model)
 
 
-class ContextSection(_Section):
-    engine: str = SLOT_INFO["context_engine"].default
+# `model` is the models plugin's section: it may be a plain string (`model: <id>`).
+_SLOT_SECTIONS = {section: _slot_section(section, keys)
+                  for section, keys in slot_defaults().items() if section != "model"}
 
 
-class WebSection(_Section):
-    backend: str = SLOT_INFO["web_search"].default
-
-
-class SessionsSection(_Section):
-    store: str = SLOT_INFO["session_store"].default
-
-
-class ConfigModel(_Section):
-    """The keys the kernel reads; builtin plugins add their own sections (:func:`config_model`)."""
-
-    toolsets: list[str] | None = None
-    plugins: PluginsSection = Field(default_factory=PluginsSection)
-    memory: MemorySection = Field(default_factory=MemorySection)
-    context: ContextSection = Field(default_factory=ContextSection)
-    web: WebSection = Field(default_factory=WebSection)
-    sessions: SessionsSection = Field(default_factory=SessionsSection)
-    platform_toolsets: dict[str, list[str]] = Field(default_factory=dict)
+#: The keys the kernel reads; builtin plugins add their own sections (:func:`config_model`).
+ConfigModel = create_model(  # type: ignore[call-overload]
+    "ConfigModel", __base__=_Section, toolsets=(list[str] | None, None),
+    plugins=(PluginsSection, Field(default_factory=PluginsSection)), **_SLOT_SECTIONS,
+    platform_toolsets=(dict[str, list[str]], Field(default_factory=dict)))
 
 
 _COMPOSED: dict[tuple[tuple[str, str], ...], type[BaseModel]] = {}
@@ -209,7 +175,7 @@ _HINTS = {
     "extra_forbidden": "remove it, or check its spelling",
     "missing": "add it",
 }
-_HIDDEN = ("str", "list[str]", "EnvVarSpec", "ModelSection", "dict[str,any]")
+_HIDDEN = ("str", "list[str]", "EnvRequirement", "ModelSection", "dict[str,any]")
 
 
 def _is_branch(part: Any) -> bool:

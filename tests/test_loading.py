@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hermes_agent import Kernel
+from hermes_agent.builtin_plugins.plugin_admin.ledger import status_dict
 from hermes_agent.testing import write_plugin
 
 TOOL = '''
@@ -162,7 +163,7 @@ def test_user_plugin_shadows_bundled_and_records_it(home, tmp_path):
     status = kernel.plugins["webby"]
     assert status.record.source == "user" and status.record.version == "2.0.0"
     assert [r.source for r in status.record.shadows] == ["bundled"]
-    assert status.to_dict()["shadows"] == [str(bundled / "web" / "webby")]
+    assert status_dict(status)["shadows"] == [str(bundled / "web" / "webby")]
 
 
 def test_bundled_backend_is_on_by_default_but_bundled_standalone_is_not(home, tmp_path):

@@ -1,11 +1,14 @@
 """Builtin plugin ``compat``: lets plugins written for Hermes Agent 0.19 import the module paths they
 know (``from agent.memory_provider import MemoryProvider``, ``from tools.registry import
-tool_error``, ``from gateway.platforms.base import BasePlatformAdapter``, ...). Builtin plugins
-load before any other, so the paths exist in time.
+tool_error``, ``from gateway.platforms.base import BasePlatformAdapter``, ...), and load
+memory providers that register nothing, as that version does (the ``find_memory_provider``
+service the kernel asks). Builtin plugins load before any other, so both are in place in time.
 """
 
 
 def register(ctx):
     from .modules import install
+    from .providers import find_memory_provider
 
     install()
+    ctx.register_service("find_memory_provider", lambda kernel: find_memory_provider)

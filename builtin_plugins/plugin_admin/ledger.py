@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from hermes_agent import Kernel
 
 LEDGER = Path("cache") / "plugin-status.json"
+REGISTERED = ("tools", "hooks", "commands", "cli_commands", "providers", "skills")  # PluginStatus lists
 
 
 def fingerprint(record: PluginRecord) -> str:
@@ -52,8 +53,21 @@ def read_ledger(home: Path) -> dict[str, Any]:
         return {}
 
 
+def status_dict(status: PluginStatus) -> dict[str, Any]:
+    """A plugin's status as JSON data (the ledger's entries, `plugins list --json`)."""
+    record = status.record
+    return {"name": record.name, "version": record.version, "kind": record.kind,
+            "source": record.source, "state": status.state, "reason": status.reason,
+            "code": status.code, "cause": status.cause, "clash": status.clash,
+            "location": record.location,
+            "description": record.manifest.description if record.manifest else "",
+            **{key: getattr(status, key) for key in REGISTERED},
+            "warnings": [*record.warnings, *status.warnings],
+            "shadows": [r.location for r in record.shadows]}
+
+
 def _entry(status: PluginStatus, previous: Any) -> dict[str, Any]:
-    entry = status.to_dict()
+    entry = status_dict(status)
     entry["fingerprint"] = fingerprint(status.record)
     entry["time"] = time.time()
     if isinstance(previous, dict) and previous.get("fingerprint") == entry["fingerprint"] \
@@ -107,8 +121,7 @@ def last_outcome(ledger: dict[str, Any], record: PluginRecord) -> dict[str, Any]
 
 
 # What a ledger entry restores onto the current decision.
-_OUTCOME_KEYS = ("state", "reason", "code", "cause", "clash", "tools", "hooks", "commands",
-                 "cli_commands", "providers", "skills")
+_OUTCOME_KEYS = ("state", "reason", "code", "cause", "clash", *REGISTERED)
 
 
 @dataclass

@@ -8,7 +8,7 @@ from typing import Any
 from hermes_agent import Kernel
 from hermes_agent.api import plural
 
-from .ledger import recorded_statuses
+from .ledger import recorded_statuses, status_dict
 
 GLYPHS = {"loaded": "✓", "enabled": "•", "disabled": "✗", "failed": "!", "missing env": "○",
           "not enabled": "○", "not selected": "○"}
@@ -18,12 +18,12 @@ def plugin_rows(kernel: Kernel, include_builtin: bool = False) -> list[dict[str,
     """One dict per plugin: the decision now, merged with the last real load when current."""
     if kernel.booted:
         statuses = list(kernel.plugins.values())
-        return [s.to_dict() for s in statuses if include_builtin or s.record.source != "builtin"]
+        return [status_dict(s) for s in statuses if include_builtin or s.record.source != "builtin"]
     rows = []
     for item in recorded_statuses(kernel):
         if item.status.record.source == "builtin" and not include_builtin:
             continue
-        row = item.status.to_dict()
+        row = status_dict(item.status)
         row["counts"] = "registered" if item.outcome is not None else "declared"
         if item.pending:
             row["reason"] = ("enabled; not loaded since it last changed "

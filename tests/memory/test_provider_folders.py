@@ -128,6 +128,19 @@ def test_a_folder_with_no_provider_fails_with_a_clear_reason(home: Path) -> None
         kernel.slots.active_memory(kernel.config)
 
 
+def test_the_compat_plugin_finds_the_class_and_without_it_none_is_looked_for(home: Path) -> None:
+    """Recognising a provider class is the compat plugin's (its find_memory_provider service),
+    not the kernel's: with compat disabled, a folder defining only a class does not load."""
+    folder(home, "duck", DUCK)
+    kernel = boot(home, "duck")
+    assert kernel.service_owner("find_memory_provider") == "compat"
+    (home / "config.yaml").write_text(json.dumps({"memory": {"provider": "duck"},
+                                                  "plugins": {"disabled": ["compat"]}}))
+    without = Kernel(home, env={"HERMES_HOME": str(home)}, entry_points=False).boot()
+    assert without.plugins["compat"].state == "disabled"
+    assert (without.plugins["duck"].state, without.plugins["duck"].code) == ("failed", "no_entry")
+
+
 def test_folders_under_a_category_and_folders_with_a_manifest_are_unchanged(home: Path) -> None:
     (home / "plugins" / "tools" / "calc").mkdir(parents=True)
     (home / "plugins" / "tools" / "calc" / "plugin.yaml").write_text("name: calc\n")

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from hermes_agent import Kernel
+from hermes_agent.builtin_plugins.plugin_admin.ledger import status_dict
 from hermes_agent.builtin_plugins.cli_root import main
 from hermes_agent.testing import write_plugin
 
@@ -91,7 +92,7 @@ def test_each_failure_site_sets_its_code_and_cause(plugins_home: Path):
     for directory, (_, code) in SKIPPED.items():
         assert found[directory].code == code, (directory, found[directory].reason)
     assert found["plugin_admin"].state == "loaded" and found["plugin_admin"].code == ""
-    data = found["boom"].to_dict()
+    data = status_dict(found["boom"])
     assert (data["code"], data["cause"]) == ("import_error", "ImportError: cannot find libboom")
 
 
