@@ -55,7 +55,7 @@ class GatewayRunner:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.chats: dict[str, Chat] = {}
         self.worker = ChatWorker(self)
-        self.accepting = False
+        self.accepting = self.stopped = False
         self.started_at = time.time()
         self._state_due: asyncio.TimerHandle | None = None
         self.failed: dict[str, str] = {}  # platforms that stopped for good: why
@@ -122,8 +122,10 @@ class GatewayRunner:
 
     async def stop(self, timeout: float = 60.0) -> None:
         """Accept nothing more, let every accepted message finish (up to ``timeout``), then
-        end the chats' sessions and disconnect."""
-        self.accepting = False
+        end the chats' sessions and disconnect. A second call does nothing."""
+        if self.stopped:
+            return
+        self.stopped, self.accepting = True, False
         if not await self._drain(timeout):
             log.warning("gateway: turns still running after %ss; interrupting them", timeout)
             for chat in self.chats.values():
@@ -163,10 +165,13 @@ class GatewayRunner:
     # --- inbound -----------------------------------------------------------------------------
     async def dispatch(self, platform: str, message: InboundMessage) -> str:
         """Everything an adapter receives comes through here. Returns what became of the
-        message: ``queued`` (durably, when it returns), ``answered`` (a command or the answer
-        to a question), ``skipped`` (by a plugin), ``refused``, ``busy`` or ``closed``."""
+        message: ``queued`` (durably, when it returns; while the gateway stops, for its next
+        start), ``answered`` (a command or the answer to a question), ``skipped`` (by a
+        plugin), ``refused``, ``busy`` or ``closed`` (stopping, and the platform keeps no
+        inbox)."""
         message.platform = message.platform or platform
-        if not self.accepting:
+        durable = getattr(self.adapters[platform], "durable_inbox", True)
+        if not self.accepting and not durable:
             return "closed"
         directive = self.kernel.hooks.fire("pre_gateway_dispatch", event=message, gateway=self,
                                            session_store=self.chatmap)
@@ -182,6 +187,12 @@ class GatewayRunner:
             await self._send(self.adapters[platform], message.chat_id, REFUSAL.format(
                 user_id=message.user_id, platform=platform), None, _meta(message))
             return "refused"
+        if not self.accepting:  # stopping: answers a running turn's question, else is kept
+            known = self.chats.get(session_key(message))  # for the next start to answer
+            if known is not None and answers_question(known, message.user_id, message.text):
+                return "answered"
+            self.inbox.accept(session_key(message), message)
+            return "queued"
         chat = self._chat(message)
         if answers_question(chat, message.user_id, message.text):
             return "answered"
@@ -194,7 +205,6 @@ class GatewayRunner:
             await self.reply(chat, BUSY)
             return "busy"
         else:
-            durable = getattr(self.adapters[platform], "durable_inbox", True)
             inbox_id = self.inbox.accept(chat.key, message) if durable else 0
             chat.queue.put_nowait(Queued(inbox_id, message))
             self.write_state()

@@ -180,3 +180,31 @@ def test_no_compression_below_the_hygiene_threshold(kernel_for, server):
 
     asyncio.run(scenario())
     assert len(posts(server)) == 2  # no summariser call
+
+
+def test_a_message_arriving_while_the_gateway_stops_is_answered_at_the_next_start(
+        kernel_for, server, gate):
+    server.script(reply_tool_call("wait_gate", {}), reply_text("slow done"),
+                  reply_text("late answer"))
+    kernel = kernel_for()
+
+    async def stopping() -> str:
+        async with running(kernel) as (runner, chat):
+            await chat.inject("A", "alice", "slow")
+            assert await asyncio.to_thread(gate.entered.wait, WAIT)
+            stop = asyncio.get_running_loop().create_task(runner.stop(WAIT))
+            while runner.accepting:
+                await asyncio.sleep(0)
+            outcome = await chat.handle_message(InboundMessage("testchat", "B", "bob", "late"))
+            gate.opened.set()
+            await stop
+            assert chat.texts("A") == ["slow done"] and chat.texts("B") == []
+            return outcome
+
+    assert asyncio.run(stopping()) == "queued"
+
+    async def restarted() -> None:
+        async with running(kernel) as (_, chat):
+            assert await chat.wait_for("B", 1) == ["late answer"]
+
+    asyncio.run(restarted())
