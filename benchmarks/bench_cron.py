@@ -8,7 +8,7 @@ A fresh temporary HERMES_HOME gets ``--jobs`` jobs in jobs.json (a third each: i
 cron expressions in several zones, one-shot times), created as ``hermes cron create`` does.
 Measured, on a simulated clock:
 
-- **idle tick**: a wake-up with nothing due (take the lock, read and parse jobs.json, check
+- **idle tick**: a wake-up with nothing due (read and parse jobs.json without the lock, check
   every job), ``--ticks`` times: the scheduler's cost every minute of every day;
 - **next wake-up**: computing how long to sleep (the earliest due time);
 - **tick with due jobs**: ``--due`` jobs due at once, each claimed (next run computed,

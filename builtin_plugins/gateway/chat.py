@@ -115,13 +115,16 @@ class ChatWorker:
     async def run(self, chat: Chat) -> None:
         while True:
             queued = await chat.queue.get()
+            answered = False  # cancelled, or cut short by shutdown: kept for the next start
             try:
-                await self.turn(chat, queued.message, replayed=queued.replayed)
+                answered = await self.turn(chat, queued.message, replayed=queued.replayed)
             except Exception:  # one failed turn must not end the chat
                 log.exception("gateway: a turn in %s failed", chat.key)
                 await self.runner.reply(chat, "Sorry, that turn failed; see the gateway log.")
+                answered = True
             finally:
-                self.runner.inbox_done(queued.inbox_id)
+                if answered:
+                    self.runner.inbox_done(queued.inbox_id)
                 chat.queue.task_done()
                 self.runner.write_state()
 
@@ -146,9 +149,11 @@ class ChatWorker:
                 log.warning("gateway: %s starts a new session: %s", chat.key, exc)
         return agent
 
-    async def turn(self, chat: Chat, message: InboundMessage, replayed: bool = False) -> None:
+    async def turn(self, chat: Chat, message: InboundMessage, replayed: bool = False) -> bool:
+        """Answer one message; False when shutdown cut the turn short (not answered: the
+        message stays in the inbox and the next start runs it again)."""
         if message.text.startswith("/") and await self.command(chat, message):
-            return
+            return True
         agent = await self.agent(chat, message)
         # The chat's session is known before the turn, so a gateway killed mid-turn resumes it;
         # a replayed turn drops what its first, cut-short run stored of it.
@@ -168,6 +173,10 @@ class ChatWorker:
             chat.turns += 1
         if agent.session_stored:
             await self.runner.in_thread(self.runner.chatmap.set, chat.key, agent.session_id)
+        if result.interrupted and self.runner.stopped:
+            log.info("gateway: the turn in %s was cut short by shutdown; the next start runs "
+                     "it again", chat.key)
+            return False
         if result.interrupted:
             text = result.final_response or "Stopped."
         elif result.failed:
@@ -179,6 +188,7 @@ class ChatWorker:
             await self.runner.reply(chat, text, reply_to=message.message_id)
         else:
             await self.runner.send_pieces(chat, left)
+        return True
 
     def open_stream(self, chat: Chat, message: InboundMessage) -> ReplyStream | None:
         if not self.runner.kernel.config.get("gateway.stream_replies", True):

@@ -114,6 +114,10 @@ class McpManager:
                       or {"type": "object", "properties": {}}, "x-mcp-tool": tool.name}
             wanted[name] = (schema, calls.tool_handler(self, server, tool.name))
         for name, (schema, handler) in calls.extra_tools(self, conn).items():
+            if name in wanted:  # the server's own tool keeps its name
+                clashes.append(f"{name}: a tool of this server has the name of the resource/"
+                               "prompt helper; the helper is not offered")
+                continue
             wanted[name] = (schema, handler)
         tools = self.kernel.tools
         for name in set(self.registered.get(server, {})) - set(wanted):
@@ -121,6 +125,12 @@ class McpManager:
         mine: dict[str, dict[str, Any]] = {}
         for name, (schema, handler) in wanted.items():
             owner = tools.tools.get(name)
+            other = next((s for s, names in self.registered.items()
+                          if s != server and name in names), None)
+            if other is not None:  # two servers whose names clean up alike (de.mo, de_mo)
+                clashes.append(f"{name}: already offered by MCP server {other!r}, whose name "
+                               "maps to the same prefix; rename one of the servers")
+                continue
             if owner is not None and (owner.plugin != PLUGIN or owner.toolset != toolset):
                 clashes.append(f"{name}: already registered by plugin '{owner.plugin}' "
                                f"(toolset {owner.toolset}); this server's tool is not offered")

@@ -15,6 +15,13 @@ from hermes_agent.testing.fake_llm import reply_text, reply_tool_call
 from .conftest import WAIT, running
 
 
+async def until(condition: Any) -> None:
+    deadline = asyncio.get_running_loop().time() + WAIT
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "the condition never held"
+        await asyncio.sleep(0.01)
+
+
 def posts(server: Any) -> list[Any]:
     return [r for r in server.requests if r.method == "POST"]
 
@@ -88,9 +95,9 @@ def approval_turn(kernel: Any, answer: str | None) -> list[str]:
             await chat.inject("A", "alice", "clean up")
             [question] = await chat.wait_for("A", 1)
             assert question.startswith("⚠ Approval needed") and "rm -rf" in question
-            await chat.inject("A", "bob", "once")  # not the asker: a message of its own
-            assert runner.chats["testchat:A"].queue.qsize() == 1
-            if answer is not None:
+            if answer is not None:  # (the unanswered case's 1 s timeout may pass meanwhile)
+                await chat.inject("A", "bob", "once")  # not the asker: a message of its own
+                assert runner.chats["testchat:A"].queue.qsize() == 1
                 await chat.inject("A", "alice", answer)
             return await chat.wait_for("A", 2)
 
@@ -122,7 +129,7 @@ def test_an_approval_given_in_the_chat_runs_the_command(kernel_for, server, tmp_
 def test_an_unanswered_approval_is_denied_at_its_timeout(kernel_for, server, tmp_path):
     victim = tmp_path / "victim"
     victim.mkdir()
-    server.script(*danger_script(victim), reply_text("bob's turn"))
+    server.script(*danger_script(victim))
     texts = approval_turn(kernel_for(approvals={"timeout": 1}), None)
     assert texts[1] == "done"
     assert victim.exists()
@@ -193,8 +200,7 @@ def test_a_message_arriving_while_the_gateway_stops_is_answered_at_the_next_star
             await chat.inject("A", "alice", "slow")
             assert await asyncio.to_thread(gate.entered.wait, WAIT)
             stop = asyncio.get_running_loop().create_task(runner.stop(WAIT))
-            while runner.accepting:
-                await asyncio.sleep(0)
+            await until(lambda: not runner.accepting)
             outcome = await chat.handle_message(InboundMessage("testchat", "B", "bob", "late"))
             gate.opened.set()
             await stop
@@ -208,3 +214,30 @@ def test_a_message_arriving_while_the_gateway_stops_is_answered_at_the_next_star
             assert await chat.wait_for("B", 1) == ["late answer"]
 
     asyncio.run(restarted())
+
+
+def test_a_turn_cut_short_by_shutdown_is_run_again_at_the_next_start(kernel_for, server, home):
+    server.script(reply_text("too late", delay=WAIT))
+    kernel = kernel_for()
+
+    async def cut_short() -> None:
+        async with running(kernel) as (runner, chat):
+            await chat.inject("A", "alice", "a long question")
+            await until(lambda: not server.pending)  # the model has the request
+            await runner.stop(0.2)  # the drain times out; the turn is interrupted
+            assert chat.texts("A") == []  # no "Stopped." for a turn the gateway cut short
+
+    asyncio.run(cut_short())
+    [(_, key, message)] = Inbox(home).pending()
+    assert key == "testchat:A" and message.text == "a long question"
+    server.script(reply_text("the answer"))
+
+    async def restarted() -> None:
+        async with running(kernel) as (runner, chat):
+            assert await chat.wait_for("A", 1) == ["the answer"]
+            await runner._drain(WAIT)
+            assert runner.inbox.pending() == []
+
+    asyncio.run(restarted())
+    users = [m["content"] for m in posts(server)[-1].body["messages"] if m["role"] == "user"]
+    assert users == ["a long question"]  # the cut-short run's record was replaced

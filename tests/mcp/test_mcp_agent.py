@@ -132,6 +132,19 @@ def test_a_name_clash_is_refused_and_reported(mcp_kernel, llm, caplog, capsys) -
         capsys.readouterr().out)
 
 
+def test_two_servers_whose_names_clean_up_alike_do_not_replace_each_other(mcp_kernel,
+                                                                         llm) -> None:
+    kernel = mcp_kernel({"de.mo": stdio_server(), "de_mo": stdio_server()})
+    llm.script(reply_text("hi"))
+    Agent(kernel).run_conversation("hello")
+    status = kernel.service("mcp").status()
+    first, second = ("de.mo", "de_mo") if not status["de.mo"]["clashes"] else ("de_mo", "de.mo")
+    assert status[first]["clashes"] == []
+    assert status[second]["clashes"] and all(
+        f"MCP server {first!r}" in clash for clash in status[second]["clashes"])
+    assert offered(llm, 0).count("mcp__de_mo__add") == 1
+
+
 def test_include_and_exclude_filters(mcp_kernel, llm) -> None:
     kernel = mcp_kernel({
         "only": stdio_server(tools={"include": ["add", "echo"], "resources": False,
