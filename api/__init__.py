@@ -66,6 +66,8 @@ _EXPORTS: dict[str, str] = {
         "ToolStatus", "ToolsetKind", "VerifyBlockDirective", "VerifyContinueDirective",
         "VerifyDirective"
     ), "..hookspecs.payloads"),
+    # asgi_server.py: serving a platform's HTTP app on the gateway's loop
+    "AsgiServer": "asgi_server",
     # platforms.py: the platform SDK (adapters, inbound messages, reply splitting)
     **dict.fromkeys(("PlatformAdapter", "InboundMessage", "SendResult", "ChatInfo",
                      "MessageHandler", "PlatformConfig", "split_message", "ReplyStream",

@@ -157,7 +157,7 @@ class ChatWorker:
         agent = await self.agent(chat, message)
         # The chat's session is known before the turn, so a gateway killed mid-turn resumes it;
         # a replayed turn drops what its first, cut-short run stored of it.
-        await self.runner.in_thread(self.runner.chatmap.set, chat.key, agent.session_id)
+        await self.remember_session(chat, agent)
         if replayed and _last_user_text(agent.history) == message.text:
             await self.runner.in_thread(agent.rewind, 1)
         chat.busy, chat.asker = True, message.user_id
@@ -172,7 +172,7 @@ class ChatWorker:
             chat.busy = False
             chat.turns += 1
         if agent.session_stored:
-            await self.runner.in_thread(self.runner.chatmap.set, chat.key, agent.session_id)
+            await self.remember_session(chat, agent)
         if result.interrupted and self.runner.stopped:
             log.info("gateway: the turn in %s was cut short by shutdown; the next start runs "
                      "it again", chat.key)
@@ -189,6 +189,11 @@ class ChatWorker:
         else:
             await self.runner.send_pieces(chat, left)
         return True
+
+    async def remember_session(self, chat: Chat, agent: Any) -> None:
+        """Map the chat to its session (a durable write, in a worker thread, when it changed)."""
+        if self.runner.chatmap.get(chat.key) != agent.session_id:
+            await self.runner.in_thread(self.runner.chatmap.set, chat.key, agent.session_id)
 
     def open_stream(self, chat: Chat, message: InboundMessage) -> ReplyStream | None:
         if not self.runner.kernel.config.get("gateway.stream_replies", True):

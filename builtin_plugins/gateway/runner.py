@@ -9,6 +9,7 @@ import asyncio
 import functools
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -58,6 +59,7 @@ class GatewayRunner:
         self.accepting = self.stopped = False
         self.started_at = time.time()
         self._state_due: asyncio.TimerHandle | None = None
+        self._state_lock, self._state_seq, self._state_written = threading.Lock(), 0, 0
         self.failed: dict[str, str] = {}  # platforms that stopped for good: why
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -291,7 +293,15 @@ class GatewayRunner:
             "queue_depth": sum(chat.queue.qsize() for chat in self.chats.values()),
         }
         if self.accepting:
-            self.executor.submit(self.state.write, snapshot)
+            self._state_seq += 1
+            self.executor.submit(self._write_state, self._state_seq, snapshot)
+
+    def _write_state(self, seq: int, snapshot: dict[str, Any]) -> None:
+        """Writes run in worker threads: an older snapshot never replaces a newer one."""
+        with self._state_lock:
+            if seq > self._state_written:
+                self.state.write(snapshot)
+                self._state_written = seq
 
 
 def _meta(message: InboundMessage) -> dict[str, Any]:

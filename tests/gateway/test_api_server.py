@@ -271,3 +271,26 @@ def test_a_streamed_reply_arrives_as_the_model_writes_it(home, fake_llm):
             assert len(pieces) > 5  # piece by piece, not one chunk at the end
 
     asyncio.run(scenario())
+
+
+def test_a_kept_alive_connection_is_not_delayed_between_requests(home, fake_llm):
+    """Without TCP_NODELAY a response's body waits for the client's delayed acknowledgement
+    of its headers: about 40 ms per request on a connection kept open."""
+    import time
+
+    import httpx2
+
+    k = kernel(home, fake_llm)
+
+    async def scenario() -> list[float]:
+        async with served(k) as (_, base):
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {KEY}"}) as http:
+                durations = []
+                for _ in range(6):
+                    began = time.perf_counter()
+                    assert (await http.get(f"{base}/v1/models")).status_code == 200
+                    durations.append(time.perf_counter() - began)
+                return durations
+
+    durations = asyncio.run(scenario())
+    assert sorted(durations[1:])[2] < 0.030  # the median request on the open connection

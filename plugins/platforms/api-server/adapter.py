@@ -5,12 +5,10 @@ the gateway ``send``s back (matched by ``reply_to``, the request's message id)."
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,45 +63,22 @@ class ApiServerAdapter(PlatformAdapter):
         self._pending: dict[str, _Pending] = {}  # message id -> the request waiting for it
         self._dispatching: dict[asyncio.Task[Any], str] = {}  # request task -> its message id
         self._server: Any = None
-        self._task: asyncio.Task[None] | None = None
         self._closing = False
         self._timeout = float((config or {}).get("request_timeout", 600))
 
     # --- lifecycle ---------------------------------------------------------------------------
     async def connect(self, *, is_reconnect: bool = False) -> bool:
-        import uvicorn
+        from hermes_agent.api import AsgiServer
 
         from .app import build_app
 
-        try:
-            sock = _bind(self.settings.host, self.settings.port)
-        except OSError as exc:
-            log.error("api_server: cannot listen on %s:%s (%s); set platforms.api_server.port "
-                      "or API_SERVER_PORT to a free port", self.settings.host,
-                      self.settings.port, exc)
+        self._server = AsgiServer(build_app(self.settings, self), self.settings.host,
+                                  self.settings.port, name="api_server",
+                                  port_hint="set platforms.api_server.port or API_SERVER_PORT "
+                                            "to a free port")
+        if not await self._server.start():
             return False
-        self.port = sock.getsockname()[1]
-        ready = asyncio.Event()
-
-        class Server(uvicorn.Server):
-            @contextlib.contextmanager
-            def capture_signals(self) -> Iterator[None]:  # the gateway owns the signals
-                yield
-
-            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-                await super().startup(sockets)
-                ready.set()
-
-        config = uvicorn.Config(build_app(self.settings, self), log_level="warning",
-                                lifespan="off", access_log=False)
-        self._server = Server(config)
-        self._task = asyncio.get_running_loop().create_task(self._server.serve([sock]))
-        waiter = asyncio.ensure_future(ready.wait())
-        await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
-        if not ready.is_set():
-            waiter.cancel()
-            log.error("api_server: uvicorn stopped while starting; see the log above")
-            return False
+        self.port = self._server.port
         log.info("api_server: listening on http://%s:%s%s", self.settings.host, self.port,
                  " (no key: loopback only)" if self.settings.open else "")
         return True
@@ -112,14 +87,8 @@ class ApiServerAdapter(PlatformAdapter):
         self._closing = True
         for pending in list(self._pending.values()):
             pending.answer(SHUTTING_DOWN)
-        if self._server is None or self._task is None:
-            return
-        self._server.should_exit = True
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), 10)
-        except asyncio.TimeoutError:
-            self._server.force_exit = True
-            await self._task
+        if self._server is not None:
+            await self._server.stop()
 
     # --- requests ----------------------------------------------------------------------------
     async def ask(self, chat_id: str, user_id: str, text: str) -> str:
@@ -217,17 +186,3 @@ class ApiServerAdapter(PlatformAdapter):
             return SendResult(False, error=f"no request waits for an answer in chat {chat_id}")
         pending.answer(content)
         return SendResult(True, message_id=message_id)
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        sock.listen(2048)
-        sock.setblocking(False)
-    except OSError:
-        sock.close()
-        raise
-    return sock

@@ -32,7 +32,7 @@ class TelegramAdapter(PlatformAdapter):
         self.settings = settings
         self.api: BotAPI | None = None
         self.bot: dict[str, Any] = {}
-        self.webhook: Any = None  # the WebhookServer in webhook mode
+        self.webhook: Any = None  # the AsgiServer in webhook mode
         self._offset: int | None = None  # the next update id to ask for (acks the ones before)
         self._acked: int | None = None  # the offset Telegram last saw
         self._poller: asyncio.Task[None] | None = None
@@ -59,12 +59,15 @@ class TelegramAdapter(PlatformAdapter):
         return True
 
     async def _start_webhook(self) -> bool:
-        from .webhook import WebhookServer, build_app
+        from hermes_agent.api import AsgiServer
+
+        from .webhook import build_app
 
         s, api = self.settings, self.api
         assert api is not None
-        self.webhook = WebhookServer(build_app(s.path, s.webhook_secret, self._on_update),
-                                     s.host, s.port)
+        self.webhook = AsgiServer(build_app(s.path, s.webhook_secret, self._on_update),
+                                  s.host, s.port, name="telegram", backlog=128,
+                                  port_hint="set platforms.telegram.port to a free port")
         if not await self.webhook.start():
             await api.close()
             return False

@@ -5,12 +5,9 @@ gets a 403 and goes no further."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hmac
 import logging
-import socket
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -44,68 +41,3 @@ def build_app(path: str, secret: str, on_update: OnUpdate) -> Starlette:
         return JSONResponse({"ok": True})
 
     return Starlette(routes=[Route(path, receive, methods=["POST"])])
-
-
-class WebhookServer:
-    """uvicorn serving ``app`` on ``host:port`` (0: a free port, read back as ``port``)."""
-
-    def __init__(self, app: Starlette, host: str, port: int):
-        self.app, self.host, self.port = app, host, port
-        self._server: Any = None
-        self._task: asyncio.Task[None] | None = None
-
-    async def start(self) -> bool:
-        import uvicorn
-
-        try:
-            sock = _bind(self.host, self.port)
-        except OSError as exc:
-            log.error("telegram: cannot listen on %s:%s (%s); set platforms.telegram.port to a "
-                      "free port", self.host, self.port, exc)
-            return False
-        self.port = sock.getsockname()[1]
-        ready = asyncio.Event()
-
-        class Server(uvicorn.Server):
-            @contextlib.contextmanager
-            def capture_signals(self) -> Iterator[None]:  # the gateway owns the signals
-                yield
-
-            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-                await super().startup(sockets)
-                ready.set()
-
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="off", access_log=False)
-        self._server = Server(config)
-        self._task = asyncio.get_running_loop().create_task(self._server.serve([sock]))
-        waiter = asyncio.ensure_future(ready.wait())
-        await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
-        if not ready.is_set():
-            waiter.cancel()
-            log.error("telegram: the webhook server stopped while starting; see the log above")
-            return False
-        return True
-
-    async def stop(self) -> None:
-        if self._server is None or self._task is None:
-            return
-        self._server.should_exit = True
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), 10)
-        except asyncio.TimeoutError:
-            self._server.force_exit = True
-            await self._task
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        sock.listen(128)
-        sock.setblocking(False)
-    except OSError:
-        sock.close()
-        raise
-    return sock

@@ -7,14 +7,12 @@ receiver that did process it after all can drop the copy."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import socket
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -37,7 +35,6 @@ class WebhookAdapter(PlatformAdapter):
         self.settings = settings
         self.port = settings.port  # the bound port once connected (port 0 picks a free one)
         self._server: Any = None
-        self._task: asyncio.Task[None] | None = None
         self._http: Any = None
         self._inbound: set[asyncio.Task[None]] = set()
         # a reply that failed retryably -> its delivery id, reused when the gateway retries it
@@ -46,41 +43,21 @@ class WebhookAdapter(PlatformAdapter):
     # --- lifecycle ---------------------------------------------------------------------------
     async def connect(self, *, is_reconnect: bool = False) -> bool:
         import httpx2
-        import uvicorn
+
+        from hermes_agent.api import AsgiServer
 
         from .app import build_app
 
         if not self.settings.secret:
             log.error("webhook: refusing to start without a secret; set WEBHOOK_SECRET")
             return False
-        try:
-            sock = _bind(self.settings.host, self.settings.port)
-        except OSError as exc:
-            log.error("webhook: cannot listen on %s:%s (%s); set platforms.webhook.port or "
-                      "WEBHOOK_PORT to a free port", self.settings.host, self.settings.port, exc)
+        self._server = AsgiServer(build_app(self.settings, self._receive), self.settings.host,
+                                  self.settings.port, name="webhook",
+                                  port_hint="set platforms.webhook.port or WEBHOOK_PORT to a "
+                                            "free port")
+        if not await self._server.start():
             return False
-        self.port = sock.getsockname()[1]
-        ready = asyncio.Event()
-
-        class Server(uvicorn.Server):
-            @contextlib.contextmanager
-            def capture_signals(self) -> Iterator[None]:  # the gateway owns the signals
-                yield
-
-            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-                await super().startup(sockets)
-                ready.set()
-
-        config = uvicorn.Config(build_app(self.settings, self._receive), log_level="warning",
-                                lifespan="off", access_log=False)
-        self._server = Server(config)
-        self._task = asyncio.get_running_loop().create_task(self._server.serve([sock]))
-        waiter = asyncio.ensure_future(ready.wait())
-        await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
-        if not ready.is_set():
-            waiter.cancel()
-            log.error("webhook: uvicorn stopped while starting; see the log above")
-            return False
+        self.port = self._server.port
         self._http = httpx2.AsyncClient(
             follow_redirects=False, trust_env=False,
             timeout=httpx2.Timeout(self.settings.reply_timeout, connect=5.0))
@@ -89,13 +66,8 @@ class WebhookAdapter(PlatformAdapter):
         return True
 
     async def disconnect(self) -> None:
-        if self._server is not None and self._task is not None:
-            self._server.should_exit = True
-            try:
-                await asyncio.wait_for(asyncio.shield(self._task), 10)
-            except asyncio.TimeoutError:
-                self._server.force_exit = True
-                await self._task
+        if self._server is not None:
+            await self._server.stop()
         if self._inbound:
             await asyncio.wait(set(self._inbound), timeout=10)
         if self._http is not None:
@@ -168,17 +140,3 @@ def retry_after(value: str | None) -> float | None:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):
         return None
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        sock.listen(2048)
-        sock.setblocking(False)
-    except OSError:
-        sock.close()
-        raise
-    return sock
