@@ -17,7 +17,8 @@ Three runs:
 
 * one chat, its turns one after another: the latency the gateway adds to a turn when
   nothing competes for the CPU (target: p95 added under 20 ms);
-* ``--chats`` chats at once, ``--rounds`` turns each: latencies (the first round also
+* ``--chats`` chats at once, ``--rounds`` turns each (every chat starts a round together):
+  latencies (the first round also
   creates each chat's agent and session), turns per second, CPU per turn and peak memory of
   the serving process, and the time each turn spends outside the agent call. With an
   instant model the two cores are saturated: every turn queues for the CPU in both modes,
@@ -62,9 +63,9 @@ def run_direct(k: Any, chats: int, rounds: int) -> tuple[list[list[float]], floa
     start = threading.Barrier(chats)
 
     def chat(n: int) -> None:
-        start.wait()
         agent = None
         for r in range(rounds):
+            start.wait()  # every chat starts each round together
             began = time.perf_counter()
             if agent is None:
                 agent = k.service("agent").create(platform="api_server", sender_id=f"u{n}")
@@ -141,8 +142,11 @@ async def clients(url: str, chats: int, rounds: int) -> None:
     limits = httpx.Limits(max_connections=chats + 10, max_keepalive_connections=chats + 10)
     async with httpx.AsyncClient(limits=limits, timeout=600,
                                  headers={"Authorization": f"Bearer {KEY}"}) as client:
+        together = asyncio.Barrier(chats)
+
         async def chat(n: int) -> None:
             for r in range(rounds):
+                await together.wait()  # every chat starts each round together
                 began = time.perf_counter()
                 response = await client.post(url, headers={"X-Hermes-Session": f"c{n}"}, json={
                     "model": "hermes-agent", "messages": [{"role": "user", "content": f"hello {r}"}]})
@@ -206,7 +210,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chats", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--delay", type=float, default=0.5)
+    parser.add_argument("--delay", type=float, default=2.0)
     parser.add_argument("--turns", type=int, default=40, help="turns of the one-chat run")
     parser.add_argument("--child", choices=("direct", "gateway"))
     parser.add_argument("--clients", metavar="URL")
