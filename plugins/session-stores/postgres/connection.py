@@ -80,7 +80,8 @@ class Database:
                                    row_factory=dict_row)
         except psycopg.Error as exc:
             reason = _reason(exc, self.dsn)
-            if "password" in reason.lower() or "authentication" in reason.lower():
+            lower = reason.lower()
+            if "password" in lower or "authentication" in lower or 'role "' in lower:
                 fix = "check the user name and password in the DSN"
             elif "does not exist" in reason:
                 fix = "create the database (createdb) or fix its name in the DSN"
@@ -131,12 +132,6 @@ class Database:
                 log.warning("connection to %s lost (%s); retrying", self.label,
                             _reason(exc, self.dsn))
                 time.sleep(min(2.0, 0.1 * 2 ** attempt))
-            except PoolTimeout as exc:
-                if attempt == RETRIES - 1:
-                    raise SessionStoreError(
-                        f"no connection to {self.label} could be made or freed in time; check "
-                        "the server, or lower the number of concurrent sessions") from exc
-                uncertain = True
         raise AssertionError("unreachable")
 
     def close(self) -> None:
