@@ -114,6 +114,30 @@ def import_state_db(store: "SqliteSessionStore", path: Path,
             raise explain(exc, path, "read") from exc
 
 
+def state_db_records(path: Path, include_inactive: bool = False) -> Iterator[dict[str, Any]]:
+    """The sessions of another state.db as export records (for stores that import records
+    themselves), read without changing the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise SessionStoreError(f"{path} does not exist; give the path of a state.db file")
+    check_file(path)
+    with contextlib.ExitStack() as cleanup:
+        try:
+            src = cleanup.enter_context(contextlib.closing(_open_untouched(path, cleanup)))
+            src.row_factory = sqlite3.Row
+            msg_cols = {r[1] for r in src.execute("PRAGMA table_info(messages)")}
+            wanted = [c for c in MESSAGE_COLUMNS if c in msg_cols and c != "search_text"]
+            active = "" if include_inactive or "active" not in msg_cols else " AND active = 1"
+            for session in src.execute("SELECT * FROM sessions ORDER BY started_at").fetchall():
+                record = dict(session)
+                record["messages"] = [codec.message_row(r) for r in src.execute(
+                    f"SELECT {', '.join(wanted)} FROM messages WHERE session_id = ?{active} "
+                    "ORDER BY id", (record["id"],))]
+                yield record
+        except sqlite3.DatabaseError as exc:
+            raise explain(exc, path, "read") from exc
+
+
 def _open_untouched(path: Path, cleanup: contextlib.ExitStack) -> sqlite3.Connection:
     """A read-only connection to the database at ``path`` that creates no file beside it.
 

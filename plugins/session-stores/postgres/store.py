@@ -86,6 +86,10 @@ class PostgresSessionStore:
         params = _params(args)
         return self._run(lambda conn: conn.execute(sql, params).fetchall())
 
+    def at(self, dsn: str) -> "PostgresSessionStore":
+        """Another store like this one at ``dsn`` (``hermes sessions migrate --to DSN``)."""
+        return PostgresSessionStore(dsn, search_budget_s=self.search_budget_s)
+
     def close(self) -> None:
         with self._lock:
             if self._db is not None:
