@@ -256,3 +256,38 @@ def test_search_budget_stops_a_long_search(pg_schemas):
     store.search_budget_s = 30
     assert len(store.search_messages("数据迁移", limit=50)) == 50
     store.close()
+
+
+def test_without_pg_trgm_the_error_says_who_must_create_it(postgres_dsn):
+    """A role that may not create extensions, in a database without pg_trgm: refused before
+    anything is written, with the statement the database's owner must run."""
+    import uuid
+
+    psycopg = _psycopg()
+    from psycopg.conninfo import make_conninfo
+
+    name = f"hermes_noext_{uuid.uuid4().hex[:10]}"
+    try:
+        admin = psycopg.connect(postgres_dsn, autocommit=True)
+        admin.execute(f"CREATE ROLE {name} LOGIN")
+        admin.execute(f"CREATE DATABASE {name}")
+    except psycopg.Error as exc:
+        pytest.skip(f"the test server's user cannot create roles and databases ({exc})")
+    try:
+        with psycopg.connect(make_conninfo(postgres_dsn, dbname=name), autocommit=True) as db:
+            db.execute(f"CREATE SCHEMA hermes AUTHORIZATION {name}")
+        dsn = make_conninfo(postgres_dsn, dbname=name, user=name,
+                            options="-csearch_path=hermes")
+        store = PostgresSessionStore(dsn)
+        with pytest.raises(SessionStoreError, match=r"needs the pg_trgm extension.*Nothing "
+                           r"was written.*CREATE EXTENSION pg_trgm;"):
+            store.create_session(source="cli")
+        with psycopg.connect(make_conninfo(postgres_dsn, dbname=name)) as db:
+            assert db.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'hermes'"
+                              ).fetchone()[0] == 0
+            assert db.execute("SELECT count(*) FROM pg_extension WHERE extname = 'pg_trgm'"
+                              ).fetchone()[0] == 0
+    finally:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.execute(f"DROP ROLE IF EXISTS {name}")
+        admin.close()
