@@ -159,6 +159,7 @@ class WebSection(_Section):
 
 class SessionsSection(_Section):
     store: str = SLOT_INFO["session_store"].default
+    dsn: str = ""  # a server-backed store's address (else its env var, e.g. HERMES_POSTGRES_DSN)
 
 
 class ConfigModel(_Section):

@@ -291,3 +291,42 @@ def test_without_pg_trgm_the_error_says_who_must_create_it(postgres_dsn):
         admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         admin.execute(f"DROP ROLE IF EXISTS {name}")
         admin.close()
+
+
+def test_hermes_sessions_cli_on_postgres(home, pg_schemas, capsys, tmp_path):
+    """The real CLI with sessions.store: postgres: import a Hermes Agent 0.19 state.db (read
+    only) and a JSONL export, list, search, show and stats."""
+    import hashlib
+    import shutil
+    from pathlib import Path
+
+    from hermes_agent.builtin_plugins.cli_root import main
+
+    dsn = pg_schemas("main")
+    (home / "config.yaml").write_text(json.dumps({"sessions": {"store": "postgres"}}))
+    (home / ".env").write_text(f"HERMES_POSTGRES_DSN={dsn}\n")
+    original = tmp_path / "old.db"
+    shutil.copy(Path(__file__).parent / "fixtures" / "hermes-0.19.0-state.db", original)
+    before = hashlib.sha256(original.read_bytes()).hexdigest()
+    assert main(["sessions", "import", str(original)]) == 0
+    assert "Imported 3 session(s) and 4 message(s)" in capsys.readouterr().out
+    assert hashlib.sha256(original.read_bytes()).hexdigest() == before
+    export = tmp_path / "one.jsonl"
+    export.write_text(json.dumps({"id": "from_jsonl", "source": "cli", "started_at": 5.0,
+                                  "messages": [{"role": "user", "content": "jsonl words"}]})
+                      + "\n")
+    assert main(["sessions", "import", str(export)]) == 0
+    capsys.readouterr()
+    assert main(["sessions", "list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["id"] for r in rows} >= {"s_child", "from_jsonl"}
+    assert main(["sessions", "search", "迁移", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["session_id"] == "s_child"
+    assert main(["sessions", "show", "Fix Docker Build", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["id"] == "s_child"
+    assert main(["sessions", "stats", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["total"]["sessions"] == 4
+    store = PostgresSessionStore(dsn)
+    assert store.get_compression_tip("s_root") == "s_child"
+    assert store.get_session("s_tg")["user_id"] == "42"
+    store.close()
