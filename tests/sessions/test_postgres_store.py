@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -300,7 +299,14 @@ def test_hermes_sessions_cli_on_postgres(home, pg_schemas, capsys, tmp_path):
     import shutil
     from pathlib import Path
 
-    from hermes_agent.builtin_plugins.cli_root import main
+    from hermes_agent.builtin_plugins import cli_root
+    from hermes_agent.builtin_plugins.cli_process import close_runtime_kernel
+
+    def main(args: list[str]) -> int:  # one command, its kernel (and the store's pool) closed
+        try:
+            return cli_root.main(args)
+        finally:
+            close_runtime_kernel()
 
     dsn = pg_schemas("main")
     (home / "config.yaml").write_text(json.dumps({"sessions": {"store": "postgres"}}))

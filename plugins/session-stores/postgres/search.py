@@ -27,7 +27,6 @@ from .values import from_pg_content, to_pg
 
 RANK_WINDOW = 500
 CONTEXT_CHARS = 200
-_WORD = r"^\w+$"
 
 
 def _clean(text: str) -> str:
@@ -96,11 +95,10 @@ def search(conn: Any, query: str, *, source_filter: Iterable[str] | None,
         return []
     cond, args, rank, rank_args = match_sql(parsed)
     where, fargs = filters(source_filter, exclude_sources, role_filter, exclude_sessions)
-    base = (f"FROM messages m JOIN sessions s ON s.id = m.session_id WHERE ({cond}){where}")
+    base = f"FROM messages m JOIN sessions s ON s.id = m.session_id WHERE ({cond}){where}"
     if sort in ("newest", "oldest") or rank is None:
         direction = "ASC" if sort == "oldest" else "DESC"
-        sql = f"SELECT m.id FROM messages m JOIN sessions s ON s.id = m.session_id " \
-              f"WHERE ({cond}){where} ORDER BY m.id {direction} LIMIT %s OFFSET %s"
+        sql = f"SELECT m.id {base} ORDER BY m.id {direction} LIMIT %s OFFSET %s"
         params = [*args, *fargs, limit, offset]
     else:
         sql = (f"SELECT id FROM (SELECT m.id, {rank} AS r {base} ORDER BY m.id DESC "
