@@ -1,7 +1,7 @@
 """`hermes sessions migrate`: copy every session and message from one store to another.
 
 The source is only read (``export_all``); the target gets each missing session with its
-messages in one transaction (``import_records``), so an interrupted run is resumed by running
+messages, which keep their ids, in one transaction (``import_records``), so an interrupted run is resumed by running
 it again: sessions already copied are skipped. Then both sides are compared: the number of
 sessions and messages, and a checksum per session over its row and its messages (everything
 but the message ids, which each store numbers itself).
@@ -61,7 +61,7 @@ def migrate(source: SessionStore, target: SessionStore,
                                 "(it has no import_records)")
     copied = skipped = messages = 0
     for record in source.export_all():
-        stats = importer([record])
+        stats = importer([record], keep_message_ids=True)
         copied += stats["sessions"]
         skipped += stats["skipped"]
         messages += stats["messages"]

@@ -68,8 +68,8 @@ def _insert_session(conn: sqlite3.Connection, store: "SqliteSessionStore",
     return True
 
 
-def import_records(store: "SqliteSessionStore",
-                   records: Iterable[dict[str, Any]]) -> dict[str, int]:
+def import_records(store: "SqliteSessionStore", records: Iterable[dict[str, Any]],
+                   keep_message_ids: bool = False) -> dict[str, int]:
     """Import exported sessions (dicts with ``messages``), parents before children."""
     from .store import insert_messages
 
@@ -83,8 +83,14 @@ def import_records(store: "SqliteSessionStore",
         def do(conn: sqlite3.Connection, record: dict[str, Any] = record) -> int | None:
             if not _insert_session(conn, store, record):
                 return None
-            return insert_messages(conn, record["id"], record.get("messages") or [])
-        _tally(stats, store._write(do))
+            return insert_messages(conn, record["id"], record.get("messages") or [],
+                                   keep_message_ids)
+        try:
+            _tally(stats, store._write(do))
+        except sqlite3.IntegrityError as exc:
+            raise SessionStoreError(
+                f"{store.path} already holds a message with an id of session {record['id']!r} "
+                "(ids are kept); migrate into an empty store") from exc
     return stats
 
 

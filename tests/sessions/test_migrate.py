@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import io
 import json
 
 from hermes_agent.builtin_plugins.cli_root import main
 from hermes_agent.builtin_plugins.sessions.migrate import checksum
 from hermes_agent.builtin_plugins.sessions.store import SqliteSessionStore
+from hermes_agent.builtin_plugins.sessions.transfer import write_jsonl
 
 PostgresSessionStore = importlib.import_module(
     "hermes_agent.plugins.session-stores.postgres.store").PostgresSessionStore
@@ -18,22 +20,35 @@ CALLS = [{"id": "c1", "type": "function",
 
 
 def _fill(store: SqliteSessionStore, sessions: int = 30) -> None:
+    """Sessions whose messages interleave (ids are not contiguous per session)."""
     parent = None
+    ids = []
     for n in range(sessions):
-        sid = store.create_session(f"s{n:03d}", source="cli" if n % 3 else "telegram",
-                                   model="m", title=f"Topic {n % 7}" if n < 7 else None,
-                                   parent_session_id=parent, started_at=1000.0 + n)
+        ids.append(store.create_session(
+            f"s{n:03d}", source="cli" if n % 3 else "telegram", model="m",
+            title=f"Topic {n % 7}" if n < 7 else None, parent_session_id=parent,
+            started_at=1000.0 + n))
+        if n % 5 == 4:
+            parent = ids[-1]
+    for n, sid in enumerate(ids):
         store.append_message(sid, "user", f"question {n} about 数据库 and docker",
                              timestamp=2000.0 + n)
+    for n, sid in enumerate(reversed(ids)):
         store.append_message(sid, "assistant", None, tool_calls=CALLS, reasoning="why",
-                             timestamp=2000.5 + n)
+                             timestamp=3000.5 + n)
         store.append_message(sid, "user", [{"type": "text", "text": f"part {n}"}],
-                             timestamp=2000.7 + n)
+                             timestamp=3000.7 + n)
+    for n, sid in enumerate(ids):
         store.update_token_counts(sid, input_tokens=n, estimated_cost_usd=0.001 * n)
         if n % 5 == 4:
             store.end_session(sid, "compression")
-            parent = sid
     store.close()
+
+
+def _jsonl(store) -> str:
+    out = io.StringIO()
+    write_jsonl(store.export_all(), out)
+    return out.getvalue()
 
 
 def _digest(path) -> str:
@@ -48,7 +63,7 @@ def test_state_db_to_postgres_and_back(home, pg_schemas, capsys, tmp_path):
     source_path = home / "state.db"
     _fill(SqliteSessionStore(source_path))
     original = SqliteSessionStore(source_path)
-    expected = _sums(original)
+    expected, exported = _sums(original), _jsonl(original)
     original.close()
     before = _digest(source_path)
     dsn = pg_schemas("target")
@@ -60,11 +75,11 @@ def test_state_db_to_postgres_and_back(home, pg_schemas, capsys, tmp_path):
     assert _digest(source_path) == before  # the source was only read
 
     target = PostgresSessionStore(dsn)
-    assert _sums(target) == expected
+    assert _sums(target) == expected and _jsonl(target) == exported  # ids kept too
     assert [s["id"] for s in target.get_ancestors("s010")] == ["s009", "s004"]  # lineage
     assert target.resolve_session_by_title("Topic 3") == "s003"
     assert [h["session_id"] for h in target.search_messages("terminal", sort="oldest",
-                                                            limit=2)] == ["s000", "s001"]
+                                                            limit=2)] == ["s029", "s028"]
     # an interrupted run: some sessions never arrived. Running again copies only those.
     target.delete_session("s010")
     target.delete_session("s029")
@@ -78,7 +93,7 @@ def test_state_db_to_postgres_and_back(home, pg_schemas, capsys, tmp_path):
     assert main(["sessions", "migrate", "--from", dsn, "--to", str(back)]) == 0
     assert "Verified 30 session(s) and 90 message(s)" in capsys.readouterr().out
     returned = SqliteSessionStore(back)
-    assert _sums(returned) == expected
+    assert _jsonl(returned) == exported  # byte-identical exports after the round trip
     returned.close()
 
 

@@ -398,9 +398,11 @@ class PostgresSessionStore:
 
         return bool(self._run(lambda conn: delete_session_rows(conn, to_pg(session_id))))
 
-    def import_records(self, records: Iterable[dict[str, Any]]) -> dict[str, int]:
+    def import_records(self, records: Iterable[dict[str, Any]], *,
+                       keep_message_ids: bool = False) -> dict[str, int]:
         """Insert exported sessions (each with ``messages``); existing ids are skipped, a taken
-        title gets the next free " #<n>", a missing parent is dropped from the link."""
+        title gets the next free " #<n>", a missing parent is dropped from the link. With
+        ``keep_message_ids`` messages keep their ids (an id already here is an error)."""
         from .transfer import import_records
 
-        return import_records(self, records)
+        return import_records(self, records, keep_message_ids)

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import (
+    SessionStoreError,
     clean_optional,
     encode_content,
     encode_json,
@@ -33,15 +34,18 @@ SESSION_COLUMNS = (
     "api_call_count")
 
 
-def insert_messages(conn: Any, session_id: str, messages: Iterable[dict[str, Any]]) -> int:
-    """Insert message dicts (keys as in get_messages) and recount the session's counters."""
+def insert_messages(conn: Any, session_id: str, messages: Iterable[dict[str, Any]],
+                    keep_ids: bool = False) -> int:
+    """Insert message dicts (keys as in get_messages) and recount the session's counters.
+    With ``keep_ids`` each keeps its ``id`` and the id sequence moves past them."""
     from .store import MESSAGE_COLUMNS
 
+    columns = ("id", *MESSAGE_COLUMNS) if keep_ids else MESSAGE_COLUMNS
     rows = []
     now = time.time()
     for i, m in enumerate(messages):
         rows.append(tuple(to_pg(v) for v in (
-            session_id, clean_optional(m.get("role") or "user"), encode_content(m.get("content")),
+            *((m.get("id"),) if keep_ids else ()), session_id, clean_optional(m.get("role") or "user"), encode_content(m.get("content")),
             clean_optional(m.get("tool_call_id")), encode_json(m.get("tool_calls")),
             clean_optional(m.get("tool_name")), float(m.get("timestamp") or now + i * 1e-6),
             m.get("token_count"), clean_optional(m.get("finish_reason")),
@@ -50,9 +54,12 @@ def insert_messages(conn: Any, session_id: str, messages: Iterable[dict[str, Any
             encode_json(m.get("codex_message_items")))))
     if rows:
         with conn.cursor() as cur:
-            cur.executemany(f"INSERT INTO messages ({', '.join(MESSAGE_COLUMNS)}) VALUES "
-                            f"({', '.join(['%s'] * len(MESSAGE_COLUMNS))})", rows)
-    calls = sum(tool_call_count(r[4]) for r in rows)
+            cur.executemany(f"INSERT INTO messages ({', '.join(columns)}) VALUES "
+                            f"({', '.join(['%s'] * len(columns))})", rows)
+        if keep_ids:
+            conn.execute("SELECT setval(pg_get_serial_sequence('messages', 'id'), "
+                         "GREATEST((SELECT max(id) FROM messages), 1))")
+    calls = sum(tool_call_count(r[columns.index("tool_calls")]) for r in rows)
     conn.execute("UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages WHERE "
                  "session_id = %s), tool_call_count = %s WHERE id = %s",
                  (session_id, calls, session_id))
@@ -93,10 +100,12 @@ def _insert_session(conn: Any, session: dict[str, Any]) -> bool:
     return True
 
 
-def import_records(store: "PostgresSessionStore",
-                   records: Iterable[dict[str, Any]]) -> dict[str, int]:
+def import_records(store: "PostgresSessionStore", records: Iterable[dict[str, Any]],
+                   keep_message_ids: bool = False) -> dict[str, int]:
     """Import exported sessions (dicts with ``messages``), parents before children; each
     session with its messages in one transaction."""
+    from psycopg.errors import UniqueViolation
+
     stats = {"sessions": 0, "messages": 0, "skipped": 0}
     for record in sorted(records, key=lambda r: float(r.get("started_at") or 0)):
         if not record.get("id"):
@@ -106,8 +115,14 @@ def import_records(store: "PostgresSessionStore",
         def do(conn: Any, record: dict[str, Any] = record) -> int | None:
             if not _insert_session(conn, record):
                 return None
-            return insert_messages(conn, to_pg(str(record["id"])), record.get("messages") or [])
-        added = store._run(do)
+            return insert_messages(conn, to_pg(str(record["id"])),
+                                   record.get("messages") or [], keep_message_ids)
+        try:
+            added = store._run(do)
+        except UniqueViolation as exc:
+            raise SessionStoreError(
+                f"{store.db.label} already holds a message with an id of session "
+                f"{record['id']!r} (ids are kept); migrate into an empty store") from exc
         if added is None:
             stats["skipped"] += 1
         else:
