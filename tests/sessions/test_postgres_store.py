@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -335,4 +336,46 @@ def test_hermes_sessions_cli_on_postgres(home, pg_schemas, capsys, tmp_path):
     store = PostgresSessionStore(dsn)
     assert store.get_compression_tip("s_root") == "s_child"
     assert store.get_session("s_tg")["user_id"] == "42"
+    store.close()
+
+
+def test_a_connection_lost_at_commit_is_rechecked_or_refused(postgres_dsn, pg_schemas):
+    """The server drops the connection as the COMMIT is sent: an append is looked up before
+    it is made again (stored once), an additive counter update is refused, not doubled."""
+    psycopg = _psycopg()
+    store = PostgresSessionStore(pg_schemas("main"))
+    sid = store.create_session(source="cli")
+    db = store.db
+    admin = psycopg.connect(postgres_dsn, autocommit=True)
+    kills: list[int] = []
+
+    def dying(sql: str, params: tuple[Any, ...]) -> Callable[[Any], int]:
+        def fn(conn: Any) -> int:
+            conn.execute(sql, params)
+            if not kills:  # the first attempt: its connection dies before the commit lands
+                kills.append(conn.info.backend_pid)
+                admin.execute("SELECT pg_terminate_backend(%s, 10000)", (kills[0],))
+                assert not admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s",
+                                         (kills[0],)).fetchone()  # gone before COMMIT is sent
+            return 1
+        return fn
+
+    calls = []
+
+    def recheck(conn: Any) -> int | None:
+        calls.append(1)
+        found = conn.execute("SELECT count(*) AS n FROM messages WHERE content = 'once'"
+                             ).fetchone()["n"]
+        return 1 if found else None
+    insert = ("INSERT INTO messages (session_id, role, content, timestamp) "
+              "VALUES (%s, 'user', 'once', 1.0)")
+    assert db.run(dying(insert, (sid,)), recheck=recheck) == 1
+    assert calls == [1] and len(kills) == 1
+    assert [m["content"] for m in store.get_messages(sid)] == ["once"]  # not twice
+    kills.clear()
+    add = "UPDATE sessions SET input_tokens = input_tokens + 5 WHERE id = %s"
+    with pytest.raises(SessionStoreError, match="may or may not be stored"):
+        db.run(dying(add, (sid,)), repeatable=False)
+    assert store.get_session(sid)["input_tokens"] in (0, 5)  # never 10
+    admin.close()
     store.close()

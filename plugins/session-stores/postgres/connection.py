@@ -101,36 +101,48 @@ class Database:
 
     # --- running work -------------------------------------------------------------------
     def run(self, fn: Callable[[psycopg.Connection[Any]], T], *,
-            recheck: Callable[[psycopg.Connection[Any]], T | None] | None = None) -> T:
+            recheck: Callable[[psycopg.Connection[Any]], T | None] | None = None,
+            repeatable: bool = True) -> T:
         """Run ``fn`` in one transaction; when the connection is lost, retry on a fresh one.
-        ``recheck`` (for a write whose commit may have landed before the connection broke)
-        returns that write's result when it did, so it is not made twice."""
-        uncertain = False
+
+        Lost before the commit was sent: nothing was applied, so ``fn`` runs again. Lost
+        during the commit, the write may have landed: ``recheck`` (an append, a new session)
+        returns its result when it did, so it is not made twice; a ``repeatable`` write
+        (setting a value, a read) just runs again; any other (adding to counters) is refused
+        with an error rather than counted twice."""
+        committing = False
         for attempt in range(RETRIES):
             try:
                 with self.pool.connection(timeout=CONNECT_TIMEOUT_S * 2) as conn:
-                    if uncertain and recheck is not None:
+                    if committing and recheck is not None:
                         with conn.transaction():
                             done = recheck(conn)
                         if done is not None:
                             return done
+                    committing = False
                     with conn.transaction():
-                        return fn(conn)
+                        result = fn(conn)
+                        committing = True  # leaving the block sends COMMIT
+                    return result
             except psycopg.Error as exc:
                 if isinstance(exc, pg_errors.UndefinedTable):
                     raise SessionStoreError(
                         f"the session tables are missing in {self.label} (dropped while hermes "
                         "ran?); restart hermes to create them again") from exc
-                if not is_connection_lost(exc) or attempt == RETRIES - 1:
-                    if is_connection_lost(exc):
-                        raise SessionStoreError(
-                            f"lost the connection to {self.label} {RETRIES} times in a row "
-                            f"({_reason(exc, self.dsn)}); the last change may not be stored. "
-                            "Check the server and the network.") from None
+                if not is_connection_lost(exc):
                     raise
-                uncertain = True
-                log.warning("connection to %s lost (%s); retrying", self.label,
-                            _reason(exc, self.dsn))
+                reason = _reason(exc, self.dsn)
+                if committing and recheck is None and not repeatable:
+                    raise SessionStoreError(
+                        f"lost the connection to {self.label} while committing ({reason}); the "
+                        "change may or may not be stored, so it was not made again. Check "
+                        "the session's counters.") from None
+                if attempt == RETRIES - 1:
+                    raise SessionStoreError(
+                        f"lost the connection to {self.label} {RETRIES} times in a row "
+                        f"({reason}); the last change was not acknowledged. Check the server "
+                        "and the network.") from None
+                log.warning("connection to %s lost (%s); retrying", self.label, reason)
                 time.sleep(min(2.0, 0.1 * 2 ** attempt))
         raise AssertionError("unreachable")
 

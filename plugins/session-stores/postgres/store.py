@@ -79,8 +79,9 @@ class PostgresSessionStore:
     def schema_changes(self) -> list[str]:
         return list(self.db.schema_changes)
 
-    def _run(self, fn: Callable[[Any], Any], recheck: Callable[[Any], Any] | None = None) -> Any:
-        return self.db.run(fn, recheck=recheck)
+    def _run(self, fn: Callable[[Any], Any], recheck: Callable[[Any], Any] | None = None,
+             repeatable: bool = True) -> Any:
+        return self.db.run(fn, recheck=recheck, repeatable=repeatable)
 
     def _read(self, sql: str, args: Iterable[Any] = ()) -> list[dict[str, Any]]:
         params = _params(args)
@@ -141,14 +142,15 @@ class PostgresSessionStore:
         rows = self._read("SELECT * FROM sessions WHERE id = %s", (session_id,))
         return rows[0] if rows else None
 
-    def _update(self, session_id: str, sql: str, args: Iterable[Any] = ()) -> None:
+    def _update(self, session_id: str, sql: str, args: Iterable[Any] = (),
+                repeatable: bool = True) -> None:
         params = _params((*args, session_id))
 
         def do(conn: Any) -> None:
             if conn.execute(sql, params).rowcount == 0:
                 raise SessionStoreError(f"no session {session_id!r}; list sessions with "
                                         "`hermes sessions list`")
-        self._run(do)
+        self._run(do, repeatable=repeatable)
 
     def end_session(self, session_id: str, end_reason: str = "user") -> None:
         self._update(session_id, "UPDATE sessions SET ended_at = %s, end_reason = %s "
@@ -192,7 +194,7 @@ class PostgresSessionStore:
                   billing_mode, model)
         sets += [f"{c} = COALESCE(%s, {c})" for c in (*_COST_FIELDS, "model")]
         self._update(session_id, f"UPDATE sessions SET {', '.join(sets + costs)} WHERE id = %s",
-                     (*counts, *labels, *cost_args))
+                     (*counts, *labels, *cost_args), repeatable=absolute)
 
     # --- messages ---------------------------------------------------------------------
     def append_message(self, session_id: str, role: str, content: Any = None, *,
