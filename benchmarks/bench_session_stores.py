@@ -83,15 +83,27 @@ def searches(store: Any, per_kind: int) -> dict[str, dict[str, float]]:
     for kind in QUERY_KINDS:
         queries = corpus.queries(kind, per_kind)
         for q in queries:  # warm-up
-            store.search_messages(q)
-        times, hits = [], 0
+            _search(store, q)
+        times, hits, stopped = [], 0, 0
         for q in queries:
             began = time.perf_counter()
-            hits += len(store.search_messages(q))
+            found = _search(store, q)
             times.append(time.perf_counter() - began)
+            hits += max(found, 0)
+            stopped += found < 0
         out[kind] = {"p50_ms": statistics.median(times) * 1e3, "p95_ms": pct(times, 0.95) * 1e3,
-                     "hits": hits / len(queries)}
+                     "hits": hits / len(queries), "stopped": stopped}
     return out
+
+
+def _search(store: Any, query: str) -> int:
+    """Hits of one search; -1 when the store's time budget stopped it."""
+    from hermes_agent.api import SearchTimeoutError
+
+    try:
+        return len(store.search_messages(query))
+    except SearchTimeoutError:
+        return -1
 
 
 def jsonl(store: Any) -> str:
@@ -166,7 +178,8 @@ def report(results: dict[str, Any]) -> None:
         print(f"{label:14}{s['append'][key]:14.2f}{p['append'][key]:14.2f}")
     for kind in QUERY_KINDS:
         print(f"{kind[:14]:14}{s['search'][kind]['p95_ms']:11.1f} ms{p['search'][kind]['p95_ms']:11.1f}"
-              f" ms  (p95; hits {s['search'][kind]['hits']:.0f} / {p['search'][kind]['hits']:.0f})")
+              f" ms  (p95; hits {s['search'][kind]['hits']:.0f} / {p['search'][kind]['hits']:.0f};"
+              f" stopped {s['search'][kind]['stopped']} / {p['search'][kind]['stopped']})")
     if "migrate" in results:
         m = results["migrate"]
         print(f"migrate: to PostgreSQL {m['to_postgres_s']:.1f} s, back {m['back_s']:.1f} s, "
