@@ -33,6 +33,16 @@ def _clean(text: str) -> str:
     return text.replace("\x00", " ")
 
 
+def _tsquery(term: SearchTerm, args: list[Any]) -> str:
+    """The tsquery of a word, phrase or prefix term; appends its parameter to ``args``."""
+    text = _clean(term.text)
+    if term.prefix and text.replace("_", "").isalnum():
+        args.append(f"'{text}':*")
+        return "to_tsquery('simple', %s)"
+    args.append(text)
+    return "phraseto_tsquery('simple', %s)"
+
+
 def _term_sql(term: SearchTerm, args: list[Any]) -> str:
     """SQL true when a message ``m`` holds ``term``; appends its parameters to ``args``."""
     text = _clean(term.text)
@@ -40,35 +50,34 @@ def _term_sql(term: SearchTerm, args: list[Any]) -> str:
         args.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
                     + "%")
         return "m.search_text ILIKE %s"
-    if term.prefix and text.replace("_", "").isalnum():
-        args.append(f"'{text}':*")
-        return "m.search_tsv @@ to_tsquery('simple', %s)"
-    args.append(text)
-    return "m.search_tsv @@ phraseto_tsquery('simple', %s)"
+    return f"m.search_tsv @@ {_tsquery(term, args)}"
 
 
 def match_sql(parsed: SearchQuery) -> tuple[str, list[Any], str | None, list[Any]]:
-    """(condition, its parameters, rank expression or None, its parameters)."""
+    """(condition, its parameters, rank expression or None, its parameters). A query of words
+    only is one tsquery (one scan of the word index); one with CJK text combines a condition
+    per term."""
     args: list[Any] = []
-    groups = []
-    for group in parsed.groups:
-        parts = [_term_sql(t, args) for t in group if not t.negated]
-        parts += ["NOT (" + _term_sql(t, args) + ")" for t in group if t.negated]
-        groups.append("(" + " AND ".join(parts) + ")")
     words = [t for g in parsed.groups for t in g if not t.negated and not SEARCH_CJK.search(t.text)]
+    if not parsed.cjk:
+        groups = []
+        for group in parsed.groups:
+            parts = [_tsquery(t, args) for t in group if not t.negated]
+            parts += ["!!" + _tsquery(t, args) for t in group if t.negated]
+            groups.append("(" + " && ".join(parts) + ")")
+        cond = f"m.search_tsv @@ ({' || '.join(groups)})"
+    else:
+        groups = []
+        for group in parsed.groups:
+            parts = [_term_sql(t, args) for t in group if not t.negated]
+            parts += ["NOT (" + _term_sql(t, args) + ")" for t in group if t.negated]
+            groups.append("(" + " AND ".join(parts) + ")")
+        cond = " OR ".join(groups)
     rank_args: list[Any] = []
     rank = None
     if words:
-        pieces = []
-        for term in words:
-            if term.prefix and term.text.replace("_", "").isalnum():
-                pieces.append("to_tsquery('simple', %s)")
-                rank_args.append(f"'{_clean(term.text)}':*")
-            else:
-                pieces.append("phraseto_tsquery('simple', %s)")
-                rank_args.append(_clean(term.text))
-        rank = f"ts_rank_cd(m.search_tsv, {' || '.join(pieces)})"
-    return " OR ".join(groups), args, rank, rank_args
+        rank = f"ts_rank_cd(m.search_tsv, {' || '.join(_tsquery(t, rank_args) for t in words)})"
+    return cond, args, rank, rank_args
 
 
 def filters(sources: Iterable[str] | None, excluded: Iterable[str] | None,
