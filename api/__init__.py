@@ -53,6 +53,16 @@ _EXPORTS: dict[str, str] = {
     "TitleConflictError": "sessions", "InvalidArgumentError": "sessions",
     "SearchTimeoutError": "sessions", "SEARCH_BUDGET_S": "sessions",
     "session_store": "sessions",
+    # session_values.py and session_query.py: what every session store shares (argument
+    # normalising, column values, the search query language)
+    **dict.fromkeys(("public_methods_at_edge", "clean_text", "clean_optional",
+                     "MAX_STORE_LIMIT", "JSON_PREFIX", "JSON_COLUMNS", "encode_content",
+                     "decode_content", "encode_json", "decode_json", "sanitize_title",
+                     "tool_call_count"), "session_values"),
+    **dict.fromkeys(("SearchQuery", "SearchTerm", "parse_search_query", "sanitize_fts5_query",
+                     "manual_snippet", "CJK_CLASS", "SEARCH_CJK", "SEARCH_MAX_QUERY",
+                     "SEARCH_MAX_TERMS", "SEARCH_MAX_PREFIX_TERMS", "SEARCH_MIN_PREFIX"),
+                    "session_query"),
     # prompt.py: system-prompt layers
     "LAYERS": "prompt", "LayerRequest": "prompt", "LayerFn": "prompt",
     "PromptLayers": "prompt", "prompt_layers": "prompt",

@@ -7,7 +7,8 @@
         assert json.loads(kernel.tools.dispatch("my_tool", {"x": 1}))["ok"]
 
 The same helpers are pytest fixtures (``hermes_kernel``, ``hook_recorder``) through the
-``pytest11`` entry point.
+``pytest11`` entry point. A session-store backend runs the conformance suite of
+:mod:`hermes_agent.testing.session_store_conformance` (see docs/sessions.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The config.yaml keys the recall plugin reads. ``session_search`` is its own section;
-``sessions.auto_title`` extends the kernel's ``sessions`` section (which owns
-``sessions.store``, the store slot's selection). Imports nothing but pydantic."""
+"""The config.yaml keys the recall plugin reads: ``session_search``, its own section (it also
+reads ``sessions.auto_title``, which the sessions plugin's section holds). Imports nothing but
+pydantic."""
 
 from __future__ import annotations
 
@@ -17,8 +17,3 @@ class SessionSearchSection(BaseModel):
     timeout: float = Field(90.0, gt=0)  # seconds for all the summaries of one search
     window_chars: int = Field(100_000, ge=2_000)  # transcript characters sent per session
 
-
-class SessionsSection(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    auto_title: bool = True  # name new sessions after their first exchange

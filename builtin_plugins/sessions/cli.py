@@ -189,18 +189,62 @@ def import_cmd(path: Path, include_inactive: bool, as_json: bool) -> None:
     """Copy sessions from a state.db (Hermes Agent 0.19 or hermes) or a JSONL export."""
     from .transfer import import_records, import_state_db, read_jsonl
 
+    from .store import SqliteSessionStore
+    from .transfer import state_db_records
+
     store = _store()
     with path.open("rb") as handle:
         is_sqlite = handle.read(16) == b"SQLite format 3\x00"
-    if is_sqlite:
-        stats = import_state_db(store, path, include_inactive=include_inactive)  # type: ignore[arg-type]
+    if not isinstance(store, SqliteSessionStore):  # another backend imports records itself
+        records = (state_db_records(path, include_inactive) if is_sqlite else read_jsonl(path))
+        stats = store.import_records(records)  # type: ignore[attr-defined]
+    elif is_sqlite:
+        stats = import_state_db(store, path, include_inactive=include_inactive)
     else:
-        stats = import_records(store, read_jsonl(path))  # type: ignore[arg-type]
+        stats = import_records(store, read_jsonl(path))
     if as_json:
         _echo_json(stats)
     else:
         click.echo(f"Imported {stats['sessions']} session(s) and {stats['messages']} message(s); "
                    f"skipped {stats['skipped']} already present.")
+
+
+@sessions.command(name="migrate")
+@click.option("--to", "target", required=True, type=TEXT, metavar="DSN|PATH",
+              help="Where to copy: a PostgreSQL DSN or a state.db path.")
+@click.option("--from", "origin", type=TEXT, metavar="DSN|PATH",
+              help="Copy from here instead of the store sessions.store selects.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def migrate_cmd(target: str, origin: str | None, as_json: bool) -> None:
+    """Copy every session and message to another store, then verify them (counts and a
+    checksum per session). The source is only read; run it again to resume."""
+    from hermes_agent.api import cli_kernel, mask_url
+
+    from .migrate import migrate, open_location
+
+    kernel = cli_kernel()
+    source = open_location(kernel, origin) if origin else session_store(kernel)
+    destination = open_location(kernel, target)
+    try:
+        report = migrate(source, destination, progress=lambda line: click.echo(line, err=True))
+    finally:
+        destination.close()
+        if origin:
+            source.close()
+    if as_json:
+        _echo_json(report)
+    else:
+        click.echo(f"Copied {plural(report['copied'], 'session')} "
+                   f"({plural(report['copied_messages'], 'message')}); "
+                   f"{report['skipped']} already there. Verified {report['sessions']} "
+                   f"session(s) and {report['messages']} message(s) in {mask_url(target)}.")
+    if not report["ok"]:
+        bad = (report["missing"] + report["mismatched"])[:5]
+        raise SessionStoreError(
+            f"{len(report['missing'])} session(s) missing and {len(report['mismatched'])} "
+            f"different in {mask_url(target)} (first: {', '.join(bad)}); the target held other "
+            "versions of them. Delete those there (or migrate into an empty store) and run "
+            "the command again.")
 
 
 @sessions.command()

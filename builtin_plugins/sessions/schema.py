@@ -14,14 +14,12 @@ import re
 import sqlite3
 from collections.abc import Callable
 
-from hermes_agent.api import SessionStoreError
+from hermes_agent.api import CJK_CLASS, SessionStoreError
 
 SCHEMA_VERSION = 12
 OWNER = "hermes"  # state_meta 'schema_owner': written by this store (not only a version number)
 
 # Characters that send a query to the trigram table (and the rows that table indexes).
-CJK_CLASS = ("\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
-             "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ebef")
 CJK_GLOB = f"'*[{CJK_CLASS}]*'"
 
 

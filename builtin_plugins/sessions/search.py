@@ -29,6 +29,7 @@ from .query import (
     MAX_TERMS,
     MIN_PREFIX,
     Query,
+    manual_snippet,
     parse,
     sanitize_fts5_query,
 )
@@ -197,15 +198,3 @@ def _results(conn: sqlite3.Connection, hits: list[tuple[int, str | None]],
                     "context": context, "source": row[4], "model": row[5],
                     "session_started": row[6]})
     return out
-
-
-def manual_snippet(text: str, terms: list[str], width: int = 60) -> str:
-    """A ``>>>match<<<`` window around the first term found (case-insensitive)."""
-    lower = text.lower()
-    for term in terms:
-        at = lower.find(term.lower())
-        if at >= 0:
-            start, end = max(0, at - width), min(len(text), at + len(term) + width)
-            return ("..." if start else "") + text[start:at] + ">>>" + text[at:at + len(term)] + \
-                "<<<" + text[at + len(term):end] + ("..." if end < len(text) else "")
-    return text[:2 * width] + ("..." if len(text) > 2 * width else "")

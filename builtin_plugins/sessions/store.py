@@ -464,11 +464,14 @@ class SqliteSessionStore:
         return self._write(lambda conn: delete_session_rows(conn, session_id))
 
     # --- import -------------------------------------------------------------------------
-    def import_records(self, records: Iterable[dict[str, Any]]) -> dict[str, int]:
-        """Insert exported sessions (each with ``messages``); existing ids are skipped."""
+    def import_records(self, records: Iterable[dict[str, Any]], *,
+                       keep_message_ids: bool = False) -> dict[str, int]:
+        """Insert exported sessions (each with ``messages``); existing ids are skipped. With
+        ``keep_message_ids`` messages keep their ids (``sessions migrate``: exports stay
+        identical); an id the store already holds is then a SessionStoreError."""
         from .transfer import import_records
 
-        return import_records(self, records)
+        return import_records(self, records, keep_message_ids)
 
 
 _MESSAGE_COLUMNS = ("session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name",
@@ -478,15 +481,18 @@ _MESSAGE_COLUMNS = ("session_id", "role", "content", "tool_call_id", "tool_calls
 _INSERT_MESSAGE = (f"INSERT INTO messages ({', '.join(_MESSAGE_COLUMNS)}) "
                    f"VALUES ({', '.join('?' * len(_MESSAGE_COLUMNS))})")
 _MESSAGE_SELECT = "id, " + ", ".join(_MESSAGE_COLUMNS)
+_INSERT_NUMBERED = (f"INSERT INTO messages ({_MESSAGE_SELECT}) "
+                    f"VALUES ({', '.join('?' * (len(_MESSAGE_COLUMNS) + 1))})")
 
 
 def insert_messages(conn: sqlite3.Connection, session_id: str,
-                    messages: Iterable[dict[str, Any]]) -> int:
-    """Insert message dicts (keys as in get_messages) and recount the session's counters."""
+                    messages: Iterable[dict[str, Any]], keep_ids: bool = False) -> int:
+    """Insert message dicts (keys as in get_messages) and recount the session's counters.
+    With ``keep_ids`` each keeps its ``id`` (else the store numbers them)."""
     rows = []
     now = time.time()
     for i, m in enumerate(messages):
-        rows.append((session_id, codec.clean_text(m.get("role") or "user"),
+        rows.append((m.get("id") if keep_ids else None, session_id, codec.clean_text(m.get("role") or "user"),
                      codec.encode_content(m.get("content")),
                      codec.clean_text(m.get("tool_call_id")), codec.encode_json(m.get("tool_calls")),
                      codec.clean_text(m.get("tool_name")),
@@ -496,8 +502,8 @@ def insert_messages(conn: sqlite3.Connection, session_id: str,
                      codec.encode_json(m.get("reasoning_details")),
                      codec.encode_json(m.get("codex_reasoning_items")),
                      codec.encode_json(m.get("codex_message_items"))))
-    conn.executemany(_INSERT_MESSAGE, rows)
-    calls = sum(codec.tool_call_count(r[4]) for r in rows)
+    conn.executemany(_INSERT_NUMBERED, rows)  # a NULL id: SQLite numbers the row
+    calls = sum(codec.tool_call_count(r[5]) for r in rows)
     conn.execute("UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages WHERE "
                  "session_id = ?), tool_call_count = ? WHERE id = ?", (session_id, calls,
                                                                       session_id))

@@ -68,8 +68,8 @@ def _insert_session(conn: sqlite3.Connection, store: "SqliteSessionStore",
     return True
 
 
-def import_records(store: "SqliteSessionStore",
-                   records: Iterable[dict[str, Any]]) -> dict[str, int]:
+def import_records(store: "SqliteSessionStore", records: Iterable[dict[str, Any]],
+                   keep_message_ids: bool = False) -> dict[str, int]:
     """Import exported sessions (dicts with ``messages``), parents before children."""
     from .store import insert_messages
 
@@ -83,8 +83,14 @@ def import_records(store: "SqliteSessionStore",
         def do(conn: sqlite3.Connection, record: dict[str, Any] = record) -> int | None:
             if not _insert_session(conn, store, record):
                 return None
-            return insert_messages(conn, record["id"], record.get("messages") or [])
-        _tally(stats, store._write(do))
+            return insert_messages(conn, record["id"], record.get("messages") or [],
+                                   keep_message_ids)
+        try:
+            _tally(stats, store._write(do))
+        except sqlite3.IntegrityError as exc:
+            raise SessionStoreError(
+                f"{store.path} already holds a message with an id of session {record['id']!r} "
+                "(ids are kept); migrate into an empty store") from exc
     return stats
 
 
@@ -110,6 +116,30 @@ def import_state_db(store: "SqliteSessionStore", path: Path,
             raise SessionStoreError(f"{path} has no sessions/messages tables; it is not a state.db")
         try:
             return _copy(store, src, include_inactive)
+        except sqlite3.DatabaseError as exc:
+            raise explain(exc, path, "read") from exc
+
+
+def state_db_records(path: Path, include_inactive: bool = False) -> Iterator[dict[str, Any]]:
+    """The sessions of another state.db as export records (for stores that import records
+    themselves), read without changing the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise SessionStoreError(f"{path} does not exist; give the path of a state.db file")
+    check_file(path)
+    with contextlib.ExitStack() as cleanup:
+        try:
+            src = cleanup.enter_context(contextlib.closing(_open_untouched(path, cleanup)))
+            src.row_factory = sqlite3.Row
+            msg_cols = {r[1] for r in src.execute("PRAGMA table_info(messages)")}
+            wanted = [c for c in MESSAGE_COLUMNS if c in msg_cols and c != "search_text"]
+            active = "" if include_inactive or "active" not in msg_cols else " AND active = 1"
+            for session in src.execute("SELECT * FROM sessions ORDER BY started_at").fetchall():
+                record = dict(session)
+                record["messages"] = [codec.message_row(r) for r in src.execute(
+                    f"SELECT {', '.join(wanted)} FROM messages WHERE session_id = ?{active} "
+                    "ORDER BY id", (record["id"],))]
+                yield record
         except sqlite3.DatabaseError as exc:
             raise explain(exc, path, "read") from exc
 

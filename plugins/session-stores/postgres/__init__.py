@@ -1,0 +1,17 @@
+"""Bundled plugin: the ``postgres`` session store (``sessions.store: postgres``).
+
+``register(ctx)`` puts a lazy :class:`PostgresSessionStore` into the ``session_store`` slot;
+psycopg is imported and the server reached on the first call, never at registration.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def register(ctx: Any) -> None:
+    from .store import PostgresSessionStore
+
+    kernel = ctx.kernel
+    ctx.register_session_store(PostgresSessionStore(
+        dsn=lambda: kernel.config.get("sessions.dsn", "") or kernel.env.get("HERMES_POSTGRES_DSN", "")))
