@@ -33,6 +33,11 @@ def build(name: str = "demo") -> MCPServer:
         return text
 
     @app.tool()
+    def working_directory() -> str:
+        """The folder the server runs in."""
+        return os.getcwd()
+
+    @app.tool()
     def env_value(name: str) -> str:
         """The value of an environment variable of the server process."""
         if name == "MCP_PID":

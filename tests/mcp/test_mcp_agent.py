@@ -178,6 +178,16 @@ def test_disabled_servers_env_from_dotenv_and_parallel_safe(mcp_kernel, llm, hom
     assert not is_parallel_safe(kernel.tools.tools["todo"].handler)
 
 
+def test_a_stdio_server_runs_in_its_cwd(mcp_kernel, llm, tmp_path) -> None:
+    folder = tmp_path / "server home"
+    folder.mkdir()
+    kernel = mcp_kernel({"demo": stdio_server(cwd=str(folder))})
+    llm.script(reply_tool_call("mcp__demo__working_directory", {}), reply_text("ok"))
+    Agent(kernel).run_conversation("where are you?")
+    result = json.loads(tool_result_sent(llm, 1))["result"]  # wrapped as untrusted
+    assert f"\n{folder.resolve()}\n" in result
+
+
 def test_a_server_writing_garbage_to_stdout_is_named_in_its_errors(mcp_kernel, llm) -> None:
     kernel = mcp_kernel({"noisy": stdio_server("--garbage", timeout=1)})
     llm.script(reply_tool_call("mcp__noisy__hang", {"seconds": 60}), reply_text("ok"))
