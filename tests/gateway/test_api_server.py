@@ -294,3 +294,21 @@ def test_a_kept_alive_connection_is_not_delayed_between_requests(home, fake_llm)
 
     durations = asyncio.run(scenario())
     assert sorted(durations[1:])[2] < 0.030  # the median request on the open connection
+
+
+def test_the_conversation_field_names_the_chat(home, fake_llm):
+    fake_llm.script(reply_text("noted"), reply_text("you said 7"))
+    k = kernel(home, fake_llm)
+
+    async def scenario() -> None:
+        async with served(k) as (runner, base):
+            api = client(base)
+            for text in ("remember 7", "what did I say?"):
+                await api.chat.completions.create(
+                    model="hermes-agent", messages=[{"role": "user", "content": text}],
+                    extra_body={"conversation": "conv-42"})
+            assert list(runner.chats) == ["api_server:conv-42"]
+
+    asyncio.run(scenario())
+    assert [m["content"] for m in posts(fake_llm)[-1].body["messages"]
+            if m["role"] == "user"] == ["remember 7", "what did I say?"]

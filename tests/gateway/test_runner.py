@@ -6,7 +6,9 @@ import asyncio
 import json
 from typing import Any
 
-from hermes_agent.api import session_store
+import pytest
+
+from hermes_agent.api import InboundMessage, session_store
 from hermes_agent.testing.fake_llm import reply_text, reply_tool_call
 
 from .conftest import WAIT, running
@@ -109,7 +111,8 @@ def test_allow_lists_from_the_environment(kernel_for, server):
     asyncio.run(anyone())
 
 
-def test_new_starts_a_fresh_session(kernel_for, server):
+@pytest.mark.parametrize("command", ["/new", "/reset"])
+def test_new_starts_a_fresh_session(kernel_for, server, command):
     server.script(reply_text("first answer"), reply_text("second answer"))
     kernel = kernel_for()
 
@@ -118,7 +121,7 @@ def test_new_starts_a_fresh_session(kernel_for, server):
             await chat.inject("A", "alice", "remember me")
             await chat.wait_for("A", 1)
             first = runner.chats["testchat:A"].agent.session_id
-            await chat.inject("A", "alice", "/new")
+            await chat.inject("A", "alice", command)
             await chat.inject("A", "alice", "who am I?")
             texts = await chat.wait_for("A", 3)
             assert texts[1:] == ["Started a new conversation.", "second answer"]
@@ -128,6 +131,29 @@ def test_new_starts_a_fresh_session(kernel_for, server):
     assert first != second
     assert user_texts(posts(server)[-1]) == ["who am I?"]
     assert session_store(kernel).get_session(first)["end_reason"] == "new_session"
+
+
+def test_a_full_chat_queue_asks_the_sender_to_wait(kernel_for, server, gate, home):
+    server.script(reply_tool_call("wait_gate", {}), reply_text("slow done"), reply_text("next"))
+    kernel = kernel_for()
+
+    async def scenario() -> list[str]:
+        async with running(kernel, max_queue=1) as (runner, chat):
+            await chat.inject("A", "alice", "slow")
+            assert await asyncio.to_thread(gate.entered.wait, WAIT)
+            assert await chat.handle_message(InboundMessage("testchat", "A", "alice", "next")) \
+                == "queued"
+            assert await chat.handle_message(InboundMessage("testchat", "A", "alice", "more")) \
+                == "busy"
+            state = await eventually(lambda: json.loads(
+                (home / "gateway" / "state.json").read_text()), lambda s: s["queue_depth"] == 1)
+            assert state["turns_running"] == 1
+            gate.opened.set()
+            return await chat.wait_for("A", 3)
+
+    texts = asyncio.run(scenario())
+    assert texts[0].startswith("Too many messages are waiting")
+    assert texts[1:] == ["slow done", "next"]
 
 
 def test_a_restarted_gateway_resumes_the_chats_session(kernel_for, server):
