@@ -152,6 +152,8 @@ class ChatWorker:
     async def turn(self, chat: Chat, message: InboundMessage, replayed: bool = False) -> bool:
         """Answer one message; False when shutdown cut the turn short (not answered: the
         message stays in the inbox and the next start runs it again)."""
+        if self.runner.cutting_short:  # shutdown gave up waiting: the next start runs it
+            return False
         if message.text.startswith("/") and await self.command(chat, message):
             return True
         agent = await self.agent(chat, message)

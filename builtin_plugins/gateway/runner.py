@@ -56,7 +56,7 @@ class GatewayRunner:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.chats: dict[str, Chat] = {}
         self.worker = ChatWorker(self)
-        self.accepting = self.stopped = False
+        self.accepting = self.stopped = self.cutting_short = self.closed = False
         self.started_at = time.time()
         self._state_due: asyncio.TimerHandle | None = None
         self._state_lock, self._state_seq, self._state_written = threading.Lock(), 0, 0
@@ -130,6 +130,7 @@ class GatewayRunner:
         self.stopped, self.accepting = True, False
         if not await self._drain(timeout):
             log.warning("gateway: turns still running after %ss; interrupting them", timeout)
+            self.cutting_short = True  # no new turn starts; what waits stays in the inbox
             for chat in self.chats.values():
                 if chat.busy and chat.agent is not None:
                     chat.agent.interrupt()
@@ -148,6 +149,7 @@ class GatewayRunner:
         if self._state_due is not None:
             self._state_due.cancel()
         self.executor.shutdown(wait=True)
+        self.closed = True
         self.inbox.close()
         self.kernel.service("gateway").runner = None
         self.state.remove()
@@ -173,7 +175,7 @@ class GatewayRunner:
         inbox)."""
         message.platform = message.platform or platform
         durable = getattr(self.adapters[platform], "durable_inbox", True)
-        if not self.accepting and not durable:
+        if self.closed or (not self.accepting and not durable):
             return "closed"
         directive = self.kernel.hooks.fire("pre_gateway_dispatch", event=message, gateway=self,
                                            session_store=self.chatmap)

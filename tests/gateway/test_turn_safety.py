@@ -224,20 +224,21 @@ def test_a_turn_cut_short_by_shutdown_is_run_again_at_the_next_start(kernel_for,
         async with running(kernel) as (runner, chat):
             await chat.inject("A", "alice", "a long question")
             await until(lambda: not server.pending)  # the model has the request
+            await chat.inject("A", "alice", "and another")  # waits behind it
             await runner.stop(0.2)  # the drain times out; the turn is interrupted
             assert chat.texts("A") == []  # no "Stopped." for a turn the gateway cut short
 
     asyncio.run(cut_short())
-    [(_, key, message)] = Inbox(home).pending()
-    assert key == "testchat:A" and message.text == "a long question"
-    server.script(reply_text("the answer"))
+    assert [m.text for _, _, m in Inbox(home).pending()] == ["a long question", "and another"]
+    assert len(posts(server)) == 1  # the waiting message did not start a turn
+    server.script(reply_text("the answer"), reply_text("the other answer"))
 
     async def restarted() -> None:
         async with running(kernel) as (runner, chat):
-            assert await chat.wait_for("A", 1) == ["the answer"]
+            assert await chat.wait_for("A", 2) == ["the answer", "the other answer"]
             await runner._drain(WAIT)
             assert runner.inbox.pending() == []
 
     asyncio.run(restarted())
     users = [m["content"] for m in posts(server)[-1].body["messages"] if m["role"] == "user"]
-    assert users == ["a long question"]  # the cut-short run's record was replaced
+    assert users == ["a long question", "and another"]  # the cut-short record was replaced
