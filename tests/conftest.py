@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -51,3 +51,55 @@ def _no_process_kernel() -> Iterator[None]:
     forget_runtime_kernel()
     yield
     forget_runtime_kernel()
+
+
+# --- PostgreSQL ------------------------------------------------------------------------------
+
+DEFAULT_POSTGRES_DSN = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> str:
+    """The test server's DSN (HERMES_TEST_POSTGRES_DSN, else the local default); skips the
+    test with the reason when psycopg is missing or no server answers."""
+    import os
+
+    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed: pip install "
+                                  "'hermes-agent-runtime[session-postgres]'")
+    dsn = os.environ.get("HERMES_TEST_POSTGRES_DSN") or DEFAULT_POSTGRES_DSN
+    try:
+        with psycopg.connect(dsn, connect_timeout=3, autocommit=True) as conn:
+            # once, in public: a test's own schema (dropped after it) must not hold it
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+    except psycopg.errors.UniqueViolation:
+        pass  # another test process created it at the same moment
+    except psycopg.Error as exc:
+        pytest.skip(f"no PostgreSQL server for the postgres session-store tests at {dsn} "
+                    f"({str(exc).strip().splitlines()[0]}); set HERMES_TEST_POSTGRES_DSN")
+    return dsn
+
+
+@pytest.fixture
+def pg_schemas(postgres_dsn: str) -> Iterator[Callable[[str], str]]:
+    """``pg_schemas(name)``: the DSN of a schema of this test's own (created on first use,
+    dropped after the test), so tests run in parallel without colliding."""
+    import uuid
+
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    made: dict[str, str] = {}
+    prefix = f"hermes_test_{uuid.uuid4().hex[:12]}"
+
+    def dsn_for(name: str = "main") -> str:
+        if name not in made:
+            schema = f"{prefix}_{name}"
+            with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+                conn.execute(f'CREATE SCHEMA "{schema}"')
+            made[name] = schema
+        return make_conninfo(postgres_dsn, options=f"-csearch_path={made[name]},public",
+                             application_name=f"{prefix}_{name}")
+    yield dsn_for
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        for schema in made.values():
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

@@ -34,6 +34,7 @@ class Queued:
     inbox_id: int  # 0: not in the durable inbox
     message: InboundMessage
     replayed: bool = False  # accepted by an earlier gateway run that stopped before answering
+    shared: bool = False  # from the replicas' shared queue (else the local inbox)
 
 
 @dataclass
@@ -49,6 +50,7 @@ class Chat:
     task: asyncio.Task[None] | None = field(default=None, repr=False)
     asker: str = ""  # the user whose message the running turn answers
     question: concurrent.futures.Future[str] | None = field(default=None, repr=False)
+    mapped_session: str | None = None  # the session the chat map holds for this chat
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -124,7 +126,7 @@ class ChatWorker:
                 answered = True
             finally:
                 if answered:
-                    self.runner.inbox_done(queued.inbox_id)
+                    await self.runner.finish_message(queued)
                 chat.queue.task_done()
                 self.runner.write_state()
 
@@ -141,7 +143,7 @@ class ChatWorker:
         agent = runner.kernel.service("agent").create(
             platform=message.platform, sender_id=message.user_id,
             approval_callback=questions.approval, clarify_callback=questions.clarify)
-        known = runner.chatmap.get(chat.key)
+        known = chat.mapped_session = runner.chatmap.get(chat.key)
         if known is not None:
             try:
                 agent.resume(known)
@@ -194,8 +196,9 @@ class ChatWorker:
 
     async def remember_session(self, chat: Chat, agent: Any) -> None:
         """Map the chat to its session (a durable write, in a worker thread, when it changed)."""
-        if self.runner.chatmap.get(chat.key) != agent.session_id:
+        if chat.mapped_session != agent.session_id:
             await self.runner.in_thread(self.runner.chatmap.set, chat.key, agent.session_id)
+            chat.mapped_session = agent.session_id
 
     def open_stream(self, chat: Chat, message: InboundMessage) -> ReplyStream | None:
         if not self.runner.kernel.config.get("gateway.stream_replies", True):
@@ -248,6 +251,7 @@ class ChatWorker:
             agent = await self.agent(chat, message)
             await self.runner.in_thread(agent.new_session, name)
             await self.runner.in_thread(self.runner.chatmap.discard, chat.key)
+            chat.mapped_session = None
             await self.runner.reply(chat, "Started a new conversation.")
             return True
         command = self.runner.kernel.commands.get(name)

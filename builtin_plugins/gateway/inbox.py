@@ -13,7 +13,6 @@ import threading
 import time
 from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Any
 
 from hermes_agent.api import InboundMessage
 

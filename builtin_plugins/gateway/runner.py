@@ -15,13 +15,14 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from hermes_agent.api import InboundMessage, PlatformAdapter, split_message
+from hermes_agent.api import InboundMessage, PlatformAdapter, session_store, split_message
 
 from .access import AccessPolicy
 from .chat import Chat, ChatWorker, Queued
 from .chatmap import ChatMap, session_key
 from .inbox import Inbox
 from .questions import answers_question
+from .shared import Replica, SharedChatMap
 from .state import StateFile
 
 log = logging.getLogger("hermes_agent.gateway")
@@ -50,7 +51,8 @@ class GatewayRunner:
         workers = max_workers or int(config.get("gateway.max_concurrent_turns", 256))
         self.max_queue = max_queue or int(config.get("gateway.max_queue_per_chat", 20))
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gateway-turn")
-        self.chatmap = ChatMap(kernel.home)
+        self.replica = self._replica(kernel)  # one of several gateways on a shared queue
+        self.chatmap = SharedChatMap(self.replica.queue) if self.replica else ChatMap(kernel.home)
         self.inbox = Inbox(kernel.home)
         self.state = StateFile(kernel.home)
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -61,6 +63,17 @@ class GatewayRunner:
         self._state_due: asyncio.TimerHandle | None = None
         self._state_lock, self._state_seq, self._state_written = threading.Lock(), 0, 0
         self.failed: dict[str, str] = {}  # platforms that stopped for good: why
+
+    def _replica(self, kernel: Any) -> Replica | None:
+        """A replica's part when the session store shares a queue (the postgres store)."""
+        if not kernel.config.get("gateway.shared_queue", True):
+            return None
+        try:
+            make = getattr(session_store(kernel), "gateway_queue", None)
+        except Exception as exc:  # no store selected: the local inbox, and the error later
+            log.debug("gateway: no session store for a shared queue: %s", exc)
+            return None
+        return Replica(self, make()) if make is not None else None
 
     # --- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> list[str]:
@@ -95,6 +108,8 @@ class GatewayRunner:
                 del self.adapters[name]
         self.accepting = True
         self._requeue()
+        if self.replica is not None:
+            self.replica.start()
         self._flush_state()
         return connected
 
@@ -122,12 +137,21 @@ class GatewayRunner:
     def inbox_done(self, *ids: int) -> None:
         self.inbox.done(*(i for i in ids if i))
 
+    async def finish_message(self, queued: Queued) -> None:
+        """The message was answered (or dropped by /stop): out of its queue for good."""
+        if queued.shared and self.replica is not None:
+            await self.replica.done(queued.inbox_id)
+        else:
+            self.inbox_done(queued.inbox_id)
+
     async def stop(self, timeout: float = 60.0) -> None:
         """Accept nothing more, let every accepted message finish (up to ``timeout``), then
         end the chats' sessions and disconnect. A second call does nothing."""
         if self.stopped:
             return
         self.stopped, self.accepting = True, False
+        if self.replica is not None:  # no new claims; accepted messages go to the others
+            await self.replica.stop_claiming()
         if not await self._drain(timeout):
             log.warning("gateway: turns still running after %ss; interrupting them", timeout)
             self.cutting_short = True  # no new turn starts; what waits stays in the inbox
@@ -148,6 +172,8 @@ class GatewayRunner:
                 log.warning("gateway: %s failed to disconnect: %s", adapter.name, exc)
         if self._state_due is not None:
             self._state_due.cancel()
+        if self.replica is not None:
+            await self.replica.stop()
         self.executor.shutdown(wait=True)
         self.closed = True
         self.inbox.close()
@@ -195,7 +221,10 @@ class GatewayRunner:
             known = self.chats.get(session_key(message))  # for the next start to answer
             if known is not None and answers_question(known, message.user_id, message.text):
                 return "answered"
-            self.inbox.accept(session_key(message), message)
+            if self.replica is not None:  # another replica answers it
+                await self.replica.accept(session_key(message), message)
+            else:
+                self.inbox.accept(session_key(message), message)
             return "queued"
         chat = self._chat(message)
         if answers_question(chat, message.user_id, message.text):
@@ -205,6 +234,9 @@ class GatewayRunner:
             await self._stop_turn(chat)
         elif command == "/status":
             await self.reply(chat, self._status(chat))
+        elif self.replica is not None and durable:  # whichever replica serves the chat runs it
+            await self.replica.accept(chat.key, message)
+            return "queued"
         elif chat.queue.qsize() >= self.max_queue:
             await self.reply(chat, BUSY)
             return "busy"
@@ -228,7 +260,7 @@ class GatewayRunner:
     async def _stop_turn(self, chat: Chat) -> None:
         dropped = 0
         while not chat.queue.empty():  # waiting messages are dropped with the running turn
-            self.inbox_done(chat.queue.get_nowait().inbox_id)
+            await self.finish_message(chat.queue.get_nowait())
             chat.queue.task_done()
             dropped += 1
         if chat.busy and chat.agent is not None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from hermes_agent.api import SessionStoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 OWNER = "hermes"
 LOCK_KEY = "hermes-session-store-migrate"  # one lock for every schema (CREATE EXTENSION is global)
 TSV_CHARS = 200_000  # text indexed by words; a tsvector holds at most 1 MB
@@ -57,8 +57,25 @@ CREATE INDEX idx_messages_tsv ON messages USING GIN (search_tsv);
 CREATE INDEX idx_messages_trgm ON messages USING GIN (search_text {{trgm}}.gin_trgm_ops);
 """
 
+# The gateway's shared queue (several `hermes gateway` replicas on one database).
+V2 = """
+CREATE TABLE gateway_inbox (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, chat_key TEXT NOT NULL,
+    message TEXT NOT NULL, dedupe_key TEXT UNIQUE, accepted_at DOUBLE PRECISION NOT NULL,
+    claimed_by TEXT, attempts INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX idx_gateway_inbox_chat ON gateway_inbox(chat_key, id);
+CREATE TABLE gateway_leases (
+    chat_key TEXT PRIMARY KEY, replica TEXT NOT NULL, expires_at DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE gateway_chats (chat_key TEXT PRIMARY KEY, session_id TEXT NOT NULL);
+CREATE TABLE gateway_replicas (
+    replica TEXT PRIMARY KEY, info TEXT NOT NULL, seen_at DOUBLE PRECISION NOT NULL
+);
+"""
+
 # version -> DDL that brings the previous version to it ({trgm}: pg_trgm's schema)
-MIGRATIONS: dict[int, str] = {1: V1}
+MIGRATIONS: dict[int, str] = {1: V1, 2: V2}
 
 
 def _one(conn: Any, sql: str, args: tuple[Any, ...] = ()) -> Any:

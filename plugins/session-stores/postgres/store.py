@@ -87,6 +87,13 @@ class PostgresSessionStore:
         params = _params(args)
         return self._run(lambda conn: conn.execute(sql, params).fetchall())
 
+    def gateway_queue(self) -> Any:
+        """The gateway's queue shared by every replica on this database (see
+        :mod:`.gateway_queue`)."""
+        from .gateway_queue import SharedGatewayQueue
+
+        return SharedGatewayQueue(self.db)
+
     def at(self, dsn: str) -> "PostgresSessionStore":
         """Another store like this one at ``dsn`` (``hermes sessions migrate --to DSN``)."""
         return PostgresSessionStore(dsn, search_budget_s=self.search_budget_s)

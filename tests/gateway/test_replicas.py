@@ -1,0 +1,128 @@
+"""Gateway replicas sharing one PostgreSQL database (the postgres session store's shared
+queue): two runners in one process, each with its own kernel and test platform, as two
+`hermes gateway` processes would be. Skipped when no PostgreSQL server answers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_agent.api import InboundMessage
+from hermes_agent.testing import make_kernel
+from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
+
+from .conftest import WAIT, TestAdapter
+
+pytest.importorskip("psycopg", reason="the shared queue needs the session-postgres extra")
+
+
+def platform(ctx: Any) -> None:
+    ctx.register_platform("testchat", "Test chat", adapter_factory=TestAdapter,
+                          check_fn=lambda: True)
+platform.__name__ = "testchat"
+
+
+def replica_kernel(home: Path, dsn: str, llm: FakeLLMServer, ttl: float = 15.0) -> Any:
+    config = {"model": {"provider": "custom", "base_url": llm.openai_base_url,
+                        "default": "fake-model", "max_retries": 0},
+              "sessions": {"auto_title": False, "store": "postgres", "dsn": dsn},
+              "gateway": {"lease_seconds": ttl, "stream_replies": False},
+              "platforms": {"testchat": {"enabled": True, "allow_all_users": True}}}
+    return make_kernel(home, config=config, builtins=True, plugins=[platform],
+                       env={"HERMES_HOME": str(home)})
+
+
+@contextlib.asynccontextmanager
+async def replica(kernel: Any) -> AsyncIterator[tuple[Any, TestAdapter]]:
+    from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
+    from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
+
+    adapters, entries, problems = build_adapters(kernel)
+    assert not problems
+    runner = GatewayRunner(kernel, adapters, entries=entries)
+    assert await runner.start() == ["testchat"]
+    assert runner.replica is not None
+    try:
+        yield runner, adapters["testchat"]
+    finally:
+        await runner.stop(WAIT)
+
+
+def answers(adapters: list[TestAdapter], chat_id: str) -> list[str]:
+    return [text for adapter in adapters for chat, text, _ in adapter.sent if chat == chat_id]
+
+
+async def until(condition: Any, what: str) -> None:
+    deadline = asyncio.get_running_loop().time() + WAIT
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.02)
+
+
+def test_two_replicas_answer_every_message_once_in_order(tmp_path, fake_llm, pg_schemas):
+    dsn = pg_schemas("replicas")
+    fake_llm.script(*[reply_text("ok") for _ in range(80)])
+    one = replica_kernel(tmp_path / "one", dsn, fake_llm)
+    two = replica_kernel(tmp_path / "two", dsn, fake_llm)
+
+    async def scenario() -> tuple[Any, Any, list[TestAdapter]]:
+        async with replica(one) as (first, a), replica(two) as (second, b):
+            for round_ in range(2):
+                for n in range(20):  # any replica may receive any chat's message
+                    receiver = a if (n + round_) % 2 else b
+                    outcome = await receiver.handle_message(InboundMessage(
+                        "testchat", f"c{n}", f"u{n}", f"message {round_}", message_id=f"{n}-{round_}"))
+                    assert outcome == "queued"
+            await until(lambda: sum(len(x.sent) for x in (a, b)) >= 40, "40 answers")
+            return first, second, [a, b]
+
+    first, second, adapters = asyncio.run(scenario())
+    assert sum(len(x.sent) for x in adapters) == 40  # each message answered once
+    served = {x: {chat for chat, _, _ in x.sent} for x in adapters}
+    assert served[adapters[0]] and served[adapters[1]]  # both replicas served chats
+    turns = [[m["content"] for m in r.body["messages"] if m["role"] == "user"]
+             for r in fake_llm.requests if r.method == "POST"]
+    # each chat's second turn ran after its first, in the same session, whichever replica
+    # served each: 20 first turns alone, 20 second turns after them
+    assert sorted(turns) == [["message 0"]] * 20 + [["message 0", "message 1"]] * 20
+
+
+def test_a_dead_replicas_chats_are_finished_by_another(tmp_path, fake_llm, pg_schemas):
+    dsn = pg_schemas("failover")
+    fake_llm.script(reply_text("cut off", delay=WAIT), reply_text("finished elsewhere"))
+    dead = replica_kernel(tmp_path / "dead", dsn, fake_llm, ttl=1.0)
+    alive = replica_kernel(tmp_path / "alive", dsn, fake_llm, ttl=1.0)
+
+    async def scenario() -> list[str]:
+        from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
+        from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
+
+        adapters, entries, _ = build_adapters(dead)
+        doomed = GatewayRunner(dead, adapters, entries=entries)
+        await doomed.start()
+        await adapters["testchat"].handle_message(
+            InboundMessage("testchat", "c1", "u1", "a long question", message_id="m1"))
+        await until(lambda: fake_llm.pending == 1, "the doomed replica's model call")
+        # it dies: no more claims or renewals, no leave, its turn never answers (a killed
+        # process would also write nothing more: its model call is cut here)
+        assert doomed.replica is not None
+        await doomed.replica.stop_claiming()
+        for chat in doomed.chats.values():
+            if chat.task is not None:
+                chat.task.cancel()
+            if chat.agent is not None:
+                chat.agent.interrupt()
+        doomed.executor.shutdown(wait=True)
+        async with replica(alive) as (_, survivor):
+            await until(lambda: survivor.texts("c1"), "the chat finished by the survivor")
+            return survivor.texts("c1")
+
+    assert asyncio.run(scenario()) == ["finished elsewhere"]
+    posts = [r for r in fake_llm.requests if r.method == "POST"]
+    assert [m["content"] for m in posts[-1].body["messages"] if m["role"] == "user"] == [
+        "a long question"]  # the dead replica's record of the turn was replaced
