@@ -122,16 +122,24 @@ def kernel_for(home: Path, server: FakeLLMServer, gate: Gate):  # type: ignore[n
 
 
 @contextlib.asynccontextmanager
-async def running(kernel: Any, **options: Any) -> AsyncIterator[tuple[Any, TestAdapter]]:
-    """A started gateway with the kernel's enabled platforms; stopped (drained) on exit."""
+async def serving(kernel: Any, platform: str, **options: Any) -> AsyncIterator[tuple[Any, Any]]:
+    """A started gateway whose one enabled platform is ``platform``; yields the runner and that
+    platform's adapter; stopped (drained) on exit."""
     from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
     from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
 
     adapters, entries, problems = build_adapters(kernel)
     assert not problems
     runner = GatewayRunner(kernel, adapters, entries=entries, **options)
-    assert await runner.start() == ["testchat"]
+    assert await runner.start() == [platform]
     try:
-        yield runner, adapters["testchat"]
+        yield runner, adapters[platform]
     finally:
         await runner.stop(WAIT)
+
+
+@contextlib.asynccontextmanager
+async def running(kernel: Any, **options: Any) -> AsyncIterator[tuple[Any, TestAdapter]]:
+    """A started gateway with the test platform; stopped (drained) on exit."""
+    async with serving(kernel, "testchat", **options) as started:
+        yield started

@@ -17,6 +17,8 @@ import pytest
 from hermes_agent.testing import make_kernel
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text, reply_tool_call
 
+from .conftest import serving
+
 pytest.importorskip("starlette", reason="the api-server needs starlette: "
                     "pip install 'hermes-agent-runtime[platform-api-server]'")
 pytest.importorskip("uvicorn", reason="the api-server needs uvicorn: "
@@ -47,19 +49,10 @@ def kernel(home: Path, server: FakeLLMServer, env: dict[str, str] | None = None,
 
 
 @contextlib.asynccontextmanager
-async def served(kernel: Any) -> AsyncIterator[tuple[Any, str]]:
-    """A started gateway with the api-server; yields the runner and the API's base URL."""
-    from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
-    from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
-
-    adapters, entries, problems = build_adapters(kernel)
-    assert not problems
-    runner = GatewayRunner(kernel, adapters, entries=entries)
-    assert await runner.start() == ["api_server"]
-    try:
-        yield runner, f"http://127.0.0.1:{adapters['api_server'].port}"
-    finally:
-        await runner.stop(WAIT)
+async def served(kernel: Any) -> AsyncIterator[tuple[Any, Any]]:
+    """A started gateway with the api_server platform (see ``conftest.serving``)."""
+    async with serving(kernel, "api_server") as (runner, adapter):
+        yield runner, f"http://127.0.0.1:{adapter.port}"
 
 
 def http(method: str, url: str, body: Any = None) -> tuple[int, Any]:

@@ -22,6 +22,8 @@ pytest.importorskip("websockets", reason="the Discord platform needs websockets:
                     "pip install 'hermes-agent-runtime[platform-discord]'")
 from hermes_agent.testing.fake_discord import FakeDiscord  # noqa: E402
 
+from .conftest import serving
+
 TOKEN = "NzkyNzE1NDU0MTk2MDg4ODQy.X-hLkA.Ghr5qSECRETtkQ9x"
 WAIT = 30.0
 T = TypeVar("T")
@@ -50,18 +52,9 @@ def kernel(home: Path, llm: FakeLLMServer, fake: FakeDiscord, env: dict[str, str
 
 @contextlib.asynccontextmanager
 async def served(kernel: Any) -> AsyncIterator[tuple[Any, Any]]:
-    """A started gateway with the Discord platform; yields the runner and the adapter."""
-    from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
-    from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
-
-    adapters, entries, problems = build_adapters(kernel)
-    assert not problems
-    runner = GatewayRunner(kernel, adapters, entries=entries)
-    assert await runner.start() == ["discord"]
-    try:
-        yield runner, adapters["discord"]
-    finally:
-        await runner.stop(WAIT)
+    """A started gateway with the discord platform (see ``conftest.serving``)."""
+    async with serving(kernel, "discord") as (runner, adapter):
+        yield runner, adapter
 
 
 async def until(fake: FakeDiscord, predicate: Callable[[], T]) -> T:

@@ -16,7 +16,7 @@ import yaml
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 from hermes_agent.testing.fake_telegram import FakeTelegram
 
-from .test_kill import ALICE, WAIT, gateway, telegram, wait_for  # noqa: F401 (fixture)
+from .test_kill import ALICE, WAIT, gateway, telegram, wait_for  # noqa: F401,F811 (fixture)
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 

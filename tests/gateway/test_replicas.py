@@ -16,7 +16,7 @@ from hermes_agent.api import InboundMessage
 from hermes_agent.testing import make_kernel
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 
-from .conftest import WAIT, TestAdapter
+from .conftest import WAIT, TestAdapter, serving
 
 pytest.importorskip("psycopg", reason="the shared queue needs the session-postgres extra")
 
@@ -39,18 +39,9 @@ def replica_kernel(home: Path, dsn: str, llm: FakeLLMServer, ttl: float = 15.0) 
 
 @contextlib.asynccontextmanager
 async def replica(kernel: Any) -> AsyncIterator[tuple[Any, TestAdapter]]:
-    from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
-    from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
-
-    adapters, entries, problems = build_adapters(kernel)
-    assert not problems
-    runner = GatewayRunner(kernel, adapters, entries=entries)
-    assert await runner.start() == ["testchat"]
-    assert runner.replica is not None
-    try:
-        yield runner, adapters["testchat"]
-    finally:
-        await runner.stop(WAIT)
+    async with serving(kernel, "testchat") as (runner, adapter):
+        assert runner.replica is not None
+        yield runner, adapter
 
 
 def answers(adapters: list[TestAdapter], chat_id: str) -> list[str]:

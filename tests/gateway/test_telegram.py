@@ -21,6 +21,8 @@ from hermes_agent.testing import make_kernel
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text, reply_tool_call
 from hermes_agent.testing.fake_telegram import FakeTelegram
 
+from .conftest import serving
+
 WAIT = 30.0
 ALICE, BOB, MALLORY = 1001, 1002, 6666
 SECRET = "webhook-secret_0123456789"
@@ -57,18 +59,9 @@ def kernel(home: Path, llm: FakeLLMServer, telegram: FakeTelegram,
 
 @contextlib.asynccontextmanager
 async def served(kernel: Any) -> AsyncIterator[tuple[Any, Any]]:
-    """A started gateway with the Telegram platform; yields the runner and the adapter."""
-    from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
-    from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
-
-    adapters, entries, problems = build_adapters(kernel)
-    assert not problems
-    runner = GatewayRunner(kernel, adapters, entries=entries)
-    assert await runner.start() == ["telegram"]
-    try:
-        yield runner, adapters["telegram"]
-    finally:
-        await runner.stop(WAIT)
+    """A started gateway with the telegram platform (see ``conftest.serving``)."""
+    async with serving(kernel, "telegram") as (runner, adapter):
+        yield runner, adapter
 
 
 async def replies(telegram: FakeTelegram, count: int, chat_id: int) -> list[Any]:
