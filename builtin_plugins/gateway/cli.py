@@ -86,26 +86,52 @@ def _start_scheduler(kernel: Any) -> tuple[asyncio.Event, asyncio.Task[None]] | 
 @gateway.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(as_json: bool) -> None:
-    """The running gateway's pid, platforms, chats and queue depth."""
+    """The running gateway's pid, platforms, chats and queue depth; with a shared queue
+    (the postgres session store), every live replica too."""
     from hermes_agent.api import cli_kernel
 
-    state = StateFile(cli_kernel().home).read()
-    if state is None:
-        if as_json:
-            click.echo(json.dumps({"running": False}))
-            return
+    kernel = cli_kernel()
+    state = StateFile(kernel.home).read()
+    shared = _shared_status(kernel)
+    if as_json:
+        click.echo(json.dumps({"running": state is not None, **(state or {}),
+                               **({"shared": shared} if shared else {})}, indent=2))
+        return
+    if state is None and not (shared and shared["replicas"]):
         raise click.ClickException("the gateway is not running; start it with "
                                    "`hermes gateway run`")
-    if as_json:
-        click.echo(json.dumps({"running": True, **state}, indent=2))
-        return
-    since = time.strftime("%Y-%m-%d %H:%M", time.localtime(state.get("started_at", 0)))
-    click.echo(f"gateway running, pid {state['pid']}, since {since}\n"
-               f"platforms: {', '.join(state.get('platforms', [])) or 'none'}\n"
-               f"chats: {state.get('chats', 0)}; turns running: {state.get('turns_running', 0)}; "
-               f"queue depth: {state.get('queue_depth', 0)}")
-    for name, reason in (state.get("failed_platforms") or {}).items():
-        click.echo(f"stopped: {name}: {reason}")
+    if state is not None:
+        since = time.strftime("%Y-%m-%d %H:%M", time.localtime(state.get("started_at", 0)))
+        click.echo(f"gateway running, pid {state['pid']}, since {since}\n"
+                   f"platforms: {', '.join(state.get('platforms', [])) or 'none'}\n"
+                   f"chats: {state.get('chats', 0)}; turns running: "
+                   f"{state.get('turns_running', 0)}; queue depth: {state.get('queue_depth', 0)}")
+        for name, reason in (state.get("failed_platforms") or {}).items():
+            click.echo(f"stopped: {name}: {reason}")
+    if shared:
+        click.echo(f"shared queue: {shared['queue_depth']} message(s) waiting; "
+                   f"{len(shared['replicas'])} replica(s) alive")
+        for r in shared["replicas"]:
+            click.echo(f"  {r['replica']}: platforms {', '.join(r.get('platforms', [])) or '-'};"
+                       f" chats {r.get('chats', 0)}; turns running {r.get('turns_running', 0)};"
+                       f" seen {r['seen_seconds_ago']} s ago")
+
+
+def _shared_status(kernel: Any) -> dict[str, Any] | None:
+    """The replicas alive and the shared queue's depth, when the session store shares one."""
+    from hermes_agent.api import session_store
+
+    if not kernel.config.get("gateway.shared_queue", True):
+        return None
+    make = getattr(session_store(kernel), "gateway_queue", None)
+    if make is None:
+        return None
+    queue = make()
+    ttl = float(kernel.config.get("gateway.lease_seconds", 15.0))
+    try:
+        return {"replicas": queue.replicas(max_age=3 * ttl), "queue_depth": queue.depth()}
+    finally:
+        queue.close()
 
 
 @gateway.command()

@@ -17,6 +17,8 @@ class GatewaySection(BaseModel):
     session_hygiene: float = Field(0.85, ge=0, le=1)  # compress first at this share; 0: off
     stream_replies: bool = True  # show replies while the model writes them
     run_cron: bool = True  # run the scheduled jobs' loop (the cron plugin) in the gateway
+    shared_queue: bool = True  # be one replica of several when the session store shares a queue
+    lease_seconds: float = Field(15.0, gt=0)  # a replica's hold on a chat, renewed while busy
 
 
 class PlatformSection(BaseModel):

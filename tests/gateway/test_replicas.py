@@ -117,3 +117,58 @@ def test_a_dead_replicas_chats_are_finished_by_another(tmp_path, fake_llm, pg_sc
     posts = [r for r in fake_llm.requests if r.method == "POST"]
     assert [m["content"] for m in posts[-1].body["messages"] if m["role"] == "user"] == [
         "a long question"]  # the dead replica's record of the turn was replaced
+
+
+def test_an_approval_answer_received_by_another_replica_reaches_the_turn(tmp_path, fake_llm,
+                                                                         pg_schemas):
+    from hermes_agent.testing.fake_llm import reply_tool_call
+
+    dsn = pg_schemas("approvals")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    fake_llm.script(reply_tool_call("terminal", {"command": f"rm -rf {victim}"}),
+                    reply_text("cleaned"))
+    one = replica_kernel(tmp_path / "one", dsn, fake_llm)
+    two = replica_kernel(tmp_path / "two", dsn, fake_llm)
+
+    async def scenario() -> list[str]:
+        async with replica(one) as (first, a), replica(two) as (second, b):
+            await a.handle_message(InboundMessage("testchat", "c1", "u1", "clean up",
+                                                  message_id="m1"))
+            await until(lambda: any("Approval needed" in t for t in answers([a, b], "c1")),
+                        "the approval question")
+            asker = a if any("Approval needed" in t for t in a.texts("c1")) else b
+            other = b if asker is a else a
+            await other.handle_message(InboundMessage("testchat", "c1", "u1", "once",
+                                                      message_id="m2"))
+            await until(lambda: "cleaned" in answers([a, b], "c1"), "the turn's answer")
+            return answers([a, b], "c1")
+
+    texts = asyncio.run(scenario())
+    assert texts[-1] == "cleaned" and not victim.exists()
+
+
+def test_status_lists_the_live_replicas(tmp_path, fake_llm, pg_schemas):
+    import os
+    import subprocess
+    import sys
+
+    dsn = pg_schemas("status")
+    one = replica_kernel(tmp_path / "one", dsn, fake_llm, ttl=0.6)
+    replica_kernel(tmp_path / "two", dsn, fake_llm)  # another machine's home, same database
+    hermes = Path(sys.executable).parent / "hermes"
+
+    async def scenario() -> tuple[str, Any]:
+        async with replica(one) as (first, _):
+            assert first.replica is not None
+            name = first.replica.name
+            await until(lambda: name in str(first.replica.queue.replicas(5)), "a heartbeat")
+            status = await asyncio.to_thread(
+                subprocess.run, [str(hermes), "gateway", "status"], capture_output=True,
+                text=True, timeout=WAIT, env={**os.environ, "HERMES_HOME": str(tmp_path / "two")})
+            return name, status
+
+    name, status = asyncio.run(scenario())
+    assert status.returncode == 0, status.stderr
+    assert "1 replica(s) alive" in status.stdout and name in status.stdout
+    assert "platforms testchat" in status.stdout
