@@ -85,13 +85,19 @@ class PlatformAdapter(abc.ABC):
     split; ``supports_streaming`` says ``edit_message`` may be used to grow a reply in place.
     ``durable_inbox`` (default True) keeps accepted messages in the gateway's inbox until
     answered, so a restarted gateway answers them; a request/response platform whose client
-    sees the failure and retries (the api-server) turns it off.
+    sees the failure and retries (the api-server) turns it off. ``exclusive_receiver``: see
+    :meth:`start_receiving`.
     """
 
     name: str = ""
     max_message_length: int = 0
     supports_streaming: bool = False
     durable_inbox: bool = True
+    #: Only one process may receive this platform's messages at a time (Telegram's long
+    #: polling). With several gateway replicas the gateway sets ``receive_on_connect`` to
+    #: False before ``connect`` and calls :meth:`start_receiving` on the one it elects.
+    exclusive_receiver: bool = False
+    receive_on_connect: bool = True
 
     def __init__(self, config: Any = None, platform: Any = None):
         self.config = config if config is not None else {}
@@ -140,6 +146,10 @@ class PlatformAdapter(abc.ABC):
                    metadata: dict[str, Any] | None = None) -> SendResult:
         """Deliver ``content`` (at most ``max_message_length`` long) to ``chat_id``.
         ``metadata`` may carry ``thread_id``."""
+
+    async def start_receiving(self) -> None:
+        """Begin receiving (an ``exclusive_receiver`` connected with ``receive_on_connect``
+        False); a no-op for the others."""
 
     async def send_typing(self, chat_id: str, metadata: dict[str, Any] | None = None) -> None:
         """Show a typing indicator, where the platform has one."""

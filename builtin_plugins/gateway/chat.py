@@ -51,6 +51,11 @@ class Chat:
     asker: str = ""  # the user whose message the running turn answers
     question: concurrent.futures.Future[str] | None = field(default=None, repr=False)
     mapped_session: str | None = None  # the session the chat map holds for this chat
+    outstanding: int = 0  # messages queued or in their turn, not finished yet
+
+    def put(self, queued: Queued) -> None:
+        self.outstanding += 1
+        self.queue.put_nowait(queued)
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -127,6 +132,7 @@ class ChatWorker:
             finally:
                 if answered:
                     await self.runner.finish_message(queued)
+                chat.outstanding -= 1
                 chat.queue.task_done()
                 self.runner.write_state()
 
@@ -187,6 +193,11 @@ class ChatWorker:
             text = f"Sorry, the model request failed: {result.error}"
         else:
             text = result.final_response or "(no answer)"
+        replica = self.runner.replica
+        if replica is not None and not replica.holds(chat.key):
+            log.warning("gateway: %s moved to another replica during this turn; it answers",
+                        chat.key)
+            return False
         left = await stream.finish(text) if stream is not None else None
         if left is None:
             await self.runner.reply(chat, text, reply_to=message.message_id)

@@ -112,9 +112,11 @@ def status(as_json: bool) -> None:
         click.echo(f"shared queue: {shared['queue_depth']} message(s) waiting; "
                    f"{len(shared['replicas'])} replica(s) alive")
         for r in shared["replicas"]:
-            click.echo(f"  {r['replica']}: platforms {', '.join(r.get('platforms', [])) or '-'};"
-                       f" chats {r.get('chats', 0)}; turns running {r.get('turns_running', 0)};"
-                       f" seen {r['seen_seconds_ago']} s ago")
+            receiving = (f" (receives {', '.join(r['receiving'])})"
+                         if r.get("receiving") else "")
+            click.echo(f"  {r['replica']}: platforms {', '.join(r.get('platforms', [])) or '-'}"
+                       f"{receiving}; chats {r.get('chats', 0)}; turns running "
+                       f"{r.get('turns_running', 0)}; seen {r['seen_seconds_ago']} s ago")
 
 
 def _shared_status(kernel: Any) -> dict[str, Any] | None:

@@ -81,6 +81,8 @@ class GatewayRunner:
         answer; returns the platforms that connected."""
         self.loop = asyncio.get_running_loop()
         self.kernel.service("gateway").runner = self
+        if self.replica is not None:
+            self.replica.prepare(self.adapters)
         connected = []
         for name, adapter in list(self.adapters.items()):
             if not getattr(adapter, "name", ""):
@@ -122,7 +124,7 @@ class GatewayRunner:
             if chat.key != key:
                 log.warning("gateway: inbox message %s belongs to %s, not %s", inbox_id, key,
                             chat.key)
-            chat.queue.put_nowait(Queued(inbox_id, message, replayed=True))
+            chat.put(Queued(inbox_id, message, replayed=True))
             resumed += 1
         if resumed:
             log.info("gateway: answering %d message(s) accepted before the last stop", resumed)
@@ -155,11 +157,11 @@ class GatewayRunner:
         if not await self._drain(timeout):
             log.warning("gateway: turns still running after %ss; interrupting them", timeout)
             self.cutting_short = True  # no new turn starts; what waits stays in the inbox
-            for chat in self.chats.values():
+            for chat in list(self.chats.values()):
                 if chat.busy and chat.agent is not None:
                     chat.agent.interrupt()
             await self._drain(min(timeout, 30.0))
-        for chat in self.chats.values():
+        for chat in list(self.chats.values()):
             if chat.task is not None:
                 chat.task.cancel()
             if not chat.busy:  # an agent still in its turn is not finalized under it
@@ -242,7 +244,7 @@ class GatewayRunner:
             return "busy"
         else:
             inbox_id = self.inbox.accept(chat.key, message) if durable else 0
-            chat.queue.put_nowait(Queued(inbox_id, message))
+            chat.put(Queued(inbox_id, message))
             self.write_state()
             return "queued"
         return "answered"
@@ -261,6 +263,7 @@ class GatewayRunner:
         dropped = 0
         while not chat.queue.empty():  # waiting messages are dropped with the running turn
             await self.finish_message(chat.queue.get_nowait())
+            chat.outstanding -= 1
             chat.queue.task_done()
             dropped += 1
         if chat.busy and chat.agent is not None:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes_agent.gateway")
 _FIELDS = {f.name for f in fields(InboundMessage)}
+CLAIM_BATCH = 8  # chats leased per claim
 
 
 class SharedChatMap:
@@ -56,6 +57,11 @@ class Replica:
         self.task: asyncio.Task[None] | None = None
         self.wake = asyncio.Event()
         self._listening: asyncio.Future[None] | None = None  # one LISTEN wait at a time
+        self.keeper: asyncio.Task[None] | None = None
+        self.claim_lock = asyncio.Lock()  # a claim and an upkeep never interleave
+        self.lost: set[str] = set()  # chats whose lease lapsed while this replica served them
+        self.exclusive: list[str] = []  # platforms only one replica may receive
+        self.receiving: list[str] = []  # those this replica receives
 
     # --- inbound -----------------------------------------------------------------------
     async def accept(self, key: str, message: InboundMessage) -> None:
@@ -70,19 +76,50 @@ class Replica:
         await self.runner.in_thread(self.queue.done, message_id)
 
     # --- the loop ----------------------------------------------------------------------
+    def prepare(self, adapters: dict[str, Any]) -> None:
+        """Before connecting: platforms that allow one receiver (Telegram's long polling)
+        connect without receiving; the replica that leads them starts it."""
+        self.exclusive = [name for name, adapter in adapters.items()
+                          if getattr(adapter, "exclusive_receiver", False)]
+        for name in self.exclusive:
+            adapters[name].receive_on_connect = False
+
     def start(self) -> None:
-        self.task = asyncio.get_running_loop().create_task(self._run())
+        loop = asyncio.get_running_loop()
+        self.task = loop.create_task(self._run())
+        self.keeper = loop.create_task(self._keep_leases())
+
+    async def _keep_leases(self) -> None:
+        """Renew the leases of chats with work every quarter lease, on its own timer (a
+        busy claim loop must not let a lease lapse under a running turn)."""
+        while True:  # through the drain too: until stop() after it
+            try:
+                await self._lead()
+                await self._upkeep()
+            except Exception as exc:
+                log.warning("gateway: renewing the shared queue's leases failed (%s)", exc)
+            await asyncio.sleep(self.ttl / 4)
+
+    def holds(self, chat_key: str) -> bool:
+        """False once this replica lost the chat's lease (it stalled past it): another
+        replica answers the chat's messages now, so this one must not."""
+        return chat_key not in self.lost
+
+    async def _lead(self) -> None:
+        """Take the receiving of each exclusive platform whose lock is free."""
+        for name in list(self.exclusive):
+            adapter = self.runner.adapters.get(name)
+            if adapter is None or name in self.receiving:
+                continue
+            if await self.runner.in_thread(self.queue.try_lead, f"receiver:{name}"):
+                log.info("gateway: this replica receives %s", name)
+                self.receiving.append(name)
+                await adapter.start_receiving()
 
     async def _run(self) -> None:
-        upkeep_every = max(0.5, self.ttl / 3)
-        last_upkeep = 0.0
-        loop = asyncio.get_running_loop()
         while self.runner.accepting:
             try:
                 claimed = await self._claim()
-                if loop.time() - last_upkeep >= upkeep_every:
-                    await self._upkeep()
-                    last_upkeep = loop.time()
             except Exception as exc:  # the database went away: retry after a pause
                 log.warning("gateway: the shared queue failed (%s); retrying", exc)
                 claimed = 0
@@ -97,19 +134,24 @@ class Replica:
                 woken.cancel()
 
     async def _claim(self) -> int:
+        async with self.claim_lock:  # else an upkeep could let go of a chat being claimed
+            return await self._claim_now()
+
+    async def _claim_now(self) -> int:
         runner = self.runner
-        room = self.capacity - sum(1 for chat in runner.chats.values()
-                                   if chat.busy or not chat.queue.empty())
+        room = self.capacity - sum(1 for chat in runner.chats.values() if chat.outstanding)
         if room <= 0:
             return 0
-        rows = await runner.in_thread(self.queue.claim, self.name, self.ttl, room)
+        # a few chats at a time, so replicas woken together share the work
+        rows = await runner.in_thread(self.queue.claim, self.name, self.ttl,
+                                      min(room, CLAIM_BATCH))
         for message_id, _key, data, attempts in rows:
             message = InboundMessage(**{k: v for k, v in data.items() if k in _FIELDS})
             chat = runner._chat(message)
             if answers_question(chat, message.user_id, message.text):
                 await self.done(message_id)  # the answer to a question of a running turn
                 continue
-            chat.queue.put_nowait(Queued(message_id, message, replayed=attempts > 1,
+            chat.put(Queued(message_id, message, replayed=attempts > 1,
                                          shared=True))
         if rows:
             runner.write_state()
@@ -117,36 +159,49 @@ class Replica:
 
     async def _upkeep(self) -> None:
         """Renew the leases of chats with work, let idle chats go, say we are alive."""
+        async with self.claim_lock:
+            await self._upkeep_now()
+
+    async def _upkeep_now(self) -> None:
         runner = self.runner
         working = [key for key, chat in runner.chats.items()
-                   if chat.busy or not chat.queue.empty() or chat.question is not None]
+                   if chat.outstanding or chat.busy or chat.question is not None]
         idle = [key for key in runner.chats if key not in working]
         held = await runner.in_thread(self.queue.renew, self.name, working, self.ttl)
         lost = set(working) - set(held)
         if lost:  # we stalled past the lease: another replica may have taken them
-            log.warning("gateway: lost the lease of %d chat(s) while serving them", len(lost))
-        if idle:
+            log.warning("gateway: lost the lease of %d chat(s) while serving them; their "
+                        "replies are left to the replica that took them", len(lost))
+            self.lost |= lost
+        if idle and not runner.stopped:  # (stopping: leave() gives every lease up at the end)
             await runner.in_thread(self.queue.release, self.name, idle)
             for key in idle:
+                self.lost.discard(key)
                 chat = runner.chats.pop(key)
                 if chat.task is not None:
                     chat.task.cancel()  # its agent goes too: the next lease resumes the session
         await runner.in_thread(self.queue.heartbeat, self.name, {
             "pid": os.getpid(), "host": socket.gethostname(),
             "platforms": sorted(set(runner.adapters) - set(runner.failed)),
-            "chats": len(runner.chats),
+            "receiving": list(self.receiving), "chats": len(runner.chats),
             "turns_running": sum(chat.busy for chat in runner.chats.values())})
 
     async def stop_claiming(self) -> None:
         if self.task is not None:
             self.task.cancel()
             await asyncio.gather(self.task, return_exceptions=True)
+
+    async def stop_renewing(self) -> None:
+        if self.keeper is not None:
+            self.keeper.cancel()
+            await asyncio.gather(self.keeper, return_exceptions=True)
         if self._listening is not None:
             await asyncio.gather(self._listening, return_exceptions=True)
 
     async def stop(self) -> None:
         """After the drain: give up every lease and leave the replica list."""
         await self.stop_claiming()
+        await self.stop_renewing()
         try:
             await self.runner.in_thread(self.queue.leave, self.name)
         except Exception as exc:

@@ -103,6 +103,7 @@ def test_a_dead_replicas_chats_are_finished_by_another(tmp_path, fake_llm, pg_sc
         # process would also write nothing more: its model call is cut here)
         assert doomed.replica is not None
         await doomed.replica.stop_claiming()
+        await doomed.replica.stop_renewing()
         for chat in doomed.chats.values():
             if chat.task is not None:
                 chat.task.cancel()

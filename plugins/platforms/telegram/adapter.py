@@ -54,9 +54,22 @@ class TelegramAdapter(PlatformAdapter):
             log.error("telegram: cannot start: %s", exc)
             await self.api.close()
             return False
-        self._poller = asyncio.get_running_loop().create_task(self._poll())
-        log.info("telegram: @%s polling for updates", self.bot.get("username", "?"))
+        if self.receive_on_connect:
+            await self.start_receiving()
+        else:
+            log.info("telegram: @%s connected; another gateway replica polls for now",
+                     self.bot.get("username", "?"))
         return True
+
+    @property  # type: ignore[override]
+    def exclusive_receiver(self) -> bool:
+        """Long polling allows one poller per bot; a webhook serves any replica."""
+        return self.settings.mode != "webhook"
+
+    async def start_receiving(self) -> None:
+        if self._poller is None and self.settings.mode != "webhook":
+            self._poller = asyncio.get_running_loop().create_task(self._poll())
+            log.info("telegram: @%s polling for updates", self.bot.get("username", "?"))
 
     async def _start_webhook(self) -> bool:
         from hermes_agent.api import AsgiServer

@@ -52,6 +52,7 @@ class SharedGatewayQueue:
     def __init__(self, db: Any):
         self.db = db
         self._listener: Any = None  # the LISTEN connection, opened on the first wait
+        self._leads: dict[str, Any] = {}  # role -> the connection holding its lock
 
     # --- messages ---------------------------------------------------------------------
     def accept(self, chat_key: str, message: dict[str, Any], dedupe_key: str | None) -> int | None:
@@ -129,12 +130,36 @@ class SharedGatewayQueue:
             log.debug("gateway queue: LISTEN failed: %s", exc)
             self.close()
 
+    def try_lead(self, role: str) -> bool:
+        """Whether this process holds (or now takes) the one lock of ``role`` among the
+        replicas on this schema, e.g. the Telegram poller. The lock lives as long as a
+        connection of its own: a replica that dies lets it go, and another takes it."""
+        import psycopg
+
+        if role in self._leads:
+            return True
+        conn = psycopg.connect(self.db.dsn, autocommit=True, connect_timeout=5)
+        try:
+            row = conn.execute("SELECT pg_try_advisory_lock(hashtext(current_schema() || "
+                               "':hermes-gateway:' || %s))", (role,)).fetchone()
+        except psycopg.Error:
+            conn.close()
+            raise
+        if row and row[0]:
+            self._leads[role] = conn
+            return True
+        conn.close()
+        return False
+
     def close(self) -> None:
-        if self._listener is not None:
-            try:
-                self._listener.close()
-            finally:
-                self._listener = None
+        """The LISTEN connection and the locks this process leads (they pass to others)."""
+        for conn in [self._listener, *self._leads.values()]:
+            if conn is not None:
+                try:
+                    conn.close()
+                except Exception as exc:
+                    log.debug("gateway queue: closing a connection failed: %s", exc)
+        self._listener, self._leads = None, {}
 
     # --- chats and replicas -----------------------------------------------------------
     def session_of(self, chat_key: str) -> str | None:
