@@ -133,6 +133,8 @@ class ChatWorker:
                 if answered:
                     await self.runner.finish_message(queued)
                 chat.outstanding -= 1
+                if self.runner.replica is not None:  # room for another chat: claim now
+                    self.runner.replica.wake.set()
                 chat.queue.task_done()
                 self.runner.write_state()
 
