@@ -151,8 +151,7 @@ class Replica:
             if answers_question(chat, message.user_id, message.text):
                 await self.done(message_id)  # the answer to a question of a running turn
                 continue
-            chat.put(Queued(message_id, message, replayed=attempts > 1,
-                                         shared=True))
+            chat.put(Queued(message_id, message, replayed=attempts > 1, shared=True))
         if rows:
             runner.write_state()
         return len(rows)
