@@ -414,3 +414,27 @@ def test_a_streamed_reply_is_one_message_edited_into_the_answer(home, fake_llm, 
     [message] = telegram.sent
     assert message.edits and message.parse_mode == "HTML"
     assert len(telegram.requests("editMessageText")) == len(message.edits)
+
+
+def test_an_update_the_gateway_could_not_store_comes_again(home, fake_llm, telegram):
+    fake_llm.script(reply_text("stored the second time"))
+    k = kernel(home, fake_llm, telegram)
+
+    async def scenario() -> None:
+        async with served(k) as (runner, _):
+            accept, failures = runner.inbox.accept, []
+
+            def flaky(key: str, message: Any) -> int:
+                if not failures:
+                    failures.append(key)
+                    raise OSError("disk full")
+                return accept(key, message)
+
+            runner.inbox.accept = flaky
+            telegram.user_message(ALICE, ALICE, "keep this")
+            assert [m.plain for m in await replies(telegram, 1, ALICE)] == [
+                "stored the second time"]
+            assert failures == [f"telegram:{ALICE}"]
+
+    asyncio.run(scenario())
+    assert telegram.texts(ALICE) == ["stored the second time"]

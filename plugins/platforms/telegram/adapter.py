@@ -143,27 +143,35 @@ class TelegramAdapter(PlatformAdapter):
                 if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):
                     continue
                 if not await self._on_update(update):
-                    break  # the gateway is stopping: leave it unconfirmed for the next start
+                    await asyncio.sleep(1.0)  # not taken: asked for again, after a pause
+                    break
                 self._offset = update["update_id"] + 1
 
     async def _on_update(self, update: dict[str, Any]) -> bool:
-        """Hand one update's message to the gateway; never raises (a bad update is logged).
-        False when the gateway did not take it because it is stopping."""
+        """Hand one update's message to the gateway; never raises (a bad update is logged
+        and skipped). False when the gateway did not take it (stopping, or its queue could
+        not store it): the update stays unconfirmed and comes again."""
         update_id = update.get("update_id")
-        if isinstance(update_id, int):
-            if update_id in self._seen:
-                return True
-            self._seen.append(update_id)
+        if isinstance(update_id, int) and update_id in self._seen:
+            return True
         try:
             message = inbound(update, self.settings.allowed_chats)
-            if message is None:
-                log.debug("telegram: ignored update %s", update_id)
-                return True
-            if await self.handle_message(message) == "closed":
-                self._seen.remove(update_id)
-                return False
         except Exception:
-            log.exception("telegram: handling update %s failed", update_id)
+            log.exception("telegram: update %s is malformed; skipped", update_id)
+            return True
+        if message is None:
+            log.debug("telegram: ignored update %s", update_id)
+            return True
+        try:
+            outcome = await self.handle_message(message)
+        except Exception:
+            log.exception("telegram: the gateway could not take update %s; it comes again",
+                          update_id)
+            return False
+        if outcome == "closed":
+            return False
+        if isinstance(update_id, int):
+            self._seen.append(update_id)
         return True
 
     # --- outbound ----------------------------------------------------------------------------
