@@ -135,6 +135,8 @@ class ChatWorker:
                 chat.outstanding -= 1
                 if self.runner.replica is not None:  # room for another chat: claim now
                     self.runner.replica.wake.set()
+                    if not chat.outstanding:
+                        self.runner.replica.idle(chat.key)
                 chat.queue.task_done()
                 self.runner.write_state()
 

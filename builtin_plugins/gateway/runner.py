@@ -32,6 +32,7 @@ REFUSAL = ("Sorry, you are not allowed to use this agent. Ask its owner to add y
 SEND_ATTEMPTS, MAX_RETRY_WAIT = 3, 30.0
 STATE_EVERY = 0.25  # seconds between rewrites of state.json at most
 BUSY = "Too many messages are waiting in this chat; try again once it has answered."
+ELSEWHERE = "Another gateway replica is still answering this conversation; try again later."
 
 
 class GatewayRunner:
@@ -238,6 +239,14 @@ class GatewayRunner:
             await self.reply(chat, self._status(chat))
         elif self.replica is not None and durable:  # whichever replica serves the chat runs it
             await self.replica.accept(chat.key, message)
+            return "queued"
+        elif self.replica is not None:  # answered here, while no other replica runs the chat
+            if not await self.replica.hold(chat.key):
+                await self.reply(chat, ELSEWHERE)
+                return "busy"
+            chat = self._chat(message)  # (an upkeep may have let the idle one go meanwhile)
+            chat.put(Queued(0, message))
+            self.write_state()
             return "queued"
         elif chat.queue.qsize() >= self.max_queue:
             await self.reply(chat, BUSY)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("hermes_agent.gateway")
 _FIELDS = {f.name for f in fields(InboundMessage)}
 CLAIM_BATCH = 8  # chats leased per claim
+HOLD_WAIT = 300.0  # seconds a request waits for another replica to finish its chat's turn
 
 
 class SharedChatMap:
@@ -71,6 +72,43 @@ class Replica:
                   if message.message_id else None)
         await self.runner.in_thread(self.queue.accept, key, data, dedupe)
         self.wake.set()
+
+    async def hold(self, chat_key: str, timeout: float = HOLD_WAIT) -> bool:
+        """Take the chat's lease for a message this replica answers itself (a request that
+        waits for its reply, as the api-server's do); False if another replica kept it for
+        ``timeout`` seconds."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            async with self.claim_lock:  # not let go by an upkeep in between
+                if await self.runner.in_thread(self.queue.lease, self.name, chat_key, self.ttl):
+                    self.lost.discard(chat_key)
+                    return True
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.1)
+
+    def idle(self, chat_key: str) -> None:
+        """A chat's last message is finished: let its lease go now (not at the next upkeep),
+        so a request for it at another replica need not wait."""
+        loop = asyncio.get_running_loop()
+        loop.create_task(self._let_go(chat_key))
+
+    async def _let_go(self, chat_key: str) -> None:
+        async with self.claim_lock:
+            chat = self.runner.chats.get(chat_key)
+            if chat is None or chat.outstanding or chat.busy or chat.question is not None \
+                    or self.runner.stopped:
+                return
+            try:
+                await self.runner.in_thread(self.queue.release, self.name, [chat_key])
+            except Exception as exc:  # the next upkeep tries again
+                log.debug("gateway: letting %s go failed: %s", chat_key, exc)
+                return
+            self.runner.chats.pop(chat_key, None)
+            self.lost.discard(chat_key)
+            if chat.task is not None:
+                chat.task.cancel()
 
     async def done(self, message_id: int) -> None:
         await self.runner.in_thread(self.queue.done, message_id)

@@ -173,3 +173,45 @@ def test_status_lists_the_live_replicas(tmp_path, fake_llm, pg_schemas):
     assert status.returncode == 0, status.stderr
     assert "1 replica(s) alive" in status.stdout and name in status.stdout
     assert "platforms testchat" in status.stdout
+
+
+def test_one_api_conversation_across_two_replicas_stays_one_session(tmp_path, fake_llm,
+                                                                    pg_schemas):
+    pytest.importorskip("starlette", reason="the api-server needs the platform-api-server extra")
+    import httpx2
+
+    from hermes_agent.testing import make_kernel
+
+    dsn = pg_schemas("api")
+    fake_llm.script(reply_text("first", delay=1.0), reply_text("second"), reply_text("third"))
+
+    def api_kernel(home: Path) -> Any:
+        config = {"model": {"provider": "custom", "base_url": fake_llm.openai_base_url,
+                            "default": "fake-model", "max_retries": 0},
+                  "sessions": {"auto_title": False, "store": "postgres", "dsn": dsn},
+                  "gateway": {"stream_replies": False},
+                  "platforms": {"api_server": {"enabled": True, "port": 0}}}
+        return make_kernel(home, config=config, builtins=True,
+                           env={"HERMES_HOME": str(home), "API_SERVER_KEY": "k"})
+
+    async def ask(http: Any, base: str, text: str) -> str:
+        response = await http.post(f"{base}/v1/chat/completions", json={
+            "model": "hermes-agent", "messages": [{"role": "user", "content": text}]},
+            headers={"Authorization": "Bearer k", "X-Hermes-Session": "conv"})
+        return response.json()["choices"][0]["message"]["content"]
+
+    async def scenario() -> list[str]:
+        async with serving(api_kernel(tmp_path / "a"), "api_server") as (_, a), \
+                serving(api_kernel(tmp_path / "b"), "api_server") as (_, b):
+            base_a, base_b = f"http://127.0.0.1:{a.port}", f"http://127.0.0.1:{b.port}"
+            async with httpx2.AsyncClient(timeout=WAIT) as http:
+                first = asyncio.ensure_future(ask(http, base_a, "one"))
+                await until(lambda: fake_llm.pending == 2, "the first turn at the model")
+                second = await ask(http, base_b, "two")  # waits for replica a's turn
+                third = await ask(http, base_a, "three")
+                return [await first, second, third]
+
+    assert asyncio.run(scenario()) == ["first", "second", "third"]
+    users = [[m["content"] for m in r.body["messages"] if m["role"] == "user"]
+             for r in fake_llm.requests if r.method == "POST"]
+    assert users == [["one"], ["one", "two"], ["one", "two", "three"]]

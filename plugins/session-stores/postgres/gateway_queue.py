@@ -89,6 +89,16 @@ class SharedGatewayQueue:
 
         return self.db.run(do, repeatable=False)
 
+    def lease(self, replica: str, chat_key: str, ttl: float) -> bool:
+        """Take (or keep) the lease of one chat; False while another live replica holds it."""
+        row = self.db.run(lambda conn: conn.execute(
+            f"INSERT INTO gateway_leases (chat_key, replica, expires_at) VALUES (%s, %s, "
+            f"{NOW} + %s) ON CONFLICT (chat_key) DO UPDATE SET replica = EXCLUDED.replica, "
+            f"expires_at = EXCLUDED.expires_at WHERE gateway_leases.replica = %s OR "
+            f"gateway_leases.expires_at < {NOW} RETURNING chat_key",
+            (chat_key, replica, ttl, replica)).fetchone())
+        return row is not None
+
     def done(self, message_id: int) -> None:
         self.db.run(lambda conn: conn.execute("DELETE FROM gateway_inbox WHERE id = %s",
                                               (message_id,)))
