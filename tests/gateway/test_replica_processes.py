@@ -1,7 +1,9 @@
-"""Three real `hermes gateway run` processes on one PostgreSQL database and one Telegram bot
-(the fake Bot API): 200 chats, the replica that polls Telegram killed with SIGKILL while
-every turn waits on the model; the other two take over the polling and its chats, and every
-message is answered exactly once, in order, each chat in one session."""
+"""Three real `hermes gateway run` processes on one PostgreSQL database, one Telegram bot
+(the fake Bot API) and an api-server each: 200 Telegram chats, the replica that polls
+Telegram killed with SIGKILL while every turn waits on the model; the other two take over
+the polling and its chats, and every message is answered exactly once, in order, each chat
+in one session. Then 20 api-server conversations alternate between the two survivors, each
+staying one session."""
 
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ pytest.importorskip("psycopg", reason="the shared queue needs the session-postgr
 CHATS = 200
 WAIT = 120.0
 MODEL_DELAY = 4.0  # every turn is inside its model call when the poller is killed
+KEY = "sk-replicas"
+CONVERSATIONS = 20
 
 
 @pytest.fixture
@@ -44,6 +48,14 @@ def wait_for(check: Any, what: str, bound: float = WAIT) -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def replica_home(root: Path, name: str, dsn: str, llm: FakeLLMServer,
                  telegram: FakeTelegram) -> Path:
     home = root / name
@@ -54,15 +66,41 @@ def replica_home(root: Path, name: str, dsn: str, llm: FakeLLMServer,
         "sessions": {"auto_title": False, "store": "postgres", "dsn": dsn},
         "gateway": {"stream_replies": False, "lease_seconds": 4, "run_cron": False},
         "platforms": {"telegram": {"enabled": True, "base_url": telegram.base_url,
-                                   "poll_timeout": 1, "allow_all_users": True}}}))
+                                   "poll_timeout": 1, "allow_all_users": True},
+                      "api_server": {"enabled": True, "port": free_port()}}}))
     return home
 
 
 def start(home: Path, telegram: FakeTelegram) -> subprocess.Popen[str]:
     hermes = Path(sys.executable).parent / "hermes"
-    env = {**os.environ, "HERMES_HOME": str(home), "TELEGRAM_BOT_TOKEN": telegram.token}
+    env = {**os.environ, "HERMES_HOME": str(home), "TELEGRAM_BOT_TOKEN": telegram.token,
+           "API_SERVER_KEY": KEY}
     return subprocess.Popen([str(hermes), "gateway", "run"], env=env, text=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def api_conversations(ports: list[int]) -> list[list[str]]:
+    """``CONVERSATIONS`` conversations at once, two requests each, the first to one replica
+    and the second to the other; the answers, per conversation."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx2
+
+    def conversation(n: int) -> list[str]:
+        answers = []
+        with httpx2.Client(timeout=WAIT) as http:
+            for turn, port in enumerate(ports[n % 2:] + ports[:n % 2]):
+                response = http.post(
+                    f"http://127.0.0.1:{port}/v1/chat/completions",
+                    headers={"Authorization": f"Bearer {KEY}", "X-Hermes-Session": f"conv{n}"},
+                    json={"model": "hermes-agent",
+                          "messages": [{"role": "user", "content": f"api {turn}"}]})
+                assert response.status_code == 200, response.text
+                answers.append(response.json()["choices"][0]["message"]["content"])
+        return answers
+
+    with ThreadPoolExecutor(CONVERSATIONS) as pool:
+        return list(pool.map(conversation, range(CONVERSATIONS)))
 
 
 def replicas(home: Path) -> list[dict[str, Any]]:
@@ -98,6 +136,11 @@ def test_three_replicas_survive_the_poller_being_killed(tmp_path, fake_llm, tele
         wait_for(lambda: all(len(telegram.texts(1000 + n)) >= 2 for n in range(CHATS)),
                  "two answers in every chat")
         survivors = [p for p in procs if p is not victim]
+        # the api-server: each conversation's requests alternate between the survivors
+        fake_llm.default_reply = reply_text("api answer")
+        ports = [yaml.safe_load((home / "config.yaml").read_text())["platforms"]["api_server"]
+                 ["port"] for home, p in zip(homes, procs) if p is not victim]
+        assert api_conversations(ports) == [["api answer"] * 2] * CONVERSATIONS
         for proc in survivors:
             proc.send_signal(signal.SIGTERM)
         for proc in survivors:
@@ -111,6 +154,8 @@ def test_three_replicas_survive_the_poller_being_killed(tmp_path, fake_llm, tele
         assert telegram.texts(1000 + n) == ["answered", "answered"], n  # once each
     seconds = [[m["content"] for m in r.body["messages"] if m["role"] == "user"]
                for r in fake_llm.requests if r.method == "POST"]
+    api = [users for users in seconds if users[-1] == "api 1"]
+    assert len(api) == CONVERSATIONS and all(users == ["api 0", "api 1"] for users in api)
     seconds = [users for users in seconds if users[-1] == "second"]
     assert len(seconds) == CHATS  # each second turn ran once, after its chat's first, in
     bad = [users for users in seconds if users != ["first", "second"]]
