@@ -69,7 +69,8 @@ class AlreadyRunning(Exception):
 class Scheduler:
     def __init__(self, home: Path, runner: Runner, *, tz: tzinfo,
                  clock: Callable[[], datetime] = utc_now, policy: Policy | None = None,
-                 deliverer: Deliverer | None = None):
+                 deliverer: Deliverer | None = None,
+                 occurrence_guard: Callable[[str], bool] | None = None):
         self.home = Path(home)
         self.runner = runner
         self.tz = tz
@@ -80,6 +81,9 @@ class Scheduler:
         self.runs = RunLog(self.home)
         self.stopping = threading.Event()
         self.busy: dict[str, int | None] = {}  # due jobs the last tick left to their runner
+        # gateway replicas with copies of the same jobs: True for the one that runs an
+        # occurrence ("job:scheduled time:attempt"), False for the others
+        self.occurrence_guard = occurrence_guard
 
     # --- what is due -------------------------------------------------------------------------
     @staticmethod
@@ -135,9 +139,33 @@ class Scheduler:
                     job["scheduled_at"] = due  # the occurrence (kept while it is retried)
                 anchor = parse_time(job.get("scheduled_at")) or parse_time(due)
                 job["next_run_at"] = iso(self._following(job, anchor, now))
+                occurrence = f"{job['id']}:{job.get('scheduled_at') or due}:{retrying + 1}"
+                ours = self._ours(occurrence)
+                if not ours:
+                    lease.release()
+                    if ours is None:  # unknown: it stays due for the next tick
+                        job["next_run_at"] = due
+                    elif not retrying:
+                        job.pop("scheduled_at", None)
+                    continue
                 claimed.append((dict(job), lease, "retry" if retrying else "schedule",
                                 retrying + 1, due))
         return claimed
+
+    def _ours(self, occurrence: str) -> bool | None:
+        """Whether this scheduler runs ``occurrence`` (always, without replicas); None when
+        the replicas' database cannot say."""
+        if self.occurrence_guard is None:
+            return True
+        try:
+            ours = self.occurrence_guard(occurrence)
+        except Exception as exc:  # the shared database is away: not run here this time
+            log.warning("cron: cannot tell whether another replica runs %s (%s); it stays due",
+                        occurrence, exc)
+            return None
+        if not ours:
+            log.info("cron: another replica runs %s", occurrence)
+        return ours
 
     def _unclaim(self, job_id: str, due: str, lease: JobLease) -> None:
         try:

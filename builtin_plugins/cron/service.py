@@ -73,11 +73,14 @@ class CronService:
                       output_keep=int(config.get("cron.output_keep", 50)))
 
     def scheduler(self, *, clock: Callable[[], datetime] = utc_now,
-                  runner: Callable[[dict[str, Any]], Any] | None = None) -> Scheduler:
-        """A scheduler over this home running jobs as agent sessions (or with ``runner``)."""
+                  runner: Callable[[dict[str, Any]], Any] | None = None,
+                  occurrence_guard: Callable[[str], bool] | None = None) -> Scheduler:
+        """A scheduler over this home running jobs as agent sessions (or with ``runner``);
+        ``occurrence_guard``: see :class:`Scheduler` (gateway replicas)."""
         return Scheduler(self.kernel.home, runner or AgentJobRunner(self.kernel),
                          tz=default_zone(self.kernel.config), clock=clock,
-                         policy=self.policy(), deliverer=Deliverer(self.adapters, self.loop))
+                         policy=self.policy(), deliverer=Deliverer(self.adapters, self.loop),
+                         occurrence_guard=occurrence_guard)
 
     def tick(self, now: datetime | None = None) -> list[RunRecord]:
         """Run the jobs due now once, in this thread."""
@@ -88,12 +91,13 @@ class CronService:
 
     async def serve(self, stop: asyncio.Event, *, label: str = "gateway",
                     clock: Callable[[], datetime] = utc_now,
-                    interval: float | None = None) -> None:
+                    interval: float | None = None,
+                    occurrence_guard: Callable[[str], bool] | None = None) -> None:
         """Tick until ``stop`` is set: at each job's due time, and every ``cron.tick_interval``
         seconds (60) to see jobs other processes added. Runs happen in a worker thread; on
         ``stop`` the job running is interrupted and jobs not started stay due."""
         self.loop = asyncio.get_running_loop()
-        scheduler = self.scheduler(clock=clock)
+        scheduler = self.scheduler(clock=clock, occurrence_guard=occurrence_guard)
         every = float(interval or self.kernel.config.get("cron.tick_interval", 60))
         started = time.time()
         try:

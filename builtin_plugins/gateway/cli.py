@@ -58,7 +58,7 @@ async def _serve(kernel: Any, adapters: dict[str, Any], entries: dict[str, Any],
         raise click.ClickException("no platform connected; see the warnings above")
     click.echo(f"gateway running (pid {__import__('os').getpid()}): {', '.join(connected)}",
                err=True)
-    scheduler = _start_scheduler(kernel)
+    scheduler = _start_scheduler(kernel, runner)
     await stop.wait()
     click.echo("gateway stopping: finishing accepted turns...", err=True)
     if scheduler is not None:  # first: a job's run is interrupted and recorded, later ones wait
@@ -67,9 +67,10 @@ async def _serve(kernel: Any, adapters: dict[str, Any], entries: dict[str, Any],
     await runner.stop(drain_timeout)
 
 
-def _start_scheduler(kernel: Any) -> tuple[asyncio.Event, asyncio.Task[None]] | None:
+def _start_scheduler(kernel: Any, runner: Any) -> tuple[asyncio.Event, asyncio.Task[None]] | None:
     """The scheduled jobs' loop beside the platforms (the ``cron`` service), so a job can
-    deliver to a chat; None when the cron plugin is off or ``gateway.run_cron`` is false."""
+    deliver to a chat; None when the cron plugin is off or ``gateway.run_cron`` is false.
+    Replicas on a shared queue run each occurrence of a job they all have once."""
     from hermes_agent import ServiceError
 
     if not kernel.config.get("gateway.run_cron", True):
@@ -79,7 +80,11 @@ def _start_scheduler(kernel: Any) -> tuple[asyncio.Event, asyncio.Task[None]] | 
     except ServiceError:
         return None
     stop = asyncio.Event()
-    task = asyncio.get_running_loop().create_task(cron.serve(stop, label="gateway"))
+    replica = runner.replica
+    guard = (None if replica is None else
+             lambda occurrence: replica.queue.claim_occurrence(replica.name, occurrence))
+    task = asyncio.get_running_loop().create_task(
+        cron.serve(stop, label="gateway", occurrence_guard=guard))
     return stop, task
 
 

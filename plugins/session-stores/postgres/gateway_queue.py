@@ -187,6 +187,21 @@ class SharedGatewayQueue:
                              (chat_key, session_id))
         self.db.run(do)
 
+    def claim_occurrence(self, replica: str, occurrence: str) -> bool:
+        """Whether this replica runs a scheduled job's ``occurrence`` (the first to ask)."""
+        def do(conn: Any) -> bool:
+            return conn.execute(
+                f"INSERT INTO gateway_cron_runs VALUES (%s, %s, {NOW}) ON CONFLICT "
+                "(occurrence) DO NOTHING RETURNING occurrence", (occurrence, replica)
+            ).fetchone() is not None
+
+        def landed(conn: Any) -> bool | None:  # a lost commit: whose is it?
+            row = conn.execute("SELECT replica FROM gateway_cron_runs WHERE occurrence = %s",
+                               (occurrence,)).fetchone()
+            return None if row is None else row["replica"] == replica
+
+        return bool(self.db.run(do, recheck=landed, repeatable=False))
+
     def heartbeat(self, replica: str, info: dict[str, Any]) -> None:
         self.db.run(lambda conn: conn.execute(
             f"INSERT INTO gateway_replicas VALUES (%s, %s, {NOW}) ON CONFLICT (replica) DO "

@@ -72,6 +72,9 @@ CREATE TABLE gateway_chats (chat_key TEXT PRIMARY KEY, session_id TEXT NOT NULL)
 CREATE TABLE gateway_replicas (
     replica TEXT PRIMARY KEY, info TEXT NOT NULL, seen_at DOUBLE PRECISION NOT NULL
 );
+CREATE TABLE gateway_cron_runs (
+    occurrence TEXT PRIMARY KEY, replica TEXT NOT NULL, claimed_at DOUBLE PRECISION NOT NULL
+);
 """
 
 # version -> DDL that brings the previous version to it ({trgm}: pg_trgm's schema)
