@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 pytest.importorskip("psycopg", reason="the shared queue needs the session-postgres extra")
 CHATS = 200
 WAIT = 120.0
-MODEL_DELAY = 4.0  # every turn is inside its model call when the poller is killed
+MODEL_DELAY = 8.0  # every first turn is inside its model call when the poller is killed
 KEY = "sk-replicas"
 CONVERSATIONS = 20
 
@@ -131,6 +131,7 @@ def test_three_replicas_survive_the_poller_being_killed(tmp_path, fake_llm, tele
                  "every chat's first turn at the model")
         victim.send_signal(signal.SIGKILL)
         victim.wait(WAIT)
+        fake_llm.default_reply = reply_text("answered")  # the rest at once
         for n in range(CHATS):  # the survivors take over the polling
             telegram.user_message(1000 + n, 1000 + n, "second")
         wait_for(lambda: all(len(telegram.texts(1000 + n)) >= 2 for n in range(CHATS)),
