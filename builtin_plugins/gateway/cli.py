@@ -47,7 +47,12 @@ async def _serve(kernel: Any, adapters: dict[str, Any], entries: dict[str, Any],
                  drain_timeout: float) -> None:
     from .runner import GatewayRunner
 
-    runner = GatewayRunner(kernel, adapters, entries=entries)
+    from hermes_agent import HermesError
+
+    try:  # with the postgres store this reaches the database (the replicas' shared queue)
+        runner = GatewayRunner(kernel, adapters, entries=entries)
+    except HermesError as exc:
+        raise click.ClickException(str(exc)) from None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

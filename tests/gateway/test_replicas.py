@@ -215,3 +215,23 @@ def test_one_api_conversation_across_two_replicas_stays_one_session(tmp_path, fa
     users = [[m["content"] for m in r.body["messages"] if m["role"] == "user"]
              for r in fake_llm.requests if r.method == "POST"]
     assert users == [["one"], ["one", "two"], ["one", "two", "three"]]
+
+
+def test_an_unreachable_shared_database_stops_the_gateway_with_the_fix(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text(
+        'sessions: {store: postgres, dsn: "postgresql://hermes:s3cret-pw@127.0.0.1:1/test"}\n'
+        "platforms: {api_server: {enabled: true, port: 0, "
+        "allow_unauthenticated_loopback: true}}\n")
+    hermes = Path(sys.executable).parent / "hermes"
+    run = subprocess.run([str(hermes), "gateway", "run"], capture_output=True, text=True,
+                         timeout=WAIT, env={**os.environ, "HERMES_HOME": str(home)})
+    assert run.returncode == 1
+    assert "cannot connect to the PostgreSQL session store" in run.stderr
+    assert "hermes:***@127.0.0.1:1" in run.stderr and "s3cret-pw" not in run.stderr
+    assert "Traceback" not in run.stderr
