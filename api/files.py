@@ -7,6 +7,7 @@ secret files 0600 (``write_atomic(path, text, mode=0o600)``).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 from hermes_agent import ConfigError
 from hermes_agent.home import private_dir, write_atomic  # noqa: F401  (re-exported)
 
-__all__ = ["private_dir", "write_atomic", "set_env_values"]
+__all__ = ["private_dir", "write_atomic", "set_env_values", "pid_alive"]
 
 _KEY = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=")
 _PLAIN = re.compile(r"^[A-Za-z0-9_./:@+,=-]*$")
@@ -53,3 +54,16 @@ def set_env_values(path: Path, values: Mapping[str, str]) -> None:
     out.extend(f"{key}={_quote(value)}" for key, value in pending.items())
     private_dir(path.parent)
     write_atomic(path, "\n".join(out) + "\n", mode=0o600)
+
+
+def pid_alive(pid: object) -> bool:
+    """Whether the process ``pid`` (as read from a state or lock file) still runs."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by another user
+        return True
+    return True

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from hermes_agent.api import pid_alive
+
 from .jobs import cron_dir
 
 KEEP = 5000
@@ -36,16 +38,6 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_job ON runs(job_id, id DESC);
 """
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class RunLog:
@@ -111,7 +103,7 @@ class RunLog:
         with self._db() as conn:
             rows = conn.execute("SELECT id, pid FROM runs WHERE status = 'running'").fetchall()
             dead = [(f"process {r['pid']} ended during the run", r["id"]) for r in rows
-                    if r["pid"] != os.getpid() and not _alive(r["pid"])]
+                    if r["pid"] != os.getpid() and not pid_alive(r["pid"])]
             conn.executemany("UPDATE runs SET status = 'interrupted', error = ? WHERE id = ?",
                              dead)
         return len(dead)
@@ -129,7 +121,7 @@ class RunLog:
             item = dict(row)
             item["delivery"] = json.loads(item["delivery"]) if item["delivery"] else []
             if item["status"] == "running" and item["pid"] != os.getpid() \
-                    and not _alive(item["pid"]):
+                    and not pid_alive(item["pid"]):
                 item["status"] = "interrupted"
                 item["error"] = item["error"] or f"process {item['pid']} ended during the run"
             result.append(item)

@@ -4,11 +4,10 @@ status`` (pid, platforms, chats, queue depth), rewritten atomically as it change
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import private_dir, write_atomic
+from hermes_agent.api import pid_alive, private_dir, write_atomic
 
 
 class StateFile:
@@ -27,19 +26,7 @@ class StateFile:
             state = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        return state if isinstance(state, dict) and _alive(state.get("pid")) else None
-
-
-def _alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        return state if isinstance(state, dict) and pid_alive(state.get("pid")) else None
 
 
 def _now() -> float:

@@ -13,10 +13,9 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping
-from email.utils import parsedate_to_datetime
 from typing import Any
 
-from hermes_agent.api import InboundMessage, PlatformAdapter, SendResult
+from hermes_agent.api import InboundMessage, PlatformAdapter, SendResult, retry_after_seconds
 
 from .settings import Settings
 from .signing import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
@@ -119,24 +118,10 @@ class WebhookAdapter(PlatformAdapter):
         if retryable:
             self._remember(key, delivery)
         return SendResult(False, error=f"{target} answered {status}", retryable=retryable,
-                          retry_after=retry_after(response.headers.get("retry-after")),
+                          retry_after=retry_after_seconds(response.headers.get("retry-after")),
                           raw={"status": status})
 
     def _remember(self, key: tuple[Any, ...], delivery: str) -> None:
         self._retrying[key] = delivery
         while len(self._retrying) > RETRIES_REMEMBERED:
             self._retrying.popitem(last=False)
-
-
-def retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (seconds or an HTTP date), or None."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx2
 
-from hermes_agent.api import WebError, mask_secrets
+from hermes_agent.api import WebError, mask_secrets, retry_after_seconds
 
 HOSTED = "https://api.firecrawl.dev"
 KEY_URL = "https://www.firecrawl.dev/app/api-keys"
@@ -109,7 +108,7 @@ class FirecrawlClient:
                             "credits; top up or upgrade the plan, or set web.backend to "
                             "another backend", "http", status=status)
         if status == 429:
-            wait = retry_after(response.headers.get("retry-after"))
+            wait = retry_after_seconds(response.headers.get("retry-after"))
             when = f"retry after {wait:g}s" if wait is not None else "wait a little"
             return WebError(f"{where} rate limit reached (HTTP 429){detail}; {when}",
                             "rate_limited", retry_after=wait, status=status)
@@ -125,21 +124,6 @@ class FirecrawlClient:
     def _redact(self, text: str) -> str:
         text = mask_secrets(text)
         return text.replace(self._key, "***") if len(self._key) >= 4 else text
-
-
-def retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
 
 
 def _detail(data: Any, text: str) -> str:
