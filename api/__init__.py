@@ -81,7 +81,8 @@ _EXPORTS: dict[str, str] = {
     # platforms.py: the platform SDK (adapters, inbound messages, reply splitting)
     **dict.fromkeys(("PlatformAdapter", "InboundMessage", "SendResult", "ChatInfo",
                      "MessageHandler", "PlatformConfig", "split_message", "ReplyStream",
-                     "EditedReply"), "platforms"),
+                     "EditedReply", "platform_setting", "config_secret", "id_set"),
+                    "platforms"),
     # secrets.py
     "mask_url": "secrets", "mask_secrets": "secrets", "SecretMaskingFilter": "secrets",
     "install_log_masking": "secrets", "command_env": "secrets",

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_agent.api import config_secret, platform_setting
+
 DEFAULT_HOST, DEFAULT_PORT, DEFAULT_MODEL = "127.0.0.1", 8642, "hermes-agent"
 TRUE = ("1", "true", "yes", "on")
 
@@ -42,15 +44,10 @@ def is_loopback(host: str) -> bool:
 
 def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
     """The settings, or :class:`SettingsError` when the server must refuse to start."""
-    extra = config.get("extra") if isinstance(config.get("extra"), Mapping) else {}
+    def pick(name: str, env_name: str | None, default: Any) -> Any:
+        return platform_setting(config, env, name, env_name, default)
 
-    def pick(name: str, env_name: str, default: Any) -> Any:
-        for value in (config.get(name), extra.get(name), env.get(env_name)):
-            if value not in (None, ""):
-                return value
-        return default
-
-    if config.get("key") or extra.get("key"):
+    if config_secret(config, "key"):
         raise SettingsError("do not put the key in config.yaml; set API_SERVER_KEY "
                             "in the environment or $HERMES_HOME/.env instead")
     host = str(pick("host", "API_SERVER_HOST", DEFAULT_HOST))

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_agent.api import config_secret, id_set, platform_setting
+
 API_BASE = "https://discord.com/api/v10"
 TOKEN_ENV = "DISCORD_BOT_TOKEN"
 # GUILDS | GUILD_MESSAGES | DIRECT_MESSAGES | MESSAGE_CONTENT (a privileged intent: turn it on
@@ -31,24 +33,12 @@ class Settings:
     invalid_session_delay: float = 2.0  # Discord asks for 1-5 s before identifying again
 
 
-def _ids(value: Any) -> frozenset[str]:
-    if value in (None, ""):
-        return frozenset()
-    items = value if isinstance(value, (list, tuple, set)) else str(value).split(",")
-    return frozenset(str(item).strip() for item in items if str(item).strip())
-
-
 def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
     """The settings, or :class:`SettingsError` when the platform cannot start."""
-    extra = config.get("extra") if isinstance(config.get("extra"), Mapping) else {}
+    def pick(name: str, env_name: str | None, default: Any) -> Any:
+        return platform_setting(config, env, name, env_name, default)
 
-    def pick(name: str, env_name: str, default: Any) -> Any:
-        for value in (config.get(name), extra.get(name), env.get(env_name) if env_name else None):
-            if value not in (None, ""):
-                return value
-        return default
-
-    if config.get("token") or extra.get("token"):
+    if config_secret(config, "token"):
         raise SettingsError(f"do not put the bot token in config.yaml; set {TOKEN_ENV} in "
                             "the environment or $HERMES_HOME/.env instead")
     token = env.get(TOKEN_ENV, "").strip()
@@ -64,5 +54,5 @@ def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
     return Settings(token=token,
                     api_base=str(pick("api_base", "DISCORD_API_BASE", API_BASE)).rstrip("/"),
                     gateway_url=str(pick("gateway_url", "DISCORD_GATEWAY_URL", "")),
-                    allowed_guilds=_ids(pick("allowed_guilds", "DISCORD_ALLOWED_GUILDS", None)),
+                    allowed_guilds=id_set(pick("allowed_guilds", "DISCORD_ALLOWED_GUILDS", None)),
                     intents=intents, **delays)

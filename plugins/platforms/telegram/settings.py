@@ -9,6 +9,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from hermes_agent.api import config_secret, id_set, platform_setting
 from urllib.parse import urlsplit
 
 DEFAULT_BASE_URL = "https://api.telegram.org"
@@ -40,29 +42,21 @@ class Settings:
         return tuple(s for s in (self.token, self.webhook_secret) if s)
 
 
-def _ids(value: Any) -> frozenset[str]:
-    if value in (None, ""):
-        return frozenset()
-    items = value if isinstance(value, (list, tuple, set)) else str(value).split(",")
-    return frozenset(str(item).strip() for item in items if str(item).strip())
+#: config.yaml keys a secret might be written under -> the variable it belongs in
+SECRET_KEYS = {"token": "TELEGRAM_BOT_TOKEN", "bot_token": "TELEGRAM_BOT_TOKEN",
+               "webhook_secret": "TELEGRAM_WEBHOOK_SECRET",
+               "secret_token": "TELEGRAM_WEBHOOK_SECRET"}
 
 
 def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
     """The settings, or :class:`SettingsError` when the platform must refuse to start."""
-    extra = config.get("extra") if isinstance(config.get("extra"), Mapping) else {}
+    def pick(name: str, env_name: str | None, default: Any) -> Any:
+        return platform_setting(config, env, name, env_name, default)
 
-    def pick(name: str, env_name: str, default: Any) -> Any:
-        for value in (config.get(name), extra.get(name), env.get(env_name) if env_name else None):
-            if value not in (None, ""):
-                return value
-        return default
-
-    for secret, var in (("token", "TELEGRAM_BOT_TOKEN"), ("bot_token", "TELEGRAM_BOT_TOKEN"),
-                        ("webhook_secret", "TELEGRAM_WEBHOOK_SECRET"),
-                        ("secret_token", "TELEGRAM_WEBHOOK_SECRET")):
-        if config.get(secret) or extra.get(secret):
-            raise SettingsError(f"do not put the {secret} in config.yaml; set {var} in the "
-                                "environment or $HERMES_HOME/.env instead")
+    secret = config_secret(config, *SECRET_KEYS)
+    if secret:
+        raise SettingsError(f"do not put the {secret} in config.yaml; set {SECRET_KEYS[secret]} "
+                            "in the environment or $HERMES_HOME/.env instead")
     token = env.get("TELEGRAM_BOT_TOKEN", "").strip()
     if not token:
         raise SettingsError("no bot token: set TELEGRAM_BOT_TOKEN in the environment or "
@@ -94,4 +88,4 @@ def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
         mode=mode, poll_timeout=max(0, poll_timeout), webhook_url=webhook_url,
         webhook_secret=secret, host=str(pick("host", "TELEGRAM_WEBHOOK_HOST", DEFAULT_HOST)),
         port=port, path=path if path.startswith("/") else f"/{path}",
-        allowed_chats=_ids(pick("allowed_chats", "TELEGRAM_ALLOWED_CHATS", None)))
+        allowed_chats=id_set(pick("allowed_chats", "TELEGRAM_ALLOWED_CHATS", None)))

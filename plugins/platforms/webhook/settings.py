@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from hermes_agent.api import config_secret, platform_setting
 from urllib.parse import urlsplit
 
 DEFAULT_HOST, DEFAULT_PORT, DEFAULT_PATH = "127.0.0.1", 8644, "/webhook"
@@ -40,11 +42,8 @@ class Settings:
 
 def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
     """The settings, or :class:`SettingsError` when the webhook must refuse to start."""
-    extra = config.get("extra") if isinstance(config.get("extra"), Mapping) else {}
-
     def pick(name: str, env_name: str | None, default: Any) -> Any:
-        values = (config.get(name), extra.get(name), env.get(env_name) if env_name else None)
-        return next((v for v in values if v not in (None, "")), default)
+        return platform_setting(config, env, name, env_name, default)
 
     def number(name: str, env_name: str | None, default: float, kind: type = float) -> Any:
         try:
@@ -53,7 +52,7 @@ def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
             where = f"platforms.webhook.{name}" + (f" or {env_name}" if env_name else "")
             raise SettingsError(f"{where} must be a number") from None
 
-    if config.get("secret") or extra.get("secret"):
+    if config_secret(config, "secret"):
         raise SettingsError("do not put the secret in config.yaml; set WEBHOOK_SECRET in the "
                             "environment or $HERMES_HOME/.env instead")
     secret = env.get("WEBHOOK_SECRET", "").strip()
