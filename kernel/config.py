@@ -25,7 +25,8 @@ DEFAULTS: dict[str, Any] = {
     **slot_defaults(),  # memory.provider, context.engine, web.backend, sessions.store, ...
     "platform_toolsets": {},
 }
-# Top-level keys of the original's config that this version accepts but does not use yet.
+# Top-level keys of the original's config: accepted without an unknown-key warning even when no
+# loaded plugin owns them (plugins that do, e.g. cron or gateway, validate them as their own).
 ORIGINAL_KEYS = frozenset("""
 providers agent delegation terminal browser compression display tts stt voice human_delay
 skills checkpoints privacy security discord whatsapp telegram slack approvals cron gateway
