@@ -20,7 +20,7 @@ from .context import PluginContext
 from .discovery import Discovery, PluginRecord, builtin_records, discover
 from .errors import PluginError, ServiceError
 from .home import ValidationCache, hermes_home, private_dir
-from .policy import decide, format_stamp, in_install_order, load_filter, truthy
+from .policy import SHIPPED, by_install_time, decide, format_stamp, load_filter, truthy
 from .records import CliCommand, Registration
 from .slots import SLOT_INFO, SLOTS, Slots
 
@@ -144,14 +144,15 @@ class Kernel:
                                                   decision.reason, decision.code)
         loading = [found.plugins[name] for name, decision in decisions.items() if decision.load]
         trail = self.env.get("HERMES_LOAD_TRAIL")  # `plugins doctor --isolated` reads it
-        for record, stamp in in_install_order(loading, self.home):
-            self.install_stamps[record.name] = stamp
-            if trail:
-                with open(trail, "a", encoding="utf-8") as breadcrumbs:
-                    breadcrumbs.write(record.name + "\n")
-            status = self.load(record)
-            if decisions[record.name].reason:
-                status.warnings.append(decisions[record.name].reason)
+        shipped = [record for record in loading if record.source in SHIPPED]
+        installed = [record for record in loading if record.source not in SHIPPED]
+        self.install_stamps = dict.fromkeys(r.name for r in shipped)  # None: shipped
+        for record in shipped:
+            self._boot_load(record, decisions[record.name].reason, trail)
+        if installed:  # a shipped plugin (plugin-admin) knows when each was installed
+            self.install_stamps.update(self._install_times(installed))
+        for record in by_install_time(installed, self.install_stamps):
+            self._boot_load(record, decisions[record.name].reason, trail)
         loaded = self.plugins  # listed in discovery order, whatever order they loaded in
         self.plugins = {**{k: v for k, v in loaded.items() if k not in found.plugins},
                         **{name: loaded[name] for name in found.plugins if name in loaded}}
@@ -162,6 +163,27 @@ class Kernel:
         if "pm" in self.__dict__ and self.hooks.has_hook("on_plugins_loaded"):  # else none
             self.hooks.fire("on_plugins_loaded", plugins=dict(self.plugins), home=self.home)
         return self
+
+    def _boot_load(self, record: PluginRecord, note: str, trail: str | None) -> None:
+        if trail:
+            with open(trail, "a", encoding="utf-8") as breadcrumbs:
+                breadcrumbs.write(record.name + "\n")
+        status = self.load(record)
+        if note:
+            status.warnings.append(note)
+
+    def _install_times(self, records: list[PluginRecord]) -> dict[str, int | None]:
+        """Each plugin's install time (ns since the epoch), from the ``plugin_install_times``
+        service (offered by plugin-admin, which keeps plugins.lock); none known without it."""
+        if "plugin_install_times" not in self._offered:
+            log.info("no plugin offers plugin_install_times: installed plugins load by name")
+            return {}
+        try:
+            return dict(self.service("plugin_install_times")(records))
+        except Exception as exc:
+            log.warning("reading install times failed (%s: %s): installed plugins load by name",
+                        type(exc).__name__, exc)
+            return {}
 
     def load(self, record: PluginRecord, target: Any = None) -> PluginStatus:
         """Import (unless ``target`` is given) and register one plugin, transactionally.

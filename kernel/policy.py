@@ -1,22 +1,20 @@
 """Which discovered plugins load, why the others do not, and in what order.
 
-``hermes plugins list`` reports the same :func:`decide` the kernel acts on. Plugins load
-earliest-installed first, so a name two plugins claim stays with the one that had it first.
+``hermes plugins list`` reports the same :func:`decide` the kernel acts on. Plugins shipped
+with hermes load first; installed ones earliest-installed first (the install times come from
+the ``plugin_install_times`` service, see :func:`in_install_order`), so a name two plugins
+claim stays with the one that had it first.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from shlex import quote
 
 from .config import Config
 from .discovery import PluginRecord
-from .manifest import MANIFEST_NAMES
 from .slots import ENABLING_KEYS
 
 DEFAULT_ON_KINDS = ("backend", "model-provider", "platform")
@@ -97,64 +95,10 @@ def missing_env(record: PluginRecord, env: Mapping[str, str]) -> list[str]:
     return [req.name for req in record.manifest.requires_env if not env.get(req.name)]
 
 
-def read_install_times(home: Path) -> dict[str, int]:
-    """First install time (ns since the epoch) of each plugin in plugins.lock (``hermes
-    plugins install``; updates keep it, ``history`` holds older entries)."""
-    try:
-        data = json.loads((home / "plugins.lock").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    plugins = data.get("plugins") if isinstance(data, dict) else None
-    times: dict[str, int] = {}
-    for name, entry in (plugins.items() if isinstance(plugins, dict) else ()):
-        history = entry.get("history") if isinstance(entry, dict) else None
-        versions = [entry, *(history if isinstance(history, list) else [])]
-        stamps = [stamp for stamp in map(_lock_stamp, versions) if stamp is not None]
-        if stamps:
-            times[name] = min(stamps)
-    return times
-
-
-def _lock_stamp(entry: object) -> int | None:
-    import calendar  # here: it imports locale, a cost `plugins list` need not pay
-
-    value = entry.get("installed_at") if isinstance(entry, dict) else None
-    try:
-        return calendar.timegm(time.strptime(value, "%Y-%m-%dT%H:%M:%SZ")) * 1_000_000_000
-    except (TypeError, ValueError):
-        return None
-
-
-def install_stamp(record: PluginRecord, locked: dict[str, int]) -> int | None:
-    """When ``record`` was installed (ns since the epoch): its plugins.lock entry, else its
-    distribution's RECORD mtime, else the older of its folder's and manifest's mtimes (an
-    import touches the folder, never the manifest). None when shipped with hermes or unknown."""
-    if record.source in SHIPPED:
-        return None
-    if record.name in locked:
-        return locked[record.name]
-    if record.entry_point is not None:
-        return record.entry_point.dist_stamp or None
-    if record.path is None:
-        return None
-    stamps = []
-    for path in (record.path, *(record.path / name for name in MANIFEST_NAMES)):
-        try:
-            stamps.append(os.stat(path).st_mtime_ns)
-        except OSError:
-            continue
-    return min(stamps) if stamps else None
-
-
-def in_install_order(records: Iterable[PluginRecord],
-                     home: Path) -> list[tuple[PluginRecord, int | None]]:
-    """``records`` with their install stamps: shipped plugins first (in discovery order),
-    then by install time, then by name."""
-    locked = read_install_times(home)
-    stamped = [(record, install_stamp(record, locked)) for record in records]
-    installed = sorted((pair for pair in stamped if pair[0].source not in SHIPPED),
-                       key=lambda pair: (pair[1] or 0, pair[0].name))
-    return [*(pair for pair in stamped if pair[0].source in SHIPPED), *installed]
+def by_install_time(records: list[PluginRecord], stamps: Mapping[str, int | None]
+                    ) -> list[PluginRecord]:
+    """Installed plugins earliest-installed first, then by name (unknown times first)."""
+    return sorted(records, key=lambda r: (stamps.get(r.name) or 0, r.name))
 
 
 def format_stamp(stamp: int | None) -> str:

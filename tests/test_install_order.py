@@ -14,7 +14,8 @@ import yaml
 from hermes_agent import Kernel, PluginRecord
 from hermes_agent.builtin_plugins import cli_root
 from hermes_agent.discovery import EntryPointRef
-from hermes_agent.policy import format_stamp, in_install_order, install_stamp
+from hermes_agent.builtin_plugins.plugin_admin.install_order import install_stamp
+from hermes_agent.policy import by_install_time, format_stamp
 from hermes_agent.testing import write_plugin
 
 WEATHER = """\
@@ -108,16 +109,36 @@ def test_equal_install_times_are_decided_by_name(pair: Path) -> None:
     assert "of equal install times the name sorting first keeps it" in kernel.plugins["zeta"].reason
 
 
-def test_shipped_plugins_come_first_and_entry_points_use_their_record_time(tmp_path: Path) -> None:
+def test_entry_points_use_their_record_time_and_the_lock_wins(tmp_path: Path) -> None:
     def entry(name: str, stamp: int) -> PluginRecord:
         return PluginRecord(name, "entrypoint", None,
                             entry_point=EntryPointRef("hermes_agent.plugins", name, "m:f",
                                                       dist_stamp=stamp))
 
-    builtin = PluginRecord("zz-core", "builtin", None, module="x")
-    bundled = PluginRecord("bundled-one", "bundled", None)
-    records = [entry("aa-new", 300), bundled, entry("mm-old", 100), builtin]
-    order = [r.name for r, _ in in_install_order(records, tmp_path)]
-    assert order == ["bundled-one", "zz-core", "mm-old", "aa-new"]
-    assert install_stamp(builtin, {}) is None
+    records = [entry("aa-new", 300), entry("mm-old", 100), entry("zz-unknown", 0)]
+    stamps = {r.name: install_stamp(r, {}) for r in records}
+    assert [r.name for r in by_install_time(records, stamps)] == ["zz-unknown", "mm-old", "aa-new"]
     assert install_stamp(entry("mm-old", 100), {"mm-old": 7}) == 7  # the lock wins
+
+
+def test_shipped_plugins_load_before_installed_ones(pair: Path) -> None:
+    """The install times come from plugin-admin, itself a shipped plugin: every shipped plugin
+    is loaded before the first installed one."""
+    install(pair, "alpha", 1)
+    install(pair, "zeta", 30)
+    trail = pair / "trail.txt"
+    kernel = Kernel(pair, env={"HERMES_HOME": str(pair), "HERMES_LOAD_TRAIL": str(trail)},
+                    entry_points=False).boot()
+    order = trail.read_text().split()
+    shipped = [name for name, s in kernel.plugins.items() if s.record.source in ("builtin", "bundled")
+               and name in order]
+    assert "plugin-admin" in shipped and order[-2:] == ["zeta", "alpha"]
+    assert set(order[:-2]) == set(shipped)
+
+
+def test_without_plugin_admin_installed_plugins_load_by_name(pair: Path) -> None:
+    install(pair, "alpha", 1)
+    install(pair, "zeta", 30)
+    kernel = Kernel(pair, env={"HERMES_HOME": str(pair)}, entry_points=False, builtins=False).boot()
+    assert kernel.tools.tools["weather"].plugin == "alpha"  # no install times: by name
+    assert "'alpha' was loaded first" in kernel.plugins["zeta"].reason
