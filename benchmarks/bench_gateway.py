@@ -4,6 +4,7 @@ same 200 conversations driven directly through the agent API.
 Run with our interpreter::
 
     .venv/bin/python benchmarks/bench_gateway.py [--chats 200] [--rounds 5] [--delay 0.5]
+        [--loads 0.5,0.8] [--paced-rounds 8]
 
 The model is the fake server on 127.0.0.1 answering at once. Each mode runs in a fresh
 process (so peak memory is its own):
@@ -13,7 +14,7 @@ process (so peak memory is its own):
   (``X-Hermes-Session``), all at once, each sending its turns one after another, from a
   separate client process.
 
-Three runs:
+Four runs:
 
 * one chat, its turns one after another: the latency the gateway adds to a turn when
   nothing competes for the CPU (target: p95 added under 20 ms);
@@ -23,6 +24,13 @@ Three runs:
   the serving process, and the time each turn spends outside the agent call. With an
   instant model the two cores are saturated: every turn queues for the CPU in both modes,
   so the gateway's extra CPU per turn shows as extra queueing;
+* ``--chats`` chats paced (``--loads``): turns arrive at a steady rate, a fraction of the
+  direct path's throughput measured by the run before, each chat sending one every
+  ``chats / rate`` seconds with the chats' turns spread evenly, after an unmeasured warm-up
+  turn that creates every chat's agent. A turn's latency counts from when it was due (so a
+  backlog shows, unlike in a closed loop). This is the latency the gateway adds when the
+  machine keeps up with the chats (target: p95 added under 20 ms); the saturated run above
+  gives the throughput and what the gateway costs once turns queue for the CPU;
 * a model taking ``--delay`` seconds: how many model calls were in flight at once. All
   ``--chats`` of them means no chat waited for another chat's turn.
 """
@@ -80,7 +88,50 @@ def run_direct(k: Any, chats: int, rounds: int) -> tuple[list[list[float]], floa
     return samples, time.perf_counter() - began
 
 
-async def run_gateway(k: Any, chats: int, rounds: int) -> tuple[list[list[float]], float]:
+def schedule(chats: int, rounds: int, rate: float) -> list[list[float]]:
+    """When each chat sends each turn, in seconds from the start: every chat sends a turn
+    every ``chats / rate`` seconds, their first turns spread evenly over that period, so
+    turns arrive at ``rate`` per second in all."""
+    period = chats / rate
+    return [[n * period / chats + r * period for r in range(rounds)] for n in range(chats)]
+
+
+def run_direct_paced(k: Any, chats: int, rounds: int, rate: float
+                     ) -> tuple[list[list[float]], float]:
+    """Each chat's turns at the times :func:`schedule` gives, after an unmeasured turn that
+    creates its agent and session. A turn's latency counts from the time it was due, so a
+    turn that starts late (its chat's previous turn still running) counts the wait too."""
+    plan = schedule(chats, rounds, rate)
+    samples: list[list[float]] = [[] for _ in range(rounds)]
+    lock = threading.Lock()
+    warm = threading.Barrier(chats + 1, timeout=600)
+    start = [0.0]
+
+    def chat(n: int) -> None:
+        agent = k.service("agent").create(platform="api_server", sender_id=f"u{n}")
+        assert agent.run_conversation("warm up").final_response
+        warm.wait()  # every chat is warm...
+        warm.wait()  # ...and the clock is set
+        for r, at in enumerate(plan[n]):
+            due = start[0] + at
+            time.sleep(max(0.0, due - time.perf_counter()))
+            result = agent.run_conversation(f"hello {r}")
+            assert result.final_response, result.error
+            with lock:
+                samples[r].append((time.perf_counter() - due) * 1000)
+
+    with ThreadPoolExecutor(chats) as pool:
+        futures = [pool.submit(chat, n) for n in range(chats)]
+        warm.wait()
+        start[0] = time.perf_counter() + 0.2
+        warm.wait()
+        for future in futures:
+            future.result()
+    return samples, time.perf_counter() - start[0]
+
+
+async def run_gateway(k: Any, chats: int, rounds: int, rate: float = 0.0
+                      ) -> tuple[list[list[float]], float]:
     """A gateway in this process; the HTTP clients in another, as real clients would be."""
     from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
     from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
@@ -93,7 +144,7 @@ async def run_gateway(k: Any, chats: int, rounds: int) -> tuple[list[list[float]
     url = f"http://127.0.0.1:{adapters['api_server'].port}/v1/chat/completions"
     clients = await asyncio.create_subprocess_exec(
         sys.executable, __file__, "--clients", url, "--chats", str(chats),
-        "--rounds", str(rounds), stdout=asyncio.subprocess.PIPE)
+        "--rounds", str(rounds), "--rate", str(rate), stdout=asyncio.subprocess.PIPE)
     out, _ = await clients.communicate()
     sessions = {chat.agent.session_id: int(chat.chat_id[1:]) for chat in runner.chats.values()}
     await runner.stop(60)
@@ -104,7 +155,7 @@ async def run_gateway(k: Any, chats: int, rounds: int) -> tuple[list[list[float]
     samples = [[per_chat[n][r] for n in range(chats)] for r in range(rounds)]
     outside = [[] for _ in range(rounds)]  # the part of each turn spent outside the agent
     for session, n in sessions.items():
-        for r, inside in enumerate(agent_ms[session]):
+        for r, inside in enumerate(agent_ms[session][1 if rate else 0:]):  # paced: warm-up first
             outside[r].append(per_chat[n][r] - inside)
     OUTSIDE.extend(outside)
     return samples, result["wall"]
@@ -134,33 +185,50 @@ def time_agent_turns() -> dict[str, list[float]]:
     return timings
 
 
-async def clients(url: str, chats: int, rounds: int) -> None:
-    """One HTTP client per chat, all at once, each sending its turns in order."""
+async def clients(url: str, chats: int, rounds: int, rate: float) -> None:
+    """One HTTP client per chat, all at once, each sending its turns in order: every round
+    together, or (``rate``) paced as :func:`schedule` says after an unmeasured warm-up turn."""
     import httpx2 as httpx
 
     per_chat: list[list[float]] = [[] for _ in range(chats)]  # [chat][round]
     limits = httpx.Limits(max_connections=chats + 10, max_keepalive_connections=chats + 10)
     async with httpx.AsyncClient(limits=limits, timeout=600,
                                  headers={"Authorization": f"Bearer {KEY}"}) as client:
+        async def send(n: int, text: str) -> None:
+            response = await client.post(url, headers={"X-Hermes-Session": f"c{n}"}, json={
+                "model": "hermes-agent", "messages": [{"role": "user", "content": text}]})
+            assert response.status_code == 200, response.text
+            assert response.json()["choices"][0]["message"]["content"]
+
         together = asyncio.Barrier(chats)
 
         async def chat(n: int) -> None:
             for r in range(rounds):
                 await together.wait()  # every chat starts each round together
                 began = time.perf_counter()
-                response = await client.post(url, headers={"X-Hermes-Session": f"c{n}"}, json={
-                    "model": "hermes-agent", "messages": [{"role": "user", "content": f"hello {r}"}]})
-                assert response.status_code == 200, response.text
-                assert response.json()["choices"][0]["message"]["content"]
+                await send(n, f"hello {r}")
                 per_chat[n].append((time.perf_counter() - began) * 1000)
 
-        began = time.perf_counter()
-        await asyncio.gather(*(chat(n) for n in range(chats)))
+        async def paced(n: int, plan: list[float], start: float) -> None:
+            for r, at in enumerate(plan):
+                due = start + at
+                await asyncio.sleep(max(0.0, due - time.perf_counter()))
+                await send(n, f"hello {r}")
+                per_chat[n].append((time.perf_counter() - due) * 1000)
+
+        if rate:
+            await asyncio.gather(*(send(n, "warm up") for n in range(chats)))
+            began = time.perf_counter() + 0.2
+            await asyncio.gather(*(paced(n, plan, began) for n, plan
+                                   in enumerate(schedule(chats, rounds, rate))))
+        else:
+            began = time.perf_counter()
+            await asyncio.gather(*(chat(n) for n in range(chats)))
         wall = time.perf_counter() - began
     print(json.dumps({"per_chat": per_chat, "wall": wall}))
 
 
-def child(mode: str, chats: int, rounds: int, delay: float) -> None:
+def child(mode: str, chats: int, rounds: int, delay: float, rate: float) -> None:
     from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 
     server = FakeLLMServer(default_reply=reply_text("hi there", delay=delay or None))
@@ -169,9 +237,10 @@ def child(mode: str, chats: int, rounds: int, delay: float) -> None:
         usage = resource.getrusage(resource.RUSAGE_SELF)
         before, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
         if mode == "direct":
-            samples, wall = run_direct(k, chats, rounds)
+            samples, wall = (run_direct_paced(k, chats, rounds, rate) if rate
+                             else run_direct(k, chats, rounds))
         else:
-            samples, wall = asyncio.run(run_gateway(k, chats, rounds))
+            samples, wall = asyncio.run(run_gateway(k, chats, rounds, rate))
         usage = resource.getrusage(resource.RUSAGE_SELF)
         peak, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime - cpu
         in_flight = server.max_in_flight
@@ -180,9 +249,10 @@ def child(mode: str, chats: int, rounds: int, delay: float) -> None:
                       "max_in_flight": in_flight}))
 
 
-def measure(mode: str, chats: int, rounds: int, delay: float = 0.0) -> dict[str, Any]:
+def measure(mode: str, chats: int, rounds: int, delay: float = 0.0, rate: float = 0.0
+            ) -> dict[str, Any]:
     out = subprocess.run([sys.executable, __file__, "--child", mode, "--chats", str(chats),
-                          "--rounds", str(rounds), "--delay", str(delay)],
+                          "--rounds", str(rounds), "--delay", str(delay), "--rate", str(rate)],
                          capture_output=True, text=True, check=False)
     if out.returncode:
         raise SystemExit(f"{mode} run failed:\n{out.stderr[-3000:]}")
@@ -194,8 +264,10 @@ def pct(values: list[float], q: float) -> float:
     return ordered[max(0, int(len(ordered) * q) - 1)]
 
 
-def summary(result: dict[str, Any]) -> dict[str, Any]:
-    later = [v for r in result["samples"][1:] for v in r]
+def summary(result: dict[str, Any], skip_first: bool = True) -> dict[str, Any]:
+    """Latencies of the turns after the first round (which creates the agents), unless the
+    run was paced (its warm-up turn was not measured)."""
+    later = [v for r in result["samples"][1 if skip_first else 0:] for v in r]
     first = result["samples"][0]
     turns = sum(len(r) for r in result["samples"])
     return {"first_p50": statistics.median(first), "first_p95": pct(first, 0.95),
@@ -213,13 +285,18 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=2.0)
     parser.add_argument("--turns", type=int, default=40, help="turns of the one-chat run")
     parser.add_argument("--child", choices=("direct", "gateway"))
+    parser.add_argument("--loads", default="0.5,0.8",
+                        help="paced runs: turns per second as fractions of the direct path's "
+                        "throughput at saturation")
+    parser.add_argument("--paced-rounds", type=int, default=8)
+    parser.add_argument("--rate", type=float, default=0.0, help=argparse.SUPPRESS)
     parser.add_argument("--clients", metavar="URL")
     args = parser.parse_args()
     if args.clients:
-        asyncio.run(clients(args.clients, args.chats, args.rounds))
+        asyncio.run(clients(args.clients, args.chats, args.rounds, args.rate))
         return
     if args.child:
-        child(args.child, args.chats, args.rounds, args.delay)
+        child(args.child, args.chats, args.rounds, args.delay, args.rate)
         return
     one_direct = summary(measure("direct", 1, args.turns))
     one_gateway = summary(measure("gateway", 1, args.turns))
@@ -245,6 +322,19 @@ def main() -> None:
     outside = [v for r in gateway["outside"][1:] for v in r]
     print(f"  time each gateway turn spends outside the agent call (HTTP, dispatch, queue, "
           f"reply): p50 {statistics.median(outside):.1f} ms, p95 {pct(outside, 0.95):.1f} ms")
+    for load in (float(x) for x in args.loads.split(",") if x.strip()):
+        rate = load * direct["rps"]
+        paced = {mode: summary(measure(mode, args.chats, args.paced_rounds, rate=rate), False)
+                 for mode in ("direct", "gateway")}
+        outside = [v for r in paced["gateway"]["outside"] for v in r]
+        print(f"{args.chats} concurrent chats, turns arriving at {rate:.0f}/s ({load:.0%} of the "
+              f"direct path's throughput), {args.paced_rounds} turns each: direct p50 "
+              f"{paced['direct']['p50']:.1f} / p95 {paced['direct']['p95']:.1f} ms; gateway p50 "
+              f"{paced['gateway']['p50']:.1f} / p95 {paced['gateway']['p95']:.1f} ms; added p50 "
+              f"{paced['gateway']['p50'] - paced['direct']['p50']:+.1f}, p95 "
+              f"{paced['gateway']['p95'] - paced['direct']['p95']:+.1f} ms (target p95 < 20 ms); "
+              f"outside the agent call p50 {statistics.median(outside):.1f} / p95 "
+              f"{pct(outside, 0.95):.1f} ms")
     slow = measure("gateway", args.chats, 2, args.delay)
     second = slow["samples"][1]  # agents exist
     print(f"  model taking {args.delay * 1000:.0f} ms, {args.chats} chats at once through the "
