@@ -21,8 +21,10 @@ Three runs:
   latencies (the first round also
   creates each chat's agent and session), turns per second, CPU per turn and peak memory of
   the serving process, and the time each turn spends outside the agent call. With an
-  instant model the two cores are saturated: every turn queues for the CPU in both modes,
-  so the gateway's extra CPU per turn shows as extra queueing;
+  instant model both modes are bound by the interpreter lock (turns/s x CPU per turn is
+  about one core): every turn queues for it in both modes, so the gateway's extra CPU per
+  turn (mostly its loop's: HTTP, dispatch, reply) shows as extra queueing. The CPU column
+  of the gateway also counts its shutdown (ending every chat's session);
 * a model taking ``--delay`` seconds: how many model calls were in flight at once. All
   ``--chats`` of them means no chat waited for another chat's turn.
 """
