@@ -10,9 +10,9 @@ The model is the fake server on 127.0.0.1 answering at once. Each mode runs in a
 process (so peak memory is its own):
 
 * ``direct``: one agent per chat, every chat's turns in its own thread, all at once;
-* ``gateway``: a real gateway runner with the api-server; one HTTP client per chat
+* ``gateway``: a real gateway runner with the api-server; one HTTP connection per chat
   (``X-Hermes-Session``), all at once, each sending its turns one after another, from a
-  separate client process.
+  separate client process (a lean load generator; :func:`clients` says why).
 
 Four runs:
 
@@ -22,15 +22,17 @@ Four runs:
   latencies (the first round also
   creates each chat's agent and session), turns per second, CPU per turn and peak memory of
   the serving process, and the time each turn spends outside the agent call. With an
-  instant model the two cores are saturated: every turn queues for the CPU in both modes,
-  so the gateway's extra CPU per turn shows as extra queueing;
+  instant model both modes are bound by the interpreter lock (turns/s x CPU per turn is
+  about one core): every turn queues for it in both modes, so the gateway's extra CPU per
+  turn (mostly its loop's: HTTP, dispatch, reply) shows as extra queueing. The CPU column
+  of the gateway also counts its shutdown (ending every chat's session);
 * ``--chats`` chats paced (``--loads``): turns arrive at a steady rate, a fraction of the
   direct path's throughput measured by the run before, each chat sending one every
   ``chats / rate`` seconds with the chats' turns spread evenly, after an unmeasured warm-up
   turn that creates every chat's agent. A turn's latency counts from when it was due (so a
   backlog shows, unlike in a closed loop). This is the latency the gateway adds when the
-  machine keeps up with the chats (target: p95 added under 20 ms); the saturated run above
-  gives the throughput and what the gateway costs once turns queue for the CPU;
+  machine keeps up with the chats; the saturated run above gives the throughput and what
+  the gateway costs once turns queue for the interpreter lock;
 * a model taking ``--delay`` seconds: how many model calls were in flight at once. All
   ``--chats`` of them means no chat waited for another chat's turn.
 """
@@ -186,46 +188,78 @@ def time_agent_turns() -> dict[str, list[float]]:
 
 
 async def clients(url: str, chats: int, rounds: int, rate: float) -> None:
-    """One HTTP client per chat, all at once, each sending its turns in order: every round
-    together, or (``rate``) paced as :func:`schedule` says after an unmeasured warm-up turn."""
-    import httpx2 as httpx
-
+    """One keep-alive HTTP/1.1 connection per chat, all at once, each sending its turns in
+    order: every round together, or (``rate``) paced as :func:`schedule` says after an
+    unmeasured warm-up turn. A lean load generator (like wrk): each request is written whole
+    and its response read by its Content-Length. An httpx AsyncClient here spent 3.4 to 4.8
+    ms of CPU per request in this process's one loop thread: with 200 chats starting a round
+    together, the last request left the client hundreds of ms after the first, and that
+    queueing was counted as the gateway's (this generator spends about 0.35 ms per request)."""
+    host, port, path = _split(url)
     per_chat: list[list[float]] = [[] for _ in range(chats)]  # [chat][round]
-    limits = httpx.Limits(max_connections=chats + 10, max_keepalive_connections=chats + 10)
-    async with httpx.AsyncClient(limits=limits, timeout=600,
-                                 headers={"Authorization": f"Bearer {KEY}"}) as client:
-        async def send(n: int, text: str) -> None:
-            response = await client.post(url, headers={"X-Hermes-Session": f"c{n}"}, json={
-                "model": "hermes-agent", "messages": [{"role": "user", "content": text}]})
-            assert response.status_code == 200, response.text
-            assert response.json()["choices"][0]["message"]["content"]
+    together = asyncio.Barrier(chats)
+    plans = schedule(chats, rounds, rate) if rate else None
+    start = [0.0]
+    warm = asyncio.Barrier(chats + 1)
 
-        together = asyncio.Barrier(chats)
+    def request(n: int, text: str) -> bytes:
+        body = json.dumps({"model": "hermes-agent",
+                           "messages": [{"role": "user", "content": text}]}).encode()
+        return (f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                f"Authorization: Bearer {KEY}\r\nX-Hermes-Session: c{n}\r\n"
+                "Content-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode() + body
 
-        async def chat(n: int) -> None:
-            for r in range(rounds):
+    async def send(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, data: bytes) -> None:
+        writer.write(data)
+        status, reply = await _response(reader)
+        assert status == 200, reply
+        assert json.loads(reply)["choices"][0]["message"]["content"]
+
+    async def chat(n: int) -> None:
+        reader, writer = await asyncio.open_connection(host, port)
+        if plans:
+            await send(reader, writer, request(n, "warm up"))
+            await warm.wait()  # every chat is warm...
+            await warm.wait()  # ...and the clock is set
+        for r in range(rounds):
+            data = request(n, f"hello {r}")
+            if plans:
+                began = start[0] + plans[n][r]  # latency counts from when the turn was due
+                await asyncio.sleep(max(0.0, began - time.perf_counter()))
+            else:
                 await together.wait()  # every chat starts each round together
                 began = time.perf_counter()
-                await send(n, f"hello {r}")
-                per_chat[n].append((time.perf_counter() - began) * 1000)
+            await send(reader, writer, data)
+            per_chat[n].append((time.perf_counter() - began) * 1000)
+        writer.close()
 
-        async def paced(n: int, plan: list[float], start: float) -> None:
-            for r, at in enumerate(plan):
-                due = start + at
-                await asyncio.sleep(max(0.0, due - time.perf_counter()))
-                await send(n, f"hello {r}")
-                per_chat[n].append((time.perf_counter() - due) * 1000)
+    async def clock() -> None:
+        if plans:
+            await warm.wait()
+            start[0] = time.perf_counter() + 0.2
+            await warm.wait()
 
-        if rate:
-            await asyncio.gather(*(send(n, "warm up") for n in range(chats)))
-            began = time.perf_counter() + 0.2
-            await asyncio.gather(*(paced(n, plan, began) for n, plan
-                                   in enumerate(schedule(chats, rounds, rate))))
-        else:
-            began = time.perf_counter()
-            await asyncio.gather(*(chat(n) for n in range(chats)))
-        wall = time.perf_counter() - began
+    began = time.perf_counter()
+    await asyncio.gather(clock(), *(chat(n) for n in range(chats)))
+    wall = time.perf_counter() - (start[0] if plans else began)
     print(json.dumps({"per_chat": per_chat, "wall": wall}))
+
+
+def _split(url: str) -> tuple[str, int, str]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return parts.hostname or "127.0.0.1", parts.port or 80, parts.path
+
+
+async def _response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    """A response's status and body (the server sends Content-Length: no chunked bodies)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    length = next(int(line.split(":", 1)[1]) for line in lines
+                  if line.lower().startswith("content-length:"))
+    return int(lines[0].split(" ", 2)[1]), await reader.readexactly(length)
 
 
 def child(mode: str, chats: int, rounds: int, delay: float, rate: float) -> None:

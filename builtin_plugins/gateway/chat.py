@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import InboundMessage, ReplyStream
+from hermes_agent.api import InboundMessage, PlatformAdapter, ReplyStream
 
 from .questions import ChatQuestions
 
@@ -75,13 +75,13 @@ class Pump:
 
     def __init__(self, stream: ReplyStream | None):
         self.stream = stream
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.queue: asyncio.Queue[str | None] | None = asyncio.Queue() if stream else None
         self.loop = asyncio.get_running_loop()
         self.task: asyncio.Task[None] | None = None
         self.wrote = False  # text since the last model call ended
 
     def on_event(self, event: dict[str, Any]) -> None:
-        if self.stream is None:
+        if self.stream is None or self.queue is None:
             return
         kind = event.get("type")
         if kind == "text_delta" and event.get("text"):
@@ -93,7 +93,7 @@ class Pump:
             self.wrote = False
 
     async def _run(self) -> None:
-        assert self.stream is not None
+        assert self.stream is not None and self.queue is not None
         while (text := await self.queue.get()) is not None:
             try:
                 await self.stream.push(text)
@@ -108,7 +108,7 @@ class Pump:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
-        if self.task is not None:
+        if self.task is not None and self.queue is not None:
             self.queue.put_nowait(None)  # after every delta already queued
             await self.task
 
@@ -179,9 +179,8 @@ class ChatWorker:
         stream = self.open_stream(chat, message)
         try:
             async with self.typing(chat), Pump(stream) as pump:
-                await self.hygiene(chat, agent)
                 result = await self.runner.in_thread(functools.partial(
-                    agent.run_conversation, message.text, on_event=pump.on_event))
+                    self._run_turn, chat, agent, message.text, pump.on_event))
         finally:
             chat.busy = False
             chat.turns += 1
@@ -225,21 +224,31 @@ class ChatWorker:
             log.warning("gateway: %s cannot stream replies: %s", chat.platform, exc)
             return None
 
-    async def hygiene(self, chat: Chat, agent: Any) -> None:
+    def _run_turn(self, chat: Chat, agent: Any, text: str, on_event: Any) -> Any:
+        """The turn, in a worker thread: session hygiene first, then the agent's turn (one
+        hop from the loop for both, and the window estimate off the loop)."""
+        self.hygiene(chat, agent)
+        return agent.run_conversation(text, on_event=on_event)
+
+    def hygiene(self, chat: Chat, agent: Any) -> None:
         """Compress the session first when it fills ``gateway.session_hygiene`` of the window."""
         threshold = float(self.runner.kernel.config.get("gateway.session_hygiene", 0.85) or 0)
         if threshold <= 0 or not 0 < threshold <= 1:
             return
-        fill = agent.context_fill()  # cheap (no I/O), and this chat's agent is idle
+        fill = agent.context_fill()  # an estimate (no I/O); this chat's agent is idle
         if fill >= threshold:
             log.info("gateway: %s fills %.0f%% of the window; compressing before the turn",
                      chat.key, fill * 100)
-            await self.runner.in_thread(agent.compress)
+            agent.compress()
 
     @contextlib.asynccontextmanager
     async def typing(self, chat: Chat) -> AsyncIterator[None]:
-        """The typing indicator, refreshed every few seconds until the block ends."""
+        """The typing indicator, refreshed every few seconds until the block ends (nothing
+        for a platform that keeps the base class's no-op ``send_typing``)."""
         adapter = self.runner.adapters[chat.platform]
+        if type(adapter).send_typing is PlatformAdapter.send_typing:
+            yield
+            return
 
         async def refresh() -> None:
             while True:

@@ -305,3 +305,28 @@ def test_the_conversation_field_names_the_chat(home, fake_llm):
     asyncio.run(scenario())
     assert [m["content"] for m in posts(fake_llm)[-1].body["messages"]
             if m["role"] == "user"] == ["remember 7", "what did I say?"]
+
+
+def test_completions_keep_their_method_and_body_checks(home, fake_llm):
+    """POST /v1/chat/completions goes straight to its handler, past the app's routing; a GET
+    there is still refused and a body that is not JSON still gets the API's 400."""
+    k = kernel(home, fake_llm)
+
+    def send(method: str, url: str, data: bytes | None) -> tuple[int, bytes]:
+        request = urllib.request.Request(url, data, method=method,
+                                         headers={"Authorization": f"Bearer {KEY}"})
+        try:
+            with urllib.request.urlopen(request, timeout=WAIT) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+    async def scenario() -> None:
+        async with served(k) as (_, base):
+            url = f"{base}/v1/chat/completions"
+            assert (await asyncio.to_thread(send, "GET", url, None))[0] == 405
+            status, body = await asyncio.to_thread(send, "POST", url, b"{not json")
+            assert status == 400 and json.loads(body)["error"]["message"] == "The body must be JSON."
+
+    asyncio.run(scenario())
+    assert posts(fake_llm) == []

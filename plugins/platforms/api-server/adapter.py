@@ -5,6 +5,7 @@ the gateway ``send``s back (matched by ``reply_to``, the request's message id)."
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 import uuid
@@ -61,6 +62,9 @@ class ApiServerAdapter(PlatformAdapter):
         self.settings = settings
         self.port = settings.port  # the bound port once connected (port 0 picks a free one)
         self._pending: dict[str, _Pending] = {}  # message id -> the request waiting for it
+        # message ids: unique in this process without a getrandom() call (it releases the
+        # GIL, and the loop waits to take it back while turn threads run) per request
+        self._id_prefix, self._ids = uuid.uuid4().hex[:16], itertools.count(1)
         self._dispatching: dict[asyncio.Task[Any], str] = {}  # request task -> its message id
         self._server: Any = None
         self._closing = False
@@ -97,9 +101,10 @@ class ApiServerAdapter(PlatformAdapter):
         if isinstance(submitted, str):
             return submitted
         message_id, pending = submitted
-        try:
-            return await asyncio.wait_for(pending.future, self._timeout)
-        except asyncio.TimeoutError:
+        try:  # asyncio.timeout: no extra future and callbacks per request (wait_for has them)
+            async with asyncio.timeout(self._timeout):
+                return await pending.future
+        except TimeoutError:
             return self._too_slow()
         finally:
             self._pending.pop(message_id, None)
@@ -138,7 +143,7 @@ class ApiServerAdapter(PlatformAdapter):
         nothing to wait for."""
         if self._closing:
             return SHUTTING_DOWN
-        message_id = uuid.uuid4().hex
+        message_id = f"{self._id_prefix}{next(self._ids):x}"
         pending = _Pending(chat_id, asyncio.get_running_loop().create_future(),
                            asyncio.Queue() if stream else None)
         self._pending[message_id] = pending

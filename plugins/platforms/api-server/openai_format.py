@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import json
+import random
 import time
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,7 +27,8 @@ def error(message: str, kind: str = "invalid_request_error", code: str | None = 
 
 
 def completion_id() -> str:
-    return f"chatcmpl-{uuid.uuid4().hex}"
+    """Random, not secret: no getrandom() call (which releases the GIL) on the loop."""
+    return f"chatcmpl-{random.getrandbits(128):032x}"
 
 
 def completion(cid: str, model: str, text: str) -> dict[str, Any]:
