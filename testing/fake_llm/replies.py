@@ -10,6 +10,7 @@ when the request asked for ``stream``.
 from __future__ import annotations
 
 import itertools
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,8 +38,8 @@ class Reply:
     ``cache_read_tokens``, ``cache_write_tokens``, ``reasoning_tokens``;
     ``status`` != 200 makes it an error reply carrying ``error_message`` / ``error_type``;
     ``headers`` are added to the HTTP response (e.g. ``retry-after``); ``delay`` waits before
-    answering; ``stall`` pauses a stream that long after its second event (for interrupt tests;
-    both pauses end when the client hangs up); ``cut_after`` drops the connection part-way:
+    answering, and ``hold`` (a ``threading.Event``) until it is set; ``stall`` pauses a stream that long after its second event (for interrupt tests;
+    every pause ends when the client hangs up); ``cut_after`` drops the connection part-way:
     a stream after that many server-sent events (no end of stream), a plain reply half-way
     through its body.
     """
@@ -53,6 +54,7 @@ class Reply:
     error_type: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    hold: threading.Event | None = None
     stall: float = 0.0
     cut_after: int | None = None
     chunk_size: int = 4

@@ -73,21 +73,24 @@ class _Handler(BaseHTTPRequestHandler):
         threading.current_thread().name = "fake-llm-handler"
         super().handle()
 
-    def _pause(self, seconds: float) -> bool:
-        """Wait ``seconds``; True (stop answering) if the server closes or the client hangs up."""
+    def _pause(self, seconds: float, until: threading.Event | None = None) -> bool:
+        """Wait ``seconds``, and with ``until`` until it is set too; True (stop answering) if
+        the server closes or the client hangs up meanwhile."""
         closing = self.server.state.closing
         deadline = time.monotonic() + seconds
         stop = False
-        while not stop and (left := deadline - time.monotonic()) > 0:
+        while not stop and ((left := deadline - time.monotonic()) > 0
+                            or until is not None and not until.is_set()):
             stop = closing.is_set()
-            readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
+            readable, _, _ = select.select([self.connection], [], [], min(max(left, 0), 0.05)
+                                           if until is None else 0.05)
             if readable and not stop:
                 try:
                     stop = self.connection.recv(1, socket.MSG_PEEK) == b""
                 except OSError:
                     stop = True
                 if not stop:  # pipelined data, not a hang-up: just wait
-                    stop = closing.wait(max(0.0, deadline - time.monotonic()))
+                    stop = closing.wait(0.05)
         if stop and not closing.is_set():
             with self.server.state.lock:
                 self.server.state.hangups += 1
@@ -136,7 +139,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         reply = self.server.next_reply()
-        if reply.delay and self._pause(reply.delay):
+        if (reply.delay or reply.hold) and self._pause(reply.delay, reply.hold):
             return
         model = reply.model or body.get("model") or "fake-model"
         if reply.is_error:

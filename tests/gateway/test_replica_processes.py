@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +28,6 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 pytest.importorskip("psycopg", reason="the shared queue needs the session-postgres extra")
 CHATS = 200
 WAIT = 120.0
-MODEL_DELAY = 8.0  # every first turn is inside its model call when the poller is killed
 KEY = "sk-replicas"
 CONVERSATIONS = 20
 
@@ -62,7 +62,7 @@ def replica_home(root: Path, name: str, dsn: str, llm: FakeLLMServer,
     home.mkdir()
     (home / "config.yaml").write_text(yaml.safe_dump({
         "model": {"provider": "custom", "base_url": llm.openai_base_url,
-                  "default": "fake-model", "max_retries": 0, "timeout": 60},
+                  "default": "fake-model", "max_retries": 0, "timeout": WAIT},
         "sessions": {"auto_title": False, "store": "postgres", "dsn": dsn},
         "gateway": {"stream_replies": False, "lease_seconds": 4, "run_cron": False},
         "platforms": {"telegram": {"enabled": True, "base_url": telegram.base_url,
@@ -113,7 +113,8 @@ def replicas(home: Path) -> list[dict[str, Any]]:
 def test_three_replicas_survive_the_poller_being_killed(tmp_path, fake_llm, telegram,
                                                        pg_schemas):
     dsn = pg_schemas("three")
-    fake_llm.default_reply = reply_text("answered", delay=MODEL_DELAY)
+    release = threading.Event()  # the first turns wait on the model until the poller is dead
+    fake_llm.default_reply = reply_text("answered", hold=release)
     homes = [replica_home(tmp_path, f"r{n}", dsn, fake_llm, telegram) for n in range(3)]
     procs = [start(home, telegram) for home in homes]
     try:
@@ -132,6 +133,7 @@ def test_three_replicas_survive_the_poller_being_killed(tmp_path, fake_llm, tele
         victim.send_signal(signal.SIGKILL)
         victim.wait(WAIT)
         fake_llm.default_reply = reply_text("answered")  # the rest at once
+        release.set()
         for n in range(CHATS):  # the survivors take over the polling
             telegram.user_message(1000 + n, 1000 + n, "second")
         wait_for(lambda: all(len(telegram.texts(1000 + n)) >= 2 for n in range(CHATS)),
