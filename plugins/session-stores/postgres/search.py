@@ -19,6 +19,7 @@ from hermes_agent.api import (
     SearchTerm,
     SearchTimeoutError,
     decode_content,
+    like_escape,
     manual_snippet,
     parse_search_query,
 )
@@ -47,8 +48,7 @@ def _term_sql(term: SearchTerm, args: list[Any]) -> str:
     """SQL true when a message ``m`` holds ``term``; appends its parameters to ``args``."""
     text = _clean(term.text)
     if SEARCH_CJK.search(text):
-        args.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-                    + "%")
+        args.append("%" + like_escape(text) + "%")
         return "m.search_text ILIKE %s"
     return f"m.search_tsv @@ {_tsquery(term, args)}"
 
