@@ -17,8 +17,8 @@ CONTEXT_CHARS = 200  # of the message before and after a hit
 
 
 class SearchSql:
-    """The statements of :func:`search_results` in one dialect; the id lists are completed
-    per call (SQLite takes a mark per id)."""
+    """The statements of :func:`search_results` in one dialect (rows read by position); the
+    id lists are completed per call (SQLite takes a mark per id)."""
 
     def __init__(self, d: "SqlDialect"):
         self.dialect = d
@@ -56,12 +56,13 @@ def search_results(conn: Any, sql: SearchSql, hits: list[tuple[int, str | None]]
     d = sql.dialect
     text = "m.search_text" if any(snip is None for _, snip in hits) else "NULL"  # for snippets
     cond, args = d.in_list("m.id", [h[0] for h in hits])
-    rows = {r["id"]: r for r in d.named_rows(conn, sql.hits.format(text, cond), args)}
-    near_ids = [i for r in rows.values() for i in (r["prev"], r["next"]) if i is not None]
+    # id, session_id, role, timestamp, source, model, started_at, prev, next, search_text
+    rows = {r[0]: r for r in d.tuple_rows(conn, sql.hits.format(text, cond), args)}
+    near_ids = [i for r in rows.values() for i in (r[7], r[8]) if i is not None]
     near = {}
     if near_ids:
         cond, args = d.in_list("id", near_ids)
-        near = {r["id"]: r for r in d.named_rows(conn, sql.near.format(cond), args)}
+        near = {r[0]: r for r in d.tuple_rows(conn, sql.near.format(cond), args)}
     words = [t.text for g in parsed.groups for t in g if not t.negated]
     out = []
     for msg_id, snippet in hits:
@@ -69,16 +70,14 @@ def search_results(conn: Any, sql: SearchSql, hits: list[tuple[int, str | None]]
         if row is None:
             continue
         context = []
-        for other in (row["prev"], row["next"]):
+        for other in (row[7], row[8]):
             if other in near:
-                content = decode_content(d.stored_content(near[other]["content"]))
+                content = decode_content(d.stored_content(near[other][2]))
                 body = content if isinstance(content, str) else str(content or "")
-                context.append({"id": other, "role": near[other]["role"],
+                context.append({"id": other, "role": near[other][1],
                                 "content": body[:CONTEXT_CHARS]})
-        snippet = snippet or manual_snippet(str(d.stored_content(row["search_text"]) or ""),
-                                            words)
-        out.append({"id": row["id"], "session_id": row["session_id"], "role": row["role"],
-                    "timestamp": row["timestamp"], "snippet": snippet.strip(),
-                    "context": context, "source": row["source"], "model": row["model"],
-                    "session_started": row["started_at"]})
+        snippet = snippet or manual_snippet(str(d.stored_content(row[9]) or ""), words)
+        out.append({"id": row[0], "session_id": row[1], "role": row[2], "timestamp": row[3],
+                    "snippet": snippet.strip(), "context": context, "source": row[4],
+                    "model": row[5], "session_started": row[6]})
     return out

@@ -64,7 +64,7 @@ class SqlDialect:
     executemany: Callable[[Any, str, list[Any]], Any] = (  # one statement over many rows
         lambda conn, sql, rows: conn.executemany(sql, rows))
     after_kept_ids: str = ""  # run after messages were inserted with their ids
-    named_rows: Callable[[Any, str, list[Any]], list[Any]] = (  # rows one can index by name
+    tuple_rows: Callable[[Any, str, list[Any]], list[Any]] = (  # rows indexed by position
         lambda conn, sql, args: conn.execute(sql, args).fetchall())
 
     def sql(self, text: str) -> str:

@@ -40,17 +40,8 @@ from .inputs import public_methods_at_edge
 log = logging.getLogger("hermes_agent.sessions")
 
 T = TypeVar("T")
-
-
-def _named_rows(conn: sqlite3.Connection, sql: str, args: list[Any]) -> list[sqlite3.Row]:
-    """Rows by name on any connection (a caller's may have no row factory)."""
-    cursor = conn.cursor()
-    cursor.row_factory = sqlite3.Row
-    return cursor.execute(sql, args).fetchall()
-
-
 #: SQLite's SQL for the statements every SQL store shares (``?`` marks, sqlite3.Row rows)
-SQLITE = SqlDialect("sqlite", message_row=codec.message_row, named_rows=_named_rows)
+SQLITE = SqlDialect("sqlite", message_row=codec.message_row)
 IDLE_READERS = 4  # read connections kept open between reads
 
 

@@ -57,6 +57,13 @@ def _executemany(conn: Any, sql: str, rows: list[Any]) -> None:
         cur.executemany(sql, rows)
 
 
+def _tuple_rows(conn: Any, sql: str, args: list[Any]) -> list[tuple[Any, ...]]:
+    from psycopg.rows import tuple_row
+
+    with conn.cursor(row_factory=tuple_row) as cur:
+        return cur.execute(sql, args).fetchall()
+
+
 #: PostgreSQL's SQL for the statements every SQL store shares (psycopg, rows as dicts)
 POSTGRES = SqlDialect(
     "postgres", mark="%s", list_param=True, no_limit=None, param=to_pg, params=params,
@@ -64,6 +71,6 @@ POSTGRES = SqlDialect(
     text_cast="::text", float_cast="::float8", bigint_cast="::bigint",
     session_order="started_at, id",
     model_order="estimated_cost_usd DESC NULLS LAST, SUM(input_tokens) + SUM(output_tokens) DESC",
-    numbered_messages=True, executemany=_executemany,
+    numbered_messages=True, executemany=_executemany, tuple_rows=_tuple_rows,
     after_kept_ids="SELECT setval(pg_get_serial_sequence('messages', 'id'), "
                    "GREATEST((SELECT max(id) FROM messages), 1))")
