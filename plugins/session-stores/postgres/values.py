@@ -3,7 +3,8 @@
 The shared codec (``hermes_agent.api``) marks JSON content with ``JSON_PREFIX``, which starts
 with NUL; here that marker is stored as :data:`PG_JSON_PREFIX` (a Unicode noncharacter, never
 in real text) and turned back on reading. Any other NUL in text is stored as U+FFFD, as the
-shared edge already does for lone surrogates.
+shared edge already does for lone surrogates. :data:`POSTGRES` is PostgreSQL's dialect of the
+SQL every SQL store shares (``hermes_agent.api.SqlDialect``): values go through :func:`to_pg`.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def message_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def params(values: Iterable[Any]) -> tuple[Any, ...]:
+    """Parameters as bound (:func:`to_pg` of each)."""
     return tuple(to_pg(v) for v in values)
 
 
