@@ -66,7 +66,8 @@ _EXPORTS: dict[str, str] = {
     # sql_sessions.py, sql_lineage.py, sql_search.py and sql_rows.py: the SQL every SQL
     # session store shares, written once with the dialect as a parameter
     **dict.fromkeys(("SqlDialect", "SessionSql", "SqlSessionMethods", "model_config_text",
-                     "write_session_title", "delete_session_rows"), "sql_sessions"),
+                     "write_session_title", "delete_session_rows", "create_error"),
+                    "sql_sessions"),
     "like_escape": "sql_lineage",
     **dict.fromkeys(("SearchSql", "search_results", "search_filters"), "sql_search"),
     **dict.fromkeys(("message_values", "insert_message_rows", "insert_session_row",

@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from . import sql_lineage as lineage
 from .session_values import clean_optional, sanitize_title, tool_call_count
@@ -36,6 +36,7 @@ MESSAGE_COLUMNS = ("session_id", "role", "content", "tool_call_id", "tool_calls"
                    "reasoning_content", "reasoning_details", "codex_reasoning_items",
                    "codex_message_items")
 MESSAGE_SELECT = "id, " + ", ".join(MESSAGE_COLUMNS)
+S = TypeVar("S", bound="SqlSessionMethods")
 
 
 def _same(value: Any) -> Any:
@@ -164,6 +165,20 @@ def model_config_text(model_config: Any) -> Any:
     return model_config
 
 
+def create_error(conflict: str, row: tuple[Any, ...]) -> SessionStoreError:
+    """The error of a session that could not be created (``row`` as for ``create_session``):
+    its id exists (``conflict="id"``), its title is taken ("title") or its parent is missing
+    ("parent")."""
+    if conflict == "id":
+        return SessionStoreError(f"a session with id {row[0]!r} already exists; pick another "
+                                 "id or reopen that session")
+    if conflict == "title":
+        return TitleConflictError(f"the title {row[8]!r} is already used by another session; "
+                                  "choose another title")
+    return SessionStoreError(f"no parent session {row[7]!r}: create the parent first or pass "
+                             "parent_session_id=None")
+
+
 def write_session_title(conn: Any, sql: SessionSql, session_id: str, clean: str | None,
                         only_if_untitled: bool) -> int:
     """Set a session's title (cleaned) unless another session has it: TitleConflictError.
@@ -193,6 +208,15 @@ class SqlSessionMethods:
     """The session-store methods that are the same in any SQL (see the module docstring)."""
 
     sql: ClassVar[SessionSql]
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: S) -> S:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _read(self, sql: str, args: Iterable[Any] = ()) -> list[Any]:
         raise NotImplementedError

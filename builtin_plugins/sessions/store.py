@@ -20,7 +20,7 @@ from hermes_agent.api import (
     SessionStoreError,
     SqlDialect,
     SqlSessionMethods,
-    TitleConflictError,
+    create_error,
     insert_message_rows,
 )
 
@@ -172,26 +172,14 @@ class SqliteSessionStore(SqlSessionMethods):
                     health.remember(self.path)
             self._gate.close()
 
-    def __enter__(self) -> "SqliteSessionStore":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # --- sessions ---------------------------------------------------------------------
     def _insert_session(self, row: tuple[Any, ...]) -> None:
         try:
             self._write(lambda conn: conn.execute(self.sql.create_session, row))
         except sqlite3.IntegrityError as exc:
             text = str(exc)
-            if "sessions.id" in text:
-                raise SessionStoreError(f"a session with id {row[0]!r} already exists; "
-                                        "pick another id or reopen that session") from exc
-            if "title" in text:
-                raise TitleConflictError(f"the title {row[8]!r} is already used by "
-                                         "another session; choose another title") from exc
-            raise SessionStoreError(f"no parent session {row[7]!r}: create the "
-                                    "parent first or pass parent_session_id=None") from exc
+            conflict = "id" if "sessions.id" in text else "title" if "title" in text else ""
+            raise create_error(conflict, row) from exc
 
     def _update(self, session_id: str, sql: str, args: Iterable[Any] = (),
                 repeatable: bool = True) -> None:

@@ -18,6 +18,7 @@ from hermes_agent.api import (
     TitleConflictError,
     SessionSql,
     SqlSessionMethods,
+    create_error,
     insert_message_rows,
     public_methods_at_edge,
     write_session_title,
@@ -87,12 +88,6 @@ class PostgresSessionStore(SqlSessionMethods):
                 self._db.close()
                 self._db = None
 
-    def __enter__(self) -> "PostgresSessionStore":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # --- sessions ---------------------------------------------------------------------
     def _insert_session(self, row: tuple[Any, ...]) -> None:
         from psycopg import errors as pg_errors
@@ -107,14 +102,9 @@ class PostgresSessionStore(SqlSessionMethods):
         try:
             self._run(lambda conn: conn.execute(sql, bound), recheck=mine)
         except pg_errors.UniqueViolation as exc:
-            if "title" in str(exc):
-                raise TitleConflictError(f"the title {row[8]!r} is already used by "
-                                         "another session; choose another title") from None
-            raise SessionStoreError(f"a session with id {row[0]!r} already exists; pick "
-                                    "another id or reopen that session") from None
+            raise create_error("title" if "title" in str(exc) else "id", row) from None
         except pg_errors.ForeignKeyViolation:
-            raise SessionStoreError(f"no parent session {row[7]!r}: create the "
-                                    "parent first or pass parent_session_id=None") from None
+            raise create_error("parent", row) from None
 
     def _update(self, session_id: str, sql: str, args: Iterable[Any] = (),
                 repeatable: bool = True) -> None:
