@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .session_values import decode_content, sanitize_title
@@ -87,7 +88,7 @@ class LineageSql:
         self.heads = "SELECT h.id FROM sessions h {} ORDER BY h.started_at DESC " + q(
             "LIMIT ? OFFSET ?")
         self.chains = (  # (head, id, depth) of every chain, newest child first
-            "WITH RECURSIVE chain(head, id, depth) AS (SELECT id, id, 0 FROM sessions "
+            "WITH RECURSIVE chain(head, id, depth) AS (SELECT h.id, h.id, 0 FROM sessions h "
             "WHERE {} UNION ALL SELECT chain.head, c.id, chain.depth + 1 "
             "FROM chain JOIN sessions c ON c.parent_session_id = chain.id WHERE "
             f"chain.depth < {d.mark} AND {_cont('c')}) SELECT chain.head, chain.id, "
@@ -99,6 +100,11 @@ class LineageSql:
         self.previews = ("SELECT h.id, (SELECT m.content FROM messages m WHERE m.session_id = "
                          "h.id AND m.role = 'user' AND m.content IS NOT NULL ORDER BY "
                          "m.timestamp, m.id LIMIT 1) AS p FROM sessions h WHERE {}")
+        # the columns of the listing's own rows: by name in dict rows, else by position
+        named = d.dict_rows
+        self.first_id = itemgetter("id" if named else 0)
+        self.chain_row = itemgetter("head", "id", "depth") if named else itemgetter(0, 1, 2)
+        self.preview_row = itemgetter("id", "p") if named else itemgetter(0, 1)
         sums = _SUMS.replace("{bigint}", d.bigint_cast)
         self.usage = {}
         for where in ("", "WHERE source = " + d.mark):
@@ -190,21 +196,21 @@ def list_rich(read: Reader, sql: LineageSql, *, source: str | None,
     if not include_children:
         where.append(sql.top_level)
     clause = ("WHERE " + " AND ".join(where)) if where else ""
-    heads = [r["id"] for r in read(sql.heads.format(clause), (*args, limit, offset))]
+    heads = list(map(sql.first_id, read(sql.heads.format(clause), (*args, limit, offset))))
     if not heads:
         return []
     chains: dict[str, list[str]] = {h: [h] for h in heads}
-    in_heads, head_args = d.in_list("id", heads)
+    in_heads, head_args = d.in_list("h.id", heads)
     if project:  # every chain in one recursive query
-        for row in read(sql.chains.format(in_heads), (*head_args, MAX_HOPS)):
-            chain = chains[row["head"]]
-            if row["depth"] == len(chain):  # the newest continuation at each step
-                chain.append(row["id"])
+        rows = read(sql.chains.format(in_heads), (*head_args, MAX_HOPS))
+        for head, sid, depth in map(sql.chain_row, rows):
+            chain = chains[head]
+            if depth == len(chain):  # the newest continuation at each step
+                chain.append(sid)
     tips = [chains[h][-1] for h in heads]
     in_tips, tip_args = d.in_list("s.id", tips)
     found = {r["id"]: r for r in d.dicts(read(sql.tips.format(in_tips), tip_args))}
-    in_heads, head_args = d.in_list("h.id", heads)
-    previews = {r["id"]: r["p"] for r in read(sql.previews.format(in_heads), head_args)}
+    previews = dict(map(sql.preview_row, read(sql.previews.format(in_heads), head_args)))
     out = []
     for head, tip in zip(heads, tips):
         row = found[tip]
