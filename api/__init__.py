@@ -63,6 +63,15 @@ _EXPORTS: dict[str, str] = {
                      "manual_snippet", "CJK_CLASS", "SEARCH_CJK", "SEARCH_MAX_QUERY",
                      "SEARCH_MAX_TERMS", "SEARCH_MAX_PREFIX_TERMS", "SEARCH_MIN_PREFIX"),
                     "session_query"),
+    # sql_sessions.py, sql_lineage.py, sql_search.py and sql_rows.py: the SQL every SQL
+    # session store shares, written once with the dialect as a parameter
+    **dict.fromkeys(("SqlDialect", "SessionSql", "SqlSessionMethods", "model_config_text",
+                     "write_session_title", "delete_session_rows", "create_error"),
+                    "sql_sessions"),
+    "like_escape": "sql_lineage",
+    **dict.fromkeys(("SearchSql", "search_results", "search_filters"), "sql_search"),
+    **dict.fromkeys(("message_values", "insert_message_rows", "insert_session_row",
+                     "import_session_records", "tally_import"), "sql_rows"),
     # prompt.py: system-prompt layers
     "LAYERS": "prompt", "LayerRequest": "prompt", "LayerFn": "prompt",
     "PromptLayers": "prompt", "prompt_layers": "prompt",

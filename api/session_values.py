@@ -124,14 +124,22 @@ def at_edge(fn: F) -> F:
         args = tuple(_normalise(n, v, defaults.get(n)) for n, v in zip(names, args))
         kwargs = {k: _normalise(k, v, defaults.get(k)) for k, v in kwargs.items()}
         return fn(self, *args, **kwargs)
+    wrapper.at_edge = True  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
 
 
 def public_methods_at_edge(cls: type) -> type:
-    """Apply :func:`at_edge` to every public method of ``cls``."""
-    for name, member in list(vars(cls).items()):
-        if not name.startswith("_") and inspect.isfunction(member) and name != "close":
-            setattr(cls, name, at_edge(member))
+    """Apply :func:`at_edge` to every public method of ``cls``, inherited ones included (those
+    are wrapped on ``cls``; a base class stays as it is)."""
+    seen: set[str] = set()
+    for base in cls.__mro__[:-1]:  # without object
+        for name, member in list(vars(base).items()):
+            if name in seen:
+                continue
+            seen.add(name)
+            if (not name.startswith("_") and inspect.isfunction(member) and name != "close"
+                    and not getattr(member, "at_edge", False)):
+                setattr(cls, name, at_edge(member))
     return cls
 
 

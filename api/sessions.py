@@ -33,6 +33,13 @@ class SearchTimeoutError(SessionStoreError):
     """A search ran past the store's time budget and was stopped; the message says how to
     narrow it. No other work of the store waited for it."""
 
+    @classmethod
+    def after(cls, seconds: float) -> "SearchTimeoutError":
+        """The error of a search stopped after ``seconds``."""
+        return cls(f"the search took longer than {seconds:g} s and was stopped. Use fewer or "
+                   "longer words (short prefixes such as ab* and many OR terms are the costly "
+                   "ones), or filter by source or role.")
+
 
 class SessionRow(TypedDict, total=False):
     id: str

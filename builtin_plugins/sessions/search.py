@@ -18,11 +18,16 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from hermes_agent.api import SEARCH_BUDGET_S, SearchTimeoutError
+from hermes_agent.api import (
+    SEARCH_BUDGET_S,
+    SearchSql,
+    SearchTimeoutError,
+    search_filters,
+    search_results,
+)
 
 from . import shortest
 from .cjk import cjk_ids
-from .codec import decode_content
 from .query import (
     MAX_PREFIX_TERMS,
     MAX_QUERY,
@@ -33,13 +38,14 @@ from .query import (
     parse,
     sanitize_fts5_query,
 )
+from .store import SQLITE
 
 __all__ = ["MAX_PREFIX_TERMS", "MAX_QUERY", "MAX_TERMS", "MIN_PREFIX", "SEARCH_BUDGET_S",
            "manual_snippet", "parse", "sanitize_fts5_query", "search_messages", "time_budget"]
 PROGRESS_STEPS = 1000  # SQLite VM steps between budget checks
 RANK_WINDOW = 500
-CONTEXT_CHARS = 200
 _clock = time.monotonic
+_SQL = SearchSql(SQLITE)
 
 
 @contextmanager
@@ -53,10 +59,7 @@ def time_budget(conn: sqlite3.Connection, seconds: float) -> Iterator[None]:
     except sqlite3.OperationalError as exc:
         if "interrupt" not in str(exc).lower():
             raise
-        raise SearchTimeoutError(
-            f"the search took longer than {seconds:g} s and was stopped. Use fewer or longer "
-            "words (short prefixes such as ab* and many OR terms are the costly ones), or "
-            "filter by source or role.") from exc
+        raise SearchTimeoutError.after(seconds) from exc
     finally:
         conn.set_progress_handler(None, 0)
 
@@ -70,7 +73,8 @@ def search_messages(conn: sqlite3.Connection, query: str, *,
     parsed = parse(query)
     if not parsed.groups or limit <= 0:
         return []
-    where, args = _filters(source_filter, exclude_sources, role_filter, exclude_sessions)
+    where, args = search_filters(SQLITE, source_filter, exclude_sources, role_filter,
+                                 exclude_sessions)
     with time_budget(conn, budget_s):
         if parsed.cjk:
             want = limit + offset
@@ -78,7 +82,7 @@ def search_messages(conn: sqlite3.Connection, query: str, *,
             hits: list[tuple[int, str | None]] = [(i, None) for i in ids[offset:want]]
         else:
             hits = _fts_hits(conn, parsed, where, args, limit, offset, sort)
-        return _results(conn, hits, parsed)
+        return search_results(conn, _SQL, hits, parsed)
 
 
 _SNIPPET = "snippet(messages_fts, 0, '>>>', '<<<', '...', 40)"
@@ -146,55 +150,3 @@ def _rows(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[t
         if "interrupt" in str(exc).lower():
             raise
         return []  # an expression FTS5 still rejects matches nothing
-
-
-def _filters(sources: Iterable[str] | None, excluded: Iterable[str] | None,
-             roles: Iterable[str] | None,
-             sessions: Iterable[str] | None = None) -> tuple[str, list[Any]]:
-    where, args = "", []
-    for column, values, op in (("s.source", sources, "IN"), ("s.source", excluded, "NOT IN"),
-                               ("m.role", roles, "IN"), ("m.session_id", sessions, "NOT IN")):
-        values = [v for v in (values or ()) if v]
-        if values:
-            where += f" AND {column} {op} ({', '.join('?' * len(values))})"
-            args += values
-    return where, args
-
-
-
-def _results(conn: sqlite3.Connection, hits: list[tuple[int, str | None]],
-             parsed: Query) -> list[dict[str, Any]]:
-    """Result dicts for ``hits`` (ids in order, with the snippet when FTS5 made one) with two
-    queries for all of them."""
-    if not hits:
-        return []
-    marks = ", ".join("?" * len(hits))
-    text = "m.search_text" if any(snip is None for _, snip in hits) else "NULL"  # for snippets
-    rows = {r[0]: r for r in conn.execute(
-        "SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.model, s.started_at, "
-        "(SELECT max(p.id) FROM messages p WHERE p.session_id = m.session_id AND p.id < m.id), "
-        "(SELECT min(n.id) FROM messages n WHERE n.session_id = m.session_id AND n.id > m.id), "
-        f"{text} FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.id IN ({marks})",
-        [h[0] for h in hits])}
-    near_ids = [i for r in rows.values() for i in (r[7], r[8]) if i is not None]
-    near = {r[0]: r for r in conn.execute(
-        f"SELECT id, role, content FROM messages WHERE id IN ({', '.join('?' * len(near_ids))})",
-        near_ids)} if near_ids else {}
-    words = [t.text for g in parsed.groups for t in g if not t.negated]
-    out = []
-    for msg_id, snippet in hits:
-        row = rows.get(msg_id)
-        if row is None:
-            continue
-        context = []
-        for other in (row[7], row[8]):
-            if other in near:
-                content = decode_content(near[other][2])
-                text = content if isinstance(content, str) else str(content or "")
-                context.append({"id": other, "role": near[other][1],
-                                "content": text[:CONTEXT_CHARS]})
-        out.append({"id": row[0], "session_id": row[1], "role": row[2], "timestamp": row[3],
-                    "snippet": (snippet or manual_snippet(row[9] or "", words)).strip(),
-                    "context": context, "source": row[4], "model": row[5],
-                    "session_started": row[6]})
-    return out

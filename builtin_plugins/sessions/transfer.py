@@ -1,8 +1,5 @@
 """Export to JSON lines and import from exports or from a state.db written by Hermes Agent.
-
-Imports never overwrite: a session whose id already exists is skipped, a title that is taken
-gets the next free " #<n>", and a parent that is not in the store is dropped from the link.
-"""
+Imports never overwrite (see ``hermes_agent.api.insert_session_row``)."""
 
 from __future__ import annotations
 
@@ -15,11 +12,17 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from hermes_agent.api import SessionStoreError
+from hermes_agent.api import (
+    SessionStoreError,
+    import_session_records,
+    insert_message_rows,
+    insert_session_row,
+    tally_import,
+)
 
 from . import codec
 from .db import check_file, explain
-from .schema import MESSAGE_COLUMNS, SESSION_COLUMNS
+from .schema import MESSAGE_COLUMNS
 
 if TYPE_CHECKING:
     from .store import SqliteSessionStore
@@ -45,53 +48,22 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
                                             "import files come from `hermes sessions export`")
 
 
-def _insert_session(conn: sqlite3.Connection, store: "SqliteSessionStore",
-                    session: dict[str, Any]) -> bool:
-    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session["id"],)).fetchone():
-        return False
-    row = {k: session.get(k) for k in SESSION_COLUMNS if k in session}
-    row.setdefault("source", "unknown")
-    row["source"] = row["source"] or "unknown"
-    row["started_at"] = row.get("started_at") or 0.0
-    parent = row.get("parent_session_id")
-    if parent and not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent,)).fetchone():
-        row["parent_session_id"] = None
-    title = codec.sanitize_title(row.get("title"))
-    if title and conn.execute("SELECT 1 FROM sessions WHERE title = ?", (title,)).fetchone():
-        from .lineage import next_title
-
-        title = next_title(lambda sql, args=(): conn.execute(sql, tuple(args)).fetchall(), title)
-    row["title"] = title
-    cols = list(row)
-    conn.execute(f"INSERT INTO sessions ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                 [row[c] for c in cols])
-    return True
-
-
 def import_records(store: "SqliteSessionStore", records: Iterable[dict[str, Any]],
                    keep_message_ids: bool = False) -> dict[str, int]:
     """Import exported sessions (dicts with ``messages``), parents before children."""
-    from .store import insert_messages
-
-    stats = {"sessions": 0, "messages": 0, "skipped": 0}
-    pending = sorted(records, key=lambda r: float(r.get("started_at") or 0))
-    for record in pending:
-        if not record.get("id"):
-            stats["skipped"] += 1
-            continue
-
-        def do(conn: sqlite3.Connection, record: dict[str, Any] = record) -> int | None:
-            if not _insert_session(conn, store, record):
+    def insert(record: dict[str, Any]) -> int | None:
+        def do(conn: sqlite3.Connection) -> int | None:
+            if not insert_session_row(conn, store.sql, record, record["id"]):
                 return None
-            return insert_messages(conn, record["id"], record.get("messages") or [],
-                                   keep_message_ids)
+            return insert_message_rows(conn, store.sql, record["id"],
+                                       record.get("messages") or [], keep_message_ids)
         try:
-            _tally(stats, store._write(do))
+            return store._write(do)
         except sqlite3.IntegrityError as exc:
             raise SessionStoreError(
                 f"{store.path} already holds a message with an id of session {record['id']!r} "
                 "(ids are kept); migrate into an empty store") from exc
-    return stats
+    return import_session_records(records, insert)
 
 
 def import_state_db(store: "SqliteSessionStore", path: Path,
@@ -178,23 +150,14 @@ def _copy(store: "SqliteSessionStore", src: sqlite3.Connection,
 
         def do(conn: sqlite3.Connection, record: dict[str, Any] = record,
                rows: list[sqlite3.Row] = rows) -> int | None:
-            if not _insert_session(conn, store, record):
+            if not insert_session_row(conn, store.sql, record, record["id"]):
                 return None
             conn.executemany(f"INSERT INTO messages ({', '.join(wanted)}) VALUES "
                              f"({', '.join('?' * len(wanted))})", [tuple(r) for r in rows])
             calls = sum(codec.tool_call_count(r["tool_calls"]) for r in rows
                         if "tool_calls" in r.keys())
-            conn.execute("UPDATE sessions SET message_count = ?, tool_call_count = ? WHERE id = ?",
-                         (len(rows), calls, record["id"]))
+            conn.execute(store.sql.set_counts, (len(rows), calls, record["id"]))
             return len(rows)
-        _tally(stats, store._write(do, writes=max(1, len(rows))))
+        tally_import(stats, store._write(do, writes=max(1, len(rows))))
     return stats
 
-
-def _tally(stats: dict[str, int], added: int | None) -> None:
-    """Count one imported session (``added`` messages) or, for None, one skipped."""
-    if added is None:
-        stats["skipped"] += 1
-    else:
-        stats["sessions"] += 1
-        stats["messages"] += added

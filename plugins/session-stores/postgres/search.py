@@ -16,17 +16,19 @@ from typing import Any
 from hermes_agent.api import (
     SEARCH_CJK,
     SearchQuery,
+    SearchSql,
     SearchTerm,
     SearchTimeoutError,
-    decode_content,
-    manual_snippet,
+    like_escape,
     parse_search_query,
+    search_filters,
+    search_results,
 )
 
-from .values import from_pg_content, to_pg
+from .values import POSTGRES
 
 RANK_WINDOW = 500
-CONTEXT_CHARS = 200
+_SQL = SearchSql(POSTGRES)
 
 
 def _clean(text: str) -> str:
@@ -47,8 +49,7 @@ def _term_sql(term: SearchTerm, args: list[Any]) -> str:
     """SQL true when a message ``m`` holds ``term``; appends its parameters to ``args``."""
     text = _clean(term.text)
     if SEARCH_CJK.search(text):
-        args.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-                    + "%")
+        args.append("%" + like_escape(text) + "%")
         return "m.search_text ILIKE %s"
     return f"m.search_tsv @@ {_tsquery(term, args)}"
 
@@ -80,18 +81,6 @@ def match_sql(parsed: SearchQuery) -> tuple[str, list[Any], str | None, list[Any
     return cond, args, rank, rank_args
 
 
-def filters(sources: Iterable[str] | None, excluded: Iterable[str] | None,
-            roles: Iterable[str] | None, sessions: Iterable[str] | None) -> tuple[str, list[Any]]:
-    where, args = "", []
-    for column, values, negate in (("s.source", sources, False), ("s.source", excluded, True),
-                                   ("m.role", roles, False), ("m.session_id", sessions, True)):
-        values = [to_pg(v) for v in (values or ()) if v]
-        if values:
-            where += f" AND {'NOT ' if negate else ''}({column} = ANY(%s))"
-            args.append(values)
-    return where, args
-
-
 def search(conn: Any, query: str, *, source_filter: Iterable[str] | None,
            exclude_sources: Iterable[str] | None, role_filter: Iterable[str] | None,
            limit: int, offset: int, sort: str | None, exclude_sessions: Iterable[str] | None,
@@ -103,7 +92,8 @@ def search(conn: Any, query: str, *, source_filter: Iterable[str] | None,
     if not parsed.groups or limit <= 0:
         return []
     cond, args, rank, rank_args = match_sql(parsed)
-    where, fargs = filters(source_filter, exclude_sources, role_filter, exclude_sessions)
+    where, fargs = search_filters(POSTGRES, source_filter, exclude_sources, role_filter,
+                                  exclude_sessions)
     base = f"FROM messages m JOIN sessions s ON s.id = m.session_id WHERE ({cond}){where}"
     if sort in ("newest", "oldest") or rank is None:
         direction = "ASC" if sort == "oldest" else "DESC"
@@ -116,46 +106,10 @@ def search(conn: Any, query: str, *, source_filter: Iterable[str] | None,
     conn.execute(f"SET LOCAL statement_timeout = {max(1, int(budget_s * 1000))}")
     try:
         with conn.transaction():
-            ids = [r["id"] for r in conn.execute(sql, params).fetchall()]
-            return _results(conn, ids, parsed)
+            hits: list[tuple[int, str | None]] = [
+                (r["id"], None) for r in conn.execute(sql, params).fetchall()]
+            return search_results(conn, _SQL, hits, parsed)
     except pg_errors.QueryCanceled as exc:
-        raise SearchTimeoutError(
-            f"the search took longer than {budget_s:g} s and was stopped. Use fewer or longer "
-            "words (short prefixes such as ab* and many OR terms are the costly ones), or "
-            "filter by source or role.") from exc
+        raise SearchTimeoutError.after(budget_s) from exc
     except (pg_errors.SyntaxError, pg_errors.DataException):
         return []  # a term PostgreSQL still rejects matches nothing
-
-
-def _results(conn: Any, ids: list[int], parsed: SearchQuery) -> list[dict[str, Any]]:
-    if not ids:
-        return []
-    rows = {r["id"]: r for r in conn.execute(
-        "SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.model, s.started_at, "
-        "(SELECT max(p.id) FROM messages p WHERE p.session_id = m.session_id AND p.id < m.id) "
-        "AS prev, (SELECT min(n.id) FROM messages n WHERE n.session_id = m.session_id AND "
-        "n.id > m.id) AS next, m.search_text FROM messages m JOIN sessions s ON "
-        "s.id = m.session_id WHERE m.id = ANY(%s)", (ids,)).fetchall()}
-    near_ids = [i for r in rows.values() for i in (r["prev"], r["next"]) if i is not None]
-    near = {r["id"]: r for r in conn.execute(
-        "SELECT id, role, content FROM messages WHERE id = ANY(%s)", (near_ids,)).fetchall()
-        } if near_ids else {}
-    words = [t.text for g in parsed.groups for t in g if not t.negated]
-    out = []
-    for msg_id in ids:
-        row = rows.get(msg_id)
-        if row is None:
-            continue
-        context = []
-        for other in (row["prev"], row["next"]):
-            if other in near:
-                content = decode_content(from_pg_content(near[other]["content"]))
-                text = content if isinstance(content, str) else str(content or "")
-                context.append({"id": other, "role": near[other]["role"],
-                                "content": text[:CONTEXT_CHARS]})
-        snippet = manual_snippet(str(from_pg_content(row["search_text"]) or ""), words)
-        out.append({"id": row["id"], "session_id": row["session_id"], "role": row["role"],
-                    "timestamp": row["timestamp"], "snippet": snippet.strip(),
-                    "context": context, "source": row["source"], "model": row["model"],
-                    "session_started": row["started_at"]})
-    return out
