@@ -13,7 +13,7 @@ _EXPORTS = {
     "PluginContext": "context", "Manifest": "manifest", "EnvRequirement": "manifest",
     "read_manifest": "manifest",
     # the kernel, its plugins and slots
-    "Kernel": "kernel", "PluginStatus": "kernel", "PluginRecord": "discovery",
+    "Kernel": "kernel", "PluginStatus": "records", "PluginRecord": "discovery",
     "SLOT_INFO": "slots",
     # tools a plugin adds to kernel.tools while hermes runs (kernel.tools.add / discard)
     "ToolSpec": "records", "ToolsetSpec": "records",

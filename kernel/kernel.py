@@ -10,7 +10,6 @@ import difflib
 import inspect
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +20,7 @@ from .discovery import Discovery, PluginRecord, builtin_records, discover
 from .errors import PluginError, ServiceError
 from .home import ValidationCache, hermes_home, private_dir
 from .policy import SHIPPED, by_install_time, decide, format_stamp, load_filter, truthy
-from .records import CliCommand, Registration
+from .records import CliCommand, PluginStatus, Registration
 from .slots import SLOT_INFO, SLOTS, Slots
 
 if TYPE_CHECKING:
@@ -29,29 +28,6 @@ if TYPE_CHECKING:
     from .tool_registry import ToolRegistry
 
 log = logging.getLogger("hermes_agent.kernel")
-
-
-@dataclass
-class PluginStatus:
-    """What happened to one plugin: the record, its state and what it registered."""
-
-    record: PluginRecord
-    state: str
-    reason: str = ""
-    code: str = ""  # why it is not loaded, e.g. "import_error" (docs/writing-plugins.md)
-    cause: str = ""  # first line of the exception behind a failed load
-    clash: dict[str, str] = field(default_factory=dict)  # code "duplicate": kind, name, kept_by
-    tools: list[str] = field(default_factory=list)
-    hooks: list[str] = field(default_factory=list)
-    commands: list[str] = field(default_factory=list)
-    cli_commands: list[str] = field(default_factory=list)
-    providers: list[str] = field(default_factory=list)
-    skills: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return self.record.name
 
 
 class Kernel:

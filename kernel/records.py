@@ -1,5 +1,6 @@
 """What plugins register, as plain records: staged in a :class:`Registration` while a plugin
-loads, then committed by the kernel into its registries and slots.
+loads, then committed by the kernel into its registries and slots; and each plugin's outcome
+(:class:`PluginStatus`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .discovery import PluginRecord
     from .hooks import HookCallback
 
 
@@ -102,3 +104,26 @@ class Registration:
     @property
     def hook_names(self) -> list[str]:
         return sorted({entry.hook for entry in self.hooks})
+
+
+@dataclass
+class PluginStatus:
+    """What happened to one plugin: the record, its state and what it registered."""
+
+    record: PluginRecord
+    state: str
+    reason: str = ""
+    code: str = ""  # why it is not loaded, e.g. "import_error" (docs/writing-plugins.md)
+    cause: str = ""  # first line of the exception behind a failed load
+    clash: dict[str, str] = field(default_factory=dict)  # code "duplicate": kind, name, kept_by
+    tools: list[str] = field(default_factory=list)
+    hooks: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    cli_commands: list[str] = field(default_factory=list)
+    providers: list[str] = field(default_factory=list)
+    skills: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.record.name
