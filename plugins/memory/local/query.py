@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hermes_agent.api import like_escape
+
 MAX_TERMS = 24  # longer queries keep their first terms: enough for recall, bounded cost
 MAX_TERM_CHARS = 64
 MIN_PREFIX_CHARS = 4  # "deploy" also finds "deployment"; shorter terms match whole words
@@ -67,8 +69,7 @@ def _quoted(term: str) -> str:
 
 def like_pattern(text: str) -> str:
     """``%text%`` for ``LIKE ... ESCAPE '\\'``, with ``%``, ``_`` and ``\\`` escaped."""
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
+    return f"%{like_escape(text)}%"
 
 
 def parse(text: str, *, keep_stopwords: bool = False) -> Query:
