@@ -2,7 +2,7 @@
 
 ``hermes plugins list`` reports the same :func:`decide` the kernel acts on. Plugins shipped
 with hermes load first; installed ones earliest-installed first (the install times come from
-the ``plugin_install_times`` service, see :func:`in_install_order`), so a name two plugins
+the ``plugin_install_times`` service, see :func:`by_install_time`), so a name two plugins
 claim stays with the one that had it first.
 """
 
