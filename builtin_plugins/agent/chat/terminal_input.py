@@ -60,19 +60,32 @@ def _terminal_fd(stream: TextIO) -> int | None:
     return fd if os.isatty(fd) else None
 
 
+_WAKEUP: tuple[socket.socket, socket.socket] | None = None  # (reader, writer), made once
+
+
 @contextlib.contextmanager
 def _signal_wakeup() -> Iterator[socket.socket]:
-    """A socket that receives a byte whenever a signal with a Python handler arrives."""
-    reader, writer = socket.socketpair()
-    reader.setblocking(False)
-    writer.setblocking(False)
+    """A socket that receives a byte whenever a signal with a Python handler arrives.
+
+    The socket pair lives as long as the process. A Ctrl-C can raise between any two
+    bytecodes, including before the old wake-up fd is put back; the wake-up fd then still
+    names this open socket (never a closed descriptor whose number a file may reuse, which
+    the next signal would write a byte into), and the next call takes over from it."""
+    global _WAKEUP
+    if _WAKEUP is None:
+        pair = socket.socketpair()
+        for sock in pair:
+            sock.setblocking(False)
+        _WAKEUP = pair[0], pair[1]
+    reader, writer = _WAKEUP
+    _drain(reader)  # bytes of earlier signals (their handlers have run)
     previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    if previous == writer.fileno():  # left installed by a call a Ctrl-C cut short
+        previous = -1
     try:
         yield reader
     finally:
         signal.set_wakeup_fd(previous)
-        reader.close()
-        writer.close()
 
 
 def _drain(sock: socket.socket) -> None:
