@@ -4,7 +4,7 @@ values are already expanded by the config loader, the environment over $HERMES_H
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import urlparse
 
@@ -84,33 +84,20 @@ class ServerSettings:
         return tool not in self.exclude
 
 
-def _strings(value: Any) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
-
-
-def _mapping(value: Any) -> dict[str, str]:
-    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+_TOOL_KEYS = ("include", "exclude", "resources", "prompts")  # under an entry's ``tools``
+_SERVER_KEYS = frozenset(f.name for f in fields(ServerSettings)) - {"name", *_TOOL_KEYS}
 
 
 def server_settings(config: Any) -> list[ServerSettings]:
-    """Every server under ``mcp_servers`` (disabled ones too), in the file's order."""
+    """Every server under ``mcp_servers`` (disabled ones too), in the file's order. The config
+    loader has validated each entry with :class:`.config_schema.McpServerSection` (its types
+    checked, its defaults filled), so the entries are taken as they are."""
     servers = config.get("mcp_servers") or {}
     found: list[ServerSettings] = []
     for name, raw in servers.items() if isinstance(servers, dict) else ():
-        entry = raw.model_dump() if hasattr(raw, "model_dump") else dict(raw or {})
-        tools = entry.get("tools") or {}
-        include = tools.get("include")
-        found.append(ServerSettings(
-            name=str(name), command=str(entry.get("command") or ""),
-            args=_strings(entry.get("args")), env=_mapping(entry.get("env")),
-            cwd=str(entry.get("cwd") or ""), url=str(entry.get("url") or ""),
-            headers=_mapping(entry.get("headers")), transport=str(entry.get("transport") or ""),
-            timeout=float(entry.get("timeout") or 60.0),
-            connect_timeout=float(entry.get("connect_timeout") or 30.0),
-            enabled=entry.get("enabled", True) is not False,
-            parallel_safe=bool(entry.get("parallel_safe")),
-            include=None if include is None else _strings(include),
-            exclude=_strings(tools.get("exclude")),
-            resources=tools.get("resources", True) is not False,
-            prompts=tools.get("prompts", True) is not False))
+        entry = dict(raw or {})
+        tools = entry.pop("tools", None) or {}
+        known = {k: v for k, v in entry.items() if k in _SERVER_KEYS}
+        found.append(ServerSettings(name=str(name), **known,
+                                    **{k: tools[k] for k in _TOOL_KEYS if k in tools}))
     return found
