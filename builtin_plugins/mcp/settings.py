@@ -4,9 +4,10 @@ values are already expanded by the config loader, the environment over $HERMES_H
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import urlparse
+
+from .config_schema import McpServerSection
 
 INSTALL_HINT = ("the MCP client library is not installed: pip install 'hermes-agent[mcp]' "
                 "(or pip install 'mcp>=2.3,<3')")
@@ -34,24 +35,11 @@ def toolset_name(server: str) -> str:
     return f"mcp-{safe_name(server)}"
 
 
-@dataclass
-class ServerSettings:
-    name: str
-    command: str = ""
-    args: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str = ""
-    url: str = ""
-    headers: dict[str, str] = field(default_factory=dict)
-    transport: str = ""
-    timeout: float = 60.0
-    connect_timeout: float = 30.0
-    enabled: bool = True
-    parallel_safe: bool = False
-    include: list[str] | None = None
-    exclude: list[str] = field(default_factory=list)
-    resources: bool = True
-    prompts: bool = True
+class ServerSettings(McpServerSection):
+    """One ``mcp_servers`` entry (the validated section: its fields and defaults are written
+    once, there) with its name, and what the plugin derives from it."""
+
+    name: str = ""
 
     @property
     def kind(self) -> str:
@@ -77,27 +65,27 @@ class ServerSettings:
     def target(self) -> str:
         return " ".join([self.command, *self.args]) if self.kind == "stdio" else self.url
 
+    @property
+    def resources(self) -> bool:
+        return self.tools.resources
+
+    @property
+    def prompts(self) -> bool:
+        return self.tools.prompts
+
     def wants(self, tool: str) -> bool:
         """The include/exclude filters (by the server's own tool name)."""
-        if self.include is not None and tool not in self.include:
+        if self.tools.include is not None and tool not in self.tools.include:
             return False
-        return tool not in self.exclude
-
-
-_TOOL_KEYS = ("include", "exclude", "resources", "prompts")  # under an entry's ``tools``
-_SERVER_KEYS = frozenset(f.name for f in fields(ServerSettings)) - {"name", *_TOOL_KEYS}
+        return tool not in self.tools.exclude
 
 
 def server_settings(config: Any) -> list[ServerSettings]:
     """Every server under ``mcp_servers`` (disabled ones too), in the file's order. The config
-    loader has validated each entry with :class:`.config_schema.McpServerSection` (its types
-    checked, its defaults filled), so the entries are taken as they are."""
+    loader has validated each entry with :class:`.config_schema.McpServerSection` (types
+    checked, defaults filled); an entry that did not pass is read with the same model here."""
     servers = config.get("mcp_servers") or {}
-    found: list[ServerSettings] = []
-    for name, raw in servers.items() if isinstance(servers, dict) else ():
-        entry = dict(raw or {})
-        tools = entry.pop("tools", None) or {}
-        known = {k: v for k, v in entry.items() if k in _SERVER_KEYS}
-        found.append(ServerSettings(name=str(name), **known,
-                                    **{k: tools[k] for k in _TOOL_KEYS if k in tools}))
-    return found
+    if not isinstance(servers, dict):
+        return []
+    return [ServerSettings.model_validate({**dict(raw or {}), "name": str(name)})
+            for name, raw in servers.items()]
