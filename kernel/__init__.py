@@ -11,7 +11,7 @@ _EXPORTS = {
     # writing plugins
     "hookimpl": "hookspecs.markers", "hookspec": "hookspecs.markers",
     "PluginContext": "context", "Manifest": "manifest", "EnvRequirement": "manifest",
-    "read_manifest": "manifest",
+    "read_manifest": "manifest", "find_manifest": "manifest", "MANIFEST_NAMES": "manifest",
     # the kernel, its plugins and slots
     "Kernel": "kernel", "PluginStatus": "records", "PluginRecord": "discovery",
     "SLOT_INFO": "slots",

@@ -17,7 +17,7 @@ from typing import Any
 
 from .errors import ManifestError
 from .home import ValidationCache, path_stamp
-from .manifest import Manifest, builtin_only_warnings, find_manifest, read_manifest
+from .manifest import MANIFEST_NAMES, Manifest, builtin_only_warnings, find_manifest, read_manifest
 
 ENTRY_POINT_GROUPS = {"hermes_agent.plugins": None, "hermes_agent.memory_providers": "memory"}
 SLOT_CATEGORIES = {"memory": "memory", "context_engine": "context_engine",
@@ -239,7 +239,7 @@ def _entry_point_manifest(ep: Any, dist: Any) -> Path | None:
     path: Path | None = None
     for file in (dist.files or []) if dist else []:
         text = str(file).replace("\\", "/")
-        if text in (f"{prefix}/plugin.yaml", f"{prefix}/plugin.yml"):
+        if text in (f"{prefix}/{n}" for n in MANIFEST_NAMES):
             return Path(str(dist.locate_file(file)))
         if path is None and text.endswith(shared):
             path = Path(str(dist.locate_file(file)))

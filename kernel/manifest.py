@@ -103,6 +103,7 @@ class ManifestResult:
 
 
 def find_manifest(directory: Path) -> Path | None:
+    """``directory``'s manifest file, or None."""
     return next((directory / n for n in MANIFEST_NAMES if (directory / n).is_file()), None)
 
 

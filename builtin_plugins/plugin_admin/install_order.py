@@ -14,9 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from hermes_agent import PluginRecord
-
-MANIFEST_NAMES = ("plugin.yaml", "plugin.yml")
+from hermes_agent import PluginRecord, find_manifest
 
 
 class InstallTimes:
@@ -68,7 +66,8 @@ def install_stamp(record: PluginRecord, locked: dict[str, int]) -> int | None:
     if record.path is None:
         return None
     stamps = []
-    for path in (record.path, *(record.path / name for name in MANIFEST_NAMES)):
+    manifest = find_manifest(record.path)
+    for path in (record.path, *([manifest] if manifest else [])):
         try:
             stamps.append(os.stat(path).st_mtime_ns)
         except OSError:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent import PluginRecord, PluginStatus, __version__
+from hermes_agent import MANIFEST_NAMES, PluginRecord, PluginStatus, __version__
 from hermes_agent.api import write_atomic
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def fingerprint(record: PluginRecord) -> str:
     if record.source == "builtin":
         return f"builtin:{__version__}"
     parts = []
-    for name in ("plugin.yaml", "plugin.yml", "__init__.py"):
+    for name in (*MANIFEST_NAMES, "__init__.py"):
         try:
             stat = (record.path / name).stat()  # type: ignore[operator]
         except (OSError, TypeError):

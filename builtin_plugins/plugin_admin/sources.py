@@ -27,7 +27,7 @@ from typing import Any
 
 import click
 
-from hermes_agent import Manifest, read_manifest
+from hermes_agent import MANIFEST_NAMES, Manifest, find_manifest, read_manifest
 
 from .lockfile import digest_files, tree_files
 
@@ -140,7 +140,7 @@ def _local_path(text: str) -> Path:
 
 
 def _has_manifest(directory: Path) -> bool:
-    return (directory / "plugin.yaml").is_file() or (directory / "plugin.yml").is_file()
+    return find_manifest(directory) is not None
 
 
 def _is_package(directory: Path) -> bool:
@@ -208,8 +208,8 @@ def fetch(source: Source, scratch: Path) -> list[Candidate]:
 
 
 def _directory_candidate(source: Source, directory: Path) -> Candidate:
-    manifest, warnings = validated(directory / ("plugin.yaml" if (directory / "plugin.yaml").is_file()
-                                                else "plugin.yml"), directory.name)
+    manifest, warnings = validated(find_manifest(directory) or directory / MANIFEST_NAMES[0],
+                                   directory.name)
     if not (directory / "__init__.py").is_file():
         raise click.ClickException(f"{directory} has no __init__.py; a directory plugin is a Python "
                                    "package with a register(ctx) function")
@@ -265,7 +265,7 @@ def _wheel_candidates(source: Source, scratch: Path) -> list[Candidate]:
 def _wheel_manifest(archive: zipfile.ZipFile, names: list[str], name: str, value: str,
                     scratch: Path, meta: Any) -> tuple[Manifest, list[str]]:
     prefix = value.split(":")[0].strip().replace(".", "/")
-    member = next((m for m in (f"{prefix}/plugin.yaml", f"{prefix}/plugin.yml") if m in names), None)
+    member = next((m for m in (f"{prefix}/{n}" for n in MANIFEST_NAMES) if m in names), None)
     if member is None:
         return Manifest(name=name, version=meta["Version"] or "", description=meta["Summary"] or "",
                         author=meta["Author"] or meta["Author-email"] or "", synthesized=True), []

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from hermes_agent import Kernel, PluginRecord, read_manifest
+from hermes_agent import MANIFEST_NAMES, Kernel, PluginRecord, find_manifest, read_manifest
 
 from .doctor import _mismatch, first_line
 
@@ -44,12 +44,12 @@ class Validation:
 def locate(path: Path) -> tuple[Path, Path | None]:
     """The plugin folder, and the folder to put on sys.path (pip projects) or None."""
     path = path.expanduser().resolve()
-    if path.is_file() and path.name in ("plugin.yaml", "plugin.yml"):
+    if path.is_file() and path.name in MANIFEST_NAMES:
         return path.parent, None
     if not path.is_dir():
         raise click.ClickException(f"{path} does not exist; give a plugin folder, its plugin.yaml "
                                    "or a project folder with pyproject.toml")
-    if (path / "plugin.yaml").is_file() or (path / "plugin.yml").is_file():
+    if find_manifest(path) is not None:
         return path, None
     pyproject = path / "pyproject.toml"
     if pyproject.is_file():
@@ -59,7 +59,7 @@ def locate(path: Path) -> tuple[Path, Path | None]:
         for target in targets.values():
             module = str(target).split(":")[0].strip().replace(".", "/")
             for root in (path / "src", path):
-                if (root / module / "plugin.yaml").is_file():
+                if find_manifest(root / module) is not None:
                     return root / module, root
         if not targets:
             raise click.ClickException(f"{pyproject} declares no hermes_agent.plugins entry point; "
@@ -71,7 +71,7 @@ def locate(path: Path) -> tuple[Path, Path | None]:
 def validate(path: Path) -> Validation:
     directory, import_root = locate(path)
     result = Validation(str(directory))
-    manifest_path = directory / ("plugin.yaml" if (directory / "plugin.yaml").is_file() else "plugin.yml")
+    manifest_path = find_manifest(directory) or directory / MANIFEST_NAMES[0]
     read = read_manifest(manifest_path, default_name=directory.name)
     result.warnings.extend(read.warnings)
     if read.error is not None or read.manifest is None:
