@@ -6,7 +6,6 @@ each registers atomically: a plugin that fails leaves nothing registered.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import logging
 from collections.abc import Callable, Mapping
@@ -14,12 +13,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .admission import check_claims, declared_mismatch, unknown_hook_message
 from .config import Config, effective_env, load_config
 from .context import PluginContext
-from .discovery import Discovery, PluginRecord, builtin_records, discover
+from .discovery import Discovery, PluginRecord, discover
 from .errors import PluginError, ServiceError
 from .home import ValidationCache, hermes_home, private_dir
-from .policy import SHIPPED, by_install_time, decide, format_stamp, load_filter, truthy
+from .policy import SHIPPED, by_install_time, decide, load_filter, truthy
 from .records import CliCommand, PluginStatus, Registration
 from .slots import SLOT_INFO, SLOTS, Slots
 
@@ -243,7 +243,7 @@ class Kernel:
             cli_commands=list(dict.fromkeys(c.name for c in staged.cli_commands)),
             providers=[f"{p.slot}:{p.name}" for p in staged.providers],
             skills=[s.name for s in staged.skills],
-            warnings=[*staged.warnings, *_declared_mismatch(record, staged)])
+            warnings=[*staged.warnings, *declared_mismatch(record, staged)])
         for warning in status.warnings:
             log.warning("plugin %s: %s", name, warning)
         self.plugins[name] = status
@@ -312,7 +312,7 @@ class Kernel:
                 if impl.plugin is not target:
                     continue
                 if not caller.has_spec():
-                    staged.warnings.append(_unknown_hook_message(caller.name, "@hookimpl"))
+                    staged.warnings.append(unknown_hook_message(caller.name, "@hookimpl"))
                 elif impl.wrapper or impl.hookwrapper:
                     staged.warnings.append(f"@hookimpl {caller.name}: wrappers are not supported "
                                            "for hermes hooks; the implementation was skipped")
@@ -327,10 +327,10 @@ class Kernel:
         from . import hookspecs
 
         name = record.name
-        replacing = self._check(record, staged)
+        replacing = check_claims(self, record, staged)
         for entry in staged.hooks:
             if entry.hook not in hookspecs.EVENT_HOOKS:
-                staged.warnings.append(_unknown_hook_message(entry.hook, "register_hook"))
+                staged.warnings.append(unknown_hook_message(entry.hook, "register_hook"))
             elif entry.hook in hookspecs.NOT_FIRED:
                 staged.warnings.append(f"hook '{entry.hook}': {hookspecs.NOT_FIRED[entry.hook]}")
         for tool in staged.tools:
@@ -351,68 +351,6 @@ class Kernel:
 
             self.pm.subscribe([e for e in staged.hooks if isinstance(e, Subscription)])
         self._registrations[name] = staged
-
-    def _check(self, record: PluginRecord, staged: Registration) -> list[str]:
-        """Raise :class:`PluginError` for the first name already taken (plugins load in
-        install order, so the later plugin fails); return the core tools it may replace."""
-        name = record.name
-        replacing: list[str] = []
-        seen: set[str] = set()
-        for tool in staged.tools:
-            if tool.name in seen:
-                raise PluginError(name, f"plugin '{name}' registers tool '{tool.name}' twice",
-                                  code="duplicate")
-            seen.add(tool.name)
-            owner = self.tools.tools.get(tool.name)
-            if owner is None:
-                continue
-            owner_status = self.plugins.get(owner.plugin)
-            if owner_status is None or owner_status.record.source != "builtin":
-                raise self._clash(name, "tool", tool.name, owner.plugin,
-                                  "disable one of them, or rename the tool in one of them")
-            if not tool.override:
-                raise PluginError(name, f"tool '{tool.name}' of plugin '{name}' clashes with the "
-                                  f"core tool of the same name (plugin '{owner.plugin}'); "
-                                  "rename it", code="core_tool_override")
-            if not self.config.plugin_entry(name, *record.aliases).get("allow_tool_override"):
-                raise PluginError(name, f"plugin '{name}' asks to replace the core tool "
-                                  f"'{tool.name}'; allow it with `hermes config set plugins.entries."
-                                  f"{name}.allow_tool_override true`", code="core_tool_override")
-            replacing.append(tool.name)
-        # builtin plugins' commands stay reserved while one is disabled or not loaded
-        reserved = {cli: r.name for r in reversed(builtin_records(self.cache)) if r.manifest
-                    for cli in r.manifest.cli_commands} if staged.cli_commands else {}
-        for cli in staged.cli_commands:
-            if reserved.get(cli.name, name) != name:
-                raise PluginError(name, f"CLI command 'hermes {cli.name}' is registered by both "
-                                  f"hermes itself (the builtin plugin '{reserved[cli.name]}') and "
-                                  f"plugin '{name}'; rename it in plugin '{name}'", code="duplicate")
-        claims = [*(("slash command", f"/{c.name}", self.commands.get(c.name)) for c in staged.commands),
-                  *(("CLI command", f"hermes {c.name}", self.cli_commands.get(c.name))
-                    for c in staged.cli_commands),
-                  *(("service", s.name, self._offered.get(s.name)) for s in staged.services),
-                  *((f"{p.slot} provider", p.name, self.slots.providers[p.slot].get(p.name))
-                    for p in staged.providers)]
-        for kind, what, holder in claims:
-            if holder is not None:
-                raise self._clash(name, kind, what, holder.plugin, "disable one of them")
-        return replacing
-
-    def _clash(self, loser: str, kind: str, what: str, keeper: str, fix: str) -> PluginError:
-        """The error failing ``loser``, which registers ``what`` after ``keeper`` did."""
-        stamps = self.install_stamps
-        if loser not in stamps or keeper not in stamps:
-            why = f"'{keeper}' was loaded first"
-        elif stamps[keeper] == stamps[loser]:
-            why = (f"both were installed at {format_stamp(stamps[keeper])}, and of equal install "
-                   "times the name sorting first keeps it")
-        else:
-            why = (f"'{keeper}' was installed first ({format_stamp(stamps[keeper])}; "
-                   f"'{loser}': {format_stamp(stamps[loser])})")
-        message = (f"{kind} '{what}' is registered by both plugin '{keeper}' and plugin '{loser}': "
-                   f"'{keeper}' keeps it because {why}, so '{loser}' was not loaded; {fix}")
-        return PluginError(loser, message, code="duplicate",
-                           clash={"kind": kind, "name": what, "kept_by": keeper, "lost_by": loser})
 
     def active_provider(self, slot: str) -> Any:
         return self.slots.active(slot, self.config)
@@ -501,28 +439,3 @@ def _collectors(ctx: PluginContext, staged: Registration) -> dict[str, Callable[
     return {"register_tools": ctx.register_tool, "register_toolsets": ctx.register_toolset,
             "register_cli_commands": cli, "register_slash_commands": ctx.register_command,
             "register_skills": ctx.register_skill, "register_providers": provider}
-
-
-def _unknown_hook_message(hook: str, how: str) -> str:
-    from . import hookspecs
-
-    close = difflib.get_close_matches(hook, [*hookspecs.EVENT_HOOKS, *hookspecs.REGISTRATION_HOOKS], 1)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
-    return f"{how} names unknown hook '{hook}' (kept, but this version never fires it){hint}"
-
-
-def _declared_mismatch(record: PluginRecord, staged: Registration) -> list[str]:
-    manifest = record.manifest
-    if manifest is None or manifest.synthesized:
-        return []
-    notes = []
-    for label, declared, actual in (
-            ("tools", set(manifest.provides_tools), {t.name for t in staged.tools}),
-            ("hooks", set(manifest.provides_hooks), set(staged.hook_names))):
-        if declared - actual:
-            notes.append(f"declares {label} it did not register: {', '.join(sorted(declared - actual))}"
-                         f" (fix provides_{label} in plugin.yaml)")
-        if actual - declared:
-            notes.append(f"registered {label} its plugin.yaml does not declare: "
-                         f"{', '.join(sorted(actual - declared))} (add them to provides_{label})")
-    return notes
