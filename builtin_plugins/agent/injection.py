@@ -27,7 +27,7 @@ HTML_COMMENT_FINDING = "hidden_html:html_comment"
 CATEGORIES: tuple[str, ...] = (*RULES, "invisible_unicode")
 
 _LETTER = re.compile(r"[a-z]")  # every rule needs one
-_WORD = re.compile(r"\w++(?:['’]\w++)*+")
+_WORD = re.compile(r"\w++(?>(?:['’]\w++)*)")
 
 
 class RuleSet:

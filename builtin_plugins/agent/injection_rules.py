@@ -111,7 +111,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
              r"(?:\|?\s*+system\s*+\|?>|\|im_start\|>\s*+system\b|<\s*+sys\s*+>>)"),
         Rule("system_tag", ("[",), r"(?:\s*+system\s*+\]\s*+:|/?inst\])"),
         Rule("fake_header", words("system assistant developer admin"),
-             r"(?:[ \t]++(?:message|prompt|instructions?|override|note|update|notice)){0,2}+[ \t]*+"
+             r"(?>(?:[ \t]++(?:message|prompt|instructions?|override|note|update|notice)){0,2})[ \t]*+"
              r"(?:\*\*|\])?[ \t]*+:", r"\A[ \t]{0,3}(?:#{1,6}[ \t]*+|\*\*[ \t]*+|\[)\Z", 16,
              True),
         Rule("fake_header", words("system assistant"),

@@ -251,9 +251,11 @@ _LEET = str.maketrans("0134578@$", "oieastbas")
 #: A digit or symbol used as a letter (it touches one).
 LEET_IN_WORD = re.compile(r"[0-9@$](?:(?<=[a-z][0-9@$])|(?=[a-z]))")
 # a separator after a single letter, then more single letters: "i g n o r e", "i-g-n-o-r-e"
-# (the match starts at the first separator: fewer candidate positions than letters)
+# (the match starts at the first separator: fewer candidate positions than letters). The
+# repeated group is atomic, not possessive: Python 3.11.2 ignores a failing lookaround in a
+# possessive group repeat (tests/test_regex_portability.py).
 _SPACED_RUN = re.compile(r"[ ._*~-](?<=[a-z0-9][ ._*~-])(?<![a-z0-9]{2}[ ._*~-])[ ._*~-]{0,2}+"
-                         r"[a-z0-9](?![a-z0-9])(?:[ ._*~-]{1,3}+[a-z0-9](?![a-z0-9])){2,}+")
+                         r"[a-z0-9](?![a-z0-9])(?>(?:[ ._*~-]{1,3}+[a-z0-9](?![a-z0-9])){2,})")
 _WORD_BREAK = re.compile(r"[ ._*~-]{2,3}")
 _SEPARATOR = re.compile(r"[ ._*~-]")
 # The text as classes, one byte per character: "a" letter or digit, " " separator, "|" other.

@@ -52,6 +52,17 @@ class Platform(Enum):
         cls._value2member_map_[name] = member
         return member
 
+    # A plugin platform's member is not an attribute of the class, so copies and pickles go
+    # through its value (Python 3.11.2 looks members up by name there, and fails).
+    def __reduce_ex__(self, protocol: object) -> tuple[type["Platform"], tuple[str]]:
+        return type(self), (self._value_,)
+
+    def __copy__(self) -> "Platform":
+        return self
+
+    def __deepcopy__(self, memo: object) -> "Platform":
+        return self
+
 
 class MessageType(Enum):
     TEXT = "text"

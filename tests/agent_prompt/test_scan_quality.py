@@ -67,7 +67,11 @@ def _backtracking_constructs(items: sre_parse.SubPattern, inside_repeat: bool = 
         elif op in (sre.ASSERT, sre.ASSERT_NOT):
             problems += _backtracking_constructs(av[1], inside_repeat)
         elif op is sre.ATOMIC_GROUP:
-            problems += _backtracking_constructs(av, False)
+            body = list(av)
+            if body and body[-1][0] in _REPEATS:  # (?>(?:x)*): possessive, as Python 3.11.2
+                *body, (_, (_, _, repeated)) = body  # needs a possessive group repeat written
+                problems += _backtracking_constructs(repeated, False)
+            problems += _backtracking_constructs(body, False)
     return problems
 
 
@@ -89,7 +93,7 @@ def test_no_pattern_can_backtrack_catastrophically() -> None:
 
 def test_the_audit_catches_the_constructs_it_is_for() -> None:
     for pattern in [r"<!--(?:(?!-->).){0,2000}?ignore", r"(?:\s+\w+)*x", r"(a|b+)+c",
-                    r"[^\n]{0,5000}?k", r"(?:(?:\w+,)?\s)+"]:
+                    r"[^\n]{0,5000}?k", r"(?:(?:\w+,)?\s)+", r"(?>(?:\s+\w+)*x)"]:
         assert _backtracking_constructs(sre_parse.parse(pattern)), pattern
 
 
