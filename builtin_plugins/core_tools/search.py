@@ -13,6 +13,7 @@ from typing import Any
 
 from hermes_agent.api import ToolCallContext, tool_error
 
+from .file_io import Refused, open_regular
 from .files import BINARY_PROBE, _int_arg
 from .gitignore import IgnoreRules, rules_for
 from .secrets import holds_secret
@@ -48,7 +49,12 @@ def walk(root: Path) -> Iterator[tuple[Path, str]]:
                 continue
             if is_dir:
                 yield from visit(Path(entry.path), child_rel, rules)
-            elif entry.is_file():
+                continue
+            try:
+                is_file = entry.is_file()  # a link loop raises
+            except OSError:
+                continue
+            if is_file:
                 yield Path(entry.path), child_rel
 
     yield from visit(root, "", base_rules)
@@ -59,11 +65,14 @@ def _glob_match(name: str, rel: str, glob: str) -> bool:
 
 
 def _read_lines(path: Path) -> list[str] | None:
+    """The file's lines; None for a file not searched (secret, binary, too big, not regular)."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return None
-        data = path.read_bytes()
-    except OSError:
+        handle, _ = open_regular(path, str(path))  # checked as opened, like read_file
+        with handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except (OSError, Refused):
+        return None
+    if len(data) > MAX_FILE_BYTES:
         return None
     if b"\0" in data[:BINARY_PROBE]:
         return None
@@ -86,6 +95,9 @@ def search_files(args: dict[str, Any], ctx: ToolCallContext) -> str:
     if mode not in ("content", "files_only", "count"):
         return tool_error("output_mode must be 'content', 'files_only' or 'count'.")
     raw_path = args.get("path") or "."
+    if "\0" in str(raw_path):
+        return tool_error(f"the path {raw_path!r} contains a NUL byte; give the folder's name "
+                          "without it.")
     root = ctx.resolve(str(raw_path))
     if not root.exists():
         return tool_error(f"Path not found: {raw_path} (resolved to {root}).")
