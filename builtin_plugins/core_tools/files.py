@@ -19,6 +19,7 @@ from .secrets import write_refusal
 
 BINARY_PROBE = 8192
 DIFF_LIMIT = 4000
+PATCH_MAX_BYTES = 50_000_000  # patch holds the file (and its new text) in memory
 
 
 def _ok(**data: Any) -> str:
@@ -214,9 +215,12 @@ def patch(args: dict[str, Any], ctx: ToolCallContext) -> str:
     handle, real = opened
     try:
         with handle:
-            data = handle.read()
+            data = handle.read(PATCH_MAX_BYTES + 1)
     except OSError as exc:
         return tool_error(f"Cannot read {raw}: {exc.strerror or exc}.")
+    if len(data) > PATCH_MAX_BYTES:
+        return tool_error(f"{raw} is larger than {PATCH_MAX_BYTES:,} bytes; patch edits smaller "
+                          "files. Change it with the terminal tool (sed -i, or a script).")
     if b"\0" in data[:BINARY_PROBE]:
         return tool_error(f"{raw} is a binary file; patch edits text files only.")
     try:

@@ -145,7 +145,7 @@ def test_pipes_and_devices_are_refused_without_hanging(call: Call, work: Path) -
     assert [m["path"] for m in found["matches"]] == ["text.txt"]
 
 
-def test_a_huge_single_line_is_read_in_little_memory(call: Call, work: Path) -> None:
+def test_a_huge_file_is_read_and_refused_in_little_memory(call: Call, work: Path) -> None:
     big = work / "one-line.min.js"
     with big.open("w") as handle:
         for _ in range(64):
@@ -160,6 +160,18 @@ def test_a_huge_single_line_is_read_in_little_memory(call: Call, work: Path) -> 
     assert result["total_lines"] == 2 and "2|second line" in result["content"]
     assert result["content"].startswith("1|" + "x" * 100) and "[line truncated]" in result["content"]
     assert peak < 16 << 20, f"peak {peak / 2**20:.0f} MiB for a 64 MiB line"
+    with big.open("a") as handle:  # past patch's cap
+        for _ in range(-(-(50_000_001 - big.stat().st_size) // (1 << 20))):
+            handle.write("y" * (1 << 20))
+    tracemalloc.start()
+    try:
+        patched = call("patch", {"path": "one-line.min.js", "old_string": "second",
+                                 "new_string": "2nd"})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "larger than 50,000,000 bytes" in patched["error"] and "terminal" in patched["error"]
+    assert peak < 64 << 20, f"patch peaked at {peak / 2**20:.0f} MiB"
 
 
 # --- writing where it must not ------------------------------------------------------------------
