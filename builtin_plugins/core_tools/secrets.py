@@ -115,12 +115,12 @@ def write_refusal(raw: str, *paths: str) -> str | None:
                                current_hermes_home)
 
     hermes = os.path.realpath(os.path.expanduser(current_hermes_home() or "~/.hermes"))
+    home = os.path.realpath(os.environ.get("HOME") or str(Path.home()))
+    credential_dirs = tuple(f"{home}/{sub}/" for sub in _SECRET_HOMES)
     for path in paths:
         labels = classify(path)
-        name = os.path.basename(path)
-        project_env = name == ".env" or name.startswith(".env.")
-        if SECRET_FILE in labels or SHELL_RC in labels or (CREDENTIAL in labels
-                                                           and not project_env):
+        if SECRET_FILE in labels or SHELL_RC in labels or (
+                CREDENTIAL in labels and path.startswith(credential_dirs)):  # authorized_keys
             return (f"{raw} is a credential, SSH or shell start-up file ({path}); write_file "
                     "and patch do not change it. If the user wants it changed, make the change "
                     "with the terminal tool, which asks the user to approve it.")

@@ -205,6 +205,8 @@ def test_ordinary_writes_still_work(call: Call, secrets: Secrets) -> None:
     assert call("patch", {"path": ".env", "old_string": "0", "new_string": "1"})["replacements"]
     assert (secrets.work / ".env").read_text() == "DEBUG=1\n"
     assert call("write_file", {"path": "src/app.py", "content": "x = 1\n"})["created"]
+    for name in ("deploy/ssh/authorized_keys", ".env.local", "ci/known_hosts"):
+        assert call("write_file", {"path": name, "content": "x\n"})["created"], name
 
 
 def test_writing_onto_a_link_writes_its_target_and_keeps_the_link(call: Call,
