@@ -61,7 +61,8 @@ def open_regular(path: Path, raw: str) -> tuple[BinaryIO, str]:
             if (other.st_ino, other.st_dev) != (info.st_ino, info.st_dev):
                 raise Refused(f"{raw} changed while it was opened; try again.")
         link_of = secret_hard_link(info)
-        if is_secret_real(str(path.absolute())) or is_secret_real(real) or link_of:
+        named = str(path.absolute())
+        if is_secret_real(real) or (named != real and is_secret_real(named)) or link_of:
             raise Refused(refusal(raw, path, real, link_of))
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb"), real

@@ -106,7 +106,7 @@ def search_files(args: dict[str, Any], ctx: ToolCallContext) -> str:
     context = _int_arg(args, "context", 0, 0, 20)
     file_glob = args.get("file_glob") if isinstance(args.get("file_glob"), str) else ""
     files = [(p, rel) for p, rel in ([(root, root.name)] if root.is_file() else walk(root))
-             if not holds_secret(p)]
+             if target == "content" or not holds_secret(p)]  # contents: _read_lines judges
     if file_glob:
         files = [(p, rel) for p, rel in files if _glob_match(p.name, rel, file_glob)]
     if target == "files":
