@@ -270,3 +270,23 @@ def test_system_files_are_not_written(path: str) -> None:
     refused = write_refusal(path, path)
     assert refused is not None and "system file" in refused and "terminal" in refused
     assert write_refusal("app.js", "/usr/src/app/app.js") is None  # a container's project
+
+
+def test_a_catastrophic_regex_is_stopped_at_the_deadline(work: Path) -> None:
+    """(a+)+$ backtracks 2^40 times on forty a's: re cannot be interrupted, so the search runs
+    in a child process that is killed at the deadline."""
+    from hermes_agent.api import ToolCallContext
+    from hermes_agent.builtin_plugins.core_tools.search import run_in_child
+
+    (work / "redos.txt").write_text("a" * 40 + "!\n")
+    started = time.monotonic()
+    result = json.loads(within(20, lambda: run_in_child({"pattern": "(a+)+$"},
+                                                        ToolCallContext(cwd=work), seconds=2)))
+    assert "longer than 2 s" in result["error"] and "(a+)+" in result["error"]
+    assert time.monotonic() - started < 10
+
+
+def test_a_search_in_the_child_returns_any_text(call: Call, work: Path) -> None:
+    (work / "poem.txt").write_text("héllo wörld ✓\n")
+    found = within(20, lambda: call("search_files", {"pattern": "w.rld", "path": str(work)}))
+    assert found["matches"][0]["text"] == "héllo wörld ✓"
