@@ -127,20 +127,27 @@ def _pinned_response(client: httpx2.Client, checked: CheckedURL, headers: Mappin
         literal = f"[{address}]" if ":" in address else address
         target = urlunsplit((checked.scheme, f"{literal}:{checked.port}", parts.path or "/",
                              parts.query, ""))
+        watchdog = Watchdog(deadline)  # from the connection on: headers may trickle too
         request = client.build_request("GET", target, headers=request_headers,
-                                       extensions={"sni_hostname": host},
+                                       extensions={"sni_hostname": host,
+                                                   "trace": watchdog.trace},
                                        timeout=httpx2.Timeout(left))
         try:
             response = client.send(request, stream=True)
         except httpx2.TimeoutException:
+            watchdog.cancel()
             break
         except httpx2.ConnectError as exc:
+            watchdog.cancel()
             failures.append(f"{address}: {exc}")
             continue
         except httpx2.HTTPError as exc:
+            watchdog.cancel()
+            if time.monotonic() >= deadline:  # the watchdog cut the headers short
+                break
             raise WebError(f"fetching {checked.url} failed ({exc}); check the URL",
                            "unreachable") from exc
-        watchdog = _Watchdog(response, deadline)
+        watchdog.watch(response)
         try:
             yield response
         finally:
@@ -198,21 +205,42 @@ def _default_tls() -> ssl.SSLContext:
     return httpx2.create_ssl_context(trust_env=False)
 
 
-class _Watchdog:
-    """At the deadline, shuts the response's socket down, which wakes a read blocked on it
-    (a read timeout alone would let a server that stalls late run past the deadline)."""
+class Watchdog:
+    """(Shared with :mod:`.web_http`.) At the deadline, shuts the connection's socket down,
+    which wakes a read blocked on it: a read timeout alone would let a server that trickles
+    its headers or body, or stalls late, run past the deadline. Give :meth:`trace` as the
+    request's ``trace`` extension, so the connection is known as soon as it opens, and
+    :meth:`watch` the response (a reused connection is known from it only)."""
 
-    def __init__(self, response: Any, deadline: float):
-        self._response = response
+    _OPENED = ("connection.connect_tcp.complete", "connection.start_tls.complete")
+
+    def __init__(self, deadline: float):
+        self._deadline = deadline
+        self._stream: Any = None
         self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._cut)
         self._timer.daemon = True
         self._timer.start()
 
+    def trace(self, name: str, info: Mapping[str, Any]) -> None:
+        if name in self._OPENED and info.get("return_value") is not None:
+            self._stream = info["return_value"]  # after TLS, the TLS stream owns the socket
+            self._cut_if_late()
+
+    def watch(self, response: Any) -> None:
+        stream = response.extensions.get("network_stream")
+        if stream is not None:
+            self._stream = stream
+        self._cut_if_late()
+
     def cancel(self) -> None:
         self._timer.cancel()
 
+    def _cut_if_late(self) -> None:
+        if time.monotonic() >= self._deadline:
+            self._cut()
+
     def _cut(self) -> None:
-        stream = self._response.extensions.get("network_stream")
+        stream = self._stream
         sock = stream.get_extra_info("socket") if stream is not None else None
         if sock is not None:
             try:

@@ -27,6 +27,7 @@ from typing import Any
 
 import httpx2
 
+from .fetcher import Watchdog
 from .secrets import MASK, mask_secrets, mask_url
 from .web import WebError
 
@@ -56,13 +57,14 @@ class WebHTTP:
                  headers: Mapping[str, str] | None = None, secrets: Iterable[str] = (),
                  timeout: float = 15.0, connect_timeout: float = 5.0, max_retries: int = 2,
                  backoff: float = 0.5, retry_after_cap: float = 30.0,
-                 explain: Explain | None = None,
+                 explain: Explain | None = None, max_bytes: int = 32_000_000,
                  sleep: Callable[[float], None] = time.sleep):
         self.service = service
         self.base_url = base_url.rstrip("/")
         self.max_retries, self.backoff = max(0, max_retries), backoff
         self.retry_after_cap = retry_after_cap
         self.timeout = timeout
+        self.max_bytes = max_bytes
         self._secrets = tuple(s for s in secrets if s and len(s) >= 4)
         self._explain = explain
         self._sleep = sleep
@@ -102,21 +104,27 @@ class WebHTTP:
     def _attempt(self, method: str, path: str, params: Mapping[str, Any] | None,
                  json_body: Any, attempt: int) -> Any:
         label, where = self.service.label, mask_url(self.base_url)
+        deadline = time.monotonic() + self.timeout  # for the whole answer, not each read
+        watchdog = Watchdog(deadline)
         try:
-            response = self._http.request(method, path, params=_clean(params), json=json_body)
+            with self._http.stream(method, path, params=_clean(params), json=json_body,
+                                   extensions={"trace": watchdog.trace}) as response:
+                watchdog.watch(response)
+                content = self._body(response, method, path)
         except httpx2.TimeoutException as exc:
-            slower = (f", or raise plugins.entries.{self.service.plugin}.timeout if it is "
-                      "only slow") if self.service.plugin else ""
-            error = WebError(f"{label} at {where} did not answer within {self.timeout:g}s"
-                             f"{_tries(attempt)}; it may be overloaded: try again later"
-                             f"{slower}", "timeout")
-            raise _Retryable(error, self._backoff(attempt)) from exc
+            raise self._timed_out(attempt) from exc
         except httpx2.TransportError as exc:
+            if time.monotonic() >= deadline:  # the watchdog cut a body still coming
+                raise self._timed_out(attempt) from exc
             fix = f"check {self.service.url_env} and" if self.service.url_env else "check"
             error = WebError(self.mask(f"cannot reach {label} at {where} "
                                        f"({type(exc).__name__}: {exc}){_tries(attempt)}; "
                                        f"{fix} the network"), "unreachable")
             raise _Retryable(error, self._backoff(attempt)) from exc
+        finally:
+            watchdog.cancel()
+        if time.monotonic() >= deadline:  # cut by the watchdog: the body only looks complete
+            raise self._timed_out(attempt)
         if 300 <= response.status_code < 400:
             target = self.mask(response.headers.get("location") or "elsewhere")
             setting = f"; set {self.service.url_env} to where it points" \
@@ -124,7 +132,7 @@ class WebHTTP:
             raise WebError(f"{label} at {where} redirects {method} {path} to {target} "
                            f"(HTTP {response.status_code}){setting}", "http",
                            status=response.status_code)
-        text = response.text
+        text = content.decode(response.encoding or "utf-8", errors="replace")
         try:
             body = json.loads(text) if text.strip() else None
         except ValueError:
@@ -136,6 +144,27 @@ class WebHTTP:
         if response.status_code < 400:
             return body
         raise self._status_error(response.status_code, body, text, response.headers, attempt)
+
+    def _body(self, response: httpx2.Response, method: str, path: str) -> bytes:
+        """The answer's body, at most :attr:`max_bytes` of it."""
+        chunks, size = [], 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > self.max_bytes:
+                raise WebError(f"{self.service.label} answered {method} {path} with more than "
+                               f"{self.max_bytes:,} bytes and was not read to the end; is "
+                               f"{mask_url(self.base_url)} really a {self.service.label} API?",
+                               "malformed", status=response.status_code)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _timed_out(self, attempt: int) -> _Retryable:
+        slower = (f", or raise plugins.entries.{self.service.plugin}.timeout if it is "
+                  "only slow") if self.service.plugin else ""
+        error = WebError(f"{self.service.label} at {mask_url(self.base_url)} did not answer "
+                         f"within {self.timeout:g}s{_tries(attempt)}; it may be overloaded: "
+                         f"try again later{slower}", "timeout")
+        return _Retryable(error, self._backoff(attempt))
 
     def _status_error(self, status: int, body: Any, text: str, headers: Any,
                       attempt: int) -> Exception:

@@ -4,16 +4,22 @@ every failure is a JSON error result that says what to do instead."""
 from __future__ import annotations
 
 import difflib
+import errno
+import io
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, TextIO
 
-from hermes_agent.api import ToolCallContext, tool_error, write_atomic
+from hermes_agent.api import ToolCallContext, tool_error
 
-from .secrets import holds_secret, refusal
+from .file_io import Refused, open_regular, replace_text
+from .secrets import write_refusal
 
 BINARY_PROBE = 8192
 DIFF_LIMIT = 4000
+PATCH_MAX_BYTES = 50_000_000  # patch holds the file (and its new text) in memory
 
 
 def _ok(**data: Any) -> str:
@@ -45,42 +51,82 @@ def missing_file_error(path: Path, raw: str) -> str:
                         "Use search_files with target='files' to locate it.")
 
 
-def is_binary(path: Path) -> bool:
-    with path.open("rb") as handle:
-        return b"\0" in handle.read(BINARY_PROBE)
+def bad_path(raw: Any, tool: str) -> str | None:
+    """The error for a missing or unusable ``path`` argument, else None."""
+    if not isinstance(raw, str) or not raw.strip():
+        return tool_error(f"{tool} needs a 'path' (the file to use).")
+    if "\0" in raw:
+        return tool_error(f"the path {raw!r} contains a NUL byte; give the file's name "
+                          "without it.")
+    return None
+
+
+def open_error(exc: OSError, path: Path, raw: str) -> str:
+    """A tool error for an ``open`` that failed."""
+    if isinstance(exc, FileNotFoundError):
+        return missing_file_error(path, raw)
+    if isinstance(exc, IsADirectoryError):
+        return tool_error(f"{raw} is a directory; list it with search_files "
+                          f"(target='files', path='{raw}').")
+    if exc.errno == errno.ELOOP:
+        return tool_error(f"{raw} is a symlink loop (its links point at each other); give the "
+                          "path of a real file.")
+    return tool_error(f"Cannot read {raw}: {exc.strerror or exc}.")
+
+
+def _opened(path: Path, raw: str) -> tuple[BinaryIO, str] | str:
+    """:func:`open_regular`, or the tool error saying why the file is not opened."""
+    try:
+        return open_regular(path, raw)
+    except Refused as refused:
+        return tool_error(str(refused))
+    except OSError as exc:
+        return open_error(exc, path, raw)
+
+
+def bounded_lines(handle: TextIO, keep: int) -> Iterator[tuple[str, bool]]:
+    """Each line's first ``keep`` characters (without its line end) and whether it was longer;
+    the rest of a long line is skipped a piece at a time, never held whole."""
+    while True:
+        part = handle.readline(keep + 1)
+        if not part:
+            return
+        text = part.rstrip("\r\n")
+        if len(part) > keep and text == part:  # cut before its line end: skip the rest
+            while (rest := handle.readline(1 << 16)) and not rest.endswith(("\n", "\r")):
+                pass
+        yield text[:keep], len(text) > keep
 
 
 def read_file(args: dict[str, Any], ctx: ToolCallContext, *, max_lines: int = 2000,
               max_line_length: int = 2000) -> str:
     raw = args.get("path")
-    if not isinstance(raw, str) or not raw.strip():
-        return tool_error("read_file needs a 'path' (the file to read).")
+    if (problem := bad_path(raw, "read_file")) is not None:
+        return problem
     path = ctx.resolve(raw)
-    if path.is_dir():
-        return tool_error(f"{raw} is a directory; list it with search_files "
-                            f"(target='files', path='{raw}').")
-    if not path.is_file():
-        return missing_file_error(path, raw)
-    if holds_secret(path):
-        return tool_error(refusal(raw, path))
     offset = _int_arg(args, "offset", 1, 1)
     limit = _int_arg(args, "limit", 500, 1, max_lines)
+    opened = _opened(path, raw)
+    if isinstance(opened, str):
+        return opened
+    handle, _ = opened
+    lines: list[str] = []
+    total = 0
+    long_lines = 0
     try:
-        if is_binary(path):
-            return tool_error(f"{raw} is a binary file ({path.stat().st_size} bytes); "
-                                "read_file shows text only.")
-        lines: list[str] = []
-        total = 0
-        long_lines = 0
-        with path.open("r", encoding="utf-8", errors="replace", newline="") as handle:
-            for number, line in enumerate(handle, start=1):
+        with handle:
+            if b"\0" in handle.read(BINARY_PROBE):
+                return tool_error(f"{raw} is a binary file ({os.fstat(handle.fileno()).st_size} "
+                                  "bytes); read_file shows text only.")
+            handle.seek(0)
+            text = io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline="")
+            for number, (line, longer) in enumerate(bounded_lines(text, max_line_length), 1):
                 total = number
                 if offset <= number < offset + limit:
-                    text = line.rstrip("\r\n")
-                    if len(text) > max_line_length:
-                        text = text[:max_line_length] + " ... [line truncated]"
+                    if longer:
+                        line += " ... [line truncated]"
                         long_lines += 1
-                    lines.append(f"{number}|{text}")
+                    lines.append(f"{number}|{line}")
     except OSError as exc:
         return tool_error(f"Cannot read {raw}: {exc.strerror or exc}.")
     if total and offset > total:
@@ -97,24 +143,28 @@ def read_file(args: dict[str, Any], ctx: ToolCallContext, *, max_lines: int = 20
     return _ok(**result)
 
 
-def atomic_write(path: Path, data: str) -> None:
-    """Write via a temporary file in the same directory and rename; keeps the file's mode."""
-    write_atomic(path, data, mode=path.stat().st_mode & 0o7777 if path.exists() else None)
-
-
 def write_file(args: dict[str, Any], ctx: ToolCallContext) -> str:
     raw, content = args.get("path"), args.get("content")
-    if not isinstance(raw, str) or not raw.strip():
-        return tool_error("write_file needs a 'path'.")
+    if (problem := bad_path(raw, "write_file")) is not None:
+        return problem
     if not isinstance(content, str):
         return tool_error("write_file needs 'content' as a string (the whole new file).")
     path = ctx.resolve(raw)
-    if path.is_dir():
-        return tool_error(f"{raw} is a directory; give a file path.")
-    created = not path.exists()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, content)
+        real = path.resolve()  # a link is written through: its target is what is checked
+    except (OSError, RuntimeError):
+        return tool_error(f"{raw} is a symlink loop (its links point at each other); give the "
+                          "path of a real file.")
+    if real.is_dir():
+        return tool_error(f"{raw} is a directory; give a file path.")
+    if (refused := write_refusal(raw, str(path.absolute()), str(real))) is not None:
+        return tool_error(refused)
+    created = not real.exists()
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+        replace_text(real, content, raw)
+    except Refused as refusal:
+        return tool_error(str(refusal))
     except OSError as exc:
         return tool_error(f"Cannot write {raw}: {exc.strerror or exc}.")
     return _ok(path=str(path), created=created, bytes_written=len(content.encode("utf-8")),
@@ -144,8 +194,8 @@ def _near_miss(text: str, old: str) -> str:
 def patch(args: dict[str, Any], ctx: ToolCallContext) -> str:
     raw = args.get("path")
     old, new = args.get("old_string"), args.get("new_string")
-    if not isinstance(raw, str) or not raw.strip():
-        return tool_error("patch needs a 'path'.")
+    if (problem := bad_path(raw, "patch")) is not None:
+        return problem
     if not isinstance(old, str) or not isinstance(new, str):
         return tool_error("patch needs 'old_string' and 'new_string' as strings.")
     if not old:
@@ -153,17 +203,32 @@ def patch(args: dict[str, Any], ctx: ToolCallContext) -> str:
     if old == new:
         return tool_error("old_string and new_string are identical; nothing to change.")
     path = ctx.resolve(raw)
-    if not path.is_file():
-        return missing_file_error(path, raw)
     try:
-        if is_binary(path):
-            return tool_error(f"{raw} is a binary file; patch edits text files only.")
-        with path.open("r", encoding="utf-8", newline="") as handle:
-            text = handle.read()
-    except UnicodeDecodeError:
-        return tool_error(f"{raw} is not UTF-8 text; patch edits UTF-8 files only.")
+        resolved = str(path.resolve())
+    except (OSError, RuntimeError):
+        resolved = str(path.absolute())
+    if (refused := write_refusal(raw, str(path.absolute()), resolved)) is not None:
+        return tool_error(refused)
+    opened = _opened(path, raw)
+    if isinstance(opened, str):
+        return opened
+    handle, real = opened
+    try:
+        with handle:
+            data = handle.read(PATCH_MAX_BYTES + 1)
     except OSError as exc:
         return tool_error(f"Cannot read {raw}: {exc.strerror or exc}.")
+    if len(data) > PATCH_MAX_BYTES:
+        return tool_error(f"{raw} is larger than {PATCH_MAX_BYTES:,} bytes; patch edits smaller "
+                          "files. Change it with the terminal tool (sed -i, or a script).")
+    if b"\0" in data[:BINARY_PROBE]:
+        return tool_error(f"{raw} is a binary file; patch edits text files only.")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return tool_error(f"{raw} is not UTF-8 text; patch edits UTF-8 files only.")
+    if (refused := write_refusal(raw, real)) is not None:  # what was opened, links followed
+        return tool_error(refused)
     count = text.count(old)
     if count == 0:
         return tool_error(f"old_string was not found in {raw}.{_near_miss(text, old)} "
@@ -179,7 +244,9 @@ def patch(args: dict[str, Any], ctx: ToolCallContext) -> str:
                             "make it unique, or set replace_all=true.")
     updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
     try:
-        atomic_write(path, updated)
+        replace_text(Path(real), updated, raw)  # the file that was read, not the path again
+    except Refused as refusal:
+        return tool_error(str(refusal))
     except OSError as exc:
         return tool_error(f"Cannot write {raw}: {exc.strerror or exc}.")
     diff = "".join(difflib.unified_diff(text.splitlines(keepends=True),

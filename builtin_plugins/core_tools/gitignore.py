@@ -50,7 +50,8 @@ def _translate(glob: str) -> str:
                 body = glob[i + 1:end]
                 if body.startswith("!"):
                     body = "^" + body[1:]
-                out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
+                body = body.replace(chr(92), chr(92) * 2).replace("[", chr(92) + "[")
+                out.append(f"[{body}]")
                 i = end
         elif c == "\\" and i + 1 < n:
             i += 1
@@ -80,7 +81,10 @@ def parse_line(line: str, base: str) -> Rule | None:
     line = line.lstrip("/")
     body = _translate(line)
     pattern = f"^{body}$" if anchored else f"^(?:.*/)?{body}$"
-    return Rule(base, re.compile(pattern, re.DOTALL), negate, dir_only)
+    try:
+        return Rule(base, re.compile(pattern, re.DOTALL), negate, dir_only)
+    except re.error:  # a bracket git would not match either ("[z-a]"): the line matches nothing
+        return None
 
 
 def parse(text: str, base: str) -> list[Rule]:

@@ -3,16 +3,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import os
 import re
+import subprocess
+import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from hermes_agent.api import ToolCallContext, tool_error
 
+from .file_io import Refused, open_regular
 from .files import BINARY_PROBE, _int_arg
 from .gitignore import IgnoreRules, rules_for
 from .secrets import holds_secret
@@ -48,7 +54,12 @@ def walk(root: Path) -> Iterator[tuple[Path, str]]:
                 continue
             if is_dir:
                 yield from visit(Path(entry.path), child_rel, rules)
-            elif entry.is_file():
+                continue
+            try:
+                is_file = entry.is_file()  # a link loop raises
+            except OSError:
+                continue
+            if is_file:
                 yield Path(entry.path), child_rel
 
     yield from visit(root, "", base_rules)
@@ -59,11 +70,14 @@ def _glob_match(name: str, rel: str, glob: str) -> bool:
 
 
 def _read_lines(path: Path) -> list[str] | None:
+    """The file's lines; None for a file not searched (secret, binary, too big, not regular)."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return None
-        data = path.read_bytes()
-    except OSError:
+        handle, _ = open_regular(path, str(path))  # checked as opened, like read_file
+        with handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except (OSError, Refused):
+        return None
+    if len(data) > MAX_FILE_BYTES:
         return None
     if b"\0" in data[:BINARY_PROBE]:
         return None
@@ -75,6 +89,20 @@ def _clip(line: str) -> str:
 
 
 def search_files(args: dict[str, Any], ctx: ToolCallContext) -> str:
+    """A content search runs in a child process killed at :data:`SEARCH_SECONDS` (or when the
+    call is interrupted): Python's regex engine cannot be stopped, and a pattern such as
+    ``(a+)+$`` backtracks for hours on one line of ``a``s. A file-name search runs here."""
+    if (args.get("target") or "content") != "content" or not isinstance(
+            args.get("pattern"), str) or not args["pattern"]:
+        return search_here(args, ctx)
+    try:
+        re.compile(args["pattern"])
+    except re.error:
+        return search_here(args, ctx)  # the error, said here
+    return run_in_child(args, ctx)
+
+
+def search_here(args: dict[str, Any], ctx: ToolCallContext) -> str:
     pattern = args.get("pattern")
     if not isinstance(pattern, str) or not pattern:
         return tool_error("search_files needs a 'pattern'.")
@@ -86,6 +114,9 @@ def search_files(args: dict[str, Any], ctx: ToolCallContext) -> str:
     if mode not in ("content", "files_only", "count"):
         return tool_error("output_mode must be 'content', 'files_only' or 'count'.")
     raw_path = args.get("path") or "."
+    if "\0" in str(raw_path):
+        return tool_error(f"the path {raw_path!r} contains a NUL byte; give the folder's name "
+                          "without it.")
     root = ctx.resolve(str(raw_path))
     if not root.exists():
         return tool_error(f"Path not found: {raw_path} (resolved to {root}).")
@@ -94,7 +125,7 @@ def search_files(args: dict[str, Any], ctx: ToolCallContext) -> str:
     context = _int_arg(args, "context", 0, 0, 20)
     file_glob = args.get("file_glob") if isinstance(args.get("file_glob"), str) else ""
     files = [(p, rel) for p, rel in ([(root, root.name)] if root.is_file() else walk(root))
-             if not holds_secret(p)]
+             if target == "content" or not holds_secret(p)]  # contents: _read_lines judges
     if file_glob:
         files = [(p, rel) for p, rel in files if _glob_match(p.name, rel, file_glob)]
     if target == "files":
@@ -147,3 +178,60 @@ def _result(root: Path, *, total: int, offset: int, page_size: int, **data: Any)
     if shown_to < total:
         body["next_offset"] = shown_to
     return json.dumps(body, ensure_ascii=False)
+
+
+#: how long a content search may take before its child process is killed
+SEARCH_SECONDS = 60.0
+_CHILD = ("import sys; from hermes_agent.builtin_plugins.core_tools.search import child_main; "
+          "child_main()")
+
+
+def run_in_child(args: dict[str, Any], ctx: ToolCallContext, *,
+                 seconds: float | None = None) -> str:
+    """:func:`search_here` in a child process with a deadline."""
+    from .danger.paths import current_hermes_home
+
+    seconds = SEARCH_SECONDS if seconds is None else seconds
+    payload = json.dumps({"args": args, "cwd": str(ctx.cwd),
+                          "hermes_home": current_hermes_home()})
+    try:
+        child = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 encoding="utf-8", errors="replace")
+    except OSError:  # no interpreter to start (an embedded Python): search here, unbounded
+        return search_here(args, ctx)
+    box: list[tuple[str, str]] = []
+    reader = threading.Thread(target=lambda: box.append(child.communicate(payload)),
+                              daemon=True)
+    reader.start()
+    deadline = time.monotonic() + seconds
+    while reader.is_alive() and time.monotonic() < deadline:
+        if ctx.interrupt_event is not None and ctx.interrupt_event.is_set():
+            break
+        reader.join(0.05)
+    if reader.is_alive():
+        child.kill()
+        reader.join()
+        if ctx.interrupt_event is not None and ctx.interrupt_event.is_set():
+            return tool_error("search_files was interrupted.")
+        return tool_error(f"search_files took longer than {seconds:g} s and was stopped. If the "
+                          "pattern nests repetitions such as (a+)+ or (a|a)*, it can take "
+                          "forever on some lines: write it without the nesting; else search a "
+                          "smaller folder (path) or fewer files (file_glob).")
+    out, err = box[0]
+    if child.returncode != 0 or not out.strip():
+        last = (err.strip().splitlines() or ["no output"])[-1]
+        return tool_error(f"search_files failed ({last}); try again or search a smaller folder.")
+    return out
+
+
+def child_main() -> None:
+    """The child's side of :func:`run_in_child`: arguments on stdin, the result on stdout."""
+    from .danger.paths import kernel_home
+
+    payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    ctx = ToolCallContext(cwd=Path(payload["cwd"]))
+    home = payload.get("hermes_home")
+    with kernel_home(home) if home else contextlib.nullcontext():
+        result = search_here(payload["args"], ctx)
+    sys.stdout.buffer.write(result.encode("utf-8"))

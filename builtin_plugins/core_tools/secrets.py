@@ -1,9 +1,25 @@
-"""Files whose contents must not reach the model's context: the file tools' side of the
-danger detector's credential list (:func:`.danger.paths.is_secret_file`)."""
+"""Files whose contents must not reach the model's context, and files the file tools must not
+change: the file tools' side of the danger detector's lists (:mod:`.danger.paths`)."""
 
 from __future__ import annotations
 
+import os
+import re
+import time
+from collections.abc import Iterator
 from pathlib import Path
+
+#: a process's environment (hermes's own holds the keys loaded from its .env)
+_ENVIRON = re.compile(r"^/proc/[^/]+/(?:task/[^/]+/)?environ$")
+#: where a hard link's other name would be a secret: $HOME's own files, these folders under it
+#: (three levels deep) and $HERMES_HOME (two levels)
+_SECRET_HOMES = (".ssh", ".aws", ".gnupg", ".kube", ".azure", ".docker", ".config/gh",
+                 ".config/gcloud", ".config/rclone", ".config/hub", ".local/share/keyrings")
+_MAX_CANDIDATES = 4000
+#: hermes's own files (in $HERMES_HOME) that change what it does or may do
+_HERMES_CONTROL = frozenset({".env", "auth.json", "config.yaml"})
+#: projects under a system tree (container images keep their code there)
+_SOURCE_TREES = ("/usr/src/", "/usr/local/src/")
 
 
 def holds_secret(path: Path) -> bool:
@@ -14,13 +30,111 @@ def holds_secret(path: Path) -> bool:
         real = path.resolve()
     except (OSError, RuntimeError):  # a symlink loop: treat as unreadable
         return True
-    return is_secret_file(str(path.absolute())) or is_secret_file(str(real))
+    return is_secret_file(str(path.absolute())) or is_secret_file(str(real)) \
+        or _ENVIRON.match(str(real)) is not None
 
 
-def refusal(raw: str, path: Path) -> str:
+def is_secret_real(real: str) -> bool:
+    """Whether the file whose real path (no symlinks, as the kernel names an open file) is
+    ``real`` holds secrets: a credential, or a process's environment."""
+    from .danger.paths import is_secret_file
+
+    return is_secret_file(real) or _ENVIRON.match(real) is not None
+
+
+def secret_hard_link(stat: os.stat_result) -> str | None:
+    """The secret file that the file of ``stat`` is another name (a hard link) of, if any."""
+    if stat.st_nlink < 2:
+        return None
+    return _secret_inodes().get((stat.st_ino, stat.st_dev))
+
+
+_inodes: tuple[float, tuple[str, str], dict[tuple[int, int], str]] | None = None
+
+
+def _secret_inodes() -> dict[tuple[int, int], str]:
+    """The secret files under $HOME's credential folders and $HERMES_HOME, by inode (cached
+    for a second: a search meets many hard-linked files in a pnpm tree)."""
+    global _inodes
+    from .danger.paths import current_hermes_home, is_secret_file
+
+    home = os.environ.get("HOME") or str(Path.home())
+    hermes = current_hermes_home() or str(Path(home) / ".hermes")
+    now = time.monotonic()
+    if _inodes is not None and _inodes[1] == (home, hermes) and now - _inodes[0] < 1.0:
+        return _inodes[2]
+    found: dict[tuple[int, int], str] = {}
+    roots = [(Path(home), 1), *((Path(home) / sub, 3) for sub in _SECRET_HOMES),
+             (Path(hermes), 2)]
+    candidates = (c for root, depth in roots for c in _files(root, depth))
+    for _, candidate in zip(range(_MAX_CANDIDATES), candidates):
+        try:
+            other = candidate.stat()
+        except OSError:
+            continue
+        if is_secret_file(str(candidate)):
+            found.setdefault((other.st_ino, other.st_dev), str(candidate))
+    _inodes = (now, (home, hermes), found)
+    return found
+
+
+def _files(folder: Path, depth: int) -> Iterator[Path]:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_file(follow_symlinks=False):
+                yield Path(entry.path)
+            elif depth > 1 and entry.is_dir(follow_symlinks=False):
+                yield from _files(Path(entry.path), depth - 1)
+        except OSError:
+            continue
+
+
+def refusal(raw: str, path: Path, real: str | None = None, link_of: str | None = None) -> str:
     """Why ``read_file`` will not read ``raw`` and what to do instead."""
-    real = path.resolve()
-    where = f" (it resolves to {real})" if real != path.absolute() else ""
-    return (f"{raw} holds secrets{where}: private keys, credentials and hermes's own .env and "
-            "auth.json are not read into the conversation. Ask the user to paste the part "
-            "that is needed, or use the tool that consumes the file (ssh, aws, git) directly.")
+    if real is None:
+        real = str(path.resolve())
+    where = f" (it resolves to {real})" if real != str(path.absolute()) else ""
+    if link_of:
+        where = f" (it is a hard link to {link_of})"
+    if _ENVIRON.match(real):
+        where += ", a process's environment"
+    return (f"{raw} holds secrets{where}: private keys, credentials, process environments and "
+            "hermes's own .env and auth.json are not read into the conversation. Ask the user "
+            "to paste the part that is needed, or use the tool that consumes the file (ssh, "
+            "aws, git) directly.")
+
+
+def write_refusal(raw: str, *paths: str) -> str | None:
+    """Why ``write_file``/``patch`` will not change ``raw`` (whose absolute and real paths are
+    ``paths``), or None: credentials, SSH and shell start-up files, and hermes's own files."""
+    from .danger.paths import (CREDENTIAL, SECRET_FILE, SHELL_RC, SUDOERS, SYSTEM_FILE, classify,
+                               current_hermes_home)
+
+    hermes = os.path.realpath(os.path.expanduser(current_hermes_home() or "~/.hermes"))
+    home = os.path.realpath(os.environ.get("HOME") or str(Path.home()))
+    credential_dirs = tuple(f"{home}/{sub}/" for sub in _SECRET_HOMES)
+    for path in paths:
+        labels = classify(path)
+        if SECRET_FILE in labels or SHELL_RC in labels or (
+                CREDENTIAL in labels and path.startswith(credential_dirs)):  # authorized_keys
+            return (f"{raw} is a credential, SSH or shell start-up file ({path}); write_file "
+                    "and patch do not change it. If the user wants it changed, make the change "
+                    "with the terminal tool, which asks the user to approve it.")
+        if SUDOERS in labels or (SYSTEM_FILE in labels and not path.startswith(_SOURCE_TREES)):
+            return (f"{raw} is a system file ({path}); write_file and patch do not change "
+                    "system configuration or programs. If the user wants it changed, make the "
+                    "change with the terminal tool, which asks the user to approve it.")
+        inside = os.path.relpath(path, hermes)
+        if not inside.startswith(".."):
+            top = inside.split(os.sep)[0]
+            if (inside in _HERMES_CONTROL or inside.startswith("state.db")
+                    or top == "plugins"):
+                return (f"{raw} is hermes's own {inside} ({path}); write_file and patch do not "
+                        "change hermes's settings, keys, sessions or plugins. Ask the user to "
+                        "change it (`hermes config` for settings), or make the change with the "
+                        "terminal tool, which asks the user to approve it.")
+    return None
