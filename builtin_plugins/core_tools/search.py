@@ -89,17 +89,64 @@ def _clip(line: str) -> str:
 
 
 def search_files(args: dict[str, Any], ctx: ToolCallContext) -> str:
-    """A content search runs in a child process killed at :data:`SEARCH_SECONDS` (or when the
-    call is interrupted): Python's regex engine cannot be stopped, and a pattern such as
-    ``(a+)+$`` backtracks for hours on one line of ``a``s. A file-name search runs here."""
-    if (args.get("target") or "content") != "content" or not isinstance(
-            args.get("pattern"), str) or not args["pattern"]:
+    """A content search whose pattern could backtrack for hours (``(a+)+$`` on a line of
+    ``a``s) runs in a child process killed at :data:`SEARCH_SECONDS` or when the call is
+    interrupted: Python's regex engine cannot be stopped. Every other search runs here (a
+    child costs about 150 ms to start)."""
+    pattern = args.get("pattern")
+    if (args.get("target") or "content") != "content" or not isinstance(pattern, str) \
+            or not pattern:
         return search_here(args, ctx)
     try:
-        re.compile(args["pattern"])
+        re.compile(pattern)
     except re.error:
         return search_here(args, ctx)  # the error, said here
-    return run_in_child(args, ctx)
+    return run_in_child(args, ctx) if may_backtrack(pattern) else search_here(args, ctx)
+
+
+def may_backtrack(pattern: str) -> bool:
+    """True unless ``pattern`` matches a line in about linear time: a repetition holding
+    another repetition or alternatives, a back-reference, or two or more unbounded
+    repetitions of almost any character (``.*a.*b``, ``[^,]*,[^,]*`` on one long line) may
+    not."""
+    try:
+        from re import _parser as sre  # the parser of the running Python's re module
+        tree = sre.parse(pattern)
+        repeats = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
+    except Exception:  # a Python whose re has no such parser: assume the worst
+        return True
+    unbounded = 0
+
+    def nested(items: Any, in_repeat: bool) -> bool:
+        nonlocal unbounded
+        for op, av in items:
+            if op in repeats:
+                if av[1] <= 1:  # optional: tried at most twice
+                    if nested(av[2], in_repeat):
+                        return True
+                    continue
+                if in_repeat:
+                    return True
+                body = list(av[2])
+                unbounded += av[1] > 100 and len(body) == 1 and (
+                    body[0][0] in (sre.ANY, sre.NOT_LITERAL)
+                    or (body[0][0] is sre.IN and body[0][1][:1] == [(sre.NEGATE, None)]))
+                if nested(av[2], True):
+                    return True
+            elif op is sre.BRANCH:
+                if in_repeat or any(nested(branch, False) for branch in av[1]):
+                    return True
+            elif op in (sre.GROUPREF, sre.GROUPREF_EXISTS):
+                return True
+            elif op is sre.SUBPATTERN and nested(av[-1], in_repeat):
+                return True
+            elif op in (sre.ASSERT, sre.ASSERT_NOT) and nested(av[1], in_repeat):
+                return True
+            elif op is sre.ATOMIC_GROUP and nested(av, in_repeat):
+                return True
+        return False
+
+    return nested(tree, False) or unbounded > 1
 
 
 def search_here(args: dict[str, Any], ctx: ToolCallContext) -> str:

@@ -286,7 +286,37 @@ def test_a_catastrophic_regex_is_stopped_at_the_deadline(work: Path) -> None:
     assert time.monotonic() - started < 10
 
 
-def test_a_search_in_the_child_returns_any_text(call: Call, work: Path) -> None:
+def test_a_search_in_the_child_returns_any_text(work: Path) -> None:
+    from hermes_agent.api import ToolCallContext
+    from hermes_agent.builtin_plugins.core_tools.search import run_in_child
+
     (work / "poem.txt").write_text("héllo wörld ✓\n")
-    found = within(20, lambda: call("search_files", {"pattern": "w.rld", "path": str(work)}))
+    found = json.loads(within(20, lambda: run_in_child({"pattern": "w.rld", "path": str(work)},
+                                                       ToolCallContext(cwd=work))))
     assert found["matches"][0]["text"] == "héllo wörld ✓"
+
+
+@pytest.mark.parametrize("pattern", ["(a+)+$", "(?:\\s+\\w+)*x", "(a|aa)*b", ".*a.*b",
+                                     "(\\w)\\1", "[^,]*,[^,]*;"])
+def test_a_pattern_that_may_backtrack_runs_in_the_child(pattern: str) -> None:
+    from hermes_agent.builtin_plugins.core_tools.search import may_backtrack
+
+    assert may_backtrack(pattern)
+
+
+@pytest.mark.parametrize("pattern", ["def ", "TODO|FIXME", "def \\w+\\(", "foo.*bar",
+                                     "class \\w+\\(\\w+\\)", "import (os|sys)", "x{2,5}y"])
+def test_an_ordinary_pattern_is_searched_here_without_a_child(pattern: str) -> None:
+    from hermes_agent.builtin_plugins.core_tools.search import may_backtrack
+
+    assert not may_backtrack(pattern)
+
+
+def test_the_tool_stops_a_catastrophic_pattern(call: Call, work: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_agent.builtin_plugins.core_tools import search
+
+    monkeypatch.setattr(search, "SEARCH_SECONDS", 2.0)
+    (work / "redos.txt").write_text("a" * 40 + "!\n")
+    result = within(20, lambda: call("search_files", {"pattern": "(a+)+$", "path": str(work)}))
+    assert "longer than 2 s" in result["error"]
