@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from hermes_agent.api import InboundMessage, PlatformAdapter, session_store, split_message
 
-from .access import AccessPolicy
+from .access import AccessPolicy, RefusalLimiter
 from .chat import Chat, ChatWorker, Queued
 from .chatmap import ChatMap, session_key
 from .inbox import Inbox
@@ -49,6 +49,7 @@ class GatewayRunner:
         self.policies = {name: AccessPolicy(name, config.get(f"platforms.{name}") or {}, env,
                                             self.entries.get(name))
                          for name in self.adapters}
+        self.refusals = RefusalLimiter()
         workers = max_workers or int(config.get("gateway.max_concurrent_turns", 256))
         self.max_queue = max_queue or int(config.get("gateway.max_queue_per_chat", 20))
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gateway-turn")
@@ -216,9 +217,10 @@ class GatewayRunner:
             message.text = str(directive.get("text", ""))
         policy = self.policies.get(platform)
         if policy is None or not policy.allows(message.user_id, message.user_name):
-            log.warning("gateway: refused user %s on %s", message.user_id, platform)
-            await self._send(self.adapters[platform], message.chat_id, REFUSAL.format(
-                user_id=message.user_id, platform=platform), None, _meta(message))
+            if self.refusals.due(platform, message.chat_id, message.user_id):
+                log.warning("gateway: refused user %s on %s", message.user_id, platform)
+                await self._send(self.adapters[platform], message.chat_id, REFUSAL.format(
+                    user_id=message.user_id, platform=platform), None, _meta(message))
             return "refused"
         if not self.accepting:  # stopping: answers a running turn's question, else is kept
             known = self.chats.get(session_key(message))  # for the next start to answer
