@@ -11,7 +11,7 @@ import json
 import sqlite3
 import threading
 import time
-from dataclasses import asdict, fields
+from dataclasses import fields
 from pathlib import Path
 
 from hermes_agent.api import InboundMessage
@@ -69,7 +69,9 @@ class Inbox:
 
 
 def _dump(message: InboundMessage) -> str:
-    data = asdict(message)
+    # not asdict(): it deep-copies ``raw``, a platform's own objects, which may not copy
+    # (a 0.19 plugin's MessageEvent holds a member of a dynamic enum)
+    data = {name: getattr(message, name) for name in _FIELDS}
     try:
         json.dumps(data["raw"])
     except (TypeError, ValueError):  # the platform's payload is kept only when it is JSON

@@ -122,6 +122,9 @@ class GatewayRunner:
         for inbox_id, key, message in self.inbox.pending():
             if message.platform not in self.adapters:
                 continue  # kept until that platform runs again
+            if not self.still_allowed(message, inbox_id):
+                self.inbox_done(inbox_id)
+                continue
             chat = self._chat(message)
             if chat.key != key:
                 log.warning("gateway: inbox message %s belongs to %s, not %s", inbox_id, key,
@@ -130,6 +133,16 @@ class GatewayRunner:
             resumed += 1
         if resumed:
             log.info("gateway: answering %d message(s) accepted before the last stop", resumed)
+
+    def still_allowed(self, message: InboundMessage, inbox_id: int) -> bool:
+        """Whether a message accepted earlier (by an earlier run, or another replica) may
+        still be answered: its sender may have been taken off the allow-list since."""
+        policy = self.policies.get(message.platform)
+        if policy is None or policy.allows(message.user_id, message.user_name):
+            return True
+        log.warning("gateway: dropped queued message %s of user %s on %s: no longer allowed",
+                    inbox_id, message.user_id, message.platform)
+        return False
 
     def platform_failed(self, name: str, reason: str) -> None:
         """An adapter stopped for good: no longer live; status shows why."""

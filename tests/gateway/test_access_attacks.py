@@ -372,3 +372,50 @@ def test_telegram_user_names_match_without_at_or_case_but_never_as_ids(home, fak
     assert policy.allows("2002", "bob") and policy.allows("2002", "BOB")
     assert policy.allows("1001", "") and not policy.allows("6666", "1001")
     assert not policy.allows("6666", "") and not policy.allows("6666", "mallory")
+
+
+# --- the durable inbox -------------------------------------------------------------------------
+def test_a_user_removed_from_the_allow_list_is_not_answered_from_the_inbox(
+        kernel_for, server, gate, home):
+    """bob's message was accepted while he was allowed and left unanswered by a stop; the
+    owner then takes bob off the list and starts again: the message is dropped, not run."""
+    from hermes_agent.api import InboundMessage
+    from hermes_agent.builtin_plugins.gateway.inbox import Inbox
+
+    from .conftest import running
+
+    server.script(reply_tool_call_wait(), reply_text("slow done"), reply_text("for bob"),
+                  reply_text("for alice"))
+
+    async def stopping() -> None:
+        async with running(kernel_for()) as (runner, chat):
+            await chat.inject("A", "alice", "slow")
+            assert await asyncio.to_thread(gate.entered.wait, WAIT)
+            stop = asyncio.get_running_loop().create_task(runner.stop(WAIT))
+            while runner.accepting:
+                await asyncio.sleep(0.01)
+            await chat.handle_message(InboundMessage("testchat", "B", "bob", "rm -rf ~"))
+            gate.opened.set()
+            await stop
+
+    asyncio.run(stopping())
+    assert [m.user_id for _, _, m in Inbox(home).pending()] == ["bob"]
+    only_alice = kernel_for(platforms={"testchat": {"enabled": True,
+                                                    "allowed_users": ["alice"]}})
+
+    async def restarted() -> None:
+        async with running(only_alice) as (runner, chat):
+            await chat.inject("C", "alice", "hello")
+            assert await chat.wait_for("C", 1) == ["for bob"]  # the model's next reply
+            assert chat.texts("B") == []
+            assert runner.inbox.pending() == []
+
+    asyncio.run(restarted())
+    assert all("rm -rf ~" not in json.dumps(r.body) for r in model_posts(server))
+
+
+def reply_tool_call_wait() -> Any:
+    from hermes_agent.testing.fake_llm import reply_tool_call
+
+    return reply_tool_call("wait_gate", {})
+
