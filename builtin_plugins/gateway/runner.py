@@ -283,6 +283,15 @@ class GatewayRunner:
             self.chats[key] = chat
         return chat
 
+    async def forget(self, chat: Chat) -> None:
+        """A chat that ended with its turn (``keeps_chat`` false): out of the chats, its agent
+        finalized and its line in the chat map gone (the session stays in the store)."""
+        if self.chats.get(chat.key) is chat:
+            del self.chats[chat.key]  # a message for the same key now makes a new chat
+        await self.worker.finalize(chat)
+        await self.in_thread(self.chatmap.discard, chat.key)
+        self.write_state()
+
     async def _stop_turn(self, chat: Chat) -> None:
         dropped = 0
         while not chat.queue.empty():  # waiting messages are dropped with the running turn

@@ -419,3 +419,35 @@ def reply_tool_call_wait() -> Any:
 
     return reply_tool_call("wait_gate", {})
 
+
+
+def test_one_turn_api_requests_leave_no_chat_behind(home, fake_llm):
+    """A request that names no conversation is a chat of one turn no client can continue:
+    once answered it is forgotten (its agent and its line in sessions.json), so a stateless
+    client's requests do not pile up agents and rewrites of an ever-longer chat map."""
+    fake_llm.script(*(reply_text("ok") for _ in range(5)))
+    k = api_kernel(home, fake_llm)
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+
+    async def scenario() -> None:
+        async with serving(k, "api_server") as (runner, adapter):
+            for _ in range(5):
+                status, _ = await asyncio.to_thread(raw_http, adapter.port, completion_head(
+                    adapter.port, len(body), Authorization=f"Bearer {KEY}",
+                    Content_Type="application/json"), [body])
+                assert status == 200
+            mapped = home / "gateway" / "sessions.json"
+
+            def left() -> bool:
+                return bool(runner.chats) or mapped.exists() and "oneshot" in mapped.read_text()
+
+            deadline = time.monotonic() + 10
+            while left() and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            assert runner.chats == {}
+            assert not mapped.exists() or "oneshot" not in mapped.read_text()
+
+    asyncio.run(scenario())
+    assert len(model_posts(fake_llm)) == 5
+    assert len(stored_sessions(k)) == 5  # each turn's session is kept in the store
+

@@ -15,7 +15,7 @@ from typing import Any
 
 from hermes_agent.api import InboundMessage, PlatformAdapter, ReplyStream, SendResult
 
-from .settings import Settings
+from .settings import ONESHOT, Settings
 
 log = logging.getLogger("hermes_agent.gateway.api_server")
 PLATFORM = "api_server"
@@ -162,6 +162,9 @@ class ApiServerAdapter(PlatformAdapter):
             self._pending.pop(message_id, None)  # no reply will come: answer now
             return {"closed": SHUTTING_DOWN, "refused": REFUSED}.get(outcome, "")
         return message_id, pending
+
+    def keeps_chat(self, chat_id: str) -> bool:
+        return not chat_id.startswith(ONESHOT)  # nobody can name a one-turn chat again
 
     def _too_slow(self) -> str:
         return (f"No answer within {self._timeout:.0f}s; raise platforms.api_server."

@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from hermes_agent.api import BodyTooLarge, read_body
 
 from . import openai_format as fmt
-from .settings import Settings, is_loopback
+from .settings import ONESHOT, Settings, is_loopback
 
 SESSION_HEADER = "x-hermes-session"
 
@@ -88,7 +88,7 @@ def build_app(settings: Settings, adapter: Any) -> ASGIApp:
                                 status_code=400)
         user = str(body.get("user") or "")
         chat = (request.headers.get(SESSION_HEADER) or str(body.get("conversation") or "")
-                or user or f"oneshot-{uuid.uuid4().hex}")
+                or user or f"{ONESHOT}{uuid.uuid4().hex}")
         cid = fmt.completion_id()
         if not body.get("stream"):
             return JSONResponse(fmt.completion(cid, model, await adapter.ask(

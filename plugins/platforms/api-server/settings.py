@@ -12,6 +12,7 @@ from typing import Any
 from hermes_agent.api import config_secret, platform_setting
 
 DEFAULT_HOST, DEFAULT_PORT, DEFAULT_MODEL = "127.0.0.1", 8642, "hermes-agent"
+ONESHOT = "oneshot-"  # the chat of a request that names no conversation: one turn
 DEFAULT_MAX_BODY = 16_000_000  # bytes: a long conversation's history, images included
 TRUE = ("1", "true", "yes", "on")
 
