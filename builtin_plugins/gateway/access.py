@@ -35,15 +35,29 @@ class AccessPolicy:
         all_env = getattr(entry, "allow_all_env", None) or f"{upper}_ALLOW_ALL_USERS"
         self.users = (_names(config.get("allowed_users")) | _names(env.get(users_env))
                       | _names(env.get("GATEWAY_ALLOWED_USERS")))
-        self.allow_all = (str(config.get("allow_all_users", "")).lower() in TRUE
-                          or env.get(all_env, "").lower() in TRUE
-                          or env.get("GATEWAY_ALLOW_ALL_USERS", "").lower() in TRUE
-                          or (bool(getattr(entry, "authenticates", False)) and not self.users))
-
+        #: anyone at all may talk: said in so many words (not a platform that authenticates
+        #: every request itself, like the api-server's key)
+        self.anyone = (str(config.get("allow_all_users", "")).lower() in TRUE
+                       or env.get(all_env, "").lower() in TRUE
+                       or env.get("GATEWAY_ALLOW_ALL_USERS", "").lower() in TRUE)
+        self.authenticates = bool(getattr(entry, "authenticates", False))
+        self.allow_all = self.anyone or (self.authenticates and not self.users)
         # user names: without a leading @, case ignored (as Telegram and Discord treat them);
         # an entry that is a number is an id, never a user name (a Discord user may name
         # himself "418000000000000111", after someone else's id)
         self.names = {_name(u) for u in self.users if not u.lstrip("-").isdigit()}
+
+    def warning(self, platform: str) -> str | None:
+        """What the owner should hear at start: a chat platform open to the whole world, or
+        one nobody may use yet."""
+        if self.anyone and not self.authenticates:
+            return (f"anyone on {platform} may use the agent, which can run commands on this "
+                    "machine (allow_all_users or GATEWAY_ALLOW_ALL_USERS); list the users in "
+                    f"platforms.{platform}.allowed_users instead")
+        if not self.allow_all and not self.users:
+            return (f"nobody may use the agent on {platform} yet: add user ids to "
+                    f"platforms.{platform}.allowed_users")
+        return None
 
     def allows(self, user_id: str, user_name: str = "") -> bool:
         return self.allow_all or str(user_id) in self.users or (

@@ -14,7 +14,7 @@ import time
 from dataclasses import fields
 from pathlib import Path
 
-from hermes_agent.api import InboundMessage
+from hermes_agent.api import InboundMessage, private_dir
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS inbox (
@@ -33,8 +33,7 @@ class Inbox:
     process does not."""
 
     def __init__(self, home: Path):
-        folder = Path(home) / "gateway"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = private_dir(Path(home) / "gateway")  # the messages are the users' own
         self.path = folder / "inbox.db"
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")

@@ -50,6 +50,9 @@ class GatewayRunner:
                                             self.entries.get(name))
                          for name in self.adapters}
         self.refusals = RefusalLimiter()
+        for name, policy in self.policies.items():
+            if (warning := policy.warning(name)) is not None:
+                log.warning("gateway: %s", warning)
         workers = max_workers or int(config.get("gateway.max_concurrent_turns", 256))
         self.max_queue = max_queue or int(config.get("gateway.max_queue_per_chat", 20))
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gateway-turn")

@@ -451,3 +451,31 @@ def test_one_turn_api_requests_leave_no_chat_behind(home, fake_llm):
     assert len(model_posts(fake_llm)) == 5
     assert len(stored_sessions(k)) == 5  # each turn's session is kept in the store
 
+
+
+def test_a_platform_open_to_anyone_is_announced_at_start(kernel_for, caplog):
+    """``GATEWAY_ALLOW_ALL_USERS=true`` opens every chat platform to the world: the gateway
+    says so when it starts (not for the api-server, whose key still guards it)."""
+    from hermes_agent.builtin_plugins.gateway.access import AccessPolicy
+
+    from .conftest import running
+
+    async def start() -> None:
+        async with running(kernel_for(env={"GATEWAY_ALLOW_ALL_USERS": "true"})):
+            pass
+
+    with caplog.at_level("WARNING", logger="hermes_agent.gateway"):
+        asyncio.run(start())
+    assert "anyone on testchat may use the agent" in caplog.text
+    entry = type("Entry", (), {"authenticates": True})()
+    assert AccessPolicy("api_server", {}, {"GATEWAY_ALLOW_ALL_USERS": "1"}, entry
+                        ).warning("api_server") is None
+    assert "nobody may use" in AccessPolicy("telegram", {}, {}).warning("telegram")
+
+
+def test_the_inbox_folder_is_private(home):
+    """The inbox holds what users wrote until it is answered: only its owner reads it."""
+    from hermes_agent.builtin_plugins.gateway.inbox import Inbox
+
+    Inbox(home).close()
+    assert (home / "gateway").stat().st_mode & 0o077 == 0
