@@ -170,6 +170,27 @@ def test_an_endless_chunked_body_is_cut_off_at_the_limit(home, fake_llm):
     assert model_posts(fake_llm) == []
 
 
+def test_malformed_completions_get_400_and_reach_nothing(home, fake_llm):
+    """A body of the wrong shape is the client's mistake: a 400 saying so, never a 500, and
+    nothing (not a ``"None"`` or a dict's repr) reaches the model."""
+    k = api_kernel(home, fake_llm)
+    bodies = [b'{"messages": 5}', b'{"messages": "hi"}', b'[]', b'\xff\xfe{',
+              b'{"messages": [{"role": "user", "content": {"x": 1}}]}',
+              b'{"messages": [{"role": "user", "content": [{"type": "text", "text": null}]}]}']
+
+    async def scenario() -> None:
+        async with serving(k, "api_server") as (_, adapter):
+            for body in bodies:
+                status, answer = await asyncio.to_thread(raw_http, adapter.port, completion_head(
+                    adapter.port, len(body), Authorization=f"Bearer {KEY}",
+                    Content_Type="application/json"), [body])
+                assert status == 400, (body, answer)
+                assert json.loads(answer)["error"]["type"] == "invalid_request_error"
+
+    asyncio.run(scenario())
+    assert model_posts(fake_llm) == []
+
+
 def test_a_refused_api_user_is_answered_every_time(home, fake_llm):
     """Refusals to a stranger are sent once in a while; an HTTP request still gets its
     answer each time, at once (not after ``request_timeout``), and nothing reaches the model."""
