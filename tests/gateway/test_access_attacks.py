@@ -565,3 +565,33 @@ def test_the_owner_may_let_chats_answer_always(kernel_for, server, home, tmp_pat
     asyncio.run(scenario())
     assert not victim.exists()
     assert "command_allowlist" in (home / "config.yaml").read_text()
+
+
+def test_a_webhook_that_takes_replayable_requests_says_so(home, fake_llm, caplog):
+    """Without ``require_timestamp`` a captured signed request can be sent again and again:
+    the gateway warns at start, and with it a replay is refused."""
+    import httpx2
+
+    from hermes_agent.plugins.platforms.webhook.signing import sign
+
+    body = json.dumps({"chat_id": "c", "user_id": "u", "text": "/status"}).encode()
+
+    async def scenario(**section: Any) -> list[int]:
+        async with serving(webhook_kernel(home, fake_llm, **section), "webhook") as (_, hook):
+            stamp = str(int(time.time()))
+            headers = {"Content-Type": "application/json",
+                       "X-Hermes-Signature": sign(SECRET, body)}
+            stamped = {**headers, "X-Hermes-Signature": sign(SECRET, body, stamp),
+                       "X-Hermes-Timestamp": stamp}
+            url = f"http://127.0.0.1:{hook.port}/webhook"
+            async with httpx2.AsyncClient() as http:
+                return [(await http.post(url, content=body, headers=h)).status_code
+                        for h in (headers, stamped, stamped)]
+
+    with caplog.at_level("WARNING", logger="hermes_agent.gateway.webhook"):
+        assert asyncio.run(scenario()) == [202, 202, 409]
+    assert "require_timestamp: true" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="hermes_agent.gateway.webhook"):
+        assert asyncio.run(scenario(require_timestamp=True)) == [401, 202, 409]
+    assert "require_timestamp" not in caplog.text
