@@ -465,3 +465,29 @@ def test_the_owner_may_let_chats_answer_always(kernel_for, server, home, tmp_pat
     asyncio.run(scenario())
     assert not victim.exists()
     assert "command_allowlist" in (home / "config.yaml").read_text()
+
+
+def test_an_approval_given_after_its_timeout_runs_nothing(kernel_for, server, tmp_path):
+    """The question timed out (a denial); alice's late ``once`` is a message of its own, not
+    an approval: the command is not run, and the model hears it as plain text."""
+    from hermes_agent.testing.fake_llm import reply_tool_call
+
+    from .conftest import running
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    server.script(reply_tool_call("terminal", {"command": f"rm -rf {victim}"}),
+                  reply_text("denied, then"), reply_text("noted"))
+    kernel = kernel_for(approvals={"timeout": 1})
+
+    async def scenario() -> None:
+        async with running(kernel) as (runner, chat):
+            await chat.inject("A", "alice", "clean up")
+            assert (await chat.wait_for("A", 2))[1] == "denied, then"
+            assert runner.chats["testchat:A"].question is None
+            await chat.inject("A", "alice", "once")
+            assert (await chat.wait_for("A", 3))[2] == "noted"
+
+    asyncio.run(scenario())
+    assert victim.exists()
+    assert model_posts(server)[-1].body["messages"][-1] == {"role": "user", "content": "once"}
