@@ -289,6 +289,8 @@ class GatewayRunner:
     async def forget(self, chat: Chat) -> None:
         """A chat that ended with its turn (``keeps_chat`` false): out of the chats, its agent
         finalized and its line in the chat map gone (the session stays in the store)."""
+        if self.stopped:  # stop() finalizes every chat it finds, this one included
+            return
         if self.chats.get(chat.key) is chat:
             del self.chats[chat.key]  # a message for the same key now makes a new chat
         await self.worker.finalize(chat)
