@@ -5,7 +5,10 @@ it is only needed by the platforms that serve.
 The listening socket is made here: port 0 picks a free port (read back as ``port``), and
 ``TCP_NODELAY`` is set on it (accepted connections inherit it). Without it a client that keeps
 its connection open waits about 40 ms per request: the response's body waits for the
-acknowledgement of its headers, which the client delays."""
+acknowledgement of its headers, which the client delays.
+
+:func:`read_body` reads a request's body up to a limit: a server must never read a body whole
+before knowing its size (a client may declare a huge one, or stream one that never ends)."""
 
 from __future__ import annotations
 
@@ -72,6 +75,30 @@ class AsgiServer:
         except asyncio.TimeoutError:
             self._server.force_exit = True
             await self._task
+
+
+class BodyTooLarge(Exception):
+    """A request body above the server's limit: answer 413 (the rest is never read)."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"the body is larger than {limit} bytes")
+        self.limit = limit
+
+
+async def read_body(request: Any, limit: int) -> bytes:
+    """The body of a Starlette ``request``, read no further than ``limit`` bytes:
+    :class:`BodyTooLarge` as soon as its declared ``Content-Length`` or the bytes received
+    (a chunked body that never ends included) pass it."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge(limit)
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def listening_socket(host: str, port: int, backlog: int = 2048) -> socket.socket:

@@ -172,6 +172,12 @@ class PlatformAdapter(abc.ABC):
         """Deliver ``content`` (at most ``max_message_length`` long) to ``chat_id``.
         ``metadata`` may carry ``thread_id``."""
 
+    def keeps_chat(self, chat_id: str) -> bool:
+        """False for a chat that ends with its turn (a one-turn chat no client can continue):
+        once its messages are answered the gateway forgets it, its agent and its line in the
+        chat map (the session stays in the store)."""
+        return True
+
     async def start_receiving(self) -> None:
         """Begin receiving (an ``exclusive_receiver`` connected with ``receive_on_connect``
         False); a no-op for the others."""

@@ -139,6 +139,10 @@ class ChatWorker:
                         self.runner.replica.idle(chat.key)
                 chat.queue.task_done()
                 self.runner.write_state()
+            adapter = self.runner.adapters.get(chat.platform)
+            if not chat.outstanding and not getattr(adapter, "keeps_chat", bool)(chat.chat_id):
+                await self.runner.forget(chat)
+                return
 
     async def agent(self, chat: Chat, message: InboundMessage) -> Any:
         if chat.agent is None:

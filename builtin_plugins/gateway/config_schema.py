@@ -19,6 +19,7 @@ class GatewaySection(BaseModel):
     run_cron: bool = True  # run the scheduled jobs' loop (the cron plugin) in the gateway
     shared_queue: bool = True  # be one replica of several when the session store shares a queue
     lease_seconds: float = Field(15.0, gt=0)  # a replica's hold on a chat, renewed while busy
+    chat_always_approvals: bool = False  # a chat's "always" may write command_allowlist
 
 
 class PlatformSection(BaseModel):

@@ -11,10 +11,10 @@ import json
 import sqlite3
 import threading
 import time
-from dataclasses import asdict, fields
+from dataclasses import fields
 from pathlib import Path
 
-from hermes_agent.api import InboundMessage
+from hermes_agent.api import InboundMessage, private_dir
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS inbox (
@@ -33,8 +33,7 @@ class Inbox:
     process does not."""
 
     def __init__(self, home: Path):
-        folder = Path(home) / "gateway"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = private_dir(Path(home) / "gateway")  # the messages are the users' own
         self.path = folder / "inbox.db"
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -69,7 +68,9 @@ class Inbox:
 
 
 def _dump(message: InboundMessage) -> str:
-    data = asdict(message)
+    # not asdict(): it deep-copies ``raw``, a platform's own objects, which may not copy
+    # (a 0.19 plugin's MessageEvent holds a member of a dynamic enum)
+    data = {name: getattr(message, name) for name in _FIELDS}
     try:
         json.dumps(data["raw"])
     except (TypeError, ValueError):  # the platform's payload is kept only when it is JSON

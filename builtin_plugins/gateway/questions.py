@@ -1,6 +1,8 @@
 """Questions a turn asks its chat: tool approvals and the clarify tool. The question is sent
 to the chat the turn belongs to; the next message from the user whose message started the
-turn answers it (it is not queued as a new message). No answer in time is a denial."""
+turn answers it (it is not queued as a new message). No answer in time is a denial. ``always``
+(saved to config.yaml for every session) is taken from a chat only with
+``gateway.chat_always_approvals: true``; otherwise it approves the chat's session."""
 
 from __future__ import annotations
 
@@ -28,13 +30,21 @@ class ChatQuestions:
         self.runner, self.chat, self.loop = runner, chat, loop
 
     def approval(self, request: Any) -> str:
+        always = bool(self.runner.kernel.config.get("gateway.chat_always_approvals", False))
         text = (f"⚠ Approval needed: {request.description}\n\n{request.command}\n\n"
-                "Reply once, session, always or deny "
+                f"Reply once, session, {'always or ' if always else ''}deny "
                 f"(no answer within {float(request.timeout):g} s is a denial).")
         answer = self._ask(text, float(request.timeout))
         choice = ANSWERS.get(answer.strip().lower(), "deny") if answer is not None else "timeout"
         if answer is not None and choice == "deny" and answer.strip().lower() not in ANSWERS:
             self._say("Not an answer I know; the command was denied.")
+        if choice == "always" and not always:
+            # "always" writes config.yaml's command_allowlist: every chat, every platform and
+            # the owner's terminal would run such commands unasked. Not a chat member's call.
+            self._say("Approved for this chat's session. (\"always\" is not taken from chats: "
+                      "it would approve such commands everywhere; the owner can set "
+                      "gateway.chat_always_approvals: true to allow it.)")
+            choice = "session"
         return choice
 
     def clarify(self, question: str, choices: list[str] | None = None) -> str:

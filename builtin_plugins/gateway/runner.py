@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from hermes_agent.api import InboundMessage, PlatformAdapter, session_store, split_message
 
-from .access import AccessPolicy
+from .access import AccessPolicy, RefusalLimiter
 from .chat import Chat, ChatWorker, Queued
 from .chatmap import ChatMap, session_key
 from .inbox import Inbox
@@ -49,6 +49,10 @@ class GatewayRunner:
         self.policies = {name: AccessPolicy(name, config.get(f"platforms.{name}") or {}, env,
                                             self.entries.get(name))
                          for name in self.adapters}
+        self.refusals = RefusalLimiter()
+        for name, policy in self.policies.items():
+            if (warning := policy.warning(name)) is not None:
+                log.warning("gateway: %s", warning)
         workers = max_workers or int(config.get("gateway.max_concurrent_turns", 256))
         self.max_queue = max_queue or int(config.get("gateway.max_queue_per_chat", 20))
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gateway-turn")
@@ -121,6 +125,9 @@ class GatewayRunner:
         for inbox_id, key, message in self.inbox.pending():
             if message.platform not in self.adapters:
                 continue  # kept until that platform runs again
+            if not self.still_allowed(message, inbox_id):
+                self.inbox_done(inbox_id)
+                continue
             chat = self._chat(message)
             if chat.key != key:
                 log.warning("gateway: inbox message %s belongs to %s, not %s", inbox_id, key,
@@ -129,6 +136,16 @@ class GatewayRunner:
             resumed += 1
         if resumed:
             log.info("gateway: answering %d message(s) accepted before the last stop", resumed)
+
+    def still_allowed(self, message: InboundMessage, inbox_id: int) -> bool:
+        """Whether a message accepted earlier (by an earlier run, or another replica) may
+        still be answered: its sender may have been taken off the allow-list since."""
+        policy = self.policies.get(message.platform)
+        if policy is None or policy.allows(message.user_id, message.user_name):
+            return True
+        log.warning("gateway: dropped queued message %s of user %s on %s: no longer allowed",
+                    inbox_id, message.user_id, message.platform)
+        return False
 
     def platform_failed(self, name: str, reason: str) -> None:
         """An adapter stopped for good: no longer live; status shows why."""
@@ -216,9 +233,10 @@ class GatewayRunner:
             message.text = str(directive.get("text", ""))
         policy = self.policies.get(platform)
         if policy is None or not policy.allows(message.user_id, message.user_name):
-            log.warning("gateway: refused user %s on %s", message.user_id, platform)
-            await self._send(self.adapters[platform], message.chat_id, REFUSAL.format(
-                user_id=message.user_id, platform=platform), None, _meta(message))
+            if self.refusals.due(platform, message.chat_id, message.user_id):
+                log.warning("gateway: refused user %s on %s", message.user_id, platform)
+                await self._send(self.adapters[platform], message.chat_id, REFUSAL.format(
+                    user_id=message.user_id, platform=platform), None, _meta(message))
             return "refused"
         if not self.accepting:  # stopping: answers a running turn's question, else is kept
             known = self.chats.get(session_key(message))  # for the next start to answer
@@ -267,6 +285,17 @@ class GatewayRunner:
             chat.task = asyncio.get_running_loop().create_task(self.worker.run(chat))
             self.chats[key] = chat
         return chat
+
+    async def forget(self, chat: Chat) -> None:
+        """A chat that ended with its turn (``keeps_chat`` false): out of the chats, its agent
+        finalized and its line in the chat map gone (the session stays in the store)."""
+        if self.stopped:  # stop() finalizes every chat it finds, this one included
+            return
+        if self.chats.get(chat.key) is chat:
+            del self.chats[chat.key]  # a message for the same key now makes a new chat
+        await self.worker.finalize(chat)
+        await self.in_thread(self.chatmap.discard, chat.key)
+        self.write_state()
 
     async def _stop_turn(self, chat: Chat) -> None:
         dropped = 0

@@ -13,7 +13,7 @@ import logging
 import os
 import socket
 import uuid
-from dataclasses import asdict, fields
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import InboundMessage
@@ -66,8 +66,10 @@ class Replica:
 
     # --- inbound -----------------------------------------------------------------------
     async def accept(self, key: str, message: InboundMessage) -> None:
-        data = asdict(message)
-        data["raw"] = None  # the platform's payload stays with the replica that received it
+        # the platform's payload stays with the replica that received it (and is not copied:
+        # asdict() would deep-copy it, and a platform's own objects may not copy)
+        data = {name: getattr(message, name) for name in _FIELDS if name != "raw"}
+        data["raw"] = None
         dedupe = (f"{message.platform}:{message.chat_id}:{message.message_id}"
                   if message.message_id else None)
         await self.runner.in_thread(self.queue.accept, key, data, dedupe)
@@ -185,6 +187,9 @@ class Replica:
                                       min(room, CLAIM_BATCH))
         for message_id, _key, data, attempts in rows:
             message = InboundMessage(**{k: v for k, v in data.items() if k in _FIELDS})
+            if not runner.still_allowed(message, message_id):
+                await self.done(message_id)
+                continue
             chat = runner._chat(message)
             if answers_question(chat, message.user_id, message.text):
                 await self.done(message_id)  # the answer to a question of a running turn

@@ -15,10 +15,12 @@ from typing import Any
 
 from hermes_agent.api import InboundMessage, PlatformAdapter, ReplyStream, SendResult
 
-from .settings import Settings
+from .settings import ONESHOT, Settings
 
 log = logging.getLogger("hermes_agent.gateway.api_server")
 PLATFORM = "api_server"
+REFUSED = ("Sorry, this request's user is not allowed to use this agent; add it to "
+           "platforms.api_server.allowed_users.")
 SHUTTING_DOWN = "The gateway is shutting down; send the message again once it is back."
 
 
@@ -156,10 +158,13 @@ class ApiServerAdapter(PlatformAdapter):
         finally:
             if task is not None:
                 self._dispatching.pop(task, None)
-        if outcome in ("skipped", "closed") and not pending.future.done():
+        if outcome in ("skipped", "closed", "refused") and not pending.future.done():
             self._pending.pop(message_id, None)  # no reply will come: answer now
-            return SHUTTING_DOWN if outcome == "closed" else ""
+            return {"closed": SHUTTING_DOWN, "refused": REFUSED}.get(outcome, "")
         return message_id, pending
+
+    def keeps_chat(self, chat_id: str) -> bool:
+        return not chat_id.startswith(ONESHOT)  # nobody can name a one-turn chat again
 
     def _too_slow(self) -> str:
         return (f"No answer within {self._timeout:.0f}s; raise platforms.api_server."

@@ -6,6 +6,7 @@ any, each request is a new one-turn chat."""
 from __future__ import annotations
 
 import hmac
+import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -16,21 +17,41 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from hermes_agent.api import BodyTooLarge, read_body
+
 from . import openai_format as fmt
-from .settings import Settings
+from .settings import ONESHOT, Settings, is_loopback
 
 SESSION_HEADER = "x-hermes-session"
 
 
 def authorized(request: Request, settings: Settings) -> bool:
     if settings.open:
-        return True
+        return local_program(request)
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     return scheme.lower() == "bearer" and hmac.compare_digest(
         token.strip().encode(), settings.key.encode())
 
 
-def unauthorized() -> JSONResponse:
+def local_program(request: Request) -> bool:
+    """Whether a keyless request comes from a program on this machine rather than a web page
+    in its browser: a page can POST to a loopback port without a preflight (a form, a
+    ``text/plain`` fetch), and with DNS rebinding under its own host name. Browsers name the
+    page in ``Origin`` and the host they think they reach in ``Host``."""
+    if "origin" in request.headers:
+        return False
+    host = request.headers.get("host", "")
+    name = host[1:host.find("]")] if host.startswith("[") else host.rpartition(":")[0] or host
+    return not host or is_loopback(name)
+
+
+def unauthorized(settings: Settings) -> JSONResponse:
+    if settings.open:
+        return JSONResponse(fmt.error(
+            "Refused a request from a web browser (an Origin header, or a Host that is not "
+            "loopback): without API_SERVER_KEY (allow_unauthenticated_loopback) only programs "
+            "on this machine may call; set API_SERVER_KEY to serve others.",
+            code="browser_request_refused"), status_code=403)
     return JSONResponse(fmt.error("Invalid or missing API key: send 'Authorization: Bearer "
                                   "<API_SERVER_KEY>'.", code="invalid_api_key"), status_code=401)
 
@@ -44,15 +65,19 @@ def build_app(settings: Settings, adapter: Any) -> ASGIApp:
 
     async def models(request: Request) -> Response:
         if not authorized(request, settings):
-            return unauthorized()
+            return unauthorized(settings)
         return JSONResponse({"object": "list", "data": [
             {"id": model, "object": "model", "created": 0, "owned_by": "hermes"}]})
 
     async def completions(request: Request) -> Response:
         if not authorized(request, settings):
-            return unauthorized()
+            return unauthorized(settings)
         try:
-            body: Any = await request.json()
+            body: Any = json.loads(await read_body(request, settings.max_body_bytes))
+        except BodyTooLarge as exc:
+            return JSONResponse(fmt.error(f"{exc}; raise platforms.api_server.max_body_bytes "
+                                          "if it must be", code="body_too_large"),
+                                status_code=413)
         except ValueError:
             return JSONResponse(fmt.error("The body must be JSON."), status_code=400)
         if not isinstance(body, dict):
@@ -63,7 +88,7 @@ def build_app(settings: Settings, adapter: Any) -> ASGIApp:
                                 status_code=400)
         user = str(body.get("user") or "")
         chat = (request.headers.get(SESSION_HEADER) or str(body.get("conversation") or "")
-                or user or f"oneshot-{uuid.uuid4().hex}")
+                or user or f"{ONESHOT}{uuid.uuid4().hex}")
         cid = fmt.completion_id()
         if not body.get("stream"):
             return JSONResponse(fmt.completion(cid, model, await adapter.ask(

@@ -11,14 +11,16 @@ from typing import Any
 
 
 def last_user_text(body: Mapping[str, Any]) -> str:
-    """The text of the request's last user message (text parts of a list joined)."""
-    for message in reversed(body.get("messages") or []):
+    """The text of the request's last user message (text parts of a list joined); "" when
+    there is none, or ``messages`` is not a list of such messages."""
+    messages = body.get("messages")
+    for message in reversed(messages if isinstance(messages, list) else []):
         if isinstance(message, Mapping) and message.get("role") == "user":
             content = message.get("content")
             if isinstance(content, list):
-                return "\n".join(str(p.get("text", "")) for p in content
-                                 if isinstance(p, Mapping) and p.get("type") == "text")
-            return str(content or "")
+                return "\n".join(p["text"] for p in content if isinstance(p, Mapping)
+                                 and p.get("type") == "text" and isinstance(p.get("text"), str))
+            return content if isinstance(content, str) else ""
     return ""
 
 

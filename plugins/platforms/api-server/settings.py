@@ -12,6 +12,8 @@ from typing import Any
 from hermes_agent.api import config_secret, platform_setting
 
 DEFAULT_HOST, DEFAULT_PORT, DEFAULT_MODEL = "127.0.0.1", 8642, "hermes-agent"
+ONESHOT = "oneshot-"  # the chat of a request that names no conversation: one turn
+DEFAULT_MAX_BODY = 16_000_000  # bytes: a long conversation's history, images included
 TRUE = ("1", "true", "yes", "on")
 
 
@@ -26,6 +28,7 @@ class Settings:
     key: str = field(default="", repr=False)
     allow_unauthenticated_loopback: bool = False
     model_name: str = DEFAULT_MODEL
+    max_body_bytes: int = DEFAULT_MAX_BODY
 
     @property
     def open(self) -> bool:
@@ -56,9 +59,14 @@ def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
     except ValueError:
         raise SettingsError("the port must be a number; fix platforms.api_server."
                             "port or API_SERVER_PORT") from None
+    try:
+        max_body = int(pick("max_body_bytes", "", DEFAULT_MAX_BODY))
+    except ValueError:
+        raise SettingsError("platforms.api_server.max_body_bytes must be a number "
+                            "(bytes)") from None
     allow = str(pick("allow_unauthenticated_loopback", "", False)).lower() in TRUE
     settings = Settings(host, port, env.get("API_SERVER_KEY", "").strip(), allow,
-                        str(pick("model_name", "", DEFAULT_MODEL)))
+                        str(pick("model_name", "", DEFAULT_MODEL)), max_body)
     if not settings.key and not (allow and is_loopback(host)):
         where = "" if is_loopback(host) else (
             f" (allow_unauthenticated_loopback only applies on 127.0.0.1, not {host})")

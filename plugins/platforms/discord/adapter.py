@@ -1,5 +1,5 @@
 """The Discord adapter: the gateway client receives, the REST client sends. Each
-``MESSAGE_CREATE`` from a person (not this bot, not another bot; in an allowed guild when
+``MESSAGE_CREATE`` from a person (not this bot, not another bot or a webhook; in an allowed guild when
 ``allowed_guilds`` is set) becomes an ``InboundMessage``: ``chat_id`` the channel, or for a
 thread the thread's parent channel with ``thread_id`` the thread; ``chat_type`` ``dm`` without
 a guild, else ``group`` (``thread`` in a thread)."""
@@ -127,8 +127,8 @@ class DiscordAdapter(PlatformAdapter):
         author = data.get("author") or {}
         message_id = str(data.get("id") or "")
         me = self.gateway.user_id if self.gateway is not None else None
-        if (author.get("bot") or str(author.get("id")) == me
-                or data.get("type", 0) not in USER_TYPES):
+        if (author.get("bot") or str(author.get("id")) == me or data.get("webhook_id")
+                or data.get("type", 0) not in USER_TYPES):  # a webhook posts under any name
             return None
         guild = str(data["guild_id"]) if data.get("guild_id") else None
         if guild and self.settings.allowed_guilds and guild not in self.settings.allowed_guilds:

@@ -62,6 +62,10 @@ class WebhookAdapter(PlatformAdapter):
             timeout=httpx2.Timeout(self.settings.reply_timeout, connect=5.0))
         log.info("webhook: listening on http://%s:%s%s; replies go to %s", self.settings.host,
                  self.port, self.settings.path, self.settings.reply_target)
+        if not self.settings.require_timestamp:
+            log.warning("webhook: requests without X-Hermes-Timestamp are accepted, and such a "
+                        "signed request, once captured, can be replayed at will; set "
+                        "platforms.webhook.require_timestamp: true once the sender timestamps")
         return True
 
     async def disconnect(self) -> None:

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from hermes_agent.api import InboundMessage
+from hermes_agent.api import BodyTooLarge, InboundMessage, read_body
 
 from .settings import Settings
 from .signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, ReplayGuard, check
@@ -54,12 +54,10 @@ def build_app(settings: Settings, receive: Callable[[InboundMessage], None]) -> 
     replays = ReplayGuard(settings.timestamp_tolerance)
 
     async def inbound(request: Request) -> Response:
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > settings.max_body_bytes:
-            return error(413, f"the body is larger than {settings.max_body_bytes} bytes")
-        body = await request.body()
-        if len(body) > settings.max_body_bytes:
-            return error(413, f"the body is larger than {settings.max_body_bytes} bytes")
+        try:  # read before the signature can be checked: never past the limit
+            body = await read_body(request, settings.max_body_bytes)
+        except BodyTooLarge as exc:
+            return error(413, f"{exc} (platforms.webhook.max_body_bytes)")
         signature = request.headers.get(SIGNATURE_HEADER)
         timestamp = request.headers.get(TIMESTAMP_HEADER)
         problem = check(settings.secret, body, signature, timestamp,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import time
 
 SIGNATURE_HEADER = "X-Hermes-Signature"
@@ -32,6 +33,8 @@ def check(secret: str, body: bytes, signature: str | None, timestamp: str | None
         try:
             age = abs((time.time() if now is None else now) - float(timestamp))
         except ValueError:
+            age = math.nan
+        if not math.isfinite(age):  # "nan" would never be too old: replayable for ever
             return f"{TIMESTAMP_HEADER} must be unix seconds"
         if age > tolerance:
             return (f"{TIMESTAMP_HEADER} is more than {tolerance:g}s off this server's clock; "
