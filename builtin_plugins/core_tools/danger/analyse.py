@@ -12,12 +12,13 @@ from __future__ import annotations
 from .flows import output_of
 from .inline import code_argument, inspect_code, interpreter, string_literals
 from .lexer import ARITH, LIT, TILDE, VAR, Part, Word, lex, lex_text, lex_word
-from .params import modify
+from .names import is_pattern, stand_ins
+from .params import element, modify
 from .parse import Command, parse
 from .paths import (CREDENTIAL, KEY_FILE, classify, current_hermes_home, expand_braces,
                     normalise)
 from .rules_files import file_rule, short_flags, split_options
-from .rules_read import reads, reads_in_code
+from .rules_read import reads, reads_in_code, redirected
 from .rules_system import SHELLS, SYSTEM_RULES
 from .scope import (DOWNLOADERS, MAX_DEPTH, OUTPUT_OPTIONS, QUERIES, SSH_VALUED, STDIN_FILES,
                     WRITES, Content, Scope)
@@ -105,7 +106,7 @@ class Analyser:
         if modifier == "!":  # ${!x}: the variable named by x's value
             name, modifier = scope.env.get(name, OPAQUE), ""
         if modifier.startswith("["):
-            return _element(scope.arrays.get(name), modifier)
+            return element(scope.arrays.get(name), modifier)
         value = self._plain_value(name, part, scope, depth)
         if not modifier:
             return value
@@ -179,6 +180,7 @@ class Analyser:
                 site.write(target, redirect=True)
             if r.op in ("<", "<>"):
                 stdin_paths.append(target)
+        redirected(site, stdin_paths)
         argv = [f for w in cmd.words for f in self.expand(w, scope, depth)]
         cmd.words_text = argv
         if cmd.kind != "simple" or not argv:
@@ -241,6 +243,13 @@ class Analyser:
                 return
             if key := opaque_key(argv[0]):
                 self.add(key)
+                cmd.argv = argv
+                return
+            if is_pattern(argv[0]):  # /bin/r? -rf ~: what the glob matches runs
+                self.add("indirect_command")
+                if depth < MAX_DEPTH:
+                    for stand_in in stand_ins(argv, scope.cwd):
+                        self.run(stand_in, cmd, scope, depth + 1, elevated=elevated)
                 cmd.argv = argv
                 return
             if argv[0] in scope.aliases and depth < MAX_DEPTH:
@@ -473,18 +482,6 @@ class Analyser:
             for target in split_options(args)[1]:
                 if target != code:
                     site.write(target)
-
-
-def _element(elements: list[str] | None, modifier: str) -> str | list[str]:
-    """``${a[@]}``, ``${a[*]}`` (every element) or ``${a[N]}`` of a known array."""
-    index, closed, rest = modifier[1:].partition("]")
-    if elements is None or not closed or rest:
-        return OPAQUE
-    if index in ("@", "*"):
-        return list(elements)
-    if not index.isdigit():
-        return OPAQUE
-    return elements[int(index)] if int(index) < len(elements) else ""
 
 
 __all__ = ["Analyser", "Scope"]

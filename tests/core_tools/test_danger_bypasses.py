@@ -1,0 +1,124 @@
+"""Bypasses of the danger detector found by attacking it, each kept as a regression test.
+
+Where a test claims an effect (a deletion, a secret printed, a file overwritten), the command is
+first run for real with bash in a temporary folder, with ``$HOME`` pointed at a fake home that
+holds a sentinel, to show the effect is real; then the detector's verdict is checked.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.builtin_plugins.core_tools.danger import analyse, dangerous, hardline
+
+SENTINEL = "SENTINEL-b7e1-do-not-leak"
+
+
+@dataclass
+class Box:
+    work: Path  # the project, the command's working directory
+    home: Path  # the fake $HOME
+
+    def bash(self, command: str) -> subprocess.CompletedProcess[str]:
+        env = {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+               "HERMES_HOME": str(self.home / ".hermes")}
+        return subprocess.run(["bash", "-c", command], cwd=self.work, env=env, text=True,
+                              capture_output=True, timeout=20, stdin=subprocess.DEVNULL)
+
+    def keys(self, command: str) -> tuple[str, ...]:
+        return analyse(command, str(self.work))
+
+
+@pytest.fixture
+def box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Box:
+    home = tmp_path / "fakehome"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{SENTINEL}\n")
+    (home / ".ssh" / "authorized_keys").write_text("ssh-ed25519 AAAA owner\n")
+    (home / ".hermes").mkdir()
+    (home / ".hermes" / ".env").write_text(f"OPENROUTER_API_KEY={SENTINEL}\n")
+    (home / ".bashrc").write_text("export PATH=$PATH:/opt/bin\n")
+    work = tmp_path / "work"
+    (work / "sentinel").mkdir(parents=True)
+    (work / "sentinel" / "keep.txt").write_text("keep me\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("HERMES_HOME", str(home / ".hermes"))
+    return Box(work, home)
+
+
+# ---------------------------------------------------------------- glob command names
+
+@pytest.mark.parametrize("command", [
+    "/bin/r? -rf sentinel", "/???/r? -rf sentinel", "X='/bin/r?'; $X -rf sentinel",
+    "shopt -s nullglob; /nonexist* rm -rf sentinel",
+])
+def test_a_glob_command_name_is_judged_as_what_it_matches(box: Box, command: str) -> None:
+    assert box.bash(command).returncode == 0
+    assert not (box.work / "sentinel").exists()  # the glob ran rm
+    keys = box.keys(command)
+    assert "recursive_delete" in keys and "indirect_command" in keys
+
+
+@pytest.mark.parametrize("command", [
+    "/bin/r? -rf ~", "/???/r? -rf /", "shopt -s nullglob; /nonexist* rm -rf ~",
+    "X='/bin/r?'; $X -rf $HOME", "sudo /usr/bin/r? -rf /",
+])
+def test_a_glob_command_name_deleting_home_or_root_is_refused(box: Box, command: str) -> None:
+    finding = hardline(command, str(box.work))
+    assert finding is not None and "delete_root" in finding.keys
+
+
+def test_a_glob_command_name_reading_code_from_stdin_is_judged(box: Box) -> None:
+    assert hardline("echo 'rm -rf ~' | /bin/ba?h", str(box.work)) is not None
+
+
+def test_test_brackets_and_globs_in_arguments_stay_unflagged(box: Box) -> None:
+    for command in ("[ -f x ] && echo hi", "ls *.txt", "[[ -d src ]] || mkdir src"):
+        assert box.keys(command) == (), command
+
+
+# ---------------------------------------------------------------- secrets read by redirection
+
+@pytest.mark.parametrize("command", [
+    "exec 3< ~/.ssh/id_rsa; cat <&3",
+    "while read -r l; do echo \"$l\"; done < ~/.ssh/id_rsa",
+    "echo \"$(< ~/.ssh/id_rsa)\"",
+    "echo \"$(<$HERMES_HOME/.env)\"",
+    "tee < ~/.ssh/id_rsa",
+    "read -r x < ~/.hermes/.env; echo $x",
+    "mapfile a < ~/.hermes/.env; echo \"${a[@]}\"",
+    "{ cat; } < ~/.ssh/id_rsa",
+])
+def test_a_secret_opened_by_a_redirection_is_a_credential_read(box: Box, command: str) -> None:
+    assert SENTINEL in box.bash(command).stdout
+    assert "credential_read" in box.keys(command)
+
+
+# ---------------------------------------------------------------- secrets named to readers
+
+@pytest.mark.parametrize("command", [
+    "perl -pe1 ~/.ssh/id_rsa", "perl -ne print ~/.hermes/.env",
+    "python3 -c 'import sys; print(open(sys.argv[1]).read())' ~/.ssh/id_rsa",
+    "python3 -m base64 ~/.ssh/id_rsa", "git diff --no-index /dev/null ~/.ssh/id_rsa",
+    "openssl base64 -in ~/.ssh/id_rsa", "awk 1 ~/.ssh/*",
+])
+def test_a_secret_named_to_an_interpreter_or_git_is_a_credential_read(box: Box,
+                                                                      command: str) -> None:
+    out = box.bash(command).stdout
+    if "base64" in command:
+        import base64
+        out = base64.b64decode("".join(out.split())).decode()
+    assert SENTINEL in out
+    assert "credential_read" in box.keys(command)
+
+
+def test_everyday_commands_naming_public_keys_and_certificates_stay_unflagged(box: Box) -> None:
+    for command in ("python3 -c 'print(1)' ~/.ssh/id_rsa.pub", "git add src/app.py",
+                    "openssl x509 -in cert.pem -noout -dates", "perl -pe 's/a/b/' in.txt",
+                    "ssh -i ~/.ssh/id_ed25519 deploy@host", "git diff --no-index a.txt b.txt"):
+        assert dangerous(command, str(box.work)) is None, command
