@@ -55,7 +55,16 @@ _ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".en
 _SHELL_RC = frozenset({
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
     ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".mkshrc",
-    "config.fish", ".inputrc", "bash.bashrc", "profile", "environment"})
+    "config.fish", ".inputrc", "bash.bashrc", "profile", "environment", ".bash_aliases",
+    ".bash_env", ".xprofile", ".xinitrc", ".xsession", ".xsessionrc", ".pam_environment"})
+#: files under the home directory that hold secrets or run at log-in (targets for globs)
+_HOME_FILES = (
+    ".ssh/id_rsa", ".ssh/id_dsa", ".ssh/id_ecdsa", ".ssh/id_ed25519", ".ssh/authorized_keys",
+    ".ssh/rc", ".ssh/config", ".aws/credentials", ".aws/config", ".kube/config",
+    ".docker/config.json", ".netrc", ".git-credentials", ".npmrc", ".pypirc", ".pgpass",
+    ".my.cnf", ".env", ".vault-token", ".config/gh/hosts.yml", ".config/rclone/rclone.conf",
+    ".config/fish/config.fish", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
+    ".bash_aliases", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin")
 _TRAILING = re.compile(r"(?:/+(?:\*|\.\*|\*\*|\.)?)+$")
 _BRACE = re.compile(r"\{([^{}]*,[^{}]*)\}")
 _GLOB = re.compile(r"[*?\[]")
@@ -137,7 +146,18 @@ def _classify(path: str, cwd: str | None, home: str | None, hermes: str) -> froz
         matched = [t for t in _GLOB_TARGETS if fnmatch.fnmatchcase(t, pattern)]
         if matched:
             return frozenset().union(*(_labels(t, hermes) for t in matched))
+        if pattern.startswith("/"):  # ~/.hermes/.en?, ~/.kub?/config: the files it may name
+            files = [t for t in _file_targets(hermes) if fnmatch.fnmatchcase(t, pattern)]
+            return frozenset().union(_labels(pattern, hermes),
+                                     *(_labels(t, hermes) for t in files))
     return _labels(normalise(path, cwd, home), hermes)
+
+
+@lru_cache(maxsize=8)
+def _file_targets(hermes: str) -> tuple[str, ...]:
+    """The well-known secret and start-up files a glob is tried against."""
+    return (*(HOME + "/" + name for name in _HOME_FILES), hermes + "/.env",
+            hermes + "/auth.json", "/etc/shadow", "/etc/gshadow", "/etc/passwd", "/etc/sudoers")
 
 
 def expand_braces(word: str, limit: int = 64) -> list[str]:
@@ -181,7 +201,8 @@ def _labels(p: str, hermes: str = HOME + "/.hermes") -> frozenset[str]:
         labels.add(CREDENTIAL)
     if name.endswith((".pem", ".key", ".p12", ".pfx", ".kdbx")):
         labels.add(KEY_FILE)  # a secret to send, but also what key generators write
-    if name in _SHELL_RC and (name.startswith(".") or p.startswith("/etc/")):
+    if name in _SHELL_RC and (name.startswith(".") or p.startswith("/etc/")) or (
+            "/.config/fish/" in p and name.endswith(".fish")):
         labels.add(SHELL_RC)
     if _holds_secret(p, parts, name, labels, hermes):
         labels.add(SECRET_FILE)
