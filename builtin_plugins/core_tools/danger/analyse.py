@@ -15,7 +15,7 @@ from .lexer import ARITH, LIT, TILDE, VAR, Part, Word, lex, lex_text, lex_word
 from .names import is_pattern, stand_ins
 from .params import element, modify
 from .parse import Command, parse
-from .paths import (CREDENTIAL, KEY_FILE, classify, current_hermes_home, expand_braces,
+from .paths import (CREDENTIAL, GIT_HOOK, KEY_FILE, classify, current_hermes_home, expand_braces,
                     normalise)
 from .rules_files import file_rule, short_flags, split_options
 from .rules_read import reads, reads_in_code, redirected
@@ -190,10 +190,12 @@ class Analyser:
         for r in cmd.redirects:
             if r.target is not None and r.op in (">", ">>", ">|", "&>", "&>>"):
                 content = self.producer(cmd, scope, depth) if cmd.argv else ("", "")
-                self.remember(self.joined(r.target, scope, depth), content, scope)
+                self.remember(self.joined(r.target, scope, depth), content, scope, depth)
 
-    def remember(self, path: str, content: Content, scope: Scope) -> None:
+    def remember(self, path: str, content: Content, scope: Scope, depth: int = 0) -> None:
         scope.files[normalise(path, scope.cwd)] = content
+        if GIT_HOOK in classify(path, scope.cwd) and content[1]:  # git will run it
+            self.run_text(content[1], scope.child(), depth)
 
     def run_file(self, path: str, scope: Scope, depth: int, code: bool = False) -> bool:
         """Judge a script file written earlier in the text; False when it was not."""

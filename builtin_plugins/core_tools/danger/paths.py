@@ -18,9 +18,9 @@ UNKNOWN = "\x00"
 HOME = "/home/\x01"
 
 ROOT, HOME_DIR, SYSTEM_DIR, SYSTEM_FILE, DEVICE, SOCKET, CREDENTIAL, KEY_FILE, SHELL_RC, \
-    SUDOERS, SECRET_FILE, SECRET_DIR = (
+    SUDOERS, SECRET_FILE, SECRET_DIR, GIT_HOOK = (
         "root", "home", "system_dir", "system_file", "device", "socket", "credential",
-        "key_file", "shell_rc", "sudoers", "secret_file", "secret_dir")
+        "key_file", "shell_rc", "sudoers", "secret_file", "secret_dir", "git_hook")
 
 #: directories whose recursive deletion (or moving away) is always refused
 SYSTEM_DIRS = frozenset({
@@ -66,6 +66,7 @@ _HOME_FILES = (
     ".config/fish/config.fish", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
     ".bash_aliases", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin")
 _TRAILING = re.compile(r"(?:/+(?:\*|\.\*|\*\*|\.)?)+$")
+_GIT_HOOK = re.compile(r"(?:^|/)\.git/(?:modules/.+/)?hooks(?:/|$)")
 _BRACE = re.compile(r"\{([^{}]*,[^{}]*)\}")
 _GLOB = re.compile(r"[*?\[]")
 #: what a glob is tried against: the places whose deletion is always refused
@@ -194,6 +195,8 @@ def _labels(p: str, hermes: str = HOME + "/.hermes") -> frozenset[str]:
     if p.startswith(("/etc/sudoers", "/private/etc/sudoers")) or p in (
             "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow"):
         labels.add(SUDOERS)
+    if _GIT_HOOK.search(p):
+        labels.add(GIT_HOOK)  # code git runs later, unchecked
     name = parts[-1]
     if (name in _CREDENTIAL_NAMES or any(d in _CREDENTIAL_DIRS for d in parts[:-1])
             or name in _CREDENTIAL_DIRS

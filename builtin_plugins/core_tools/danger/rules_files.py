@@ -67,11 +67,12 @@ def extract(site: Site, args: list[str]) -> None:
     if site.command != "unzip" and not tar_extracts(args):
         return
     options = ("-d",) if site.command == "unzip" else ("-C", "--directory")
-    for k, a in enumerate(args):
-        if a in options and k + 1 < len(args):
-            site.write(args[k + 1])
-        elif a.startswith("--directory="):
-            site.write(a.split("=", 1)[1])
+    into = [args[k + 1] for k, a in enumerate(args) if a in options and k + 1 < len(args)]
+    into += [a.split("=", 1)[1] for a in args if a.startswith("--directory=")]
+    for target in into:
+        site.write(target)
+    for target in into or ([site.cwd] if site.cwd else []):
+        _into_home(site, [], target, contents=True)
 
 
 def unlink(site: Site, args: list[str]) -> None:
@@ -146,9 +147,21 @@ _COPY_VALUED = frozenset({"-t", "-S", "-m", "-o", "-g", "--target-directory", "-
 
 
 def copy(site: Site, args: list[str]) -> None:
-    _, dest = _destination(args, _COPY_VALUED)
+    sources, dest = _destination(args, _COPY_VALUED)
     if dest is not None:
         site.write(dest)
+        _into_home(site, sources, dest)
+    if site.command == "install":  # install -m 4755 /bin/bash x: a mode like chmod's
+        modes = [v for k, o in enumerate(args) if o in ("-m", "--mode")
+                 for v in args[k + 1:k + 2]] + [o.split("=", 1)[1] for o in args
+                                                 if o.startswith("--mode=")]
+        for mode in modes:
+            world, special = _mode_effects(mode) if _OCTAL.fullmatch(mode) or \
+                _SYMBOLIC.fullmatch(mode) else (False, False)
+            if world:
+                site.add("world_writable")
+            if special:
+                site.add("permission_change")
 
 
 def move(site: Site, args: list[str]) -> None:
@@ -157,11 +170,43 @@ def move(site: Site, args: list[str]) -> None:
         site.delete(source, True)
     if dest is not None:
         site.write(dest)
+        _into_home(site, sources, dest)
+
+
+def _into_home(site: Site, sources: list[str], dest: str, contents: bool = False) -> None:
+    """Files copied, moved or extracted into the home directory itself land on its start-up
+    and credential files: ``cp evil/.bashrc ~`` writes ``~/.bashrc``; copying the contents of
+    a folder (``cp -r x/. ~``, ``rsync -a x/ ~``, ``tar -x -C ~``) writes files it cannot
+    name."""
+    if "home" not in site.labels(dest):
+        return
+    if contents and not sources:
+        site.add("credential_write")
+    for source in sources:
+        name = base_name(source)
+        if name in ("", ".", "..", "*", ".*") or contents and source.endswith(("/", "/.")):
+            site.add("credential_write")
+        else:
+            site.write(dest.rstrip("/") + "/" + name)
 
 
 def tee(site: Site, args: list[str]) -> None:
+    """``tee`` and ``sponge``: every operand is written."""
     for target in split_options(args)[1]:
         site.write(target)
+
+
+def uniq(site: Site, args: list[str]) -> None:
+    """``uniq IN OUT`` writes OUT."""
+    operands = split_options(args, frozenset({"-f", "-s", "-w"}))[1]
+    if len(operands) > 1:
+        site.write(operands[1])
+
+
+def setcap(site: Site, args: list[str]) -> None:
+    """File capabilities (``cap_setuid+ep``) grant root powers like the setuid bit."""
+    if "-v" not in args and "-r" not in args:
+        site.add("permission_change")
 
 
 def truncate(site: Site, args: list[str]) -> None:
@@ -283,6 +328,7 @@ def rsync(site: Site, args: list[str]) -> None:
             site.add("sync_delete")
         site.delete(dest, True)
     site.write(dest)
+    _into_home(site, operands[:-1], dest, contents=True)
 
 
 def disk_tool(site: Site, args: list[str]) -> None:
@@ -301,7 +347,7 @@ def blkdiscard(site: Site, args: list[str]) -> None:
 
 FILE_RULES: dict[str, Callable[[Site, list[str]], None]] = {
     "rm": rm, "unlink": unlink, "shred": shred, "find": find, "cp": copy, "install": copy,
-    "ln": copy, "mv": move, "tee": tee, "truncate": truncate, "dd": dd, "sed": sed, "gsed": sed,
+    "ln": copy, "mv": move, "tee": tee, "sponge": tee, "uniq": uniq, "setcap": setcap, "truncate": truncate, "dd": dd, "sed": sed, "gsed": sed,
     "chmod": chmod, "chown": chown, "chgrp": chown, "setfacl": setfacl, "chattr": chattr,
     "rsync": rsync, "fdisk": disk_tool, "sfdisk": disk_tool, "cfdisk": disk_tool,
     "parted": disk_tool, "gdisk": disk_tool, "sgdisk": disk_tool, "mke2fs": format_disk,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .paths import (CREDENTIAL, DEVICE, HOME_DIR, KEY_FILE, ROOT, SHELL_RC, SOCKET, SUDOERS,
+from .paths import (CREDENTIAL, DEVICE, GIT_HOOK, HOME_DIR, KEY_FILE, ROOT, SHELL_RC, SOCKET, SUDOERS,
                     SYSTEM_DIR, SYSTEM_FILE, classify, is_protected_dir)
 
 #: markers standing for text the analyser cannot read (see analyse.Analyser.expand)
@@ -53,6 +53,8 @@ class Site:
             self.add("credential_write")
         if SYSTEM_FILE in labels or ROOT in labels or SYSTEM_DIR in labels:
             self.add("system_config_write")
+        if GIT_HOOK in labels:
+            self.add("indirect_command")
 
     def delete(self, path: str, recursive: bool) -> None:
         """``path`` is deleted (or moved away); ``recursive``: with everything below it."""

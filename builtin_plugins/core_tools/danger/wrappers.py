@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .site import OPAQUE
+
 
 @dataclass
 class Unwrapped:
@@ -207,4 +209,34 @@ def option_code(name: str, args: list[str]) -> list[str]:
             found.append(m.group(1))
         elif name == "git" and a == "-c" and (m := _GIT_CODE.match(value)):
             found.append(m.group(1).lstrip("!"))
+    if name == "git":
+        found += _git_config_code(args)
     return [code.removeprefix("exec=") for code in found if code]
+
+
+_GIT_CONFIG_VALUED = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment",
+                                "--value", "-t"})
+
+
+def _git_config_code(args: list[str]) -> list[str]:
+    """``git config alias.x '!rm -rf ~'``, ``git config core.pager CMD``: a command line git
+    runs later; ``core.hooksPath`` (also ``-c``): hooks from a folder the command does not
+    show."""
+    settings = [args[k + 1] for k, a in enumerate(args[:-1]) if a == "-c"]
+    i = 0
+    while i < len(args) and args[i].startswith("-"):  # git's own options
+        i += 2 if args[i] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") else 1
+    found: list[str] = []
+    if args[i:i + 1] == ["config"]:
+        rest = args[i + 1:]
+        words = [a for k, a in enumerate(rest) if not a.startswith("-")
+                 and not (k and rest[k - 1] in _GIT_CONFIG_VALUED)]
+        if words[:1] == ["set"]:
+            words = words[1:]
+        if len(words) >= 2:
+            setting = f"{words[0]}={words[1]}"
+            settings.append(setting)
+            if m := _GIT_CODE.match(setting):
+                found.append(m.group(1).lstrip("!"))
+    found += [OPAQUE for s in settings if s.lower().startswith("core.hookspath=")]
+    return found
