@@ -252,3 +252,57 @@ def test_ordinary_git_configuration_stays_unflagged(box: Box) -> None:
     for command in ("git config user.name x", "git config --get alias.x",
                     "git commit -m config", "git -c user.name=x commit -m y", "ls .git/hooks"):
         assert box.keys(command) == (), command
+
+
+# ---------------------------------------------------------------- where the parser and bash differ
+
+@pytest.mark.parametrize("command", [
+    "cat <<$X\nhello\n$X\nrm -rf sentinel", "cat <<~\nhello\n~\nrm -rf sentinel",
+    "cat <<`x`\nhello\n`x`\nrm -rf sentinel", "cat <<${E}\nhello\n${E}\nrm -rf sentinel",
+    "cat <<$(x)\nhello\n$(x)\nrm -rf sentinel",
+])
+def test_a_heredoc_delimiter_is_not_expanded(box: Box, command: str) -> None:
+    result = box.bash(command)
+    assert result.stdout == "hello\n"
+    assert not (box.work / "sentinel").exists()  # the line after the delimiter ran
+    assert "recursive_delete" in box.keys(command)
+    assert hardline(command.replace("sentinel", "~"), str(box.work)) is not None
+
+
+def test_heredoc_delimiters_with_quotes_still_end_where_bash_ends_them(box: Box) -> None:
+    for command in ("cat <<'E'\"F\"G\nrm -rf sentinel\nEFG", "cat <<\\E\nrm -rf sentinel\nE",
+                    "cat <<$'E'\nrm -rf sentinel\nE", "cat <<\"E\\$\"\nrm -rf sentinel\nE$"):
+        assert "rm -rf sentinel" in box.bash(command).stdout  # data, not run
+        assert box.keys(command) == (), command
+
+
+@pytest.mark.parametrize("command", [
+    "x=1; echo ${x:+$(rm -rf sentinel)}", "echo ${HOME/x/$(rm -rf sentinel)}",
+    "echo ${HOME#$(rm -rf sentinel)}", "a=(1); echo ${#a[$(rm -rf sentinel)]}",
+    "echo ${HOME:$(rm -rf sentinel):1}", "x=1; y=rm; ${x:+$y} -rf sentinel",
+])
+def test_substitutions_inside_parameter_operators_run(box: Box, command: str) -> None:
+    box.bash(command)
+    assert not (box.work / "sentinel").exists()
+    assert "recursive_delete" in box.keys(command)
+
+
+@pytest.mark.parametrize("command", [
+    "x='a[$(rm -rf sentinel)]'; echo $(( x ))", "x='a[$(rm -rf sentinel)]'; (( x ))",
+    "x='a[$(rm -rf sentinel)]'; [[ $x -eq 1 ]]", "x='a[$(rm -rf sentinel)]'; let x",
+    "x='a[$(rm -rf sentinel)]'; echo ${!x}", "x='a[$(rm -rf sentinel)]'; echo ${a[x]}",
+    "x='a[$(rm -rf sentinel)]'; y=x; echo $[y]", "printf -v 'a[$(rm -rf sentinel)]' x",
+    "read 'a[$(rm -rf sentinel)]' <<< x", "test -v 'a[$(rm -rf sentinel)]'",
+    "declare -a \"x=(\\$(rm -rf sentinel))\"",
+])
+def test_a_subscript_holding_a_substitution_runs_it_when_evaluated(box: Box,
+                                                                   command: str) -> None:
+    box.bash(command)
+    assert not (box.work / "sentinel").exists()  # quoted data, run by arithmetic evaluation
+    assert "recursive_delete" in box.keys(command)
+
+
+def test_quoted_substitutions_outside_subscripts_stay_data(box: Box) -> None:
+    for command in ("echo '$(rm -rf ~)'", "git commit -m 'use $(pwd) not `pwd`'",
+                    "x='$(date)'; echo \"$x\"", "a[1]=2; echo ${a[1]}", "echo $((1 + 2))"):
+        assert box.keys(command) == (), command

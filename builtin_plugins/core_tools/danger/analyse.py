@@ -20,6 +20,7 @@ from .paths import (CREDENTIAL, GIT_HOOK, KEY_FILE, classify, current_hermes_hom
 from .rules_files import file_rule, short_flags, split_options
 from .rules_read import reads, reads_in_code, redirected
 from .rules_system import SHELLS, SYSTEM_RULES
+from .shell_state import SCOPE_BUILTINS, evaluated_code
 from .scope import (DOWNLOADERS, MAX_DEPTH, OUTPUT_OPTIONS, QUERIES, SSH_VALUED, STDIN_FILES,
                     WRITES, Content, Scope)
 from .site import FETCHED, MARKERS, OPAQUE, SECRET, Site, base_name, opaque_key
@@ -103,6 +104,14 @@ class Analyser:
     def _variable(self, part: Part, scope: Scope, depth: int) -> str | list[str]:
         """A variable's value; a list for the elements of ``${array[@]}``."""
         name, modifier = part.value, part.modifier
+        if "$" in part.source or "`" in part.source:  # ${x:+$(cmd)}, ${x/a/$(cmd)}: it runs
+            self.expand(lex_text(part.source), scope, depth)
+            if modifier.startswith((":+", "+")):  # the alternative's value, like a default
+                value = self._plain_value(name, Part(VAR, name), scope, depth)
+                alternative = lex_text(modifier.split("+", 1)[1]) if part.quoted else lex_word(
+                    modifier.split("+", 1)[1])
+                return self.joined(alternative, scope, depth) if value else ""
+            return OPAQUE
         if modifier == "!":  # ${!x}: the variable named by x's value
             name, modifier = scope.env.get(name, OPAQUE), ""
         if modifier.startswith("["):
@@ -158,6 +167,7 @@ class Analyser:
     def command(self, cmd: Command, scope: Scope, depth: int) -> None:
         for name, value in cmd.assigns:
             text = OPAQUE if value is None else self.joined(value, scope, depth)
+            self._evaluated([text], scope, depth)
             if cmd.words:
                 continue
             if value is not None and text.startswith("(") and text.endswith(")"):
@@ -183,6 +193,7 @@ class Analyser:
         redirected(site, stdin_paths)
         argv = [f for w in cmd.words for f in self.expand(w, scope, depth)]
         cmd.words_text = argv
+        self._evaluated(argv, scope, depth)
         if cmd.kind != "simple" or not argv:
             cmd.argv = []
         else:
@@ -191,6 +202,12 @@ class Analyser:
             if r.target is not None and r.op in (">", ">>", ">|", "&>", "&>>"):
                 content = self.producer(cmd, scope, depth) if cmd.argv else ("", "")
                 self.remember(self.joined(r.target, scope, depth), content, scope, depth)
+
+    def _evaluated(self, texts: list[str], scope: Scope, depth: int) -> None:
+        """Substitutions in text bash evaluates as arithmetic or as a name run."""
+        for text in texts:
+            if evaluated_code(text) and depth < MAX_DEPTH:
+                self.expand(lex_text(text), scope, depth + 1)
 
     def remember(self, path: str, content: Content, scope: Scope, depth: int = 0) -> None:
         scope.files[normalise(path, scope.cwd)] = content
@@ -323,31 +340,8 @@ class Analyser:
                 i += 2 if argv[i] in SSH_VALUED else 1
             if i + 1 < len(argv):  # a command for the remote shell
                 self.run_text(" ".join(argv[i + 1:]), scope.child(), depth)
-        elif name == "alias":
-            for a in argv[1:]:
-                if "=" in a:
-                    alias, value = a.split("=", 1)
-                    scope.aliases[alias] = value
-        elif name in ("cd", "pushd", "popd"):
-            targets = [a for a in argv[1:] if not a.startswith(("-", "+"))]
-            if name == "popd" or argv[1:2] == ["-"]:
-                scope.cwd = None  # back to a directory this text does not show
-            else:
-                moved = normalise(targets[0] if targets else "~", scope.cwd)
-                scope.cwd = moved if moved.startswith("/") and not any(
-                    m in moved for m in MARKERS) else None
-        elif name in ("export", "declare", "local", "readonly", "typeset"):
-            for a in argv[1:]:
-                if "=" in a and a.split("=", 1)[0].isidentifier():
-                    key_, value = a.split("=", 1)
-                    scope.env[key_] = value
-        elif name in ("read", "mapfile", "readarray"):
-            for a in argv[1:]:
-                if a.isidentifier():
-                    scope.env[a] = OPAQUE
-        elif name == "unset":
-            for a in argv[1:]:
-                scope.env.pop(a, None)
+        elif name in SCOPE_BUILTINS:
+            SCOPE_BUILTINS[name](scope, argv)
         kind = interpreter(name)
         if kind is not None:
             self._interpreter(kind, argv, cmd, scope, depth, site)

@@ -11,7 +11,7 @@ from .lexer import REDIRECTS, Op, Part, Word, lex
 #: reserved words that may start a command and are not the command itself
 _LEADING = frozenset({"if", "then", "elif", "else", "do", "while", "until", "!", "time", "fi",
                       "done", "esac", "{", "}", "[[", "coproc"})
-_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?)\+?=")
 _SEPARATORS = frozenset({";", ";;", ";&", ";;&", "&&", "||", "&", "\n"})
 
 
