@@ -217,10 +217,10 @@ def _repo(box: Box) -> None:
 
 
 @pytest.mark.parametrize("command", [
-    "echo 'rm -rf sentinel' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit;"
-    " git commit -q --allow-empty -m x",
-    "printf '#!/bin/sh\\nrm -rf sentinel\\n' | tee .git/hooks/pre-commit >/dev/null;"
-    " chmod +x .git/hooks/pre-commit; git commit -q --allow-empty -m x",
+    ("echo 'rm -rf sentinel' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit;"
+     " git commit -q --allow-empty -m x"),
+    ("printf '#!/bin/sh\\nrm -rf sentinel\\n' | tee .git/hooks/pre-commit >/dev/null;"
+     " chmod +x .git/hooks/pre-commit; git commit -q --allow-empty -m x"),
     "git config alias.x '!rm -rf sentinel'; git x",
     "git config core.editor 'rm -rf sentinel; true'; git commit -q --allow-empty",
 ])
@@ -306,3 +306,18 @@ def test_quoted_substitutions_outside_subscripts_stay_data(box: Box) -> None:
     for command in ("echo '$(rm -rf ~)'", "git commit -m 'use $(pwd) not `pwd`'",
                     "x='$(date)'; echo \"$x\"", "a[1]=2; echo ${a[1]}", "echo $((1 + 2))"):
         assert box.keys(command) == (), command
+
+
+# ---------------------------------------------------------------- the analyser's own cost
+
+@pytest.mark.parametrize("command", [
+    "".join(f"x{i}=$x{i - 1}$x{i - 1};" for i in range(1, 60)) + "$x59 -rf ~",  # doubling
+    "x=1; echo " + "${x:+" * 60 + "$(rm -rf ~)" + "}" * 60,  # nested operators
+    "x=1; echo " + "${x/a/" * 60 + "$(rm -rf ~)" + "}" * 60,
+])
+def test_values_that_double_or_nest_are_judged_in_bounded_time(command: str) -> None:
+    import time
+    started = time.perf_counter()
+    keys = analyse(command, "/work/proj")
+    assert time.perf_counter() - started < 5
+    assert keys and set(keys) & {"delete_root", "indirect_command"}

@@ -20,9 +20,9 @@ from .paths import (CREDENTIAL, GIT_HOOK, KEY_FILE, classify, current_hermes_hom
 from .rules_files import file_rule, short_flags, split_options
 from .rules_read import reads, reads_in_code, redirected
 from .rules_system import SHELLS, SYSTEM_RULES
+from .scope import (DOWNLOADERS, MAX_DEPTH, MAX_VALUE, OUTPUT_OPTIONS, QUERIES, SSH_VALUED,
+                    STDIN_FILES, WRITES, Content, Scope)
 from .shell_state import SCOPE_BUILTINS, evaluated_code
-from .scope import (DOWNLOADERS, MAX_DEPTH, OUTPUT_OPTIONS, QUERIES, SSH_VALUED, STDIN_FILES,
-                    WRITES, Content, Scope)
 from .site import FETCHED, MARKERS, OPAQUE, SECRET, Site, base_name, opaque_key
 from .wrappers import option_code, unwrap
 
@@ -105,12 +105,13 @@ class Analyser:
         """A variable's value; a list for the elements of ``${array[@]}``."""
         name, modifier = part.value, part.modifier
         if "$" in part.source or "`" in part.source:  # ${x:+$(cmd)}, ${x/a/$(cmd)}: it runs
-            self.expand(lex_text(part.source), scope, depth)
             if modifier.startswith((":+", "+")):  # the alternative's value, like a default
                 value = self._plain_value(name, Part(VAR, name), scope, depth)
                 alternative = lex_text(modifier.split("+", 1)[1]) if part.quoted else lex_word(
                     modifier.split("+", 1)[1])
-                return self.joined(alternative, scope, depth) if value else ""
+                text = self.joined(alternative, scope, depth)
+                return text if value else ""
+            self.expand(lex_text(part.source), scope, depth)
             return OPAQUE
         if modifier == "!":  # ${!x}: the variable named by x's value
             name, modifier = scope.env.get(name, OPAQUE), ""
@@ -175,7 +176,7 @@ class Analyser:
                             for f in self.expand(w, scope, depth)]
                 scope.arrays[name] = elements
                 text = elements[0] if elements else ""
-            scope.env[name] = text
+            scope.env[name] = text if len(text) <= MAX_VALUE else OPAQUE
         site = Site(self.add, scope.cwd, self._noop)
         stdin_paths: list[str] = []
         for r in cmd.redirects:

@@ -347,7 +347,8 @@ def blkdiscard(site: Site, args: list[str]) -> None:
 
 FILE_RULES: dict[str, Callable[[Site, list[str]], None]] = {
     "rm": rm, "unlink": unlink, "shred": shred, "find": find, "cp": copy, "install": copy,
-    "ln": copy, "mv": move, "tee": tee, "sponge": tee, "uniq": uniq, "setcap": setcap, "truncate": truncate, "dd": dd, "sed": sed, "gsed": sed,
+    "ln": copy, "mv": move, "tee": tee, "sponge": tee, "uniq": uniq, "setcap": setcap,
+    "truncate": truncate, "dd": dd, "sed": sed, "gsed": sed,
     "chmod": chmod, "chown": chown, "chgrp": chown, "setfacl": setfacl, "chattr": chattr,
     "rsync": rsync, "fdisk": disk_tool, "sfdisk": disk_tool, "cfdisk": disk_tool,
     "parted": disk_tool, "gdisk": disk_tool, "sgdisk": disk_tool, "mke2fs": format_disk,

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 #: nesting of substitutions and code strings judged before giving up ("can't tell")
 MAX_DEPTH = 8
+#: longest variable value followed (x=$x$x doubles it each time); longer ones are unknown
+MAX_VALUE = 65536
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "lynx",
                          "links", "w3m", "ftp", "tftp", "lftp"})
 #: tools whose output is a transformation of their input: what comes out cannot be read

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 
 from .paths import normalise
-from .scope import Scope
+from .scope import MAX_VALUE, Scope
 from .site import MARKERS, OPAQUE
 
 
@@ -31,7 +31,7 @@ def _declare(scope: Scope, argv: list[str]) -> None:
     for a in argv[1:]:
         if "=" in a and a.split("=", 1)[0].isidentifier():
             name, value = a.split("=", 1)
-            scope.env[name] = value
+            scope.env[name] = value if len(value) <= MAX_VALUE else OPAQUE
 
 
 def _read(scope: Scope, argv: list[str]) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .paths import (CREDENTIAL, DEVICE, GIT_HOOK, HOME_DIR, KEY_FILE, ROOT, SHELL_RC, SOCKET, SUDOERS,
-                    SYSTEM_DIR, SYSTEM_FILE, classify, is_protected_dir)
+from .paths import (CREDENTIAL, DEVICE, GIT_HOOK, HOME_DIR, KEY_FILE, ROOT, SHELL_RC, SOCKET,
+                    SUDOERS, SYSTEM_DIR, SYSTEM_FILE, classify, is_protected_dir)
 
 #: markers standing for text the analyser cannot read (see analyse.Analyser.expand)
 OPAQUE, FETCHED, DECODED, REMOTE, SECRET = "\x00", "\x02", "\x03", "\x04", "\x05"
