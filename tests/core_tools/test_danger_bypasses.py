@@ -321,3 +321,67 @@ def test_values_that_double_or_nest_are_judged_in_bounded_time(command: str) -> 
     keys = analyse(command, "/work/proj")
     assert time.perf_counter() - started < 5
     assert keys and set(keys) & {"delete_root", "indirect_command"}
+
+
+# ---------------------------------------------------------------- command lines in variables
+
+@pytest.mark.parametrize("command", [
+    "GIT_SSH_COMMAND='rm -rf sentinel; false' git ls-remote ssh://x.invalid/y",
+    "git init -q r && cd r && EDITOR='rm -rf ../sentinel; true' git -c user.name=a"
+    " -c user.email=a@b commit -q --allow-empty",
+    "env 'BASH_FUNC_ls%%=() { rm -rf sentinel; }' bash -c ls",
+    "export GIT_SSH_COMMAND='rm -rf sentinel; false'; git ls-remote ssh://x.invalid/y",
+    "env GIT_SSH_COMMAND='rm -rf sentinel; false' git ls-remote ssh://x.invalid/y",
+])
+def test_a_command_line_in_a_variable_programs_run_is_judged(box: Box, command: str) -> None:
+    box.bash(command)
+    assert not (box.work / "sentinel").exists()  # the program ran the variable's command
+    assert "recursive_delete" in box.keys(command)
+
+
+@pytest.mark.parametrize("command", [
+    "PAGER='rm -rf ~' git log", "MANPAGER='sh -c \"rm -rf ~\"' man ls",
+    "EDITOR='rm -rf ~' crontab -e", "GIT_EDITOR='rm -rf ~' git commit",
+])
+def test_a_variable_running_a_home_deletion_is_refused(box: Box, command: str) -> None:
+    assert hardline(command, str(box.work)) is not None
+
+
+def test_preloaded_libraries_are_asked_about_and_ordinary_variables_are_not(box: Box) -> None:
+    assert "indirect_command" in box.keys("LD_PRELOAD=./evil.so ls")
+    for command in ("EDITOR=vim git commit", "PAGER=cat git log", "export EDITOR=nano",
+                    "GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy_key' git push",
+                    "NODE_ENV=production npm run build", "env FOO=1 make"):
+        assert box.keys(command) == (), command
+
+
+# ---------------------------------------------------------------- more wrappers and options
+
+@pytest.mark.parametrize("command", [
+    "taskset -c 0 rm -rf sentinel", "prlimit --nofile=100 rm -rf sentinel",
+    "ssh -oProxyCommand='rm -rf sentinel' -oConnectTimeout=1 x.invalid",
+])
+def test_wrappers_and_stuck_option_values_are_looked_through(box: Box, command: str) -> None:
+    box.bash(command)
+    assert not (box.work / "sentinel").exists()
+    assert "recursive_delete" in box.keys(command)
+
+
+@pytest.mark.parametrize("command", [
+    "unshare -r rm -rf ~", "nsenter -t 1 -m rm -rf /", "firejail rm -rf ~",
+    "cgexec -g cpu:x rm -rf ~", "chrt -f 1 rm -rf ~",
+    "git clone -u 'rm -rf ~' x y", "git clone --upload-pack='rm -rf ~' x y",
+    "git rebase -x 'rm -rf ~' main", "git submodule foreach --recursive 'rm -rf ~'",
+    "git bisect run rm -rf ~", "git filter-branch --tree-filter 'rm -rf ~' HEAD",
+    "man -P 'rm -rf ~' ls", "tar -I'rm -rf ~' -cf x.tar y", "rsync -e'rm -rf ~' a b:",
+])
+def test_more_wrappers_and_code_options_deleting_home_are_refused(box: Box,
+                                                                  command: str) -> None:
+    assert hardline(command, str(box.work)) is not None
+
+
+def test_ordinary_git_and_ssh_options_stay_unflagged(box: Box) -> None:
+    for command in ("git push -u origin main", "git status -uno", "git add -u",
+                    "git rebase -i main", "ssh -o StrictHostKeyChecking=no host",
+                    "rsync -e 'ssh -i key' a b:", "taskset -c 0 make"):
+        assert box.keys(command) == (), command

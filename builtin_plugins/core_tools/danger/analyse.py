@@ -22,7 +22,7 @@ from .rules_read import reads, reads_in_code, redirected
 from .rules_system import SHELLS, SYSTEM_RULES
 from .scope import (DOWNLOADERS, MAX_DEPTH, MAX_VALUE, OUTPUT_OPTIONS, QUERIES, SSH_VALUED,
                     STDIN_FILES, WRITES, Content, Scope)
-from .shell_state import SCOPE_BUILTINS, evaluated_code
+from .shell_state import SCOPE_BUILTINS, evaluated_code, variable_code
 from .site import FETCHED, MARKERS, OPAQUE, SECRET, Site, base_name, opaque_key
 from .wrappers import option_code, unwrap
 
@@ -169,6 +169,7 @@ class Analyser:
         for name, value in cmd.assigns:
             text = OPAQUE if value is None else self.joined(value, scope, depth)
             self._evaluated([text], scope, depth)
+            self._variable_code([f"{name}={text}"], scope, depth)
             if cmd.words:
                 continue
             if value is not None and text.startswith("(") and text.endswith(")"):
@@ -203,6 +204,21 @@ class Analyser:
             if r.target is not None and r.op in (">", ">>", ">|", "&>", "&>>"):
                 content = self.producer(cmd, scope, depth) if cmd.argv else ("", "")
                 self.remember(self.joined(r.target, scope, depth), content, scope, depth)
+
+    def _variable_code(self, assignments: list[str], scope: Scope, depth: int) -> None:
+        """``PAGER='cmd'``, ``GIT_SSH_COMMAND=...``, ``BASH_ENV=f``: code run later."""
+        for assignment in assignments:
+            name, _, value = assignment.partition("=")
+            found = variable_code(name, value)
+            if found is None:
+                continue
+            kind, text = found
+            if kind == "code":
+                self.run_text(text, scope.child(), depth)
+            elif kind == "file":
+                self.run_file(text, scope, depth)
+            else:
+                self.add("indirect_command")
 
     def _evaluated(self, texts: list[str], scope: Scope, depth: int) -> None:
         """Substitutions in text bash evaluates as arithmetic or as a name run."""
@@ -300,6 +316,7 @@ class Analyser:
                 self.run_text(wrapped.script, scope, depth)
                 return
             argv = wrapped.argv
+            self._variable_code(wrapped.assigns, scope, depth)
             if wrapped.via_xargs:
                 via_xargs = True
                 marker, text = self.stdin_input(cmd, scope, depth)
@@ -343,6 +360,7 @@ class Analyser:
                 self.run_text(" ".join(argv[i + 1:]), scope.child(), depth)
         elif name in SCOPE_BUILTINS:
             SCOPE_BUILTINS[name](scope, argv)
+            self._variable_code([a for a in argv[1:] if "=" in a], scope, depth)
         kind = interpreter(name)
         if kind is not None:
             self._interpreter(kind, argv, cmd, scope, depth, site)

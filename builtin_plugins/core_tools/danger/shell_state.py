@@ -61,3 +61,31 @@ def evaluated_code(text: str) -> bool:
     1 ]]``, ``${a[x]}``, ``let x``, ...; so does the name given to ``printf -v``, ``read``,
     ``test -v``."""
     return _EVALUATED.search(text) is not None
+
+
+#: variables whose value is a command line that the programs reading them run
+_CODE_VARIABLES = frozenset({
+    "PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "BAT_PAGER", "EDITOR", "VISUAL",
+    "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "SUDO_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH",
+    "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_EXTERNAL_DIFF", "GIT_PROXY_COMMAND",
+    "PROMPT_COMMAND", "LESSOPEN", "LESSCLOSE", "RSYNC_RSH", "CVS_RSH", "BROWSER",
+    "FZF_DEFAULT_COMMAND"})
+#: variables naming a script a shell sources at start
+_FILE_VARIABLES = frozenset({"BASH_ENV", "ENV"})
+#: variables naming code loaded into every program started (what it does cannot be read)
+_LIBRARY_VARIABLES = frozenset({"LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"})
+
+
+def variable_code(name: str, value: str) -> tuple[str, str] | None:
+    """What assigning ``value`` to ``name`` makes later programs run: ("code", command line),
+    ("file", script) or ("unknown", ""); None for an ordinary variable. ``BASH_FUNC_f%%``
+    is an exported function's body."""
+    if name in _CODE_VARIABLES:
+        return "code", value
+    if name.startswith("BASH_FUNC_"):
+        return "code", value.lstrip("() \t")
+    if name in _FILE_VARIABLES:
+        return "file", value
+    if name in _LIBRARY_VARIABLES and value:
+        return "unknown", ""
+    return None
