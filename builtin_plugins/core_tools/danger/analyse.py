@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .flows import output_of
 from .inline import code_argument, inspect_code, interpreter, string_literals
+from .later import LaterCode
 from .lexer import ARITH, LIT, TILDE, VAR, Part, Word, lex, lex_text, lex_word
 from .names import is_pattern, stand_ins
 from .params import element, modify
@@ -22,12 +23,12 @@ from .rules_read import reads, reads_in_code, redirected
 from .rules_system import SHELLS, SYSTEM_RULES
 from .scope import (DOWNLOADERS, MAX_DEPTH, MAX_VALUE, OUTPUT_OPTIONS, QUERIES, SSH_VALUED,
                     STDIN_FILES, WRITES, Content, Scope)
-from .shell_state import SCOPE_BUILTINS, evaluated_code, variable_code
+from .shell_state import SCOPE_BUILTINS, evaluated_code
 from .site import FETCHED, MARKERS, OPAQUE, SECRET, Site, base_name, opaque_key
 from .wrappers import option_code, unwrap
 
 
-class Analyser:
+class Analyser(LaterCode):
     def __init__(self) -> None:
         self.found: dict[str, None] = {}
         # expansions by word (the word is kept so that its id is not reused)
@@ -204,21 +205,6 @@ class Analyser:
             if r.target is not None and r.op in (">", ">>", ">|", "&>", "&>>"):
                 content = self.producer(cmd, scope, depth) if cmd.argv else ("", "")
                 self.remember(self.joined(r.target, scope, depth), content, scope, depth)
-
-    def _variable_code(self, assignments: list[str], scope: Scope, depth: int) -> None:
-        """``PAGER='cmd'``, ``GIT_SSH_COMMAND=...``, ``BASH_ENV=f``: code run later."""
-        for assignment in assignments:
-            name, _, value = assignment.partition("=")
-            found = variable_code(name, value)
-            if found is None:
-                continue
-            kind, text = found
-            if kind == "code":
-                self.run_text(text, scope.child(), depth)
-            elif kind == "file":
-                self.run_file(text, scope, depth)
-            else:
-                self.add("indirect_command")
 
     def _evaluated(self, texts: list[str], scope: Scope, depth: int) -> None:
         """Substitutions in text bash evaluates as arithmetic or as a name run."""
@@ -455,22 +441,6 @@ class Analyser:
             self.script(text, scope.child(), depth + 1)
 
         inspect_code(code, self.add, shell, site.write, lambda path: site.delete(path, True))
-
-    def _crontab(self, args: list[str], cmd: Command, scope: Scope, depth: int) -> None:
-        """A crontab installed from stdin or a file: its commands will run."""
-        options, operands = split_options(args, frozenset({"-u"}))
-        if any(c in short_flags(options) for c in "lre") or len(operands) > 1:
-            return
-        if operands and operands[0] != "-":
-            marker, text = scope.files.get(normalise(operands[0], scope.cwd), ("", None))
-        else:
-            marker, text = self.stdin_input(cmd, scope, depth)
-        if marker:
-            self.add(opaque_key(marker) or "indirect_command")
-        for line in (text or "").splitlines():
-            fields = line.split(None, 1 if line.startswith("@") else 5)
-            if line.strip() and not line.lstrip().startswith("#") and "=" not in fields[0]:
-                self.run_text(fields[-1], scope.child(), depth)
 
     def _interpreter(self, kind: str, argv: list[str], cmd: Command, scope: Scope, depth: int,
                      site: Site) -> None:
