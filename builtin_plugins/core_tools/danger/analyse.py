@@ -179,7 +179,7 @@ class Analyser(LaterCode):
                 scope.arrays[name] = elements
                 text = elements[0] if elements else ""
             scope.env[name] = text if len(text) <= MAX_VALUE else OPAQUE
-        site = Site(self.add, scope.cwd, self._noop)
+        site = Site(self.add, scope.cwd, self._noop, links=scope.links)
         stdin_paths: list[str] = []
         for r in cmd.redirects:
             if r.heredoc is not None:
@@ -317,7 +317,8 @@ class Analyser(LaterCode):
         site = Site(self.add, scope.cwd,
                     lambda inner: self.run(inner, Command(), scope, depth, elevated=elevated),
                     command=name, elevated=elevated, via_xargs=via_xargs,
-                    stdin_paths=stdin_paths or [], pipeline=self._pipeline(cmd))
+                    stdin_paths=stdin_paths or [], pipeline=self._pipeline(cmd),
+                    links=scope.links)
         if name in SHELLS:
             self._shell(argv, cmd, scope, depth, elevated)
         elif name == "eval":
@@ -376,6 +377,9 @@ class Analyser(LaterCode):
                 self.remember(path, content, scope)
         elif name in ("cp", "mv", "install", "ln"):
             operands = split_options(argv[1:])[1]
+            if name == "ln" and len(operands) == 2:  # later writes to the link reach its target
+                scope.links[normalise(operands[1], scope.cwd)] = normalise(operands[0],
+                                                                           scope.cwd)
             if len(operands) == 2:
                 known = scope.files.get(normalise(operands[0], scope.cwd))
                 if known is not None:

@@ -234,6 +234,23 @@ def _holds_secret(p: str, parts: list[str], name: str, labels: set[str], hermes:
     return True
 
 
+def link_target(path: str, cwd: str | None) -> str | None:
+    """Where the existing symlink ``path`` (or a link among its parents) leads, or None: a
+    write through ``notes.txt -> ~/.bashrc`` or ``disk -> /dev/sda`` reaches the target."""
+    if any(c < " " for c in path) or _GLOB.search(path):
+        return None
+    try:
+        path = os.path.expanduser(path)
+        if (not path.startswith("/") and not (cwd and cwd.startswith("/"))) or path.startswith(
+                ("/dev/", "/proc/", "~")):
+            return None
+        full = posixpath.normpath(posixpath.join(cwd or "/", path))
+        real = os.path.realpath(full)
+    except (OSError, ValueError):
+        return None
+    return real if real != full and not real.startswith("/proc/") else None
+
+
 def is_protected_dir(labels: frozenset[str]) -> bool:
     """The root, the home directory or a system directory itself (or all of its contents)."""
     return bool(labels & {ROOT, HOME_DIR, SYSTEM_DIR})

@@ -52,9 +52,12 @@ class Scope:
     arrays: dict[str, list[str]] = field(default_factory=dict)
     #: files written earlier in the text -> what was written (shared: files outlive subshells)
     files: dict[str, Content] = field(default_factory=dict)
+    #: links made earlier in the text (``ln -s /dev/sda disk``): link -> what it points to
+    links: dict[str, str] = field(default_factory=dict)
 
     def child(self) -> "Scope":
-        return Scope(dict(self.env), self.cwd, dict(self.aliases), dict(self.arrays), self.files)
+        return Scope(dict(self.env), self.cwd, dict(self.aliases), dict(self.arrays), self.files,
+                     self.links)
 
     def split(self, value: str) -> list[str]:
         """Word splitting of an unquoted expansion (by ``$IFS`` when the text sets it)."""
