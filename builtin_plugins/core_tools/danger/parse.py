@@ -71,6 +71,10 @@ class _Parser:
         toks = self.tokens
         while i < len(toks):
             tok = toks[i]
+            if isinstance(tok, Word) and tok.literal == "coproc" and self.cur.empty and i + 2 < len(
+                    toks) and isinstance(toks[i + 1], Word) and _opens_group(toks[i + 2]):
+                i += 2  # coproc NAME { ...; }: NAME names the co-process, it is not run
+                continue
             if isinstance(tok, Word):
                 self._word(tok)
             elif tok.text in REDIRECTS:
@@ -154,6 +158,10 @@ class _Parser:
             cur.function = next((f for f in reversed(self.functions) if f), None)
             self.commands.append(cur)
         self.cur = Command()
+
+
+def _opens_group(tok: Word | Op) -> bool:
+    return tok.literal == "{" if isinstance(tok, Word) else tok.text == "("
 
 
 def parse(source: str) -> list[Command]:

@@ -33,8 +33,12 @@ SYSTEM_DIRS = frozenset({
 _SYSTEM_TREES = ("/etc/", "/usr/", "/bin/", "/sbin/", "/lib/", "/lib32/", "/lib64/", "/libx32/",
                  "/boot/", "/sys/", "/proc/", "/var/spool/cron/", "/System/", "/Library/",
                  "/private/etc/")
-_DEVICE = re.compile(r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md\d|dm-|mapper/|sr\d|nbd|"
-                     r"loop\d|zram|mem$|kmem$|port$|root$)")
+_DEVICE = re.compile(r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md\d|md/|dm-|mapper/|sr\d|nbd|"
+                     r"loop\d|zram|mem$|kmem$|port$|root$|block/|sg\d|zvol/|zd\d|bcache|rbd|"
+                     r"drbd|mtd|pmem|ram\d|fd\d|ubd|"
+                     # /dev/VG/LV: an LVM volume (folders of other devices excluded)
+                     r"(?!(?:pts|shm|fd|mqueue|hugepages|net|snd|input|dri|bus|char|cpu|usb|"
+                     r"v4l|vfio|tcp|udp|serial|gpiochip|hidraw|bsg|dma_heap|vhost)/)[^/]+/[^/]+$)")
 _SOCKET = re.compile(r"/dev/(?:tcp|udp)/")
 _CREDENTIAL_DIRS = frozenset({".ssh", ".aws", ".gnupg", ".kube", ".azure", ".docker", "gcloud"})
 _CREDENTIAL_NAMES = frozenset({

@@ -123,8 +123,12 @@ def find(site: Site, args: list[str]) -> None:
         j += 1
     if deletes:
         site.add("find_delete")
-        whole_tree = not any(a in _FIND_TESTS and expr[k + 1:k + 2] != ["*"]
-                             for k, a in enumerate(expr))
+        # a test narrows what is deleted, unless it matches everything (-name '*', -type f:
+        # every file) or an -o / ! may apply -delete to what the test leaves out
+        whole_tree = any(a in ("-o", "-or", "!", "-not") for a in expr) or not any(
+            a in _FIND_TESTS and a not in ("-type", "-xtype")
+            and expr[k + 1:k + 2] not in (["*"], [".*"], ["**"], ["*.*"])
+            for k, a in enumerate(expr))
         for s in starts or ["."]:
             site.delete(s, whole_tree)
 
@@ -226,9 +230,51 @@ def dd(site: Site, args: list[str]) -> None:
                 site.write(target)
 
 
+#: a sed command after its address: the letter and the rest of the line
+_ADDRESS = r"(?:\d+|\$|/(?:[^/\\]|\\.)*/)"
+#: a sed command after its address: the letter and the rest of the line
+_SED_COMMAND = re.compile(rf"\s*(?:{_ADDRESS}(?:,{_ADDRESS})?[IM]*\s*!?\s*)?([a-zA-Z])(.*)", re.S)
+#: s/PATTERN/REPLACEMENT/FLAGS [w FILE]
+_SED_SUBSTITUTE = re.compile(r"(.)(?:(?!\1)[^\\]|\\.)*\1((?:(?!\1)[^\\]|\\.)*)\1"
+                             r"([gpiImMe0-9]*)(?:w\s*(.*))?", re.S)
+
+
+def _sed_script(site: Site, script: str) -> None:
+    """GNU sed commands that run code (``e CMD``, ``s///e``), write (``w FILE``) or read
+    (``r FILE``)."""
+    for line in re.split(r"[\n;]", script):
+        m = _SED_COMMAND.match(line)
+        if m is None:
+            continue
+        letter, rest = m.group(1), m.group(2).strip()
+        if letter == "e":
+            if rest:
+                site.run(["sh", "-c", rest])
+            else:
+                site.add("indirect_command")  # runs the line being edited
+        elif letter in "wW" and rest:
+            site.write(rest)
+        elif letter in "rR" and rest and site.is_secret(rest):
+            site.add("credential_read")
+        elif letter == "s" and (sub := _SED_SUBSTITUTE.match(rest)):
+            if "e" in sub.group(3):  # the edited line, often the replacement, is run
+                site.add("indirect_command")
+                site.run(["sh", "-c", sub.group(2)])
+            if sub.group(4):
+                site.write(sub.group(4).strip())
+
+
 def sed(site: Site, args: list[str]) -> None:
     valued = frozenset({"-e", "-f", "--expression", "--file", "-l", "--line-length"})
     options, operands = split_options(args, valued)
+    scripts = [options[k + 1] for k in range(len(options) - 1)
+               if options[k] in ("-e", "--expression")]
+    scripts += [o.split("=", 1)[1] for o in options if o.startswith("--expression=")]
+    if not scripts and not any(o in ("-f", "--file") or o.startswith("--file=")
+                               for o in options) and operands:
+        scripts = operands[:1]
+    for script in scripts:
+        _sed_script(site, script)
     in_place = any(o.startswith(("-i", "--in-place")) or
                    (o.startswith("-") and not o.startswith("--") and "i" in o[1:].split(".")[0])
                    for o in options if o not in valued)

@@ -74,5 +74,9 @@ class Site:
         if CREDENTIAL in labels or SHELL_RC in labels:
             self.add("credential_write")
 
+    def is_secret(self, path: str) -> bool:
+        """Reading ``path`` hands over a secret (a private key, credentials, hermes's keys)."""
+        return "secret_file" in self.labels(path)
+
     def is_credential(self, path: str) -> bool:
         return bool(self.labels(path) & {CREDENTIAL, KEY_FILE})

@@ -21,6 +21,7 @@ class Unwrapped:
     replace: str | None = None  # xargs -I: the string replaced by each input item
     cwd: str | None = None  # env -C DIR, sudo -D DIR: where the command runs
     assigns: list[str] = field(default_factory=list)  # env NAME=VALUE: the command's variables
+    reads: list[str] = field(default_factory=list)  # xargs -a FILE: files read into the command
 
 
 def _skip(args: list[str], valued: frozenset[str], long_valued: frozenset[str] = frozenset(),
@@ -192,7 +193,9 @@ def unwrap(name: str, args: list[str]) -> Unwrapped | None:
         replace = next((args[k + 1] for k in range(i - 1) if args[k] == "-I"), None)
         replace = replace or next((a[2:] for a in args[:i] if a.startswith("-I") and len(a) > 2),
                                   None)
-        return Unwrapped(args[i:] or ["echo"], via_xargs=True, replace=replace)
+        arg_file = _option_value(args[:i], ("-a", "--arg-file"))
+        return Unwrapped(args[i:] or ["echo"], via_xargs=True, replace=replace,
+                         reads=[arg_file] if arg_file else [])
     return None
 
 
