@@ -391,7 +391,11 @@ class Analyser(LaterCode):
         earlier: list[list[str]] = []
         prev = cmd.pipe_from
         while prev is not None and len(earlier) < 32:
+            inputs = [f for r in prev.redirects if r.op in ("<", "<>") and r.target is not None
+                      for f in self._fields.get(id(r.target), (None, []))[1]]
             earlier.append(prev.argv or prev.words_text or [])
+            if inputs:  # base64 < ~/.ssh/id_rsa | nc ...: what it reads, as arguments of "<"
+                earlier.append(["<", *inputs])
             prev = prev.pipe_from
         return earlier
 

@@ -64,8 +64,9 @@ def reads(site: Site, args: list[str]) -> None:
     if name in ARGUMENT_READERS or interpreter(name) is not None or name == "openssl" and (
             args[:1] and args[0] in _OPENSSL_PRINTERS):
         named = [c for a in args for c in (a, a.split("=", 1)[-1]) if not c.startswith("-")]
-        if any(_secret(site, p, recursive=False) for p in named):
-            site.add("credential_read")
+        if any(_secret(site, p, recursive=False) for p in named) or name == "git" and any(
+                {"credential", SECRET_DIR} <= site.labels(p) for p in named):
+            site.add("credential_read")  # also git -C ~/.ssh add -A (then pushed)
         return
     if not (name in PRINTERS or name in COPIERS or name in ALWAYS_RECURSIVE or name in LOADERS):
         return
