@@ -33,6 +33,10 @@ class Box:
     def keys(self, command: str) -> tuple[str, ...]:
         return analyse(command, str(self.work))
 
+    def flagged(self, *commands: str) -> list[str]:
+        """The commands among ``commands`` that get a finding (ordinary work must get none)."""
+        return [c for c in commands if self.keys(c)]
+
 
 @pytest.fixture
 def box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Box:
@@ -78,8 +82,7 @@ def test_a_glob_command_name_reading_code_from_stdin_is_judged(box: Box) -> None
 
 
 def test_test_brackets_and_globs_in_arguments_stay_unflagged(box: Box) -> None:
-    for command in ("[ -f x ] && echo hi", "ls *.txt", "[[ -d src ]] || mkdir src"):
-        assert box.keys(command) == (), command
+    assert box.flagged("[ -f x ] && echo hi", "ls *.txt", "[[ -d src ]] || mkdir src") == []
 
 
 # ---------------------------------------------------------------- secrets read by redirection
@@ -156,8 +159,7 @@ def test_other_start_up_files_are_credential_writes(box: Box, command: str) -> N
 
 
 def test_globs_over_ordinary_files_stay_unflagged(box: Box) -> None:
-    for command in ("cat ~/notes/*.md", "cat /etc/*.conf", "wc -l src/*.py", "head docs/*"):
-        assert box.keys(command) == (), command
+    assert box.flagged("cat ~/notes/*.md", "cat /etc/*.conf", "wc -l src/*.py", "head docs/*") == []
 
 
 # ---------------------------------------------------------------- files written into the home
@@ -189,9 +191,9 @@ def test_more_writes_into_the_home_folder_are_credential_writes(box: Box, comman
 
 
 def test_copies_of_ordinary_files_into_the_home_folder_stay_unflagged(box: Box) -> None:
-    for command in ("cp notes.txt ~", "cp -r assets ~/", "tar -xzf node.tar.gz -C ~/.local",
-                    "install -m 755 build/app ~/.local/bin/app", "sort -u a.txt | uniq > b.txt"):
-        assert box.keys(command) == (), command
+    assert box.flagged("cp notes.txt ~", "cp -r assets ~/", "tar -xzf node.tar.gz -C ~/.local",
+                         "install -m 755 build/app ~/.local/bin/app",
+                         "sort -u a.txt | uniq > b.txt") == []
 
 
 # ---------------------------------------------------------------- permissions
@@ -249,9 +251,9 @@ def test_hooks_the_detector_cannot_read_are_asked_about(box: Box, command: str) 
 
 
 def test_ordinary_git_configuration_stays_unflagged(box: Box) -> None:
-    for command in ("git config user.name x", "git config --get alias.x",
-                    "git commit -m config", "git -c user.name=x commit -m y", "ls .git/hooks"):
-        assert box.keys(command) == (), command
+    assert box.flagged("git config user.name x", "git config --get alias.x",
+                         "git commit -m config", "git -c user.name=x commit -m y",
+                         "ls .git/hooks") == []
 
 
 # ---------------------------------------------------------------- where the parser and bash differ
@@ -303,9 +305,9 @@ def test_a_subscript_holding_a_substitution_runs_it_when_evaluated(box: Box,
 
 
 def test_quoted_substitutions_outside_subscripts_stay_data(box: Box) -> None:
-    for command in ("echo '$(rm -rf ~)'", "git commit -m 'use $(pwd) not `pwd`'",
-                    "x='$(date)'; echo \"$x\"", "a[1]=2; echo ${a[1]}", "echo $((1 + 2))"):
-        assert box.keys(command) == (), command
+    assert box.flagged("echo '$(rm -rf ~)'", "git commit -m 'use $(pwd) not `pwd`'",
+                         "x='$(date)'; echo \"$x\"", "a[1]=2; echo ${a[1]}",
+                         "echo $((1 + 2))") == []
 
 
 # ---------------------------------------------------------------- the analyser's own cost
@@ -349,10 +351,9 @@ def test_a_variable_running_a_home_deletion_is_refused(box: Box, command: str) -
 
 def test_preloaded_libraries_are_asked_about_and_ordinary_variables_are_not(box: Box) -> None:
     assert "indirect_command" in box.keys("LD_PRELOAD=./evil.so ls")
-    for command in ("EDITOR=vim git commit", "PAGER=cat git log", "export EDITOR=nano",
-                    "GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy_key' git push",
-                    "NODE_ENV=production npm run build", "env FOO=1 make"):
-        assert box.keys(command) == (), command
+    assert box.flagged("EDITOR=vim git commit", "PAGER=cat git log", "export EDITOR=nano",
+                         "GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy_key' git push",
+                         "NODE_ENV=production npm run build", "env FOO=1 make") == []
 
 
 # ---------------------------------------------------------------- more wrappers and options
@@ -381,10 +382,9 @@ def test_more_wrappers_and_code_options_deleting_home_are_refused(box: Box,
 
 
 def test_ordinary_git_and_ssh_options_stay_unflagged(box: Box) -> None:
-    for command in ("git push -u origin main", "git status -uno", "git add -u",
-                    "git rebase -i main", "ssh -o StrictHostKeyChecking=no host",
-                    "rsync -e 'ssh -i key' a b:", "taskset -c 0 make"):
-        assert box.keys(command) == (), command
+    assert box.flagged("git push -u origin main", "git status -uno", "git add -u",
+                         "git rebase -i main", "ssh -o StrictHostKeyChecking=no host",
+                         "rsync -e 'ssh -i key' a b:", "taskset -c 0 make") == []
 
 
 # ---------------------------------------------------------------- writes through links
@@ -416,9 +416,8 @@ def test_a_disk_reached_through_a_link_is_refused(box: Box, command: str) -> Non
 
 def test_deleting_a_link_and_writing_to_standard_streams_stay_unflagged(box: Box) -> None:
     box.bash("ln -s /usr/bin/env tool")
-    for command in ("rm tool", "echo x > /dev/stdout", "echo x > /dev/stderr",
-                    "echo x | tee /dev/stderr", "ln -s ../shared shared"):
-        assert box.keys(command) == (), command
+    assert box.flagged("rm tool", "echo x > /dev/stdout", "echo x > /dev/stderr",
+                         "echo x | tee /dev/stderr", "ln -s ../shared shared") == []
 
 
 # ---------------------------------------------------------------- sed scripts, xargs -a, find
@@ -444,10 +443,9 @@ def test_a_sed_script_writing_or_reading_files_is_judged(box: Box) -> None:
 
 
 def test_ordinary_sed_scripts_stay_unflagged(box: Box) -> None:
-    for command in ("sed 's/e/E/g;s/w/W/' f", "sed '/^#/d; s/exec/run/' f",
-                    "sed -e 's|a|b|' -e '/x/!d' f", "sed -n '1,20p' file.txt",
-                    "sed 's/x/y/w out.txt' f", "sed -i.bak 's/a/b/' config.ini"):
-        assert box.keys(command) == (), command
+    assert box.flagged("sed 's/e/E/g;s/w/W/' f", "sed '/^#/d; s/exec/run/' f",
+                         "sed -e 's|a|b|' -e '/x/!d' f", "sed -n '1,20p' file.txt",
+                         "sed 's/x/y/w out.txt' f", "sed -i.bak 's/a/b/' config.ini") == []
 
 
 def test_a_secret_given_to_xargs_as_its_argument_file_is_a_credential_read(box: Box) -> None:
@@ -479,9 +477,8 @@ def test_more_disk_device_names_are_refused(box: Box, command: str) -> None:
 
 
 def test_writes_to_other_devices_stay_unflagged(box: Box) -> None:
-    for command in ("echo x > /dev/null", "echo x > /dev/fd/2", "cat x > /dev/pts/0",
-                    "echo x > /dev/shm/foo"):
-        assert box.keys(command) == (), command
+    assert box.flagged("echo x > /dev/null", "echo x > /dev/fd/2", "cat x > /dev/pts/0",
+                         "echo x > /dev/shm/foo") == []
 
 
 def test_a_named_coprocess_is_parsed_like_bash(box: Box) -> None:
@@ -509,10 +506,10 @@ def test_the_command_a_container_runs_is_judged(box: Box, command: str) -> None:
 
 
 def test_ordinary_container_work_stays_unflagged(box: Box) -> None:
-    for command in ("docker run --rm -it app:dev bash", "docker compose up -d",
-                    "docker run --rm -v $(pwd):/app -w /app node:18 npm test",
-                    "docker run -e FOO=1 --name x -p 8080:80 nginx", "kubectl get pods -A"):
-        assert box.keys(command) == (), command
+    assert box.flagged("docker run --rm -it app:dev bash", "docker compose up -d",
+                         "docker run --rm -v $(pwd):/app -w /app node:18 npm test",
+                         "docker run -e FOO=1 --name x -p 8080:80 nginx",
+                         "kubectl get pods -A") == []
 
 
 @pytest.mark.parametrize("command", [
