@@ -527,3 +527,39 @@ def test_a_credential_folder_put_under_git_is_a_credential_read(box: Box) -> Non
     assert SENTINEL in box.bash(command).stdout  # then a push sends it anywhere
     assert "credential_read" in box.keys(command)
     assert box.keys("git -C ~/.config status") == ()
+
+
+# ---------------------------------------------------------------- editors, make, web servers
+
+@pytest.mark.parametrize("command", [
+    "vim -es -c '!rm -rf sentinel' -c 'q!'", "vim -es +'silent !rm -rf sentinel' +'q!'",
+])
+def test_shell_commands_in_editor_commands_are_judged(box: Box, command: str) -> None:
+    box.bash(command)
+    assert not (box.work / "sentinel").exists()
+    assert "recursive_delete" in box.keys(command)
+
+
+@pytest.mark.parametrize("command", [
+    "make -f - <<< $'all:\\n\\trm -rf sentinel'", "make --eval='x: ; rm -rf sentinel' x",
+    "make -f /dev/stdin <<< 'X := $(shell rm -rf sentinel)'",
+    "echo 'all: ; rm -rf sentinel' > m.mk; make -f m.mk",
+])
+def test_makefiles_from_the_command_are_judged(box: Box, command: str) -> None:
+    box.bash(command)
+    assert not (box.work / "sentinel").exists()
+    assert "recursive_delete" in box.keys(command)
+
+
+def test_ordinary_editor_and_make_work_stays_unflagged(box: Box) -> None:
+    assert "indirect_command" in box.keys("vim -c 'call system(\"x\")'")
+    assert box.flagged("vim -c 'set nu' file.txt", "vim +10 file.txt", "make", "make -j4 test",
+                       "python -m http.server 8000") == []
+
+
+@pytest.mark.parametrize("command", [
+    "python3 -m http.server -d ~ 8000", "cd ~ && python3 -m http.server",
+    "python3 -m http.server --directory=/ 80", "php -S 0.0.0.0:80 -t ~",
+])
+def test_a_web_server_on_the_home_folder_is_a_secret_upload(box: Box, command: str) -> None:
+    assert "secret_upload" in box.keys(command)

@@ -355,6 +355,8 @@ class Analyser(LaterCode):
             self._interpreter(kind, argv, cmd, scope, depth, site)
         for code in option_code(name, argv[1:]):
             self.run_text(code, scope.child(), depth)
+        if name in ("make", "gmake"):
+            self._make(argv[1:], cmd, scope, depth)
         rules = [r for r in (file_rule(name), SYSTEM_RULES.get(name)) if r is not None]
         for rule in rules:
             rule(site, argv[1:])

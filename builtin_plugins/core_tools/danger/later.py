@@ -3,12 +3,13 @@ command lines stored in variables that other programs run (``PAGER``, ``GIT_SSH_
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from .parse import Command
 from .paths import normalise
 from .rules_files import short_flags, split_options
-from .scope import Scope
+from .scope import STDIN_FILES, Scope
 from .shell_state import variable_code
 from .site import opaque_key
 
@@ -49,3 +50,26 @@ class LaterCode:
             fields = line.split(None, 1 if line.startswith("@") else 5)
             if line.strip() and not line.lstrip().startswith("#") and "=" not in fields[0]:
                 self.run_text(fields[-1], scope.child(), depth)
+
+    def _make(self: Analyser, args: list[str], cmd: Command, scope: Scope, depth: int) -> None:
+        """``make -f -`` (a makefile from stdin or written earlier), ``make --eval=...``:
+        its recipes and ``$(shell ...)`` calls run."""
+        texts = [a.split("=", 1)[1] for a in args if a.startswith("--eval=")]
+        texts += [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("--eval", "-E")]
+        for k, a in enumerate(args[:-1]):
+            if a in ("-f", "--file", "--makefile"):
+                if args[k + 1] in STDIN_FILES:
+                    marker, text = self.stdin_input(cmd, scope, depth)
+                else:
+                    marker, text = scope.files.get(normalise(args[k + 1], scope.cwd), ("", None))
+                if marker:
+                    self.add(opaque_key(marker) or "indirect_command")
+                texts.append(text or "")
+        for text in texts:
+            for line in text.splitlines():
+                if line.startswith("\t") or ";" in line and ":" in line.split(";", 1)[0]:
+                    self.run_text(line.split(";", 1)[1] if not line.startswith("\t") else line,
+                                  scope.child(), depth)
+                for call in re.findall(r"\$[({]shell\s+([^)}]*)[)}]", line):
+                    self.run_text(call, scope.child(), depth)
+

@@ -61,6 +61,7 @@ def reads(site: Site, args: list[str]) -> None:
     """``credential_read`` when the command reads a secret file, or a folder holding secrets
     recursively (``grep -r``, ``tar``, ``cp -r``) or through a glob (``cat ~/.ssh/*``)."""
     name = site.command
+    _serves(site, name, args)
     if name in ARGUMENT_READERS or interpreter(name) is not None or name == "openssl" and (
             args[:1] and args[0] in _OPENSSL_PRINTERS):
         named = [c for a in args for c in (a, a.split("=", 1)[-1]) if not c.startswith("-")]
@@ -87,6 +88,27 @@ def reads(site: Site, args: list[str]) -> None:
                                            if a.startswith(("if=", "--file=", "--input="))]
     if any(_secret(site, path, recursive) for path in paths):
         site.add("credential_read")
+
+
+def _serves(site: Site, name: str, args: list[str]) -> None:
+    """A web server started on the home folder or a credential folder hands its secrets to
+    anyone who asks (``python3 -m http.server -d ~``, ``php -S 0.0.0.0:80 -t ~``)."""
+    kind = interpreter(name)
+    module = args[args.index("-m") + 1] if "-m" in args[:-1] else ""
+    if kind == "python" and module == "http.server":
+        option = ("-d", "--directory")
+    elif kind == "php" and any(a.startswith("-S") for a in args):
+        option = ("-t", "--docroot")
+    else:
+        return
+    folder = next((args[k + 1] for k, a in enumerate(args[:-1]) if a in option), None)
+    folder = folder or next((a.split("=", 1)[1] for a in args
+                             if a.startswith(tuple(o + "=" for o in option))), None)
+    if folder is None and site.cwd is None:
+        return
+    labels = site.labels(folder or site.cwd or ".")
+    if labels & {"home", "root", SECRET_DIR} or SECRET_FILE in labels:
+        site.add("secret_upload")
 
 
 def _secret(site: Site, path: str, recursive: bool) -> bool:

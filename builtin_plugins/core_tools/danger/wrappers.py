@@ -245,6 +245,8 @@ def option_code(name: str, args: list[str]) -> list[str]:
             found.append(value)
         elif eq and key in options:
             found.append(inline)
+    if name in _EDITORS:
+        found += _editor_code(args)
     if name == "git":
         found += _git_config_code(args)
         words = [a for a in args if not a.startswith("-")]
@@ -254,6 +256,26 @@ def option_code(name: str, args: list[str]) -> list[str]:
                 rest = [a for a in rest if a not in ("--recursive", "-q", "--quiet")]
                 found.append(rest[0] if kind == "script" and rest else " ".join(rest))
     return [code.removeprefix("exec=") for code in found if code]
+
+
+_EDITORS = frozenset({"vim", "vi", "nvim", "ex", "view", "gvim", "vimdiff", "rvim"})
+#: editor commands that run something the text does not show
+_EDITOR_OPAQUE = re.compile(r"\bsystem\s*\(|\bterm(?:inal)?\b|^\s*(?:py|pyt|python\d?|lua|perl|"
+                            r"ruby|so|source)\b|\bexe(?:cute)?\b|\blibcall", re.I)
+
+
+def _editor_code(args: list[str]) -> list[str]:
+    """``vim -c '!cmd'``, ``vim +'r !cmd'``: shell commands in editor commands."""
+    found: list[str] = []
+    commands = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-c", "--cmd", "-S")]
+    commands += [a[1:] for a in args if a.startswith("+") and len(a) > 1]
+    for command in commands:
+        text = command.lstrip(": ")
+        if "!" in text:
+            found.append(text.split("!", 1)[1])
+        if _EDITOR_OPAQUE.search(text):
+            found.append(OPAQUE)
+    return found
 
 
 _GIT_CONFIG_VALUED = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment",
