@@ -33,6 +33,11 @@ class Box:
     def keys(self, command: str) -> tuple[str, ...]:
         return analyse(command, str(self.work))
 
+    def deletes_sentinel(self, command: str) -> bool:
+        """Run ``command`` for real; whether it deleted the project's ``sentinel`` folder."""
+        self.bash(command)
+        return not (self.work / "sentinel").exists()
+
     def flagged(self, *commands: str) -> list[str]:
         """The commands among ``commands`` that get a finding (ordinary work must get none)."""
         return [c for c in commands if self.keys(c)]
@@ -62,8 +67,7 @@ def box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Box:
     "shopt -s nullglob; /nonexist* rm -rf sentinel",
 ])
 def test_a_glob_command_name_is_judged_as_what_it_matches(box: Box, command: str) -> None:
-    assert box.bash(command).returncode == 0
-    assert not (box.work / "sentinel").exists()  # the glob ran rm
+    assert box.deletes_sentinel(command)  # the glob ran rm
     keys = box.keys(command)
     assert "recursive_delete" in keys and "indirect_command" in keys
 
@@ -228,8 +232,7 @@ def _repo(box: Box) -> None:
 ])
 def test_code_installed_for_git_to_run_is_judged(box: Box, command: str) -> None:
     _repo(box)
-    box.bash(command)
-    assert not (box.work / "sentinel").exists()  # git ran it
+    assert box.deletes_sentinel(command)  # git ran it
     keys = box.keys(command)
     assert "recursive_delete" in keys or "indirect_command" in keys
 
@@ -284,8 +287,7 @@ def test_heredoc_delimiters_with_quotes_still_end_where_bash_ends_them(box: Box)
     "echo ${HOME:$(rm -rf sentinel):1}", "x=1; y=rm; ${x:+$y} -rf sentinel",
 ])
 def test_substitutions_inside_parameter_operators_run(box: Box, command: str) -> None:
-    box.bash(command)
-    assert not (box.work / "sentinel").exists()
+    assert box.deletes_sentinel(command)
     assert "recursive_delete" in box.keys(command)
 
 
@@ -299,8 +301,7 @@ def test_substitutions_inside_parameter_operators_run(box: Box, command: str) ->
 ])
 def test_a_subscript_holding_a_substitution_runs_it_when_evaluated(box: Box,
                                                                    command: str) -> None:
-    box.bash(command)
-    assert not (box.work / "sentinel").exists()  # quoted data, run by arithmetic evaluation
+    assert box.deletes_sentinel(command)  # quoted data, run by arithmetic evaluation
     assert "recursive_delete" in box.keys(command)
 
 
@@ -336,8 +337,7 @@ def test_values_that_double_or_nest_are_judged_in_bounded_time(command: str) -> 
     "env GIT_SSH_COMMAND='rm -rf sentinel; false' git ls-remote ssh://x.invalid/y",
 ])
 def test_a_command_line_in_a_variable_programs_run_is_judged(box: Box, command: str) -> None:
-    box.bash(command)
-    assert not (box.work / "sentinel").exists()  # the program ran the variable's command
+    assert box.deletes_sentinel(command)  # the program ran the variable's command
     assert "recursive_delete" in box.keys(command)
 
 
@@ -363,8 +363,7 @@ def test_preloaded_libraries_are_asked_about_and_ordinary_variables_are_not(box:
     "ssh -oProxyCommand='rm -rf sentinel' -oConnectTimeout=1 x.invalid",
 ])
 def test_wrappers_and_stuck_option_values_are_looked_through(box: Box, command: str) -> None:
-    box.bash(command)
-    assert not (box.work / "sentinel").exists()
+    assert box.deletes_sentinel(command)
     assert "recursive_delete" in box.keys(command)
 
 
@@ -426,8 +425,7 @@ def test_deleting_a_link_and_writing_to_standard_streams_stay_unflagged(box: Box
     "echo a > f; sed -n '1e rm -rf sentinel' f", "echo x > f; sed 's/x/rm -rf sentinel/e' f",
 ])
 def test_a_sed_script_running_commands_is_judged(box: Box, command: str) -> None:
-    box.bash(command)
-    assert not (box.work / "sentinel").exists()
+    assert box.deletes_sentinel(command)
     assert "recursive_delete" in box.keys(command)
 
 
@@ -483,8 +481,7 @@ def test_writes_to_other_devices_stay_unflagged(box: Box) -> None:
 
 def test_a_named_coprocess_is_parsed_like_bash(box: Box) -> None:
     command = "coproc NAME { rm -rf sentinel; }; wait"
-    box.bash(command)
-    assert not (box.work / "sentinel").exists()
+    assert box.deletes_sentinel(command)
     assert "recursive_delete" in box.keys(command)
     assert hardline("coproc N (rm -rf ~)", str(box.work)) is not None
 
@@ -535,8 +532,7 @@ def test_a_credential_folder_put_under_git_is_a_credential_read(box: Box) -> Non
     "vim -es -c '!rm -rf sentinel' -c 'q!'", "vim -es +'silent !rm -rf sentinel' +'q!'",
 ])
 def test_shell_commands_in_editor_commands_are_judged(box: Box, command: str) -> None:
-    box.bash(command)
-    assert not (box.work / "sentinel").exists()
+    assert box.deletes_sentinel(command)
     assert "recursive_delete" in box.keys(command)
 
 
@@ -546,8 +542,7 @@ def test_shell_commands_in_editor_commands_are_judged(box: Box, command: str) ->
     "echo 'all: ; rm -rf sentinel' > m.mk; make -f m.mk",
 ])
 def test_makefiles_from_the_command_are_judged(box: Box, command: str) -> None:
-    box.bash(command)
-    assert not (box.work / "sentinel").exists()
+    assert box.deletes_sentinel(command)
     assert "recursive_delete" in box.keys(command)
 
 
