@@ -13,6 +13,10 @@ _LEADING = frozenset({"if", "then", "elif", "else", "do", "while", "until", "!",
                       "done", "esac", "{", "}", "[[", "coproc"})
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?)\+?=")
 _SEPARATORS = frozenset({";", ";;", ";&", ";;&", "&&", "||", "&", "\n"})
+#: compound commands: the word that opens one -> the word that closes it
+_OPENERS = {"if": "fi", "while": "done", "until": "done", "for": "done", "select": "done",
+            "case": "esac", "{": "}"}
+_CLOSERS = frozenset(_OPENERS.values())
 
 
 @dataclass(eq=False)
@@ -65,6 +69,22 @@ class _Parser:
         self.paren_depth = 0
         self.cur = Command()
         self.skip_header = False
+        #: compound commands on the right of a pipe: [closer, nesting, the pipe's writer];
+        #: every command inside reads that pipe (x | while ...; do sh; done)
+        self.inherit: list[list] = []
+
+    def _open(self, closer: str) -> None:
+        for entry in self.inherit:
+            if entry[0] == closer:
+                entry[1] += 1
+        if self.cur.pipe_from is not None:
+            self.inherit.append([closer, 1, self.cur.pipe_from])
+
+    def _close(self, closer: str) -> None:
+        for entry in self.inherit:
+            if entry[0] == closer:
+                entry[1] -= 1
+        self.inherit = [entry for entry in self.inherit if entry[1] > 0]
 
     def run(self) -> list[Command]:
         i = 0
@@ -91,6 +111,7 @@ class _Parser:
                     self.cur = Command()
                     i += 2
                     continue
+                self._open(")")
                 self._finish("(")
                 self.paren_depth += 1
             elif tok.text == ")":
@@ -98,7 +119,10 @@ class _Parser:
                     self.cur.kind = "header"  # a case pattern
                 else:
                     self.paren_depth = max(0, self.paren_depth - 1)
+                    self._close(")")
                 self._finish(")")
+            elif tok.text == "\n" and self.cur.empty and self.cur.pipe_from is not None:
+                pass  # a | at the end of a line: the pipeline goes on on the next line
             elif tok.text in ("|", "|&"):
                 prev = self.cur
                 self._finish("|")
@@ -113,6 +137,10 @@ class _Parser:
         cur = self.cur
         text = word.literal
         if not cur.words and not cur.assigns and cur.kind == "simple":
+            if text in _OPENERS:
+                self._open(_OPENERS[text])
+            elif text in _CLOSERS:
+                self._close(text)
             if text in ("{", "}"):
                 if text == "{":
                     self.functions.append(self.pending_function)
@@ -158,6 +186,8 @@ class _Parser:
             cur.function = next((f for f in reversed(self.functions) if f), None)
             self.commands.append(cur)
         self.cur = Command()
+        if self.inherit:
+            self.cur.pipe_from = self.inherit[-1][2]
 
 
 def _opens_group(tok: Word | Op) -> bool:
