@@ -587,3 +587,18 @@ def test_loops_reading_pipes_stay_unflagged(box: Box) -> None:
     assert box.flagged("ls | while read -r f; do echo \"$f\"; done; sh x.sh",
                        "echo x | (cd /tmp && cat); bash build.sh",
                        "git log --oneline |\n  head -5") == []
+
+
+@pytest.mark.parametrize("command", [
+    "echo 'rm -rf sentinel' > >(sh); sleep 1",
+    "echo 'rm -rf sentinel' | tee >(sh) >/dev/null; sleep 1",
+    "exec > >(sh); echo 'rm -rf sentinel'; exec >&-; sleep 1",
+])
+def test_a_shell_reading_a_process_substitution_is_asked_about(box: Box, command: str) -> None:
+    assert box.deletes_sentinel(command)
+    assert "indirect_command" in box.keys(command)
+
+
+def test_process_substitutions_that_only_log_stay_unflagged(box: Box) -> None:
+    assert box.flagged("diff <(sort a) <(sort b)", "cmd 2> >(tee err.log >&2)",
+                       "make 2>&1 > >(tee build.log)") == []

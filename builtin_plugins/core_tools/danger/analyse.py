@@ -143,7 +143,10 @@ class Analyser(LaterCode):
         return OPAQUE
 
     def _substitution(self, part: Part, scope: Scope, depth: int) -> str:
-        commands = self.script(part.value, scope.child(), depth + 1)
+        inner = scope.child()
+        if part.procsub == ">":  # >(sh): reads what the command writes, unknown here
+            inner.stdin = (OPAQUE, None)
+        commands = self.script(part.value, inner, depth + 1)
         if not commands:
             return ""
         last = commands[-1]
@@ -249,7 +252,7 @@ class Analyser(LaterCode):
                 return next((m for m in target if m in MARKERS), ""), None
         if cmd.pipe_from is not None:
             return self.producer(cmd.pipe_from, scope, depth)
-        return "", None
+        return scope.stdin or ("", None)
 
     def producer(self, cmd: Command, scope: Scope, depth: int) -> Content:
         """(marker, text) of what ``cmd`` writes to its stdout."""

@@ -33,7 +33,7 @@ class Part:
     default: str | None = None  # ${NAME:-default}: the default's source text
     plain: bool = True  # False for ${#x}, ${x%y}, ${!x}: a value derived from the variable
     modifier: str = ""  # what follows the name in ${...}: "%pat", "[@]", ":0:2"; "!" for ${!x}
-    procsub: bool = False  # <( ) or >( )
+    procsub: str = ""  # "<" for <( ), ">" for >( )
     source: str = ""  # the text inside ${ }: substitutions in it run too
 
 
@@ -169,7 +169,7 @@ class Lexer:
             if c in stop:
                 if c in "<>" and self.i == start and s.startswith("(", self.i + 1):
                     end = self._matching(self.i + 2, "(", ")")
-                    parts.append(Part(SUB, s[self.i + 2:end], procsub=True))
+                    parts.append(Part(SUB, s[self.i + 2:end], procsub=c))
                     self.i = end + 1
                     continue
                 if c == "(" and buf and _is_assignment_prefix("".join(buf)) and not parts:

@@ -54,10 +54,12 @@ class Scope:
     files: dict[str, Content] = field(default_factory=dict)
     #: links made earlier in the text (``ln -s /dev/sda disk``): link -> what it points to
     links: dict[str, str] = field(default_factory=dict)
+    #: what commands read on stdin when nothing in the text says (the writer of a >( ))
+    stdin: "Content | None" = None
 
     def child(self) -> "Scope":
         return Scope(dict(self.env), self.cwd, dict(self.aliases), dict(self.arrays), self.files,
-                     self.links)
+                     self.links, self.stdin)
 
     def split(self, value: str) -> list[str]:
         """Word splitting of an unquoted expansion (by ``$IFS`` when the text sets it)."""
