@@ -602,3 +602,17 @@ def test_a_shell_reading_a_process_substitution_is_asked_about(box: Box, command
 def test_process_substitutions_that_only_log_stay_unflagged(box: Box) -> None:
     assert box.flagged("diff <(sort a) <(sort b)", "cmd 2> >(tee err.log >&2)",
                        "make 2>&1 > >(tee build.log)") == []
+
+
+@pytest.mark.parametrize("command", [
+    "cryptsetup luksFormat /dev/sda", "nvme format /dev/nvme0n1", "pvcreate /dev/sdb",
+    "hdparm --security-erase x /dev/sda", "ddrescue /dev/zero /dev/sda",
+    "dcfldd if=/dev/zero of=/dev/sdb", "mdadm --zero-superblock /dev/sdb1",
+])
+def test_other_disk_erasers_are_refused(box: Box, command: str) -> None:
+    assert hardline(command, str(box.work)) is not None
+
+
+def test_disk_tools_that_only_look_stay_unflagged(box: Box) -> None:
+    assert box.flagged("cryptsetup status x", "nvme list", "hdparm -I /dev/sda",
+                       "mdadm --detail /dev/md0", "zpool status") == []

@@ -385,6 +385,38 @@ def format_disk(site: Site, args: list[str]) -> None:
     site.add("format_disk")
 
 
+#: tools that erase or re-label a disk, with the words that make them do it (empty: always)
+_ERASERS: dict[str, frozenset[str]] = {
+    "cryptsetup": frozenset({"luksFormat", "erase", "luksErase", "reencrypt"}),
+    "nvme": frozenset({"format", "sanitize"}),
+    "hdparm": frozenset({"--security-erase", "--security-erase-enhanced",
+                         "--trim-sector-ranges", "--write-sector", "--make-bad-sector"}),
+    "sg_format": frozenset(), "sg_sanitize": frozenset(), "pvcreate": frozenset(),
+    "pvremove": frozenset(), "zpool": frozenset({"create", "labelclear"}),
+    "mdadm": frozenset({"--create", "-C", "--zero-superblock"}),
+    "vgremove": frozenset(), "lvremove": frozenset()}
+
+
+def eraser(site: Site, args: list[str]) -> None:
+    """``cryptsetup luksFormat``, ``nvme format``, ``hdparm --security-erase``, ...: the disk's
+    contents are gone, like formatting it."""
+    words = _ERASERS.get(site.command, frozenset())
+    if not words or any(a in words or a.split("=", 1)[0] in words for a in args):
+        site.add("format_disk")
+
+
+def ddrescue(site: Site, args: list[str]) -> None:
+    """``ddrescue IN OUT [MAP]``: OUT is overwritten."""
+    site.add("disk_tool")
+    operands = split_options(args)[1]
+    if len(operands) > 1:
+        target = operands[1]
+        if "device" in site.labels(target):
+            site.add("dd_device")
+        else:
+            site.write(target)
+
+
 def blkdiscard(site: Site, args: list[str]) -> None:
     for target in split_options(args, frozenset({"-o", "-l", "-p"}))[1]:
         site.write(target)
@@ -400,7 +432,8 @@ FILE_RULES: dict[str, Callable[[Site, list[str]], None]] = {
     "parted": disk_tool, "gdisk": disk_tool, "sgdisk": disk_tool, "mke2fs": format_disk,
     "mkswap": format_disk, "wipefs": format_disk, "mkntfs": format_disk, "mkdosfs": format_disk,
     "newfs": format_disk, "blkdiscard": blkdiscard, "rimraf": rimraf, "del-cli": rimraf,
-    "tar": extract, "unzip": extract, "bsdtar": extract}
+    "tar": extract, "unzip": extract, "bsdtar": extract, "ddrescue": ddrescue, "dcfldd": dd,
+    **{name: eraser for name in _ERASERS}}
 
 
 def file_rule(name: str) -> Callable[[Site, list[str]], None] | None:
