@@ -616,3 +616,26 @@ def test_other_disk_erasers_are_refused(box: Box, command: str) -> None:
 def test_disk_tools_that_only_look_stay_unflagged(box: Box) -> None:
     assert box.flagged("cryptsetup status x", "nvme list", "hdparm -I /dev/sda",
                        "mdadm --detail /dev/md0", "zpool status") == []
+
+
+# ---------------------------------------------------------------- code on other descriptors
+
+@pytest.mark.parametrize("command", [
+    "trap -- 'rm -rf sentinel' EXIT", "eval -- 'rm -rf sentinel'",
+    ". -- /dev/stdin <<< 'rm -rf sentinel'", "bash /dev/fd/3 3<<< 'rm -rf sentinel'",
+    "source /dev/fd/3 3<<< 'rm -rf sentinel'", "sh 3<<< 'rm -rf sentinel' /dev/fd/3",
+    "bash /proc/self/fd/3 3<<EOF\nrm -rf sentinel\nEOF",
+    "exec 3<<< 'rm -rf sentinel'; bash /dev/fd/3",
+    "perl /dev/stdin <<< 'system(\"rm -rf sentinel\")'",
+    "python3 /dev/fd/3 3<<< 'import shutil; shutil.rmtree(\"sentinel\")'",
+])
+def test_code_passed_after_dashdash_or_on_another_descriptor_is_judged(box: Box,
+                                                                      command: str) -> None:
+    assert box.deletes_sentinel(command)
+    keys = box.keys(command)
+    assert "recursive_delete" in keys or "inline_code" in keys
+
+
+def test_loading_a_builtin_from_a_library_is_asked_about(box: Box) -> None:
+    assert "indirect_command" in box.keys("enable -f ./evil.so evil")
+    assert box.flagged("enable -n echo", "trap - EXIT", "trap -p") == []

@@ -187,6 +187,11 @@ class Analyser(LaterCode):
         for r in cmd.redirects:
             if r.heredoc is not None:
                 self.expand(r.heredoc, scope, depth)
+            if r.fd not in ("", "0") and r.op in ("<<", "<<-", "<<<"):  # 3<<< CODE: /dev/fd/3
+                body = r.heredoc if r.op != "<<<" else r.target
+                text = self.joined(body, scope, depth) if body is not None else ""
+                for path in (f"/dev/fd/{r.fd}", f"/proc/self/fd/{r.fd}"):
+                    scope.files[path] = ("", text)
             if r.target is None or r.op in ("<<", "<<-"):
                 continue
             target = self.joined(r.target, scope, depth)
@@ -326,16 +331,16 @@ class Analyser(LaterCode):
         redirected(site, site.stdin_paths)
         if name in SHELLS:
             self._shell(argv, cmd, scope, depth, elevated)
-        elif name == "eval":
-            self.run_text(" ".join(argv[1:]), scope, depth)
-        elif name == "trap" and len(argv) > 2:
-            self.run_text(argv[1], scope, depth)
-        elif name in ("source", "."):
-            if len(argv) > 1:
-                if argv[1] in STDIN_FILES:
-                    self._code_from_stdin(cmd, scope, depth, elevated=False)
-                else:
-                    self.run_file(argv[1], scope, depth)
+        elif name in ("eval", "trap", "source", "."):
+            args = argv[2:] if argv[1:2] == ["--"] else argv[1:]  # eval -- CODE, trap -- ...
+            if name == "eval":
+                self.run_text(" ".join(args), scope, depth)
+            elif name == "trap" and len(args) > 1:
+                self.run_text(args[0], scope, depth)
+            elif name != "trap" and args and args[0] in STDIN_FILES:
+                self._code_from_stdin(cmd, scope, depth, elevated=False)
+            elif name != "trap" and args:
+                self.run_file(args[0], scope, depth)
         elif name in ("at", "batch"):
             files = [argv[k + 1] for k in range(1, len(argv) - 1) if argv[k] == "-f"]
             if files:
@@ -462,7 +467,9 @@ class Analyser(LaterCode):
         args = argv[1:]
         code, reads_stdin = code_argument(kind, args)
         script = next((a for a in args if not a.startswith("-")), None)
-        if code is None and not reads_stdin and script is not None and script != code:
+        if code is None and script in STDIN_FILES:  # perl /dev/stdin <<< CODE
+            reads_stdin = True
+        elif code is None and not reads_stdin and script is not None and script != code:
             self.run_file(script, scope, depth, code=True)
         if code is None and reads_stdin:
             marker, text = self.stdin_input(cmd, scope, depth)

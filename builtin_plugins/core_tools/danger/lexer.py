@@ -54,6 +54,7 @@ class Op:
     text: str
     heredoc: Word | None = None  # filled for << and <<- once the body has been read
     quoted_delimiter: bool = False
+    fd: str = ""  # the descriptor a redirection names (3 in 3<<<)
 
 
 @dataclass
@@ -132,7 +133,7 @@ class Lexer:
                 if fd and op not in REDIRECTS:
                     return None
                 self.i = start + len(op)
-                return Op(op)
+                return Op(op, fd=fd.group() if fd else "")
         return None
 
     def _read_heredocs(self) -> None:

@@ -24,6 +24,7 @@ class Redirect:
     op: str
     target: Word | None
     heredoc: Word | None = None
+    fd: str = ""  # 3 in 3<<< ...: the descriptor it opens
 
 
 @dataclass(eq=False)
@@ -102,7 +103,7 @@ class _Parser:
                 target = nxt if isinstance(nxt, Word) else None
                 if target is not None:
                     i += 1
-                self.cur.redirects.append(Redirect(tok.text, target, tok.heredoc))
+                self.cur.redirects.append(Redirect(tok.text, target, tok.heredoc, tok.fd))
             elif tok.text == "(":
                 nxt = toks[i + 1] if i + 1 < len(toks) else None
                 if (len(self.cur.words) == 1 and not self.cur.assigns and isinstance(nxt, Op)

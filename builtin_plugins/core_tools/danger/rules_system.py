@@ -267,6 +267,12 @@ def kubectl(site: Site, args: list[str]) -> None:
             site.run(inner)
 
 
+def enable(site: Site, args: list[str]) -> None:
+    """``enable -f lib.so NAME`` loads a builtin from a shared library: code it cannot read."""
+    if any(a.startswith("-") and "f" in a for a in args):
+        site.add("indirect_command")
+
+
 _PRIVILEGE = ("passwd", "chpasswd", "usermod", "useradd", "userdel", "adduser", "deluser",
               "addgroup", "delgroup", "groupadd", "groupdel", "groupmod", "gpasswd", "visudo",
               "vipw", "vigr", "chsh", "chfn", "chage", "newusers")
@@ -278,6 +284,7 @@ SYSTEM_RULES: dict[str, Callable[[Site, list[str]], None]] = {
     "killall5": kill_all, "sudoedit": sudoedit, "crontab": crontab, "iptables": iptables,
     "ip6tables": iptables, "iptables-legacy": iptables, "iptables-nft": iptables,
     "ebtables": iptables, "arptables": iptables, "nft": nft, "ufw": ufw, "pfctl": pfctl,
-    "docker": container, "podman": container, "nerdctl": container, "kubectl": kubectl,
+    "enable": enable, "docker": container, "podman": container, "nerdctl": container,
+    "kubectl": kubectl,
     **{name: privilege for name in _PRIVILEGE}, **{name: network for name in NETWORK},
     **{name: network for name in NETCATS}}
