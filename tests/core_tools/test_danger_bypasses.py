@@ -639,3 +639,13 @@ def test_code_passed_after_dashdash_or_on_another_descriptor_is_judged(box: Box,
 def test_loading_a_builtin_from_a_library_is_asked_about(box: Box) -> None:
     assert "indirect_command" in box.keys("enable -f ./evil.so evil")
     assert box.flagged("enable -n echo", "trap - EXIT", "trap -p") == []
+
+
+@pytest.mark.parametrize("command", [
+    "cp evil.service ~/.config/systemd/user/x.service",
+    "echo x > ~/.config/autostart/a.desktop", "echo '[alias] x = !rm -rf ~' >> ~/.gitconfig",
+    "echo 'import os' > ~/.local/lib/python3.11/site-packages/evil.pth", "echo x > ~/.vimrc",
+])
+def test_files_that_run_by_themselves_later_are_start_up_files(box: Box, command: str) -> None:
+    assert "credential_write" in box.keys(command)
+    assert box.flagged("cat ~/.gitconfig", "ls ~/.config/systemd/user/") == []

@@ -69,6 +69,12 @@ _HOME_FILES = (
     ".my.cnf", ".env", ".vault-token", ".config/gh/hosts.yml", ".config/rclone/rclone.conf",
     ".config/fish/config.fish", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
     ".bash_aliases", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin")
+#: other files whose contents run later by themselves: per-user services and autostart
+#: entries, git's and editors' configuration (aliases, pagers, hooks), Python start-up hooks
+_RUNS_AT_START = re.compile(
+    r"/\.config/(?:systemd/user|autostart)/[^/]+$|/\.local/share/systemd/user/[^/]+$|"
+    r"/(?:\.gitconfig|\.config/git/config|\.vimrc|\.exrc|\.tmux\.conf|\.curlrc|\.wgetrc|"
+    r"sitecustomize\.py|usercustomize\.py)$|/site-packages/[^/]+\.pth$")
 _TRAILING = re.compile(r"(?:/+(?:\*|\.\*|\*\*|\.)?)+$")
 _GIT_HOOK = re.compile(r"(?:^|/)\.git/(?:modules/.+/)?hooks(?:/|$)")
 _BRACE = re.compile(r"\{([^{}]*,[^{}]*)\}")
@@ -209,7 +215,7 @@ def _labels(p: str, hermes: str = HOME + "/.hermes") -> frozenset[str]:
     if name.endswith((".pem", ".key", ".p12", ".pfx", ".kdbx")):
         labels.add(KEY_FILE)  # a secret to send, but also what key generators write
     if name in _SHELL_RC and (name.startswith(".") or p.startswith("/etc/")) or (
-            "/.config/fish/" in p and name.endswith(".fish")):
+            "/.config/fish/" in p and name.endswith(".fish")) or _RUNS_AT_START.search(p):
         labels.add(SHELL_RC)
     if _holds_secret(p, parts, name, labels, hermes):
         labels.add(SECRET_FILE)
