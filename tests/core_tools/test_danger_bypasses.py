@@ -317,6 +317,7 @@ def test_quoted_substitutions_outside_subscripts_stay_data(box: Box) -> None:
     "".join(f"x{i}=$x{i - 1}$x{i - 1};" for i in range(1, 60)) + "$x59 -rf ~",  # doubling
     "x=1; echo " + "${x:+" * 60 + "$(rm -rf ~)" + "}" * 60,  # nested operators
     "x=1; echo " + "${x/a/" * 60 + "$(rm -rf ~)" + "}" * 60,
+    "* " * 5000 + "; rm -rf ~", "*;" * 2000 + "rm -rf ~", "/*/* " * 2000 + "; rm -rf ~",
 ])
 def test_values_that_double_or_nest_are_judged_in_bounded_time(command: str) -> None:
     import time

@@ -33,6 +33,7 @@ class Analyser(LaterCode):
         self.found: dict[str, None] = {}
         # expansions by word (the word is kept so that its id is not reused)
         self._fields: dict[int, tuple[Word, list[str]]] = {}
+        self._stand_ins = 256  # commands judged for glob command names, per check
 
     def add(self, key: str) -> None:
         self.found.setdefault(key)
@@ -277,9 +278,9 @@ class Analyser(LaterCode):
                 return
             if is_pattern(argv[0]):  # /bin/r? -rf ~: what the glob matches runs
                 self.add("indirect_command")
-                if depth < MAX_DEPTH:
-                    for stand_in in stand_ins(argv, scope.cwd):
-                        self.run(stand_in, cmd, scope, depth + 1, elevated=elevated)
+                for stand_in in stand_ins(argv, scope.cwd)[:max(0, self._stand_ins)]:
+                    self._stand_ins -= 1  # a bounded number per check (asked anyway)
+                    self.run(stand_in, cmd, scope, depth + 1, elevated=elevated)
                 cmd.argv = argv
                 return
             if argv[0] in scope.aliases and depth < MAX_DEPTH:

@@ -31,14 +31,14 @@ def is_pattern(name: str) -> bool:
 def stand_ins(argv: list[str], cwd: str | None) -> list[list[str]]:
     """The commands a glob command name ``argv[0]`` may turn into."""
     pattern = argv[0]
-    rest = argv[1:]
+    rest = argv[1:_LIMIT * 2]  # the stand-ins see the first words (the name is asked anyway)
     base = pattern.rstrip("/").rsplit("/", 1)[-1]
     names = sorted(n for n in KNOWN if fnmatch.fnmatchcase(n, base))
     out = [[n, *rest] for n in names[:_LIMIT]]
     out += [[m, *rest] for m in _matches(pattern, cwd) if not is_pattern(m)]
-    k = next((k for k, word in enumerate(rest) if not is_pattern(word)), len(rest))
-    if rest[k:]:
-        out.append(rest[k:])  # nullglob: patterns matching nothing vanish
+    k = next((k for k, word in enumerate(argv[1:]) if not is_pattern(word)), len(argv) - 1)
+    if argv[k + 1:]:
+        out.append(argv[k + 1:])  # nullglob: patterns matching nothing vanish
     return out
 
 
