@@ -11,25 +11,29 @@ from __future__ import annotations
 
 from .flows import output_of
 from .inline import code_argument, inspect_code, interpreter, string_literals
+from .later import LaterCode
 from .lexer import ARITH, LIT, TILDE, VAR, Part, Word, lex, lex_text, lex_word
-from .params import modify
+from .names import is_pattern, stand_ins
+from .params import element, modify
 from .parse import Command, parse
-from .paths import (CREDENTIAL, KEY_FILE, classify, current_hermes_home, expand_braces,
+from .paths import (CREDENTIAL, GIT_HOOK, KEY_FILE, classify, current_hermes_home, expand_braces,
                     normalise)
 from .rules_files import file_rule, short_flags, split_options
-from .rules_read import reads, reads_in_code
+from .rules_read import reads, reads_in_code, redirected
 from .rules_system import SHELLS, SYSTEM_RULES
-from .scope import (DOWNLOADERS, MAX_DEPTH, OUTPUT_OPTIONS, QUERIES, SSH_VALUED, STDIN_FILES,
-                    WRITES, Content, Scope)
+from .scope import (DOWNLOADERS, MAX_DEPTH, MAX_VALUE, OUTPUT_OPTIONS, QUERIES, SSH_VALUED,
+                    STDIN_FILES, WRITES, Content, Scope)
+from .shell_state import SCOPE_BUILTINS, evaluated_code
 from .site import FETCHED, MARKERS, OPAQUE, SECRET, Site, base_name, opaque_key
 from .wrappers import option_code, unwrap
 
 
-class Analyser:
+class Analyser(LaterCode):
     def __init__(self) -> None:
         self.found: dict[str, None] = {}
         # expansions by word (the word is kept so that its id is not reused)
         self._fields: dict[int, tuple[Word, list[str]]] = {}
+        self._stand_ins = 256  # commands judged for glob command names, per check
 
     def add(self, key: str) -> None:
         self.found.setdefault(key)
@@ -102,10 +106,19 @@ class Analyser:
     def _variable(self, part: Part, scope: Scope, depth: int) -> str | list[str]:
         """A variable's value; a list for the elements of ``${array[@]}``."""
         name, modifier = part.value, part.modifier
+        if "$" in part.source or "`" in part.source:  # ${x:+$(cmd)}, ${x/a/$(cmd)}: it runs
+            if modifier.startswith((":+", "+")):  # the alternative's value, like a default
+                value = self._plain_value(name, Part(VAR, name), scope, depth)
+                alternative = lex_text(modifier.split("+", 1)[1]) if part.quoted else lex_word(
+                    modifier.split("+", 1)[1])
+                text = self.joined(alternative, scope, depth)
+                return text if value else ""
+            self.expand(lex_text(part.source), scope, depth)
+            return OPAQUE
         if modifier == "!":  # ${!x}: the variable named by x's value
             name, modifier = scope.env.get(name, OPAQUE), ""
         if modifier.startswith("["):
-            return _element(scope.arrays.get(name), modifier)
+            return element(scope.arrays.get(name), modifier)
         value = self._plain_value(name, part, scope, depth)
         if not modifier:
             return value
@@ -131,7 +144,10 @@ class Analyser:
         return OPAQUE
 
     def _substitution(self, part: Part, scope: Scope, depth: int) -> str:
-        commands = self.script(part.value, scope.child(), depth + 1)
+        inner = scope.child()
+        if part.procsub == ">":  # >(sh): reads what the command writes, unknown here
+            inner.stdin = (OPAQUE, None)
+        commands = self.script(part.value, inner, depth + 1)
         if not commands:
             return ""
         last = commands[-1]
@@ -157,6 +173,8 @@ class Analyser:
     def command(self, cmd: Command, scope: Scope, depth: int) -> None:
         for name, value in cmd.assigns:
             text = OPAQUE if value is None else self.joined(value, scope, depth)
+            self._evaluated([text], scope, depth)
+            self._variable_code([f"{name}={text}"], scope, depth)
             if cmd.words:
                 continue
             if value is not None and text.startswith("(") and text.endswith(")"):
@@ -164,12 +182,17 @@ class Analyser:
                             for f in self.expand(w, scope, depth)]
                 scope.arrays[name] = elements
                 text = elements[0] if elements else ""
-            scope.env[name] = text
-        site = Site(self.add, scope.cwd, self._noop)
+            scope.env[name] = text if len(text) <= MAX_VALUE else OPAQUE
+        site = Site(self.add, scope.cwd, self._noop, links=scope.links)
         stdin_paths: list[str] = []
         for r in cmd.redirects:
             if r.heredoc is not None:
                 self.expand(r.heredoc, scope, depth)
+            if r.fd not in ("", "0") and r.op in ("<<", "<<-", "<<<"):  # 3<<< CODE: /dev/fd/3
+                body = r.heredoc if r.op != "<<<" else r.target
+                text = self.joined(body, scope, depth) if body is not None else ""
+                for path in (f"/dev/fd/{r.fd}", f"/proc/self/fd/{r.fd}"):
+                    scope.files[path] = ("", text)
             if r.target is None or r.op in ("<<", "<<-"):
                 continue
             target = self.joined(r.target, scope, depth)
@@ -179,8 +202,10 @@ class Analyser:
                 site.write(target, redirect=True)
             if r.op in ("<", "<>"):
                 stdin_paths.append(target)
+        redirected(site, stdin_paths)
         argv = [f for w in cmd.words for f in self.expand(w, scope, depth)]
         cmd.words_text = argv
+        self._evaluated(argv, scope, depth)
         if cmd.kind != "simple" or not argv:
             cmd.argv = []
         else:
@@ -188,10 +213,18 @@ class Analyser:
         for r in cmd.redirects:
             if r.target is not None and r.op in (">", ">>", ">|", "&>", "&>>"):
                 content = self.producer(cmd, scope, depth) if cmd.argv else ("", "")
-                self.remember(self.joined(r.target, scope, depth), content, scope)
+                self.remember(self.joined(r.target, scope, depth), content, scope, depth)
 
-    def remember(self, path: str, content: Content, scope: Scope) -> None:
+    def _evaluated(self, texts: list[str], scope: Scope, depth: int) -> None:
+        """Substitutions in text bash evaluates as arithmetic or as a name run."""
+        for text in texts:
+            if evaluated_code(text) and depth < MAX_DEPTH:
+                self.expand(lex_text(text), scope, depth + 1)
+
+    def remember(self, path: str, content: Content, scope: Scope, depth: int = 0) -> None:
         scope.files[normalise(path, scope.cwd)] = content
+        if GIT_HOOK in classify(path, scope.cwd) and content[1]:  # git will run it
+            self.run_text(content[1], scope.child(), depth)
 
     def run_file(self, path: str, scope: Scope, depth: int, code: bool = False) -> bool:
         """Judge a script file written earlier in the text; False when it was not."""
@@ -225,7 +258,7 @@ class Analyser:
                 return next((m for m in target if m in MARKERS), ""), None
         if cmd.pipe_from is not None:
             return self.producer(cmd.pipe_from, scope, depth)
-        return "", None
+        return scope.stdin or ("", None)
 
     def producer(self, cmd: Command, scope: Scope, depth: int) -> Content:
         """(marker, text) of what ``cmd`` writes to its stdout."""
@@ -241,6 +274,13 @@ class Analyser:
                 return
             if key := opaque_key(argv[0]):
                 self.add(key)
+                cmd.argv = argv
+                return
+            if is_pattern(argv[0]):  # /bin/r? -rf ~: what the glob matches runs
+                self.add("indirect_command")
+                for stand_in in stand_ins(argv, scope.cwd)[:max(0, self._stand_ins)]:
+                    self._stand_ins -= 1  # a bounded number per check (asked anyway)
+                    self.run(stand_in, cmd, scope, depth + 1, elevated=elevated)
                 cmd.argv = argv
                 return
             if argv[0] in scope.aliases and depth < MAX_DEPTH:
@@ -271,6 +311,8 @@ class Analyser:
                 self.run_text(wrapped.script, scope, depth)
                 return
             argv = wrapped.argv
+            stdin_paths = [*(stdin_paths or []), *wrapped.reads]
+            self._variable_code(wrapped.assigns, scope, depth)
             if wrapped.via_xargs:
                 via_xargs = True
                 marker, text = self.stdin_input(cmd, scope, depth)
@@ -285,19 +327,21 @@ class Analyser:
         site = Site(self.add, scope.cwd,
                     lambda inner: self.run(inner, Command(), scope, depth, elevated=elevated),
                     command=name, elevated=elevated, via_xargs=via_xargs,
-                    stdin_paths=stdin_paths or [], pipeline=self._pipeline(cmd))
+                    stdin_paths=stdin_paths or [], pipeline=self._pipeline(cmd),
+                    links=scope.links)
+        redirected(site, site.stdin_paths)
         if name in SHELLS:
             self._shell(argv, cmd, scope, depth, elevated)
-        elif name == "eval":
-            self.run_text(" ".join(argv[1:]), scope, depth)
-        elif name == "trap" and len(argv) > 2:
-            self.run_text(argv[1], scope, depth)
-        elif name in ("source", "."):
-            if len(argv) > 1:
-                if argv[1] in STDIN_FILES:
-                    self._code_from_stdin(cmd, scope, depth, elevated=False)
-                else:
-                    self.run_file(argv[1], scope, depth)
+        elif name in ("eval", "trap", "source", "."):
+            args = argv[2:] if argv[1:2] == ["--"] else argv[1:]  # eval -- CODE, trap -- ...
+            if name == "eval":
+                self.run_text(" ".join(args), scope, depth)
+            elif name == "trap" and len(args) > 1:
+                self.run_text(args[0], scope, depth)
+            elif name != "trap" and args and args[0] in STDIN_FILES:
+                self._code_from_stdin(cmd, scope, depth, elevated=False)
+            elif name != "trap" and args:
+                self.run_file(args[0], scope, depth)
         elif name in ("at", "batch"):
             files = [argv[k + 1] for k in range(1, len(argv) - 1) if argv[k] == "-f"]
             if files:
@@ -312,36 +356,16 @@ class Analyser:
                 i += 2 if argv[i] in SSH_VALUED else 1
             if i + 1 < len(argv):  # a command for the remote shell
                 self.run_text(" ".join(argv[i + 1:]), scope.child(), depth)
-        elif name == "alias":
-            for a in argv[1:]:
-                if "=" in a:
-                    alias, value = a.split("=", 1)
-                    scope.aliases[alias] = value
-        elif name in ("cd", "pushd", "popd"):
-            targets = [a for a in argv[1:] if not a.startswith(("-", "+"))]
-            if name == "popd" or argv[1:2] == ["-"]:
-                scope.cwd = None  # back to a directory this text does not show
-            else:
-                moved = normalise(targets[0] if targets else "~", scope.cwd)
-                scope.cwd = moved if moved.startswith("/") and not any(
-                    m in moved for m in MARKERS) else None
-        elif name in ("export", "declare", "local", "readonly", "typeset"):
-            for a in argv[1:]:
-                if "=" in a and a.split("=", 1)[0].isidentifier():
-                    key_, value = a.split("=", 1)
-                    scope.env[key_] = value
-        elif name in ("read", "mapfile", "readarray"):
-            for a in argv[1:]:
-                if a.isidentifier():
-                    scope.env[a] = OPAQUE
-        elif name == "unset":
-            for a in argv[1:]:
-                scope.env.pop(a, None)
+        elif name in SCOPE_BUILTINS:
+            SCOPE_BUILTINS[name](scope, argv)
+            self._variable_code([a for a in argv[1:] if "=" in a], scope, depth)
         kind = interpreter(name)
         if kind is not None:
             self._interpreter(kind, argv, cmd, scope, depth, site)
         for code in option_code(name, argv[1:]):
             self.run_text(code, scope.child(), depth)
+        if name in ("make", "gmake"):
+            self._make(argv[1:], cmd, scope, depth)
         rules = [r for r in (file_rule(name), SYSTEM_RULES.get(name)) if r is not None]
         for rule in rules:
             rule(site, argv[1:])
@@ -366,6 +390,9 @@ class Analyser:
                 self.remember(path, content, scope)
         elif name in ("cp", "mv", "install", "ln"):
             operands = split_options(argv[1:])[1]
+            if name == "ln" and len(operands) == 2:  # later writes to the link reach its target
+                scope.links[normalise(operands[1], scope.cwd)] = normalise(operands[0],
+                                                                           scope.cwd)
             if len(operands) == 2:
                 known = scope.files.get(normalise(operands[0], scope.cwd))
                 if known is not None:
@@ -375,7 +402,11 @@ class Analyser:
         earlier: list[list[str]] = []
         prev = cmd.pipe_from
         while prev is not None and len(earlier) < 32:
+            inputs = [f for r in prev.redirects if r.op in ("<", "<>") and r.target is not None
+                      for f in self._fields.get(id(r.target), (None, []))[1]]
             earlier.append(prev.argv or prev.words_text or [])
+            if inputs:  # base64 < ~/.ssh/id_rsa | nc ...: what it reads, as arguments of "<"
+                earlier.append(["<", *inputs])
             prev = prev.pipe_from
         return earlier
 
@@ -432,28 +463,14 @@ class Analyser:
 
         inspect_code(code, self.add, shell, site.write, lambda path: site.delete(path, True))
 
-    def _crontab(self, args: list[str], cmd: Command, scope: Scope, depth: int) -> None:
-        """A crontab installed from stdin or a file: its commands will run."""
-        options, operands = split_options(args, frozenset({"-u"}))
-        if any(c in short_flags(options) for c in "lre") or len(operands) > 1:
-            return
-        if operands and operands[0] != "-":
-            marker, text = scope.files.get(normalise(operands[0], scope.cwd), ("", None))
-        else:
-            marker, text = self.stdin_input(cmd, scope, depth)
-        if marker:
-            self.add(opaque_key(marker) or "indirect_command")
-        for line in (text or "").splitlines():
-            fields = line.split(None, 1 if line.startswith("@") else 5)
-            if line.strip() and not line.lstrip().startswith("#") and "=" not in fields[0]:
-                self.run_text(fields[-1], scope.child(), depth)
-
     def _interpreter(self, kind: str, argv: list[str], cmd: Command, scope: Scope, depth: int,
                      site: Site) -> None:
         args = argv[1:]
         code, reads_stdin = code_argument(kind, args)
         script = next((a for a in args if not a.startswith("-")), None)
-        if code is None and not reads_stdin and script is not None and script != code:
+        if code is None and script in STDIN_FILES:  # perl /dev/stdin <<< CODE
+            reads_stdin = True
+        elif code is None and not reads_stdin and script is not None and script != code:
             self.run_file(script, scope, depth, code=True)
         if code is None and reads_stdin:
             marker, text = self.stdin_input(cmd, scope, depth)
@@ -473,18 +490,6 @@ class Analyser:
             for target in split_options(args)[1]:
                 if target != code:
                     site.write(target)
-
-
-def _element(elements: list[str] | None, modifier: str) -> str | list[str]:
-    """``${a[@]}``, ``${a[*]}`` (every element) or ``${a[N]}`` of a known array."""
-    index, closed, rest = modifier[1:].partition("]")
-    if elements is None or not closed or rest:
-        return OPAQUE
-    if index in ("@", "*"):
-        return list(elements)
-    if not index.isdigit():
-        return OPAQUE
-    return elements[int(index)] if int(index) < len(elements) else ""
 
 
 __all__ = ["Analyser", "Scope"]

@@ -33,7 +33,8 @@ class Part:
     default: str | None = None  # ${NAME:-default}: the default's source text
     plain: bool = True  # False for ${#x}, ${x%y}, ${!x}: a value derived from the variable
     modifier: str = ""  # what follows the name in ${...}: "%pat", "[@]", ":0:2"; "!" for ${!x}
-    procsub: bool = False  # <( ) or >( )
+    procsub: str = ""  # "<" for <( ), ">" for >( )
+    source: str = ""  # the text inside ${ }: substitutions in it run too
 
 
 @dataclass(slots=True)
@@ -53,6 +54,7 @@ class Op:
     text: str
     heredoc: Word | None = None  # filled for << and <<- once the body has been read
     quoted_delimiter: bool = False
+    fd: str = ""  # the descriptor a redirection names (3 in 3<<<)
 
 
 @dataclass
@@ -108,12 +110,14 @@ class Lexer:
             elif (op := self._operator()) is not None:
                 self.tokens.append(op)
             else:
+                start = self.i
                 word = self.word(META)
                 prev = self.tokens[-1] if self.tokens else None
                 if isinstance(prev, Op) and prev.text in ("<<", "<<-"):
-                    delimiter = "".join(p.value for p in word.parts if p.kind == LIT)
-                    prev.quoted_delimiter = any(p.quoted for p in word.parts)
-                    self._pending.append(_Pending(prev, delimiter, prev.text == "<<-"))
+                    raw = s[start:self.i]  # not expanded: <<$X ends at a line "$X"
+                    prev.quoted_delimiter = any(q in raw for q in "'\"\\")
+                    self._pending.append(_Pending(prev, heredoc_delimiter(raw),
+                                                  prev.text == "<<-"))
                 self.tokens.append(word)
         self._read_heredocs()
         return self.tokens
@@ -129,7 +133,7 @@ class Lexer:
                 if fd and op not in REDIRECTS:
                     return None
                 self.i = start + len(op)
-                return Op(op)
+                return Op(op, fd=fd.group() if fd else "")
         return None
 
     def _read_heredocs(self) -> None:
@@ -166,7 +170,7 @@ class Lexer:
             if c in stop:
                 if c in "<>" and self.i == start and s.startswith("(", self.i + 1):
                     end = self._matching(self.i + 2, "(", ")")
-                    parts.append(Part(SUB, s[self.i + 2:end], procsub=True))
+                    parts.append(Part(SUB, s[self.i + 2:end], procsub=c))
                     self.i = end + 1
                     continue
                 if c == "(" and buf and _is_assignment_prefix("".join(buf)) and not parts:
@@ -324,6 +328,42 @@ class Lexer:
         return self.n
 
 
+def heredoc_delimiter(raw: str) -> str:
+    """The line that ends a heredoc introduced by the word ``raw``: quotes removed, nothing
+    expanded (bash ends ``<<$X`` at a line ``$X`` and ``<<~`` at a line ``~``)."""
+    out: list[str] = []
+    i, n = 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c == "\\":
+            out.append(raw[i + 1:i + 2].replace("\n", ""))
+            i += 2
+        elif c == "'":
+            end = raw.find("'", i + 1)
+            end = n if end < 0 else end
+            out.append(raw[i + 1:end])
+            i = end + 1
+        elif raw.startswith("$'", i):
+            lexer = Lexer(raw)
+            end = lexer._ansi_end(i + 2)
+            out.append(decode_ansi_c(raw[i + 2:end]))
+            i = end + 1
+        elif c == '"' or raw.startswith('$"', i):
+            i += 1 if c == '"' else 2
+            while i < n and raw[i] != '"':
+                if raw[i] == "\\" and raw[i + 1:i + 2] in ('$', '`', '"', "\\", "\n"):
+                    out.append(raw[i + 1].replace("\n", ""))
+                    i += 2
+                else:
+                    out.append(raw[i])
+                    i += 1
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
 def _is_assignment_prefix(text: str) -> bool:
     m = _NAME.match(text)
     return m is not None and text[m.end():] in ("=", "+=")
@@ -335,14 +375,15 @@ def _parameter(inner: str, quoted: bool) -> Part:
         return Part(VAR, inner[1:], quoted, plain=False, modifier="!")
     m = _PARAM.fullmatch(inner)
     if not m or m.group(1) or inner.startswith("!"):
-        return Part(VAR, m.group(2) if m else "", quoted, plain=False, modifier="length")
+        return Part(VAR, m.group(2) if m else "", quoted, plain=False, modifier="length",
+                    source=inner)
     name, rest = m.group(2), m.group(3)
     if not rest:
         return Part(VAR, name, quoted)
     for op in (":-", "-", ":=", "="):
         if rest.startswith(op):
             return Part(VAR, name, quoted, default=rest[len(op):])
-    return Part(VAR, name, quoted, plain=False, modifier=rest)
+    return Part(VAR, name, quoted, plain=False, modifier=rest, source=inner)
 
 
 def lex(source: str) -> list[Word | Op]:
@@ -360,4 +401,4 @@ def lex_text(source: str) -> Word:
 
 
 __all__ = ["ARITH", "LIT", "SUB", "TILDE", "VAR", "Lexer", "Op", "Part", "Word", "decode_ansi_c",
-           "lex", "lex_text", "lex_word"]
+           "heredoc_delimiter", "lex", "lex_text", "lex_word"]

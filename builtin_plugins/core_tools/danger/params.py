@@ -6,6 +6,8 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from .site import OPAQUE
+
 _SLICE = re.compile(r":\s*(-?\d+)(?::\s*(-?\d+))?")
 
 
@@ -45,3 +47,15 @@ def modify(value: str, modifier: str) -> str | None:
             piece = piece[:length] if length >= 0 else piece[:length or None]
         return piece
     return None
+
+
+def element(elements: list[str] | None, modifier: str) -> str | list[str]:
+    """``${a[@]}``, ``${a[*]}`` (every element) or ``${a[N]}`` of a known array."""
+    index, closed, rest = modifier[1:].partition("]")
+    if elements is None or not closed or rest:
+        return OPAQUE
+    if index in ("@", "*"):
+        return list(elements)
+    if not index.isdigit():
+        return OPAQUE
+    return elements[int(index)] if int(index) < len(elements) else ""

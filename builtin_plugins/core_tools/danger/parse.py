@@ -11,8 +11,12 @@ from .lexer import REDIRECTS, Op, Part, Word, lex
 #: reserved words that may start a command and are not the command itself
 _LEADING = frozenset({"if", "then", "elif", "else", "do", "while", "until", "!", "time", "fi",
                       "done", "esac", "{", "}", "[[", "coproc"})
-_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?)\+?=")
 _SEPARATORS = frozenset({";", ";;", ";&", ";;&", "&&", "||", "&", "\n"})
+#: compound commands: the word that opens one -> the word that closes it
+_OPENERS = {"if": "fi", "while": "done", "until": "done", "for": "done", "select": "done",
+            "case": "esac", "{": "}"}
+_CLOSERS = frozenset(_OPENERS.values())
 
 
 @dataclass(eq=False)
@@ -20,6 +24,7 @@ class Redirect:
     op: str
     target: Word | None
     heredoc: Word | None = None
+    fd: str = ""  # 3 in 3<<< ...: the descriptor it opens
 
 
 @dataclass(eq=False)
@@ -65,12 +70,32 @@ class _Parser:
         self.paren_depth = 0
         self.cur = Command()
         self.skip_header = False
+        #: compound commands on the right of a pipe: [closer, nesting, the pipe's writer];
+        #: every command inside reads that pipe (x | while ...; do sh; done)
+        self.inherit: list[list] = []
+
+    def _open(self, closer: str) -> None:
+        for entry in self.inherit:
+            if entry[0] == closer:
+                entry[1] += 1
+        if self.cur.pipe_from is not None:
+            self.inherit.append([closer, 1, self.cur.pipe_from])
+
+    def _close(self, closer: str) -> None:
+        for entry in self.inherit:
+            if entry[0] == closer:
+                entry[1] -= 1
+        self.inherit = [entry for entry in self.inherit if entry[1] > 0]
 
     def run(self) -> list[Command]:
         i = 0
         toks = self.tokens
         while i < len(toks):
             tok = toks[i]
+            if isinstance(tok, Word) and tok.literal == "coproc" and self.cur.empty and i + 2 < len(
+                    toks) and isinstance(toks[i + 1], Word) and _opens_group(toks[i + 2]):
+                i += 2  # coproc NAME { ...; }: NAME names the co-process, it is not run
+                continue
             if isinstance(tok, Word):
                 self._word(tok)
             elif tok.text in REDIRECTS:
@@ -78,7 +103,7 @@ class _Parser:
                 target = nxt if isinstance(nxt, Word) else None
                 if target is not None:
                     i += 1
-                self.cur.redirects.append(Redirect(tok.text, target, tok.heredoc))
+                self.cur.redirects.append(Redirect(tok.text, target, tok.heredoc, tok.fd))
             elif tok.text == "(":
                 nxt = toks[i + 1] if i + 1 < len(toks) else None
                 if (len(self.cur.words) == 1 and not self.cur.assigns and isinstance(nxt, Op)
@@ -87,6 +112,7 @@ class _Parser:
                     self.cur = Command()
                     i += 2
                     continue
+                self._open(")")
                 self._finish("(")
                 self.paren_depth += 1
             elif tok.text == ")":
@@ -94,7 +120,10 @@ class _Parser:
                     self.cur.kind = "header"  # a case pattern
                 else:
                     self.paren_depth = max(0, self.paren_depth - 1)
+                    self._close(")")
                 self._finish(")")
+            elif tok.text == "\n" and self.cur.empty and self.cur.pipe_from is not None:
+                pass  # a | at the end of a line: the pipeline goes on on the next line
             elif tok.text in ("|", "|&"):
                 prev = self.cur
                 self._finish("|")
@@ -109,6 +138,10 @@ class _Parser:
         cur = self.cur
         text = word.literal
         if not cur.words and not cur.assigns and cur.kind == "simple":
+            if text in _OPENERS:
+                self._open(_OPENERS[text])
+            elif text in _CLOSERS:
+                self._close(text)
             if text in ("{", "}"):
                 if text == "{":
                     self.functions.append(self.pending_function)
@@ -154,6 +187,12 @@ class _Parser:
             cur.function = next((f for f in reversed(self.functions) if f), None)
             self.commands.append(cur)
         self.cur = Command()
+        if self.inherit:
+            self.cur.pipe_from = self.inherit[-1][2]
+
+
+def _opens_group(tok: Word | Op) -> bool:
+    return tok.literal == "{" if isinstance(tok, Word) else tok.text == "("
 
 
 def parse(source: str) -> list[Command]:

@@ -18,9 +18,9 @@ UNKNOWN = "\x00"
 HOME = "/home/\x01"
 
 ROOT, HOME_DIR, SYSTEM_DIR, SYSTEM_FILE, DEVICE, SOCKET, CREDENTIAL, KEY_FILE, SHELL_RC, \
-    SUDOERS, SECRET_FILE, SECRET_DIR = (
+    SUDOERS, SECRET_FILE, SECRET_DIR, GIT_HOOK = (
         "root", "home", "system_dir", "system_file", "device", "socket", "credential",
-        "key_file", "shell_rc", "sudoers", "secret_file", "secret_dir")
+        "key_file", "shell_rc", "sudoers", "secret_file", "secret_dir", "git_hook")
 
 #: directories whose recursive deletion (or moving away) is always refused
 SYSTEM_DIRS = frozenset({
@@ -33,8 +33,12 @@ SYSTEM_DIRS = frozenset({
 _SYSTEM_TREES = ("/etc/", "/usr/", "/bin/", "/sbin/", "/lib/", "/lib32/", "/lib64/", "/libx32/",
                  "/boot/", "/sys/", "/proc/", "/var/spool/cron/", "/System/", "/Library/",
                  "/private/etc/")
-_DEVICE = re.compile(r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md\d|dm-|mapper/|sr\d|nbd|"
-                     r"loop\d|zram|mem$|kmem$|port$|root$)")
+_DEVICE = re.compile(r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md\d|md/|dm-|mapper/|sr\d|nbd|"
+                     r"loop\d|zram|mem$|kmem$|port$|root$|block/|sg\d|zvol/|zd\d|bcache|rbd|"
+                     r"drbd|mtd|pmem|ram\d|fd\d|ubd|"
+                     # /dev/VG/LV: an LVM volume (folders of other devices excluded)
+                     r"(?!(?:pts|shm|fd|mqueue|hugepages|net|snd|input|dri|bus|char|cpu|usb|"
+                     r"v4l|vfio|tcp|udp|serial|gpiochip|hidraw|bsg|dma_heap|vhost)/)[^/]+/[^/]+$)")
 _SOCKET = re.compile(r"/dev/(?:tcp|udp)/")
 _CREDENTIAL_DIRS = frozenset({".ssh", ".aws", ".gnupg", ".kube", ".azure", ".docker", "gcloud"})
 _CREDENTIAL_NAMES = frozenset({
@@ -55,8 +59,24 @@ _ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".en
 _SHELL_RC = frozenset({
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
     ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".mkshrc",
-    "config.fish", ".inputrc", "bash.bashrc", "profile", "environment"})
+    "config.fish", ".inputrc", "bash.bashrc", "profile", "environment", ".bash_aliases",
+    ".bash_env", ".xprofile", ".xinitrc", ".xsession", ".xsessionrc", ".pam_environment"})
+#: files under the home directory that hold secrets or run at log-in (targets for globs)
+_HOME_FILES = (
+    ".ssh/id_rsa", ".ssh/id_dsa", ".ssh/id_ecdsa", ".ssh/id_ed25519", ".ssh/authorized_keys",
+    ".ssh/rc", ".ssh/config", ".aws/credentials", ".aws/config", ".kube/config",
+    ".docker/config.json", ".netrc", ".git-credentials", ".npmrc", ".pypirc", ".pgpass",
+    ".my.cnf", ".env", ".vault-token", ".config/gh/hosts.yml", ".config/rclone/rclone.conf",
+    ".config/fish/config.fish", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
+    ".bash_aliases", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin")
+#: other files whose contents run later by themselves: per-user services and autostart
+#: entries, git's and editors' configuration (aliases, pagers, hooks), Python start-up hooks
+_RUNS_AT_START = re.compile(
+    r"/\.config/(?:systemd/user|autostart)/[^/]+$|/\.local/share/systemd/user/[^/]+$|"
+    r"/(?:\.gitconfig|\.config/git/config|\.vimrc|\.exrc|\.tmux\.conf|\.curlrc|\.wgetrc|"
+    r"sitecustomize\.py|usercustomize\.py)$|/site-packages/[^/]+\.pth$")
 _TRAILING = re.compile(r"(?:/+(?:\*|\.\*|\*\*|\.)?)+$")
+_GIT_HOOK = re.compile(r"(?:^|/)\.git/(?:modules/.+/)?hooks(?:/|$)")
 _BRACE = re.compile(r"\{([^{}]*,[^{}]*)\}")
 _GLOB = re.compile(r"[*?\[]")
 #: what a glob is tried against: the places whose deletion is always refused
@@ -137,7 +157,18 @@ def _classify(path: str, cwd: str | None, home: str | None, hermes: str) -> froz
         matched = [t for t in _GLOB_TARGETS if fnmatch.fnmatchcase(t, pattern)]
         if matched:
             return frozenset().union(*(_labels(t, hermes) for t in matched))
+        if pattern.startswith("/"):  # ~/.hermes/.en?, ~/.kub?/config: the files it may name
+            files = [t for t in _file_targets(hermes) if fnmatch.fnmatchcase(t, pattern)]
+            return frozenset().union(_labels(pattern, hermes),
+                                     *(_labels(t, hermes) for t in files))
     return _labels(normalise(path, cwd, home), hermes)
+
+
+@lru_cache(maxsize=8)
+def _file_targets(hermes: str) -> tuple[str, ...]:
+    """The well-known secret and start-up files a glob is tried against."""
+    return (*(HOME + "/" + name for name in _HOME_FILES), hermes + "/.env",
+            hermes + "/auth.json", "/etc/shadow", "/etc/gshadow", "/etc/passwd", "/etc/sudoers")
 
 
 def expand_braces(word: str, limit: int = 64) -> list[str]:
@@ -174,6 +205,8 @@ def _labels(p: str, hermes: str = HOME + "/.hermes") -> frozenset[str]:
     if p.startswith(("/etc/sudoers", "/private/etc/sudoers")) or p in (
             "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow"):
         labels.add(SUDOERS)
+    if _GIT_HOOK.search(p):
+        labels.add(GIT_HOOK)  # code git runs later, unchecked
     name = parts[-1]
     if (name in _CREDENTIAL_NAMES or any(d in _CREDENTIAL_DIRS for d in parts[:-1])
             or name in _CREDENTIAL_DIRS
@@ -181,7 +214,8 @@ def _labels(p: str, hermes: str = HOME + "/.hermes") -> frozenset[str]:
         labels.add(CREDENTIAL)
     if name.endswith((".pem", ".key", ".p12", ".pfx", ".kdbx")):
         labels.add(KEY_FILE)  # a secret to send, but also what key generators write
-    if name in _SHELL_RC and (name.startswith(".") or p.startswith("/etc/")):
+    if name in _SHELL_RC and (name.startswith(".") or p.startswith("/etc/")) or (
+            "/.config/fish/" in p and name.endswith(".fish")) or _RUNS_AT_START.search(p):
         labels.add(SHELL_RC)
     if _holds_secret(p, parts, name, labels, hermes):
         labels.add(SECRET_FILE)
@@ -208,6 +242,23 @@ def _holds_secret(p: str, parts: list[str], name: str, labels: set[str], hermes:
     if name in _HOME_ONLY_SECRETS or name.startswith(".env."):
         return len(parts) == 4 and parts[1] in ("home", "Users")  # ~/.env, not a project's
     return True
+
+
+def link_target(path: str, cwd: str | None) -> str | None:
+    """Where the existing symlink ``path`` (or a link among its parents) leads, or None: a
+    write through ``notes.txt -> ~/.bashrc`` or ``disk -> /dev/sda`` reaches the target."""
+    if any(c < " " for c in path) or _GLOB.search(path):
+        return None
+    try:
+        path = os.path.expanduser(path)
+        if (not path.startswith("/") and not (cwd and cwd.startswith("/"))) or path.startswith(
+                ("/dev/", "/proc/", "~")):
+            return None
+        full = posixpath.normpath(posixpath.join(cwd or "/", path))
+        real = os.path.realpath(full)
+    except (OSError, ValueError):
+        return None
+    return real if real != full and not real.startswith("/proc/") else None
 
 
 def is_protected_dir(labels: frozenset[str]) -> bool:

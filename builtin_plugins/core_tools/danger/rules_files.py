@@ -67,11 +67,12 @@ def extract(site: Site, args: list[str]) -> None:
     if site.command != "unzip" and not tar_extracts(args):
         return
     options = ("-d",) if site.command == "unzip" else ("-C", "--directory")
-    for k, a in enumerate(args):
-        if a in options and k + 1 < len(args):
-            site.write(args[k + 1])
-        elif a.startswith("--directory="):
-            site.write(a.split("=", 1)[1])
+    into = [args[k + 1] for k, a in enumerate(args) if a in options and k + 1 < len(args)]
+    into += [a.split("=", 1)[1] for a in args if a.startswith("--directory=")]
+    for target in into:
+        site.write(target)
+    for target in into or ([site.cwd] if site.cwd else []):
+        _into_home(site, [], target, contents=True)
 
 
 def unlink(site: Site, args: list[str]) -> None:
@@ -122,8 +123,12 @@ def find(site: Site, args: list[str]) -> None:
         j += 1
     if deletes:
         site.add("find_delete")
-        whole_tree = not any(a in _FIND_TESTS and expr[k + 1:k + 2] != ["*"]
-                             for k, a in enumerate(expr))
+        # a test narrows what is deleted, unless it matches everything (-name '*', -type f:
+        # every file) or an -o / ! may apply -delete to what the test leaves out
+        whole_tree = any(a in ("-o", "-or", "!", "-not") for a in expr) or not any(
+            a in _FIND_TESTS and a not in ("-type", "-xtype")
+            and expr[k + 1:k + 2] not in (["*"], [".*"], ["**"], ["*.*"])
+            for k, a in enumerate(expr))
         for s in starts or ["."]:
             site.delete(s, whole_tree)
 
@@ -146,9 +151,21 @@ _COPY_VALUED = frozenset({"-t", "-S", "-m", "-o", "-g", "--target-directory", "-
 
 
 def copy(site: Site, args: list[str]) -> None:
-    _, dest = _destination(args, _COPY_VALUED)
+    sources, dest = _destination(args, _COPY_VALUED)
     if dest is not None:
         site.write(dest)
+        _into_home(site, sources, dest)
+    if site.command == "install":  # install -m 4755 /bin/bash x: a mode like chmod's
+        modes = [v for k, o in enumerate(args) if o in ("-m", "--mode")
+                 for v in args[k + 1:k + 2]] + [o.split("=", 1)[1] for o in args
+                                                 if o.startswith("--mode=")]
+        for mode in modes:
+            world, special = _mode_effects(mode) if _OCTAL.fullmatch(mode) or \
+                _SYMBOLIC.fullmatch(mode) else (False, False)
+            if world:
+                site.add("world_writable")
+            if special:
+                site.add("permission_change")
 
 
 def move(site: Site, args: list[str]) -> None:
@@ -157,11 +174,43 @@ def move(site: Site, args: list[str]) -> None:
         site.delete(source, True)
     if dest is not None:
         site.write(dest)
+        _into_home(site, sources, dest)
+
+
+def _into_home(site: Site, sources: list[str], dest: str, contents: bool = False) -> None:
+    """Files copied, moved or extracted into the home directory itself land on its start-up
+    and credential files: ``cp evil/.bashrc ~`` writes ``~/.bashrc``; copying the contents of
+    a folder (``cp -r x/. ~``, ``rsync -a x/ ~``, ``tar -x -C ~``) writes files it cannot
+    name."""
+    if "home" not in site.labels(dest):
+        return
+    if contents and not sources:
+        site.add("credential_write")
+    for source in sources:
+        name = base_name(source)
+        if name in ("", ".", "..", "*", ".*") or contents and source.endswith(("/", "/.")):
+            site.add("credential_write")
+        else:
+            site.write(dest.rstrip("/") + "/" + name)
 
 
 def tee(site: Site, args: list[str]) -> None:
+    """``tee`` and ``sponge``: every operand is written."""
     for target in split_options(args)[1]:
         site.write(target)
+
+
+def uniq(site: Site, args: list[str]) -> None:
+    """``uniq IN OUT`` writes OUT."""
+    operands = split_options(args, frozenset({"-f", "-s", "-w"}))[1]
+    if len(operands) > 1:
+        site.write(operands[1])
+
+
+def setcap(site: Site, args: list[str]) -> None:
+    """File capabilities (``cap_setuid+ep``) grant root powers like the setuid bit."""
+    if "-v" not in args and "-r" not in args:
+        site.add("permission_change")
 
 
 def truncate(site: Site, args: list[str]) -> None:
@@ -181,9 +230,51 @@ def dd(site: Site, args: list[str]) -> None:
                 site.write(target)
 
 
+#: a sed command after its address: the letter and the rest of the line
+_ADDRESS = r"(?:\d+|\$|/(?:[^/\\]|\\.)*/)"
+#: a sed command after its address: the letter and the rest of the line
+_SED_COMMAND = re.compile(rf"\s*(?:{_ADDRESS}(?:,{_ADDRESS})?[IM]*\s*!?\s*)?([a-zA-Z])(.*)", re.S)
+#: s/PATTERN/REPLACEMENT/FLAGS [w FILE]
+_SED_SUBSTITUTE = re.compile(r"(.)(?:(?!\1)[^\\]|\\.)*\1((?:(?!\1)[^\\]|\\.)*)\1"
+                             r"([gpiImMe0-9]*)(?:w\s*(.*))?", re.S)
+
+
+def _sed_script(site: Site, script: str) -> None:
+    """GNU sed commands that run code (``e CMD``, ``s///e``), write (``w FILE``) or read
+    (``r FILE``)."""
+    for line in re.split(r"[\n;]", script):
+        m = _SED_COMMAND.match(line)
+        if m is None:
+            continue
+        letter, rest = m.group(1), m.group(2).strip()
+        if letter == "e":
+            if rest:
+                site.run(["sh", "-c", rest])
+            else:
+                site.add("indirect_command")  # runs the line being edited
+        elif letter in "wW" and rest:
+            site.write(rest)
+        elif letter in "rR" and rest and site.is_secret(rest):
+            site.add("credential_read")
+        elif letter == "s" and (sub := _SED_SUBSTITUTE.match(rest)):
+            if "e" in sub.group(3):  # the edited line, often the replacement, is run
+                site.add("indirect_command")
+                site.run(["sh", "-c", sub.group(2)])
+            if sub.group(4):
+                site.write(sub.group(4).strip())
+
+
 def sed(site: Site, args: list[str]) -> None:
     valued = frozenset({"-e", "-f", "--expression", "--file", "-l", "--line-length"})
     options, operands = split_options(args, valued)
+    scripts = [options[k + 1] for k in range(len(options) - 1)
+               if options[k] in ("-e", "--expression")]
+    scripts += [o.split("=", 1)[1] for o in options if o.startswith("--expression=")]
+    if not scripts and not any(o in ("-f", "--file") or o.startswith("--file=")
+                               for o in options) and operands:
+        scripts = operands[:1]
+    for script in scripts:
+        _sed_script(site, script)
     in_place = any(o.startswith(("-i", "--in-place")) or
                    (o.startswith("-") and not o.startswith("--") and "i" in o[1:].split(".")[0])
                    for o in options if o not in valued)
@@ -283,6 +374,7 @@ def rsync(site: Site, args: list[str]) -> None:
             site.add("sync_delete")
         site.delete(dest, True)
     site.write(dest)
+    _into_home(site, operands[:-1], dest, contents=True)
 
 
 def disk_tool(site: Site, args: list[str]) -> None:
@@ -293,6 +385,38 @@ def format_disk(site: Site, args: list[str]) -> None:
     site.add("format_disk")
 
 
+#: tools that erase or re-label a disk, with the words that make them do it (empty: always)
+_ERASERS: dict[str, frozenset[str]] = {
+    "cryptsetup": frozenset({"luksFormat", "erase", "luksErase", "reencrypt"}),
+    "nvme": frozenset({"format", "sanitize"}),
+    "hdparm": frozenset({"--security-erase", "--security-erase-enhanced",
+                         "--trim-sector-ranges", "--write-sector", "--make-bad-sector"}),
+    "sg_format": frozenset(), "sg_sanitize": frozenset(), "pvcreate": frozenset(),
+    "pvremove": frozenset(), "zpool": frozenset({"create", "labelclear"}),
+    "mdadm": frozenset({"--create", "-C", "--zero-superblock"}),
+    "vgremove": frozenset(), "lvremove": frozenset()}
+
+
+def eraser(site: Site, args: list[str]) -> None:
+    """``cryptsetup luksFormat``, ``nvme format``, ``hdparm --security-erase``, ...: the disk's
+    contents are gone, like formatting it."""
+    words = _ERASERS.get(site.command, frozenset())
+    if not words or any(a in words or a.split("=", 1)[0] in words for a in args):
+        site.add("format_disk")
+
+
+def ddrescue(site: Site, args: list[str]) -> None:
+    """``ddrescue IN OUT [MAP]``: OUT is overwritten."""
+    site.add("disk_tool")
+    operands = split_options(args)[1]
+    if len(operands) > 1:
+        target = operands[1]
+        if "device" in site.labels(target):
+            site.add("dd_device")
+        else:
+            site.write(target)
+
+
 def blkdiscard(site: Site, args: list[str]) -> None:
     for target in split_options(args, frozenset({"-o", "-l", "-p"}))[1]:
         site.write(target)
@@ -301,13 +425,15 @@ def blkdiscard(site: Site, args: list[str]) -> None:
 
 FILE_RULES: dict[str, Callable[[Site, list[str]], None]] = {
     "rm": rm, "unlink": unlink, "shred": shred, "find": find, "cp": copy, "install": copy,
-    "ln": copy, "mv": move, "tee": tee, "truncate": truncate, "dd": dd, "sed": sed, "gsed": sed,
+    "ln": copy, "mv": move, "tee": tee, "sponge": tee, "uniq": uniq, "setcap": setcap,
+    "truncate": truncate, "dd": dd, "sed": sed, "gsed": sed,
     "chmod": chmod, "chown": chown, "chgrp": chown, "setfacl": setfacl, "chattr": chattr,
     "rsync": rsync, "fdisk": disk_tool, "sfdisk": disk_tool, "cfdisk": disk_tool,
     "parted": disk_tool, "gdisk": disk_tool, "sgdisk": disk_tool, "mke2fs": format_disk,
     "mkswap": format_disk, "wipefs": format_disk, "mkntfs": format_disk, "mkdosfs": format_disk,
     "newfs": format_disk, "blkdiscard": blkdiscard, "rimraf": rimraf, "del-cli": rimraf,
-    "tar": extract, "unzip": extract, "bsdtar": extract}
+    "tar": extract, "unzip": extract, "bsdtar": extract, "ddrescue": ddrescue, "dcfldd": dd,
+    **{name: eraser for name in _ERASERS}}
 
 
 def file_rule(name: str) -> Callable[[Site, list[str]], None] | None:

@@ -7,6 +7,7 @@ import os
 import posixpath
 import re
 
+from .inline import interpreter
 from .paths import SECRET_DIR, SECRET_FILE, classify
 from .rules_files import short_flags, split_options, tar_extracts
 from .site import Site
@@ -18,6 +19,14 @@ PRINTERS = frozenset({
     "uniq", "cut", "paste", "column", "fold", "fmt", "pr", "diff", "comm", "jq", "yq", "awk",
     "gawk", "mawk", "sed", "grep", "egrep", "fgrep", "zcat", "gzip", "bzip2", "xz", "zstd",
     "gpg", "iconv", "expand", "rev", "tr", "dos2unix"})
+#: tools that print a file named anywhere in their arguments: interpreters running code on
+#: it (``perl -pe1 F``, ``python3 -c CODE F``, ``python3 -m base64 F``), ``git diff
+#: --no-index``, ``git add`` (then pushed), editors in batch mode
+ARGUMENT_READERS = frozenset({"git", "vim", "vi", "nvim", "ex", "ed", "emacs", "nano",
+                              "sqlite3", "xclip", "xsel", "wl-copy", "pbcopy"})
+#: ``openssl`` sub-commands that print or encode the private key or data they read
+_OPENSSL_PRINTERS = frozenset({"base64", "enc", "rsa", "pkey", "ec", "dsa", "pkcs8",
+                               "asn1parse", "pkcs12", "cms", "smime"})
 #: builtins that load a file's variables into the shell (``source ~/.hermes/.env; echo $KEY``)
 LOADERS = frozenset({"source", "."})
 #: tools that copy or archive files (a later command can print the copy)
@@ -52,6 +61,14 @@ def reads(site: Site, args: list[str]) -> None:
     """``credential_read`` when the command reads a secret file, or a folder holding secrets
     recursively (``grep -r``, ``tar``, ``cp -r``) or through a glob (``cat ~/.ssh/*``)."""
     name = site.command
+    _serves(site, name, args)
+    if name in ARGUMENT_READERS or interpreter(name) is not None or name == "openssl" and (
+            args[:1] and args[0] in _OPENSSL_PRINTERS):
+        named = [c for a in args for c in (a, a.split("=", 1)[-1]) if not c.startswith("-")]
+        if any(_secret(site, p, recursive=False) for p in named) or name == "git" and any(
+                {"credential", SECRET_DIR} <= site.labels(p) for p in named):
+            site.add("credential_read")  # also git -C ~/.ssh add -A (then pushed)
+        return
     if not (name in PRINTERS or name in COPIERS or name in ALWAYS_RECURSIVE or name in LOADERS):
         return
     if name in ("tar", "bsdtar") and tar_extracts(args):
@@ -69,12 +86,44 @@ def reads(site: Site, args: list[str]) -> None:
     recursive = _recursive(name, options)
     paths = operands + site.stdin_paths + [a.split("=", 1)[1] for a in args
                                            if a.startswith(("if=", "--file=", "--input="))]
-    for path in paths:
-        labels = site.labels(path)
-        if SECRET_FILE in labels or _links_to_secret(site.cwd, path) or (
-                SECRET_DIR in labels and (recursive or _GLOB.search(path) is not None)):
-            site.add("credential_read")
-            return
+    if any(_secret(site, path, recursive) for path in paths):
+        site.add("credential_read")
+
+
+def _serves(site: Site, name: str, args: list[str]) -> None:
+    """A web server started on the home folder or a credential folder hands its secrets to
+    anyone who asks (``python3 -m http.server -d ~``, ``php -S 0.0.0.0:80 -t ~``)."""
+    kind = interpreter(name)
+    module = args[args.index("-m") + 1] if "-m" in args[:-1] else ""
+    if kind == "python" and module == "http.server":
+        option = ("-d", "--directory")
+    elif kind == "php" and any(a.startswith("-S") for a in args):
+        option = ("-t", "--docroot")
+    else:
+        return
+    folder = next((args[k + 1] for k, a in enumerate(args[:-1]) if a in option), None)
+    folder = folder or next((a.split("=", 1)[1] for a in args
+                             if a.startswith(tuple(o + "=" for o in option))), None)
+    if folder is None and site.cwd is None:
+        return
+    labels = site.labels(folder or site.cwd or ".")
+    if labels & {"home", "root", SECRET_DIR} or SECRET_FILE in labels:
+        site.add("secret_upload")
+
+
+def _secret(site: Site, path: str, recursive: bool) -> bool:
+    """Whether reading ``path`` (recursively, or through a glob) reads a secret."""
+    labels = site.labels(path)
+    return SECRET_FILE in labels or _links_to_secret(site.cwd, path) or (
+        SECRET_DIR in labels and (recursive or _GLOB.search(path) is not None))
+
+
+def redirected(site: Site, paths: list[str]) -> None:
+    """``credential_read`` when a secret file is opened for reading by a redirection, whatever
+    the command (``read k < ~/.ssh/id_rsa``, ``exec 3< ...``, ``$(< ~/.hermes/.env)``,
+    ``while ...; done < ...``): the shell hands its contents to the command."""
+    if any(_secret(site, p, recursive=False) for p in paths):
+        site.add("credential_read")
 
 
 def _links_to_secret(cwd: str | None, path: str) -> bool:

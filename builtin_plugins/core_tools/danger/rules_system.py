@@ -225,6 +225,54 @@ def _outputs(site: Site, args: list[str], options: tuple[str, ...]) -> None:
             site.write(a.split("=", 1)[1])
 
 
+_DOCKER_FLAGS = frozenset({"-d", "-i", "-t", "-it", "-ti", "-dit", "-itd", "--rm", "--privileged",
+                           "--init", "--detach", "--interactive", "--tty", "-P", "--publish-all",
+                           "--read-only", "-q", "--quiet", "--no-healthcheck"})
+_HOST_PLACES = frozenset({"root", "home", "system_dir", "credential", "secret_dir"})
+
+
+def container(site: Site, args: list[str]) -> None:
+    """``docker``/``podman run|create|exec``: the command run in the container is judged like
+    the command ``ssh`` runs; mounting the host's root, home, system or credential folders,
+    the engine's socket, or running privileged or in the host's namespaces gives the
+    container the host (``privilege_change``)."""
+    sub = next((k for k, a in enumerate(args) if not a.startswith("-")), None)
+    if sub is None or args[sub] not in ("run", "create", "exec"):
+        return
+    k = sub + 1
+    while k < len(args) and args[k].startswith("-"):
+        option, _, inline = args[k].partition("=")
+        value = inline if inline else args[k + 1] if k + 1 < len(args) else ""
+        if option in ("-v", "--volume", "--mount"):
+            source = value.split(":", 1)[0] if option != "--mount" else next(
+                (p.split("=", 1)[1] for p in value.split(",")
+                 if p.startswith(("source=", "src="))), "")
+            if site.labels(source) & _HOST_PLACES or source.endswith(".sock"):
+                site.add("privilege_change")
+        if option == "--privileged" or option in ("--pid", "--userns", "--ipc", "--uts") and (
+                value == "host") or option == "--cap-add" and value.upper() in (
+                "ALL", "SYS_ADMIN", "CAP_SYS_ADMIN"):
+            site.add("privilege_change")
+        k += 1 if args[k] in _DOCKER_FLAGS or inline else 2
+    inner = args[k + 1:]  # after the image or the container
+    if inner:
+        site.run(inner)
+
+
+def kubectl(site: Site, args: list[str]) -> None:
+    """``kubectl exec POD -- CMD``: the command is judged like a remote one."""
+    if args[:1] == ["exec"] and "--" in args:
+        inner = args[args.index("--") + 1:]
+        if inner:
+            site.run(inner)
+
+
+def enable(site: Site, args: list[str]) -> None:
+    """``enable -f lib.so NAME`` loads a builtin from a shared library: code it cannot read."""
+    if any(a.startswith("-") and "f" in a for a in args):
+        site.add("indirect_command")
+
+
 _PRIVILEGE = ("passwd", "chpasswd", "usermod", "useradd", "userdel", "adduser", "deluser",
               "addgroup", "delgroup", "groupadd", "groupdel", "groupmod", "gpasswd", "visudo",
               "vipw", "vigr", "chsh", "chfn", "chage", "newusers")
@@ -236,5 +284,7 @@ SYSTEM_RULES: dict[str, Callable[[Site, list[str]], None]] = {
     "killall5": kill_all, "sudoedit": sudoedit, "crontab": crontab, "iptables": iptables,
     "ip6tables": iptables, "iptables-legacy": iptables, "iptables-nft": iptables,
     "ebtables": iptables, "arptables": iptables, "nft": nft, "ufw": ufw, "pfctl": pfctl,
+    "enable": enable, "docker": container, "podman": container, "nerdctl": container,
+    "kubectl": kubectl,
     **{name: privilege for name in _PRIVILEGE}, **{name: network for name in NETWORK},
     **{name: network for name in NETCATS}}

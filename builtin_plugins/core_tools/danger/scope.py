@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 #: nesting of substitutions and code strings judged before giving up ("can't tell")
 MAX_DEPTH = 8
+#: longest variable value followed (x=$x$x doubles it each time); longer ones are unknown
+MAX_VALUE = 65536
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "lynx",
                          "links", "w3m", "ftp", "tftp", "lftp"})
 #: tools whose output is a transformation of their input: what comes out cannot be read
@@ -50,9 +52,14 @@ class Scope:
     arrays: dict[str, list[str]] = field(default_factory=dict)
     #: files written earlier in the text -> what was written (shared: files outlive subshells)
     files: dict[str, Content] = field(default_factory=dict)
+    #: links made earlier in the text (``ln -s /dev/sda disk``): link -> what it points to
+    links: dict[str, str] = field(default_factory=dict)
+    #: what commands read on stdin when nothing in the text says (the writer of a >( ))
+    stdin: "Content | None" = None
 
     def child(self) -> "Scope":
-        return Scope(dict(self.env), self.cwd, dict(self.aliases), dict(self.arrays), self.files)
+        return Scope(dict(self.env), self.cwd, dict(self.aliases), dict(self.arrays), self.files,
+                     self.links, self.stdin)
 
     def split(self, value: str) -> list[str]:
         """Word splitting of an unquoted expansion (by ``$IFS`` when the text sets it)."""

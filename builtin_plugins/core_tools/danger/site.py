@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .paths import (CREDENTIAL, DEVICE, HOME_DIR, KEY_FILE, ROOT, SHELL_RC, SOCKET, SUDOERS,
-                    SYSTEM_DIR, SYSTEM_FILE, classify, is_protected_dir)
+from .paths import (CREDENTIAL, DEVICE, GIT_HOOK, HOME_DIR, KEY_FILE, ROOT, SHELL_RC, SOCKET,
+                    SUDOERS, SYSTEM_DIR, SYSTEM_FILE, classify, is_protected_dir, link_target,
+                    normalise)
 
 #: markers standing for text the analyser cannot read (see analyse.Analyser.expand)
 OPAQUE, FETCHED, DECODED, REMOTE, SECRET = "\x00", "\x02", "\x03", "\x04", "\x05"
@@ -36,9 +37,13 @@ class Site:
     via_xargs: bool = False
     stdin_paths: list[str] = field(default_factory=list)  # files redirected into the command
     pipeline: list[list[str]] = field(default_factory=list)  # earlier commands in its pipeline
+    links: dict[str, str] = field(default_factory=dict)  # links made earlier in the text
 
     def labels(self, path: str) -> frozenset[str]:
-        return classify(path, self.cwd)
+        """What writing or reading ``path`` touches: also what a link there points to."""
+        labels = classify(path, self.cwd)
+        target = self.links.get(normalise(path, self.cwd)) or link_target(path, self.cwd)
+        return labels | classify(target, self.cwd) if target else labels
 
     def write(self, path: str, redirect: bool = False) -> None:
         """``path`` is written, truncated or replaced."""
@@ -53,10 +58,13 @@ class Site:
             self.add("credential_write")
         if SYSTEM_FILE in labels or ROOT in labels or SYSTEM_DIR in labels:
             self.add("system_config_write")
+        if GIT_HOOK in labels:
+            self.add("indirect_command")
 
     def delete(self, path: str, recursive: bool) -> None:
-        """``path`` is deleted (or moved away); ``recursive``: with everything below it."""
-        labels = self.labels(path)
+        """``path`` is deleted (or moved away); ``recursive``: with everything below it. (A link
+        is deleted, not what it points to.)"""
+        labels = classify(path, self.cwd)
         if recursive and is_protected_dir(labels):
             self.add("delete_root")
         if DEVICE in labels or SYSTEM_FILE in labels and HOME_DIR not in labels:
@@ -65,6 +73,10 @@ class Site:
             self.add("privilege_change")
         if CREDENTIAL in labels or SHELL_RC in labels:
             self.add("credential_write")
+
+    def is_secret(self, path: str) -> bool:
+        """Reading ``path`` hands over a secret (a private key, credentials, hermes's keys)."""
+        return "secret_file" in self.labels(path)
 
     def is_credential(self, path: str) -> bool:
         return bool(self.labels(path) & {CREDENTIAL, KEY_FILE})

@@ -6,7 +6,9 @@ wrappers that take one string (``su -c``, ``watch``, ``flock -c``, ``env -S``)."
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from .site import OPAQUE
 
 
 @dataclass
@@ -18,6 +20,8 @@ class Unwrapped:
     via_xargs: bool = False
     replace: str | None = None  # xargs -I: the string replaced by each input item
     cwd: str | None = None  # env -C DIR, sudo -D DIR: where the command runs
+    assigns: list[str] = field(default_factory=list)  # env NAME=VALUE: the command's variables
+    reads: list[str] = field(default_factory=list)  # xargs -a FILE: files read into the command
 
 
 def _skip(args: list[str], valued: frozenset[str], long_valued: frozenset[str] = frozenset(),
@@ -66,6 +70,20 @@ _SYSTEMD_RUN_VALUED = frozenset({"-p", "-u", "-M", "-H", "-E", "--property", "--
                                  "--slice", "--description", "--working-directory",
                                  "--on-active", "--on-calendar"})
 _NPX_VALUED = frozenset({"-p", "--package", "-c", "--call"})
+#: wrappers that run the command after their options: (valued options, valued long options)
+_RUNNERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "unshare": (frozenset({"-S", "-G", "-R", "-w"}),
+                frozenset({"--setuid", "--setgid", "--root", "--wd", "--map-user",
+                           "--map-group"})),
+    "nsenter": (frozenset({"-t", "-S", "-G"}), frozenset({"--target", "--setuid", "--setgid"})),
+    "firejail": (frozenset(), frozenset()), "prlimit": (frozenset({"-p"}), frozenset({"--pid"})),
+    "cgexec": (frozenset({"-g"}), frozenset()), "numactl": (frozenset(), frozenset()),
+    "trickle": (frozenset({"-d", "-u", "-w", "-t", "-l", "-n"}), frozenset()),
+    "faketime": (frozenset({"-f"}), frozenset()), "catchsegv": (frozenset(), frozenset()),
+    "valgrind": (frozenset(), frozenset()),
+    "dbus-run-session": (frozenset(), frozenset()), "xvfb-run": (frozenset({"-n", "-s", "-f"}),
+                                                                  frozenset()),
+}
 
 
 def _option_value(options: list[str], names: tuple[str, ...]) -> str | None:
@@ -108,11 +126,12 @@ def unwrap(name: str, args: list[str]) -> Unwrapped | None:
                 return Unwrapped([], script=" ".join([a[2:], *args[i + 1:]]))
             if a in _ENV_VALUED:
                 i += 2
-            elif a.startswith("-") or ("=" in a and a.split("=", 1)[0].isidentifier()):
+            elif a.startswith("-") or "=" in a:  # env takes any NAME=VALUE, even BASH_FUNC_f%%
                 i += 1
             else:
                 break
-        return Unwrapped(args[i:], cwd=_option_value(args[:i], ("-C", "--chdir")))
+        return Unwrapped(args[i:], cwd=_option_value(args[:i], ("-C", "--chdir")),
+                         assigns=[a for a in args[:i] if "=" in a and not a.startswith("-")])
     if name == "exec":
         return Unwrapped(args[_skip(args, frozenset({"-a"})):])
     if name == "command":
@@ -130,9 +149,12 @@ def unwrap(name: str, args: list[str]) -> Unwrapped | None:
         return Unwrapped(args[i + 1:])
     if name == "stdbuf":
         return Unwrapped(args[_skip(args, _STDBUF_VALUED):])
-    if name in ("chrt", "taskset"):
-        i = _skip(args, frozenset({"-c", "--cpu-list"}) if name == "taskset" else frozenset())
-        return Unwrapped(args[i + 1:])
+    if name in ("chrt", "taskset"):  # chrt PRIO CMD, taskset [-c] MASK CMD (-c is a flag)
+        return Unwrapped(args[_skip(args, frozenset()) + 1:])
+    if name in _RUNNERS:
+        valued, long_valued = _RUNNERS[name]
+        return Unwrapped(args[_skip(args, valued, long_valued):],
+                         elevated=name in ("unshare", "nsenter"))
     if name == "chroot":
         i = _skip(args, frozenset(), frozenset({"--userspec", "--groups"}))
         return Unwrapped(args[i + 1:], elevated=True)
@@ -171,7 +193,9 @@ def unwrap(name: str, args: list[str]) -> Unwrapped | None:
         replace = next((args[k + 1] for k in range(i - 1) if args[k] == "-I"), None)
         replace = replace or next((a[2:] for a in args[:i] if a.startswith("-I") and len(a) > 2),
                                   None)
-        return Unwrapped(args[i:] or ["echo"], via_xargs=True, replace=replace)
+        arg_file = _option_value(args[:i], ("-a", "--arg-file"))
+        return Unwrapped(args[i:] or ["echo"], via_xargs=True, replace=replace,
+                         reads=[arg_file] if arg_file else [])
     return None
 
 
@@ -181,7 +205,17 @@ _CODE_OPTIONS: dict[str, frozenset[str]] = {
                       "--new-volume-script", "--checkpoint-action"}),
     "rsync": frozenset({"-e", "--rsh", "--rsync-path"}),
     "zip": frozenset({"-TT", "--unzip-command"}),
+    "scp": frozenset({"-S"}), "sftp": frozenset({"-S"}), "man": frozenset({"-P", "--pager"}),
+    # git sub-commands' options naming a program or command line to run
+    "git": frozenset({"--upload-pack", "--receive-pack", "--exec",
+                      "--tree-filter", "--index-filter", "--msg-filter", "--env-filter",
+                      "--commit-filter", "--parent-filter", "--tag-name-filter"}),
 }
+_GIT_SHORT = {"clone": frozenset({"-u"}), "fetch": frozenset({"-u"}),
+              "ls-remote": frozenset({"-u"}), "archive": frozenset({"-u"}),
+              "rebase": frozenset({"-x"})}
+#: git sub-commands whose remaining words are a command that runs
+_GIT_RUNS = {("submodule", "foreach"): "script", ("bisect", "run"): "argv"}
 #: ``-o`` settings (ssh family) and ``-c`` settings (git) whose value is a command line
 _SSH_CODE = re.compile(r"(?i)(?:ProxyCommand|LocalCommand|RemoteCommand|KnownHostsCommand)"
                        r"\s*=?\s*(.*)", re.S)
@@ -195,16 +229,78 @@ def option_code(name: str, args: list[str]) -> list[str]:
     ``ssh -o ProxyCommand=``, ``git -c core.pager=``, ...)."""
     found: list[str] = []
     options = _CODE_OPTIONS.get(name, frozenset())
+    if name == "git":  # clone -u PROG, rebase -x CMD
+        sub = next((a for a in args if not a.startswith("-")), "")
+        options = options | _GIT_SHORT.get(sub, frozenset())
     for k, a in enumerate(args):
         value = args[k + 1] if k + 1 < len(args) else ""
         key, eq, inline = a.partition("=")
-        if name in _CODE_OPTIONS:
-            if a in options:
-                found.append(value)
-            elif eq and key in options:
-                found.append(inline)
-        elif name in ("ssh", "scp", "sftp") and a == "-o" and (m := _SSH_CODE.match(value)):
+        if a[:1] == "-" and a[1:2] != "-" and len(a) > 2 and a[:2] in options | {"-o", "-c"}:
+            a, value = a[:2], a[2:]  # a value stuck to a short option: -oProxyCommand=..., -e'sh'
+        if name in ("ssh", "scp", "sftp") and a == "-o" and (m := _SSH_CODE.match(value)):
             found.append(m.group(1))
         elif name == "git" and a == "-c" and (m := _GIT_CODE.match(value)):
             found.append(m.group(1).lstrip("!"))
+        elif a in options:
+            found.append(value)
+        elif eq and key in options:
+            found.append(inline)
+    if name in _EDITORS:
+        found += _editor_code(args)
+    if name == "git":
+        found += _git_config_code(args)
+        words = [a for a in args if not a.startswith("-")]
+        for (sub, verb), kind in _GIT_RUNS.items():
+            if sub in words and verb in words[words.index(sub):]:
+                rest = args[args.index(verb, args.index(sub)) + 1:]
+                rest = [a for a in rest if a not in ("--recursive", "-q", "--quiet")]
+                found.append(rest[0] if kind == "script" and rest else " ".join(rest))
     return [code.removeprefix("exec=") for code in found if code]
+
+
+_EDITORS = frozenset({"vim", "vi", "nvim", "ex", "view", "gvim", "vimdiff", "rvim"})
+#: editor commands that run something the text does not show
+_EDITOR_OPAQUE = re.compile(r"\bsystem\s*\(|\bterm(?:inal)?\b|^\s*(?:py|pyt|python\d?|lua|perl|"
+                            r"ruby|so|source)\b|\bexe(?:cute)?\b|\blibcall", re.I)
+
+
+def _editor_code(args: list[str]) -> list[str]:
+    """``vim -c '!cmd'``, ``vim +'r !cmd'``: shell commands in editor commands."""
+    found: list[str] = []
+    commands = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-c", "--cmd", "-S")]
+    commands += [a[1:] for a in args if a.startswith("+") and len(a) > 1]
+    for command in commands:
+        text = command.lstrip(": ")
+        if "!" in text:
+            found.append(text.split("!", 1)[1])
+        if _EDITOR_OPAQUE.search(text):
+            found.append(OPAQUE)
+    return found
+
+
+_GIT_CONFIG_VALUED = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment",
+                                "--value", "-t"})
+
+
+def _git_config_code(args: list[str]) -> list[str]:
+    """``git config alias.x '!rm -rf ~'``, ``git config core.pager CMD``: a command line git
+    runs later; ``core.hooksPath`` (also ``-c``): hooks from a folder the command does not
+    show."""
+    settings = [args[k + 1] for k, a in enumerate(args[:-1]) if a == "-c"]
+    i = 0
+    while i < len(args) and args[i].startswith("-"):  # git's own options
+        i += 2 if args[i] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") else 1
+    found: list[str] = []
+    if args[i:i + 1] == ["config"]:
+        rest = args[i + 1:]
+        words = [a for k, a in enumerate(rest) if not a.startswith("-")
+                 and not (k and rest[k - 1] in _GIT_CONFIG_VALUED)]
+        if words[:1] == ["set"]:
+            words = words[1:]
+        if len(words) >= 2:
+            setting = f"{words[0]}={words[1]}"
+            settings.append(setting)
+            if m := _GIT_CODE.match(setting):
+                found.append(m.group(1).lstrip("!"))
+    found += [OPAQUE for s in settings if s.lower().startswith("core.hookspath=")]
+    return found
