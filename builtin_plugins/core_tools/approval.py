@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import APPROVAL_CHOICES, ApprovalRequest, ToolCallContext
 
-from .danger import DESCRIPTIONS, HARD_KEYS, Finding, analyse, dangerous, hardline
+from .danger import DESCRIPTIONS, HARD_KEYS, Finding, analyse, dangerous, hardline, judge
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
@@ -67,15 +67,13 @@ class ApprovalGate:
     def check_command(self, command: str, ctx: ToolCallContext,
                       cwd: Path | None = None) -> Verdict:
         """The verdict for running ``command`` in ``cwd`` (default: the call's directory)."""
-        where = str(cwd or ctx.cwd)
-        floor = hardline(command, where)
+        floor, finding = judge(command, str(cwd or ctx.cwd))
         if floor is not None:
             return Verdict(False, "hardline", (
                 f"Refused: this command is never run by the agent ({floor.description}). If it "
                 "is really intended, the user must run it themselves."), floor.keys)
         if self.mode == "off":
             return Verdict(True, "off")
-        finding = dangerous(command, where)
         if finding is None:
             return Verdict(True, "safe")
         return self.decide(command, finding.description, finding.keys, ctx)

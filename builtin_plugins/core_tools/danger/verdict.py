@@ -6,7 +6,6 @@ import logging
 import os
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from .analyse import Analyser, Scope
 from .paths import current_hermes_home
@@ -68,11 +67,12 @@ class Finding:
 
 
 def analyse(command: str, cwd: str | None = None) -> tuple[str, ...]:
-    """Every key ``command`` matches; relative paths are judged against ``cwd`` when given."""
+    """Every key ``command`` matches; relative paths are judged against ``cwd`` when given.
+    Never cached: the links on disk are part of the verdict (``notes.txt``, harmless when one
+    call writes it, may be a link to ``~/.bashrc`` by the next)."""
     return _analyse(command, cwd, os.environ.get("HOME"), current_hermes_home())
 
 
-@lru_cache(maxsize=512)
 def _analyse(command: str, cwd: str | None, home: str | None,
              hermes_home: str | None) -> tuple[str, ...]:
     analyser = Analyser()
@@ -90,6 +90,13 @@ def _analyse(command: str, cwd: str | None, home: str | None,
 
 def _finding(keys: tuple[str, ...]) -> Finding | None:
     return Finding(keys, tuple(DESCRIPTIONS[k] for k in keys)) if keys else None
+
+
+def judge(command: str, cwd: str | None = None) -> tuple[Finding | None, Finding | None]:
+    """The hard-floor findings of ``command`` and those that need approval, from one analysis."""
+    keys = analyse(command, cwd)
+    return (_finding(tuple(k for k in keys if k in HARD_KEYS)),
+            _finding(tuple(k for k in keys if k not in HARD_KEYS)))
 
 
 def hardline(command: str, cwd: str | None = None) -> Finding | None:
