@@ -230,6 +230,9 @@ async def clients(url: str, chats: int, rounds: int, rate: float) -> None:
             else:
                 await together.wait()  # every chat starts each round together
                 began = time.perf_counter()
+            if reader.at_eof():  # the server closed the idle connection: open another, as
+                writer.close()  # HTTP clients do (its keep-alive timeout is 5 s)
+                reader, writer = await asyncio.open_connection(host, port)
             await send(reader, writer, data)
             per_chat[n].append((time.perf_counter() - began) * 1000)
         writer.close()
@@ -312,6 +315,26 @@ def summary(result: dict[str, Any], skip_first: bool = True) -> dict[str, Any]:
             "outside": result.get("outside") or []}
 
 
+def saturated_reps(chats: int, rounds: int, reps: int) -> None:
+    """The saturated run ``reps`` times, direct and gateway interleaved (so a slow spell of
+    the machine hits both), with each pair's differences and their medians."""
+    added_p50, added_p95, ratio = [], [], []
+    print(f"{chats} concurrent chats x {rounds} turns, instant model, {reps} interleaved pairs")
+    for rep in range(reps):
+        direct = summary(measure("direct", chats, rounds))
+        gateway = summary(measure("gateway", chats, rounds))
+        added_p50.append(gateway["p50"] - direct["p50"])
+        added_p95.append(gateway["p95"] - direct["p95"])
+        ratio.append(gateway["rps"] / direct["rps"])
+        print(f"  pair {rep + 1}: direct p95 {direct['p95']:.1f} ms, {direct['rps']:.1f} turns/s;"
+              f" gateway p95 {gateway['p95']:.1f} ms, {gateway['rps']:.1f} turns/s; added p50 "
+              f"{added_p50[-1]:+.1f}, p95 {added_p95[-1]:+.1f} ms; throughput {ratio[-1]:.2f}x",
+              flush=True)
+    print(f"  median of {reps} pairs: added p50 {statistics.median(added_p50):+.1f} ms, p95 "
+          f"{statistics.median(added_p95):+.1f} ms (target p95 < 20 ms); throughput "
+          f"{statistics.median(ratio):.2f}x direct")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chats", type=int, default=200)
@@ -323,6 +346,9 @@ def main() -> None:
                         help="paced runs: turns per second as fractions of the direct path's "
                         "throughput at saturation")
     parser.add_argument("--paced-rounds", type=int, default=8)
+    parser.add_argument("--reps", type=int, default=1,
+                        help="only the saturated run: this many direct/gateway pairs, "
+                        "interleaved, and their medians (single saturated runs swing widely)")
     parser.add_argument("--rate", type=float, default=0.0, help=argparse.SUPPRESS)
     parser.add_argument("--clients", metavar="URL")
     args = parser.parse_args()
@@ -331,6 +357,9 @@ def main() -> None:
         return
     if args.child:
         child(args.child, args.chats, args.rounds, args.delay, args.rate)
+        return
+    if args.reps > 1:
+        saturated_reps(args.chats, args.rounds, args.reps)
         return
     one_direct = summary(measure("direct", 1, args.turns))
     one_gateway = summary(measure("gateway", 1, args.turns))
