@@ -110,9 +110,10 @@ def refusal(raw: str, path: Path, real: str | None = None, link_of: str | None =
 
 def write_refusal(raw: str, *paths: str) -> str | None:
     """Why ``write_file``/``patch`` will not change ``raw`` (whose absolute and real paths are
-    ``paths``), or None: credentials, SSH and shell start-up files, and hermes's own files."""
-    from .danger.paths import (CREDENTIAL, SECRET_FILE, SHELL_RC, SUDOERS, SYSTEM_FILE, classify,
-                               current_hermes_home)
+    ``paths``), or None: credentials, SSH and shell start-up files, git's hooks and
+    configuration, system files, and hermes's own files."""
+    from .danger.paths import (CREDENTIAL, GIT_HOOK, SECRET_FILE, SHELL_RC, SUDOERS, SYSTEM_FILE,
+                               classify, current_hermes_home)
 
     hermes = os.path.realpath(os.path.expanduser(current_hermes_home() or "~/.hermes"))
     home = os.path.realpath(os.environ.get("HOME") or str(Path.home()))
@@ -124,6 +125,11 @@ def write_refusal(raw: str, *paths: str) -> str | None:
             return (f"{raw} is a credential, SSH or shell start-up file ({path}); write_file "
                     "and patch do not change it. If the user wants it changed, make the change "
                     "with the terminal tool, which asks the user to approve it.")
+        if GIT_HOOK in labels:
+            return (f"{raw} is one of git's hooks or its configuration ({path}): git runs the "
+                    "commands they hold later, unchecked, so write_file and patch do not change "
+                    "them. If the user wants it changed, make the change with the terminal tool "
+                    "(`git config ...`), which asks the user to approve it.")
         if SUDOERS in labels or (SYSTEM_FILE in labels and not path.startswith(_SOURCE_TREES)):
             return (f"{raw} is a system file ({path}); write_file and patch do not change "
                     "system configuration or programs. If the user wants it changed, make the "

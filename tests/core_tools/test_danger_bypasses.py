@@ -229,6 +229,8 @@ def _repo(box: Box) -> None:
      " chmod +x .git/hooks/pre-commit; git commit -q --allow-empty -m x"),
     "git config alias.x '!rm -rf sentinel'; git x",
     "git config core.editor 'rm -rf sentinel; true'; git commit -q --allow-empty",
+    "printf '[alias]\\n\\tx = !rm -rf sentinel\\n' >> .git/config; git x",
+    "printf '[alias]\\n\\tx = !rm -rf sent*\\n' > cfg; cat cfg >> .git/config; git x",
 ])
 def test_code_installed_for_git_to_run_is_judged(box: Box, command: str) -> None:
     _repo(box)

@@ -320,3 +320,17 @@ def test_the_tool_stops_a_catastrophic_pattern(call: Call, work: Path,
     (work / "redos.txt").write_text("a" * 40 + "!\n")
     result = within(20, lambda: call("search_files", {"pattern": "(a+)+$", "path": str(work)}))
     assert "longer than 2 s" in result["error"]
+
+
+@pytest.mark.parametrize("name", [".git/hooks/pre-commit", ".git/config",
+                                  ".git/modules/lib/hooks/post-checkout"])
+def test_gits_hooks_and_configuration_are_not_written(call: Call, work: Path, name: str) -> None:
+    """git runs what they hold later, unchecked (a hook, core.pager, an alias): the terminal
+    asks the user first, so the file tools leave them to it."""
+    (work / ".git" / "hooks").mkdir(parents=True)
+    (work / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    result = call("write_file", {"path": name, "content": "[alias]\n\tx = !sh evil.sh\n"})
+    assert "git's hooks or its configuration" in result["error"] and "terminal" in result["error"]
+    assert (work / ".git" / "config").read_text() == "[core]\n\tbare = false\n"
+    assert not (work / ".git" / "hooks" / "pre-commit").exists()
+    assert call("write_file", {"path": ".gitignore", "content": "build/\n"})["created"]

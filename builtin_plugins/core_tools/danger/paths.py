@@ -76,7 +76,9 @@ _RUNS_AT_START = re.compile(
     r"/(?:\.gitconfig|\.config/git/config|\.vimrc|\.exrc|\.tmux\.conf|\.curlrc|\.wgetrc|"
     r"sitecustomize\.py|usercustomize\.py)$|/site-packages/[^/]+\.pth$")
 _TRAILING = re.compile(r"(?:/+(?:\*|\.\*|\*\*|\.)?)+$")
-_GIT_HOOK = re.compile(r"(?:^|/)\.git/(?:modules/.+/)?hooks(?:/|$)")
+# git's hooks, and its configuration (core.pager, core.fsmonitor, aliases, filter drivers)
+_GIT_HOOK = re.compile(r"(?:^|/)\.git/(?:modules/.+/|worktrees/[^/]+/)?"
+                       r"(?:hooks(?:/|$)|config(?:\.worktree)?$)")
 _BRACE = re.compile(r"\{([^{}]*,[^{}]*)\}")
 _GLOB = re.compile(r"[*?\[]")
 #: what a glob is tried against: the places whose deletion is always refused
@@ -206,7 +208,7 @@ def _labels(p: str, hermes: str = HOME + "/.hermes") -> frozenset[str]:
             "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow"):
         labels.add(SUDOERS)
     if _GIT_HOOK.search(p):
-        labels.add(GIT_HOOK)  # code git runs later, unchecked
+        labels.add(GIT_HOOK)  # code, or commands, that git runs later, unchecked
     name = parts[-1]
     if (name in _CREDENTIAL_NAMES or any(d in _CREDENTIAL_DIRS for d in parts[:-1])
             or name in _CREDENTIAL_DIRS
