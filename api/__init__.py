@@ -86,7 +86,8 @@ _EXPORTS: dict[str, str] = {
         "VerifyDirective"
     ), "..hookspecs.payloads"),
     # asgi_server.py: serving a platform's HTTP app on the gateway's loop
-    **dict.fromkeys(("AsgiServer", "BodyTooLarge", "read_body"), "asgi_server"),
+    **dict.fromkeys(("AsgiServer", "ClientLimits", "client_limits", "BodyRefused",
+                     "BodyTooLarge", "BodyIncomplete", "read_body"), "asgi_server"),
     # platforms.py: the platform SDK (adapters, inbound messages, reply splitting)
     **dict.fromkeys(("PlatformAdapter", "InboundMessage", "SendResult", "ChatInfo",
                      "MessageHandler", "PlatformConfig", "split_message", "ReplyStream",

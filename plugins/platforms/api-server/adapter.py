@@ -81,7 +81,7 @@ class ApiServerAdapter(PlatformAdapter):
         self._server = AsgiServer(build_app(self.settings, self), self.settings.host,
                                   self.settings.port, name="api_server",
                                   port_hint="set platforms.api_server.port or API_SERVER_PORT "
-                                            "to a free port")
+                                            "to a free port", limits=self.settings.limits)
         if not await self._server.start():
             return False
         self.port = self._server.port

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from hermes_agent.api import BodyTooLarge, read_body
+from hermes_agent.api import BodyIncomplete, BodyTooLarge, read_body
 
 from . import openai_format as fmt
 from .settings import ONESHOT, Settings, is_loopback
@@ -78,6 +78,8 @@ def build_app(settings: Settings, adapter: Any) -> ASGIApp:
             return JSONResponse(fmt.error(f"{exc}; raise platforms.api_server.max_body_bytes "
                                           "if it must be", code="body_too_large"),
                                 status_code=413)
+        except BodyIncomplete as exc:  # the client is gone: nobody reads this
+            return JSONResponse(fmt.error(str(exc)), status_code=exc.status)
         except ValueError:
             return JSONResponse(fmt.error("The body must be JSON."), status_code=400)
         if not isinstance(body, dict):

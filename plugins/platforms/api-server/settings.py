@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent.api import config_secret, platform_setting
+from hermes_agent.api import ClientLimits, client_limits, config_secret, platform_setting
 
 DEFAULT_HOST, DEFAULT_PORT, DEFAULT_MODEL = "127.0.0.1", 8642, "hermes-agent"
 ONESHOT = "oneshot-"  # the chat of a request that names no conversation: one turn
@@ -29,6 +29,7 @@ class Settings:
     allow_unauthenticated_loopback: bool = False
     model_name: str = DEFAULT_MODEL
     max_body_bytes: int = DEFAULT_MAX_BODY
+    limits: ClientLimits = field(default_factory=ClientLimits)
 
     @property
     def open(self) -> bool:
@@ -64,9 +65,13 @@ def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
     except ValueError:
         raise SettingsError("platforms.api_server.max_body_bytes must be a number "
                             "(bytes)") from None
+    try:
+        limits = client_limits(config, "platforms.api_server")
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
     allow = str(pick("allow_unauthenticated_loopback", "", False)).lower() in TRUE
     settings = Settings(host, port, env.get("API_SERVER_KEY", "").strip(), allow,
-                        str(pick("model_name", "", DEFAULT_MODEL)), max_body)
+                        str(pick("model_name", "", DEFAULT_MODEL)), max_body, limits)
     if not settings.key and not (allow and is_loopback(host)):
         where = "" if is_loopback(host) else (
             f" (allow_unauthenticated_loopback only applies on 127.0.0.1, not {host})")

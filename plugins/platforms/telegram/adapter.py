@@ -80,7 +80,8 @@ class TelegramAdapter(PlatformAdapter):
         assert api is not None
         self.webhook = AsgiServer(build_app(s.path, s.webhook_secret, self._on_update),
                                   s.host, s.port, name="telegram", backlog=128,
-                                  port_hint="set platforms.telegram.port to a free port")
+                                  port_hint="set platforms.telegram.port to a free port",
+                                  limits=s.limits)
         if not await self.webhook.start():
             await api.close()
             return False

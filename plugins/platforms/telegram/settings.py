@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent.api import config_secret, id_set, platform_setting
+from hermes_agent.api import ClientLimits, client_limits, config_secret, id_set, platform_setting
 from urllib.parse import urlsplit
 
 DEFAULT_BASE_URL = "https://api.telegram.org"
@@ -36,6 +36,7 @@ class Settings:
     port: int = DEFAULT_PORT
     path: str = DEFAULT_PATH
     allowed_chats: frozenset[str] = frozenset()  # group/channel ids; empty: every group
+    limits: ClientLimits = field(default_factory=ClientLimits)  # webhook mode's server
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -83,7 +84,12 @@ def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
             raise SettingsError("TELEGRAM_WEBHOOK_SECRET may only hold letters, digits, _ and - "
                                 "(1-256 characters); choose another")
     path = str(pick("path", "TELEGRAM_WEBHOOK_PATH", urlsplit(webhook_url).path or DEFAULT_PATH))
+    try:
+        limits = client_limits(config, "platforms.telegram")
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
     return Settings(
+        limits=limits,
         token=token, base_url=str(pick("base_url", "TELEGRAM_BASE_URL", DEFAULT_BASE_URL)),
         mode=mode, poll_timeout=max(0, poll_timeout), webhook_url=webhook_url,
         webhook_secret=secret, host=str(pick("host", "TELEGRAM_WEBHOOK_HOST", DEFAULT_HOST)),

@@ -6,6 +6,7 @@ gets a 403 and goes no further."""
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -15,8 +16,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from hermes_agent.api import BodyRefused, read_body
+
 log = logging.getLogger("hermes_agent.gateway.telegram")
 SECRET_HEADER = "x-telegram-bot-api-secret-token"
+MAX_UPDATE_BYTES = 4_000_000  # an update is a few KB; Telegram sends files by reference
 #: Handles one update Telegram posted; False when the gateway is stopping and did not take it.
 OnUpdate = Callable[[dict[str, Any]], Awaitable[bool]]
 
@@ -31,7 +35,9 @@ def build_app(path: str, secret: str, on_update: OnUpdate) -> Starlette:
                         request.client.host if request.client else "?")
             return JSONResponse({"ok": False, "description": "Forbidden"}, status_code=403)
         try:
-            update = await request.json()
+            update = json.loads(await read_body(request, MAX_UPDATE_BYTES))
+        except BodyRefused as exc:
+            return JSONResponse({"ok": False, "description": str(exc)}, status_code=exc.status)
         except ValueError:
             return JSONResponse({"ok": False, "description": "the body must be JSON"},
                                 status_code=400)

@@ -53,7 +53,7 @@ class WebhookAdapter(PlatformAdapter):
         self._server = AsgiServer(build_app(self.settings, self._receive), self.settings.host,
                                   self.settings.port, name="webhook",
                                   port_hint="set platforms.webhook.port or WEBHOOK_PORT to a "
-                                            "free port")
+                                            "free port", limits=self.settings.limits)
         if not await self._server.start():
             return False
         self.port = self._server.port

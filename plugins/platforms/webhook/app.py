@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from hermes_agent.api import BodyTooLarge, InboundMessage, read_body
+from hermes_agent.api import BodyIncomplete, BodyTooLarge, InboundMessage, read_body
 
 from .settings import Settings
 from .signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, ReplayGuard, check
@@ -58,6 +58,8 @@ def build_app(settings: Settings, receive: Callable[[InboundMessage], None]) -> 
             body = await read_body(request, settings.max_body_bytes)
         except BodyTooLarge as exc:
             return error(413, f"{exc} (platforms.webhook.max_body_bytes)")
+        except BodyIncomplete as exc:  # the client is gone: nobody reads this
+            return error(exc.status, str(exc))
         signature = request.headers.get(SIGNATURE_HEADER)
         timestamp = request.headers.get(TIMESTAMP_HEADER)
         problem = check(settings.secret, body, signature, timestamp,

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent.api import config_secret, platform_setting
+from hermes_agent.api import ClientLimits, client_limits, config_secret, platform_setting
 from urllib.parse import urlsplit
 
 DEFAULT_HOST, DEFAULT_PORT, DEFAULT_PATH = "127.0.0.1", 8644, "/webhook"
@@ -32,6 +32,7 @@ class Settings:
     timestamp_tolerance: float = 300.0
     reply_timeout: float = 10.0
     max_body_bytes: int = 1_000_000
+    limits: ClientLimits = field(default_factory=ClientLimits)
 
     @property
     def reply_target(self) -> str:
@@ -66,7 +67,11 @@ def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
     path = str(pick("path", "WEBHOOK_PATH", DEFAULT_PATH))
     if not path.startswith("/"):
         raise SettingsError("platforms.webhook.path must start with '/', e.g. /webhook")
-    return Settings(
+    try:
+        limits = client_limits(config, "platforms.webhook")
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+    return Settings(limits=limits,
         reply_url=reply_url, secret=secret,
         host=str(pick("host", "WEBHOOK_HOST", DEFAULT_HOST)),
         port=number("port", "WEBHOOK_PORT", DEFAULT_PORT, int), path=path,
