@@ -17,7 +17,7 @@ from .names import is_pattern, stand_ins
 from .params import element, modify
 from .parse import Command, parse
 from .paths import (CREDENTIAL, GIT_HOOK, KEY_FILE, classify, current_hermes_home, expand_braces,
-                    normalise)
+                    file_key, normalise)
 from .rules_files import file_rule, short_flags, split_options
 from .rules_read import reads, reads_in_code, redirected
 from .rules_system import SHELLS, SYSTEM_RULES
@@ -159,7 +159,7 @@ class Analyser(LaterCode):
         words = last.words_text
         if words and base_name(words[0]) in QUERIES and len(words) > 1:
             return base_name(words[-1])  # $(which rm) -> rm
-        reads_secret = any(classify(a, scope.cwd) & {CREDENTIAL, KEY_FILE}
+        reads_secret = any(classify(a, scope.cwd, scope.fold) & {CREDENTIAL, KEY_FILE}
                            for c in commands for a in (c.argv or [])[1:])
         if text is not None and not marker:
             return text.strip() + (SECRET if reads_secret else "")
@@ -183,7 +183,7 @@ class Analyser(LaterCode):
                 scope.arrays[name] = elements
                 text = elements[0] if elements else ""
             scope.env[name] = text if len(text) <= MAX_VALUE else OPAQUE
-        site = Site(self.add, scope.cwd, self._noop, links=scope.links)
+        site = Site(self.add, scope.cwd, self._noop, links=scope.links, fold=scope.fold)
         stdin_paths: list[str] = []
         for r in cmd.redirects:
             if r.heredoc is not None:
@@ -222,13 +222,13 @@ class Analyser(LaterCode):
                 self.expand(lex_text(text), scope, depth + 1)
 
     def remember(self, path: str, content: Content, scope: Scope, depth: int = 0) -> None:
-        scope.files[normalise(path, scope.cwd)] = content
-        if GIT_HOOK in classify(path, scope.cwd) and content[1]:  # git will run it
+        scope.files[file_key(path, scope.cwd, scope.fold)] = content
+        if GIT_HOOK in classify(path, scope.cwd, scope.fold) and content[1]:  # git will run it
             self.run_text(content[1], scope.child(), depth)
 
     def run_file(self, path: str, scope: Scope, depth: int, code: bool = False) -> bool:
         """Judge a script file written earlier in the text; False when it was not."""
-        content = scope.files.get(normalise(path, scope.cwd))
+        content = scope.files.get(file_key(path, scope.cwd, scope.fold))
         if content is None:
             if key := opaque_key(path):
                 self.add(key)
@@ -237,7 +237,8 @@ class Analyser(LaterCode):
         if marker:
             self.add(opaque_key(marker) or "indirect_command")
         elif text and code:
-            self._inspect(text, scope, depth, Site(self.add, scope.cwd, self._noop))
+            self._inspect(text, scope, depth,
+                          Site(self.add, scope.cwd, self._noop, fold=scope.fold))
         elif text:
             self.run_text(text, scope.child(), depth)
         return True
@@ -252,7 +253,7 @@ class Analyser(LaterCode):
                 return "", self.joined(r.target, scope, depth)
             if r.op == "<" and r.target is not None:
                 target = self.joined(r.target, scope, depth)
-                known = scope.files.get(normalise(target, scope.cwd))
+                known = scope.files.get(file_key(target, scope.cwd, scope.fold))
                 if known is not None:
                     return known
                 return next((m for m in target if m in MARKERS), ""), None
@@ -328,7 +329,7 @@ class Analyser(LaterCode):
                     lambda inner: self.run(inner, Command(), scope, depth, elevated=elevated),
                     command=name, elevated=elevated, via_xargs=via_xargs,
                     stdin_paths=stdin_paths or [], pipeline=self._pipeline(cmd),
-                    links=scope.links)
+                    links=scope.links, fold=scope.fold)
         redirected(site, site.stdin_paths)
         if name in SHELLS:
             self._shell(argv, cmd, scope, depth, elevated)
@@ -391,10 +392,10 @@ class Analyser(LaterCode):
         elif name in ("cp", "mv", "install", "ln"):
             operands = split_options(argv[1:])[1]
             if name == "ln" and len(operands) == 2:  # later writes to the link reach its target
-                scope.links[normalise(operands[1], scope.cwd)] = normalise(operands[0],
-                                                                           scope.cwd)
+                scope.links[file_key(operands[1], scope.cwd, scope.fold)] = normalise(
+                    operands[0], scope.cwd)
             if len(operands) == 2:
-                known = scope.files.get(normalise(operands[0], scope.cwd))
+                known = scope.files.get(file_key(operands[0], scope.cwd, scope.fold))
                 if known is not None:
                     self.remember(operands[1], known, scope)
 

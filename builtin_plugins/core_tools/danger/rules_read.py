@@ -114,7 +114,7 @@ def _serves(site: Site, name: str, args: list[str]) -> None:
 def _secret(site: Site, path: str, recursive: bool) -> bool:
     """Whether reading ``path`` (recursively, or through a glob) reads a secret."""
     labels = site.labels(path)
-    return SECRET_FILE in labels or _links_to_secret(site.cwd, path) or (
+    return SECRET_FILE in labels or _links_to_secret(site.cwd, path, site.fold) or (
         SECRET_DIR in labels and (recursive or _GLOB.search(path) is not None))
 
 
@@ -126,14 +126,14 @@ def redirected(site: Site, paths: list[str]) -> None:
         site.add("credential_read")
 
 
-def _links_to_secret(cwd: str | None, path: str) -> bool:
+def _links_to_secret(cwd: str | None, path: str, fold: bool | None = None) -> bool:
     """Whether ``path`` is an existing symlink (or lies under one) that leads to a secret."""
     if cwd is None and not path.startswith("/") or path.startswith("~") or any(
             c < " " for c in path) or _GLOB.search(path):
         return False
     full = posixpath.join(cwd or "/", path)
     real = os.path.realpath(full)
-    return real != posixpath.normpath(full) and SECRET_FILE in classify(real)
+    return real != posixpath.normpath(full) and SECRET_FILE in classify(real, fold=fold)
 
 
 def reads_in_code(site: Site, literals: list[str]) -> None:
