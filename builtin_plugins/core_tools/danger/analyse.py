@@ -277,6 +277,12 @@ class Analyser(LaterCode):
                 self.add(key)
                 cmd.argv = argv
                 return
+            if scope.fold and argv[0] not in scope.aliases and (
+                    folded := argv[0].casefold()) != argv[0] and (
+                    base_name(folded) not in SCOPE_BUILTINS):
+                # where names ignore case, RM and /BIN/RM are found in PATH as rm (builtins
+                # and aliases are matched in their case; /usr/bin/cd & co. change no state)
+                argv = [folded, *argv[1:]]
             if is_pattern(argv[0]):  # /bin/r? -rf ~: what the glob matches runs
                 self.add("indirect_command")
                 for stand_in in stand_ins(argv, scope.cwd)[:max(0, self._stand_ins)]:
