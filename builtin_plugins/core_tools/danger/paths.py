@@ -103,13 +103,13 @@ def folds_case() -> bool:
 def _ignores_case(folder: str | None) -> bool:
     """Whether names in the directory ``folder`` (or ``folder``'s own name) are found in any
     case: the same name with its case swapped is the same file. False when it cannot tell."""
-    if not folder or not folder.startswith("/") or folder == "/":
+    if not folder or not folder.startswith("/") or not folder.strip("/"):
         return False
     try:
         if not os.path.isdir(folder):
             return False
-        folder = folder.rstrip("/")
-        pairs = []
+        folder = posixpath.normpath(folder)
+        pairs: list[tuple[str, str]] = []
         parent, name = posixpath.split(folder)
         if name.swapcase() != name:
             pairs.append((folder, posixpath.join(parent, name.swapcase())))
