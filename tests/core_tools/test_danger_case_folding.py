@@ -19,6 +19,7 @@ from hermes_agent.builtin_plugins.core_tools.danger import paths
 from hermes_agent.builtin_plugins.core_tools.danger.paths import (
     CREDENTIAL, GIT_HOOK, HOME, HOME_DIR, ROOT, SECRET_DIR, SECRET_FILE, SHELL_RC, SUDOERS,
     SYSTEM_DIR, SYSTEM_FILE, UNKNOWN, classify, folds_case, is_secret_file, normalise)
+from hermes_agent.builtin_plugins.core_tools.secrets import write_refusal
 
 FOLDING_PLATFORM = sys.platform in ("darwin", "win32", "cygwin")
 
@@ -233,6 +234,21 @@ def test_the_default_is_decided_by_folds_case(work: str) -> None:
     expected = ("credential_read",) if folds_case() else ()
     assert analyse("cat ~/.SSH/ID_RSA", work) == expected
     assert (SECRET_FILE in classify("~/.SSH/ID_RSA")) is folds_case()
+
+
+# ------------------------------------------------------------ the file tools' write guard
+
+def test_write_file_refuses_other_spellings_of_guarded_files_only_when_folding(
+        work: str) -> None:
+    home, hermes = os.environ["HOME"], os.environ["HERMES_HOME"]
+    for path in (f"{home}/.SSH/Authorized_Keys", f"{home}/.BASHRC", f"{hermes.upper()}/Config.YAML",
+                 f"{hermes}/.ENV", f"{work}/.GIT/HOOKS/pre-commit", "/ETC/hosts"):
+        assert write_refusal("x", path, fold=True) is not None, path
+        assert write_refusal("x", path, fold=False) is None, path
+    assert write_refusal("x", f"{hermes}/config.yaml", fold=False) is not None
+    for path in (f"{work}/README.md", f"{home}/Documents/Notes.TXT", "/USR/SRC/App/main.c"):
+        assert write_refusal("x", path, fold=True) is None, path
+        assert write_refusal("x", path, fold=False) is None, path
 
 
 # ------------------------------------------------------------ deciding whether names ignore case
