@@ -141,6 +141,14 @@ def test_ordinary_mixed_case_paths_pass_in_both_modes(work: str, command: str,
 
 
 @pytest.mark.parametrize("fold", [True, False])
+def test_functions_keep_their_case(work: str, fold: bool) -> None:
+    """bash finds functions (and aliases, builtins) by their exact name, before PATH."""
+    assert analyse("BOMB(){ BOMB|BOMB& };BOMB", work, fold=fold) == ("fork_bomb",)
+    assert analyse("RM(){ echo hi; }; RM -rf ~", work, fold=fold) == ()
+    assert "delete_root" in analyse("Deploy(){ rm -rf ~; }; Deploy", work, fold=fold)
+
+
+@pytest.mark.parametrize("fold", [True, False])
 def test_the_lower_case_spellings_are_judged_alike_in_both_modes(work: str, fold: bool) -> None:
     assert analyse("cat ~/.ssh/id_rsa", work, fold=fold) == ("credential_read",)
     assert analyse("echo x >> ~/.bashrc", work, fold=fold) == ("credential_write",)

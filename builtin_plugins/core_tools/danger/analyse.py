@@ -34,6 +34,7 @@ class Analyser(LaterCode):
         # expansions by word (the word is kept so that its id is not reused)
         self._fields: dict[int, tuple[Word, list[str]]] = {}
         self._stand_ins = 256  # commands judged for glob command names, per check
+        self._functions: set[str] = set()  # names of the functions the text defines
 
     def add(self, key: str) -> None:
         self.found.setdefault(key)
@@ -44,6 +45,7 @@ class Analyser(LaterCode):
             self.add("indirect_command")
             return []
         commands = parse(source)
+        self._functions.update(cmd.function for cmd in commands if cmd.function)
         for cmd in commands:
             self.command(cmd, scope, depth)
         for cmd in commands:
@@ -277,11 +279,12 @@ class Analyser(LaterCode):
                 self.add(key)
                 cmd.argv = argv
                 return
-            if scope.fold and argv[0] not in scope.aliases and (
-                    folded := argv[0].casefold()) != argv[0] and (
-                    base_name(folded) not in SCOPE_BUILTINS):
-                # where names ignore case, RM and /BIN/RM are found in PATH as rm (builtins
-                # and aliases are matched in their case; /usr/bin/cd & co. change no state)
+            if scope.fold and (folded := argv[0].casefold()) != argv[0] and not (
+                    argv[0] in scope.aliases or argv[0] in self._functions
+                    or base_name(folded) in SCOPE_BUILTINS):
+                # where names ignore case, RM and /BIN/RM are found in PATH as rm (aliases,
+                # functions and builtins are matched in their case; /usr/bin/cd & co. run
+                # the builtin in a child and change no state here)
                 argv = [folded, *argv[1:]]
             if is_pattern(argv[0]):  # /bin/r? -rf ~: what the glob matches runs
                 self.add("indirect_command")

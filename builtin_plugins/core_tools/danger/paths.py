@@ -303,8 +303,8 @@ def _labels(p: str, hermes: str = HOME + "/.hermes", fold: bool = False) -> froz
 def _holds_secret(p: str, parts: list[str], name: str, labels: set[str], hermes: str,
                   users: str = "Users") -> bool:
     """Whether reading the file ``p`` hands over a secret (see :func:`is_secret_file`); ``p``
-    and ``hermes`` are already folded when case is ignored, and ``users`` is ``/Users`` as
-    spelled there."""
+    and ``hermes`` are already folded when case is ignored, and ``users`` is the name of the
+    ``/Users`` folder as spelled there."""
     if name.endswith(".pub") or name in _ENV_TEMPLATES:
         return False
     if p.startswith(hermes + "/"):
