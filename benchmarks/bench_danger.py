@@ -7,7 +7,8 @@ tests/core_tools/danger_corpus.py, and, for comparison, of the regex detector it
     .venv/bin/python benchmarks/bench_danger.py --repeat 30 --json out.json
 
 Every call is timed on its own (the detector's result cache is bypassed); the table gives
-the median, p95 and maximum per call in microseconds. ``--old-rev`` names the commit whose
+the median, p95 and maximum per call in microseconds. ``--fold`` also times the detector
+comparing names case-folded (as on macOS and Windows). ``--old-rev`` names the commit whose
 ``approval.py`` holds the regex detector (default: the parent of the commit that added the
 danger package); ``--no-old`` skips it.
 """
@@ -40,9 +41,12 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def ours() -> Callable[[str], tuple[str, ...]]:
+def ours(fold: bool | None = None) -> Callable[[str], tuple[str, ...]]:
+    """The detector; ``fold``: judge names ignoring case (None: as this system does)."""
     uncached = getattr(verdict._analyse, "__wrapped__", verdict._analyse)  # never cached now
-    return lambda command: uncached(command, CWD, "/root", None)
+    if fold is None:
+        return lambda command: uncached(command, CWD, "/root", None)
+    return lambda command: uncached(command, CWD, "/root", None, fold)
 
 
 def old_detector(rev: str | None) -> Callable[[str], tuple[str, ...]] | None:
@@ -95,10 +99,15 @@ def main() -> None:
     parser.add_argument("--old-rev", default=None)
     parser.add_argument("--no-old", action="store_true")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--fold", action="store_true",
+                        help="also time the detector with names compared ignoring case "
+                             "(as on macOS and Windows)")
     options = parser.parse_args()
     corpora = {"benign": list(BENIGN),
                "attacks": [c for commands in ATTACKS.values() for c in commands]}
     detectors: dict[str, Callable[[str], tuple[str, ...]]] = {"ours (parser)": ours()}
+    if options.fold:
+        detectors["ours (case folded)"] = ours(fold=True)
     if not options.no_old:
         old = old_detector(options.old_rev)
         if old is None:

@@ -108,20 +108,26 @@ def refusal(raw: str, path: Path, real: str | None = None, link_of: str | None =
             "aws, git) directly.")
 
 
-def write_refusal(raw: str, *paths: str) -> str | None:
+def write_refusal(raw: str, *paths: str, fold: bool | None = None) -> str | None:
     """Why ``write_file``/``patch`` will not change ``raw`` (whose absolute and real paths are
     ``paths``), or None: credentials, SSH and shell start-up files, git's hooks and
-    configuration, system files, and hermes's own files."""
+    configuration, system files, and hermes's own files. ``fold``: names ignore case (None:
+    as the file system here does, see ``danger.paths.folds_case``)."""
     from .danger.paths import (CREDENTIAL, GIT_HOOK, SECRET_FILE, SHELL_RC, SUDOERS, SYSTEM_FILE,
-                               classify, current_hermes_home)
+                               classify, current_hermes_home, folds_case)
 
-    hermes = os.path.realpath(os.path.expanduser(current_hermes_home() or "~/.hermes"))
+    fold = folds_case() if fold is None else fold  # there ~/.HERMES is ~/.hermes
+
+    def spelled(text: str) -> str:
+        return text.casefold() if fold else text
+
+    hermes = spelled(os.path.realpath(os.path.expanduser(current_hermes_home() or "~/.hermes")))
     home = os.path.realpath(os.environ.get("HOME") or str(Path.home()))
-    credential_dirs = tuple(f"{home}/{sub}/" for sub in _SECRET_HOMES)
+    credential_dirs = tuple(spelled(f"{home}/{sub}/") for sub in _SECRET_HOMES)
     for path in paths:
-        labels = classify(path)
+        labels = classify(path, fold=fold)
         if SECRET_FILE in labels or SHELL_RC in labels or (
-                CREDENTIAL in labels and path.startswith(credential_dirs)):  # authorized_keys
+                CREDENTIAL in labels and spelled(path).startswith(credential_dirs)):
             return (f"{raw} is a credential, SSH or shell start-up file ({path}); write_file "
                     "and patch do not change it. If the user wants it changed, make the change "
                     "with the terminal tool, which asks the user to approve it.")
@@ -130,11 +136,12 @@ def write_refusal(raw: str, *paths: str) -> str | None:
                     "commands they hold later, unchecked, so write_file and patch do not change "
                     "them. If the user wants it changed, make the change with the terminal tool "
                     "(`git config ...`), which asks the user to approve it.")
-        if SUDOERS in labels or (SYSTEM_FILE in labels and not path.startswith(_SOURCE_TREES)):
+        if SUDOERS in labels or (SYSTEM_FILE in labels and not spelled(path).startswith(
+                _SOURCE_TREES)):
             return (f"{raw} is a system file ({path}); write_file and patch do not change "
                     "system configuration or programs. If the user wants it changed, make the "
                     "change with the terminal tool, which asks the user to approve it.")
-        inside = os.path.relpath(path, hermes)
+        inside = os.path.relpath(spelled(path), hermes)
         if not inside.startswith(".."):
             top = inside.split(os.sep)[0]
             if (inside in _HERMES_CONTROL or inside.startswith("state.db")

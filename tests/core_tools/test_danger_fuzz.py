@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -93,12 +94,13 @@ TOOLS = ["python3", "python -I", "perl -n", "php", "ruby", "node", "awk", "bash"
          "crontab", "chmod", "rm", "dd", "eval", "cd", "export", "a=(", "${x", "cat <<E"]
 
 
+@pytest.mark.parametrize("fold", [False, True])  # names compared as written, or case-folded
 @FUZZ
 @given(st.one_of(st.text(max_size=200), SHELLISH,
                  st.builds(lambda tool, rest: f"{tool} {rest}", st.sampled_from(TOOLS), SHELLISH)))
-def test_arbitrary_text_never_breaks_the_analyser(text: str) -> None:
+def test_arbitrary_text_never_breaks_the_analyser(fold: bool, text: str) -> None:
     analyser = Analyser()
-    analyser.script(text, Scope(cwd="/work"), 0)  # no exception, even without the safety net
+    analyser.script(text, Scope(cwd="/work", fold=fold), 0)  # no exception, even unguarded
     assert set(analyser.found) <= set(DESCRIPTIONS)
 
 

@@ -17,7 +17,7 @@ from .names import is_pattern, stand_ins
 from .params import element, modify
 from .parse import Command, parse
 from .paths import (CREDENTIAL, GIT_HOOK, KEY_FILE, classify, current_hermes_home, expand_braces,
-                    normalise)
+                    file_key, normalise)
 from .rules_files import file_rule, short_flags, split_options
 from .rules_read import reads, reads_in_code, redirected
 from .rules_system import SHELLS, SYSTEM_RULES
@@ -34,6 +34,7 @@ class Analyser(LaterCode):
         # expansions by word (the word is kept so that its id is not reused)
         self._fields: dict[int, tuple[Word, list[str]]] = {}
         self._stand_ins = 256  # commands judged for glob command names, per check
+        self._functions: set[str] = set()  # names of the functions the text defines
 
     def add(self, key: str) -> None:
         self.found.setdefault(key)
@@ -44,6 +45,7 @@ class Analyser(LaterCode):
             self.add("indirect_command")
             return []
         commands = parse(source)
+        self._functions.update(cmd.function for cmd in commands if cmd.function)
         for cmd in commands:
             self.command(cmd, scope, depth)
         for cmd in commands:
@@ -159,7 +161,7 @@ class Analyser(LaterCode):
         words = last.words_text
         if words and base_name(words[0]) in QUERIES and len(words) > 1:
             return base_name(words[-1])  # $(which rm) -> rm
-        reads_secret = any(classify(a, scope.cwd) & {CREDENTIAL, KEY_FILE}
+        reads_secret = any(classify(a, scope.cwd, scope.fold) & {CREDENTIAL, KEY_FILE}
                            for c in commands for a in (c.argv or [])[1:])
         if text is not None and not marker:
             return text.strip() + (SECRET if reads_secret else "")
@@ -183,7 +185,7 @@ class Analyser(LaterCode):
                 scope.arrays[name] = elements
                 text = elements[0] if elements else ""
             scope.env[name] = text if len(text) <= MAX_VALUE else OPAQUE
-        site = Site(self.add, scope.cwd, self._noop, links=scope.links)
+        site = Site(self.add, scope.cwd, self._noop, links=scope.links, fold=scope.fold)
         stdin_paths: list[str] = []
         for r in cmd.redirects:
             if r.heredoc is not None:
@@ -222,13 +224,13 @@ class Analyser(LaterCode):
                 self.expand(lex_text(text), scope, depth + 1)
 
     def remember(self, path: str, content: Content, scope: Scope, depth: int = 0) -> None:
-        scope.files[normalise(path, scope.cwd)] = content
-        if GIT_HOOK in classify(path, scope.cwd) and content[1]:  # git will run it
+        scope.files[file_key(path, scope.cwd, scope.fold)] = content
+        if GIT_HOOK in classify(path, scope.cwd, scope.fold) and content[1]:  # git will run it
             self.run_text(content[1], scope.child(), depth)
 
     def run_file(self, path: str, scope: Scope, depth: int, code: bool = False) -> bool:
         """Judge a script file written earlier in the text; False when it was not."""
-        content = scope.files.get(normalise(path, scope.cwd))
+        content = scope.files.get(file_key(path, scope.cwd, scope.fold))
         if content is None:
             if key := opaque_key(path):
                 self.add(key)
@@ -237,7 +239,8 @@ class Analyser(LaterCode):
         if marker:
             self.add(opaque_key(marker) or "indirect_command")
         elif text and code:
-            self._inspect(text, scope, depth, Site(self.add, scope.cwd, self._noop))
+            self._inspect(text, scope, depth,
+                          Site(self.add, scope.cwd, self._noop, fold=scope.fold))
         elif text:
             self.run_text(text, scope.child(), depth)
         return True
@@ -252,7 +255,7 @@ class Analyser(LaterCode):
                 return "", self.joined(r.target, scope, depth)
             if r.op == "<" and r.target is not None:
                 target = self.joined(r.target, scope, depth)
-                known = scope.files.get(normalise(target, scope.cwd))
+                known = scope.files.get(file_key(target, scope.cwd, scope.fold))
                 if known is not None:
                     return known
                 return next((m for m in target if m in MARKERS), ""), None
@@ -276,6 +279,13 @@ class Analyser(LaterCode):
                 self.add(key)
                 cmd.argv = argv
                 return
+            if scope.fold and (folded := argv[0].casefold()) != argv[0] and not (
+                    argv[0] in scope.aliases or argv[0] in self._functions
+                    or base_name(folded) in SCOPE_BUILTINS):
+                # where names ignore case, RM and /BIN/RM are found in PATH as rm (aliases,
+                # functions and builtins are matched in their case; /usr/bin/cd & co. run
+                # the builtin in a child and change no state here)
+                argv = [folded, *argv[1:]]
             if is_pattern(argv[0]):  # /bin/r? -rf ~: what the glob matches runs
                 self.add("indirect_command")
                 for stand_in in stand_ins(argv, scope.cwd)[:max(0, self._stand_ins)]:
@@ -328,7 +338,7 @@ class Analyser(LaterCode):
                     lambda inner: self.run(inner, Command(), scope, depth, elevated=elevated),
                     command=name, elevated=elevated, via_xargs=via_xargs,
                     stdin_paths=stdin_paths or [], pipeline=self._pipeline(cmd),
-                    links=scope.links)
+                    links=scope.links, fold=scope.fold)
         redirected(site, site.stdin_paths)
         if name in SHELLS:
             self._shell(argv, cmd, scope, depth, elevated)
@@ -391,10 +401,10 @@ class Analyser(LaterCode):
         elif name in ("cp", "mv", "install", "ln"):
             operands = split_options(argv[1:])[1]
             if name == "ln" and len(operands) == 2:  # later writes to the link reach its target
-                scope.links[normalise(operands[1], scope.cwd)] = normalise(operands[0],
-                                                                           scope.cwd)
+                scope.links[file_key(operands[1], scope.cwd, scope.fold)] = normalise(
+                    operands[0], scope.cwd)
             if len(operands) == 2:
-                known = scope.files.get(normalise(operands[0], scope.cwd))
+                known = scope.files.get(file_key(operands[0], scope.cwd, scope.fold))
                 if known is not None:
                     self.remember(operands[1], known, scope)
 

@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .parse import Command
-from .paths import normalise
+from .paths import file_key
 from .rules_files import short_flags, split_options
 from .scope import STDIN_FILES, Scope
 from .shell_state import variable_code
@@ -41,7 +41,8 @@ class LaterCode:
         if any(c in short_flags(options) for c in "lre") or len(operands) > 1:
             return
         if operands and operands[0] != "-":
-            marker, text = scope.files.get(normalise(operands[0], scope.cwd), ("", None))
+            marker, text = scope.files.get(file_key(operands[0], scope.cwd, scope.fold),
+                                           ("", None))
         else:
             marker, text = self.stdin_input(cmd, scope, depth)
         if marker:
@@ -61,7 +62,8 @@ class LaterCode:
                 if args[k + 1] in STDIN_FILES:
                     marker, text = self.stdin_input(cmd, scope, depth)
                 else:
-                    marker, text = scope.files.get(normalise(args[k + 1], scope.cwd), ("", None))
+                    marker, text = scope.files.get(file_key(args[k + 1], scope.cwd, scope.fold),
+                                                   ("", None))
                 if marker:
                     self.add(opaque_key(marker) or "indirect_command")
                 texts.append(text or "")

@@ -7,6 +7,7 @@ import fnmatch
 import os
 import posixpath
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -83,12 +84,57 @@ _BRACE = re.compile(r"\{([^{}]*,[^{}]*)\}")
 _GLOB = re.compile(r"[*?\[]")
 #: what a glob is tried against: the places whose deletion is always refused
 _GLOB_TARGETS = ("/", HOME, "/root", *sorted(SYSTEM_DIRS))
+#: the mixed-case names above as compared when case is folded (every other name is lower case)
+_FOLDED_SYSTEM_DIRS = frozenset(d.casefold() for d in SYSTEM_DIRS)
+_FOLDED_SYSTEM_TREES = tuple(t.casefold() for t in _SYSTEM_TREES)
+_FOLDED_GLOB_TARGETS = tuple(dict.fromkeys(t.casefold() for t in _GLOB_TARGETS))
+#: systems whose file systems ignore case by default (APFS and HFS+, NTFS)
+_CASE_INSENSITIVE_PLATFORMS = ("darwin", "win32", "cygwin")
 
 
-def normalise(path: str, cwd: str | None = None, home: str | None = None) -> str:
+def folds_case() -> bool:
+    """Whether file names ignore case here: on macOS and Windows, or when the home directory
+    is on a case-insensitive file system. There ``~/.SSH/ID_RSA`` is ``~/.ssh/id_rsa``, and
+    paths are judged with their case folded."""
+    return sys.platform in _CASE_INSENSITIVE_PLATFORMS or _ignores_case(os.environ.get("HOME"))
+
+
+@lru_cache(maxsize=8)
+def _ignores_case(folder: str | None) -> bool:
+    """Whether names in the directory ``folder`` (or ``folder``'s own name) are found in any
+    case: the same name with its case swapped is the same file. False when it cannot tell."""
+    if not folder or not folder.startswith("/") or not folder.strip("/"):
+        return False
+    try:
+        if not os.path.isdir(folder):
+            return False
+        folder = posixpath.normpath(folder)
+        pairs: list[tuple[str, str]] = []
+        parent, name = posixpath.split(folder)
+        if name.swapcase() != name:
+            pairs.append((folder, posixpath.join(parent, name.swapcase())))
+        with os.scandir(folder) as entries:
+            for _, entry in zip(range(64), entries):
+                if entry.name.swapcase() != entry.name:
+                    pairs.append((entry.path, posixpath.join(folder, entry.name.swapcase())))
+                    break
+        for real, swapped in pairs:
+            try:
+                a, b = os.lstat(real), os.lstat(swapped)
+            except OSError:
+                continue
+            if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino):
+                return True
+    except (OSError, ValueError):
+        return False
+    return False
+
+
+def normalise(path: str, cwd: str | None = None, home: str | None = None,
+              fold: bool = False) -> str:
     """``path`` made absolute (when ``cwd`` is known), ``..`` folded, trailing ``/``, ``/*``,
-    ``/.`` dropped, and every spelling of the home directory (also ``home``, the real one)
-    written as :data:`HOME`."""
+    ``/.`` dropped, and every spelling of the home directory (also ``home``, the real one, in
+    any case when ``fold``) written as :data:`HOME`."""
     p = path
     if p.startswith("~"):
         head, _, rest = p[1:].partition("/")
@@ -101,11 +147,25 @@ def normalise(path: str, cwd: str | None = None, home: str | None = None) -> str
         p = posixpath.join(cwd, p)
     p = "/" + _TRAILING.sub("", p).lstrip("/")
     p = posixpath.normpath(p)
-    if home and (p == home or p.startswith(home + "/")):
+    if home and _under(p, home, fold):
         p = HOME + p[len(home):]
-    if p == "/root" or p.startswith("/root/"):
+    if _under(p, "/root", fold):
         p = HOME + p[len("/root"):]
     return p
+
+
+def _under(p: str, folder: str, fold: bool) -> bool:
+    """Whether ``p`` is ``folder`` or lies below it (ignoring case when ``fold``)."""
+    head = p[:len(folder)]
+    return (head.casefold() == folder.casefold() if fold else head == folder) and (
+        len(p) == len(folder) or p[len(folder)] == "/")
+
+
+def file_key(path: str, cwd: str | None, fold: bool | None = None) -> str:
+    """How the analyser names a file it saw written or linked earlier in the text: normalised,
+    and case-folded where names ignore case (``X.sh`` written, ``x.sh`` run)."""
+    p = normalise(path, cwd)
+    return p.casefold() if (folds_case() if fold is None else fold) else p
 
 
 #: the running kernel's home while one of its tool calls is judged (else ``$HERMES_HOME``)
@@ -127,43 +187,50 @@ def current_hermes_home() -> str | None:
     return _KERNEL_HOME.get() or os.environ.get("HERMES_HOME")
 
 
-def classify(path: str, cwd: str | None = None) -> frozenset[str]:
-    """The labels of ``path`` (empty for an ordinary file)."""
+def classify(path: str, cwd: str | None = None, fold: bool | None = None) -> frozenset[str]:
+    """The labels of ``path`` (empty for an ordinary file). ``fold``: judge names ignoring
+    case (``~/.SSH/ID_RSA`` is a key); None: where the file system does (:func:`folds_case`)."""
     env_home = os.environ.get("HOME") or ""
     home = posixpath.normpath(env_home) if env_home.startswith("/") and env_home != "/" else None
-    return _classify(path, cwd, home, _hermes_home(current_hermes_home(), home))
+    fold = folds_case() if fold is None else fold
+    return _classify(path, cwd, home, _hermes_home(current_hermes_home(), home, fold), fold)
 
 
 @lru_cache(maxsize=64)
-def _hermes_home(value: str | None, home: str | None) -> str:
+def _hermes_home(value: str | None, home: str | None, fold: bool = False) -> str:
     """hermes's own home (else ``~/.hermes``), normalised like a path."""
-    return normalise(value or "~/.hermes", None, home)
+    return normalise(value or "~/.hermes", None, home, fold)
 
 
-def is_secret_file(path: str) -> bool:
+def is_secret_file(path: str, fold: bool | None = None) -> bool:
     """Whether the file at absolute ``path`` (symlinks already resolved) holds a secret that
     must not be read into the model's context: private keys, cloud and CLI credentials,
     hermes's own ``.env`` and ``auth.json``. Shared by the danger detector and the file tools."""
-    return SECRET_FILE in classify(path)
+    return SECRET_FILE in classify(path, fold=fold)
 
 
 @lru_cache(maxsize=4096)
-def _classify(path: str, cwd: str | None, home: str | None, hermes: str) -> frozenset[str]:
+def _classify(path: str, cwd: str | None, home: str | None, hermes: str,
+              fold: bool = False) -> frozenset[str]:
+    """The labels of ``path``; ``fold``: names compared ignoring case."""
     if not path or path.startswith(("-", "http:", "https:")):
         return frozenset()
     if "{" in path and _BRACE.search(path):  # {a,b} brace expansion: every variant counts
-        return frozenset().union(*(_classify(v, cwd, home, hermes)
+        return frozenset().union(*(_classify(v, cwd, home, hermes, fold)
                                    for v in expand_braces(path)))
     if _GLOB.search(path):
-        pattern = normalise(path, cwd, home)
-        matched = [t for t in _GLOB_TARGETS if fnmatch.fnmatchcase(t, pattern)]
+        pattern = normalise(path, cwd, home, fold)
+        targets = _GLOB_TARGETS
+        if fold:  # bash matches case under nocaseglob, and a plain part is found in any case
+            pattern, targets, hermes = pattern.casefold(), _FOLDED_GLOB_TARGETS, hermes.casefold()
+        matched = [t for t in targets if fnmatch.fnmatchcase(t, pattern)]
         if matched:
-            return frozenset().union(*(_labels(t, hermes) for t in matched))
+            return frozenset().union(*(_labels(t, hermes, fold) for t in matched))
         if pattern.startswith("/"):  # ~/.hermes/.en?, ~/.kub?/config: the files it may name
             files = [t for t in _file_targets(hermes) if fnmatch.fnmatchcase(t, pattern)]
-            return frozenset().union(_labels(pattern, hermes),
-                                     *(_labels(t, hermes) for t in files))
-    return _labels(normalise(path, cwd, home), hermes)
+            return frozenset().union(_labels(pattern, hermes, fold),
+                                     *(_labels(t, hermes, fold) for t in files))
+    return _labels(normalise(path, cwd, home, fold), hermes, fold)
 
 
 @lru_cache(maxsize=8)
@@ -188,16 +255,22 @@ def expand_braces(word: str, limit: int = 64) -> list[str]:
     return out[:limit]
 
 
-def _labels(p: str, hermes: str = HOME + "/.hermes") -> frozenset[str]:
+def _labels(p: str, hermes: str = HOME + "/.hermes", fold: bool = False) -> frozenset[str]:
+    """The labels of the normalised path ``p``; ``fold``: names compared ignoring case (every
+    name compared below is lower case but the system folders and ``Users``)."""
+    system_dirs, system_trees, users = SYSTEM_DIRS, _SYSTEM_TREES, "Users"
+    if fold:
+        p, hermes = p.casefold(), hermes.casefold()
+        system_dirs, system_trees, users = _FOLDED_SYSTEM_DIRS, _FOLDED_SYSTEM_TREES, "users"
     labels: set[str] = set()
     if p == "/":
         labels.add(ROOT)
     parts = p.split("/")
-    if p == HOME or (len(parts) == 3 and parts[1] in ("home", "Users") and parts[2]):
+    if p == HOME or (len(parts) == 3 and parts[1] in ("home", users) and parts[2]):
         labels.add(HOME_DIR)
-    if p in SYSTEM_DIRS:
+    if p in system_dirs:
         labels.add(SYSTEM_DIR)
-    if p.startswith(_SYSTEM_TREES):
+    if p.startswith(system_trees):
         labels.add(SYSTEM_FILE)
     if p.startswith("/dev/"):
         if _SOCKET.match(p):
@@ -219,16 +292,19 @@ def _labels(p: str, hermes: str = HOME + "/.hermes") -> frozenset[str]:
     if name in _SHELL_RC and (name.startswith(".") or p.startswith("/etc/")) or (
             "/.config/fish/" in p and name.endswith(".fish")) or _RUNS_AT_START.search(p):
         labels.add(SHELL_RC)
-    if _holds_secret(p, parts, name, labels, hermes):
+    if _holds_secret(p, parts, name, labels, hermes, users):
         labels.add(SECRET_FILE)
-    if (p in ("/", "/home", HOME, HOME + "/.config", "/Users") or name in _CREDENTIAL_DIRS
+    if (p in ("/", "/home", HOME, HOME + "/.config", "/" + users) or name in _CREDENTIAL_DIRS
             or hermes == p or hermes.startswith(p + "/")):
         labels.add(SECRET_DIR)  # reading it recursively reads secrets
     return frozenset(labels)
 
 
-def _holds_secret(p: str, parts: list[str], name: str, labels: set[str], hermes: str) -> bool:
-    """Whether reading the file ``p`` hands over a secret (see :func:`is_secret_file`)."""
+def _holds_secret(p: str, parts: list[str], name: str, labels: set[str], hermes: str,
+                  users: str = "Users") -> bool:
+    """Whether reading the file ``p`` hands over a secret (see :func:`is_secret_file`); ``p``
+    and ``hermes`` are already folded when case is ignored, and ``users`` is the name of the
+    ``/Users`` folder as spelled there."""
     if name.endswith(".pub") or name in _ENV_TEMPLATES:
         return False
     if p.startswith(hermes + "/"):
@@ -242,7 +318,7 @@ def _holds_secret(p: str, parts: list[str], name: str, labels: set[str], hermes:
     if CREDENTIAL not in labels or name in _PUBLIC_NAMES or name in _CREDENTIAL_DIRS:
         return False
     if name in _HOME_ONLY_SECRETS or name.startswith(".env."):
-        return len(parts) == 4 and parts[1] in ("home", "Users")  # ~/.env, not a project's
+        return len(parts) == 4 and parts[1] in ("home", users)  # ~/.env, not a project's
     return True
 
 

@@ -47,6 +47,50 @@ _VALUED["bsdtar"] = _VALUED["tar"]
 #: copiers whose last operand is the destination
 _DESTINED = frozenset({"cp", "install", "ln", "rsync", "scp"})
 _GLOB = re.compile(r"[*?\[]")
+#: options that make a tool read a file as its own configuration or list of URLs, and print
+#: it: ``curl -K FILE`` warns about each name it does not know (a crafted file can send what it
+#: names), ``wget --config=FILE`` the first one; ``wget -i FILE`` and ``-e input=FILE`` print
+#: every line as a URL (and look it up as a host name). By tool: the long options, the short
+#: letters, and every short letter that takes a value (which ends a group like ``-sK``).
+_CONFIG_OPTIONS: dict[str, tuple[frozenset[str], str, str]] = {
+    "curl": (frozenset({"--config"}), "K", "EKCbcdDFPHhmoUQreXYytzTuAw"),
+    "wget": (frozenset({"--config", "--input-file", "--execute"}), "ie", "eoaiBtOTwQPUlARDIX")}
+#: tools whose long options also take ``--option=value`` (curl takes ``--config FILE`` only)
+_LONG_EQUALS = frozenset({"wget"})
+#: options whose value is a command (``wget -e 'input = FILE'``): the file is after the ``=``
+_COMMAND_OPTIONS = frozenset({"-e", "--execute"})
+
+
+def config_files(name: str, args: list[str]) -> list[str]:
+    """The files ``name`` reads through a configuration or input-file option."""
+    spec = _CONFIG_OPTIONS.get(name)
+    if spec is None:
+        return []
+    longs, shorts, valued = spec
+    found: list[tuple[str, str]] = []
+    k = 0
+    while k < len(args):
+        a, following = args[k], args[k + 1] if k + 1 < len(args) else None
+        if a == "--":
+            break
+        if a.startswith("--"):
+            option, equals, value = a.partition("=")
+            if option in longs and equals and name in _LONG_EQUALS:
+                found.append((option, value))
+            elif option in longs and not equals and following is not None:
+                found.append((option, following))
+                k += 1
+        elif a.startswith("-"):
+            for j, letter in enumerate(a[1:], 2):
+                if letter in valued:  # the rest of the word, else the next word, is its value
+                    value = a[j:] or following
+                    if letter in shorts and value is not None:
+                        found.append(("-" + letter, value))
+                    k += 0 if a[j:] else 1
+                    break
+        k += 1
+    return [value.split("=", 1)[1].strip() if option in _COMMAND_OPTIONS else value
+            for option, value in found if option not in _COMMAND_OPTIONS or "=" in value]
 
 
 def _recursive(name: str, options: list[str]) -> bool:
@@ -62,6 +106,8 @@ def reads(site: Site, args: list[str]) -> None:
     recursively (``grep -r``, ``tar``, ``cp -r``) or through a glob (``cat ~/.ssh/*``)."""
     name = site.command
     _serves(site, name, args)
+    if any(_secret(site, p, recursive=False) for p in config_files(name, args)):
+        site.add("credential_read")  # curl -K ~/.hermes/.env, wget -i ~/.ssh/id_rsa
     if name in ARGUMENT_READERS or interpreter(name) is not None or name == "openssl" and (
             args[:1] and args[0] in _OPENSSL_PRINTERS):
         named = [c for a in args for c in (a, a.split("=", 1)[-1]) if not c.startswith("-")]
@@ -114,7 +160,7 @@ def _serves(site: Site, name: str, args: list[str]) -> None:
 def _secret(site: Site, path: str, recursive: bool) -> bool:
     """Whether reading ``path`` (recursively, or through a glob) reads a secret."""
     labels = site.labels(path)
-    return SECRET_FILE in labels or _links_to_secret(site.cwd, path) or (
+    return SECRET_FILE in labels or _links_to_secret(site.cwd, path, site.fold) or (
         SECRET_DIR in labels and (recursive or _GLOB.search(path) is not None))
 
 
@@ -126,14 +172,14 @@ def redirected(site: Site, paths: list[str]) -> None:
         site.add("credential_read")
 
 
-def _links_to_secret(cwd: str | None, path: str) -> bool:
+def _links_to_secret(cwd: str | None, path: str, fold: bool | None = None) -> bool:
     """Whether ``path`` is an existing symlink (or lies under one) that leads to a secret."""
     if cwd is None and not path.startswith("/") or path.startswith("~") or any(
             c < " " for c in path) or _GLOB.search(path):
         return False
     full = posixpath.join(cwd or "/", path)
     real = os.path.realpath(full)
-    return real != posixpath.normpath(full) and SECRET_FILE in classify(real)
+    return real != posixpath.normpath(full) and SECRET_FILE in classify(real, fold=fold)
 
 
 def reads_in_code(site: Site, literals: list[str]) -> None:

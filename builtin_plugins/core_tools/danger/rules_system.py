@@ -148,12 +148,13 @@ _ENV_PRINTERS = {"env": None, "printenv": None, "set": frozenset({"-o", "posix",
                  "typeset": frozenset({"-x", "-p", "-px", "-xp"}), "compgen": frozenset({"-e"})}
 
 
-def dumps_environment(argv: list[str]) -> bool:
+def dumps_environment(argv: list[str], fold: bool = False) -> bool:
     """Whether the command prints the environment (``env``, ``printenv``, ``set``,
-    ``export -p``, ``declare -x``, ``cat /proc/self/environ``)."""
+    ``export -p``, ``declare -x``, ``cat /proc/self/environ``); ``fold``: command names
+    ignore case (``ENV`` runs env where file names do)."""
     if not argv:
         return False
-    name = base_name(argv[0])
+    name = base_name(argv[0].casefold() if fold else argv[0])
     if any(_ENVIRON.search(a) for a in argv[1:]):
         return True
     if name not in _ENV_PRINTERS:
@@ -196,7 +197,7 @@ def network(site: Site, args: list[str]) -> None:
     if any(site.is_credential(c) for argv in site.pipeline for a in argv[1:]
            for c in _candidates(a)):
         sends = True
-    if any(dumps_environment(argv) for argv in site.pipeline) or any(
+    if any(dumps_environment(argv, bool(site.fold)) for argv in site.pipeline) or any(
             _ENVIRON.search(a) for a in [*args, *site.stdin_paths]):
         sends = True
     if sends:
@@ -247,7 +248,8 @@ def container(site: Site, args: list[str]) -> None:
             source = value.split(":", 1)[0] if option != "--mount" else next(
                 (p.split("=", 1)[1] for p in value.split(",")
                  if p.startswith(("source=", "src="))), "")
-            if site.labels(source) & _HOST_PLACES or source.endswith(".sock"):
+            if site.labels(source) & _HOST_PLACES or (
+                    source.casefold() if site.fold else source).endswith(".sock"):
                 site.add("privilege_change")
         if option == "--privileged" or option in ("--pid", "--userns", "--ipc", "--uts") and (
                 value == "host") or option == "--cap-add" and value.upper() in (

@@ -56,10 +56,12 @@ class Scope:
     links: dict[str, str] = field(default_factory=dict)
     #: what commands read on stdin when nothing in the text says (the writer of a >( ))
     stdin: "Content | None" = None
+    #: file names ignore case (None: as the file system here does, see paths.folds_case)
+    fold: bool | None = None
 
     def child(self) -> "Scope":
         return Scope(dict(self.env), self.cwd, dict(self.aliases), dict(self.arrays), self.files,
-                     self.links, self.stdin)
+                     self.links, self.stdin, self.fold)
 
     def split(self, value: str) -> list[str]:
         """Word splitting of an unquoted expansion (by ``$IFS`` when the text sets it)."""

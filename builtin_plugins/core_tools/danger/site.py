@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .paths import (CREDENTIAL, DEVICE, GIT_HOOK, HOME_DIR, KEY_FILE, ROOT, SHELL_RC, SOCKET,
-                    SUDOERS, SYSTEM_DIR, SYSTEM_FILE, classify, is_protected_dir, link_target,
-                    normalise)
+                    SUDOERS, SYSTEM_DIR, SYSTEM_FILE, classify, file_key, is_protected_dir,
+                    link_target)
 
 #: markers standing for text the analyser cannot read (see analyse.Analyser.expand)
 OPAQUE, FETCHED, DECODED, REMOTE, SECRET = "\x00", "\x02", "\x03", "\x04", "\x05"
@@ -38,12 +38,14 @@ class Site:
     stdin_paths: list[str] = field(default_factory=list)  # files redirected into the command
     pipeline: list[list[str]] = field(default_factory=list)  # earlier commands in its pipeline
     links: dict[str, str] = field(default_factory=dict)  # links made earlier in the text
+    fold: bool | None = None  # names ignore case (None: as the file system here does)
 
     def labels(self, path: str) -> frozenset[str]:
         """What writing or reading ``path`` touches: also what a link there points to."""
-        labels = classify(path, self.cwd)
-        target = self.links.get(normalise(path, self.cwd)) or link_target(path, self.cwd)
-        return labels | classify(target, self.cwd) if target else labels
+        labels = classify(path, self.cwd, self.fold)
+        target = self.links.get(file_key(path, self.cwd, self.fold)) or link_target(
+            path, self.cwd)
+        return labels | classify(target, self.cwd, self.fold) if target else labels
 
     def write(self, path: str, redirect: bool = False) -> None:
         """``path`` is written, truncated or replaced."""
@@ -64,7 +66,7 @@ class Site:
     def delete(self, path: str, recursive: bool) -> None:
         """``path`` is deleted (or moved away); ``recursive``: with everything below it. (A link
         is deleted, not what it points to.)"""
-        labels = classify(path, self.cwd)
+        labels = classify(path, self.cwd, self.fold)
         if recursive and is_protected_dir(labels):
             self.add("delete_root")
         if DEVICE in labels or SYSTEM_FILE in labels and HOME_DIR not in labels:

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 from .analyse import Analyser, Scope
-from .paths import current_hermes_home
+from .paths import current_hermes_home, folds_case
 
 log = logging.getLogger("hermes_agent.approvals")
 
@@ -66,18 +66,20 @@ class Finding:
         return "; ".join(self.descriptions)
 
 
-def analyse(command: str, cwd: str | None = None) -> tuple[str, ...]:
+def analyse(command: str, cwd: str | None = None, fold: bool | None = None) -> tuple[str, ...]:
     """Every key ``command`` matches; relative paths are judged against ``cwd`` when given.
+    ``fold``: file names ignore case (``~/.SSH/ID_RSA`` is ``~/.ssh/id_rsa``); None: where the
+    file system does (macOS, Windows, a case-insensitive home; see ``paths.folds_case``).
     Never cached: the links on disk are part of the verdict (``notes.txt``, harmless when one
     call writes it, may be a link to ``~/.bashrc`` by the next)."""
-    return _analyse(command, cwd, os.environ.get("HOME"), current_hermes_home())
+    return _analyse(command, cwd, os.environ.get("HOME"), current_hermes_home(), fold)
 
 
 def _analyse(command: str, cwd: str | None, home: str | None,
-             hermes_home: str | None) -> tuple[str, ...]:
+             hermes_home: str | None, fold: bool | None = None) -> tuple[str, ...]:
     analyser = Analyser()
     try:
-        analyser.script(command, Scope(cwd=cwd), 0)
+        analyser.script(command, Scope(cwd=cwd, fold=folds_case() if fold is None else fold), 0)
     except RecursionError:
         analyser.add("indirect_command")
     except Exception:  # a checker bug must not let a command through unasked
