@@ -97,6 +97,8 @@ _EXPORTS: dict[str, str] = {
     "mask_url": "secrets", "mask_secrets": "secrets", "SecretMaskingFilter": "secrets",
     "install_log_masking": "secrets", "command_env": "secrets",
     "secret_env_names": "secrets",
+    # private_process.py: the agent's commands cannot read hermes's environment or memory
+    "keep_process_private": "private_process",
     # config_write.py: config.yaml edits that keep comments and order
     "write_config_value": "config_write",
     # files.py

@@ -38,6 +38,7 @@ from hermes_agent.api import (
     SessionStoreError,
     StreamEvent,
     Usage,
+    keep_process_private,
 )
 
 from . import context_link, memory_link
@@ -66,6 +67,7 @@ class Agent:
     def __init__(self, kernel: Any, options: AgentOptions | None = None, *,
                  session_id: str | None = None, client: ModelClient | None = None,
                  store: Any = None):
+        keep_process_private()  # its tools' commands must not read this process's keys
         self.kernel = kernel
         self.options = options or AgentOptions()
         self.hooks = kernel.hooks
