@@ -72,8 +72,10 @@ def fetch(url: str, *, allow_private: bool = False, allowed_hosts: Collection[st
 
     ``allow_private``/``allowed_hosts``/``resolve``: as :func:`check_url`, for every hop.
     ``max_bytes``: the body cap (decoded size; past it the fetch stops, kind ``refused``).
-    ``timeout``: for the whole fetch, redirects included (kind ``timeout``). ``text_only``:
-    a non-text media type is refused before its body is read (kind ``unsupported``).
+    ``timeout``: for the whole fetch, redirects and every host name lookup included (kind
+    ``timeout``; a slow lookup is given up at the deadline, see :class:`~.net.LookupPool`).
+    ``text_only``: a non-text media type is refused before its body is read (kind
+    ``unsupported``).
     ``verify``: TLS verification, or an ``ssl.SSLContext`` trusting other authorities."""
     import httpx2
 
@@ -86,10 +88,14 @@ def fetch(url: str, *, allow_private: bool = False, allowed_hosts: Collection[st
                        limits=httpx2.Limits(max_keepalive_connections=0)) as client:
         for _ in range(max_redirects + 1):
             client.cookies.clear()  # the jar is keyed by the pinned IP: no cookie crosses hosts
-            try:
+            try:  # the host's lookup counts against the deadline too
                 checked = check_url(current, allow_private=allow_private,
-                                    allowed_hosts=allowed_hosts, resolve=resolve)
+                                    allowed_hosts=allowed_hosts, resolve=resolve,
+                                    deadline=deadline)
             except WebError as exc:
+                if exc.kind == "timeout":
+                    raise _timed_out(current, timeout, "the address of "
+                                     f"{_host_of(current)} was still being looked up") from exc
                 if not redirects:
                     raise
                 raise WebError(f"{url} redirected to {current}, which is refused: {exc}",
@@ -271,6 +277,14 @@ def _too_large(url: str, max_bytes: int) -> WebError:
                     "end. Fetch a smaller page or a more specific URL", "refused")
 
 
-def _timed_out(url: str, timeout: float) -> WebError:
-    return WebError(f"fetching {url} took longer than {timeout:g}s and was stopped; try "
+def _timed_out(url: str, timeout: float, why: str = "") -> WebError:
+    why = f" ({why})" if why else ""
+    return WebError(f"fetching {url} took longer than {timeout:g}s and was stopped{why}; try "
                     "again later or another source", "timeout")
+
+
+def _host_of(url: str) -> str:
+    try:
+        return (urlsplit(url.strip()).hostname or "").rstrip(".") or url
+    except ValueError:
+        return url

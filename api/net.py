@@ -4,19 +4,28 @@ public addresses unless the user allowed private networks (``web.allow_private_n
 :func:`check_url` resolves the host and checks every address it resolves to; a fetcher
 then connects to one of the returned addresses (pinned), so a second DNS answer cannot
 swap in a private one, and checks again on every redirect.
+
+Given a ``deadline``, :func:`check_url` waits for the resolver only until then: the lookup
+runs on a daemon thread of a small bounded set (:class:`LookupPool`; ``getaddrinfo`` cannot
+be cancelled, so a lookup given up on finishes on its own), and when every slot is taken by
+lookups still running, the next one fails at once instead of queueing.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
+import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from .web import WebError
 
-__all__ = ["CheckedURL", "check_url", "is_public_address", "Resolver", "system_resolve"]
+__all__ = ["CheckedURL", "check_url", "is_public_address", "LookupPool", "LOOKUPS", "Resolver",
+           "system_resolve"]
 
 #: ``resolve(host, port)`` -> the host's addresses (the seam for a test's or a user's own DNS)
 Resolver = Callable[[str, int], Sequence[str]]
@@ -75,13 +84,85 @@ def system_resolve(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]).split("%")[0] for info in infos))
 
 
+class LookupPool:
+    """Host name lookups on daemon threads, at most ``size`` running at once.
+
+    A lookup the caller stopped waiting for keeps its slot until the resolver returns (the
+    system's own DNS timeouts), so lookups stalled by slow DNS servers cannot pile up past
+    ``size`` threads; while all slots are taken, :meth:`resolve` fails at once (kind
+    ``unreachable``). Each lookup has its own result: nothing from a lookup given up on
+    reaches a later one."""
+
+    def __init__(self, size: int = 16):
+        self.size = size
+        self._slots = threading.BoundedSemaphore(size)
+        self._lock = threading.Lock()
+        self._running = 0
+
+    @property
+    def running(self) -> int:
+        """Lookups whose resolver has not returned yet (abandoned ones included)."""
+        return self._running
+
+    def resolve(self, resolve: Resolver, host: str, port: int, deadline: float) -> list[str]:
+        """``resolve(host, port)``, waited for until ``deadline`` (``time.monotonic()``);
+        :class:`WebError` kind ``timeout`` when it has not answered by then."""
+        if deadline - time.monotonic() <= 0:
+            raise _lookup_timed_out(host)
+        if not self._slots.acquire(blocking=False):
+            raise WebError(f"cannot look up {host!r} now: {self.size} host name lookups are "
+                           "still waiting for slow DNS servers; try again later",
+                           "unreachable")
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                box["value"] = list(resolve(host, port))
+            except BaseException as exc:  # noqa: BLE001  (handed to the waiting caller)
+                box["error"] = exc
+            finally:
+                with self._lock:
+                    self._running -= 1
+                self._slots.release()
+                done.set()
+
+        with self._lock:
+            self._running += 1
+        try:
+            threading.Thread(target=run, name="hermes-dns-lookup", daemon=True).start()
+        except RuntimeError as exc:  # the system refused another thread
+            with self._lock:
+                self._running -= 1
+            self._slots.release()
+            raise WebError(f"cannot look up {host!r} now ({exc}); try again later",
+                           "unreachable") from exc
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            raise _lookup_timed_out(host)
+        if "error" in box:
+            raise box["error"]
+        return box["value"]  # type: ignore[no-any-return]
+
+
+#: the lookups of every :func:`check_url` given a deadline (the fetcher's, the web tools')
+LOOKUPS = LookupPool()
+
+
+def _lookup_timed_out(host: str) -> WebError:
+    return WebError(f"looking up the address of {host} did not finish in time (its DNS "
+                    "servers are slow or not answering); try again later", "timeout")
+
+
 def check_url(url: str, *, allow_private: bool = False, allowed_hosts: Collection[str] = (),
-              resolve: Resolver | None = None) -> CheckedURL:
+              resolve: Resolver | None = None, deadline: float | None = None) -> CheckedURL:
     """Check ``url`` before fetching it; :class:`WebError` (kind ``refused``) says why not.
 
     ``allowed_hosts``: host names (lower-case, as in the URL) whose private addresses are
     accepted even without ``allow_private``, e.g. one intranet server. ``resolve`` replaces
-    the system resolver."""
+    the system resolver. ``deadline`` (a ``time.monotonic()`` time): the resolver is waited
+    for only until then, on a thread of :data:`LOOKUPS` (kind ``timeout`` past it, kind
+    ``unreachable`` when too many lookups are still running); without it, the resolver is
+    called directly and takes as long as it takes."""
     try:
         parts = urlsplit(url.strip())
         port = parts.port
@@ -95,9 +176,14 @@ def check_url(url: str, *, allow_private: bool = False, allowed_hosts: Collectio
     if not host:
         raise WebError(f"{url!r} has no host", "refused")
     port = port or (443 if scheme == "https" else 80)
+    resolver = resolve or system_resolve
     try:
-        addresses = ((_literal(host),) if _literal(host) else
-                     tuple((resolve or system_resolve)(host, port)))
+        if _literal(host):
+            addresses: tuple[str, ...] = (_literal(host),)
+        elif deadline is None:
+            addresses = tuple(resolver(host, port))
+        else:
+            addresses = tuple(LOOKUPS.resolve(resolver, host, port, deadline))
     except (OSError, UnicodeError) as exc:
         raise WebError(f"cannot resolve {host!r} ({exc}); check the URL", "unreachable") from exc
     if not addresses:

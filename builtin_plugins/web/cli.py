@@ -5,6 +5,7 @@ before the agent relies on it."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any, NoReturn
 
 import click
@@ -96,7 +97,8 @@ def extract(url: str, name: str | None, as_json: bool) -> None:
     kernel = cli_kernel()
     settings = load_settings(kernel)
     try:
-        check_url(url, allow_private=settings.allow_private_networks)
+        check_url(url, allow_private=settings.allow_private_networks,
+                  deadline=time.monotonic() + settings.timeout)
         backend = _backend(kernel, name, "extract")
         pages = call_once(backend, lambda b: b.extract(
             [url], allow_private_networks=settings.allow_private_networks,

@@ -4,6 +4,7 @@ JSON-string tool result (a failure as a ``tool_error`` naming its kind and the f
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -102,9 +103,11 @@ class WebTools:
             return failure.result()
         pages: dict[str, dict[str, Any]] = {}
         wanted: list[str] = []
+        checks_deadline = time.monotonic() + settings.timeout  # the lookups, all URLs together
         for url in urls:
             try:
-                check_url(url, allow_private=settings.allow_private_networks)
+                check_url(url, allow_private=settings.allow_private_networks,
+                          deadline=checks_deadline)
             except WebError as exc:
                 pages[url] = {"url": url, "status": "error", "kind": exc.kind, "error": str(exc)}
                 continue
@@ -138,7 +141,8 @@ class WebTools:
                                                              settings, ctx), zip(wanted, fetched))
                     pages.update(zip(wanted, shown))
         results = [pages[url] for url in urls]
-        if not wanted and all(p.get("kind") in ("refused", "unreachable") for p in results):
+        if not wanted and all(p.get("kind") in ("refused", "unreachable", "timeout")
+                              for p in results):
             kind = results[0]["kind"]  # no URL passed the checks: nothing was fetched
             return tool_error("; ".join(p["error"] for p in results), kind=kind,
                               error_type=f"web_{kind}", results=results)

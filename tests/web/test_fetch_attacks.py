@@ -25,23 +25,34 @@ Handler = Callable[[socket.socket], None]
 
 
 class RawServer:
-    """A TCP server on 127.0.0.1 whose handler writes whatever bytes it likes."""
+    """A TCP server on 127.0.0.1 whose handler writes whatever bytes it likes.
+
+    Only the accepting thread closes the listening socket (:meth:`close` wakes it with a
+    connection of its own): closed from another thread while the accepting one was about
+    to call accept(), its descriptor number could be reused by a later test's server, whose
+    connections this handler then answered (web_extract read "hi" in test_web_agent)."""
 
     def __init__(self, handler: Handler):
         self.handler = handler
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         self.connections = 0
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.closing = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
 
     def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._run, args=(conn,), daemon=True).start()
+        with self.sock:
+            while True:
+                try:
+                    conn, _ = self.sock.accept()
+                except OSError:
+                    return
+                if self.closing.is_set():  # close()'s wake-up call
+                    conn.close()
+                    return
+                self.connections += 1
+                threading.Thread(target=self._run, args=(conn,), daemon=True).start()
 
     def _run(self, conn: socket.socket) -> None:
         with conn:
@@ -52,7 +63,12 @@ class RawServer:
                 pass
 
     def close(self) -> None:
-        self.sock.close()
+        self.closing.set()
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=5).close()
+        except OSError:
+            pass
+        self.thread.join(5)
 
 
 @pytest.fixture

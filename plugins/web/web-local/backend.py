@@ -72,8 +72,8 @@ class LocalExtractor(WebBackend):
 
     def get_config_schema(self) -> list[dict[str, Any]]:
         return [
-            {"key": "timeout", "description": "seconds for one page, redirects included",
-             "default": DEFAULTS["timeout"]},
+            {"key": "timeout", "description": "seconds for one page, redirects and host name "
+                                              "lookups included", "default": DEFAULTS["timeout"]},
             {"key": "max_bytes", "description": "largest page body read (bytes)",
              "default": DEFAULTS["max_bytes"]},
             {"key": "max_redirects", "description": "redirects followed per page",
