@@ -105,7 +105,8 @@ class AsgiServer:
                 ready.set()
 
         config = uvicorn.Config(self.app, log_level="warning", lifespan="off", access_log=False,
-                                http=guarded_protocol(self.http, self.limits, self.name))
+                                http=guarded_protocol(self.http, self.limits, self.name),
+                                ws="none")  # the platforms serve HTTP only: no upgrades
         self._server = Server(config)
         self._task = asyncio.get_running_loop().create_task(self._server.serve([sock]))
         waiter = asyncio.ensure_future(ready.wait())
@@ -264,7 +265,7 @@ def guarded_protocol(http: str, limits: ClientLimits, name: str) -> type[asyncio
                 self._timer = None
 
         def _body_late(self) -> None:
-            cycle = self.cycle
+            cycle, self._timer = self.cycle, None
             if cycle is None or not cycle.more_body or cycle.response_complete:
                 return
             due = (self._body_started + limits.body_timeout
