@@ -11,6 +11,8 @@ files come from a stranger.
   listing tools and hooks before the user is asked);
 - symbolic links that lead out of the source being installed (to ~/.ssh, to
   $HERMES_HOME/.env), to a device or a pipe, or into a loop: copying follows links;
+- lock entries whose folders are not where hermes puts plugins, so a tampered plugins.lock
+  cannot make remove, update or rollback move or delete another folder.
 
 Each refusal says what to do instead. Nothing is rewritten silently.
 """
@@ -165,3 +167,11 @@ def check_links(directory: Path, root: Path, spec: str) -> None:
 
     walk(directory, frozenset({directory.resolve()}))
 
+
+def check_owned_folder(home: Path, folder: Path, name: str, kind: str = "plugins") -> None:
+    """``folder`` (from plugins.lock) is an entry of $HERMES_HOME/<kind>, where hermes put it."""
+    parent = (home / kind).resolve()
+    if folder.name in ("", ".", "..") or folder.parent.resolve() != parent:
+        raise refuse(f"plugins.lock records {folder} for {name!r}, which is not a folder in "
+                     f"{parent}; hermes only moves or deletes the folders it installed there. "
+                     f"Fix or delete the {name!r} entry of {home / 'plugins.lock'}")

@@ -25,11 +25,13 @@ from hermes_agent import Kernel
 from hermes_agent.api import private_dir, set_env_values
 
 from .envfile import prompt_missing_env
+from .guards import check_owned_folder, check_plugin_name
 from .install import describe, pip_install
 from .lockfile import (
     Transaction,
     capabilities,
     diff_capabilities,
+    lock_path,
     make_entry,
     read_lock,
     write_lock,
@@ -62,6 +64,8 @@ def _source_for_update(entry: dict[str, Any], from_spec: str | None) -> Source:
 def _locked(kernel: Kernel, name: str) -> dict[str, Any]:
     lock = read_lock(kernel.home)
     if name in lock:
+        check_plugin_name(name, str(lock_path(kernel.home)),  # it names backup folders
+                          "fix or delete that entry")
         return lock[name]
     import difflib
 
@@ -123,6 +127,7 @@ def _replace(kernel: Kernel, name: str, entry: dict[str, Any], new: Candidate,
     replaced = {k: v for k, v in entry.items() if k not in ("history", "rolled_back")}
     if new.directory is not None:
         dest = Path(entry.get("path") or kernel.home / "plugins" / name)
+        check_owned_folder(kernel.home, dest, name)
         slot = swap_in(kernel.home, name, dest, new.directory, txn)
         if slot is not None:
             replaced["backup"] = str(slot)
@@ -194,6 +199,8 @@ def rollback(kernel: Kernel, name: str) -> None:
                 raise click.ClickException(f"the previous files of {name} are gone "
                                            f"({previous.get('backup') or 'never saved'}); "
                                            f"reinstall it from {previous.get('spec')}")
+            check_owned_folder(kernel.home, dest, name)
+            check_owned_folder(kernel.home, backup, name, f"{BACKUPS}/{name}")
             parked = Path(tempfile.mkdtemp(prefix=f".rollback-{name}-", dir=kernel.home)) / "tree"
             if dest.exists():
                 os.replace(dest, parked)

@@ -338,3 +338,72 @@ def test_descriptions_keep_newlines(home, tmp_path, cli):
     assert code == 0, err
     assert "Line one.\nLine two." in out
 
+
+# --- a tampered plugins.lock cannot aim remove, update or rollback elsewhere --------------
+
+
+def _tamper(home: Path, name: str, **changes: str) -> None:
+    path = home / "plugins.lock"
+    data = json.loads(path.read_text())
+    data["plugins"][name].update(changes)
+    path.write_text(json.dumps(data))
+
+
+@pytest.fixture
+def precious(tmp_path: Path) -> Path:
+    folder = tmp_path / "precious"
+    folder.mkdir()
+    (folder / "thesis.txt").write_text("years of work")
+    return folder
+
+
+def test_remove_refuses_a_lock_path_outside_plugins(home, tmp_path, precious, cli):
+    src = plugin_folder(tmp_path / "src" / "demo")
+    assert cli("plugins", "install", str(src), "--no-input")[0] == 0
+    _tamper(home, "demo", path=str(precious))
+    shutil.rmtree(home / "plugins" / "demo")  # not discovered: the lock's path is used
+    code, _, err = cli("plugins", "remove", "demo", "--no-input")
+    assert snapshot(precious) == {"thesis.txt": b"years of work"}
+    assert code == 1 and "not a folder in" in err and "plugins.lock" in err
+    _tamper(home, "demo", path=str(home / "plugins" / ".." / ".." / "precious"))
+    code, _, err = cli("plugins", "remove", "demo", "--no-input")
+    assert code == 1 and snapshot(precious) == {"thesis.txt": b"years of work"}
+
+
+def test_remove_refuses_a_lock_name_that_is_a_path(python, home, tmp_path, precious, cli):
+    """A lock entry named ../../precious sharing a distribution with the removed plugin: its
+    backup and plugin-data folders ($HERMES_HOME/plugin-data/../../precious) were deleted."""
+    src = plugin_folder(tmp_path / "src" / "demo")
+    assert cli("plugins", "install", str(src), "--no-input")[0] == 0
+    path = home / "plugins.lock"
+    data = json.loads(path.read_text())
+    data["plugins"]["demo"]["dist"] = "no-such-dist-attack"
+    data["plugins"]["../../precious"] = {"source": "pip", "spec": "x", "dist": "no-such-dist-attack"}
+    path.write_text(json.dumps(data))
+    proc = hermes(python, home, "plugins", "remove", "demo", "--no-input")  # runs pip uninstall
+    assert snapshot(precious) == {"thesis.txt": b"years of work"}
+    assert proc.returncode == 1 and "is not a plugin name" in proc.stderr, proc.stderr
+    assert (home / "plugins" / "demo" / "plugin.yaml").exists()
+
+
+def test_update_and_rollback_refuse_a_lock_path_outside_plugins(home, tmp_path, precious, cli):
+    src = plugin_folder(tmp_path / "src" / "demo")
+    assert cli("plugins", "install", str(src), "--no-input")[0] == 0
+    (src / "plugin.yaml").write_text("name: demo\nversion: 2.0.0\n")
+    assert cli("plugins", "update", "demo", "--yes")[0] == 0
+    _tamper(home, "demo", path=str(precious))
+    (src / "plugin.yaml").write_text("name: demo\nversion: 3.0.0\n")
+    code, _, err = cli("plugins", "update", "demo", "--yes")
+    assert snapshot(precious) == {"thesis.txt": b"years of work"}
+    assert code == 1 and "not a folder in" in err
+    code, _, err = cli("plugins", "rollback", "demo")
+    assert snapshot(precious) == {"thesis.txt": b"years of work"}
+    assert code == 1 and "not a folder in" in err
+    lock = json.loads((home / "plugins.lock").read_text())["plugins"]["demo"]
+    _tamper(home, "demo", path=str(home / "plugins" / "demo"),
+            history=[{**lock["history"][0], "backup": str(precious)}])
+    code, _, err = cli("plugins", "rollback", "demo")
+    assert snapshot(precious) == {"thesis.txt": b"years of work"}
+    assert code == 1 and "not a folder in" in err
+    installed = home / "plugins" / "demo" / "plugin.yaml"
+    assert installed.read_text() == "name: demo\nversion: 2.0.0\n"
