@@ -168,6 +168,14 @@ def check_links(directory: Path, root: Path, spec: str) -> None:
     walk(directory, frozenset({directory.resolve()}))
 
 
+def check_locked_dist(dist: str, version: str, name: str, home: Path) -> None:
+    """A distribution name (and version) from plugins.lock, before it reaches a pip command."""
+    if not DIST_NAME.fullmatch(dist or "") or (version and not DIST_VERSION.fullmatch(version)):
+        raise refuse(f"plugins.lock records the distribution {dist!r} {version!r} for {name!r}, "
+                     "which is not a distribution name and version pip accepts; fix or delete "
+                     f"the {name!r} entry of {home / 'plugins.lock'}")
+
+
 def check_owned_folder(home: Path, folder: Path, name: str, kind: str = "plugins") -> None:
     """``folder`` (from plugins.lock) is an entry of $HERMES_HOME/<kind>, where hermes put it."""
     parent = (home / kind).resolve()

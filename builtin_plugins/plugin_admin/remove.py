@@ -20,7 +20,7 @@ import click
 from hermes_agent.api import write_config_value
 from hermes_agent import SLOT_INFO, Kernel, PluginRecord, load_config
 
-from .guards import check_owned_folder, check_plugin_name
+from .guards import check_locked_dist, check_owned_folder, check_plugin_name
 from .install import normalize_dist
 from .lockfile import Transaction, read_lock, write_lock
 from .sources import pip, run
@@ -87,6 +87,8 @@ def remove(kernel: Kernel, name: str, *, keep_data: bool, with_deps: bool = Fals
               else Path(entry["path"]) if entry and entry.get("path") else None)
     if folder is not None and (record is None or record.source != "user"):
         check_owned_folder(kernel.home, folder, name)  # a lock path, not what discovery found
+    if dist:  # it reaches `pip uninstall`
+        check_locked_dist(dist, "", name, kernel.home)
     orphans = _orphans(dist) if dist else []
     for other in names:  # loaded in this process: stop it before its files go (a removal
         # that fails after this leaves its files in place; it loads again in the next session)

@@ -25,7 +25,7 @@ from hermes_agent import Kernel
 from hermes_agent.api import private_dir, set_env_values
 
 from .envfile import prompt_missing_env
-from .guards import check_owned_folder, check_plugin_name
+from .guards import check_locked_dist, check_owned_folder, check_plugin_name
 from .install import describe, pip_install
 from .lockfile import (
     Transaction,
@@ -125,6 +125,9 @@ def _replace(kernel: Kernel, name: str, entry: dict[str, Any], new: Candidate,
              txn: Transaction) -> None:
     extra: dict[str, Any] = {}
     replaced = {k: v for k, v in entry.items() if k not in ("history", "rolled_back")}
+    for older in entry.get("history", []):  # the oldest backup is deleted below
+        if older.get("backup"):
+            check_owned_folder(kernel.home, Path(older["backup"]), name, f"{BACKUPS}/{name}")
     if new.directory is not None:
         dest = Path(entry.get("path") or kernel.home / "plugins" / name)
         check_owned_folder(kernel.home, dest, name)
@@ -214,6 +217,8 @@ def rollback(kernel: Kernel, name: str) -> None:
             txn.on_success(lambda: shutil.rmtree(parked.parent, ignore_errors=True))
         else:
             spec = previous.get("spec", "")
+            check_locked_dist(previous.get("dist", ""), previous.get("dist_version", ""), name,
+                              kernel.home)
             pinned = f"{previous['dist']}=={previous['dist_version']}"
             target = spec if Path(spec).is_file() else pinned
             run(pip("install", "-q", "--force-reinstall", "--no-deps", target),

@@ -407,3 +407,34 @@ def test_update_and_rollback_refuse_a_lock_path_outside_plugins(home, tmp_path, 
     assert code == 1 and "not a folder in" in err
     installed = home / "plugins" / "demo" / "plugin.yaml"
     assert installed.read_text() == "name: demo\nversion: 2.0.0\n"
+
+
+def test_update_refuses_a_history_backup_outside_plugin_backups(home, tmp_path, precious, cli):
+    """The oldest recorded version falls off on an update and its backup folder is deleted:
+    a history entry edited to name another folder had that folder deleted."""
+    src = plugin_folder(tmp_path / "src" / "demo")
+    assert cli("plugins", "install", str(src), "--no-input")[0] == 0
+    (src / "plugin.yaml").write_text("name: demo\nversion: 2.0.0\n")
+    assert cli("plugins", "update", "demo", "--yes")[0] == 0
+    lock = json.loads((home / "plugins.lock").read_text())["plugins"]["demo"]
+    old = lock["history"][0]
+    _tamper(home, "demo", history=[old, {**old}, {**old, "backup": str(precious)}])
+    (src / "plugin.yaml").write_text("name: demo\nversion: 3.0.0\n")
+    code, _, err = cli("plugins", "update", "demo", "--yes")
+    assert snapshot(precious) == {"thesis.txt": b"years of work"}
+    assert code == 1 and "not a folder in" in err and "plugin-backups" in err
+    installed = home / "plugins" / "demo" / "plugin.yaml"
+    assert installed.read_text() == "name: demo\nversion: 2.0.0\n"
+
+
+def test_remove_refuses_a_lock_distribution_that_is_an_option(python, home, tmp_path, cli):
+    """The lock's distribution name went to `pip uninstall`: `--log=FILE` made pip write FILE
+    (and `-rFILE` would uninstall everything FILE lists)."""
+    src = plugin_folder(tmp_path / "src" / "demo")
+    assert cli("plugins", "install", str(src), "--no-input")[0] == 0
+    marker = tmp_path / "pip.log"
+    _tamper(home, "demo", dist=f"--log={marker}")
+    proc = hermes(python, home, "plugins", "remove", "demo", "--no-input")
+    assert not marker.exists()
+    assert proc.returncode == 1 and "not a distribution name" in proc.stderr, proc.stderr
+    assert (home / "plugins" / "demo" / "plugin.yaml").exists()
