@@ -10,9 +10,11 @@ files come from a stranger.
 - control characters in what the consent screen shows (an escape sequence can erase the lines
   listing tools and hooks before the user is asked);
 - symbolic links that lead out of the source being installed (to ~/.ssh, to
-  $HERMES_HOME/.env), to a device or a pipe, or into a loop: copying follows links;
-- lock entries whose folders are not where hermes puts plugins, so a tampered plugins.lock
-  cannot make remove, update or rollback move or delete another folder.
+  $HERMES_HOME/.env), to a device or a pipe, into a loop, or that multiply the copy (two links
+  per folder, twenty folders deep, copy a million folders): copying follows links;
+- lock entries whose folders are not where hermes puts plugins, or whose distribution names
+  are not plain names, so a tampered plugins.lock cannot make remove, update or rollback move
+  or delete another folder or pass pip an option.
 
 Each refusal says what to do instead. Nothing is rewritten silently.
 """
@@ -38,6 +40,7 @@ _HELPER = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")  # git's <transport>::<addre
 _SCHEMES = ("https", "http", "ssh", "git", "file", "git+ssh", "ssh+git")
 _BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
 SKIPPED = frozenset({".git", "__pycache__", ".pytest_cache"})  # as install.COPY_IGNORE
+MAX_ENTRIES = 100_000
 
 
 def refuse(message: str) -> click.ClickException:
@@ -134,38 +137,46 @@ def check_manifest_text(manifest: Any, where: str) -> None:
 
 def check_links(directory: Path, root: Path, spec: str) -> None:
     """Every entry of ``directory`` that copying would reach (it follows links) is a regular
-    file or folder inside ``root``, and no folder contains itself."""
+    file or folder inside ``root``; no folder contains itself; at most MAX_ENTRIES entries
+    (links to folders that link to folders multiply what a small repository copies)."""
     root = root.resolve()
-
-    def walk(folder: Path, ancestors: frozenset[Path]) -> None:
+    start = directory.resolve()
+    pending = [(directory, start, frozenset({start}))]  # (path, its real path, real ancestors)
+    seen = 0
+    while pending:
+        folder, real_folder, ancestors = pending.pop()
         with os.scandir(folder) as entries:
-            listed = sorted(entries, key=lambda e: e.name)
+            listed = [e for e in entries if e.name not in SKIPPED and not e.name.endswith(".pyc")]
+        seen += len(listed)
+        if seen > MAX_ENTRIES:
+            raise refuse(f"{spec}: the plugin folder holds more than {MAX_ENTRIES} files and "
+                         "folders (counting what its links lead to); a plugin this large is "
+                         "better installed with pip")
         for entry in listed:
-            if entry.name in SKIPPED or entry.name.endswith(".pyc"):
-                continue
             path = Path(entry.path)
-            shown = path.relative_to(directory) if path.is_relative_to(directory) else path
-            target = path.resolve() if entry.is_symlink() else None
-            if target is not None and not target.is_relative_to(root):
-                raise refuse(f"{spec}: {shown} is a symbolic link to {os.readlink(path)}, outside "
-                             f"the source ({root}); installing copies what links point to. Ask "
-                             "the author to replace the link with the file itself")
+            real = real_folder / entry.name
+            if entry.is_symlink():
+                real = real.resolve()  # its folder is resolved already: only the link is left
+                if not real.is_relative_to(root):
+                    shown = path.relative_to(directory)
+                    raise refuse(f"{spec}: {shown} is a symbolic link to {os.readlink(path)}, "
+                                 f"outside the source ({root}); installing copies what links "
+                                 "point to. Ask the author to replace the link with the file")
             try:
-                mode = path.stat().st_mode
+                mode = entry.stat().st_mode  # follows a link
             except OSError:
-                raise refuse(f"{spec}: {shown} is a broken symbolic link; ask the author to "
-                             "remove it") from None
+                raise refuse(f"{spec}: {path.relative_to(directory)} is a broken symbolic link; "
+                             "ask the author to remove it") from None
             if stat.S_ISDIR(mode):
-                real = path.resolve()
                 if real in ancestors:
-                    raise refuse(f"{spec}: {shown} links back to a folder containing it (a loop "
-                                 "copying would never finish); ask the author to remove it")
-                walk(path, ancestors | {real})
+                    raise refuse(f"{spec}: {path.relative_to(directory)} links back to a folder "
+                                 "containing it (a loop copying would never finish); ask the "
+                                 "author to remove it")
+                pending.append((path, real, ancestors | {real}))
             elif not stat.S_ISREG(mode):
-                raise refuse(f"{spec}: {shown} is not a regular file (a device, pipe or "
-                             "socket); a plugin folder holds files and folders only")
-
-    walk(directory, frozenset({directory.resolve()}))
+                raise refuse(f"{spec}: {path.relative_to(directory)} is not a regular file (a "
+                             "device, pipe or socket); a plugin folder holds files and folders "
+                             "only")
 
 
 def check_locked_dist(dist: str, version: str, name: str, home: Path) -> None:

@@ -276,6 +276,28 @@ def test_links_out_of_the_source_are_refused(home, tmp_path, user_home, cli, kin
     nothing_installed(home)
 
 
+def link_ladder(src: Path, depth: int) -> None:
+    """d0 holds two links to d1, d1 two to d2, ...: a few dozen entries that copying (which
+    follows links) multiplies to 2**depth folders."""
+    for level in range(depth + 1):
+        (src / f"d{level}").mkdir()
+        (src / f"d{level}" / "f.txt").write_text("x")
+        if level < depth:
+            for link in "ab":
+                (src / f"d{level}" / link).symlink_to(Path("..") / f"d{level + 1}")
+
+
+def test_links_multiplying_the_copy_are_refused(home, tmp_path, cli):
+    """40 links made the copy hold 2**20 folders (a 200-byte repository filled the disk)."""
+    src = plugin_folder(tmp_path / "src" / "demo")
+    link_ladder(src, 20)
+    plugin_repo(src)
+    code, _, err = cli("plugins", "install", str(src), "--no-input")
+    assert code == 1 and "more than 100000 files and folders" in err
+    assert not (home / "plugins" / "demo").exists()
+    nothing_installed(home)
+
+
 def test_links_inside_the_source_still_install(home, tmp_path, cli):
     """A monorepo's plugin may link to a file elsewhere in the same repository."""
     repo = tmp_path / "mono"
