@@ -400,7 +400,8 @@ def test_remove_refuses_a_lock_name_that_is_a_path(python, home, tmp_path, preci
     path = home / "plugins.lock"
     data = json.loads(path.read_text())
     data["plugins"]["demo"]["dist"] = "no-such-dist-attack"
-    data["plugins"]["../../precious"] = {"source": "pip", "spec": "x", "dist": "no-such-dist-attack"}
+    data["plugins"]["../../precious"] = {"source": "pip", "spec": "x",
+                                         "dist": "no-such-dist-attack"}
     path.write_text(json.dumps(data))
     proc = hermes(python, home, "plugins", "remove", "demo", "--no-input")  # runs pip uninstall
     assert snapshot(precious) == {"thesis.txt": b"years of work"}
