@@ -133,6 +133,15 @@ def test_local_repository_config_and_hooks_do_not_run(home, tmp_path, cli):
     assert not marker.exists()
 
 
+
+def test_git_url_credentials_are_not_printed(home, cli):
+    """Already safe: a token in a git URL is masked in a failed clone's error."""
+    spec = "https://user:tok3n-SECRET@127.0.0.1:9/org/repo.git"  # nothing listens on port 9
+    code, out, err = cli("plugins", "install", spec, "--no-input")
+    assert code == 1 and "git clone https://user:***@127.0.0.1:9/org/repo.git failed" in err
+    assert "tok3n-SECRET" not in out + err
+    nothing_installed(home)
+
 # --- pip: requirement strings that are options --------------------------------------------
 
 
@@ -461,3 +470,14 @@ def test_remove_refuses_a_lock_distribution_that_is_an_option(python, home, tmp_
     assert not marker.exists()
     assert proc.returncode == 1 and "not a distribution name" in proc.stderr, proc.stderr
     assert (home / "plugins" / "demo" / "plugin.yaml").exists()
+
+
+def test_remove_refuses_a_plugin_folder_linked_from_elsewhere(home, tmp_path, cli):
+    """Already safe: a plugin folder that is a link to a folder outside $HERMES_HOME/plugins is
+    not moved or deleted by remove."""
+    outside = plugin_folder(tmp_path / "work" / "linked", "name: linked\n")
+    (home / "plugins" / "linked").symlink_to(outside)
+    before = snapshot(outside)
+    code, _, err = cli("plugins", "remove", "linked", "--no-input")
+    assert code == 1 and "remove it by hand" in err
+    assert snapshot(outside) == before and (home / "plugins" / "linked").is_symlink()
