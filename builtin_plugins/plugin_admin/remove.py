@@ -20,6 +20,7 @@ import click
 from hermes_agent.api import write_config_value
 from hermes_agent import SLOT_INFO, Kernel, PluginRecord, load_config
 
+from .guards import check_locked_dist, check_owned_folder, check_plugin_name
 from .install import normalize_dist
 from .lockfile import Transaction, read_lock, write_lock
 from .sources import pip, run
@@ -78,6 +79,16 @@ def remove(kernel: Kernel, name: str, *, keep_data: bool, with_deps: bool = Fals
     if dist:  # one distribution may provide several plugins; they all go
         names += [n for n, e in lock.items() if n != name and e.get("dist")
                   and normalize_dist(e["dist"]) == normalize_dist(dist)]
+    for other in names:  # plugins.lock may have been edited: its names become folder names
+        check_plugin_name(other, "plugins.lock or a package", "nothing was removed; delete "
+                          f"that entry from {kernel.home / 'plugins.lock'}, or uninstall the "
+                          "package with pip")
+    folder = (record.path if record is not None and record.source == "user"
+              else Path(entry["path"]) if entry and entry.get("path") else None)
+    if folder is not None and (record is None or record.source != "user"):
+        check_owned_folder(kernel.home, folder, name)  # a lock path, not what discovery found
+    if dist:  # it reaches `pip uninstall`
+        check_locked_dist(dist, "", name, kernel.home)
     orphans = _orphans(dist) if dist else []
     for other in names:  # loaded in this process: stop it before its files go (a removal
         # that fails after this leaves its files in place; it loads again in the next session)
@@ -89,8 +100,6 @@ def remove(kernel: Kernel, name: str, *, keep_data: bool, with_deps: bool = Fals
         for other in names:
             lock.pop(other, None)
         write_lock(kernel.home, lock)
-        folder = (record.path if record is not None and record.source == "user"
-                  else Path(entry["path"]) if entry and entry.get("path") else None)
         if folder is not None and folder.exists():
             _park(kernel.home, folder, txn)
         for other in names:

@@ -29,6 +29,14 @@ import click
 
 from hermes_agent import MANIFEST_NAMES, Manifest, find_manifest, read_manifest
 
+from .guards import (
+    check_distribution,
+    check_git,
+    check_links,
+    check_manifest_text,
+    check_plugin_name,
+    check_requirement,
+)
 from .lockfile import digest_files, tree_files
 
 GROUPS = {"hermes_agent.plugins": "", "hermes_agent.memory_providers": "memory"}
@@ -190,24 +198,31 @@ def git() -> str:
 def fetch(source: Source, scratch: Path) -> list[Candidate]:
     """Fetch ``source`` into ``scratch`` and validate each plugin it holds."""
     if source.kind == "path":
-        return [_directory_candidate(source, _plugin_dir(Path(source.location),
-                                                         source.subdirectory, source.spec))]
+        root = Path(source.location)
+        return [_directory_candidate(source, _plugin_dir(root, source.subdirectory, source.spec),
+                                     root)]
     if source.kind == "git":
+        check_git(source.location, source.ref)
         clone = scratch / "clone"
-        command = [git(), "clone", "--quiet"]
+        # ext:: runs a command even where a user's git config allows it; check_git refuses it too
+        command = [git(), "-c", "protocol.ext.allow=never", "clone", "--quiet"]
         if not source.ref and "://" in source.location and not source.location.startswith("file:"):
             command += ["--depth", "1"]
         run([*command, source.location, str(clone)], f"git clone {source.location}")
         if source.ref:
             run([git(), "checkout", "--quiet", source.ref], f"git checkout {source.ref}", cwd=clone)
         commit = run([git(), "rev-parse", "HEAD"], "git rev-parse", cwd=clone).strip()
-        candidate = _directory_candidate(source, _plugin_dir(clone, source.subdirectory, source.spec))
+        candidate = _directory_candidate(source, _plugin_dir(clone, source.subdirectory,
+                                                             source.spec), clone)
         candidate.commit = commit
         return [candidate]
+    if not Path(source.location).is_absolute():  # a requirement, not a file or folder
+        check_requirement(source.location, "the pip source")
     return _wheel_candidates(source, scratch)
 
 
-def _directory_candidate(source: Source, directory: Path) -> Candidate:
+def _directory_candidate(source: Source, directory: Path, root: Path) -> Candidate:
+    check_links(directory, root, source.spec)  # before any file of it is read
     manifest, warnings = validated(find_manifest(directory) or directory / MANIFEST_NAMES[0],
                                    directory.name)
     if not (directory / "__init__.py").is_file():
@@ -221,6 +236,8 @@ def validated(path: Path, default_name: str) -> tuple[Manifest, list[str]]:
     result = read_manifest(path, default_name=default_name)
     if result.error is not None or result.manifest is None:
         raise click.ClickException(f"invalid manifest, nothing was installed:\n{result.error}")
+    check_plugin_name(result.manifest.name, str(path))
+    check_manifest_text(result.manifest, str(path))
     return result.manifest, list(result.warnings)
 
 
@@ -237,6 +254,7 @@ def _wheel_candidates(source: Source, scratch: Path) -> list[Candidate]:
         info = next((n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA")), "")
         meta = Parser().parsestr(archive.read(f"{info}/METADATA").decode("utf-8"))
         dist, version = meta["Name"], meta["Version"]
+        check_distribution(dist, version, meta.get_all("Requires-Dist") or [], source.spec)
         parser = configparser.ConfigParser(interpolation=None)
         parser.optionxform = str  # type: ignore[assignment,method-assign]
         if f"{info}/entry_points.txt" in names:
@@ -247,7 +265,9 @@ def _wheel_candidates(source: Source, scratch: Path) -> list[Candidate]:
             if not parser.has_section(group):
                 continue
             for name, value in parser.items(group):
+                check_plugin_name(name, f"{source.spec}: its entry point")
                 manifest, warnings = _wheel_manifest(archive, names, name, value, scratch, meta)
+                check_manifest_text(manifest, f"{source.spec}: {name}")
                 if slot and manifest.kind != "exclusive":
                     manifest = Manifest(**{**manifest.__dict__, "kind": "exclusive"})
                 candidates.append(Candidate(name, source, manifest, files, warnings, wheel=wheel,

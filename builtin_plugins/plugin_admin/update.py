@@ -25,11 +25,13 @@ from hermes_agent import Kernel
 from hermes_agent.api import private_dir, set_env_values
 
 from .envfile import prompt_missing_env
+from .guards import check_locked_dist, check_owned_folder, check_plugin_name
 from .install import describe, pip_install
 from .lockfile import (
     Transaction,
     capabilities,
     diff_capabilities,
+    lock_path,
     make_entry,
     read_lock,
     write_lock,
@@ -62,6 +64,8 @@ def _source_for_update(entry: dict[str, Any], from_spec: str | None) -> Source:
 def _locked(kernel: Kernel, name: str) -> dict[str, Any]:
     lock = read_lock(kernel.home)
     if name in lock:
+        check_plugin_name(name, str(lock_path(kernel.home)),  # it names backup folders
+                          "fix or delete that entry")
         return lock[name]
     import difflib
 
@@ -121,8 +125,12 @@ def _replace(kernel: Kernel, name: str, entry: dict[str, Any], new: Candidate,
              txn: Transaction) -> None:
     extra: dict[str, Any] = {}
     replaced = {k: v for k, v in entry.items() if k not in ("history", "rolled_back")}
+    for older in entry.get("history", []):  # the oldest backup is deleted below
+        if older.get("backup"):
+            check_owned_folder(kernel.home, Path(older["backup"]), name, f"{BACKUPS}/{name}")
     if new.directory is not None:
         dest = Path(entry.get("path") or kernel.home / "plugins" / name)
+        check_owned_folder(kernel.home, dest, name)
         slot = swap_in(kernel.home, name, dest, new.directory, txn)
         if slot is not None:
             replaced["backup"] = str(slot)
@@ -194,6 +202,8 @@ def rollback(kernel: Kernel, name: str) -> None:
                 raise click.ClickException(f"the previous files of {name} are gone "
                                            f"({previous.get('backup') or 'never saved'}); "
                                            f"reinstall it from {previous.get('spec')}")
+            check_owned_folder(kernel.home, dest, name)
+            check_owned_folder(kernel.home, backup, name, f"{BACKUPS}/{name}")
             parked = Path(tempfile.mkdtemp(prefix=f".rollback-{name}-", dir=kernel.home)) / "tree"
             if dest.exists():
                 os.replace(dest, parked)
@@ -207,6 +217,8 @@ def rollback(kernel: Kernel, name: str) -> None:
             txn.on_success(lambda: shutil.rmtree(parked.parent, ignore_errors=True))
         else:
             spec = previous.get("spec", "")
+            check_locked_dist(previous.get("dist", ""), previous.get("dist_version", ""), name,
+                              kernel.home)
             pinned = f"{previous['dist']}=={previous['dist_version']}"
             target = spec if Path(spec).is_file() else pinned
             run(pip("install", "-q", "--force-reinstall", "--no-deps", target),
