@@ -18,7 +18,7 @@ from hermes_agent.home import private_dir, write_atomic  # noqa: F401  (re-expor
 __all__ = ["private_dir", "write_atomic", "set_env_values", "pid_alive"]
 
 _KEY = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=")
-_PLAIN = re.compile(r"^[A-Za-z0-9_./:@+,=-]*$")
+_PLAIN = re.compile(r"^[A-Za-z0-9_./:@+,=-]*\Z")
 
 
 def _quote(value: str) -> str:

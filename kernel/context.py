@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .kernel import Kernel
 
 log = logging.getLogger("hermes_agent.plugins")
-_SKILL_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_SKILL_NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
 MIDDLEWARE_KINDS = ("tool_request", "tool_execution", "llm_request", "llm_execution")
 # register_* methods of the original that have no provider slot in this version.
 UNSUPPORTED = ("image_gen_provider", "video_gen_provider", "tts_provider",

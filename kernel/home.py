@@ -22,7 +22,7 @@ except ImportError:
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
-SCHEMA_REVISION = "5"  # bump when a validation model changes shape
+SCHEMA_REVISION = "6"  # bump when a validation model changes shape
 _MAX_ENTRIES = 2000
 
 

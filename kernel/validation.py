@@ -14,12 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from .manifest import KINDS, CliDeclaration, EnvRequirement, Manifest
 from .slots import slot_defaults
 
-PLUGIN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-CLI_NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")  # `hermes NAME`
+PLUGIN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+CLI_NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*\Z")  # `hermes NAME`
 # "package.module:attr", or ".module:attr" / ".:attr" relative to the plugin's own package
-ENTRY_RE = re.compile(r"^(\.|\.?[A-Za-z_]\w*(\.[A-Za-z_]\w*)*):[A-Za-z_]\w*$")
-SECTION_RE = re.compile(r"^[a-z][a-z0-9_]*$")  # a top-level config.yaml key
+ENTRY_RE = re.compile(r"^(\.|\.?[A-Za-z_]\w*(\.[A-Za-z_]\w*)*):[A-Za-z_]\w*\Z")
+SECTION_RE = re.compile(r"^[a-z][a-z0-9_]*\Z")  # a top-level config.yaml key
 
 
 def _check(value: str, pattern: re.Pattern[str], problem: str) -> str:

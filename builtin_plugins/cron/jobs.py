@@ -22,7 +22,7 @@ from hermes_agent.api import private_dir, write_atomic
 from .schedule import first_run, iso, parse_schedule
 
 FILE_MODE = 0o600
-_PLATFORM_TARGET = re.compile(r"^[a-z][a-z0-9_-]*:.+$")
+_PLATFORM_TARGET = re.compile(r"^[a-z][a-z0-9_-]*:.+\Z")
 
 
 class JobError(Exception):

@@ -25,11 +25,11 @@ from .schema import EXAMPLES
 log = logging.getLogger("hermes_agent.cron")
 
 ONCE_GRACE = timedelta(seconds=60)  # an ISO time this far in the past still runs (now)
-_DURATION = re.compile(r"^(\d+)\s*(m|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days)$")
+_DURATION = re.compile(r"^(\d+)\s*(m|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days)\Z")
 _UNIT_MINUTES = {"m": 1, "h": 60, "d": 1440}
 _TZ_PREFIX = re.compile(r"^(?:CRON_TZ|TZ)=(\S+)\s+(.*)$", re.IGNORECASE)
 _MACROS = {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
-_CRON_FIELD = re.compile(r"^[0-9A-Za-z*?,/\-#LW]+$")
+_CRON_FIELD = re.compile(r"^[0-9A-Za-z*?,/\-#LW]+\Z")
 
 
 class ScheduleError(ValueError):

@@ -15,7 +15,7 @@ from hermes_agent.api import ListingGroup, cli_kernel, plural, table, write_conf
 
 from .settings import INSTALL_HINT, ServerSettings, server_settings
 
-_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
 
 
 def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:

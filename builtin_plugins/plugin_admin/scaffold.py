@@ -23,7 +23,7 @@ from hermes_agent import __version__
 
 from .scaffold_kinds import KINDS
 
-_NAME = re.compile(r"^[a-z][a-z0-9_-]*[a-z0-9]$")
+_NAME = re.compile(r"^[a-z][a-z0-9_-]*[a-z0-9]\Z")
 
 PYPROJECT = '''\
 [build-system]

@@ -40,7 +40,7 @@ from .guards import (
 from .lockfile import digest_files, tree_files
 
 GROUPS = {"hermes_agent.plugins": "", "hermes_agent.memory_providers": "memory"}
-_SHORTHAND = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(/[A-Za-z0-9_./-]+)?(@[\w./-]+)?$")
+_SHORTHAND = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(/[A-Za-z0-9_./-]+)?(@[\w./-]+)?\Z")
 _GIT_URL = re.compile(r"^(git\+)?(https?://|ssh://|git://|file://|git@)")
 _ARCHIVES = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz")
 

@@ -291,5 +291,5 @@ def _stamp(conn: sqlite3.Connection) -> None:
                  (OWNER,))
 
 
-_IDENT = re.compile(r"^[a-z_]+$")
+_IDENT = re.compile(r"^[a-z_]+\Z")
 assert all(_IDENT.match(c) for cols in TABLES.values() for c in cols)

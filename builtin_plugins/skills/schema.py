@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}\Z")
 CATEGORY = NAME
 PLATFORMS = ("linux", "macos", "windows")
 _PLATFORM_ALIASES = {"darwin": "macos", "mac": "macos", "osx": "macos", "win32": "windows",

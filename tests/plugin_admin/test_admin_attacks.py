@@ -341,7 +341,7 @@ def test_subdirectory_escaping_the_clone_is_refused(home, tmp_path, cli):
 
 
 @pytest.mark.parametrize("manifest, problem", [
-    ('name: "demo\\n"\n', "is not a plugin name"),
+    ('name: "demo\\n"\n', "use letters, digits"),  # the kernel's manifest check
     ('name: demo\nrequires_env: ["OPENAI_API_KEY\\n"]\n', "is not an environment variable name"),
     ('name: demo\nrequires_env:\n  - name: "EVIL_KEY\\n"\n', "is not an environment variable name"),
     ('name: demo\nprovides_tools: [run_shell]\ndescription: "Weather.\\e[2A\\e[2K\\e[1B\\e[2K"\n',

@@ -17,7 +17,7 @@ DEFAULT_BASE_URL = "https://api.telegram.org"
 DEFAULT_HOST, DEFAULT_PORT, DEFAULT_PATH = "127.0.0.1", 8443, "/telegram/webhook"
 MODES = ("polling", "webhook")
 # Telegram's rule for secret_token: 1-256 characters, A-Z, a-z, 0-9, _ and -.
-_SECRET_CHARS = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+_SECRET_CHARS = re.compile(r"^[A-Za-z0-9_-]{1,256}\Z")
 
 
 class SettingsError(ValueError):

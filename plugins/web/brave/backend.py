@@ -17,7 +17,7 @@ from hermes_agent.api import HTTPWebBackend, WebError, WebResult, WebService
 KEY_ENV, URL_ENV = "BRAVE_SEARCH_API_KEY", "BRAVE_SEARCH_BASE_URL"
 KEY_URL = "https://api-dashboard.search.brave.com/app/keys"
 MAX_COUNT, MAX_OFFSET = 20, 9
-_FRESHNESS = re.compile(r"^(pd|pw|pm|py|\d{4}-\d{2}-\d{2}to\d{4}-\d{2}-\d{2})$")
+_FRESHNESS = re.compile(r"^(pd|pw|pm|py|\d{4}-\d{2}-\d{2}to\d{4}-\d{2}-\d{2})\Z")
 _KEY_CODES = ("SUBSCRIPTION_TOKEN_INVALID", "SUBSCRIPTION_NOT_FOUND", "UNAUTHORIZED")
 
 
