@@ -17,7 +17,8 @@ from typing import Any
 
 from .errors import ManifestError
 from .home import ValidationCache, path_stamp
-from .manifest import MANIFEST_NAMES, Manifest, builtin_only_warnings, find_manifest, read_manifest
+from .manifest import (MANIFEST_NAMES, Manifest, builtin_only_warnings, find_manifest,
+                       read_manifest, without_controls)
 
 ENTRY_POINT_GROUPS = {"hermes_agent.plugins": None, "hermes_agent.memory_providers": "memory"}
 SLOT_CATEGORIES = {"memory": "memory", "context_engine": "context_engine",
@@ -182,8 +183,9 @@ def _entry_point_records(cache: ValidationCache | None) -> list[PluginRecord]:
         if facts["manifest"]:
             manifest, warnings, error = _read(Path(facts["manifest"]), cache, name, "entrypoint")
         else:
-            manifest = Manifest(name=name, version=facts["dist_version"], description=facts["summary"],
-                                author=facts["author"], synthesized=True)
+            manifest = Manifest(name=name, version=without_controls(facts["dist_version"]),
+                                description=without_controls(facts["summary"]),
+                                author=without_controls(facts["author"]), synthesized=True)
             warnings, error = [], None
         if slot and manifest and manifest.kind != "exclusive":
             manifest = Manifest(**{**manifest.__dict__, "kind": "exclusive"})

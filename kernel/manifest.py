@@ -7,6 +7,7 @@ naming the file, the field and the fix.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,12 +158,42 @@ def _validate(raw: bytes, default_name: str | None) -> dict[str, Any]:
         if kind and not any(KINDS[0] in p for p in kind):  # pydantic did not list them
             problems.append(f"kind: must be one of {', '.join(KINDS)}")
         return {"error": problems, "warnings": warnings, "code": "manifest_invalid"}
-    problem = check_requires_hermes(normalized["requires_hermes"])
+    problem = control_characters(normalized) or check_requires_hermes(normalized["requires_hermes"])
     if problem:
         malformed = "is not a version clause" in problem
         return {"error": [problem], "warnings": warnings,
                 "code": "manifest_invalid" if malformed else "incompatible"}
     return {"data": normalized, "warnings": warnings}
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_OR_BREAK = re.compile(_CONTROL.pattern[:-1] + "\t\n]")
+
+
+def control_characters(data: Any, field: str = "") -> str | None:
+    """A problem line for the first field holding a control character: an escape sequence
+    in a description would rewrite what `hermes plugins list` shows. Newlines and tabs are
+    text in descriptions and help, nowhere else; ``config`` (the plugin's own defaults) is
+    not shown."""
+    if isinstance(data, str):
+        text = _CONTROL if field.endswith(("description", "help")) else _CONTROL_OR_BREAK
+        found = sorted(set(text.findall(data)))
+        return (f"{field}: holds control characters ({', '.join(repr(c) for c in found)}); "
+                "remove them") if found else None
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(
+        data, list) else ()
+    for key, value in items:
+        if field or key != "config":
+            problem = control_characters(value, f"{field}.{key}" if field else str(key))
+            if problem:
+                return problem
+    return None
+
+
+def without_controls(text: str) -> str:
+    """``text`` (package metadata shown as a plugin's description) without control
+    characters."""
+    return _CONTROL_OR_BREAK.sub(" ", text).strip()
 
 
 def normalize_legacy(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
