@@ -122,12 +122,13 @@ def confirm(question: str, answer: bool | None, no_input: bool) -> bool:
     return click.confirm(question, default=False)
 
 
-def install(kernel: Kernel, spec: str, *, enable: bool | None, no_input: bool) -> list[str]:
+def install(kernel: Kernel, spec: str, *, enable: bool | None, no_input: bool,
+            allow_build: bool = False) -> list[str]:
     """Install every plugin ``spec`` holds; returns their names."""
     source = classify(spec)
     scratch = Path(tempfile.mkdtemp(prefix="hermes-install-"))
     try:
-        candidates = fetch(source, scratch)
+        candidates = fetch(source, scratch, allow_build=allow_build)
         for candidate in candidates:
             check_clash(kernel, candidate)
         for candidate in candidates:

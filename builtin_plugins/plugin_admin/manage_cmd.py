@@ -16,17 +16,24 @@ NO_INPUT = click.option("--no-input", is_flag=True,
                         help="Never prompt (for scripts): unanswered questions mean no.")
 
 
+ALLOW_BUILD = click.option("--allow-build", is_flag=True,
+                           help="Build a pip package published as source only (runs its setup "
+                                "code before you see what it registers).")
+
+
 @click.command()
 @click.argument("spec")
 @click.option("--enable/--no-enable", default=None,
               help="Enable the plugin after installing (default: ask).")
+@ALLOW_BUILD
 @NO_INPUT
-def install(spec: str, enable: bool | None, no_input: bool) -> None:
+def install(spec: str, enable: bool | None, allow_build: bool, no_input: bool) -> None:
     """Install a plugin from a folder, a git repository (URL, owner/repo[/path], #subdirectory=)
     or pip (a requirement, a wheel, an sdist or a package folder)."""
     from .install import install as run_install
 
-    run_install(cli_kernel(boot=False), spec, enable=enable, no_input=no_input)
+    run_install(cli_kernel(boot=False), spec, enable=enable, no_input=no_input,
+                allow_build=allow_build)
 
 
 @click.command()
@@ -36,9 +43,10 @@ def install(spec: str, enable: bool | None, no_input: bool) -> None:
               help="Update from another source (a newer wheel, another folder or git URL).")
 @click.option("--dry-run", is_flag=True, help="Show what would change; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Accept new capabilities without asking.")
+@ALLOW_BUILD
 @NO_INPUT
 def update(name: str | None, update_all: bool, from_spec: str | None, dry_run: bool, yes: bool,
-           no_input: bool) -> None:
+           allow_build: bool, no_input: bool) -> None:
     """Update a plugin from its recorded source, showing the capability diff first."""
     from .lockfile import read_lock
     from .update import update as run_update
@@ -55,7 +63,7 @@ def update(name: str | None, update_all: bool, from_spec: str | None, dry_run: b
     for plugin in names:
         try:
             run_update(kernel, plugin, from_spec=from_spec, dry_run=dry_run, yes=yes,
-                       no_input=no_input)
+                       no_input=no_input, allow_build=allow_build)
         except click.ClickException as exc:
             if not update_all:
                 raise

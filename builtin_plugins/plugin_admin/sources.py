@@ -195,8 +195,10 @@ def git() -> str:
     return found
 
 
-def fetch(source: Source, scratch: Path) -> list[Candidate]:
-    """Fetch ``source`` into ``scratch`` and validate each plugin it holds."""
+def fetch(source: Source, scratch: Path, *, allow_build: bool = False) -> list[Candidate]:
+    """Fetch ``source`` into ``scratch`` and validate each plugin it holds. A pip source is
+    fetched as a wheel; one published as source only is built (running its setup code, before
+    anything is shown) only with ``allow_build`` or from a package folder of one's own."""
     if source.kind == "path":
         root = Path(source.location)
         return [_directory_candidate(source, _plugin_dir(root, source.subdirectory, source.spec),
@@ -218,7 +220,7 @@ def fetch(source: Source, scratch: Path) -> list[Candidate]:
         return [candidate]
     if not Path(source.location).is_absolute():  # a requirement, not a file or folder
         check_requirement(source.location, "the pip source")
-    return _wheel_candidates(source, scratch)
+    return _wheel_candidates(source, scratch, allow_build)
 
 
 def _directory_candidate(source: Source, directory: Path, root: Path) -> Candidate:
@@ -241,10 +243,27 @@ def validated(path: Path, default_name: str) -> tuple[Manifest, list[str]]:
     return result.manifest, list(result.warnings)
 
 
-def _wheel_candidates(source: Source, scratch: Path) -> list[Candidate]:
+_BUILD_HINT = ("building a package from source runs its own setup code before hermes can show "
+               "what it registers; review its source, then pass --allow-build (or install a "
+               "wheel)")
+
+
+def _wheel_candidates(source: Source, scratch: Path, allow_build: bool) -> list[Candidate]:
     out = scratch / "wheel"
-    run(pip("wheel", "--no-deps", "-q", "-w", str(out), source.location),
-        f"pip could not fetch or build {source.spec}")
+    location = Path(source.location)
+    binary_only: list[str] = []
+    if not allow_build and not location.is_dir() and not source.location.endswith(".whl"):
+        if location.is_absolute():  # an sdist file
+            raise click.ClickException(f"{source.spec} is a source distribution: {_BUILD_HINT}")
+        binary_only = ["--only-binary=:all:"]  # a requirement: wheels only
+    try:
+        run(pip("wheel", "--no-deps", "-q", *binary_only, "-w", str(out), source.location),
+            f"pip could not fetch or build {source.spec}")
+    except click.ClickException as exc:
+        if binary_only:
+            exc.message += (f"\n(only wheels were looked for: if {source.spec} is published as "
+                            f"source only, {_BUILD_HINT})")
+        raise
     wheels = sorted(out.glob("*.whl"))
     if len(wheels) != 1:
         raise click.ClickException(f"pip produced {len(wheels)} wheels for {source.spec}; expected one")

@@ -78,7 +78,7 @@ def _locked(kernel: Kernel, name: str) -> dict[str, Any]:
 
 
 def update(kernel: Kernel, name: str, *, from_spec: str | None, dry_run: bool, yes: bool,
-           no_input: bool) -> bool:
+           no_input: bool, allow_build: bool = False) -> bool:
     """Update one plugin. Returns True when something changed (or would, with --dry-run)."""
     entry = _locked(kernel, name)
     source = _source_for_update(entry, from_spec)
@@ -88,7 +88,8 @@ def update(kernel: Kernel, name: str, *, from_spec: str | None, dry_run: bool, y
                                    f"the same kind of source, not {source.kind}")
     scratch = Path(tempfile.mkdtemp(prefix="hermes-update-"))
     try:
-        candidates = [c for c in fetch(source, scratch) if c.name == name]
+        candidates = [c for c in fetch(source, scratch, allow_build=allow_build)
+                      if c.name == name]
         if not candidates:
             raise click.ClickException(f"{source.spec} no longer provides a plugin named {name!r}")
         new = candidates[0]

@@ -154,6 +154,26 @@ def test_pip_requirement_that_is_an_option_is_refused(home, tmp_path, monkeypatc
     nothing_installed(home)
 
 
+def test_an_sdist_is_not_built_without_allow_build(home, tmp_path, cli):
+    """Building an sdist runs its setup.py, before hermes shows anything: refused unless asked."""
+    import tarfile
+
+    marker = tmp_path / "setup-code-ran"
+    root = tmp_path / "shady-1.0"
+    plugin_folder(root / "shady")
+    (root / "setup.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n"
+                                   "from setuptools import setup\nsetup(name='shady', "
+                                   "version='1.0', packages=['shady'])\n")
+    (root / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: shady\nVersion: 1.0\n")
+    sdist = tmp_path / "shady-1.0.tar.gz"
+    with tarfile.open(sdist, "w:gz") as archive:
+        archive.add(root, arcname="shady-1.0")
+    code, _, err = cli("plugins", "install", str(sdist), "--no-input")
+    assert code == 1 and "is a source distribution" in err and "--allow-build" in err
+    assert not marker.exists()
+    nothing_installed(home)
+
+
 # --- wheels with hostile metadata (installed, if at all, into a throw-away virtualenv) -----
 
 

@@ -181,7 +181,14 @@ def test_requirement_spec_updates_to_newest_and_rolls_back_by_version(hermes: He
 
 def test_sdist_install_and_failed_pip_install_leaves_nothing(hermes: Hermes, links: Path):
     sdist = next((links.parent / "sdist").glob("hermes?sd-0.3.0.tar.gz"))
-    proc = hermes("plugins", "install", str(sdist), "--no-input")
+    # building runs the package's setup code before anything is shown: only when asked to
+    for spec in (str(sdist), "hermes-sd"):
+        proc = hermes("plugins", "install", spec, "--no-input", ok=False)
+        assert proc.returncode == 1 and "--allow-build" in proc.stderr, proc.stderr
+        assert hermes.installed("hermes-sd") == "-" and hermes.lock() == {}
+    assert "is a source distribution" in hermes("plugins", "install", str(sdist), "--no-input",
+                                                ok=False).stderr
+    proc = hermes("plugins", "install", str(sdist), "--allow-build", "--no-input")
     assert "Installed sd 0.3.0 (source: pip)" in proc.stdout
     assert hermes.rows()["sd"]["source"] == "entrypoint"
     assert hermes.lock()["sd"]["spec"] == str(sdist)
@@ -197,6 +204,7 @@ def test_sdist_install_and_failed_pip_install_leaves_nothing(hermes: Hermes, lin
 
     proc = hermes("plugins", "install", "hermes-does-not-exist", "--no-input", ok=False)
     assert proc.returncode == 1 and "pip could not fetch or build hermes-does-not-exist" in proc.stderr
+    assert "only wheels were looked for" in proc.stderr
 
 
 def test_scaffold_passes_its_test_when_installed(hermes: Hermes, python: Path, tmp_path: Path):
