@@ -55,6 +55,11 @@ def describe(candidate: Candidate) -> list[str]:
 def check_clash(kernel: Kernel, candidate: Candidate) -> None:
     existing = kernel.discover().get(candidate.name)
     locked = read_lock(kernel.home).get(candidate.name)
+    dest = kernel.home / "plugins" / candidate.name
+    if existing is None and locked is None and candidate.directory is not None and (
+            dest.exists() or dest.is_symlink()):
+        raise click.ClickException(f"{dest} already exists and is not a plugin (no plugin.yaml); "
+                                   "move it out of the way, then install again")
     if existing is None and locked is None:
         return
     same_dist = (existing is not None and existing.entry_point is not None and candidate.dist

@@ -174,6 +174,18 @@ def test_an_sdist_is_not_built_without_allow_build(home, tmp_path, cli):
     nothing_installed(home)
 
 
+def test_a_folder_in_the_way_is_reported_not_replaced(home, tmp_path, cli):
+    """A stray folder where the plugin would go (no plugin.yaml: not a plugin) is kept."""
+    stray = home / "plugins" / "demo"
+    stray.mkdir(parents=True)
+    (stray / "notes.txt").write_text("mine")
+    code, _, err = cli("plugins", "install", str(plugin_folder(tmp_path / "src" / "demo")),
+                       "--no-input")
+    assert code == 1 and "already exists and is not a plugin" in err
+    assert [p.name for p in stray.iterdir()] == ["notes.txt"]
+    assert not (home / "plugins.lock").exists()
+
+
 # --- wheels with hostile metadata (installed, if at all, into a throw-away virtualenv) -----
 
 
