@@ -19,6 +19,7 @@ from .parse import Command, parse
 from .paths import (CREDENTIAL, GIT_HOOK, KEY_FILE, classify, current_hermes_home, expand_braces,
                     file_key, normalise)
 from .rules_files import file_rule, short_flags, split_options
+from .rules_process import attaches
 from .rules_read import reads, reads_in_code, redirected
 from .rules_system import SHELLS, SYSTEM_RULES
 from .scope import (DOWNLOADERS, MAX_DEPTH, MAX_VALUE, OUTPUT_OPTIONS, QUERIES, SSH_VALUED,
@@ -306,6 +307,8 @@ class Analyser(LaterCode):
                 if expanded != [argv[0]]:
                     argv = expanded + argv[1:]
                     continue
+            if attaches(base_name(argv[0]), argv[1:]):  # strace -p is also a wrapper
+                self.add("process_attach")
             wrapped = unwrap(base_name(argv[0]), argv[1:])
             if wrapped is None:
                 break

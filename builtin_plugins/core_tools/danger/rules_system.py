@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 
 from .rules_files import short_flags, split_options
+from .rules_process import ps
 from .site import SECRET, Site, base_name
 
 _GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
@@ -287,6 +288,6 @@ SYSTEM_RULES: dict[str, Callable[[Site, list[str]], None]] = {
     "ip6tables": iptables, "iptables-legacy": iptables, "iptables-nft": iptables,
     "ebtables": iptables, "arptables": iptables, "nft": nft, "ufw": ufw, "pfctl": pfctl,
     "enable": enable, "docker": container, "podman": container, "nerdctl": container,
-    "kubectl": kubectl,
+    "kubectl": kubectl, "ps": ps,
     **{name: privilege for name in _PRIVILEGE}, **{name: network for name in NETWORK},
     **{name: network for name in NETCATS}}
