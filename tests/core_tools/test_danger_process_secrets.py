@@ -208,3 +208,79 @@ def test_the_attach_key_is_described() -> None:
     assert "process_attach" in DESCRIPTIONS
     docs = (Path(__file__).resolve().parents[2] / "docs" / "tools.md").read_text()
     assert "`process_attach`" in docs and "/proc/<pid>/environ" in docs
+
+
+# ---------------------------------------------------------------- secrets through a generator
+
+GENERATED_READS = [
+    # find -exec
+    "find ~/.ssh -exec cat {} +", "find ~/.ssh -type f -exec cat {} \\;",
+    "find ~ -name id_rsa -exec cat {} +", "find ~ -name '*.pem' -exec cat {} +",
+    "find ~ -iname ID_RSA -exec cat {} +", "find ~/.ssh -type f ! -name '*.pub' -exec cat {} +",
+    "find ~ -path '*/.ssh/*' -exec cat {} +", "find ~/.hermes -name .env -exec cat {} \\;",
+    "find ~ -name .env -exec cat {} +", "find ~ -name credentials -exec cat {} +",
+    "find ~/.aws -exec sh -c 'cat \"$1\"' _ {} \\;", "find ~/.ssh -type f -execdir base64 {} +",
+    "sudo find /home -name id_ed25519 -exec cat {} +",
+    "find ~ -maxdepth 3 -name 'id_*' -exec cat {} +", "find -L ~/.ssh -type f -exec cat {} +",
+    "find /proc -maxdepth 2 -name environ -exec cat {} +", "find $HOME/.kube -exec cat {} +",
+    "find ~/.ssh -type f -exec cp {} /tmp/k \\;",
+    # xargs and parallel
+    "find ~/.ssh -type f | xargs cat", "find ~ -name '*.pem' | xargs cat",
+    "find ~/.ssh -type f -print0 | xargs -0 cat", "find ~/.ssh -type f | grep -v pub | xargs cat",
+    "find ~/.ssh -type f | xargs -I{} cat {}", "find ~/.ssh -type f | xargs -I % cp % /tmp/",
+    "find ~/.ssh -type f | parallel cat", "sudo find ~/.ssh -type f | sudo xargs cat",
+    "ls ~/.ssh/id_* | xargs cat", "xargs cat < <(find ~/.ssh -type f)",
+    "find ~ -name .netrc | head -1 | xargs base64",
+    # substitutions
+    "cat $(find ~/.ssh -type f)", "cat `find ~/.ssh -type f`", "base64 $(find ~ -name id_rsa)",
+    "cat $(find ~/.ssh -type f | grep -v pub)", "grep . $(ls ~/.ssh/id_*)",
+    # loops
+    "for f in ~/.ssh/*; do cat \"$f\"; done", "for f in ~/.ssh/id_*; do cat $f; done",
+    "for f in $(find ~/.ssh -type f); do cat \"$f\"; done",
+    "f=notes.txt; for f in ~/.aws/*; do cat $f; done",
+    "for k in ~/.hermes/.env ~/.netrc; do grep KEY $k; done",
+    "find ~/.ssh -type f | while read -r f; do cat \"$f\"; done",
+]
+
+
+@pytest.mark.parametrize("command", GENERATED_READS)
+def test_a_reader_fed_a_listing_of_secret_files_reads_them(work: str, command: str) -> None:
+    assert "credential_read" in analyse(command, work), command
+
+
+GENERATED_BENIGN = [
+    "find ~/.ssh -name '*.pub'", "ls ~/.ssh", "ls -la ~/.ssh", "find ~/.ssh -type f",
+    "find ~/.ssh -name '*.pub' -exec cat {} +", "find ~/.ssh -name known_hosts -exec cat {} +",
+    "find . -name '*.py' -exec grep TODO {} +", "find . -type f -exec wc -l {} +",
+    "find src -name '*.js' -exec sed -n 1p {} \\;", "find ~/projects -name '*.py' -exec grep x {} +",
+    "find ~ -name '*.py' -exec grep TODO {} +", "find . -name .env -exec cat {} +",
+    "find . -name node_modules -prune -o -name '*.ts' -exec grep x {} +",
+    "find src -type f | xargs wc -l", "find src -type f | xargs cat",
+    "find . -name '*.py' | xargs grep TODO", "find ~/.ssh -name '*.pub' | xargs cat",
+    "find ~/.ssh -name '*.pub' | xargs -I{} cat {}", "ls ~/.ssh | xargs echo",
+    "ls ~/.ssh/*.pub | xargs cat", "for f in *.txt; do cat \"$f\"; done",
+    "for f in $(find . -name '*.md'); do cat \"$f\"; done",
+    "find . -type f | while read -r f; do cat \"$f\"; done", "cat $(find . -name '*.txt')",
+    "wc -l $(find src -name '*.py')", "for i in 1 2 3; do echo $i; done",
+    "for f in ~/.ssh/*.pub; do cat $f; done", "echo $(find ~/.ssh -name '*.pub')",
+    "for f in src/*.py; do python3 -m py_compile \"$f\"; done",
+    "find . -name '*.orig' -exec mv {} /tmp/ \\;", "find . -name '*.sh' -exec shellcheck {} +",
+]
+
+
+@pytest.mark.parametrize("command", GENERATED_BENIGN)
+def test_listings_of_ordinary_files_stay_unasked(work: str, command: str) -> None:
+    assert analyse(command, work) == (), command
+
+
+@pytest.mark.parametrize("command", ["$(find ~/.ssh -type f)", "\"$(find ~/.ssh -type f)\"",
+                                     "for f in $(./gen); do $f; done",
+                                     "f=ls; for f in $(./gen); do bash $f; done"])
+def test_what_cannot_be_read_still_cannot_be_told(work: str, command: str) -> None:
+    assert "indirect_command" in analyse(command, work), command
+
+
+def test_find_exec_deletes_are_judged_as_before(work: str) -> None:
+    assert analyse("find . -name '*.log' -exec rm {} +", work) == ("find_delete",)
+    assert "delete_root" in analyse("find ~ -exec rm -rf {} +", work)
+    assert "credential_write" in analyse("find ~/.ssh -name id_rsa -exec rm {} +", work)
