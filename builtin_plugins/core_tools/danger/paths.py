@@ -83,6 +83,8 @@ _PROCESS_SECRET = re.compile(r"^/proc/[^/]+/(?:task/[^/]+/)?(?:environ|mem)$")
 #: /proc and a process's folder in it (reading one whole, or through a glob, reads the
 #: environment): a pid, ``self``, ``thread-self`` or a name the analyser cannot know (an unknown
 #: variable), and its threads' folders (``/proc/*`` is /proc itself once normalised)
+#: a process's view of the root folder: /proc/self/root/home/me/.ssh/id_rsa is the key
+_PROCESS_ROOT = re.compile(r"^/proc/[^/]+/(?:task/[^/]+/)?root(/.*)?$")
 _PROCESS_DIR = re.compile(r"^/proc(?:/(?:\d+|self|thread-self|[^/]*\x00[^/]*)"
                           r"(?:/task(?:/[^/]+)?)?)?$")
 # git's hooks, and its configuration (core.pager, core.fsmonitor, aliases, filter drivers)
@@ -226,6 +228,16 @@ def _classify(path: str, cwd: str | None, home: str | None, hermes: str,
     if "{" in path and _BRACE.search(path):  # {a,b} brace expansion: every variant counts
         return frozenset().union(*(_classify(v, cwd, home, hermes, fold)
                                    for v in expand_braces(path)))
+    labels = _path_labels(path, cwd, home, hermes, fold)
+    if path.startswith("/proc/") and (m := _PROCESS_ROOT.match(posixpath.normpath(path))):
+        # /proc/self/root/etc/shadow is /etc/shadow: the labels of both
+        labels |= _classify(m.group(1) or "/", None, home, hermes, fold)
+    return labels
+
+
+def _path_labels(path: str, cwd: str | None, home: str | None, hermes: str,
+                 fold: bool) -> frozenset[str]:
+    """The labels of ``path`` (no braces in it), tried against what a glob may match."""
     if _GLOB.search(path):
         pattern = normalise(path, cwd, home, fold)
         targets = _GLOB_TARGETS
