@@ -247,7 +247,8 @@ GENERATED_READS = [
     "sudo find /home -name id_ed25519 -exec cat {} +",
     "find ~ -maxdepth 3 -name 'id_*' -exec cat {} +", "find -L ~/.ssh -type f -exec cat {} +",
     "find /proc -maxdepth 2 -name environ -exec cat {} +", "find $HOME/.kube -exec cat {} +",
-    "find ~/.ssh -type f -exec cp {} /tmp/k \\;",
+    "find ~/.ssh -type f -exec cp {} /tmp/k \\;", "find ~/.ssh -type f -exec sh -c 'cat {}' \\;",
+    "find ~/.ssh -type f -exec bash -c 'base64 {} | head' \\;",
     # xargs and parallel
     "find ~/.ssh -type f | xargs cat", "find ~ -name '*.pem' | xargs cat",
     "find ~/.ssh -type f -print0 | xargs -0 cat", "find ~/.ssh -type f | grep -v pub | xargs cat",
@@ -276,7 +277,8 @@ GENERATED_BENIGN = [
     "find ~/.ssh -name '*.pub'", "ls ~/.ssh", "ls -la ~/.ssh", "find ~/.ssh -type f",
     "find ~/.ssh -name '*.pub' -exec cat {} +", "find ~/.ssh -name known_hosts -exec cat {} +",
     "find . -name '*.py' -exec grep TODO {} +", "find . -type f -exec wc -l {} +",
-    "find src -name '*.js' -exec sed -n 1p {} \\;", "find ~/projects -name '*.py' -exec grep x {} +",
+    "find src -name '*.js' -exec sed -n 1p {} \\;",
+    "find ~/projects -name '*.py' -exec grep x {} +",
     "find ~ -name '*.py' -exec grep TODO {} +", "find . -name .env -exec cat {} +",
     "find . -name node_modules -prune -o -name '*.ts' -exec grep x {} +",
     "find src -type f | xargs wc -l", "find src -type f | xargs cat",
@@ -289,6 +291,8 @@ GENERATED_BENIGN = [
     "for f in ~/.ssh/*.pub; do cat $f; done", "echo $(find ~/.ssh -name '*.pub')",
     "for f in src/*.py; do python3 -m py_compile \"$f\"; done",
     "find . -name '*.orig' -exec mv {} /tmp/ \\;", "find . -name '*.sh' -exec shellcheck {} +",
+    "find . -name '*.c' -exec sh -c 'gcc -c {}' \\;",
+    "find . -name '*.orig' -exec mv {} {}.bak \\;",
 ]
 
 
@@ -308,3 +312,5 @@ def test_find_exec_deletes_are_judged_as_before(work: str) -> None:
     assert analyse("find . -name '*.log' -exec rm {} +", work) == ("find_delete",)
     assert "delete_root" in analyse("find ~ -exec rm -rf {} +", work)
     assert "credential_write" in analyse("find ~/.ssh -name id_rsa -exec rm {} +", work)
+    # {} inside a word is replaced too
+    assert "delete_root" in analyse("find / -maxdepth 0 -exec sh -c 'rm -rf {}' \\;", work)

@@ -1,4 +1,4 @@
-"""Files a command lists: ``find`` (and ``ls`` of globs or files) print names a reader may be
+"""Files a command lists: ``find`` (and ``ls`` of a glob) print names a reader may be
 handed next (``find ~/.ssh -exec cat {} +``, ``find ~ -name id_rsa | xargs cat``,
 ``cat $(find ~/.ssh -type f)``, ``for f in $(find ...)``). Each is stood in for by a path or
 glob that the path rules can judge (``~/.ssh/*``, ``~/*/id_rsa``)."""
@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from .paths import SECRET_DIR, SECRET_FILE
 
-_FIND_EXPR = re.compile(r"^[-(!),]")
+_FIND_EXPR = re.compile(r"^[-(!)]")
 #: tests matching a file's name, and its whole path (``-i...``: ignoring case)
 _NAME_TESTS = frozenset({"-name", "-iname"})
 _PATH_TESTS = frozenset({"-path", "-ipath", "-wholename", "-iwholename"})
@@ -25,8 +25,8 @@ def find_parts(args: list[str]) -> tuple[list[str], list[str]]:
     """(start folders, expression) of ``find ARGS``."""
     starts: list[str] = []
     i = 0
-    while i < len(args) and args[i] in ("-H", "-L", "-P") or args[i:i + 1] == ["-D"]:
-        i += 2 if args[i] == "-D" else 1
+    while i < len(args) and args[i] in ("-H", "-L", "-P", "-D"):
+        i += 2 if args[i] == "-D" else 1  # -D DEBUGOPTS
     while i < len(args) and not _FIND_EXPR.match(args[i]):
         starts.append(args[i])
         i += 1
@@ -62,7 +62,7 @@ def find_found(args: list[str]) -> list[str]:
 def listed(argv: list[str]) -> list[str]:
     """The paths (and globs) ``argv`` prints one per line or word, as far as known; [] for
     other commands. ``ls DIR`` prints bare names (relative to DIR, not to where they are read),
-    so only its globs and files count."""
+    so only its globs count."""
     if not argv:
         return []
     name = argv[0].rstrip("/").rsplit("/", 1)[-1]
