@@ -34,7 +34,11 @@ def test_the_provider_gets_the_dotenv_key_and_the_terminal_does_not(home: Path,
     (home / ".env").write_text(f"OPENAI_API_KEY={API_KEY}\n")
     (home / "config.yaml").write_text(
         f"model:\n  provider: openai\n  base_url: {server.openai_base_url}\n"
-        "  default: fake-model\n  max_retries: 0\nsessions:\n  auto_title: false\n")
+        "  default: fake-model\n  max_retries: 0\nsessions:\n  auto_title: false\n"
+        # reading /proc/$PPID/environ asks first (credential_read), and `chat -q` has nobody
+        # to ask: with approvals off the probe runs, and hermes's environment must still not
+        # hold the key
+        "approvals:\n  mode: off\n")
     server.script(reply_tool_call("terminal", {"command": PROBE}), reply_text("looked"))
     proc = _hermes(home, "chat", "-q", "show me your environment")
     assert proc.returncode == 0, proc.stderr

@@ -67,7 +67,9 @@ def test_in_process_plugins_still_read_the_dotenv_keys(tmp_path: Path,
 @pytest.mark.parametrize("command", READERS)
 def test_no_command_sees_a_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                   command: str) -> None:
-    kernel = _kernel(tmp_path / "home", monkeypatch)
+    # the approval gate asks before a process's environ is read (credential_read); with it
+    # off, the command runs, and the environment it reads must still hold no secret
+    kernel = _kernel(tmp_path / "home", monkeypatch, config="approvals:\n  mode: off\n")
     result = _run(kernel, command, tmp_path)
     output = result["output"]
     assert result["exit_code"] == 0, output

@@ -13,16 +13,18 @@ from .flows import output_of
 from .inline import code_argument, inspect_code, interpreter, string_literals
 from .later import LaterCode
 from .lexer import ARITH, LIT, TILDE, VAR, Part, Word, lex, lex_text, lex_word
+from .listings import listed, secret_listed
 from .names import is_pattern, stand_ins
 from .params import element, modify
 from .parse import Command, parse
 from .paths import (CREDENTIAL, GIT_HOOK, KEY_FILE, classify, current_hermes_home, expand_braces,
                     file_key, normalise)
 from .rules_files import file_rule, short_flags, split_options
+from .rules_process import attaches
 from .rules_read import reads, reads_in_code, redirected
 from .rules_system import SHELLS, SYSTEM_RULES
-from .scope import (DOWNLOADERS, MAX_DEPTH, MAX_VALUE, OUTPUT_OPTIONS, QUERIES, SSH_VALUED,
-                    STDIN_FILES, WRITES, Content, Scope)
+from .scope import (DOWNLOADERS, MAX_DEPTH, MAX_VALUE, OUTPUT_OPTIONS, QUERIES, SELECTORS,
+                    SSH_VALUED, STDIN_FILES, WRITES, Content, Scope)
 from .shell_state import SCOPE_BUILTINS, evaluated_code
 from .site import FETCHED, MARKERS, OPAQUE, SECRET, Site, base_name, opaque_key
 from .wrappers import option_code, unwrap
@@ -35,6 +37,8 @@ class Analyser(LaterCode):
         self._fields: dict[int, tuple[Word, list[str]]] = {}
         self._stand_ins = 256  # commands judged for glob command names, per check
         self._functions: set[str] = set()  # names of the functions the text defines
+        #: <( ) files holding a listing of secret files (see :meth:`_listing`)
+        self._listed_files: dict[str, list[str]] = {}
 
     def add(self, key: str) -> None:
         self.found.setdefault(key)
@@ -157,6 +161,8 @@ class Analyser(LaterCode):
         if part.procsub:  # <( ): a file holding the output, judged when it is run
             path = f"/dev/fd/{63 + len(scope.files)}"
             scope.files[path] = (marker, text)
+            if listing := self._listing(last, inner):  # while read f ...; done < <(find ...)
+                self._listed_files[path] = listing
             return path
         words = last.words_text
         if words and base_name(words[0]) in QUERIES and len(words) > 1:
@@ -165,7 +171,37 @@ class Analyser(LaterCode):
                            for c in commands for a in (c.argv or [])[1:])
         if text is not None and not marker:
             return text.strip() + (SECRET if reads_secret else "")
-        return (marker or OPAQUE) + (SECRET if reads_secret else "")
+        value = (marker or OPAQUE) + (SECRET if reads_secret else "")
+        if not part.quoted and (listing := self._listing(last, inner)):
+            # cat $(find ~/.ssh -type f): the secret files it may list are more words (after
+            # the marker: run as a command, it still can't be told)
+            value += " " + " ".join(listing)
+        return value
+
+    def _listing(self, cmd: Command | None, scope: Scope) -> list[str]:
+        """The secret files among those ``cmd`` lists on its output (``find ~/.ssh``, also
+        through filters that pass lines on: ``find ~ -name '*.pem' | grep -v test``)."""
+        for _ in range(8):
+            if cmd is None or not cmd.argv:
+                return []
+            if base_name(cmd.argv[0]) not in SELECTORS:
+                break
+            cmd = cmd.pipe_from
+        else:
+            return []
+        found = listed(cmd.argv)
+        return secret_listed(found, lambda p: classify(p, scope.cwd, scope.fold)) if found \
+            else []
+
+    def _input_listing(self, cmd: Command, scope: Scope, depth: int) -> list[str]:
+        """The secret files listed on ``cmd``'s stdin (a pipe from ``find``, or ``< <(find)``)."""
+        for r in cmd.redirects:
+            if r.op in ("<<", "<<-", "<<<"):
+                return []
+            if r.op == "<" and r.target is not None:
+                target = file_key(self.joined(r.target, scope, depth), scope.cwd, scope.fold)
+                return self._listed_files.get(target, [])
+        return self._listing(cmd.pipe_from, scope)
 
     @staticmethod
     def _noop(argv: list[str]) -> None:
@@ -208,6 +244,12 @@ class Analyser(LaterCode):
         argv = [f for w in cmd.words for f in self.expand(w, scope, depth)]
         cmd.words_text = argv
         self._evaluated(argv, scope, depth)
+        if cmd.kind == "header" and cmd.assigns and cmd.assigns[0][1] is None:
+            # for f in WORDS: the variable takes each word; unknown, unless one is a secret
+            # file (for f in ~/.ssh/*; do cat "$f"; done reads the keys)
+            words = argv[1:] if argv[:1] == ["in"] else []
+            secret = secret_listed(words, site.labels)
+            scope.env[cmd.assigns[0][0]] = secret[0] if secret else OPAQUE
         if cmd.kind != "simple" or not argv:
             cmd.argv = []
         else:
@@ -306,6 +348,8 @@ class Analyser(LaterCode):
                 if expanded != [argv[0]]:
                     argv = expanded + argv[1:]
                     continue
+            if attaches(base_name(argv[0]), argv[1:]):  # strace -p is also a wrapper
+                self.add("process_attach")
             wrapped = unwrap(base_name(argv[0]), argv[1:])
             if wrapped is None:
                 break
@@ -327,10 +371,13 @@ class Analyser(LaterCode):
                 via_xargs = True
                 marker, text = self.stdin_input(cmd, scope, depth)
                 item = (text or "").strip() if not marker else marker
+                # find ~/.ssh -type f | xargs cat: the secret files listed are its arguments
+                listing = self._input_listing(cmd, scope, depth)
                 if wrapped.replace:
-                    argv = [a.replace(wrapped.replace, item) for a in argv]
+                    argv = [a.replace(wrapped.replace, listing[0] if listing else item)
+                            for a in argv]
                 else:
-                    argv = argv + item.split()
+                    argv = argv + item.split() + listing
         cmd.argv = argv
         cmd.elevated = elevated
         name = base_name(argv[0])
@@ -369,6 +416,11 @@ class Analyser(LaterCode):
         elif name in SCOPE_BUILTINS:
             SCOPE_BUILTINS[name](scope, argv)
             self._variable_code([a for a in argv[1:] if "=" in a], scope, depth)
+            if name == "read" and (listing := self._input_listing(cmd, scope, depth)):
+                # find ~/.ssh -type f | while read f; do cat "$f"; done
+                names = [a for a in argv[1:] if a.isidentifier()]
+                if names:
+                    scope.env[names[-1]] = listing[0]
         kind = interpreter(name)
         if kind is not None:
             self._interpreter(kind, argv, cmd, scope, depth, site)

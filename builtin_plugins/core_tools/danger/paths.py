@@ -77,6 +77,16 @@ _RUNS_AT_START = re.compile(
     r"/(?:\.gitconfig|\.config/git/config|\.vimrc|\.exrc|\.tmux\.conf|\.curlrc|\.wgetrc|"
     r"sitecustomize\.py|usercustomize\.py)$|/site-packages/[^/]+\.pth$")
 _TRAILING = re.compile(r"(?:/+(?:\*|\.\*|\*\*|\.)?)+$")
+#: a process's environment and memory: hermes's own hold the API keys it was started with (its
+#: children's $PPID, its file tools' ``self``), under any pid, thread, glob or unknown name
+_PROCESS_SECRET = re.compile(r"^/proc/[^/]+/(?:task/[^/]+/)?(?:environ|mem)$")
+#: /proc and a process's folder in it (reading one whole, or through a glob, reads the
+#: environment): a pid, ``self``, ``thread-self`` or a name the analyser cannot know (an unknown
+#: variable), and its threads' folders (``/proc/*`` is /proc itself once normalised)
+#: a process's view of the root folder: /proc/self/root/home/me/.ssh/id_rsa is the key
+_PROCESS_ROOT = re.compile(r"^/proc/[^/]+/(?:task/[^/]+/)?root(/.*)?$")
+_PROCESS_DIR = re.compile(r"^/proc(?:/(?:\d+|self|thread-self|[^/]*\x00[^/]*)"
+                          r"(?:/task(?:/[^/]+)?)?)?$")
 # git's hooks, and its configuration (core.pager, core.fsmonitor, aliases, filter drivers)
 _GIT_HOOK = re.compile(r"(?:^|/)\.git/(?:modules/.+/|worktrees/[^/]+/)?"
                        r"(?:hooks(?:/|$)|config(?:\.worktree)?$)")
@@ -218,6 +228,16 @@ def _classify(path: str, cwd: str | None, home: str | None, hermes: str,
     if "{" in path and _BRACE.search(path):  # {a,b} brace expansion: every variant counts
         return frozenset().union(*(_classify(v, cwd, home, hermes, fold)
                                    for v in expand_braces(path)))
+    labels = _path_labels(path, cwd, home, hermes, fold)
+    if path.startswith("/proc/") and (m := _PROCESS_ROOT.match(posixpath.normpath(path))):
+        # /proc/self/root/etc/shadow is /etc/shadow: the labels of both
+        labels |= _classify(m.group(1) or "/", None, home, hermes, fold)
+    return labels
+
+
+def _path_labels(path: str, cwd: str | None, home: str | None, hermes: str,
+                 fold: bool) -> frozenset[str]:
+    """The labels of ``path`` (no braces in it), tried against what a glob may match."""
     if _GLOB.search(path):
         pattern = normalise(path, cwd, home, fold)
         targets = _GLOB_TARGETS
@@ -237,7 +257,8 @@ def _classify(path: str, cwd: str | None, home: str | None, hermes: str,
 def _file_targets(hermes: str) -> tuple[str, ...]:
     """The well-known secret and start-up files a glob is tried against."""
     return (*(HOME + "/" + name for name in _HOME_FILES), hermes + "/.env",
-            hermes + "/auth.json", "/etc/shadow", "/etc/gshadow", "/etc/passwd", "/etc/sudoers")
+            hermes + "/auth.json", "/etc/shadow", "/etc/gshadow", "/etc/passwd", "/etc/sudoers",
+            "/proc/self/environ", "/proc/self/mem", "/proc/1/environ", "/proc/1/mem")
 
 
 def expand_braces(word: str, limit: int = 64) -> list[str]:
@@ -295,7 +316,8 @@ def _labels(p: str, hermes: str = HOME + "/.hermes", fold: bool = False) -> froz
     if _holds_secret(p, parts, name, labels, hermes, users):
         labels.add(SECRET_FILE)
     if (p in ("/", "/home", HOME, HOME + "/.config", "/" + users) or name in _CREDENTIAL_DIRS
-            or hermes == p or hermes.startswith(p + "/")):
+            or hermes == p or hermes.startswith(p + "/")
+            or p.startswith("/proc") and _PROCESS_DIR.match(p)):
         labels.add(SECRET_DIR)  # reading it recursively reads secrets
     return frozenset(labels)
 
@@ -307,6 +329,8 @@ def _holds_secret(p: str, parts: list[str], name: str, labels: set[str], hermes:
     ``/Users`` folder as spelled there."""
     if name.endswith(".pub") or name in _ENV_TEMPLATES:
         return False
+    if p.startswith("/proc/") and _PROCESS_SECRET.match(p):
+        return True
     if p.startswith(hermes + "/"):
         return name in ("auth.json", ".env") or name.startswith(".env.") or KEY_FILE in labels
     if ".ssh" in parts[:-1]:

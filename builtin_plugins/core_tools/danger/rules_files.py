@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .listings import find_found, secret_listed
 from .site import Site, base_name
 
 
@@ -108,13 +109,20 @@ def find(site: Site, args: list[str]) -> None:
     start = starts[0] if starts else "."
     expr = args[i:]
     deletes = "-delete" in expr
+    found: list[str] | None = None
     j = 0
     while j < len(expr):
         if expr[j] in ("-exec", "-execdir", "-ok", "-okdir"):
             k = j + 1
             while k < len(expr) and expr[k] not in (";", "+"):
                 k += 1
-            inner = [start if a == "{}" else a for a in expr[j + 1:k]]
+            if found is None:  # what {} names: the start folder, and the secret files it may
+                # be (find ~/.ssh -exec cat {} +, find ~ -name id_rsa -exec cat {} \;), first:
+                # sh -c '...' _ {} gets them as $1
+                found = [*secret_listed(find_found(args), site.labels), start]
+            # GNU find also replaces {} inside a word (sh -c 'cat {}', {}.bak)
+            inner = [f for a in expr[j + 1:k] for f in (
+                found if a == "{}" else [a.replace("{}", found[0])] if "{}" in a else [a])]
             if inner and base_name(inner[0]) in _DELETERS:
                 deletes = True
             if inner:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 
 from .rules_files import short_flags, split_options
+from .rules_process import ps, ps_shows_environment
 from .site import SECRET, Site, base_name
 
 _GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
@@ -150,13 +151,15 @@ _ENV_PRINTERS = {"env": None, "printenv": None, "set": frozenset({"-o", "posix",
 
 def dumps_environment(argv: list[str], fold: bool = False) -> bool:
     """Whether the command prints the environment (``env``, ``printenv``, ``set``,
-    ``export -p``, ``declare -x``, ``cat /proc/self/environ``); ``fold``: command names
+    ``export -p``, ``declare -x``, ``cat /proc/self/environ``, ``ps e``); ``fold``: command names
     ignore case (``ENV`` runs env where file names do)."""
     if not argv:
         return False
     name = base_name(argv[0].casefold() if fold else argv[0])
     if any(_ENVIRON.search(a) for a in argv[1:]):
         return True
+    if name == "ps":  # ps eww: every process's environment
+        return ps_shows_environment(argv[1:])
     if name not in _ENV_PRINTERS:
         return False
     allowed = _ENV_PRINTERS[name]
@@ -287,6 +290,6 @@ SYSTEM_RULES: dict[str, Callable[[Site, list[str]], None]] = {
     "ip6tables": iptables, "iptables-legacy": iptables, "iptables-nft": iptables,
     "ebtables": iptables, "arptables": iptables, "nft": nft, "ufw": ufw, "pfctl": pfctl,
     "enable": enable, "docker": container, "podman": container, "nerdctl": container,
-    "kubectl": kubectl,
+    "kubectl": kubectl, "ps": ps,
     **{name: privilege for name in _PRIVILEGE}, **{name: network for name in NETWORK},
     **{name: network for name in NETCATS}}

@@ -45,6 +45,9 @@ DESCRIPTIONS: dict[str, str] = {
     "secret_upload": "sending a credential file or the environment over the network",
     "credential_read": "reading a private key, credential or hermes's own secrets into the "
                        "output",
+    "process_attach": "attaching a debugger or tracer to a running process, or dumping its "
+                      "memory (it reads the secrets the process holds, hermes's API keys "
+                      "among them)",
     "firewall_flush": "disabling or flushing the firewall",
     "crontab_remove": "removing the crontab",
     "sync_delete": "rsync --delete into the root, home or a system directory",
