@@ -329,7 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.no_ours:
             ours = "disabled with --no-ours"
         elif args.ours_python is not None:
-            ours = make_impl("ours", args.ours_python, OUR_IMPORT_NAME, BENCH_DIR / "hook_dispatch_ours.py", cwd)
+            ours = make_impl("ours", args.ours_python.absolute(), OUR_IMPORT_NAME, BENCH_DIR / "hook_dispatch_ours.py", cwd)
         else:
             ours_python = setup_ours(workdir, args.base_python, args.repo.resolve())
             ours = (
