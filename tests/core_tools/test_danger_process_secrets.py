@@ -265,6 +265,12 @@ GENERATED_READS = [
     "f=notes.txt; for f in ~/.aws/*; do cat $f; done",
     "for k in ~/.hermes/.env ~/.netrc; do grep KEY $k; done",
     "find ~/.ssh -type f | while read -r f; do cat \"$f\"; done",
+    # a loop reading a listing on its stdin: `done < FILE` feeds the loop's condition
+    "while read f; do cat \"$f\"; done < <(find ~/.ssh -type f)",
+    "while read -r f; do cat \"$f\"; done < <(find ~ -name id_rsa)",
+    "while IFS= read -r f; do base64 \"$f\"; done < <(find ~/.ssh -type f) > /tmp/out",
+    "until ! read f; do cat \"$f\"; done < <(find ~/.aws -type f)",
+    "while read line; do echo \"$line\"; done < ~/.ssh/id_rsa",
 ]
 
 
@@ -293,6 +299,9 @@ GENERATED_BENIGN = [
     "find . -name '*.orig' -exec mv {} /tmp/ \\;", "find . -name '*.sh' -exec shellcheck {} +",
     "find . -name '*.c' -exec sh -c 'gcc -c {}' \\;",
     "find . -name '*.orig' -exec mv {} {}.bak \\;",
+    "while read f; do cat \"$f\"; done < <(find src -type f)",
+    "while read line; do echo \"$line\"; done < notes.txt",
+    "for f in a b; do cat $f; done < /dev/null", "while true; do sleep 1; done",
 ]
 
 

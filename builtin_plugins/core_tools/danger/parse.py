@@ -73,6 +73,10 @@ class _Parser:
         #: compound commands on the right of a pipe: [closer, nesting, the pipe's writer];
         #: every command inside reads that pipe (x | while ...; do sh; done)
         self.inherit: list[list] = []
+        #: open while/until loops: where their first command goes in ``commands``; and the
+        #: loop ``done`` just closed, whose redirections follow (done < <(find ...))
+        self.loops: list[int | None] = []
+        self.closed_loop: int | None = None
 
     def _open(self, closer: str) -> None:
         for entry in self.inherit:
@@ -140,8 +144,12 @@ class _Parser:
         if not cur.words and not cur.assigns and cur.kind == "simple":
             if text in _OPENERS:
                 self._open(_OPENERS[text])
+                if _OPENERS[text] == "done":
+                    self.loops.append(len(self.commands) if text in ("while", "until") else None)
             elif text in _CLOSERS:
                 self._close(text)
+                if text == "done" and self.loops:
+                    self.closed_loop = self.loops.pop()
             if text in ("{", "}"):
                 if text == "{":
                     self.functions.append(self.pending_function)
@@ -182,6 +190,13 @@ class _Parser:
     def _finish(self, terminator: str) -> None:
         cur = self.cur
         self.skip_header = False
+        loop, self.closed_loop = self.closed_loop, None
+        if loop is not None and loop < len(self.commands) and not cur.words and not cur.assigns:
+            # `while read f; do ...; done < FILE`: the loop's stdin is read by its condition
+            first = self.commands[loop]
+            moved = [r for r in cur.redirects if r.op in ("<", "<<", "<<-", "<<<") and not r.fd]
+            first.redirects.extend(moved)
+            cur.redirects = [r for r in cur.redirects if r not in moved]
         if not cur.empty:
             cur.terminator = terminator
             cur.function = next((f for f in reversed(self.functions) if f), None)
