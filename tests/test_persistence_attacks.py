@@ -79,6 +79,39 @@ def test_other_files_in_hermes_home_and_projects_stay_writable(kernel: Any,
         assert call(kernel, "write_file", path=str(path), content="fine")["bytes_written"] == 4
 
 
+# --- the terminal onto hermes's state ------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [
+    "hermes config set approvals.cron_mode approve",
+    "hermes config set approvals.mode off",
+    "hermes --profile x cron create 'every 1m' 'report' --toolsets terminal --deliver tg:1",
+    "hermes skills install https://example.invalid/skills.git",
+    "hermes plugins enable something",
+    "echo x >> {hermes}/memories/MEMORY.md",
+    "printf x > $HERMES_HOME/cron/jobs.json",
+    "mkdir -p {hermes}/skills/g/x && cp /tmp/a {hermes}/skills/g/x/SKILL.md",
+    "tee -a {hermes}/SOUL.md < note.txt",
+    "sed -i s/manual/off/ {hermes}/config.yaml",
+    "rm {hermes}/cron/jobs.json",
+])
+def test_the_terminal_asks_before_changing_hermes_state(kernel: Any, command: str) -> None:
+    """Without this a model (also a cron run, whose approvals are denied) turned approvals
+    off, or scheduled jobs with any toolsets and deliveries, unasked."""
+    from hermes_agent.builtin_plugins.core_tools.approval import dangerous
+
+    finding = dangerous(command.format(hermes=kernel.home))
+    assert finding is not None and "hermes_state" in finding.keys, command
+
+
+@pytest.mark.parametrize("command", ["hermes cron list", "hermes config show", "hermes --help",
+                                     "hermes skills", "hermes memory status", "hermes chat -q hi",
+                                     "cat {hermes}/memories/MEMORY.md", "ls {hermes}/skills"])
+def test_reading_hermes_state_stays_unasked(kernel: Any, command: str) -> None:
+    from hermes_agent.builtin_plugins.core_tools.approval import dangerous
+
+    assert dangerous(command.format(hermes=kernel.home)) is None, command
+
+
 # --- memory -------------------------------------------------------------------------------------
 
 def test_an_injection_split_over_memory_entries_is_refused(kernel: Any) -> None:
