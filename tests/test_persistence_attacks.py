@@ -342,3 +342,19 @@ def test_delivery_does_not_follow_a_link_put_in_place_of_the_report(
     (result,) = Deliverer(lambda name: None).deliver(jobs(kernel)[0], "echo owned")
     assert made["success"] and not result.ok
     assert rc.read_text(encoding="utf-8") == "# rc\n"
+
+
+# --- todo ---------------------------------------------------------------------------------------
+
+def test_the_todo_list_cannot_grow_without_bound(kernel: Any) -> None:
+    """The list lives as long as the kernel (a gateway's) and every result repeats it."""
+    for batch in range(4):
+        items = [{"id": f"{batch}-{n}", "content": "step", "status": "pending"}
+                 for n in range(50)]
+        assert len(call(kernel, "todo", todos=items, merge=True)["todos"]) == 50 * (batch + 1)
+    more = call(kernel, "todo", todos=[{"id": "x", "content": "one more"}], merge=True)
+    assert "error" in more and "over 200" in more["error"]
+    huge = call(kernel, "todo", todos=[{"id": "0-0", "content": "x" * 5000}], merge=True)
+    assert "error" in huge and "at most 2,000" in huge["error"]
+    fresh = call(kernel, "todo", todos=[{"id": "a", "content": "start over"}])
+    assert fresh["summary"]["total"] == 1
