@@ -232,6 +232,22 @@ def test_an_injection_split_over_two_skill_descriptions_stays_out_of_the_index(
     assert not scan(kernel, index), index
 
 
+def test_the_model_cannot_grow_the_skills_index_without_bound(
+        kernel: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_agent.builtin_plugins.skills import tools
+
+    monkeypatch.setattr(tools, "MAX_OWN_SKILLS", 3)
+    for n in range(3):
+        assert call(kernel, "skill_manage", action="create", name=f"s{n}",
+                    content=skill(f"s{n}", "description: Fine."))["success"]
+    refused = call(kernel, "skill_manage", action="create", name="s3",
+                   content=skill("s3", "description: Fine."))
+    assert "error" in refused and "Merge related skills" in refused["error"]
+    assert call(kernel, "skill_manage", action="delete", name="s0")["success"]
+    assert call(kernel, "skill_manage", action="create", name="s3",
+                content=skill("s3", "description: Fine."))["success"]  # bundled ones not counted
+
+
 # --- cron ---------------------------------------------------------------------------------------
 
 def jobs(kernel: Any) -> list[dict[str, Any]]:

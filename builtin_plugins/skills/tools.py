@@ -17,6 +17,7 @@ from .placement import Manifest
 from .schema import CATEGORY, SkillFormatError, parse, split
 
 MAX_FILE_BYTES = 200_000
+MAX_OWN_SKILLS = 200  # skills not installed from a plugin or a source
 ACTIONS = ("create", "edit", "patch", "delete")
 Scanner = Callable[[str], list[str]]
 
@@ -139,6 +140,13 @@ def skill_manage(home: Path, catalog: Catalog, scan: Scanner, args: Mapping[str,
     if action == "create":
         if skill is not None or any(p.name == name for p in catalog.problems):
             return tool_error(f"a skill named {name!r} exists; use action='edit' or 'patch'")
+        installed = Manifest(home).entries
+        own = [s for s in catalog.skills if s not in installed]
+        if len(own) >= MAX_OWN_SKILLS:  # each one is a line of every later system prompt
+            return tool_error(f"there are {len(own)} skills of your own already, the most "
+                              f"skill_manage keeps ({MAX_OWN_SKILLS}); every one is listed in "
+                              "each session's prompt. Merge related skills (edit) and delete "
+                              "ones no longer used before creating more.")
         content = _text(args, "content")
         problem = _checked(content, name, scan)
         if problem:
