@@ -9,7 +9,8 @@ from typing import Any
 
 from hermes_agent.api import tool_error, tool_result, write_atomic
 
-from .catalog import SKILL_FILE, Catalog, UnsafePath, listed_files, reference_file, skills_root
+from .catalog import (MAX_SKILL_BYTES, SKILL_FILE, Catalog, UnsafePath, listed_files,
+                      reference_file, skills_root)
 from .index import unfit_reason
 from .refscan import view_warning
 from .installer import InstallError, remove
@@ -116,6 +117,10 @@ def frontmatter_text(data: Any) -> str:
 
 def _checked(content: str, name: str, scan: Scanner) -> str | None:
     """The problem with new SKILL.md ``content`` for skill ``name`` (None: fine)."""
+    size = len(content.encode("utf-8"))
+    if size > MAX_SKILL_BYTES:  # the catalog would skip it, and the model could not fix it
+        return (f"Nothing was written: SKILL.md would be {size:,} bytes, over the "
+                f"{MAX_SKILL_BYTES:,} limit; keep the instructions short and concrete")
     try:
         front, _, _ = parse(content)
     except SkillFormatError as exc:
