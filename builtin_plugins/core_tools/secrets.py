@@ -18,6 +18,17 @@ _SECRET_HOMES = (".ssh", ".aws", ".gnupg", ".kube", ".azure", ".docker", ".confi
 _MAX_CANDIDATES = 4000
 #: hermes's own files (in $HERMES_HOME) that change what it does or may do
 _HERMES_CONTROL = frozenset({".env", "auth.json", "config.yaml"})
+#: hermes's stores that reach later prompts or run later, by their folder (or file) in
+#: $HERMES_HOME: the tool that writes each one checks what it stores (injection scan, size,
+#: what a job may do), so the file tools must not write around it
+_HERMES_STORES = {
+    "memories": "memory entries (the `memory` tool checks them and shows them in later "
+                "system prompts)",
+    "skills": "skills (use `skill_manage`, which validates and scans SKILL.md; reference "
+              "files and scripts are added by the user)",
+    "cron": "scheduled jobs (use the `cronjob` tool)",
+    "SOUL.md": "the agent's identity (ask the user to edit it)",
+}
 #: projects under a system tree (container images keep their code there)
 _SOURCE_TREES = ("/usr/src/", "/usr/local/src/")
 
@@ -150,4 +161,9 @@ def write_refusal(raw: str, *paths: str, fold: bool | None = None) -> str | None
                         "change hermes's settings, keys, sessions or plugins. Ask the user to "
                         "change it (`hermes config` for settings), or make the change with the "
                         "terminal tool, which asks the user to approve it.")
+            store = next((k for k in _HERMES_STORES if spelled(k) == top), None)
+            if store is not None:
+                return (f"{raw} is in hermes's {store} ({path}): {_HERMES_STORES[store]}. "
+                        "write_file and patch do not change what later sessions load, so its "
+                        "checks cannot be bypassed.")
     return None

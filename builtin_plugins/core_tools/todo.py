@@ -41,6 +41,27 @@ def _validate(items: Any) -> list[dict[str, str]] | str:
     return clean
 
 
+#: a list lives as long as the kernel (a gateway's runs for weeks) and every todo result
+#: repeats it whole, so merging in a loop must not grow it without bound
+MAX_ITEMS = 200
+MAX_CONTENT_CHARS = 2000
+
+
+def _too_big(current: list[dict[str, str]], items: list[dict[str, str]],
+             merge: bool) -> str | None:
+    """Why writing ``items`` would make the list too big, or None."""
+    long = next((i for i in items if len(i["content"]) > MAX_CONTENT_CHARS), None)
+    if long is not None:
+        return (f"item {long['id']!r} is {len(long['content']):,} characters; an item is at "
+                f"most {MAX_CONTENT_CHARS:,}: say the task in a line and keep details in a file.")
+    ids = {i["id"] for i in current} | {i["id"] for i in items} if merge else \
+        {i["id"] for i in items}
+    if len(ids) > MAX_ITEMS:
+        return (f"the list would hold {len(ids)} items, over {MAX_ITEMS}: drop finished or "
+                "cancelled items (replace the list without them) before adding more.")
+    return None
+
+
 def from_history(history: list[dict[str, Any]]) -> list[dict[str, str]] | None:
     """The list the last successful todo call returned in ``history``, if any."""
     todo_calls = {call.get("id") for message in history if message.get("role") == "assistant"
@@ -108,6 +129,8 @@ class TodoStore:
             if not args.get("merge") and any(not i["content"] for i in clean):
                 return tool_error("Every item needs content when replacing the list "
                                     "(or pass merge=true to update items by id).")
+            if (problem := _too_big(self.read(key), clean, bool(args.get("merge")))):
+                return tool_error(problem)
             items = self.write(key, clean, bool(args.get("merge")))
         summary = {status: sum(1 for i in items if i["status"] == status)
                    for status in TODO_STATUSES}

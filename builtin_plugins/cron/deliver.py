@@ -63,7 +63,9 @@ class Deliverer:
         if target.startswith("file:"):
             path = Path(target[5:])
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            # a link put there after the job was made (report.md -> ~/.bashrc) is not followed
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND
+                         | getattr(os, "O_NOFOLLOW", 0), 0o600)
             with os.fdopen(fd, "a", encoding="utf-8") as handle:
                 handle.write(text if text.endswith("\n") else text + "\n")
             return Delivery(target, True)

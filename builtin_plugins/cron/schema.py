@@ -30,8 +30,9 @@ CRONJOB: dict[str, Any] = {
                                       "time, forever otherwise)"},
             "deliver": {"type": "string",
                         "description": "Where each result goes: 'local' (saved only, the "
-                                       "default), 'file:/path/to/file.md', or "
-                                       "'platform:chat_id' (e.g. 'telegram:123456')"},
+                                       "default), 'origin' (this chat), or a report file "
+                                       "'file:/path/to/report.md' (.md, .txt or .log, not "
+                                       "hidden). Other chats are set by the user"},
             "retries": {"type": "integer",
                         "description": "Retries of a failed run (default: cron.retries)"},
             "retry_delay": {"type": "number",

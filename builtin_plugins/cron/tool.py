@@ -8,6 +8,7 @@ from typing import Any
 
 from hermes_agent.api import ToolCallContext, tool_error, tool_result
 
+from . import agent_limits as limits
 from .jobs import JobError, JobStore, apply_update, new_job, pause, resume
 from .schedule import ScheduleError, default_zone, iso, utc_now
 from .schema import ACTIONS, EXAMPLES
@@ -42,6 +43,23 @@ class CronjobTool:
     def store(self) -> JobStore:
         return JobStore(self.kernel.home)
 
+    def scan(self, text: str) -> list[str]:
+        try:
+            scanner = self.kernel.service("injection_scan")
+        except Exception as exc:  # the agent plugin is not loaded: schedule nothing unchecked
+            raise JobError("Nothing was scheduled: the injection scan that checks a job's "
+                           "prompt (the agent plugin's injection_scan service) is unavailable; "
+                           "enable the agent plugin (hermes plugins enable agent)") from exc
+        return list(scanner.scan(text))
+
+    def _checked(self, job: dict[str, Any], changes: dict[str, Any]) -> None:
+        """The limits of a job the model makes or changes (:mod:`.agent_limits`)."""
+        limits.check_text(changes.get("prompt"), changes.get("name"), self.scan)
+        if changes.get("deliver") is not None:
+            limits.check_deliver(job.get("deliver"), self.kernel.home)
+        if changes.get("schedule"):
+            limits.check_schedule(job["schedule"], utc_now(), default_zone(self.kernel.config))
+
     def _create(self, args: dict[str, Any], ctx: ToolCallContext) -> str:
         if not args.get("schedule") or not args.get("prompt"):
             return tool_error(f"create needs `schedule` and `prompt`. Schedules: {EXAMPLES}")
@@ -49,9 +67,12 @@ class CronjobTool:
                       tz=default_zone(self.kernel.config), name=args.get("name"),
                       deliver=args.get("deliver"), repeat=_int(args.get("repeat")),
                       retries=_int(args.get("retries")), retry_delay=args.get("retry_delay"),
-                      origin={"platform": ctx.platform, "session_id": ctx.session_id}
-                      if ctx.platform else None)
+                      origin={"platform": ctx.platform, "session_id": ctx.session_id,
+                              "by": limits.AGENT})
+        self._checked(job, {"prompt": job["prompt"], "name": job["name"], "deliver": "",
+                            "schedule": True})
         with self.store.locked() as jobs:
+            limits.check_room(jobs)
             jobs.append(job)
         return tool_result(success=True, job=summary(job),
                            message=f"Scheduled {job['name']!r} ({job['schedule_display']}); "
@@ -68,7 +89,9 @@ class CronjobTool:
             return tool_error("update needs at least one of schedule, prompt, name, deliver, "
                               "repeat, retries, retry_delay")
         with self.store.change(self._ref(args)) as job:
+            limits.check_owner(job, changes)
             apply_update(job, changes, now=utc_now(), tz=default_zone(self.kernel.config))
+            self._checked(job, changes)  # raising leaves jobs.json as it was
         return tool_result(success=True, job=summary(job))
 
     def _pause(self, args: dict[str, Any], ctx: ToolCallContext) -> str:

@@ -85,7 +85,11 @@ class BuiltinMemory:
         def snapshot(request: LayerRequest) -> str | None:
             from .snapshot import render
 
-            return render(memory_file(self.kernel, name, request.home))
+            try:
+                scan = self.kernel.service("injection_scan").scan
+            except Exception:  # the agent plugin builds prompts; without it nothing to guard
+                scan = None
+            return render(memory_file(self.kernel, name, request.home), scan)
         snapshot.__name__ = f"{name}_snapshot"
         return snapshot
 

@@ -74,8 +74,33 @@ def _unique(entries: list[str], old_text: str, action: str) -> int:
                   f"one of them. Candidates:\n{listing([entries[i] for i in hits])}")
 
 
+def joined_findings(entries: tuple[str, ...] | list[str], scan: Scanner) -> list[str]:
+    """Findings for the entries read as one text: the prompt shows them one after the other,
+    so a phrase split over several entries (each clean alone) is still an injection."""
+    return scan(" ".join(entries)) if len(entries) > 1 else []
+
+
+def _check_together(entries: list[str], outcome: "Outcome", scan: Scanner, name: str) -> None:
+    findings = joined_findings(entries, scan)
+    if findings:
+        raise Refused(f"Refused: with the other entries of {name}, this entry reads as a prompt "
+                      f"injection ({', '.join(findings)}); the system prompt shows them one "
+                      f"after the other. Nothing was saved. Save plain facts, each complete in "
+                      f"itself, or remove the entry it continues.\nCurrent entries:\n"
+                      f"{listing([e for e in entries if e != outcome.content])}")
+
+
 def change(entries: list[str], action: str, args: dict[str, Any], scan: Scanner,
            name: str) -> tuple[list[str], Outcome]:
+    """The new entries after ``action`` and what it did (raises :class:`Refused`)."""
+    new, outcome = _change(entries, action, args, scan, name)
+    if outcome.changed and action != "remove":
+        _check_together(new, outcome, scan, name)
+    return new, outcome
+
+
+def _change(entries: list[str], action: str, args: dict[str, Any], scan: Scanner,
+            name: str) -> tuple[list[str], Outcome]:
     """The new entries after ``action`` and what it did (raises :class:`Refused`)."""
     if action == "add":
         content = _text(args, "content")

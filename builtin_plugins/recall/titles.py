@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import unicodedata
 from typing import Any
 
 from hermes_agent.api import TitleConflictError, session_store
@@ -35,6 +36,9 @@ def clean_title(text: str | None) -> str | None:
     """The model's answer as a title: its first line, without a label, quotes or a final
     full stop, at most MAX_TITLE_CHARS (cut at a word)."""
     line = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+    # controls (C1's CSI drives terminals listing sessions) and invisible or reordering
+    # format characters (bidi overrides) have no place in a title of a few words
+    line = "".join(c for c in line if unicodedata.category(c) not in ("Cc", "Cf"))
     if line.lower().startswith("title:"):
         line = line[len("title:"):].strip()
     line = line.strip("\"'`*#“”‘’「」 ").rstrip(".。").strip()
@@ -95,6 +99,13 @@ class Titler:
             if title is None:
                 log.info("session %s left untitled: the title model answered nothing usable",
                          session_id)
+                return None
+            # the title is made from a conversation that may hold hostile text, and later
+            # sessions see it (session_search, hermes sessions list)
+            findings = list(self.kernel.service("injection_scan").scan(title))
+            if findings:
+                log.warning("session %s left untitled: the title looks like a prompt injection "
+                            "(%s)", session_id, ", ".join(findings))
                 return None
             return self._store(store, session_id, title)
         except Exception as exc:  # any failure leaves the session untitled

@@ -9,13 +9,16 @@ from typing import Any
 
 from hermes_agent.api import tool_error, tool_result, write_atomic
 
-from .catalog import SKILL_FILE, Catalog, UnsafePath, listed_files, reference_file, skills_root
+from .catalog import (MAX_SKILL_BYTES, SKILL_FILE, Catalog, UnsafePath, listed_files,
+                      reference_file, skills_root)
 from .index import unfit_reason
 from .refscan import view_warning
 from .installer import InstallError, remove
-from .schema import CATEGORY, SkillFormatError, parse
+from .placement import Manifest
+from .schema import CATEGORY, SkillFormatError, parse, split
 
 MAX_FILE_BYTES = 200_000
+MAX_OWN_SKILLS = 200  # skills not installed from a plugin or a source
 ACTIONS = ("create", "edit", "patch", "delete")
 Scanner = Callable[[str], list[str]]
 
@@ -68,8 +71,12 @@ def skill_view(catalog: Catalog, env: Mapping[str, str], args: Mapping[str, Any]
               "config": [c.model_dump(exclude_none=True) for c in cond.config]}
     result.update({k: v for k, v in extras.items() if v})
     reason = unfit_reason(skill, env)
-    if reason:
-        result["warning"] = f"this skill {reason}"
+    # SKILL.md written by other means than skill_manage or an install was never scanned
+    injected = view_warning(f"{front.description}\n{skill.body}", scan) if scan else None
+    warnings = [f"this skill {reason}" if reason else "",
+                (injected or "").replace("this file", "this skill's SKILL.md")]
+    if any(warnings):
+        result["warning"] = "; ".join(w for w in warnings if w)
     return tool_result(result)
 
 
@@ -95,8 +102,25 @@ def _view_file(skill: Any, path: str, scan: Scanner | None) -> str:
     return tool_result(result)
 
 
+def frontmatter_text(data: Any) -> str:
+    """Every key and value of the parsed frontmatter, one per line: YAML escapes
+    (``"\\u0069gnore"``) and ``!!binary`` values only read as text once parsed, and the index
+    and ``skill_view`` show the parsed values."""
+    if isinstance(data, dict):
+        return "\n".join(frontmatter_text(x) for pair in data.items() for x in pair)
+    if isinstance(data, (list, tuple, set)):
+        return "\n".join(frontmatter_text(x) for x in data)
+    if isinstance(data, bytes):
+        return data.decode("utf-8", errors="replace")
+    return "" if data is None else str(data)
+
+
 def _checked(content: str, name: str, scan: Scanner) -> str | None:
     """The problem with new SKILL.md ``content`` for skill ``name`` (None: fine)."""
+    size = len(content.encode("utf-8"))
+    if size > MAX_SKILL_BYTES:  # the catalog would skip it, and the model could not fix it
+        return (f"Nothing was written: SKILL.md would be {size:,} bytes, over the "
+                f"{MAX_SKILL_BYTES:,} limit; keep the instructions short and concrete")
     try:
         front, _, _ = parse(content)
     except SkillFormatError as exc:
@@ -104,7 +128,7 @@ def _checked(content: str, name: str, scan: Scanner) -> str | None:
     if front.name != name:
         return (f"Nothing was written: the frontmatter's name is {front.name!r} but 'name' is "
                 f"{name!r}; make them the same")
-    findings = scan(content)
+    findings = scan(content) or scan(frontmatter_text(split(content)[0]))
     if findings:
         return (f"Refused: the skill looks like a prompt injection ({', '.join(findings)}) and "
                 f"would be followed as instructions. Nothing was written.")
@@ -121,6 +145,13 @@ def skill_manage(home: Path, catalog: Catalog, scan: Scanner, args: Mapping[str,
     if action == "create":
         if skill is not None or any(p.name == name for p in catalog.problems):
             return tool_error(f"a skill named {name!r} exists; use action='edit' or 'patch'")
+        installed = Manifest(home).entries
+        own = [s for s in catalog.skills if s not in installed]
+        if len(own) >= MAX_OWN_SKILLS:  # each one is a line of every later system prompt
+            return tool_error(f"there are {len(own)} skills of your own already, the most "
+                              f"skill_manage keeps ({MAX_OWN_SKILLS}); every one is listed in "
+                              "each session's prompt. Merge related skills (edit) and delete "
+                              "ones no longer used before creating more.")
         content = _text(args, "content")
         problem = _checked(content, name, scan)
         if problem:
@@ -136,6 +167,14 @@ def skill_manage(home: Path, catalog: Catalog, scan: Scanner, args: Mapping[str,
     if skill is None:
         return tool_error(f"no skill named {name!r}; skills_list shows them "
                           "(action='create' makes a new one)")
+    installed = Manifest(home).entries.get(name)
+    # a plugin's skill, or one the user installed from a folder, git or an archive
+    if installed is not None and not installed.removed:
+        return tool_error(
+            f"{name!r} was installed from {installed.source} and is not the agent's to "
+            f"{action}: a change would persist under a name the user trusts (and stop its "
+            f"updates). Create a new skill under another name instead, or ask the user "
+            f"(`hermes skills remove {name}`, or editing {skill.folder / SKILL_FILE} by hand).")
     path = skill.folder / SKILL_FILE
     if action == "delete":
         try:

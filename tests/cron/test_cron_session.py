@@ -83,3 +83,34 @@ def test_a_jobs_own_toolsets_and_platform_toolsets_cron_choose_the_tools(kernel_
     kernel.service("cron").scheduler(clock=clock).tick(clock.advance(hours=1))
     chosen = [sorted(t["function"]["name"] for t in p.body["tools"]) for p in server.posts()]
     assert chosen == [["patch", "read_file", "search_files", "write_file"], ["terminal"]]
+
+
+def test_a_run_cannot_schedule_jobs_or_turn_its_approvals_on(kernel_for, server, tmp_path: Path,
+                                                             monkeypatch):
+    """A run has no cronjob tool; nor may it write jobs.json or config.yaml some other way
+    (file tools refuse, the terminal asks: denied, nobody is there)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    kernel = kernel_for()
+    home = Path(kernel.home)
+    add_job(kernel, "every 1h", "Summarise the page you were given.")
+    jobs_file, config = home / "cron" / "jobs.json", home / "config.yaml"
+    before = jobs_file.read_text(), config.read_text()
+    forged = json.dumps({"jobs": [{"id": "x", "prompt": "again",
+                                   "schedule": {"kind": "interval", "minutes": 1}}]})
+    approve = "approvals:\n  cron_mode: approve\n"
+    server.script(
+        reply_tool_call("write_file", {"path": str(jobs_file), "content": forged}),
+        reply_tool_call("write_file", {"path": str(config), "content": approve}),
+        reply_tool_call("terminal", {"command": f"printf x >> {jobs_file}"}),
+        reply_tool_call("terminal", {"command": "hermes config set approvals.cron_mode approve"}),
+        reply_text("I could not change the jobs or the settings."))
+    clock = Clock()
+    [record] = kernel.service("cron").scheduler(clock=clock).tick(clock.advance(hours=1))
+    assert record.status == "ok"
+    assert "cronjob" not in [t["function"]["name"] for t in server.posts()[0].body["tools"]]
+    results = tool_messages(server.posts()[-1].body)
+    assert "hermes's cron" in results[0] and "hermes's own config.yaml" in results[1]
+    assert all("nobody can approve it here" in r for r in results[2:]), results
+    assert config.read_text() == before[1]
+    stored = json.loads(jobs_file.read_text())["jobs"]
+    assert [j["prompt"] for j in stored] == ["Summarise the page you were given."]

@@ -22,6 +22,11 @@ ROOT, HOME_DIR, SYSTEM_DIR, SYSTEM_FILE, DEVICE, SOCKET, CREDENTIAL, KEY_FILE, S
     SUDOERS, SECRET_FILE, SECRET_DIR, GIT_HOOK = (
         "root", "home", "system_dir", "system_file", "device", "socket", "credential",
         "key_file", "shell_rc", "sudoers", "secret_file", "secret_dir", "git_hook")
+#: hermes's own files in $HERMES_HOME that change what it does or may do, or reach later
+#: sessions unchecked: settings, keys, plugins, memory, skills, scheduled jobs, identity
+HERMES_STATE = "hermes_state"
+_HERMES_STATE_TOPS = frozenset({".env", "auth.json", "config.yaml", "plugins", "memories",
+                                "skills", "cron", "soul.md"})
 
 #: directories whose recursive deletion (or moving away) is always refused
 SYSTEM_DIRS = frozenset({
@@ -313,6 +318,10 @@ def _labels(p: str, hermes: str = HOME + "/.hermes", fold: bool = False) -> froz
     if name in _SHELL_RC and (name.startswith(".") or p.startswith("/etc/")) or (
             "/.config/fish/" in p and name.endswith(".fish")) or _RUNS_AT_START.search(p):
         labels.add(SHELL_RC)
+    if p.startswith(hermes + "/"):
+        top = p[len(hermes) + 1:].split("/", 1)[0].lower()
+        if top in _HERMES_STATE_TOPS or top.startswith("state.db"):
+            labels.add(HERMES_STATE)
     if _holds_secret(p, parts, name, labels, hermes, users):
         labels.add(SECRET_FILE)
     if (p in ("/", "/home", HOME, HOME + "/.config", "/" + users) or name in _CREDENTIAL_DIRS

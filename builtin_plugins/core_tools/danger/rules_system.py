@@ -94,6 +94,26 @@ def crontab(site: Site, args: list[str]) -> None:
         site.add("crontab_remove")
 
 
+#: ``hermes GROUP ACTION`` commands that change settings, plugins, memory, skills or jobs
+#: (the second word, or none, that only shows something is read-only)
+_HERMES_GROUPS = frozenset({"config", "cron", "skills", "memory", "plugins", "facts", "auth",
+                            "setup", "model", "tools", "sessions"})
+_HERMES_READ_ONLY = frozenset({"list", "ls", "show", "status", "view", "get", "path", "runs",
+                               "search", "stats", "doctor", "check", "help", "export"})
+
+
+def hermes(site: Site, args: list[str]) -> None:
+    """``hermes config set approvals.mode off``, ``hermes cron create ...``: a model must not
+    change its own approvals or schedule work around the ``cronjob`` tool's checks unasked."""
+    words = [a for a in args if not a.startswith("-")]
+    for index, word in enumerate(words):
+        if word in _HERMES_GROUPS:
+            action = words[index + 1] if index + 1 < len(words) else ""
+            if action and action not in _HERMES_READ_ONLY:
+                site.add("hermes_state")
+            return
+
+
 def iptables(site: Site, args: list[str]) -> None:
     options = [a for a in args if a.startswith("-")]
     flags = short_flags([o for o in options if not o.startswith("--")])
@@ -290,6 +310,6 @@ SYSTEM_RULES: dict[str, Callable[[Site, list[str]], None]] = {
     "ip6tables": iptables, "iptables-legacy": iptables, "iptables-nft": iptables,
     "ebtables": iptables, "arptables": iptables, "nft": nft, "ufw": ufw, "pfctl": pfctl,
     "enable": enable, "docker": container, "podman": container, "nerdctl": container,
-    "kubectl": kubectl, "ps": ps,
+    "kubectl": kubectl, "ps": ps, "hermes": hermes,
     **{name: privilege for name in _PRIVILEGE}, **{name: network for name in NETWORK},
     **{name: network for name in NETCATS}}

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .paths import (CREDENTIAL, DEVICE, GIT_HOOK, HOME_DIR, KEY_FILE, ROOT, SHELL_RC, SOCKET,
-                    SUDOERS, SYSTEM_DIR, SYSTEM_FILE, classify, file_key, is_protected_dir,
-                    link_target)
+from .paths import (CREDENTIAL, DEVICE, GIT_HOOK, HERMES_STATE, HOME_DIR, KEY_FILE, ROOT,
+                    SHELL_RC, SOCKET, SUDOERS, SYSTEM_DIR, SYSTEM_FILE, classify, file_key,
+                    is_protected_dir, link_target)
 
 #: markers standing for text the analyser cannot read (see analyse.Analyser.expand)
 OPAQUE, FETCHED, DECODED, REMOTE, SECRET = "\x00", "\x02", "\x03", "\x04", "\x05"
@@ -62,6 +62,8 @@ class Site:
             self.add("system_config_write")
         if GIT_HOOK in labels:
             self.add("indirect_command")
+        if HERMES_STATE in labels:
+            self.add("hermes_state")
 
     def delete(self, path: str, recursive: bool) -> None:
         """``path`` is deleted (or moved away); ``recursive``: with everything below it. (A link
@@ -75,6 +77,8 @@ class Site:
             self.add("privilege_change")
         if CREDENTIAL in labels or SHELL_RC in labels:
             self.add("credential_write")
+        if HERMES_STATE in labels:
+            self.add("hermes_state")
 
     def is_secret(self, path: str) -> bool:
         """Reading ``path`` hands over a secret (a private key, credentials, hermes's keys)."""

@@ -51,6 +51,8 @@ DESCRIPTIONS: dict[str, str] = {
     "firewall_flush": "disabling or flushing the firewall",
     "crontab_remove": "removing the crontab",
     "sync_delete": "rsync --delete into the root, home or a system directory",
+    "hermes_state": "changing hermes's own settings, keys, plugins, memory, skills or "
+                    "scheduled jobs",
 }
 HARD_KEYS = frozenset({"delete_root", "format_disk", "dd_device", "redirect_device",
                        "disk_overwrite", "fork_bomb"})
