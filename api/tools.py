@@ -68,7 +68,7 @@ ApprovalCallback = Callable[[ApprovalRequest], str]
 ClarifyCallback = Callable[[str, "list[str] | None"], str]
 
 # Keyword names that are fields; any other keyword goes to ``extra``.
-_FIELDS = ("session_id", "task_id", "turn_id", "tool_call_id", "platform", "cwd",
+_FIELDS = ("session_id", "task_id", "turn_id", "tool_call_id", "platform", "chat_id", "cwd",
            "approval_callback", "clarify_callback", "interrupt_event")
 
 
@@ -81,6 +81,7 @@ class ToolCallContext:
     turn_id: str = ""
     tool_call_id: str = ""
     platform: str = ""
+    chat_id: str = ""  # the platform's chat the turn answers (the gateway's), "" elsewhere
     cwd: Path = field(default_factory=Path.cwd)  # a string is expanded and resolved
     approval_callback: ApprovalCallback | None = None
     clarify_callback: ClarifyCallback | None = None
@@ -121,7 +122,7 @@ class ToolCallContext:
         event = kwargs.get("interrupt_event")
         return cls(session_id=text("session_id"), task_id=text("task_id"),
                    turn_id=text("turn_id"), tool_call_id=text("tool_call_id"),
-                   platform=text("platform"), cwd=Path(base).resolve(),
+                   platform=text("platform"), chat_id=text("chat_id"), cwd=Path(base).resolve(),
                    approval_callback=approval if callable(approval) else None,
                    clarify_callback=clarify if callable(clarify) else None,
                    interrupt_event=event if isinstance(event, threading.Event) else None,

@@ -417,7 +417,7 @@ class Agent:
 
         context = ToolCallContext(
             session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
-            platform=self.platform,
+            platform=self.platform, chat_id=self.options.chat_id or "",
             cwd=Path(self.options.cwd or self.kernel.cwd or Path.cwd()).expanduser().resolve(),
             approval_callback=self.options.approval_callback,
             clarify_callback=self.options.clarify_callback, interrupt_event=self._interrupt,

@@ -31,6 +31,7 @@ class AgentOptions:
     parent_session_id: str | None = None
     cwd: Path | None = None
     sender_id: str | None = None
+    chat_id: str | None = None  # the platform's chat (the gateway's agents), for tools
     approval_callback: Callable[[Any], str] | None = None
     clarify_callback: Callable[..., str] | None = None
     depth: int = 0  # 0 for a top-level agent, 1 for its subagents, ...

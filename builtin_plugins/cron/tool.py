@@ -68,6 +68,7 @@ class CronjobTool:
                       deliver=args.get("deliver"), repeat=_int(args.get("repeat")),
                       retries=_int(args.get("retries")), retry_delay=args.get("retry_delay"),
                       origin={"platform": ctx.platform, "session_id": ctx.session_id,
+                              **({"chat_id": ctx.chat_id} if ctx.chat_id else {}),
                               "by": limits.AGENT})
         self._checked(job, {"prompt": job["prompt"], "name": job["name"], "deliver": "",
                             "schedule": True})

@@ -155,7 +155,7 @@ class ChatWorker:
         runner = self.runner
         questions = ChatQuestions(runner, chat, runner.loop)
         agent = runner.kernel.service("agent").create(
-            platform=message.platform, sender_id=message.user_id,
+            platform=message.platform, sender_id=message.user_id, chat_id=message.chat_id,
             approval_callback=questions.approval, clarify_callback=questions.clarify)
         known = chat.mapped_session = runner.chatmap.get(chat.key)
         if known is not None:
