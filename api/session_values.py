@@ -148,7 +148,9 @@ def public_methods_at_edge(cls: type) -> type:
 JSON_PREFIX = "\x00json:"
 JSON_COLUMNS = ("tool_calls", "reasoning_details", "codex_reasoning_items", "codex_message_items")
 MAX_TITLE = 100
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0 and C1 (CSI drives terminals)
+#: invisible and reordering format characters (bidi overrides, zero-width spaces)
+_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
 def clean_optional(value: str | None) -> str | None:
@@ -192,10 +194,11 @@ def decode_json(value: Any) -> Any:
 
 
 def sanitize_title(title: str | None) -> str | None:
-    """Trim, drop control characters, collapse whitespace, cap at 100; empty means no title."""
+    """Trim, drop control and invisible format characters, collapse whitespace, cap at 100;
+    empty means no title."""
     if title is None:
         return None
-    text = " ".join(_CONTROL.sub(" ", clean_text(title)).split())
+    text = " ".join(_CONTROL.sub(" ", _INVISIBLE.sub("", clean_text(title))).split())
     return text[:MAX_TITLE].rstrip() or None
 
 

@@ -94,6 +94,15 @@ def test_surrogates_through_the_api_are_repaired(store):
     assert store.list_sessions(source="cli\udcff")[0]["id"] == sid
 
 
+def test_a_title_set_by_any_caller_loses_terminal_controls_and_bidi_overrides(store):
+    """`hermes sessions list` prints titles: a C1 CSI (\x9b) drives a terminal like ESC [, and
+    a bidi override makes a title read backwards."""
+    sid = store.create_session(source="cli", title="Deploy\x9b2J plan \u202eevil\u202c \x1b[31m")
+    assert store.get_session(sid)["title"] == "Deploy 2J plan evil [31m"
+    store.set_session_title(sid, "Plan\u200bB\ufeff")
+    assert store.get_session(sid)["title"] == "PlanB"
+
+
 def test_invalid_utf8_argv_through_the_real_cli(home, tmp_path):
     store = SqliteSessionStore(home=home)
     sid = store.create_session("sess_caf", source="cli", title="café notes")
