@@ -105,6 +105,23 @@ def check_distribution(dist: str, version: str, requires: Iterable[str], spec: s
         check_requirement(requirement, f"{spec}: its Requires-Dist")
 
 
+#: variables that change what programs load or run, or where they fetch code from
+_RUNS_PROGRAMS = frozenset({
+    "PATH", "HOME", "SHELL", "ENV", "BASH_ENV", "PROMPT_COMMAND", "IFS", "CDPATH",
+    "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONUSERBASE",
+    "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "NODE_PATH",
+    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXEC_PATH",
+    "GIT_ASKPASS", "SSH_ASKPASS", "EDITOR", "VISUAL", "PAGER", "GIT_PAGER", "SSL_CERT_FILE",
+    "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "HERMES_HOME"})
+_RUNS_PROGRAMS_PREFIXES = ("LD_", "DYLD_", "PIP_", "GIT_CONFIG", "HERMES_")
+
+
+def runs_programs(name: str) -> bool:
+    """Whether the variable ``name`` changes how programs (hermes included) load or run."""
+    upper = name.upper()
+    return upper in _RUNS_PROGRAMS or upper.startswith(_RUNS_PROGRAMS_PREFIXES)
+
+
 def check_manifest_text(manifest: Any, where: str) -> None:
     """No control characters (escape sequences) in what the consent screen shows; newlines
     and tabs only in descriptions and help texts."""
@@ -128,6 +145,11 @@ def check_manifest_text(manifest: Any, where: str) -> None:
                 raise refuse(f"{where}: {field} names {req.name!r}, which is not an environment "
                              "variable name (letters, digits and '_'); ask the plugin's author "
                              "to fix plugin.yaml")
+            if runs_programs(req.name):
+                raise refuse(f"{where}: {field} asks for {req.name}, which changes how programs "
+                             "run (what you type would be saved to .env and loaded into hermes "
+                             "and the programs it starts); a plugin's own settings have names "
+                             "of their own. Ask the plugin's author to rename it")
             check(req.description, f"{field} {req.name} description", "\n\t")
             check(req.url, f"{field} {req.name} url")
     for name, cli in (getattr(manifest, "cli_commands", None) or {}).items():
