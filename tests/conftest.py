@@ -12,6 +12,27 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+def _keep_the_test_process_debuggable() -> None:
+    """Tests build agents in this process, and an agent makes its process private (not
+    dumpable): a non-root user's tests could then no longer read /proc/<this pid>/... from the
+    commands they start, and results would depend on test order. The decision is taken once
+    per process, here; the processes the tests start are private, as in use."""
+    from hermes_agent.api import keep_process_private
+
+    before = os.environ.get("HERMES_DEBUGGABLE")
+    os.environ["HERMES_DEBUGGABLE"] = "1"
+    try:
+        assert keep_process_private() is False
+    finally:
+        if before is None:
+            del os.environ["HERMES_DEBUGGABLE"]
+        else:
+            os.environ["HERMES_DEBUGGABLE"] = before
+
+
+_keep_the_test_process_debuggable()
+
+
 @pytest.fixture(autouse=True)
 def _restore_environ() -> Iterator[None]:
     """A kernel on the process environment exports $HERMES_HOME/.env into os.environ;
