@@ -36,8 +36,12 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def _case_sensitive(folder: Path) -> bool:
-    (folder / "Probe").write_text("")
-    return not (folder / "pROBE").exists()
+    """Whether ``folder`` tells names apart by case (a probe file of a fresh name, removed)."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(dir=folder, prefix="CaseProbe-") as probe:
+        name = Path(probe.name).name
+        return not (folder / name.swapcase()).exists()
 
 
 # ------------------------------------------------------------ attacks, by what they reach
