@@ -72,7 +72,8 @@ def initialize(agent: Agent) -> None:
         agent.session_id, hermes_home=str(kernel.home), platform=agent.platform,
         user_id=agent.options.sender_id or "", agent_context="primary",
         agent_identity=kernel.home.name or "default", agent_workspace=str(workspace),
-        parent_session_id=agent.options.parent_session_id or "")
+        parent_session_id=agent.options.parent_session_id or "",
+        **({"chat_id": agent.options.chat_id} if agent.options.chat_id else {}))
     for provider in manager.providers:
         log.debug("memory provider %r initialized for session %s", provider_name(provider),
                   agent.session_id)
