@@ -4,20 +4,15 @@ change: the file tools' side of the danger detector's lists (:mod:`.danger.paths
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-#: a process's environment (hermes's own holds the keys loaded from its .env)
-_ENVIRON = re.compile(r"^/proc/[^/]+/(?:task/[^/]+/)?environ$")
 #: where a hard link's other name would be a secret: $HOME's own files, these folders under it
 #: (three levels deep) and $HERMES_HOME (two levels)
 _SECRET_HOMES = (".ssh", ".aws", ".gnupg", ".kube", ".azure", ".docker", ".config/gh",
                  ".config/gcloud", ".config/rclone", ".config/hub", ".local/share/keyrings")
 _MAX_CANDIDATES = 4000
-#: hermes's own files (in $HERMES_HOME) that change what it does or may do
-_HERMES_CONTROL = frozenset({".env", "auth.json", "config.yaml"})
 #: hermes's stores that reach later prompts or run later, by their folder (or file) in
 #: $HERMES_HOME: the tool that writes each one checks what it stores (injection scan, size,
 #: what a job may do), so the file tools must not write around it
@@ -41,16 +36,15 @@ def holds_secret(path: Path) -> bool:
         real = path.resolve()
     except (OSError, RuntimeError):  # a symlink loop: treat as unreadable
         return True
-    return is_secret_file(str(path.absolute())) or is_secret_file(str(real)) \
-        or _ENVIRON.match(str(real)) is not None
+    return is_secret_file(str(path.absolute())) or is_secret_file(str(real))
 
 
 def is_secret_real(real: str) -> bool:
     """Whether the file whose real path (no symlinks, as the kernel names an open file) is
-    ``real`` holds secrets: a credential, or a process's environment."""
+    ``real`` holds secrets: a credential, or a process's environment or memory."""
     from .danger.paths import is_secret_file
 
-    return is_secret_file(real) or _ENVIRON.match(real) is not None
+    return is_secret_file(real)
 
 
 def secret_hard_link(stat: os.stat_result) -> str | None:
@@ -111,8 +105,10 @@ def refusal(raw: str, path: Path, real: str | None = None, link_of: str | None =
     where = f" (it resolves to {real})" if real != str(path.absolute()) else ""
     if link_of:
         where = f" (it is a hard link to {link_of})"
-    if _ENVIRON.match(real):
-        where += ", a process's environment"
+    from .danger.paths import is_process_secret
+
+    if is_process_secret(real):
+        where += ", a process's environment or memory"
     return (f"{raw} holds secrets{where}: private keys, credentials, process environments and "
             "hermes's own .env and auth.json are not read into the conversation. Ask the user "
             "to paste the part that is needed, or use the tool that consumes the file (ssh, "
@@ -124,8 +120,8 @@ def write_refusal(raw: str, *paths: str, fold: bool | None = None) -> str | None
     ``paths``), or None: credentials, SSH and shell start-up files, git's hooks and
     configuration, system files, and hermes's own files. ``fold``: names ignore case (None:
     as the file system here does, see ``danger.paths.folds_case``)."""
-    from .danger.paths import (CREDENTIAL, GIT_HOOK, SECRET_FILE, SHELL_RC, SUDOERS, SYSTEM_FILE,
-                               classify, current_hermes_home, folds_case)
+    from .danger.paths import (CREDENTIAL, GIT_HOOK, HERMES_STATE_TOPS, SECRET_FILE, SHELL_RC,
+                               SUDOERS, SYSTEM_FILE, classify, current_hermes_home, folds_case)
 
     fold = folds_case() if fold is None else fold  # there ~/.HERMES is ~/.hermes
 
@@ -155,15 +151,14 @@ def write_refusal(raw: str, *paths: str, fold: bool | None = None) -> str | None
         inside = os.path.relpath(spelled(path), hermes)
         if not inside.startswith(".."):
             top = inside.split(os.sep)[0]
-            if (inside in _HERMES_CONTROL or inside.startswith("state.db")
-                    or top == "plugins"):
-                return (f"{raw} is hermes's own {inside} ({path}); write_file and patch do not "
-                        "change hermes's settings, keys, sessions or plugins. Ask the user to "
-                        "change it (`hermes config` for settings), or make the change with the "
-                        "terminal tool, which asks the user to approve it.")
             store = next((k for k in _HERMES_STORES if spelled(k) == top), None)
             if store is not None:
                 return (f"{raw} is in hermes's {store} ({path}): {_HERMES_STORES[store]}. "
                         "write_file and patch do not change what later sessions load, so its "
                         "checks cannot be bypassed.")
+            if top in HERMES_STATE_TOPS or top.startswith("state.db"):  # settings, keys, plugins
+                return (f"{raw} is hermes's own {inside} ({path}); write_file and patch do not "
+                        "change hermes's settings, keys, sessions or plugins. Ask the user to "
+                        "change it (`hermes config` for settings), or make the change with the "
+                        "terminal tool, which asks the user to approve it.")
     return None

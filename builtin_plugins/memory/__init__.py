@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent import hookimpl
+from hermes_agent import ServiceError, hookimpl
 from hermes_agent.api import LayerRequest, ToolCallContext, prompt_layers, with_context
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ class BuiltinMemory:
 
             try:
                 scan = self.kernel.service("injection_scan").scan
-            except Exception:  # the agent plugin builds prompts; without it nothing to guard
+            except ServiceError:  # the agent plugin builds prompts; without it nothing to guard
                 scan = None
             return render(memory_file(self.kernel, name, request.home), scan)
         snapshot.__name__ = f"{name}_snapshot"

@@ -25,7 +25,7 @@ ROOT, HOME_DIR, SYSTEM_DIR, SYSTEM_FILE, DEVICE, SOCKET, CREDENTIAL, KEY_FILE, S
 #: hermes's own files in $HERMES_HOME that change what it does or may do, or reach later
 #: sessions unchecked: settings, keys, plugins, memory, skills, scheduled jobs, identity
 HERMES_STATE = "hermes_state"
-_HERMES_STATE_TOPS = frozenset({".env", "auth.json", "config.yaml", "plugins", "memories",
+HERMES_STATE_TOPS = frozenset({".env", "auth.json", "config.yaml", "plugins", "memories",
                                 "skills", "cron", "soul.md"})
 
 #: directories whose recursive deletion (or moving away) is always refused
@@ -217,6 +217,11 @@ def _hermes_home(value: str | None, home: str | None, fold: bool = False) -> str
     return normalise(value or "~/.hermes", None, home, fold)
 
 
+def is_process_secret(path: str) -> bool:
+    """Whether ``path`` is a process's environment or memory (``/proc/<pid>/environ``)."""
+    return _PROCESS_SECRET.match(path) is not None
+
+
 def is_secret_file(path: str, fold: bool | None = None) -> bool:
     """Whether the file at absolute ``path`` (symlinks already resolved) holds a secret that
     must not be read into the model's context: private keys, cloud and CLI credentials,
@@ -320,7 +325,7 @@ def _labels(p: str, hermes: str = HOME + "/.hermes", fold: bool = False) -> froz
         labels.add(SHELL_RC)
     if p.startswith(hermes + "/"):
         top = p[len(hermes) + 1:].split("/", 1)[0].lower()
-        if top in _HERMES_STATE_TOPS or top.startswith("state.db"):
+        if top in HERMES_STATE_TOPS or top.startswith("state.db"):
             labels.add(HERMES_STATE)
     if _holds_secret(p, parts, name, labels, hermes, users):
         labels.add(SECRET_FILE)
