@@ -98,7 +98,7 @@ class ToolCallContext:
         kwargs: dict[str, Any] = {**self.extra, "session_id": self.session_id,
                                   "task_id": self.task_id, "turn_id": self.turn_id,
                                   "tool_call_id": self.tool_call_id, "platform": self.platform,
-                                  "cwd": str(self.cwd)}
+                                  "chat_id": self.chat_id, "cwd": str(self.cwd)}
         for key in ("approval_callback", "clarify_callback", "interrupt_event"):
             value = getattr(self, key)
             if value is not None:

@@ -101,8 +101,8 @@ def test_one_context_reaches_the_gate_a_core_tool_and_a_legacy_handler(
     args, kwargs = SEEN["legacy"]
     assert args == {"x": 1}
     assert kwargs == {**core.as_kwargs(), "tool_call_id": "c2"}
-    assert set(kwargs) == {"session_id", "task_id", "turn_id", "tool_call_id", "platform", "cwd",
-                           "approval_callback", "interrupt_event", "agent"}
+    assert set(kwargs) == {"session_id", "task_id", "turn_id", "tool_call_id", "platform", "chat_id",
+                           "cwd", "approval_callback", "interrupt_event", "agent"}
     assert kwargs["cwd"] == str(tmp_path.resolve()) and kwargs["interrupt_event"] is turn.interrupt
 
     _, ctx = SEEN["modern"]

@@ -7,7 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from hermes_agent.testing.fake_llm import reply_text
+from hermes_agent.testing.fake_llm import reply_text, reply_tool_call
 
 from .conftest import running
 
@@ -54,3 +54,46 @@ def test_a_memory_provider_learns_the_chat_and_user_of_a_gateway_session(
     seen = json.loads((home / "initialized.json").read_text())
     assert (seen["platform"], seen["user_id"], seen["chat_id"]) == ("testchat", "alice",
                                                                      "team-room")
+
+
+WHEREAMI = '''
+import json
+from pathlib import Path
+
+
+def whereami(args, **kwargs):
+    seen = {k: v for k, v in kwargs.items() if isinstance(v, str)}
+    Path(kwargs["cwd"], "whereami.json").write_text(json.dumps(seen))
+    return json.dumps({"ok": True})
+
+
+def register(ctx):
+    ctx.register_tool("whereami", "testing", {
+        "name": "whereami", "description": "Say where the call comes from.",
+        "parameters": {"type": "object", "properties": {}}}, whereami)
+'''
+
+
+def test_a_handler_written_for_keyword_arguments_gets_the_chat(
+        kernel_for, server, home: Path, tmp_path: Path, monkeypatch) -> None:
+    """A ``handler(args, **kwargs)`` tool run in a gateway chat gets ``chat_id`` among its
+    keyword arguments, as a context handler gets it on its context."""
+    folder = home / "plugins" / "whereami"
+    folder.mkdir(parents=True)
+    (folder / "plugin.yaml").write_text("name: whereami\n", encoding="utf-8")
+    (folder / "__init__.py").write_text(WHEREAMI, encoding="utf-8")
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
+    server.script(reply_tool_call("whereami", {}), reply_text("Here."))
+    kernel = kernel_for(plugins={"enabled": ["whereami"]})
+    assert kernel.plugins["whereami"].state == "loaded", kernel.plugins["whereami"]
+
+    async def scenario() -> None:
+        async with running(kernel) as (runner, chat):
+            await chat.inject("team-room", "alice", "where are you?")
+            assert await chat.wait_for("team-room", 1) == ["Here."]
+
+    asyncio.run(scenario())
+    seen = json.loads((workdir / "whereami.json").read_text())  # the turn's cwd: here
+    assert (seen["platform"], seen["chat_id"]) == ("testchat", "team-room")
