@@ -159,7 +159,7 @@ GENERATOR_READS = [
     "fd -x cat {} \\; . ~/.aws", "fd '^id_(rsa|ed25519)$' ~ -x base64",
     "fd -t f . --search-path ~/.ssh -X cat", "for f in $(fd . ~/.ssh); do cat $f; done",
     "fd -H . ~ | while read f; do cat \"$f\"; done", "locate -r 'id_rsa$' | xargs cat",
-    "cat < <(locate .git-credentials | head -1)",
+    "xargs cat < <(locate .git-credentials | head -1)",
 ]
 
 

@@ -24,7 +24,12 @@ def _cd(scope: Scope, argv: list[str]) -> None:
         scope.cwd = None  # back to a directory this text does not show
         return
     moved = normalise(targets[0] if targets else "~", scope.cwd)
-    scope.cwd = moved if moved.startswith("/") and not any(m in moved for m in MARKERS) else None
+    unknown = [part for part in moved.split("/") if any(m in part for m in MARKERS)]
+    if moved.startswith("/proc/") and unknown:
+        # cd /proc/$PPID: a process's folder whatever the pid (its environ is an environment)
+        scope.cwd = "/".join(OPAQUE if part in unknown else part for part in moved.split("/"))
+        return
+    scope.cwd = moved if moved.startswith("/") and not unknown else None
 
 
 def _declare(scope: Scope, argv: list[str]) -> None:
