@@ -58,6 +58,10 @@ def test_a_quoted_substitution_listing_secrets_is_read_like_the_unquoted_one(
     _flags(command, work, "credential_read")
 
 
+def test_a_variable_holding_a_quoted_listing_is_read_too(work: str) -> None:
+    _flags('f="$(find ~/.ssh -name id_rsa)"; cat "$f"', work, "credential_read")
+
+
 def test_running_a_quoted_listing_as_a_command_still_cannot_be_told(work: str) -> None:
     _flags('"$(find ~/.ssh -name id_rsa)" --help', work, "indirect_command")
 
@@ -83,6 +87,7 @@ PROC_CWD_READS = [
     "cd /proc/$PPID && grep -ra KEY .", "cd /proc/$PPID && cat cwd/.env",
     "cd /proc/$PPID/root && cat etc/shadow", "cd /proc/1/cwd && cat .env",
     "P=$PPID; cd \"/proc/$P\" && tr '\\0' '\\n' < environ",
+    "cd /proc/$PPID/$UNSET && cat environ", "cd /proc/1/root && cat home/u/.env",
 ]
 
 
@@ -174,6 +179,13 @@ def test_fd_exec_running_a_deleter_is_a_find_delete(work: str) -> None:
     _flags("fd -H . ~ -X rm -rf", work, "find_delete")
 
 
+def test_fd_deletes_what_it_finds_not_the_folder_it_searches(work: str) -> None:
+    # fd never prints its search folder: some files below the home folder are not the home
+    assert "delete_root" not in analyse("fd -e tmp . ~ -X rm -rf", work)
+    assert set(analyse("fd -e tmp . ~ -X rm -rf", work)) == {"recursive_delete", "find_delete"}
+    _flags("fd -H . ~ -X rm -rf", work, "delete_root")  # everything below it is
+
+
 GENERATOR_BENIGN = [
     "fd README", "locate libssl.so", "fd -e py -x wc -l", "fd -e py . src -X ruff check",
     "locate -i readme | head", "fd -H .env", "fd -t f . ~/.ssh", "locate id_rsa",
@@ -221,7 +233,9 @@ HERMES_CLI_BENIGN = [
     "pipx run hermes status", "python -m hermes_agent.builtin_plugins.cli_root --help",
     "python -c 'print(1)' -m hermes_agent config set a b", "uv run ruff check .",
     "poetry run pytest -q", "python script.py -m hermes_agent config set a b",
-    "python -m pip install hermes-agent-runtime", "uvx ruff format .",
+    "python -m pip install hermes-agent-runtime", "uvx ruff format .", "uv pip install x",
+    "uvx ruff@0.5 check", "pipx run black .", "uv tool install hermes-agent-runtime",
+    "poetry install", "conda run -n base python -V", "uv sync", "uv run --with rich x.py",
 ]
 
 

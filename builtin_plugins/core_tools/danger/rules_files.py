@@ -147,12 +147,13 @@ _FD_PLACEHOLDER = re.compile(r"\{(?:/|//|\.|/\.)?\}")
 def fd(site: Site, args: list[str]) -> None:
     """``fd ... -x CMD`` / ``-X CMD``: CMD runs on the files found, ``{}`` standing for each
     (without a placeholder they are its last words): the secret files the search may find
-    (``fd id_rsa ~ -x cat``), else the folder searched; a deleter is ``find_delete``."""
+    (``fd id_rsa ~ -x cat``), else what it may find (fd never prints the folder it
+    searches); a deleter is ``find_delete``."""
     call = fd_parts(args)
     if not call.commands:
         return
-    found = secret_listed(fd_found(call), site.labels) or [
-        (call.options.get("--search-path") or call.positional[1:] or ["."])[0]]
+    stand_ins = fd_found(call)
+    found = secret_listed(stand_ins, site.labels) or stand_ins[:1]
     for command in call.commands:
         if not any(_FD_PLACEHOLDER.search(w) for w in command):
             command = [*command, *found]
