@@ -217,7 +217,8 @@ HERMES_CLI = [
     "conda run -n agent hermes config set approvals.mode off",
     ".venv/bin/python -m hermes_agent.builtin_plugins.cli_root auth add openai",
     "python3.11 -u -m hermes_agent config set a b", "python -mhermes_agent config set a b",
-    "python -X dev -m hermes_agent cron create x", "sudo -u me python3 -m hermes_agent config set a b",
+    "python -X dev -m hermes_agent cron create x",
+    "sudo -u me python3 -m hermes_agent config set a b",
 ]
 
 

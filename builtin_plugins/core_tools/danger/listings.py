@@ -86,7 +86,7 @@ _FD_VALUED = frozenset({
     "--older", "-o", "--owner", "-j", "--threads", "-c", "--color", "--base-directory",
     "--search-path", "--path-separator", "--max-results", "--format", "--ignore-file", "--and",
     "--batch-size", "--max-buffer-time"})
-FD_EXEC = frozenset({"-x", "--exec", "-X", "--exec-batch"})
+_FD_EXEC = frozenset({"-x", "--exec", "-X", "--exec-batch"})
 
 
 @dataclass
@@ -105,7 +105,7 @@ def fd_parts(args: list[str]) -> FdCall:
     k = 0
     while k < len(args):
         a = args[k]
-        if a in FD_EXEC:  # the command runs to a ";" word or the end
+        if a in _FD_EXEC:  # the command runs to a ";" word or the end
             end = args.index(";", k + 1) if ";" in args[k + 1:] else len(args)
             call.commands.append(args[k + 1:end])
             k = end + 1
@@ -170,7 +170,7 @@ def fd_found(call: FdCall) -> list[str]:
 
 #: locate's options whose value is the next word
 _LOCATE_VALUED = frozenset({"-d", "--database", "-l", "-n", "--limit"})
-LOCATORS = frozenset({"locate", "plocate", "mlocate", "slocate"})
+_LOCATORS = frozenset({"locate", "plocate", "mlocate", "slocate"})
 
 
 def locate_found(args: list[str]) -> list[str]:
@@ -220,7 +220,7 @@ def listed(argv: list[str]) -> list[str]:
         return find_found(argv[1:])
     if name in ("fd", "fdfind"):
         return fd_found(fd_parts(argv[1:]))
-    if name in LOCATORS:
+    if name in _LOCATORS:
         return locate_found(argv[1:])
     if name == "ls":
         return [a for a in argv[1:] if not a.startswith("-") and _GLOB.search(a)][:_LIMIT]
