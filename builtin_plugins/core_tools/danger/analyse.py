@@ -21,7 +21,7 @@ from .paths import GIT_HOOK, classify, expand_braces, file_key, normalise
 from .rules_files import file_rule, short_flags, split_options
 from .rules_process import attaches
 from .rules_read import reads, reads_in_code, redirected
-from .rules_system import SHELLS, SYSTEM_RULES
+from .rules_system import SHELLS, SYSTEM_RULES, hermes_module
 from .scope import (DOWNLOADERS, MAX_DEPTH, MAX_VALUE, OUTPUT_OPTIONS, SSH_VALUED, STDIN_FILES,
                     WRITES, Content, Scope)
 from .shell_state import SCOPE_BUILTINS, evaluated_code
@@ -433,6 +433,8 @@ class Analyser(Expansions, LaterCode):
     def _interpreter(self, kind: str, argv: list[str], cmd: Command, scope: Scope, depth: int,
                      site: Site) -> None:
         args = argv[1:]
+        if kind in ("python", "pypy"):  # python -m hermes_agent config set: hermes's CLI
+            hermes_module(site, args)
         code, reads_stdin = code_argument(kind, args)
         script = next((a for a in args if not a.startswith("-")), None)
         if code is None and script in STDIN_FILES:  # perl /dev/stdin <<< CODE

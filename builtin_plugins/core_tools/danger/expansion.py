@@ -62,7 +62,9 @@ class Expansions:
             return self.joined(default, scope, depth)
         return OPAQUE
 
-    def _substitution(self: Analyser, part: Part, scope: Scope, depth: int) -> str:
+    def _substitution(self: Analyser, part: Part, scope: Scope, depth: int) -> str | list[str]:
+        """The output of ``$(...)``, a marker when unknown; a list of words (the marker, then
+        the secret files it may list) for a quoted ``"$(find ~/.ssh ...)"``."""
         inner = scope.child()
         if part.procsub == ">":  # >(sh): reads what the command writes, unknown here
             inner.stdin = (OPAQUE, None)
@@ -85,11 +87,13 @@ class Expansions:
         if text is not None and not marker:
             return text.strip() + (SECRET if reads_secret else "")
         value = (marker or OPAQUE) + (SECRET if reads_secret else "")
-        if not part.quoted and (listing := self._listing(last, inner)):
-            # cat $(find ~/.ssh -type f): the secret files it may list are more words (after
-            # the marker: run as a command, it still can't be told)
-            value += " " + " ".join(listing)
-        return value
+        listing = self._listing(last, inner)
+        if not listing:
+            return value
+        # cat $(find ~/.ssh -type f): the secret files it may list are more words (after the
+        # marker: run as a command, it still can't be told); quoted, the one word it gives may
+        # be any of them (cat "$(find ~/.ssh -name id_rsa)")
+        return [value, *listing] if part.quoted else value + " " + " ".join(listing)
 
     def _listing(self: Analyser, cmd: Command | None, scope: Scope) -> list[str]:
         """The secret files among those ``cmd`` lists on its output (``find ~/.ssh``, also

@@ -88,8 +88,11 @@ _PROCESS_SECRET = re.compile(r"^/proc/[^/]+/(?:task/[^/]+/)?(?:environ|mem)$")
 #: /proc and a process's folder in it (reading one whole, or through a glob, reads the
 #: environment): a pid, ``self``, ``thread-self`` or a name the analyser cannot know (an unknown
 #: variable), and its threads' folders (``/proc/*`` is /proc itself once normalised)
-#: a process's view of the root folder: /proc/self/root/home/me/.ssh/id_rsa is the key
-_PROCESS_ROOT = re.compile(r"^/proc/[^/]+/(?:task/[^/]+/)?root(/.*)?$")
+#: a process's links to its view of the root folder (/proc/self/root/home/me/.ssh/id_rsa is
+#: the key) and to its working directory (hermes's own may be the home folder or its home)
+_PROCESS_LINK = re.compile(r"^/proc/[^/]+/(?:task/[^/]+/)?(root|cwd)(/.*)?$")
+#: what a path through an unknown folder is not known to be (the folder itself is unknown)
+_FOLDER_LABELS = frozenset({ROOT, HOME_DIR, SYSTEM_DIR})
 _PROCESS_DIR = re.compile(r"^/proc(?:/(?:\d+|self|thread-self|[^/]*\x00[^/]*)"
                           r"(?:/task(?:/[^/]+)?)?)?$")
 # git's hooks, and its configuration (core.pager, core.fsmonitor, aliases, filter drivers)
@@ -239,10 +242,23 @@ def _classify(path: str, cwd: str | None, home: str | None, hermes: str,
         return frozenset().union(*(_classify(v, cwd, home, hermes, fold)
                                    for v in expand_braces(path)))
     labels = _path_labels(path, cwd, home, hermes, fold)
-    if path.startswith("/proc/") and (m := _PROCESS_ROOT.match(posixpath.normpath(path))):
-        # /proc/self/root/etc/shadow is /etc/shadow: the labels of both
-        labels |= _classify(m.group(1) or "/", None, home, hermes, fold)
+    full = path if path.startswith("/") else posixpath.join(cwd, path) if cwd and not (
+        path.startswith("~")) else ""
+    if full.startswith("/proc/") and (m := _PROCESS_LINK.match(posixpath.normpath(full))):
+        labels |= _through_process(m.group(1), m.group(2) or "", home, hermes, fold)
     return labels
+
+
+def _through_process(link: str, rest: str, home: str | None, hermes: str,
+                     fold: bool) -> frozenset[str]:
+    """The labels of ``rest`` reached through a process's ``root`` or ``cwd`` link:
+    /proc/self/root/etc/shadow is /etc/shadow; below ``cwd``, a folder the command cannot know,
+    the names are judged as if in the home folder and in hermes's home (where hermes, the
+    commands' parent, may run): /proc/$PPID/cwd/.env may be hermes's keys."""
+    if link == "root":
+        return _classify(rest or "/", None, home, hermes, fold)
+    return frozenset().union(*(_classify(base + rest, None, home, hermes, fold)
+                               for base in (HOME, hermes))) - _FOLDER_LABELS
 
 
 def _path_labels(path: str, cwd: str | None, home: str | None, hermes: str,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .listings import find_found, secret_listed
+from .listings import fd_found, fd_parts, find_found, secret_listed
 from .site import Site, base_name
 
 
@@ -139,6 +139,30 @@ def find(site: Site, args: list[str]) -> None:
             for k, a in enumerate(expr))
         for s in starts or ["."]:
             site.delete(s, whole_tree)
+
+
+_FD_PLACEHOLDER = re.compile(r"\{(?:/|//|\.|/\.)?\}")
+
+
+def fd(site: Site, args: list[str]) -> None:
+    """``fd ... -x CMD`` / ``-X CMD``: CMD runs on the files found, ``{}`` standing for each
+    (without a placeholder they are its last words): the secret files the search may find
+    (``fd id_rsa ~ -x cat``), else what it may find (fd never prints the folder it
+    searches); a deleter is ``find_delete``."""
+    call = fd_parts(args)
+    if not call.commands:
+        return
+    stand_ins = fd_found(call)
+    found = secret_listed(stand_ins, site.labels) or stand_ins[:1]
+    for command in call.commands:
+        if not any(_FD_PLACEHOLDER.search(w) for w in command):
+            command = [*command, *found]
+        inner = [f for a in command for f in (
+            found if a == "{}" else [a.replace("{}", found[0])] if "{}" in a else [a])]
+        if inner and base_name(inner[0]) in _DELETERS:
+            site.add("find_delete")
+        if inner:
+            site.run(inner)
 
 
 def _destination(args: list[str], valued: frozenset[str]) -> tuple[list[str], str | None]:
@@ -432,8 +456,9 @@ def blkdiscard(site: Site, args: list[str]) -> None:
 
 
 FILE_RULES: dict[str, Callable[[Site, list[str]], None]] = {
-    "rm": rm, "unlink": unlink, "shred": shred, "find": find, "cp": copy, "install": copy,
-    "ln": copy, "mv": move, "tee": tee, "sponge": tee, "uniq": uniq, "setcap": setcap,
+    "rm": rm, "unlink": unlink, "shred": shred, "find": find, "fd": fd, "fdfind": fd,
+    "cp": copy, "install": copy, "ln": copy, "mv": move, "tee": tee, "sponge": tee, "uniq": uniq,
+    "setcap": setcap,
     "truncate": truncate, "dd": dd, "sed": sed, "gsed": sed,
     "chmod": chmod, "chown": chown, "chgrp": chown, "setfacl": setfacl, "chattr": chattr,
     "rsync": rsync, "fdisk": disk_tool, "sfdisk": disk_tool, "cfdisk": disk_tool,

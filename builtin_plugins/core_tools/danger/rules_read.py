@@ -178,7 +178,10 @@ def _links_to_secret(cwd: str | None, path: str, fold: bool | None = None) -> bo
             c < " " for c in path) or _GLOB.search(path):
         return False
     full = posixpath.join(cwd or "/", path)
-    real = os.path.realpath(full)
+    try:  # a link it may not follow (another user's /proc/<pid>/cwd), a name with a marker
+        real = os.path.realpath(full)
+    except (OSError, ValueError):
+        return False
     return real != posixpath.normpath(full) and SECRET_FILE in classify(real, fold=fold)
 
 

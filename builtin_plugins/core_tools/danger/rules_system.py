@@ -114,6 +114,42 @@ def hermes(site: Site, args: list[str]) -> None:
             return
 
 
+#: python's options whose value follows (in the same word or the next)
+_PYTHON_VALUED = frozenset("XW")
+
+
+def python_module(args: list[str]) -> tuple[str, list[str]] | None:
+    """(module, its arguments) of ``python [options] -m MODULE ARGS``; None when python runs
+    inline code, a script or stdin instead."""
+    k = 0
+    while k < len(args):
+        a = args[k]
+        if not a.startswith("-") or a in ("-", "--"):
+            return None
+        if a.startswith("--"):
+            k += 2 if a == "--check-hash-based-pycs" else 1
+            continue
+        for j, letter in enumerate(a[1:], 2):  # -um MOD, -mMOD, -Xdev, -X dev
+            if letter == "c":
+                return None
+            if letter == "m":
+                return (a[j:], args[k + 1:]) if a[j:] else (
+                    (args[k + 1], args[k + 2:]) if k + 1 < len(args) else None)
+            if letter in _PYTHON_VALUED:
+                k += 0 if a[j:] else 1
+                break
+        k += 1
+    return None
+
+
+def hermes_module(site: Site, args: list[str]) -> None:
+    """``python -m hermes_agent[.builtin_plugins.cli_root] ...`` runs hermes's CLI: judged like
+    ``hermes ...``."""
+    found = python_module(args)
+    if found and (found[0] == "hermes_agent" or found[0].startswith("hermes_agent.")):
+        hermes(site, found[1])
+
+
 def iptables(site: Site, args: list[str]) -> None:
     options = [a for a in args if a.startswith("-")]
     flags = short_flags([o for o in options if not o.startswith("--")])

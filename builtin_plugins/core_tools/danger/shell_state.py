@@ -24,7 +24,16 @@ def _cd(scope: Scope, argv: list[str]) -> None:
         scope.cwd = None  # back to a directory this text does not show
         return
     moved = normalise(targets[0] if targets else "~", scope.cwd)
-    scope.cwd = moved if moved.startswith("/") and not any(m in moved for m in MARKERS) else None
+    parts = moved.split("/")
+    unknown = [part for part in parts if any(m in part for m in MARKERS)]
+    if moved.startswith("/proc/") and unknown:
+        # cd /proc/$PPID: a process's folder whatever the pid (its environ is an environment);
+        # below it, a part that is all unknown may be empty (cd /proc/$PPID/$UNSET), but for
+        # a thread's id (task/$TID)
+        scope.cwd = "/".join(OPAQUE if part in unknown else part for n, part in enumerate(parts)
+                             if n < 3 or part.strip(MARKERS) or parts[n - 1] == "task")
+        return
+    scope.cwd = moved if moved.startswith("/") and not unknown else None
 
 
 def _declare(scope: Scope, argv: list[str]) -> None:

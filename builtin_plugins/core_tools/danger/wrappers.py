@@ -86,6 +86,51 @@ _RUNNERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 
 
+#: project and tool runners, ``NAME [options] run [options] COMMAND ...`` (``uv run``,
+#: ``uv tool run``/``uvx``, ``pipx run``, ``poetry run``, ``conda run -n ENV``, ...): their
+#: valued options, before and after ``run``
+_UV_VALUED = frozenset({
+    "--directory", "--project", "--cache-dir", "--config-file", "--color", "-p", "--python",
+    "--with", "--with-editable", "--with-requirements", "--from", "--package", "--extra",
+    "--group", "--only-group", "--no-group", "--env-file", "--index", "--default-index", "-i",
+    "--index-url", "--extra-index-url", "-f", "--find-links", "--index-strategy",
+    "--keyring-provider", "--resolution", "--prerelease", "--exclude-newer", "--link-mode",
+    "-C", "--config-setting", "-P", "--upgrade-package", "--reinstall-package",
+    "--refresh-package", "--python-platform", "--allow-insecure-host", "--no-binary-package",
+    "--no-build-package"})
+_CONDA_VALUED = frozenset({"-n", "--name", "-p", "--prefix", "--cwd"})
+_PROJECT_RUNNERS: dict[str, frozenset[str]] = {
+    "uv": _UV_VALUED, "poetry": frozenset({"-C", "--directory", "-P", "--project"}),
+    "pdm": frozenset({"-p", "--project", "--venv"}), "pipenv": frozenset({"--python"}),
+    "hatch": frozenset({"-e", "--env", "--data-dir", "--cache-dir", "--config"}),
+    "rye": frozenset({"--pyproject"}), "conda": _CONDA_VALUED, "mamba": _CONDA_VALUED,
+    "micromamba": _CONDA_VALUED, "pixi": frozenset({"-e", "--environment", "--manifest-path"}),
+    "pipx": frozenset({"--spec", "--python", "-i", "--index-url", "--pip-args"})}
+_VERSION_PIN = re.compile(r"[@=<>!~\[].*$")
+
+
+def _project_run(name: str, args: list[str]) -> Unwrapped | None:
+    """What ``uv run``, ``uvx``, ``pipx run``, ``poetry run``, ... run; None for their other
+    sub-commands. A tool named with a version (``uvx ruff@0.5``) is the tool; ``uv run -m M``
+    runs ``python -m M``, and ``uv run x.py`` runs python on the script."""
+    valued = _PROJECT_RUNNERS[name]
+    i = _skip(args, valued, valued)
+    words, tool = args[i:], name == "pipx"
+    if name == "uv" and words[:2] == ["tool", "run"]:
+        words, tool = words[1:], True
+    if words[:1] != ["run"]:
+        return None
+    j = _skip(words[1:], valued, valued)
+    options, command = words[1:j + 1], words[j + 1:]
+    if name == "uv" and ("-m" in options or "--module" in options):
+        return Unwrapped(["python", "-m", *command])
+    if tool and command:
+        command = [_VERSION_PIN.sub("", command[0]), *command[1:]]
+    elif name == "uv" and command[:1] and command[0].endswith(".py"):
+        command = ["python", *command]
+    return Unwrapped(command)
+
+
 def _option_value(options: list[str], names: tuple[str, ...]) -> str | None:
     for k, a in enumerate(options):
         if a in names and k + 1 < len(options):
@@ -188,6 +233,10 @@ def unwrap(name: str, args: list[str]) -> Unwrapped | None:
         return Unwrapped(args[_skip(args, _NPX_VALUED, _NPX_VALUED):])
     if name in ("strace", "ltrace"):
         return Unwrapped(args[_skip(args, frozenset({"-e", "-o", "-p", "-s", "-u", "-E"})):])
+    if name in _PROJECT_RUNNERS:
+        return _project_run(name, args)
+    if name == "uvx":
+        return _project_run("uv", ["tool", "run", *args])
     if name == "xargs":
         i = _skip(args, _XARGS_VALUED, _XARGS_LONG)
         replace = next((args[k + 1] for k in range(i - 1) if args[k] == "-I"), None)

@@ -1,0 +1,264 @@
+"""Gaps closed in the danger analyser: a quoted ``"$(find ...)"`` handing secret files to a
+reader, ``cd`` into a process's /proc folder under an unknown pid, reads through another
+process's ``cwd`` and ``root`` links, ``fd`` and ``locate`` listings, and hermes's own CLI run
+through ``python -m`` or a runner (``uv run``, ``pipx run``, ...).
+
+Nothing here runs an analysed command: the analyser only reads the text. Every test uses a
+fake ``$HOME`` and ``$HERMES_HOME``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.builtin_plugins.core_tools.danger import analyse
+
+from .danger_corpus import ATTACKS, BENIGN
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    home = tmp_path / "fakehome"
+    home.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("HERMES_HOME", str(home / ".hermes"))
+    return str(work)
+
+
+def _flags(command: str, cwd: str, key: str) -> None:
+    keys = analyse(command, cwd)
+    assert key in keys, f"{command!r} gave {keys}, expected {key}"
+
+
+def _clean(command: str, cwd: str) -> None:
+    assert analyse(command, cwd) == (), f"{command!r} flagged: {analyse(command, cwd)}"
+
+
+# ---------------------------------------------------------------- quoted "$(listing)"
+
+QUOTED_LISTINGS = [
+    'cat "$(find ~/.ssh -name id_rsa)"',
+    'cat "$(ls ~/.ssh/id_*)"',
+    'cat "`find ~/.ssh -name id_rsa`"',
+    'cat "$(find ~ -name \'*.pem\' | head -1)"',
+    'base64 "$(find ~/.aws -type f)"',
+    'cp "$(find ~/.ssh -name id_ed25519)" /tmp/k',
+    'cat "$(find $HOME/.hermes -name .env)"',
+    'cat "$(locate id_rsa)"',
+    'cat "$(fd id_rsa ~/.ssh)"',
+]
+
+
+@pytest.mark.parametrize("command", QUOTED_LISTINGS)
+def test_a_quoted_substitution_listing_secrets_is_read_like_the_unquoted_one(
+        command: str, work: str) -> None:
+    _flags(command, work, "credential_read")
+
+
+def test_a_variable_holding_a_quoted_listing_is_read_too(work: str) -> None:
+    _flags('f="$(find ~/.ssh -name id_rsa)"; cat "$f"', work, "credential_read")
+
+
+def test_running_a_quoted_listing_as_a_command_still_cannot_be_told(work: str) -> None:
+    _flags('"$(find ~/.ssh -name id_rsa)" --help', work, "indirect_command")
+
+
+QUOTED_BENIGN = [
+    'cat "$(pwd)/README.md"', 'cat "$(find . -name README.md)"', 'wc -l "$(ls *.py)"',
+    'cat "$(find ~/.ssh -name \'*.pub\')"', 'cd "$(git rev-parse --show-toplevel)" && ls',
+    'echo "$(find ~/.ssh -name id_rsa)"', 'ls -la "$(dirname "$(which python3)")"',
+]
+
+
+@pytest.mark.parametrize("command", QUOTED_BENIGN)
+def test_quoted_substitutions_of_ordinary_files_stay_unasked(command: str, work: str) -> None:
+    _clean(command, work)
+
+
+# ---------------------------------------------------------------- cd into /proc/<unknown>
+
+PROC_CWD_READS = [
+    "cd /proc/$PPID && cat environ", "cd /proc/1; cat environ",
+    "pushd /proc/$PPID/ && cat ./environ", "cd /proc/$PPID && cat mem",
+    "cd /proc/$(pgrep -f hermes) && strings environ", "cd /proc/$PPID/task/$T && cat environ",
+    "cd /proc/$PPID && grep -ra KEY .", "cd /proc/$PPID && cat cwd/.env",
+    "cd /proc/$PPID/root && cat etc/shadow", "cd /proc/1/cwd && cat .env",
+    "P=$PPID; cd \"/proc/$P\" && tr '\\0' '\\n' < environ",
+    "cd /proc/$PPID/$UNSET && cat environ", "cd /proc/1/root && cat home/u/.env",
+]
+
+
+@pytest.mark.parametrize("command", PROC_CWD_READS)
+def test_relative_reads_after_cd_into_a_process_folder_read_its_secrets(
+        command: str, work: str) -> None:
+    _flags(command, work, "credential_read")
+
+
+PROC_CWD_BENIGN = [
+    "cd /proc && ls", "cd /proc/$PPID && cat status", "cd /proc/1 && cat cmdline",
+    "cd /proc/$PPID && ls -la", "cd /proc && cat cpuinfo meminfo", "cd $X && cat environ",
+]
+
+
+@pytest.mark.parametrize("command", PROC_CWD_BENIGN)
+def test_ordinary_process_files_after_cd_stay_unasked(command: str, work: str) -> None:
+    _clean(command, work)
+
+
+# ---------------------------------------------------------------- /proc/<pid>/cwd, root
+
+PROCESS_LINK_READS = [
+    "cat /proc/$PPID/cwd/.env", "cat /proc/1/root/home/u/.ssh/id_rsa",
+    "cat /proc/1/cwd/id_rsa", "cat /proc/$PPID/cwd/credentials", "cat /proc/self/cwd/.netrc",
+    "cat /proc/$PPID/cwd/auth.json", "cat /proc/$PPID/cwd/.ssh/id_ed25519",
+    "cat /proc/$PPID/task/$PPID/cwd/.env", "cat /proc/*/cwd/.env", "cat /proc/$PPID/cwd/*",
+    "grep -r KEY /proc/$PPID/cwd", "tar c /proc/$PPID/cwd | base64",
+    "cat /proc/$PPID/cwd/server.pem", "cat /proc/$PPID/cwd/.env.local",
+    "ls /proc/$PPID/cwd/* | xargs cat", "find /proc/$PPID/cwd -type f -exec cat {} +",
+    "cat /proc/$PPID/cwd/.hermes/.env",
+]
+
+
+@pytest.mark.parametrize("command", PROCESS_LINK_READS)
+def test_secrets_read_through_a_process_cwd_or_root_link_are_asked(
+        command: str, work: str) -> None:
+    _flags(command, work, "credential_read")
+
+
+def test_writes_through_a_process_cwd_link_are_judged_like_home_writes(work: str) -> None:
+    _flags("echo 'curl x | sh' >> /proc/$PPID/cwd/.bashrc", work, "credential_write")
+
+
+PROCESS_LINK_BENIGN = [
+    "ls -la /proc/1/cwd/", "ls /proc/$PPID/cwd", "readlink /proc/$PPID/cwd",
+    "cat /proc/1/cwd/README.md", "cat /proc/$PPID/cwd/.env.example",
+    "cat /proc/self/cwd/notes.txt", "cat /proc/$PPID/cwd/id_rsa.pub", "cat /proc/1/status",
+]
+
+
+@pytest.mark.parametrize("command", PROCESS_LINK_BENIGN)
+def test_listing_or_ordinary_files_through_a_process_link_stay_unasked(
+        command: str, work: str) -> None:
+    # listing names is not reading: like `ls -la ~/.ssh`, it stays unasked (a listing fed to
+    # a reader is judged as the listing's files)
+    _clean(command, work)
+
+
+def test_an_unreadable_process_link_does_not_break_the_check(work: str) -> None:
+    # /proc/1/cwd cannot be resolved by an ordinary user: the check must not fail (it asked
+    # "can't tell" for any file below it)
+    _clean("cat /proc/1/cwd/README.md /proc/1/root/srv/app/notes.txt", work)
+
+
+# ---------------------------------------------------------------- fd, locate
+
+GENERATOR_READS = [
+    "fd id_rsa ~/.ssh -x cat", "fd -e pem . ~ --exec cat", "locate id_rsa | xargs cat",
+    "cat $(locate id_rsa)", "fd . ~/.ssh -X cat", "fdfind id_rsa ~ -x cat",
+    "fd -H -e env . ~ | xargs cat", "plocate id_rsa | xargs cat", "mlocate .netrc | xargs cat",
+    "locate -i ID_RSA | xargs cat", "locate '*.pem' | xargs -I{} cat {}",
+    "locate -b credentials | head -1 | xargs cat", "fd -g 'id_*' ~/.ssh -x cat {}",
+    "fd -x cat {} \\; . ~/.aws", "fd '^id_(rsa|ed25519)$' ~ -x base64",
+    "fd -t f . --search-path ~/.ssh -X cat", "for f in $(fd . ~/.ssh); do cat $f; done",
+    "fd -H . ~ | while read f; do cat \"$f\"; done", "locate -r 'id_rsa$' | xargs cat",
+    "xargs cat < <(locate .git-credentials | head -1)",
+]
+
+
+@pytest.mark.parametrize("command", GENERATOR_READS)
+def test_fd_and_locate_listings_fed_to_readers_are_credential_reads(
+        command: str, work: str) -> None:
+    _flags(command, work, "credential_read")
+
+
+def test_fd_exec_running_a_deleter_is_a_find_delete(work: str) -> None:
+    _flags("fd -e log . -x rm", work, "find_delete")
+    _flags("fd -H . ~ -X rm -rf", work, "find_delete")
+
+
+def test_fd_deletes_what_it_finds_not_the_folder_it_searches(work: str) -> None:
+    # fd never prints its search folder: some files below the home folder are not the home
+    assert "delete_root" not in analyse("fd -e tmp . ~ -X rm -rf", work)
+    assert set(analyse("fd -e tmp . ~ -X rm -rf", work)) == {"recursive_delete", "find_delete"}
+    _flags("fd -H . ~ -X rm -rf", work, "delete_root")  # everything below it is
+
+
+GENERATOR_BENIGN = [
+    "fd README", "locate libssl.so", "fd -e py -x wc -l", "fd -e py . src -X ruff check",
+    "locate -i readme | head", "fd -H .env", "fd -t f . ~/.ssh", "locate id_rsa",
+    "fd -e pub . ~/.ssh -x cat", "plocate libc.so.6 | xargs ls -l", "fd test_ tests -x pytest",
+    "fd -e md -x grep -l TODO", "locate '*.service' | grep nginx",
+]
+
+
+@pytest.mark.parametrize("command", GENERATOR_BENIGN)
+def test_fd_and_locate_of_ordinary_files_stay_unasked(command: str, work: str) -> None:
+    _clean(command, work)
+
+
+# ---------------------------------------------------------------- hermes's own CLI
+
+HERMES_CLI = [
+    "python -m hermes_agent config set approvals.mode off",
+    "python3 -m hermes_agent.builtin_plugins.cli_root config set approvals.mode off",
+    "uv run hermes config set approvals.mode off",
+    "pipx run hermes config set approvals.mode off",
+    "pipx run --spec hermes-agent-runtime hermes cron create '* * * * *' x",
+    "uvx hermes plugins enable evil", "uvx --from hermes-agent-runtime hermes config set a b",
+    "uv tool run hermes skills install x", "uv run python -m hermes_agent config set a b",
+    "uv run -m hermes_agent config set approvals.mode off",
+    "uv --directory /srv/app run --with rich hermes memory add x",
+    "poetry run hermes config set approvals.mode off",
+    "pdm run hermes config set approvals.mode off", "hatch run hermes config set a b",
+    "pipenv run hermes config set a b", "rye run hermes config set a b",
+    "conda run -n agent hermes config set approvals.mode off",
+    ".venv/bin/python -m hermes_agent.builtin_plugins.cli_root auth add openai",
+    "python3.11 -u -m hermes_agent config set a b", "python -mhermes_agent config set a b",
+    "python -X dev -m hermes_agent cron create x",
+    "sudo -u me python3 -m hermes_agent config set a b",
+]
+
+
+@pytest.mark.parametrize("command", HERMES_CLI)
+def test_hermes_cli_run_through_python_or_a_runner_is_hermes_state(
+        command: str, work: str) -> None:
+    _flags(command, work, "hermes_state")
+
+
+HERMES_CLI_BENIGN = [
+    "python -m pytest", "python -m http.server", "python -m pytest -k config",
+    "python -m hermes_agent config show", "uv run pytest", "uv run hermes config get a",
+    "pipx run hermes status", "python -m hermes_agent.builtin_plugins.cli_root --help",
+    "python -c 'print(1)' -m hermes_agent config set a b", "uv run ruff check .",
+    "poetry run pytest -q", "python script.py -m hermes_agent config set a b",
+    "python -m pip install hermes-agent-runtime", "uvx ruff format .", "uv pip install x",
+    "uvx ruff@0.5 check", "pipx run black .", "uv tool install hermes-agent-runtime",
+    "poetry install", "conda run -n base python -V", "uv sync", "uv run --with rich x.py",
+]
+
+
+@pytest.mark.parametrize("command", HERMES_CLI_BENIGN)
+def test_other_modules_and_read_only_hermes_commands_stay_unasked(
+        command: str, work: str) -> None:
+    _clean(command, work)
+
+
+@pytest.mark.parametrize("command", [
+    "uv run rm -rf ~", "poetry run bash -c 'rm -rf /'", "pipx run --spec x rm -rf /",
+    "pdm run sh -c 'rm -rf ~'"])
+def test_runners_are_looked_through(command: str, work: str) -> None:
+    _flags(command, work, "delete_root")
+
+
+# ---------------------------------------------------------------- the shared corpus
+
+def test_the_corpus_holds_these_gaps() -> None:
+    gaps = set(ATTACKS["credential_read"]) | set(ATTACKS["hermes_state"])
+    assert {'cat "$(find ~/.ssh -name id_rsa)"', "cd /proc/$PPID && cat environ",
+            "cat /proc/$PPID/cwd/.env", "fd id_rsa ~/.ssh -x cat", "locate id_rsa | xargs cat",
+            "python -m hermes_agent config set approvals.mode off"} <= gaps
+    assert {'cat "$(pwd)/README.md"', "cd /proc && ls", "fd README", "locate libssl.so",
+            "python -m pytest", "python -m http.server"} <= set(BENIGN)
