@@ -20,6 +20,23 @@ def plugin_folder(root: Path, manifest: str = "name: demo\nversion: 1.0.0\n") ->
     return root
 
 
+def package_folder(root: Path, marker: Path, with_manifest: bool, version: str = "1.0") -> Path:
+    """A package folder (setup.py, pyproject.toml) of the plugin ``own`` (distribution
+    hermes-own), whose setup.py writes ``marker`` when it runs; ``with_manifest`` puts a
+    plugin.yaml and __init__.py at its top too."""
+    plugin_folder(root / "own_pkg", f"name: own\nversion: {version}\n")
+    (root / "setup.py").write_text(
+        f"open({str(marker)!r}, 'w').write('ran')\nfrom setuptools import setup\n"
+        f"setup(name='hermes-own', version={version!r}, packages=['own_pkg'], "
+        "package_data={'own_pkg': ['plugin.yaml']}, "
+        "entry_points={'hermes_agent.plugins': ['own = own_pkg']})\n")
+    (root / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools"]\n'
+                                         'build-backend = "setuptools.build_meta"\n')
+    if with_manifest:
+        plugin_folder(root, "name: own\n")
+    return root
+
+
 def snapshot(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
             if p.is_file() and not p.is_symlink()}

@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from adminkit import INIT, SECRET, hermes, plugin_folder, snapshot
+from adminkit import INIT, SECRET, hermes, package_folder, plugin_folder, snapshot
 from venvkit import clean_env
 
 
@@ -133,6 +133,35 @@ def test_an_sdist_is_not_built_without_allow_build(home, tmp_path, cli):
     assert code == 1 and "is a source distribution" in err and "--allow-build" in err
     assert not marker.exists()
     nothing_installed(home)
+
+
+def test_a_package_folder_is_not_built_without_allow_build(home, tmp_path, monkeypatch, cli):
+    """A folder with pyproject.toml or setup.py (and no plugin.yaml) was built as it was,
+    running its setup.py before hermes showed anything, without --allow-build."""
+    monkeypatch.setenv("PIP_NO_BUILD_ISOLATION", "0")  # offline, a build would really run
+    marker = tmp_path / "setup-code-ran"
+    folder = package_folder(tmp_path / "own", marker, with_manifest=False)
+    code, out, err = cli("plugins", "install", str(folder), "--no-input")
+    assert not marker.exists()
+    assert code == 1 and "is a Python package folder" in err and "--allow-build" in err, err
+    assert "runs its own setup code" in err and "copied instead" in err
+    assert "Plugin own" not in out
+    nothing_installed(home)
+    (folder / "setup.py").unlink()  # pyproject.toml alone is built too (its backend runs)
+    code, _, err = cli("plugins", "install", str(folder), "--no-input")
+    assert code == 1 and "is a Python package folder" in err
+    nothing_installed(home)
+
+
+def test_a_plugin_folder_with_a_setup_py_is_copied_not_built(home, tmp_path, cli):
+    """Already so: plugin.yaml at the folder's top makes it a plugin folder; its setup.py is
+    copied with it and never run."""
+    marker = tmp_path / "setup-code-ran"
+    folder = package_folder(tmp_path / "own", marker, with_manifest=True)
+    code, out, err = cli("plugins", "install", str(folder), "--no-input")
+    assert code == 0 and "(folder " in out, err
+    assert not marker.exists()
+    assert (home / "plugins" / "own" / "setup.py").is_file()
 
 
 def test_a_folder_in_the_way_is_reported_not_replaced(home, tmp_path, cli):
