@@ -94,7 +94,7 @@ def entry_problem(home: Path, name: str, stored: Any) -> str:
     if not PLUGIN_NAME.fullmatch(name):
         return f"is named {name!r}, which is not a plugin name ({PLUGIN_NAME_RULE})"
     if not isinstance(stored, dict):
-        return f"is {type(stored).__name__}, not an object of fields"
+        return f"is {json.dumps(stored)[:60]}, not an object of fields"
     history = stored.get("history", [])
     if not isinstance(history, list) or not all(isinstance(v, dict) for v in history):
         return "records a history that is not a list of entries"

@@ -143,6 +143,40 @@ def test_once_the_entry_is_fixed_the_commands_work(home, tmp_path, precious, cli
     assert snapshot(precious) == {"thesis.txt": b"years of work"}
 
 
+@pytest.mark.parametrize("change, problem", [
+    ({"source": "ftp"}, "records the source 'ftp', which is not one of path, git, pip"),
+    ({"spec": 3}, "records spec as 3, not as text"),
+    ({"source": "git"}, "records url as None, not as text"),
+    ({"source": "pip", "dist": "hermes-demo"}, "records dist_version as None, not as text"),
+    ({"history": "old"}, "records a history that is not a list of entries"),
+    ({"history": [{"source": "path", "spec": "x", "backup": "/tmp"}]},
+     "keeps an older version that records the folder '/tmp', which is not a folder in"),
+    ({"capabilities": {"tools": [1]}}, "records capabilities that are not names"),
+])
+def test_malformed_entries_are_flagged_not_fatal(home, tmp_path, cli, change, problem):
+    """A hand-edited entry of the wrong shape would fail deep inside a command (a traceback,
+    half done): it is flagged like a tampered one, and listing still works."""
+    assert cli("plugins", "install", str(plugin_folder(tmp_path / "src" / "demo")),
+               "--no-input")[0] == 0
+    lock = _lock(home)
+    lock["demo"].update(change)
+    _write_lock(home, lock)
+    code, out, err = cli("plugins", "list")
+    assert code == 0 and problem in out, out + err
+    code, _, err = cli("plugins", "update", "demo", "--yes")
+    assert code == 1 and problem in err and "Edit that entry, or delete it from" in err
+    assert "Traceback" not in err
+
+
+def test_an_installed_entry_is_sound(home, tmp_path, cli):
+    src = plugin_folder(tmp_path / "src" / "demo")
+    assert cli("plugins", "install", str(src), "--no-input")[0] == 0
+    src.joinpath("plugin.yaml").write_text("name: demo\nversion: 2.0.0\n")
+    assert cli("plugins", "update", "demo", "--yes")[0] == 0  # an entry with a history
+    code, out, err = cli("plugins", "list")
+    assert code == 0 and "plugins.lock" not in out + err
+
+
 def test_an_unreadable_lock_does_not_stop_list_or_doctor(home, tmp_path, cli):
     assert cli("plugins", "install", str(plugin_folder(tmp_path / "src" / "demo")),
                "--no-input")[0] == 0
