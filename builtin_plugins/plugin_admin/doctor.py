@@ -20,6 +20,7 @@ from hermes_agent import (
     DEFAULT_ON_KINDS,
     SLOT_INFO,
     Kernel,
+    PluginRecord,
     PluginStatus,
     load_filter,
     selected_by_slot,
@@ -27,7 +28,7 @@ from hermes_agent import (
 from hermes_agent.api import mask_secrets, plural
 
 from .ledger import last_outcome, read_ledger, recorded_statuses
-from .lockfile import read_lock
+from .lockfile import UNREADABLE_FIX, LockEntry, LockUnreadable, read_lock
 from .python_deps import missing_python_dependencies, pip_command
 
 _CODE_FIX = "fix the error in the plugin's code, or update or disable the plugin"
@@ -254,20 +255,31 @@ def diagnose(kernel: Kernel, name: str | None = None, include_builtin: bool = Fa
                 general.append(Reason("not_installed", f"plugins.enabled names {wanted!r}, which is "
                                       "not installed", f"hermes plugins install SOURCE, or remove "
                                       f"it: hermes plugins remove {quote(wanted)}"))
-    for locked, entry in read_lock(kernel.home).items():
-        record = found.get(locked)
-        if name not in (None, locked):
-            continue
-        if record is None:
-            general.append(Reason("lock_orphan", f"plugins.lock records {locked!r} "
-                                  f"({entry.get('source')}), but it is not installed any more",
-                                  f"reinstall it or run `hermes plugins remove {quote(locked)}`",
-                                  "warning"))
-        elif entry.get("source") in ("path", "git") and record.source != "user":
-            general.append(Reason("shadowed", f"the {locked!r} installed at {entry.get('path')} is "
-                                  f"hidden by the {record.source} plugin at {record.location}",
-                                  "remove or rename one of them"))
+    try:
+        lock = read_lock(kernel.home)
+    except LockUnreadable as exc:
+        lock = {}
+        general.append(Reason("lock_unreadable", f"{exc.path} is unreadable ({exc.detail})",
+                              UNREADABLE_FIX, "warning"))
+    for locked, entry in lock.items():
+        if name in (None, locked):
+            general.extend(_lock_reasons(entry, found.get(locked)))
     return reports, general
+
+
+def _lock_reasons(entry: LockEntry, record: PluginRecord | None) -> list[Reason]:
+    if entry.problem:
+        return [Reason("lock_entry", entry.note, entry.fix, "warning")]
+    locked, source = entry.name, entry.peek("source")
+    if record is None:
+        return [Reason("lock_orphan", f"plugins.lock records {locked!r} ({source}), but it is "
+                       "not installed any more",
+                       f"reinstall it or run `hermes plugins remove {quote(locked)}`", "warning")]
+    if source in ("path", "git") and record.source != "user":
+        return [Reason("shadowed", f"the {locked!r} installed at {entry.peek('path')} is hidden "
+                       f"by the {record.source} plugin at {record.location}",
+                       "remove or rename one of them")]
+    return []
 
 
 def exit_code(reports: list[Report], general: list[Reason]) -> int:

@@ -12,9 +12,10 @@ files come from a stranger.
 - symbolic links that lead out of the source being installed (to ~/.ssh, to
   $HERMES_HOME/.env), to a device or a pipe, into a loop, or that multiply the copy (two links
   per folder, twenty folders deep, copy a million folders): copying follows links;
-- lock entries whose folders are not where hermes puts plugins, or whose distribution names
-  are not plain names, so a tampered plugins.lock cannot make remove, update or rollback move
-  or delete another folder or pass pip an option.
+- lock entries whose folders are not where hermes puts plugins (or are symbolic links), or
+  whose distribution names are not plain names, so a tampered plugins.lock cannot make remove,
+  update or rollback move or delete another folder or pass pip an option (lockfile.read_lock
+  asks these once per entry and marks the entries that fail).
 
 Each refusal says what to do instead. Nothing is rewritten silently.
 """
@@ -52,12 +53,15 @@ def _bad_chars(text: str, allow: str = "") -> list[str]:
                    and (unicodedata.category(c) == "Cc" or c in _BIDI)})
 
 
+PLUGIN_NAME_RULE = ("letters, digits, '-', '_' and '.', starting with a letter or digit; "
+                    "never a path")
+
+
 def check_plugin_name(name: str, where: str,
                       fix: str = "ask the plugin's author to rename it") -> None:
     if not isinstance(name, str) or not PLUGIN_NAME.fullmatch(name):
-        raise refuse(f"{where} names the plugin {name!r}, which is not a plugin name (letters, "
-                     f"digits, '-', '_' and '.', starting with a letter or digit; never a path); "
-                     f"{fix}")
+        raise refuse(f"{where} names the plugin {name!r}, which is not a plugin name "
+                     f"({PLUGIN_NAME_RULE}); {fix}")
 
 
 def check_git(url: str, ref: str) -> None:
@@ -201,18 +205,25 @@ def check_links(directory: Path, root: Path, spec: str) -> None:
                              "only")
 
 
-def check_locked_dist(dist: str, version: str, name: str, home: Path) -> None:
-    """A distribution name (and version) from plugins.lock, before it reaches a pip command."""
-    if not DIST_NAME.fullmatch(dist or "") or (version and not DIST_VERSION.fullmatch(version)):
-        raise refuse(f"plugins.lock records the distribution {dist!r} {version!r} for {name!r}, "
-                     "which is not a distribution name and version pip accepts; fix or delete "
-                     f"the {name!r} entry of {home / 'plugins.lock'}")
+def dist_problem(dist: Any, version: Any = "") -> str:
+    """Why a distribution name and version from plugins.lock or installed metadata may not
+    reach a pip command ("" when they may): ``--index-url=…`` or ``-rFILE`` are pip options."""
+    if isinstance(dist, str) and DIST_NAME.fullmatch(dist) and isinstance(version, str) and (
+            not version or DIST_VERSION.fullmatch(version)):
+        return ""
+    return f"{dist!r} {version!r} is not a distribution name and version pip accepts"
 
 
-def check_owned_folder(home: Path, folder: Path, name: str, kind: str = "plugins") -> None:
-    """``folder`` (from plugins.lock) is an entry of $HERMES_HOME/<kind>, where hermes put it."""
-    parent = (home / kind).resolve()
-    if folder.name in ("", ".", "..") or folder.parent.resolve() != parent:
-        raise refuse(f"plugins.lock records {folder} for {name!r}, which is not a folder in "
-                     f"{parent}; hermes only moves or deletes the folders it installed there. "
-                     f"Fix or delete the {name!r} entry of {home / 'plugins.lock'}")
+def locked_folder_problem(value: Any, parent: Path) -> str:
+    """Why a folder from plugins.lock may not be moved or deleted ("" when it may): it must be
+    an entry of ``parent`` (where hermes put it) that is not a symbolic link."""
+    folder = Path(value) if isinstance(value, str) and value else None
+    if folder is None or not folder.is_absolute() or folder.name in ("", ".", "..") \
+            or folder.parent.resolve() != parent.resolve():
+        return (f"records the folder {value!r}, which is not a folder in {parent.resolve()} "
+                "(hermes only moves or deletes the folders it put there)")
+    if folder.is_symlink():
+        return (f"records the folder {folder}, which is a symbolic link to "
+                f"{os.readlink(folder)} (hermes puts real folders there, and does not move or "
+                "delete what a link leads to)")
+    return ""

@@ -55,6 +55,8 @@ def describe(candidate: Candidate) -> list[str]:
 def check_clash(kernel: Kernel, candidate: Candidate) -> None:
     existing = kernel.discover().get(candidate.name)
     locked = read_lock(kernel.home).get(candidate.name)
+    if locked is not None:
+        locked.fields("install over")  # a bad entry is refused with its fix
     dest = kernel.home / "plugins" / candidate.name
     if existing is None and locked is None and candidate.directory is not None and (
             dest.exists() or dest.is_symlink()):
@@ -162,19 +164,19 @@ def install(kernel: Kernel, spec: str, *, enable: bool | None, no_input: bool,
 
 def _apply(kernel: Kernel, source: Source, candidates: list[Candidate], txn: Transaction,
            env_values: dict[str, str], turn_on: bool) -> None:
-    lock = read_lock(kernel.home)
+    entries: dict[str, dict[str, Any]] = {}
     if source.kind == "pip":
         pip_install(candidates[0], txn)
     for candidate in candidates:
         location: dict[str, Any] = {}
         if candidate.directory is not None:
             location["path"] = str(place_directory(kernel.home, candidate, txn))
-        lock[candidate.name] = make_entry(source=source.kind, spec=source.spec,
-                                          manifest=candidate.manifest,
-                                          files_digest=candidate.files_digest,
-                                          **candidate.lock_extra(), **location)
+        entries[candidate.name] = make_entry(source=source.kind, spec=source.spec,
+                                             manifest=candidate.manifest,
+                                             files_digest=candidate.files_digest,
+                                             **candidate.lock_extra(), **location)
     set_env_values(kernel.home / ".env", env_values)
     if turn_on:
         for candidate in candidates:
             enable_in_config(kernel, candidate.name)
-    write_lock(kernel.home, lock)
+    write_lock(kernel.home, read_lock(kernel.home), entries)

@@ -3,19 +3,31 @@ service plus the load ledger (what the last boot really did). Imports no plugin 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from hermes_agent import Kernel
 from hermes_agent.api import plural
 
 from .ledger import recorded_statuses, status_dict
+from .lockfile import lock_notes
 
 GLYPHS = {"loaded": "✓", "enabled": "•", "disabled": "✗", "failed": "!", "missing env": "○",
           "not enabled": "○", "not selected": "○"}
 
 
 def plugin_rows(kernel: Kernel, include_builtin: bool = False) -> list[dict[str, Any]]:
-    """One dict per plugin: the decision now, merged with the last real load when current."""
+    """One dict per plugin: the decision now, merged with the last real load when current;
+    ``lock_problem`` when its plugins.lock entry is bad (commands refuse to act on it)."""
+    notes = lock_notes(kernel.home)
+    rows = _status_rows(kernel, include_builtin)
+    for row in rows:
+        if row["name"] in notes:
+            row["lock_problem"] = notes[row["name"]]
+    return rows
+
+
+def _status_rows(kernel: Kernel, include_builtin: bool) -> list[dict[str, Any]]:
     if kernel.booted:
         statuses = list(kernel.plugins.values())
         return [status_dict(s) for s in statuses if include_builtin or s.record.source != "builtin"]
@@ -32,6 +44,11 @@ def plugin_rows(kernel: Kernel, include_builtin: bool = False) -> list[dict[str,
             row["last_fault"] = item.outcome["last_fault"]
         rows.append(row)
     return rows
+
+
+def format_lock_notes(home: Path) -> str:
+    """The bad entries of plugins.lock (each with its fix), or "" when there are none."""
+    return "\n".join(f"! {note}" for note in lock_notes(home).values())
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
@@ -57,8 +74,10 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 def format_slash_listing(kernel: Kernel) -> str:
     rows = plugin_rows(kernel)
+    notes = format_lock_notes(kernel.home)
     if not rows:
-        return "No plugins installed. Drop a plugin folder into $HERMES_HOME/plugins/ or pip-install one."
+        return "\n".join(filter(None, ["No plugins installed. Drop a plugin folder into "
+                                        "$HERMES_HOME/plugins/ or pip-install one.", notes]))
     lines = [f"Plugins ({len(rows)}):"]
     for row in rows:
         counts = f"({plural(len(row['tools']), 'tool')}, {plural(len(row['hooks']), 'hook')})"
@@ -66,4 +85,4 @@ def format_slash_listing(kernel: Kernel) -> str:
         state = "" if row["state"] == "loaded" else f" [{row['state']}]"
         reason = f" — {row['reason']}" if row["reason"] and row["state"] != "loaded" else ""
         lines.append(f"  {GLYPHS.get(row['state'], '?')} {row['name']}{version}{state} {counts}{reason}")
-    return "\n".join(lines)
+    return "\n".join(filter(None, [*lines, notes]))

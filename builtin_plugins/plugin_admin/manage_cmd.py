@@ -17,8 +17,10 @@ NO_INPUT = click.option("--no-input", is_flag=True,
 
 
 ALLOW_BUILD = click.option("--allow-build", is_flag=True,
-                           help="Build a pip package published as source only (runs its setup "
-                                "code before you see what it registers).")
+                           help="Build a package from source: an sdist, a package folder "
+                                "(pyproject.toml or setup.py) or a requirement published as "
+                                "source only (runs its setup code before you see what it "
+                                "registers).")
 
 
 @click.command()

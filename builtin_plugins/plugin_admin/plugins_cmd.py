@@ -10,7 +10,7 @@ from hermes_agent.api import write_config_value
 from hermes_agent import Kernel
 from hermes_agent.api import ListingGroup, cli_kernel
 
-from .listing import format_table, plugin_rows
+from .listing import format_lock_notes, format_table, plugin_rows
 
 
 @click.group(cls=ListingGroup, default="list")
@@ -27,10 +27,13 @@ def list_plugins(show_all: bool, as_json: bool, load: bool) -> None:
     """Show every discovered plugin and its state."""
     kernel = cli_kernel(boot=load)
     rows = plugin_rows(kernel, include_builtin=show_all)
+    notes = format_lock_notes(kernel.home)  # on stderr with --json: stdout stays JSON
     if as_json:
         click.echo(json.dumps(rows, indent=2))
-        return
-    click.echo(format_table(rows))
+    else:
+        click.echo(format_table(rows))
+    if notes:
+        click.echo(notes, err=as_json)
 
 
 def resolve(kernel: Kernel, name: str):  # type: ignore[no-untyped-def]
@@ -67,7 +70,7 @@ def info(name: str, as_json: bool) -> None:
         click.echo(json.dumps(row, indent=2))
         return
     for key in ("name", "version", "kind", "source", "location", "description", "author",
-                "state", "reason"):
+                "state", "reason", "lock_problem"):
         if row.get(key):
             click.echo(f"{key + ':':14}{row[key]}")
     for env in row.get("requires_env", []):

@@ -20,7 +20,7 @@ import click
 from hermes_agent.api import write_config_value
 from hermes_agent import SLOT_INFO, Kernel, PluginRecord, load_config
 
-from .guards import check_locked_dist, check_owned_folder, check_plugin_name
+from .guards import check_plugin_name, dist_problem, refuse
 from .install import normalize_dist
 from .lockfile import Transaction, read_lock, write_lock
 from .sources import pip, run
@@ -65,30 +65,33 @@ def drop_from_config(kernel: Kernel, names: list[str]) -> list[str]:
 def remove(kernel: Kernel, name: str, *, keep_data: bool, with_deps: bool = False,
            no_input: bool = False) -> None:
     lock = read_lock(kernel.home)
-    entry = lock.get(name)
+    locked = lock.get(name)
     record = kernel.discover().get(name) or next(
         (r for r in kernel.discover().problems if r.name == name), None)
-    if record is None and entry is None:
+    if record is None and locked is None:
         raise unknown(kernel, name)
     if record is not None:
         name = record.name
+        locked = locked or lock.get(name)  # NAME was an alias
         _check_removable(kernel, record)
-    dist = (entry or {}).get("dist") or (record.entry_point.dist_name
-                                        if record is not None and record.entry_point else "")
+        # an entry point's name is not checked on discovery; it names folders deleted below
+        check_plugin_name(name, f"the {record.source} plugin at {record.location}",
+                          "nothing was removed; uninstall its package with pip")
+    entry = locked.fields("remove") if locked is not None else {}
+    dist = entry.get("dist") or ""
+    if not dist and record is not None and record.entry_point:  # installed metadata
+        dist = record.entry_point.dist_name
+        if problem := dist_problem(dist):
+            raise refuse(f"{name} comes from a package whose name {problem}; nothing was "
+                         "removed. Uninstall that package with pip by hand")
     names = [name]
     if dist:  # one distribution may provide several plugins; they all go
-        names += [n for n, e in lock.items() if n != name and e.get("dist")
-                  and normalize_dist(e["dist"]) == normalize_dist(dist)]
-    for other in names:  # plugins.lock may have been edited: its names become folder names
-        check_plugin_name(other, "plugins.lock or a package", "nothing was removed; delete "
-                          f"that entry from {kernel.home / 'plugins.lock'}, or uninstall the "
-                          "package with pip")
+        names += [n for n, e in lock.items() if n != name and isinstance(e.peek("dist"), str)
+                  and normalize_dist(e.peek("dist")) == normalize_dist(dist)]
+    for other in names[1:]:  # read_lock checked them; a bad one stops the removal
+        lock[other].fields("remove")
     folder = (record.path if record is not None and record.source == "user"
-              else Path(entry["path"]) if entry and entry.get("path") else None)
-    if folder is not None and (record is None or record.source != "user"):
-        check_owned_folder(kernel.home, folder, name)  # a lock path, not what discovery found
-    if dist:  # it reaches `pip uninstall`
-        check_locked_dist(dist, "", name, kernel.home)
+              else Path(entry["path"]) if entry.get("path") else None)
     orphans = _orphans(dist) if dist else []
     for other in names:  # loaded in this process: stop it before its files go (a removal
         # that fails after this leaves its files in place; it loads again in the next session)

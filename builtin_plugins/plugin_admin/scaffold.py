@@ -111,7 +111,8 @@ A [hermes](https://pypi.org/project/hermes-agent-runtime/) plugin (__KIND_LABEL_
 
 ## Install and enable
 
-    hermes plugins install __DIST__        # or: hermes plugins install path/to/this/folder
+    hermes plugins install __DIST__        # from PyPI, once published as a wheel
+    hermes plugins install --allow-build path/to/this/folder   # builds it (runs its build)
     hermes plugins enable __NAME__
     hermes plugins doctor __NAME__
 

@@ -6,8 +6,10 @@ Forms of SPEC:
   ``git+URL``, ``…/repo.git``) or GitHub shorthand ``owner/repo[/sub/dir]``; ``@ref`` before
   the fragment pins a branch, tag or commit and ``#subdirectory=sub`` (or ``#sub``) picks a
   folder: ``git``;
-- a wheel, an sdist, a package folder (pyproject.toml / setup.py) or a requirement such as
-  ``hermes-plugin-foo`` or ``foo==1.2``: ``pip``, into the running interpreter.
+- a wheel, an sdist, a package folder (pyproject.toml / setup.py, no plugin.yaml) or a
+  requirement such as ``hermes-plugin-foo`` or ``foo==1.2``: ``pip``, into the running
+  interpreter. Building (an sdist, a package folder, a requirement without a wheel) runs the
+  package's code, so it needs ``allow_build``.
 Nothing here writes outside the scratch folder it is given.
 """
 
@@ -197,8 +199,8 @@ def git() -> str:
 
 def fetch(source: Source, scratch: Path, *, allow_build: bool = False) -> list[Candidate]:
     """Fetch ``source`` into ``scratch`` and validate each plugin it holds. A pip source is
-    fetched as a wheel; one published as source only is built (running its setup code, before
-    anything is shown) only with ``allow_build`` or from a package folder of one's own."""
+    fetched as a wheel; an sdist, a package folder or a requirement published as source only
+    is built (running its setup code, before anything is shown) only with ``allow_build``."""
     if source.kind == "path":
         root = Path(source.location)
         return [_directory_candidate(source, _plugin_dir(root, source.subdirectory, source.spec),
@@ -252,7 +254,12 @@ def _wheel_candidates(source: Source, scratch: Path, allow_build: bool) -> list[
     out = scratch / "wheel"
     location = Path(source.location)
     binary_only: list[str] = []
-    if not allow_build and not location.is_dir() and not source.location.endswith(".whl"):
+    if not allow_build and not source.location.endswith(".whl"):
+        if location.is_dir():  # classify: pyproject.toml or setup.py, and no plugin.yaml
+            raise click.ClickException(
+                f"{source.spec} is a Python package folder (pyproject.toml or setup.py, no "
+                f"plugin.yaml at its top): {_BUILD_HINT}. A plugin folder with plugin.yaml and "
+                "__init__.py at its top is copied instead, running nothing")
         if location.is_absolute():  # an sdist file
             raise click.ClickException(f"{source.spec} is a source distribution: {_BUILD_HINT}")
         binary_only = ["--only-binary=:all:"]  # a requirement: wheels only

@@ -25,20 +25,18 @@ from hermes_agent import Kernel
 from hermes_agent.api import private_dir, set_env_values
 
 from .envfile import prompt_missing_env
-from .guards import check_locked_dist, check_owned_folder, check_plugin_name
 from .install import describe, pip_install
 from .lockfile import (
+    BACKUPS,
     Transaction,
     capabilities,
     diff_capabilities,
-    lock_path,
     make_entry,
     read_lock,
     write_lock,
 )
 from .sources import Candidate, Source, classify, fetch, pip, run
 
-BACKUPS = "plugin-backups"
 HISTORY = 3  # versions kept for rollback, besides the current one
 
 
@@ -61,12 +59,11 @@ def _source_for_update(entry: dict[str, Any], from_spec: str | None) -> Source:
     return Source("pip", spec, entry.get("dist") or spec)  # a requirement: the newest allowed
 
 
-def _locked(kernel: Kernel, name: str) -> dict[str, Any]:
+def _locked(kernel: Kernel, name: str, doing: str) -> dict[str, Any]:
+    """The plugin's lock entry, to ``doing`` it; read_lock checked it (a bad one is refused)."""
     lock = read_lock(kernel.home)
     if name in lock:
-        check_plugin_name(name, str(lock_path(kernel.home)),  # it names backup folders
-                          "fix or delete that entry")
-        return lock[name]
+        return lock[name].fields(doing)
     import difflib
 
     close = difflib.get_close_matches(name, list(lock), 3, 0.5)
@@ -80,7 +77,7 @@ def _locked(kernel: Kernel, name: str) -> dict[str, Any]:
 def update(kernel: Kernel, name: str, *, from_spec: str | None, dry_run: bool, yes: bool,
            no_input: bool, allow_build: bool = False) -> bool:
     """Update one plugin. Returns True when something changed (or would, with --dry-run)."""
-    entry = _locked(kernel, name)
+    entry = _locked(kernel, name, "update")
     source = _source_for_update(entry, from_spec)
     movable = {source.kind, entry["source"]} <= {"path", "git"}  # a folder may become a repo
     if source.kind != entry["source"] and not (from_spec and movable):
@@ -126,12 +123,8 @@ def _replace(kernel: Kernel, name: str, entry: dict[str, Any], new: Candidate,
              txn: Transaction) -> None:
     extra: dict[str, Any] = {}
     replaced = {k: v for k, v in entry.items() if k not in ("history", "rolled_back")}
-    for older in entry.get("history", []):  # the oldest backup is deleted below
-        if older.get("backup"):
-            check_owned_folder(kernel.home, Path(older["backup"]), name, f"{BACKUPS}/{name}")
     if new.directory is not None:
         dest = Path(entry.get("path") or kernel.home / "plugins" / name)
-        check_owned_folder(kernel.home, dest, name)
         slot = swap_in(kernel.home, name, dest, new.directory, txn)
         if slot is not None:
             replaced["backup"] = str(slot)
@@ -143,11 +136,10 @@ def _replace(kernel: Kernel, name: str, entry: dict[str, Any], new: Candidate,
     for dropped in history[HISTORY:]:  # the oldest falls off; so do its saved files
         if dropped.get("backup"):
             txn.on_success(lambda b=dropped["backup"]: shutil.rmtree(b, ignore_errors=True))
-    lock = read_lock(kernel.home)
-    lock[name] = make_entry(source=new.source.kind, spec=new.source.spec, manifest=new.manifest,
-                            files_digest=new.files_digest, history=history[:HISTORY],
-                            **new.lock_extra(), **extra)
-    write_lock(kernel.home, lock)
+    updated = make_entry(source=new.source.kind, spec=new.source.spec, manifest=new.manifest,
+                         files_digest=new.files_digest, history=history[:HISTORY],
+                         **new.lock_extra(), **extra)
+    write_lock(kernel.home, read_lock(kernel.home), {name: updated})
 
 
 def swap_in(home: Path, name: str, dest: Path, new_tree: Path, txn: Transaction) -> Path | None:
@@ -182,7 +174,7 @@ def _put_back(dest: Path, slot: Path) -> None:
 def rollback(kernel: Kernel, name: str) -> None:
     """Return to the version the last update replaced. Repeated rollbacks walk further back
     (plugins.lock keeps HISTORY versions); the version rolled back from is forgotten."""
-    entry = _locked(kernel, name)
+    entry = _locked(kernel, name, "roll back")
     history = entry.get("history") or []
     if not history:
         current = entry.get("version") or entry.get("commit", "")[:12] or "its current files"
@@ -203,8 +195,6 @@ def rollback(kernel: Kernel, name: str) -> None:
                 raise click.ClickException(f"the previous files of {name} are gone "
                                            f"({previous.get('backup') or 'never saved'}); "
                                            f"reinstall it from {previous.get('spec')}")
-            check_owned_folder(kernel.home, dest, name)
-            check_owned_folder(kernel.home, backup, name, f"{BACKUPS}/{name}")
             parked = Path(tempfile.mkdtemp(prefix=f".rollback-{name}-", dir=kernel.home)) / "tree"
             if dest.exists():
                 os.replace(dest, parked)
@@ -218,16 +208,13 @@ def rollback(kernel: Kernel, name: str) -> None:
             txn.on_success(lambda: shutil.rmtree(parked.parent, ignore_errors=True))
         else:
             spec = previous.get("spec", "")
-            check_locked_dist(previous.get("dist", ""), previous.get("dist_version", ""), name,
-                              kernel.home)
             pinned = f"{previous['dist']}=={previous['dist_version']}"
             target = spec if Path(spec).is_file() else pinned
             run(pip("install", "-q", "--force-reinstall", "--no-deps", target),
                 f"pip install {target}")
-        lock = read_lock(kernel.home)
         restored = {k: v for k, v in previous.items() if k != "backup"}
-        lock[name] = {**restored, "history": older, "rolled_back": True}
-        write_lock(kernel.home, lock)
+        write_lock(kernel.home, read_lock(kernel.home),
+                   {name: {**restored, "history": older, "rolled_back": True}})
     label = previous.get("version") or previous.get("commit", "")[:12]
     click.echo(f"✓ Rolled {name} back to {label or 'its previous files'}.")
     if lines:

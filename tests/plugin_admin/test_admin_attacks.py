@@ -7,46 +7,19 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
-import json
 import os
-import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from venvkit import clean_env, make_venv
-
-from hermes_agent.builtin_plugins.cli_root import main
-
-INIT = "def register(ctx):\n    pass\n"
-SECRET = "TOPSECRET-key-material"
+from adminkit import INIT, SECRET, hermes, package_folder, plugin_folder, snapshot
+from venvkit import clean_env
 
 
 @pytest.fixture(autouse=True)
-def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A throw-away HOME with an ~/.ssh key and its own git configuration."""
-    path = tmp_path / "userhome"
-    (path / ".ssh").mkdir(parents=True)
-    (path / ".ssh" / "id_ed25519").write_text(SECRET)
-    monkeypatch.setenv("HOME", str(path))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(path / ".gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("PIP_NO_INDEX", "1")
-    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-    return path
-
-
-@pytest.fixture
-def cli(capsys, monkeypatch, home):
-    def run(*args: str, input: str = "") -> tuple[int, str, str]:
-        monkeypatch.setattr("sys.stdin", io.StringIO(input))
-        code = main(list(args))
-        out = capsys.readouterr()
-        return code, out.out, out.err
-    return run
+def _fake_home(user_home: Path) -> Path:
+    return user_home
 
 
 def git(repo: Path, *args: str) -> str:
@@ -55,24 +28,12 @@ def git(repo: Path, *args: str) -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
-def plugin_folder(root: Path, manifest: str = "name: demo\nversion: 1.0.0\n") -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "plugin.yaml").write_text(manifest)
-    (root / "__init__.py").write_text(INIT)
-    return root
-
-
 def plugin_repo(root: Path, manifest: str = "name: demo\nversion: 1.0.0\n") -> Path:
     plugin_folder(root, manifest)
     git(root, "init", "-q")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "plugin")
     return root
-
-
-def snapshot(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and not p.is_symlink()}
 
 
 def nothing_installed(home: Path) -> None:
@@ -174,6 +135,35 @@ def test_an_sdist_is_not_built_without_allow_build(home, tmp_path, cli):
     nothing_installed(home)
 
 
+def test_a_package_folder_is_not_built_without_allow_build(home, tmp_path, monkeypatch, cli):
+    """A folder with pyproject.toml or setup.py (and no plugin.yaml) was built as it was,
+    running its setup.py before hermes showed anything, without --allow-build."""
+    monkeypatch.setenv("PIP_NO_BUILD_ISOLATION", "0")  # offline, a build would really run
+    marker = tmp_path / "setup-code-ran"
+    folder = package_folder(tmp_path / "own", marker, with_manifest=False)
+    code, out, err = cli("plugins", "install", str(folder), "--no-input")
+    assert not marker.exists()
+    assert code == 1 and "is a Python package folder" in err and "--allow-build" in err, err
+    assert "runs its own setup code" in err and "copied instead" in err
+    assert "Plugin own" not in out
+    nothing_installed(home)
+    (folder / "setup.py").unlink()  # pyproject.toml alone is built too (its backend runs)
+    code, _, err = cli("plugins", "install", str(folder), "--no-input")
+    assert code == 1 and "is a Python package folder" in err
+    nothing_installed(home)
+
+
+def test_a_plugin_folder_with_a_setup_py_is_copied_not_built(home, tmp_path, cli):
+    """Already so: plugin.yaml at the folder's top makes it a plugin folder; its setup.py is
+    copied with it and never run."""
+    marker = tmp_path / "setup-code-ran"
+    folder = package_folder(tmp_path / "own", marker, with_manifest=True)
+    code, out, err = cli("plugins", "install", str(folder), "--no-input")
+    assert code == 0 and "(folder " in out, err
+    assert not marker.exists()
+    assert (home / "plugins" / "own" / "setup.py").is_file()
+
+
 def test_a_folder_in_the_way_is_reported_not_replaced(home, tmp_path, cli):
     """A stray folder where the plugin would go (no plugin.yaml: not a plugin) is kept."""
     stray = home / "plugins" / "demo"
@@ -210,20 +200,6 @@ def make_wheel(out: Path, dist: str, version: str, entry_points: dict[str, str],
         for name, text in {**members, f"{info}/RECORD": "\n".join(record) + "\n"}.items():
             archive.writestr(name, text)
     return wheel
-
-
-@pytest.fixture(scope="module")
-def python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("attack-venv"))
-
-
-def hermes(python: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    scratch = home.parent / "tmp"  # hermes's scratch folders: what escapes them stays in tmp_path
-    scratch.mkdir(exist_ok=True)
-    env = clean_env(HERMES_HOME=str(home), HOME=str(home.parent / "userhome"),
-                    GIT_CONFIG_NOSYSTEM="1", TMPDIR=str(scratch))
-    return subprocess.run([str(python), "-m", "hermes_agent.builtin_plugins.cli_root", *args],
-                          env=env, cwd=home, capture_output=True, text=True, timeout=300)
 
 
 def installed(python: Path, module: str) -> bool:
@@ -404,116 +380,3 @@ def test_descriptions_keep_newlines(home, tmp_path, cli):
     code, out, err = cli("plugins", "install", str(src), "--no-input")
     assert code == 0, err
     assert "Line one.\nLine two." in out
-
-
-# --- a tampered plugins.lock cannot aim remove, update or rollback elsewhere --------------
-
-
-def _tamper(home: Path, name: str, **changes: str) -> None:
-    path = home / "plugins.lock"
-    data = json.loads(path.read_text())
-    data["plugins"][name].update(changes)
-    path.write_text(json.dumps(data))
-
-
-@pytest.fixture
-def precious(tmp_path: Path) -> Path:
-    folder = tmp_path / "precious"
-    folder.mkdir()
-    (folder / "thesis.txt").write_text("years of work")
-    return folder
-
-
-def test_remove_refuses_a_lock_path_outside_plugins(home, tmp_path, precious, cli):
-    src = plugin_folder(tmp_path / "src" / "demo")
-    assert cli("plugins", "install", str(src), "--no-input")[0] == 0
-    _tamper(home, "demo", path=str(precious))
-    shutil.rmtree(home / "plugins" / "demo")  # not discovered: the lock's path is used
-    code, _, err = cli("plugins", "remove", "demo", "--no-input")
-    assert snapshot(precious) == {"thesis.txt": b"years of work"}
-    assert code == 1 and "not a folder in" in err and "plugins.lock" in err
-    _tamper(home, "demo", path=str(home / "plugins" / ".." / ".." / "precious"))
-    code, _, err = cli("plugins", "remove", "demo", "--no-input")
-    assert code == 1 and snapshot(precious) == {"thesis.txt": b"years of work"}
-
-
-def test_remove_refuses_a_lock_name_that_is_a_path(python, home, tmp_path, precious, cli):
-    """A lock entry named ../../precious sharing a distribution with the removed plugin: its
-    backup and plugin-data folders ($HERMES_HOME/plugin-data/../../precious) were deleted."""
-    src = plugin_folder(tmp_path / "src" / "demo")
-    assert cli("plugins", "install", str(src), "--no-input")[0] == 0
-    path = home / "plugins.lock"
-    data = json.loads(path.read_text())
-    data["plugins"]["demo"]["dist"] = "no-such-dist-attack"
-    data["plugins"]["../../precious"] = {"source": "pip", "spec": "x",
-                                         "dist": "no-such-dist-attack"}
-    path.write_text(json.dumps(data))
-    proc = hermes(python, home, "plugins", "remove", "demo", "--no-input")  # runs pip uninstall
-    assert snapshot(precious) == {"thesis.txt": b"years of work"}
-    assert proc.returncode == 1 and "is not a plugin name" in proc.stderr, proc.stderr
-    assert (home / "plugins" / "demo" / "plugin.yaml").exists()
-
-
-def test_update_and_rollback_refuse_a_lock_path_outside_plugins(home, tmp_path, precious, cli):
-    src = plugin_folder(tmp_path / "src" / "demo")
-    assert cli("plugins", "install", str(src), "--no-input")[0] == 0
-    (src / "plugin.yaml").write_text("name: demo\nversion: 2.0.0\n")
-    assert cli("plugins", "update", "demo", "--yes")[0] == 0
-    _tamper(home, "demo", path=str(precious))
-    (src / "plugin.yaml").write_text("name: demo\nversion: 3.0.0\n")
-    code, _, err = cli("plugins", "update", "demo", "--yes")
-    assert snapshot(precious) == {"thesis.txt": b"years of work"}
-    assert code == 1 and "not a folder in" in err
-    code, _, err = cli("plugins", "rollback", "demo")
-    assert snapshot(precious) == {"thesis.txt": b"years of work"}
-    assert code == 1 and "not a folder in" in err
-    lock = json.loads((home / "plugins.lock").read_text())["plugins"]["demo"]
-    _tamper(home, "demo", path=str(home / "plugins" / "demo"),
-            history=[{**lock["history"][0], "backup": str(precious)}])
-    code, _, err = cli("plugins", "rollback", "demo")
-    assert snapshot(precious) == {"thesis.txt": b"years of work"}
-    assert code == 1 and "not a folder in" in err
-    installed = home / "plugins" / "demo" / "plugin.yaml"
-    assert installed.read_text() == "name: demo\nversion: 2.0.0\n"
-
-
-def test_update_refuses_a_history_backup_outside_plugin_backups(home, tmp_path, precious, cli):
-    """The oldest recorded version falls off on an update and its backup folder is deleted:
-    a history entry edited to name another folder had that folder deleted."""
-    src = plugin_folder(tmp_path / "src" / "demo")
-    assert cli("plugins", "install", str(src), "--no-input")[0] == 0
-    (src / "plugin.yaml").write_text("name: demo\nversion: 2.0.0\n")
-    assert cli("plugins", "update", "demo", "--yes")[0] == 0
-    lock = json.loads((home / "plugins.lock").read_text())["plugins"]["demo"]
-    old = lock["history"][0]
-    _tamper(home, "demo", history=[old, {**old}, {**old, "backup": str(precious)}])
-    (src / "plugin.yaml").write_text("name: demo\nversion: 3.0.0\n")
-    code, _, err = cli("plugins", "update", "demo", "--yes")
-    assert snapshot(precious) == {"thesis.txt": b"years of work"}
-    assert code == 1 and "not a folder in" in err and "plugin-backups" in err
-    installed = home / "plugins" / "demo" / "plugin.yaml"
-    assert installed.read_text() == "name: demo\nversion: 2.0.0\n"
-
-
-def test_remove_refuses_a_lock_distribution_that_is_an_option(python, home, tmp_path, cli):
-    """The lock's distribution name went to `pip uninstall`: `--log=FILE` made pip write FILE
-    (and `-rFILE` would uninstall everything FILE lists)."""
-    src = plugin_folder(tmp_path / "src" / "demo")
-    assert cli("plugins", "install", str(src), "--no-input")[0] == 0
-    marker = tmp_path / "pip.log"
-    _tamper(home, "demo", dist=f"--log={marker}")
-    proc = hermes(python, home, "plugins", "remove", "demo", "--no-input")
-    assert not marker.exists()
-    assert proc.returncode == 1 and "not a distribution name" in proc.stderr, proc.stderr
-    assert (home / "plugins" / "demo" / "plugin.yaml").exists()
-
-
-def test_remove_refuses_a_plugin_folder_linked_from_elsewhere(home, tmp_path, cli):
-    """Already safe: a plugin folder that is a link to a folder outside $HERMES_HOME/plugins is
-    not moved or deleted by remove."""
-    outside = plugin_folder(tmp_path / "work" / "linked", "name: linked\n")
-    (home / "plugins" / "linked").symlink_to(outside)
-    before = snapshot(outside)
-    code, _, err = cli("plugins", "remove", "linked", "--no-input")
-    assert code == 1 and "remove it by hand" in err
-    assert snapshot(outside) == before and (home / "plugins" / "linked").is_symlink()

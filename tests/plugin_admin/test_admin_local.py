@@ -3,9 +3,7 @@ repository, run in-process against a temporary HERMES_HOME."""
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import shutil
 import stat
 import subprocess
@@ -14,7 +12,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hermes_agent.builtin_plugins.cli_root import main
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 WEATHER_MANIFEST = """\
@@ -39,22 +36,6 @@ def register(ctx):
     ctx.register_tool("weather_now", "weather", {"name": "weather_now", "description": "now",
                       "parameters": {"type": "object", "properties": {}}}, _now)
 """
-
-
-@pytest.fixture
-def cli(capsys, monkeypatch):
-    """Runs `hermes ...` in-process; the CLI copies $HERMES_HOME/.env into os.environ, so the
-    environment is restored afterwards."""
-    saved = dict(os.environ)
-
-    def run(*args: str, input: str = "") -> tuple[int, str, str]:
-        monkeypatch.setattr("sys.stdin", io.StringIO(input))
-        code = main(list(args))
-        out = capsys.readouterr()
-        return code, out.out, out.err
-    yield run
-    os.environ.clear()
-    os.environ.update(saved)
 
 
 def lock(home: Path) -> dict:

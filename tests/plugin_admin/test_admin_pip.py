@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from adminkit import package_folder
 from venvkit import clean_env, make_venv, pip_install, plugin_pyproject, run
 
 WX_INIT = """\
@@ -205,6 +206,34 @@ def test_sdist_install_and_failed_pip_install_leaves_nothing(hermes: Hermes, lin
     proc = hermes("plugins", "install", "hermes-does-not-exist", "--no-input", ok=False)
     assert proc.returncode == 1 and "pip could not fetch or build hermes-does-not-exist" in proc.stderr
     assert "only wheels were looked for" in proc.stderr
+
+
+def test_a_package_folder_is_built_with_allow_build_only(hermes: Hermes, tmp_path: Path):
+    """Building a folder runs its setup.py: install and update need --allow-build for it."""
+    marker = tmp_path / "setup-code-ran"
+    folder = package_folder(tmp_path / "own", marker, with_manifest=False)
+    try:
+        proc = hermes("plugins", "install", str(folder), "--no-input", ok=False)
+        assert proc.returncode == 1 and "is a Python package folder" in proc.stderr
+        assert "pass --allow-build" in proc.stderr and not marker.exists()
+        assert hermes.installed("hermes-own") == "-" and hermes.lock() == {}
+        proc = hermes("plugins", "install", str(folder), "--allow-build", "--no-input")
+        assert "Installed own 1.0 (source: pip)" in proc.stdout and marker.exists()
+        assert hermes.installed("hermes-own") == "1.0"
+        assert (hermes.lock()["own"]["source"], hermes.lock()["own"]["spec"]) == ("pip", str(folder))
+
+        marker.unlink()
+        package_folder(folder, marker, with_manifest=False, version="1.1")
+        proc = hermes("plugins", "update", "own", "--yes", ok=False)
+        assert proc.returncode == 1 and "--allow-build" in proc.stderr and not marker.exists()
+        assert hermes.installed("hermes-own") == "1.0"
+        hermes("plugins", "update", "own", "--yes", "--allow-build")
+        assert hermes.installed("hermes-own") == "1.1" and marker.exists()
+        hermes("plugins", "remove", "own")
+        assert hermes.installed("hermes-own") == "-"
+    finally:
+        run([sys.executable, "-m", "pip", "--python", str(hermes.python), "uninstall", "-y", "-q",
+             "hermes-own"], env=clean_env())
 
 
 def test_scaffold_passes_its_test_when_installed(hermes: Hermes, python: Path, tmp_path: Path):
