@@ -395,6 +395,45 @@ def test_read_file_refuses_another_process_open_file(
     assert sentinel in own["content"]  # the file itself is an ordinary file
 
 
+# ---------------------------------------------------------------- inline code importing hermes
+
+HERMES_IMPORTS = [
+    'python3 -c "from hermes_agent.builtin_plugins.cli_root import main; main()" config set '
+    'approvals.mode off',
+    "python -c 'import hermes_agent; hermes_agent.main()'",
+    "python3 -c 'import os, hermes_agent.kernel as k'",
+    "python -c \"__import__('hermes_agent.builtin_plugins.cli_root').x\"",
+    "python -c 'import importlib; importlib.import_module(\"hermes_agent.api\")'",
+    "python -c 'import runpy; runpy.run_module(\"hermes_agent\", run_name=\"__main__\")'",
+    "python3 - <<'EOF'\nfrom hermes_agent import Kernel\nEOF",
+    "python3 <<< 'import hermes_agent'", "echo 'import hermes_agent' | python3",
+    "echo 'from hermes_agent import x' > /tmp/p.py; python3 /tmp/p.py",
+    "cat > p.py <<'EOF'\nimport hermes_agent\nEOF\npython3 p.py",
+    "uv run python -c 'import hermes_agent'", "sudo python3 -c 'import hermes_agent'",
+    "bash -c \"python -c 'import hermes_agent'\"", "python3 -Ic 'import hermes_agent'",
+    "python -c 'import sys\nfrom  hermes_agent . api import x'",
+]
+
+
+@pytest.mark.parametrize("command", HERMES_IMPORTS)
+def test_inline_python_importing_hermes_is_hermes_state(command: str, work: str) -> None:
+    _flags(command, work, "hermes_state")
+
+
+HERMES_IMPORTS_BENIGN = [
+    "python -c \"print('hermes_agent')\"", "python -c 'import hermes_agentx'",
+    "python3 -c 'import json; print(json.dumps({\"pkg\": \"hermes_agent\"}))'",
+    "grep -rn 'import hermes_agent' src", "python -c 'import my_hermes_agent'",
+    "python -c 'from x import hermes_agent_helper'", "pip show hermes_agent",
+    "python -c 'import sys; print(sys.version)'",
+]
+
+
+@pytest.mark.parametrize("command", HERMES_IMPORTS_BENIGN)
+def test_code_only_naming_hermes_stays_unasked(command: str, work: str) -> None:
+    _clean(command, work)
+
+
 # ---------------------------------------------------------------- the shared corpus
 
 def test_the_corpus_holds_these_gaps() -> None:
