@@ -48,6 +48,13 @@ _PROTECTED = re.compile(
     r"""environ\.get\(\s*['"]HOME['"]|getenv\(\s*['"]HOME['"]|process\.env\.HOME|"""
     r"""ENV\[\s*['"]HOME['"]\s*\]|\$ENV\{\s*['"]?HOME['"]?\s*\}|homedir\(\)|Dir\.home|"""
     r"""\$env:(?:USERPROFILE|HOME)|\$HOME\b""")
+#: Python importing hermes's own package (an import statement, ``__import__``,
+#: ``importlib.import_module``, ``runpy.run_module``, ``pkgutil.resolve_name``): the code can
+#: change hermes's settings, keys and stores as its CLI does (a plain mention is not an import)
+_HERMES_IMPORT = re.compile(
+    r"""\bfrom\s+hermes_agent\b|\bimport\s+(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*hermes_agent\b|"""
+    r"""\b(?:__import__|import_module|run_module|resolve_name)\s*\(\s*(?:name\s*=\s*)?"""
+    r"""['"]hermes_agent\b""")
 _STRING = re.compile(r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\"""")
 _LIST = re.compile(r"""\[\s*((?:(?:'[^']*'|"[^"]*")\s*,\s*)*(?:'[^']*'|"[^"]*"))\s*,?\s*\]""")
 
@@ -122,6 +129,8 @@ def inspect_code(code: str, add: Callable[[str], None], shell: Callable[[str], N
         add("inline_code")
     if deletes and _PROTECTED.search(code):
         add("delete_root")
+    if "hermes_agent" in code and _HERMES_IMPORT.search(code):
+        add("hermes_state")
     if writes or deletes:
         for m in _STRING.finditer(code):
             literal = m.group(1) if m.group(1) is not None else m.group(2)

@@ -91,6 +91,12 @@ _PROCESS_SECRET = re.compile(r"^/proc/[^/]+/(?:task/[^/]+/)?(?:environ|mem)$")
 #: a process's links to its view of the root folder (/proc/self/root/home/me/.ssh/id_rsa is
 #: the key) and to its working directory (hermes's own may be the home folder or its home)
 _PROCESS_LINK = re.compile(r"^/proc/[^/]+/(?:task/[^/]+/)?(root|cwd)(/.*)?$")
+#: another process's open files and their folder: hermes's own (its children's $PPID) may be
+#: state.db or a configuration holding keys; a command's own (``self``, ``thread-self``, as
+#: /dev/fd and /dev/stdin are) are what it was handed. Names with ``:`` are pipes and sockets.
+_PROCESS_FD = re.compile(
+    r"^/proc/(?!(?:self|thread-self)/)[^/]+/(?:task/[^/]+/)?fd(/[^/:]+)?$")
+_OWN_FD = re.compile(r"^/proc/(?:self|thread-self)/(?:task/[^/]+/)?fd/")
 #: what a path through an unknown folder is not known to be (the folder itself is unknown)
 _FOLDER_LABELS = frozenset({ROOT, HOME_DIR, SYSTEM_DIR})
 _PROCESS_DIR = re.compile(r"^/proc(?:/(?:\d+|self|thread-self|[^/]*\x00[^/]*)"
@@ -164,12 +170,43 @@ def normalise(path: str, cwd: str | None = None, home: str | None = None,
             return _TRAILING.sub("", p) or p
         p = posixpath.join(cwd, p)
     p = "/" + _TRAILING.sub("", p).lstrip("/")
-    p = posixpath.normpath(p)
+    p = _fold_path(p)
     if home and _under(p, home, fold):
         p = HOME + p[len(home):]
     if _under(p, "/root", fold):
         p = HOME + p[len("/root"):]
     return p
+
+
+def _fold_path(p: str) -> str:
+    """The absolute ``p`` with ``.`` and ``..`` folded as the kernel does (see
+    :func:`_fold_dots`)."""
+    if "/.." not in p or "/proc/" not in p:
+        return posixpath.normpath(p)
+    return "/" + "/".join(_fold_dots(p.split("/"), climb=False))
+
+
+def _fold_dots(parts: list[str], climb: bool) -> list[str]:
+    """``parts`` of a path with ``.`` and ``..`` folded; a ``..`` at the top is kept when
+    ``climb``, else dropped (as at /). The kernel follows a process's ``cwd`` or ``root`` link
+    before the ``..`` after it: the rest is folded on its own, climbing above the folder
+    ``cwd`` leads to (/proc/1/cwd/.. is not /proc/1) and stopping at the root ``root`` is."""
+    out: list[str] = []
+    for n, part in enumerate(parts):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if out and out[-1] != "..":
+                out.pop()
+            elif climb:
+                out.append(part)
+            continue
+        out.append(part)
+        below = out[out.count(".."):]  # the link from this fold's own top
+        if below[-1] in ("cwd", "root") and below[0] == "proc" and (
+                len(below) == 3 or len(below) == 5 and below[2] == "task"):
+            return out + _fold_dots(parts[n + 1:], climb=part == "cwd")
+    return out
 
 
 def _under(p: str, folder: str, fold: bool) -> bool:
@@ -244,7 +281,7 @@ def _classify(path: str, cwd: str | None, home: str | None, hermes: str,
     labels = _path_labels(path, cwd, home, hermes, fold)
     full = path if path.startswith("/") else posixpath.join(cwd, path) if cwd and not (
         path.startswith("~")) else ""
-    if full.startswith("/proc/") and (m := _PROCESS_LINK.match(posixpath.normpath(full))):
+    if full.startswith("/proc/") and (m := _PROCESS_LINK.match(_fold_path(full))):
         labels |= _through_process(m.group(1), m.group(2) or "", home, hermes, fold)
     return labels
 
@@ -254,11 +291,16 @@ def _through_process(link: str, rest: str, home: str | None, hermes: str,
     """The labels of ``rest`` reached through a process's ``root`` or ``cwd`` link:
     /proc/self/root/etc/shadow is /etc/shadow; below ``cwd``, a folder the command cannot know,
     the names are judged as if in the home folder and in hermes's home (where hermes, the
-    commands' parent, may run): /proc/$PPID/cwd/.env may be hermes's keys."""
+    commands' parent, may run): /proc/$PPID/cwd/.env may be hermes's keys. Above it (``..``
+    first), anywhere: also from the root (/proc/$PPID/cwd/../../etc/... is /etc/...)."""
     if link == "root":
         return _classify(rest or "/", None, home, hermes, fold)
-    return frozenset().union(*(_classify(base + rest, None, home, hermes, fold)
-                               for base in (HOME, hermes))) - _FOLDER_LABELS
+    names = rest.split("/")[1:]  # folded: the ``..`` steps come first
+    climbs = next((k for k, name in enumerate(names) if name != ".."), len(names))
+    bases = (HOME, hermes, "") if climbs else (HOME, hermes)
+    rest = "/".join(["", *names[climbs:]])
+    return frozenset().union(*(_classify(base + rest or "/", None, home, hermes, fold)
+                               for base in bases)) - _FOLDER_LABELS
 
 
 def _path_labels(path: str, cwd: str | None, home: str | None, hermes: str,
@@ -317,7 +359,7 @@ def _labels(p: str, hermes: str = HOME + "/.hermes", fold: bool = False) -> froz
         labels.add(HOME_DIR)
     if p in system_dirs:
         labels.add(SYSTEM_DIR)
-    if p.startswith(system_trees):
+    if p.startswith(system_trees) and not _OWN_FD.match(p):  # /proc/self/fd/1 is /dev/fd/1
         labels.add(SYSTEM_FILE)
     if p.startswith("/dev/"):
         if _SOCKET.match(p):
@@ -347,7 +389,8 @@ def _labels(p: str, hermes: str = HOME + "/.hermes", fold: bool = False) -> froz
         labels.add(SECRET_FILE)
     if (p in ("/", "/home", HOME, HOME + "/.config", "/" + users) or name in _CREDENTIAL_DIRS
             or hermes == p or hermes.startswith(p + "/")
-            or p.startswith("/proc") and _PROCESS_DIR.match(p)):
+            or p.startswith("/proc") and (_PROCESS_DIR.match(p) or (
+                (m := _PROCESS_FD.match(p)) is not None and not m.group(1)))):
         labels.add(SECRET_DIR)  # reading it recursively reads secrets
     return frozenset(labels)
 
@@ -359,7 +402,8 @@ def _holds_secret(p: str, parts: list[str], name: str, labels: set[str], hermes:
     ``/Users`` folder as spelled there."""
     if name.endswith(".pub") or name in _ENV_TEMPLATES:
         return False
-    if p.startswith("/proc/") and _PROCESS_SECRET.match(p):
+    if p.startswith("/proc/") and (_PROCESS_SECRET.match(p) or (
+            (m := _PROCESS_FD.match(p)) is not None and m.group(1))):
         return True
     if p.startswith(hermes + "/"):
         return name in ("auth.json", ".env") or name.startswith(".env.") or KEY_FILE in labels

@@ -182,6 +182,9 @@ def _links_to_secret(cwd: str | None, path: str, fold: bool | None = None) -> bo
         real = os.path.realpath(full)
     except (OSError, ValueError):
         return False
+    own = f"/proc/{os.getpid()}/"
+    if real.startswith(own):  # /dev/fd/3, /proc/self/...: the command's own, not the analyser's
+        real = "/proc/self/" + real[len(own):]
     return real != posixpath.normpath(full) and SECRET_FILE in classify(real, fold=fold)
 
 
