@@ -73,8 +73,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("message_values", "insert_message_rows", "insert_session_row",
                      "import_session_records", "tally_import"), "sql_rows"),
     # prompt.py: system-prompt layers
-    "LAYERS": "prompt", "LayerRequest": "prompt", "LayerFn": "prompt",
-    "PromptLayers": "prompt", "prompt_layers": "prompt",
+    "LAYERS": "prompt", "LAYER_SEPARATOR": "prompt", "LayerRequest": "prompt",
+    "LayerFn": "prompt", "PromptLayers": "prompt", "prompt_layers": "prompt",
     # hook payloads and results (hookspecs)
     "tool_directive": "..hookspecs.results", "join_context": "..hookspecs.results",
     **dict.fromkeys((
