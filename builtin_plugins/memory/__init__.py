@@ -72,8 +72,9 @@ class BuiltinMemory:
         if target not in TARGETS:
             return tool_error("'target' must be 'memory' (your notes) or 'user' (the user "
                               "profile).")
-        store = memory_file(self.kernel, target)
-        result, outcome = run(store, args, self.scan)
+        files = [memory_file(self.kernel, name) for name in TARGETS]  # in prompt order
+        store = files[list(TARGETS).index(target)]
+        result, outcome = run(store, args, self.scan, files)
         if outcome is not None and outcome.changed:
             self.kernel.hooks.fire("on_memory_write", action=outcome.action, target=target,
                                    content=outcome.content, metadata=outcome.metadata or None,
