@@ -38,6 +38,8 @@ _EXPORTS: dict[str, str] = {
     # web_http.py: the JSON-over-HTTP client web backends share (retries, masked errors)
     **dict.fromkeys(("WebService", "WebHTTP", "retry_after_seconds", "http_options"),
                     "web_http"),
+    # http_pools.py: the network backends of an httpx2 client's connection pools
+    "wrap_network_backends": "http_pools",
     "HTTPWebBackend": "http_backend",
     # net.py: SSRF guards for fetching what the model asks for
     "CheckedURL": "net", "check_url": "net", "is_public_address": "net", "Resolver": "net",
@@ -73,8 +75,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("message_values", "insert_message_rows", "insert_session_row",
                      "import_session_records", "tally_import"), "sql_rows"),
     # prompt.py: system-prompt layers
-    "LAYERS": "prompt", "LayerRequest": "prompt", "LayerFn": "prompt",
-    "PromptLayers": "prompt", "prompt_layers": "prompt",
+    "LAYERS": "prompt", "LAYER_SEPARATOR": "prompt", "LayerRequest": "prompt",
+    "LayerFn": "prompt", "PromptLayers": "prompt", "prompt_layers": "prompt",
     # hook payloads and results (hookspecs)
     "tool_directive": "..hookspecs.results", "join_context": "..hookspecs.results",
     **dict.fromkeys((

@@ -5,7 +5,8 @@ public addresses unless the user allowed private networks (``web.allow_private_n
 then connects to one of the returned addresses (pinned), so a second DNS answer cannot
 swap in a private one, and checks again on every redirect.
 
-Given a ``deadline``, :func:`check_url` waits for the resolver only until then: the lookup
+Given a ``deadline``, :func:`check_url` (through :func:`resolve_host`, which the connections
+of :class:`~.web_http.WebHTTP` use too) waits for the resolver only until then: the lookup
 runs on a daemon thread of a small bounded set (:class:`LookupPool`; ``getaddrinfo`` cannot
 be cancelled, so a lookup given up on finishes on its own), and when every slot is taken by
 lookups still running, the next one fails at once instead of queueing.
@@ -25,7 +26,7 @@ from urllib.parse import urlsplit
 from .web import WebError
 
 __all__ = ["CheckedURL", "check_url", "is_public_address", "LookupPool", "LOOKUPS", "Resolver",
-           "system_resolve"]
+           "resolve_host", "system_resolve"]
 
 #: ``resolve(host, port)`` -> the host's addresses (the seam for a test's or a user's own DNS)
 Resolver = Callable[[str, int], Sequence[str]]
@@ -144,7 +145,8 @@ class LookupPool:
         return box["value"]  # type: ignore[no-any-return]
 
 
-#: the lookups of every :func:`check_url` given a deadline (the fetcher's, the web tools')
+#: the lookups of every :func:`resolve_host` given a deadline (:func:`check_url`'s: the
+#: fetcher's and the web tools'; :class:`~.web_http.WebHTTP`'s connections)
 LOOKUPS = LookupPool()
 
 
@@ -176,18 +178,7 @@ def check_url(url: str, *, allow_private: bool = False, allowed_hosts: Collectio
     if not host:
         raise WebError(f"{url!r} has no host", "refused")
     port = port or (443 if scheme == "https" else 80)
-    resolver = resolve or system_resolve
-    try:
-        if _literal(host):
-            addresses: tuple[str, ...] = (_literal(host),)
-        elif deadline is None:
-            addresses = tuple(resolver(host, port))
-        else:
-            addresses = tuple(LOOKUPS.resolve(resolver, host, port, deadline))
-    except (OSError, UnicodeError) as exc:
-        raise WebError(f"cannot resolve {host!r} ({exc}); check the URL", "unreachable") from exc
-    if not addresses:
-        raise WebError(f"{host!r} resolves to no address; check the URL", "unreachable")
+    addresses = resolve_host(host, port, resolve=resolve, deadline=deadline)
     if not allow_private and host not in allowed_hosts:
         blocked = [a for a in addresses if not is_public_address(a)]
         if blocked:
@@ -195,6 +186,28 @@ def check_url(url: str, *, allow_private: bool = False, allowed_hosts: Collectio
                            " fetching it is refused. If you meant to, set "
                            "web.allow_private_networks: true in config.yaml", "refused")
     return CheckedURL(url.strip(), scheme, host, port, addresses)
+
+
+def resolve_host(host: str, port: int, *, resolve: Resolver | None = None,
+                 deadline: float | None = None) -> tuple[str, ...]:
+    """The addresses of ``host`` (an IP address is its own, never resolved), from ``resolve``
+    (default: :func:`system_resolve`). ``deadline`` (a ``time.monotonic()`` time): waited for
+    only until then, on a thread of :data:`LOOKUPS` (:class:`WebError` kind ``timeout`` past
+    it); without it, the resolver is called directly. A resolver that fails or finds no
+    address is kind ``unreachable``."""
+    resolver = resolve or system_resolve
+    try:
+        if _literal(host):
+            return (_literal(host),)
+        if deadline is None:
+            addresses = tuple(resolver(host, port))
+        else:
+            addresses = tuple(LOOKUPS.resolve(resolver, host, port, deadline))
+    except (OSError, UnicodeError) as exc:
+        raise WebError(f"cannot resolve {host!r} ({exc}); check the URL", "unreachable") from exc
+    if not addresses:
+        raise WebError(f"{host!r} resolves to no address; check the URL", "unreachable")
+    return addresses
 
 
 def _literal(host: str) -> str:

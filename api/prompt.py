@@ -23,10 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LAYERS", "LayerRequest", "LayerFn", "PromptLayers", "prompt_layers"]
+__all__ = ["LAYERS", "LAYER_SEPARATOR", "LayerRequest", "LayerFn", "PromptLayers", "prompt_layers"]
 
 #: The layers, in prompt order (docs/system-prompt.md says where each sits).
 LAYERS: tuple[str, ...] = ("memory_blocks", "memory_snapshot", "user_snapshot", "skills_index")
+#: What the system prompt puts between two layers' texts (and two texts of one layer).
+LAYER_SEPARATOR = "\n\n"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,9 @@ say what to fix with the API key masked out.
                    secrets=(key,))
     data = http.request_json("GET", "/res/v1/web/search", params={"q": "hermes"})
 
+The server's host name is looked up within the connect timeout (on a thread of
+:data:`~hermes_agent.api.net.LOOKUPS`, as the fetcher's lookups): a DNS server that does not
+answer fails the attempt then, instead of holding it for the system resolver's own timeouts.
 Connection errors, timeouts, 5xx and 429 are retried (a search changes nothing on the
 server); a 429's Retry-After is waited when it is at most ``retry_after_cap`` seconds, else the
 call fails at once with ``retry_after`` set. Other 4xx are not retried. Every failure is a
@@ -25,9 +28,12 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+import httpcore2
 import httpx2
 
 from .fetcher import Watchdog
+from .http_pools import wrap_network_backends
+from .net import Resolver, resolve_host
 from .secrets import MASK, mask_secrets, mask_url
 from .web import WebError
 
@@ -58,12 +64,13 @@ class WebHTTP:
                  timeout: float = 15.0, connect_timeout: float = 5.0, max_retries: int = 2,
                  backoff: float = 0.5, retry_after_cap: float = 30.0,
                  explain: Explain | None = None, max_bytes: int = 32_000_000,
-                 sleep: Callable[[float], None] = time.sleep):
+                 resolve: Resolver | None = None, sleep: Callable[[float], None] = time.sleep):
         self.service = service
         self.base_url = base_url.rstrip("/")
         self.max_retries, self.backoff = max(0, max_retries), backoff
         self.retry_after_cap = retry_after_cap
         self.timeout = timeout
+        self.connect_timeout = min(connect_timeout, timeout)  # the host name lookup included
         self.max_bytes = max_bytes
         self._secrets = tuple(s for s in secrets if s and len(s) >= 4)
         self._explain = explain
@@ -72,7 +79,10 @@ class WebHTTP:
             base_url=self.base_url, follow_redirects=False,
             headers={"Accept": "application/json", "User-Agent": "hermes-web/0.1",
                      **(headers or {})},
-            timeout=httpx2.Timeout(timeout, connect=min(connect_timeout, timeout)))
+            timeout=httpx2.Timeout(timeout, connect=self.connect_timeout))
+        if not wrap_network_backends(self._http, lambda inner: _TimedLookups(inner, resolve)):
+            log.warning("web: host name lookups wait for the system resolver's own timeouts: "
+                        "this httpx2 version has no connection pool to reach")
 
     def mask(self, text: str) -> str:
         """``text`` with URL credentials and every secret of this client masked."""
@@ -111,6 +121,11 @@ class WebHTTP:
                                    extensions={"trace": watchdog.trace}) as response:
                 watchdog.watch(response)
                 content = self._body(response, method, path)
+        except _LookupTimedOut as late:
+            error = WebError(self.mask(f"{label} at {where} was not reached within "
+                                       f"{self.connect_timeout:g}s{_tries(attempt)}: "
+                                       f"{late.error}"), "timeout")
+            raise _Retryable(error, self._backoff(attempt)) from late.error
         except httpx2.TimeoutException as exc:
             raise self._timed_out(attempt) from exc
         except httpx2.TransportError as exc:
@@ -195,6 +210,55 @@ class WebHTTP:
 
     def _backoff(self, attempt: int) -> float:
         return min(8.0, self.backoff * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+
+
+class _TimedLookups(httpcore2.NetworkBackend):
+    """Wraps a connection pool's network backend so it connects to addresses looked up by
+    :func:`~.net.resolve_host` within the connect timeout: given the name, the backend's
+    ``socket.create_connection`` would first wait out the system resolver's own timeouts
+    (20-40 s when the DNS servers do not answer)."""
+
+    def __init__(self, inner: Any, resolve: Resolver | None):
+        self._inner, self._resolve = inner, resolve
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                    local_address: str | None = None,
+                    socket_options: Iterable[Any] | None = None) -> httpcore2.NetworkStream:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            addresses = resolve_host(host, port, resolve=self._resolve, deadline=deadline)
+        except WebError as exc:
+            if exc.kind == "timeout":
+                raise _LookupTimedOut(exc) from exc
+            raise httpcore2.ConnectError(str(exc)) from exc  # reported as before: unreachable
+        failures = []
+        for address in addresses:  # in the resolver's order, as create_connection tries them
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise httpcore2.ConnectTimeout(f"connecting to {host} took longer than "
+                                               f"{timeout:g}s")
+            try:
+                return self._inner.connect_tcp(address, port, left, local_address,
+                                               socket_options)
+            except httpcore2.ConnectError as exc:
+                failures.append(f"{address}: {exc}")
+        raise httpcore2.ConnectError("; ".join(failures))
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Iterable[Any] | None = None) -> Any:
+        return self._inner.connect_unix_socket(path, timeout, socket_options)
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _LookupTimedOut(Exception):
+    """A connection's host name lookup, given up at the connect timeout (not one of httpcore's
+    errors, so httpx lets it through as it is)."""
+
+    def __init__(self, error: WebError):
+        super().__init__(str(error))
+        self.error = error
 
 
 class _Retryable(Exception):

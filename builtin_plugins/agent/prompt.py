@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import LayerRequest
+from hermes_agent.api import LAYER_SEPARATOR, LayerRequest
 
 from . import context_files
 from .layers import collect
@@ -148,14 +148,14 @@ def build_system_prompt(kernel: Any, *, session_id: str = "", platform: str = "c
     layers = [
         ("identity", identity.text),
         ("tool_guidance", tool_guidance(tools)),
-        ("memory_blocks", "\n\n".join(extra["memory_blocks"])),
-        ("system_message", "\n\n".join(messages)),
-        ("memory_snapshot", "\n\n".join(extra["memory_snapshot"])),
-        ("user_snapshot", "\n\n".join(extra["user_snapshot"])),
-        ("skills_index", "\n\n".join(extra["skills_index"])),
+        ("memory_blocks", LAYER_SEPARATOR.join(extra["memory_blocks"])),
+        ("system_message", LAYER_SEPARATOR.join(messages)),
+        ("memory_snapshot", LAYER_SEPARATOR.join(extra["memory_snapshot"])),
+        ("user_snapshot", LAYER_SEPARATOR.join(extra["user_snapshot"])),
+        ("skills_index", LAYER_SEPARATOR.join(extra["skills_index"])),
         ("context_files", context),
         ("session", started_line(moment, session_id)),
         ("platform_hint", platform_hint(kernel, platform)),
     ]
     present = tuple((name, text) for name, text in layers if text)
-    return SystemPrompt("\n\n".join(text for _, text in present), present, notices)
+    return SystemPrompt(LAYER_SEPARATOR.join(text for _, text in present), present, notices)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("hermes_agent.memory")
 
 FOLDER = "memories"
-#: name -> (file, prompt title, config key of the limit, default limit)
+#: name -> (file, prompt title, config key of the limit, default limit), in prompt order
 TARGETS: dict[str, tuple[str, str, str, int]] = {
     "memory": ("MEMORY.md", "MEMORY (your personal notes)", "memory.memory_char_limit", 2200),
     "user": ("USER.md", "USER PROFILE (who the user is)", "memory.user_char_limit", 1375),
@@ -72,8 +72,9 @@ class BuiltinMemory:
         if target not in TARGETS:
             return tool_error("'target' must be 'memory' (your notes) or 'user' (the user "
                               "profile).")
-        store = memory_file(self.kernel, target)
-        result, outcome = run(store, args, self.scan)
+        files = [memory_file(self.kernel, name) for name in TARGETS]  # in prompt order
+        store = files[list(TARGETS).index(target)]
+        result, outcome = run(store, args, self.scan, files)
         if outcome is not None and outcome.changed:
             self.kernel.hooks.fire("on_memory_write", action=outcome.action, target=target,
                                    content=outcome.content, metadata=outcome.metadata or None,
@@ -89,7 +90,11 @@ class BuiltinMemory:
                 scan = self.kernel.service("injection_scan").scan
             except ServiceError:  # the agent plugin builds prompts; without it nothing to guard
                 scan = None
-            return render(memory_file(self.kernel, name, request.home), scan)
+            # both files, in prompt order (TARGETS' order is the layers'): their text is
+            # also scanned as the prompt joins it
+            names = list(TARGETS)
+            stores = [memory_file(self.kernel, each, request.home) for each in names]
+            return render(stores, scan)[names.index(name)]
         snapshot.__name__ = f"{name}_snapshot"
         return snapshot
 

@@ -1,6 +1,8 @@
 """The ``memory`` tool: add, replace or remove an entry of MEMORY.md or USER.md.
 
-Written content is scanned for prompt injection first (it reaches every later system prompt).
+Written content is scanned for prompt injection first (it reaches every later system prompt),
+alone, with the file's other entries, and with the other memory file's entries in the order
+the prompt shows them (MEMORY.md, then USER.md).
 ``replace`` and ``remove`` find the entry by a substring that must match exactly one entry.
 A change past the file's limit is refused with the current entries and usage, so the model can
 consolidate. Results show the live state; the system prompt keeps the session's snapshot.
@@ -9,7 +11,7 @@ consolidate. Results show the live state; the system prompt keeps the session's 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +92,34 @@ def _check_together(entries: list[str], outcome: "Outcome", scan: Scanner, name:
                       f"{listing([e for e in entries if e != outcome.content])}")
 
 
+def _check_across(entries: list[str], store: MemoryFile, files: Sequence[MemoryFile],
+                  scan: Scanner) -> None:
+    """Refuse ``entries`` of ``store`` when, with the other ``files`` (all in prompt order),
+    they read as a prompt injection that neither side holds alone: an instruction split
+    between the end of one file and the start of the next."""
+    together: list[str] = []
+    others: list[str] = []
+    for each in files:
+        if each.path == store.path:
+            together += entries
+            continue
+        state = each.read()
+        if not state.problem:  # an unusable file is not shown
+            together += state.entries
+            others += state.entries
+    if not others:
+        return
+    findings = sorted(set(joined_findings(together, scan)) - set(scan(" ".join(others))))
+    if findings:
+        order = ", then ".join(each.target.filename for each in files)
+        other = ", ".join(each.target.filename for each in files if each.path != store.path)
+        raise Refused(f"Refused: with the entries of {other}, this entry reads as a prompt "
+                      f"injection ({', '.join(findings)}); the system prompt shows the files "
+                      f"one after the other ({order}). Nothing was saved. Save plain facts, "
+                      f"each complete in itself, or remove the entry it continues.\nEntries of "
+                      f"{other}:\n{listing(others)}")
+
+
 def change(entries: list[str], action: str, args: dict[str, Any], scan: Scanner,
            name: str) -> tuple[list[str], Outcome]:
     """The new entries after ``action`` and what it did (raises :class:`Refused`)."""
@@ -121,8 +151,11 @@ def _change(entries: list[str], action: str, args: dict[str, Any], scan: Scanner
     return new, Outcome("replace", content, {"old_text": old_text, "replaced": old})
 
 
-def run(store: MemoryFile, args: dict[str, Any], scan: Scanner) -> tuple[str, Outcome | None]:
-    """Apply one tool call to ``store``: the JSON result and the outcome (None: refused)."""
+def run(store: MemoryFile, args: dict[str, Any], scan: Scanner,
+        files: Sequence[MemoryFile] = ()) -> tuple[str, Outcome | None]:
+    """Apply one tool call to ``store``: the JSON result and the outcome (None: refused).
+    ``files``: all the memory files in prompt order, ``store`` among them, when the prompt
+    shows them together."""
     action = _text(args, "action")
     name = store.target.filename
     if action not in ACTIONS:
@@ -134,6 +167,8 @@ def run(store: MemoryFile, args: dict[str, Any], scan: Scanner) -> tuple[str, Ou
             if state.problem:
                 raise Refused(state.problem)
             entries, outcome = change(list(state.entries), action, args, scan, name)
+            if outcome.changed and action != "remove":
+                _check_across(entries, store, files, scan)
             used = len(join(entries))
             if used > limit:
                 raise Refused(

@@ -17,6 +17,8 @@ from typing import Any
 
 import httpcore2
 
+from hermes_agent.api import wrap_network_backends
+
 from .interrupt import INTERRUPTED, POLL_SECONDS, CallGuard, _local
 
 log = logging.getLogger("hermes_agent.models")
@@ -121,17 +123,8 @@ class TrackingBackend(httpcore2.NetworkBackend):
 def install(http_client: Any) -> int:
     """Track the streams of every connection pool of an ``httpx2.Client`` (its default
     transport and its proxy mounts). Returns how many pools are tracked."""
-    transports = [getattr(http_client, "_transport", None),
-                  *(getattr(http_client, "_mounts", None) or {}).values()]
-    tracked = 0
-    for transport in transports:
-        pool = getattr(transport, "_pool", None)
-        backend = getattr(pool, "_network_backend", None)
-        if backend is None:
-            continue
-        if not isinstance(backend, TrackingBackend):
-            pool._network_backend = TrackingBackend(backend)  # type: ignore[union-attr]
-        tracked += 1
+    tracked = wrap_network_backends(http_client, lambda backend: backend if isinstance(
+        backend, TrackingBackend) else TrackingBackend(backend))
     if not tracked:
         log.warning("model calls cannot be interrupted mid-request: this httpx2 version has "
                     "no connection pool to track (interrupts wait for the request to end)")

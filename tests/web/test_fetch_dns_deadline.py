@@ -3,22 +3,28 @@
 ``timeout``, and lookups given up on (``getaddrinfo`` cannot be cancelled) are bounded by
 ``LOOKUPS``, not one more thread per fetch. Real HTTP on 127.0.0.1; the made-up names reach
 it through resolver functions that answer after a delay, released at the end of each test so
-no lookup outlives it."""
+no lookup outlives it. The same holds for the web backends' API calls (``WebHTTP``): a host
+name is looked up within the connect timeout."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
-from hermes_agent.api import WebError, check_url, fetch
+from hermes_agent.api import WebError, WebHTTP, WebService, check_url, fetch
 from hermes_agent.api import net
-from hermes_agent.testing.fake_web import FakePageServer
+from hermes_agent.testing.fake_web import FakePageServer, FakeSearXNG
 
 from .conftest import call
+from .support import BY_NAME, Sleeps, seed
+
+SEARXNG = BY_NAME["searxng"]
 
 HOSTS = ("a.test", "b.test", "c.test", "d.test", "e.test")
 
@@ -210,3 +216,114 @@ def test_web_extract_checks_urls_within_web_timeout(kernel_with, web,
     assert time.monotonic() - started < 0.5 + 1.5
     assert result["kind"] == "timeout" and "address of slow.test" in result["error"]
     assert stalled.calls == ["slow.test"] and web.requests == []
+
+
+# --- WebHTTP: the API calls of web backends to user-configured hosts ------------------------------
+
+def search_failure(backend: Any, stalled: Any = None) -> tuple[WebError, float]:
+    """The WebError ``backend.search`` raises and the seconds it took; then the ``stalled``
+    lookups are released and the backend closed."""
+    try:
+        return failure(lambda: backend.search("runtime"))
+    finally:
+        if stalled is not None:
+            stalled.release()
+        backend.close()
+
+
+class SlowGetaddrinfo:
+    """``socket.getaddrinfo`` as a DNS server that does not answer makes it for ``name``: it
+    returns (127.0.0.1's addresses) only once released, at most after ``cap`` seconds; other
+    hosts are looked up as usual. Records the threads that looked ``name`` up."""
+
+    def __init__(self, name: str, cap: float = 10.0):
+        self.name, self.cap = name, cap
+        self.real = socket.getaddrinfo
+        self.released = threading.Event()
+        self.threads: list[str] = []
+
+    def __call__(self, host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == self.name:
+            self.threads.append(threading.current_thread().name)
+            self.released.wait(self.cap)
+            host = "127.0.0.1"
+        return self.real(host, port, *args, **kwargs)
+
+    def release(self) -> None:
+        self.released.set()
+
+
+def test_a_backend_s_lookup_slower_than_its_connect_timeout_fails_the_call(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SearXNG whose name the DNS servers never answer (the system resolver's own call
+    stalls): the search fails at the connect timeout, naming the host being looked up."""
+    stalled = SlowGetaddrinfo("searx.test")
+    monkeypatch.setattr(socket, "getaddrinfo", stalled)
+    with seed(FakeSearXNG()) as server:
+        port = urlsplit(server.url).port
+        backend = SEARXNG.make(url=f"http://searx.test:{port}",
+                               config={"max_retries": 0, "connect_timeout": 0.5, "timeout": 10})
+        error, took = search_failure(backend, stalled)
+        assert server.requests == []
+    assert error.kind == "timeout" and took < 0.5 + 1.5
+    assert f"SearXNG at http://searx.test:{port} was not reached within 0.5s" in str(error)
+    assert "looking up the address of searx.test did not finish in time" in str(error)
+    assert stalled.threads == ["hermes-dns-lookup"]
+
+
+def test_a_backend_retries_a_slow_lookup_and_each_try_ends_at_its_timeout(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    stalled = SlowDNS()
+    monkeypatch.setattr(net, "system_resolve", stalled)
+    sleeps = Sleeps()
+    with seed(FakeSearXNG()) as server:
+        port = urlsplit(server.url).port
+        backend = SEARXNG.make(url=f"http://searx.test:{port}", sleeps=sleeps,
+                               config={"max_retries": 2, "connect_timeout": 0.3})
+        error, took = search_failure(backend, stalled)
+    assert error.kind == "timeout" and "3 tries" in str(error) and took < 3 * 0.3 + 1.5
+    assert stalled.calls == ["searx.test"] * 3 and len(sleeps.waits) == 2
+
+
+def test_a_backend_behind_a_slow_resolving_proxy_fails_at_the_connect_timeout(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The proxy from the environment is connected to the same way: its name too."""
+    stalled = SlowDNS()
+    monkeypatch.setattr(net, "system_resolve", stalled)
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.test:3128")
+    backend = SEARXNG.make(url="http://searx.test:8888",
+                           config={"max_retries": 0, "connect_timeout": 0.5})
+    error, took = search_failure(backend, stalled)
+    assert error.kind == "timeout" and took < 0.5 + 1.5
+    assert "address of proxy.test" in str(error) and stalled.calls == ["proxy.test"]
+
+
+def test_a_resolved_name_reaches_the_server_and_a_kept_connection_needs_no_lookup() -> None:
+    dns = SlowDNS(delay=0.02)
+    with seed(FakeSearXNG()) as server:
+        port = urlsplit(server.url).port
+        http = WebHTTP(WebService("SearXNG"), f"http://searx.test:{port}", resolve=dns)
+        try:
+            first = http.request_json("GET", "/search", params={"q": "runtime", "format": "json"})
+            second = http.request_json("GET", "/search", params={"q": "pluggy", "format": "json"})
+        finally:
+            http.close()
+        assert first["results"] and second["results"]
+        assert [r.headers["host"] for r in server.requests] == [f"searx.test:{port}"] * 2
+    assert dns.calls == ["searx.test"] and dns.threads == ["hermes-dns-lookup"]
+
+
+def test_a_name_the_resolver_cannot_find_is_unreachable_naming_the_setting(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(host: str, port: int) -> list[str]:
+        raise OSError("no such host")
+
+    monkeypatch.setattr(net, "system_resolve", broken)
+    backend = SEARXNG.make(url="http://gone.test:8888", config={"max_retries": 0})
+    error, _ = search_failure(backend)
+    assert error.kind == "unreachable" and "cannot reach SearXNG at http://gone.test:8888" in \
+        str(error)
+    assert "cannot resolve 'gone.test' (no such host)" in str(error)
+    assert "check SEARXNG_URL and the network" in str(error)
