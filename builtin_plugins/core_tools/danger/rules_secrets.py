@@ -88,7 +88,7 @@ _AWS = Tool(_v("--profile", "--region", "--output", "--endpoint-url", "--query",
     _p("ssm", "get-parameters-by-path", options=_AWS_DECRYPTED)))
 #: ``kubectl get`` output formats that print a secret's data (``name``, ``wide`` do not)
 _K8S_DUMP = re.compile(r"(?!(?:name|wide)$).+")
-_K8S_SECRET = r"(?:^|,)secrets?(?:\.[\w.]*)?(?:/|,|$)"
+_K8S_SECRET = r"(?i)(?:^|,)secrets?(?:\.[\w.]*)?(?:/|,|$)"  # resource names ignore case
 _KUBECTL_PRINTERS = (
     _p("config", "view", options=("--raw",)), _p("create", "token"),
     _p("get", options=("-o", "--output"), value=_K8S_DUMP, operand=_K8S_SECRET),
