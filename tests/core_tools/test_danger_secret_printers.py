@@ -74,6 +74,7 @@ PRINTERS = [
     "git credential-store get", "git credential-cache get", "git credential-manager get",
     "git credential-osxkeychain get", "git-credential-store get",
     "git -c credential.helper=store credential fill",
+    "git credential-store --file /tmp/creds get", "git-credential-cache --socket /tmp/s get",
     "security find-generic-password -s svc -w", "security find-generic-password -ws svc",
     "security find-internet-password -s github.com -w", "security find-generic-password -g -s x",
     "security dump-keychain -d", "security -q find-generic-password -a me -s svc -w",

@@ -105,10 +105,13 @@ _KUBECTL = Tool(_v("-n", "--namespace", "--context", "--kubeconfig", "--cluster"
                    "--audience", "--bound-object-kind", "--bound-object-name"),
                 _KUBECTL_PRINTERS)
 _OC = Tool(_KUBECTL.valued, (*_KUBECTL_PRINTERS, _p("whoami", options=_SHOW_TOKEN)))
-_CREDENTIAL_HELPER = Tool(frozenset(), (_p("get"),))
-#: git's options before its sub-command whose value follows
-_GIT = Tool(_v("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
-               "--super-prefix", "--list-cmds", "--attr-source"), (
+#: git's credential helpers' own options whose value follows
+_HELPER_VALUED = _v("--file", "--timeout", "--socket")
+_CREDENTIAL_HELPER = Tool(_HELPER_VALUED, (_p("get"),))
+#: git's options before its sub-command whose value follows, and its helpers'
+_GIT = Tool(_HELPER_VALUED | _v("-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                                "--config-env", "--super-prefix", "--list-cmds",
+                                "--attr-source"), (
     _p("credential", "fill"), _p("credential-*", "get")))
 _SECURITY = Tool(_v("-p"), (
     _p("find-generic-password", options=("-w", "-g")),
