@@ -11,7 +11,8 @@ from pathlib import Path
 #: where a hard link's other name would be a secret: $HOME's own files, these folders under it
 #: (three levels deep) and $HERMES_HOME (two levels)
 _SECRET_HOMES = (".ssh", ".aws", ".gnupg", ".kube", ".azure", ".docker", ".config/gh",
-                 ".config/gcloud", ".config/rclone", ".config/hub", ".local/share/keyrings")
+                 ".config/gcloud", ".config/rclone", ".config/hub", ".local/share/keyrings",
+                 ".local/share/fish")
 _MAX_CANDIDATES = 4000
 #: hermes's stores that reach later prompts or run later, by their folder (or file) in
 #: $HERMES_HOME: the tool that writes each one checks what it stores (injection scan, size,
@@ -109,8 +110,9 @@ def refusal(raw: str, path: Path, real: str | None = None, link_of: str | None =
 
     if is_process_secret(real):
         where += ", a process's environment or memory"
-    return (f"{raw} holds secrets{where}: private keys, credentials, process environments and "
-            "hermes's own .env and auth.json are not read into the conversation. Ask the user "
+    return (f"{raw} holds secrets{where}: private keys, credentials, shell and REPL histories, "
+            "process environments and hermes's own .env and auth.json are not read into the "
+            "conversation. Ask the user "
             "to paste the part that is needed, or use the tool that consumes the file (ssh, "
             "aws, git) directly.")
 

@@ -21,7 +21,8 @@ from .paths import GIT_HOOK, classify, expand_braces, file_key, normalise
 from .rules_files import file_rule, short_flags, split_options
 from .rules_process import attaches
 from .rules_read import reads, reads_in_code, redirected
-from .rules_system import SHELLS, SYSTEM_RULES, hermes_module
+from .rules_secrets import secret_printer
+from .rules_system import SHELLS, SYSTEM_RULES, python_modules
 from .scope import (DOWNLOADERS, MAX_DEPTH, MAX_VALUE, OUTPUT_OPTIONS, SSH_VALUED, STDIN_FILES,
                     WRITES, Content, Scope)
 from .shell_state import SCOPE_BUILTINS, evaluated_code
@@ -336,6 +337,7 @@ class Analyser(Expansions, LaterCode):
         rules = [r for r in (file_rule(name), SYSTEM_RULES.get(name)) if r is not None]
         for rule in rules:
             rule(site, argv[1:])
+        secret_printer(site, argv)
         reads(site, argv[1:])
         self._outputs(name, argv, cmd, scope, depth, site, judged=bool(rules))
 
@@ -433,8 +435,8 @@ class Analyser(Expansions, LaterCode):
     def _interpreter(self, kind: str, argv: list[str], cmd: Command, scope: Scope, depth: int,
                      site: Site) -> None:
         args = argv[1:]
-        if kind in ("python", "pypy"):  # python -m hermes_agent config set: hermes's CLI
-            hermes_module(site, args)
+        if kind in ("python", "pypy"):  # python -m hermes_agent config set, -m tarfile -c
+            python_modules(site, args)
         code, reads_stdin = code_argument(kind, args)
         script = next((a for a in args if not a.startswith("-")), None)
         if code is None and script in STDIN_FILES:  # perl /dev/stdin <<< CODE

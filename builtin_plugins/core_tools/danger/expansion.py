@@ -12,6 +12,7 @@ from .listings import listed, secret_listed
 from .params import element, modify
 from .parse import Command
 from .paths import CREDENTIAL, KEY_FILE, classify, current_hermes_home, file_key
+from .rules_secrets import prints_secret
 from .scope import QUERIES, SELECTORS, Scope
 from .site import MARKERS, OPAQUE, SECRET, base_name
 
@@ -83,7 +84,8 @@ class Expansions:
         if words and base_name(words[0]) in QUERIES and len(words) > 1:
             return base_name(words[-1])  # $(which rm) -> rm
         reads_secret = any(classify(a, scope.cwd, scope.fold) & {CREDENTIAL, KEY_FILE}
-                           for c in commands for a in (c.argv or [])[1:])
+                           for c in commands for a in (c.argv or [])[1:]) or any(
+            prints_secret(c.argv or []) for c in commands)  # $(gh auth token)
         if text is not None and not marker:
             return text.strip() + (SECRET if reads_secret else "")
         value = (marker or OPAQUE) + (SECRET if reads_secret else "")

@@ -14,11 +14,13 @@ import re
 
 from .inline import CODE_OPTIONS
 from .rules_files import FILE_RULES
+from .rules_secrets import SECRET_PRINTERS
 from .rules_system import SHELLS, SYSTEM_RULES
 
 _PATTERN = re.compile(r"[*?]|\[[^\]]+\]")
 #: names judged when a pattern may match them
-KNOWN = frozenset({*FILE_RULES, *SYSTEM_RULES, *SHELLS, *CODE_OPTIONS, "eval", "source",
+KNOWN = frozenset({*FILE_RULES, *SYSTEM_RULES, *SECRET_PRINTERS, *SHELLS, *CODE_OPTIONS,
+                   "eval", "source",
                    "sudo", "env", "xargs", "mkfs"})
 _LIMIT = 32
 

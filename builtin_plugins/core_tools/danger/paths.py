@@ -61,6 +61,12 @@ _HOME_ONLY_SECRETS = frozenset({".env"})
 #: credential files of tools under ~/.config
 _CONFIG_SECRETS = ("/.config/gh/hosts.yml", "/.config/hub", "/.config/gcloud/",
                    "/.config/rclone/rclone.conf", "/.local/share/keyrings/")
+#: shell and REPL histories in the home folder (``export OPENAI_API_KEY=...`` pasted there)
+HISTORIES = (".bash_history", ".zsh_history", ".zhistory", ".histfile", ".sh_history",
+             ".local/share/fish/fish_history", ".config/fish/fish_history", ".python_history",
+             ".psql_history", ".mysql_history", ".node_repl_history", ".sqlite_history",
+             ".rediscli_history", ".irb_history")
+_HISTORIES = frozenset(HISTORIES)
 _ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 _SHELL_RC = frozenset({
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
@@ -74,13 +80,16 @@ _HOME_FILES = (
     ".docker/config.json", ".netrc", ".git-credentials", ".npmrc", ".pypirc", ".pgpass",
     ".my.cnf", ".env", ".vault-token", ".config/gh/hosts.yml", ".config/rclone/rclone.conf",
     ".config/fish/config.fish", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
-    ".bash_aliases", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin")
+    ".bash_aliases", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin", *HISTORIES)
 #: other files whose contents run later by themselves: per-user services and autostart
 #: entries, git's and editors' configuration (aliases, pagers, hooks), Python start-up hooks
 _RUNS_AT_START = re.compile(
     r"/\.config/(?:systemd/user|autostart)/[^/]+$|/\.local/share/systemd/user/[^/]+$|"
     r"/(?:\.gitconfig|\.config/git/config|\.vimrc|\.exrc|\.tmux\.conf|\.curlrc|\.wgetrc|"
     r"sitecustomize\.py|usercustomize\.py)$|/site-packages/[^/]+\.pth$")
+#: folders under the home folder holding secrets further down (read recursively)
+_SECRET_FOLDERS = frozenset(HOME + f for f in ("/.config", "/.local", "/.local/share",
+                                               "/.local/share/fish", "/.local/share/keyrings"))
 _TRAILING = re.compile(r"(?:/+(?:\*|\.\*|\*\*|\.)?)+$")
 #: a process's environment and memory: hermes's own hold the API keys it was started with (its
 #: children's $PPID, its file tools' ``self``), under any pid, thread, glob or unknown name
@@ -374,7 +383,9 @@ def _labels(p: str, hermes: str = HOME + "/.hermes", fold: bool = False) -> froz
     name = parts[-1]
     if (name in _CREDENTIAL_NAMES or any(d in _CREDENTIAL_DIRS for d in parts[:-1])
             or name in _CREDENTIAL_DIRS
-            or (name.startswith(".env.") and name not in _ENV_TEMPLATES)):
+            or (name.startswith(".env.") and name not in _ENV_TEMPLATES)
+            or len(parts) > 3 and parts[1] in ("home", users)
+            and "/".join(parts[3:]) in _HISTORIES):
         labels.add(CREDENTIAL)
     if name.endswith((".pem", ".key", ".p12", ".pfx", ".kdbx")):
         labels.add(KEY_FILE)  # a secret to send, but also what key generators write
@@ -387,7 +398,7 @@ def _labels(p: str, hermes: str = HOME + "/.hermes", fold: bool = False) -> froz
             labels.add(HERMES_STATE)
     if _holds_secret(p, parts, name, labels, hermes, users):
         labels.add(SECRET_FILE)
-    if (p in ("/", "/home", HOME, HOME + "/.config", "/" + users) or name in _CREDENTIAL_DIRS
+    if (p in ("/", "/home", HOME, "/" + users) or p in _SECRET_FOLDERS or name in _CREDENTIAL_DIRS
             or hermes == p or hermes.startswith(p + "/")
             or p.startswith("/proc") and (_PROCESS_DIR.match(p) or (
                 (m := _PROCESS_FD.match(p)) is not None and not m.group(1)))):

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from .rules_files import short_flags, split_options
 from .rules_process import ps, ps_shows_environment
+from .rules_secrets import prints_secret
 from .site import SECRET, Site, base_name
 
 _GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
@@ -142,12 +143,35 @@ def python_module(args: list[str]) -> tuple[str, list[str]] | None:
     return None
 
 
-def hermes_module(site: Site, args: list[str]) -> None:
-    """``python -m hermes_agent[.builtin_plugins.cli_root] ...`` runs hermes's CLI: judged like
-    ``hermes ...``."""
+def python_modules(site: Site, args: list[str]) -> None:
+    """Modules ``python -m`` runs as commands: ``hermes_agent[.builtin_plugins.cli_root]`` is
+    hermes's CLI (judged like ``hermes ...``), ``tarfile``/``zipfile`` are judged like the
+    ``tar``/``zip``/``unzip`` command they stand for, ``keyring get`` prints a secret."""
     found = python_module(args)
-    if found and (found[0] == "hermes_agent" or found[0].startswith("hermes_agent.")):
-        hermes(site, found[1])
+    if found is None:
+        return
+    module, rest = found
+    if module == "hermes_agent" or module.startswith("hermes_agent."):
+        hermes(site, rest)
+    elif module in ("tarfile", "zipfile") and (command := _archiver(module, rest)):
+        site.run(command)
+    elif module == "keyring" and prints_secret(["keyring", *rest]):
+        site.add("credential_read")
+
+
+def _archiver(module: str, args: list[str]) -> list[str] | None:
+    """``python -m tarfile -c OUT FILES`` as ``tar -c -f OUT FILES``, ``-e ARCHIVE DIR`` as
+    ``tar -x -f ARCHIVE -C DIR`` (zipfile: ``zip -r``, ``unzip -d``); None to list or test."""
+    for k, a in enumerate(args):
+        names = [w for w in args[k + 1:] if not w.startswith("-")]
+        if a in ("-c", "--create") and names:
+            return (["tar", "-c", "-f", *names] if module == "tarfile"
+                    else ["zip", "-r", *names])
+        if a in ("-e", "--extract") and names:
+            into = names[1] if len(names) > 1 else "."
+            return (["tar", "-x", "-f", names[0], "-C", into] if module == "tarfile"
+                    else ["unzip", names[0], "-d", into])
+    return None
 
 
 def iptables(site: Site, args: list[str]) -> None:
@@ -256,7 +280,8 @@ def network(site: Site, args: list[str]) -> None:
     if any(site.is_credential(c) for argv in site.pipeline for a in argv[1:]
            for c in _candidates(a)):
         sends = True
-    if any(dumps_environment(argv, bool(site.fold)) for argv in site.pipeline) or any(
+    if any(dumps_environment(argv, bool(site.fold)) or prints_secret(argv)
+           for argv in site.pipeline) or any(
             _ENVIRON.search(a) for a in [*args, *site.stdin_paths]):
         sends = True
     if sends:
