@@ -147,10 +147,11 @@ RULES: dict[str, tuple[Rule, ...]] = {
     ),
     "secret_file_read": (
         Rule("read_secret_file", words("cat less more head tail type base64 xxd cp scp"),
-             r"\s++(?:-[^\s]{1,20}+\s++){0,4}['\"]?[~\w./$-]{0,120}?(?:\.env(?:\.local|"
-             r"\.production)?(?![\w.-])|\.ssh/|id_(?:rsa|ed25519|ecdsa)\b|\.aws/credentials|"
-             r"\.netrc\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|/etc/shadow\b|\.hermes/"
-             r"(?:\.env|auth\.json)|credentials\.json\b)"),
+             r"\s++(?:-[^\s]{1,20}+\s++(?:\d{1,9}+\s++)?){0,4}['\"]?[~\w./$-]{0,120}?"
+             r"(?:\.env(?:\.local|\.production)?(?![\w.-])|\.ssh/|id_(?:rsa|ed25519|ecdsa)\b|"
+             r"\.aws/credentials|\.netrc\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|/etc/shadow\b|\.hermes/"
+             r"(?:\.env|auth\.json)|credentials\.json\b|\.(?:bash|zsh|sh|python|psql|mysql|"
+             r"node_repl|sqlite)_history\b|fish_history\b)"),
         Rule("print_env", words("printenv env"), r"\s*+(?:\||>)\s*+(?:curl|nc|wget|tee\s++/tmp)"),
         Rule("print_env", ("os.environ",), r"\b[^\n]{0,80}?\b(?:requests|urllib|httpx)\b"),
     ),

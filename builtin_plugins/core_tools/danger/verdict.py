@@ -41,7 +41,7 @@ DESCRIPTIONS: dict[str, str] = {
     "privilege_change": "becoming root or changing users, passwords or sudoers",
     "permission_change": "recursive, setuid/setgid or system-wide permission change",
     "reverse_shell": "a shell connected to the network",
-    "credential_write": "writing a credential, SSH or shell start-up file",
+    "credential_write": "writing a credential, SSH, shell start-up or history file",
     "secret_upload": "sending a credential file or the environment over the network",
     "credential_read": "reading a private key, credential or hermes's own secrets into the "
                        "output",
