@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -49,6 +48,8 @@ def refuse(message: str) -> click.ClickException:
 
 
 def _bad_chars(text: str, allow: str = "") -> list[str]:
+    import unicodedata  # only when a text is checked: `plugins list` imports this module
+
     return sorted({repr(c)[1:-1] for c in text if c not in allow
                    and (unicodedata.category(c) == "Cc" or c in _BIDI)})
 

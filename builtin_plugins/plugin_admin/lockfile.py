@@ -8,9 +8,7 @@ last versions updates replaced (newest first), which ``hermes plugins rollback``
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -174,12 +172,18 @@ def capabilities(manifest: Manifest) -> dict[str, Any]:
             "python_dependencies": sorted(manifest.python_dependencies)}
 
 
+# hashlib and shutil are imported where used: `plugins list` reads the lock, and each costs
+# a quick command a few milliseconds (hashlib loads OpenSSL).
 def digest_json(data: Any) -> str:
+    import hashlib
+
     return "sha256:" + hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
 def digest_files(files: Iterable[tuple[str, bytes]]) -> str:
     """One digest over (relative path, content) pairs, independent of their order."""
+    import hashlib
+
     lines = sorted(f"{name}\0{hashlib.sha256(data).hexdigest()}" for name, data in files)
     return "sha256:" + hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
@@ -233,6 +237,8 @@ class Transaction:
         self.done: list[Callable[[], None]] = []
 
     def placed(self, path: Path) -> None:
+        import shutil
+
         self.undo.append(lambda: shutil.rmtree(path, ignore_errors=True))
 
     def on_failure(self, action: Callable[[], None]) -> None:
