@@ -215,12 +215,15 @@ class HookBus:
     # hook -> its implementations in call order; replaced whole when the registry changes,
     # so a dispatch in progress keeps its tuple
     _plans: dict[str, tuple[HookCallback, ...]] = field(default_factory=dict, repr=False)
+    # the same, as (function, argument names, callback) for :meth:`call`'s loop
+    _calls: dict[str, tuple[tuple[Any, Any, HookCallback], ...]] = field(default_factory=dict,
+                                                                         repr=False)
 
     def __post_init__(self) -> None:
         self.registry.on_change = self._forget
 
     def _forget(self) -> None:
-        self._plans = {}
+        self._plans, self._calls = {}, {}
 
     def _plan(self, hook: str) -> tuple[HookCallback, ...]:
         plans = self._plans  # a change while reading drops this dict, not the next one
@@ -318,26 +321,20 @@ class HookBus:
 
     def call(self, hook: str, **payload: Any) -> list[Any]:
         """Call every callback; return their non-None results in call order."""
-        callbacks = self._plans.get(hook)
-        return self._call(hook, self._plan(hook) if callbacks is None else callbacks, payload)
-
-    def call_plugin(self, hook: str, plugin: str, **payload: Any) -> list[Any]:
-        """Like :meth:`call`, for the callbacks of one plugin only (e.g. stopping just it)."""
-        return self._call(hook, [c for c in self._listeners(hook) if c.plugin == plugin], payload)
-
-    def _call(self, hook: str, callbacks: Iterable[HookCallback], payload: dict[str, Any]) -> list[Any]:
-        if not callbacks:
+        calls = self._calls.get(hook)
+        if calls is None:
+            table = self._calls  # a change meanwhile drops this dict, not the next one
+            calls = table[hook] = tuple((c.fn, c.argnames, c) for c in self._listeners(hook))
+        if not calls:
             return []
-        payload = self._payload(hook, payload)
         if self.trace:
-            calls = (self._invoke(callback, payload) for callback in callbacks)
-            return [result for ok, result in calls if ok and result is not None]
+            return self._call(hook, [callback for *_, callback in calls], payload)
+        payload = self._payload(hook, payload)
         results = []
-        for callback in callbacks:  # the hot path: _invoke inlined, no tracing
-            names = callback.argnames
+        for fn, names, callback in calls:  # the hot path: _invoke inlined, no tracing
             try:
-                result = callback.fn(**(payload if names is None else
-                                        {n: payload[n] for n in names if n in payload}))
+                result = fn(**payload) if names is None else fn(
+                    **{n: payload[n] for n in names if n in payload})
                 if result is not None and inspect.isawaitable(result):
                     result = _run_awaitable(result)
             except BaseException as exc:
@@ -347,6 +344,17 @@ class HookBus:
             if result is not None:
                 results.append(result)
         return results
+
+    def call_plugin(self, hook: str, plugin: str, **payload: Any) -> list[Any]:
+        """Like :meth:`call`, for the callbacks of one plugin only (e.g. stopping just it)."""
+        return self._call(hook, [c for c in self._listeners(hook) if c.plugin == plugin], payload)
+
+    def _call(self, hook: str, callbacks: Iterable[HookCallback], payload: dict[str, Any]) -> list[Any]:
+        if not callbacks:
+            return []
+        payload = self._payload(hook, payload)
+        calls = (self._invoke(callback, payload) for callback in callbacks)
+        return [result for ok, result in calls if ok and result is not None]
 
     async def acall(self, hook: str, **payload: Any) -> list[Any]:
         """Like :meth:`call`, from async code: sync callbacks run inline, coroutines are awaited."""
