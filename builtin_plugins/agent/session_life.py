@@ -41,6 +41,9 @@ class SessionLifecycle:
     _stored: bool
     _notices: list[str]
     _notices_shown: set[str]
+    session_usage: Usage
+    session_cost: float | None
+    session_api_calls: int
     model: str  # properties of Agent
     platform: str
 
