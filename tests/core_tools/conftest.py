@@ -34,6 +34,17 @@ def work(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture
+def fake_home_cwd(work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A working directory (as the danger analyser takes it) under a fake, empty ``$HOME``
+    and ``$HERMES_HOME``."""
+    home = tmp_path / "fakehome"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("HERMES_HOME", str(home / ".hermes"))
+    return str(work)
+
+
 Call = Callable[..., dict[str, Any]]
 
 

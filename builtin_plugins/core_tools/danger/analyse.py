@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .expansion import Expansions
 from .flows import output_of
-from .inline import code_argument, inspect_code, interpreter, string_literals
+from .inline import code_argument, inspect_code, interpreter, ipython_shell, string_literals
 from .later import LaterCode
 from .lexer import ARITH, LIT, TILDE, VAR, Word, lex, lex_text
 from .listings import secret_listed
@@ -456,6 +456,9 @@ class Analyser(Expansions, LaterCode):
                 a.lower() in ("-encodedcommand", "-ec", "-e") for a in args):
             self.add("indirect_command")
         self._inspect(code, scope, depth, site)
+        if base_name(argv[0]).startswith("ipython"):  # ipython -c '!rm -rf ~'
+            for text in ipython_shell(code):
+                self.run_text(text, scope.child(), depth)
         reads_in_code(site, string_literals(code))
         if kind == "perl" and "i" in short_flags([a for a in args if a.startswith("-")]):
             for target in split_options(args)[1]:

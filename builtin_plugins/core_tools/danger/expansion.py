@@ -14,7 +14,7 @@ from .parse import Command
 from .paths import CREDENTIAL, KEY_FILE, classify, current_hermes_home, file_key
 from .rules_secrets import prints_secret
 from .scope import QUERIES, SELECTORS, Scope
-from .site import MARKERS, OPAQUE, SECRET, base_name
+from .site import HERMES_PID, MARKERS, OPAQUE, SECRET, base_name
 
 if TYPE_CHECKING:
     from .analyse import Analyser
@@ -58,6 +58,10 @@ class Expansions:
             return scope.cwd
         if name == "IFS":
             return " "
+        if name == "PPID":
+            return HERMES_PID
+        if name == "HISTFILE":  # the shell's history file, where pasted keys end up
+            return "~/.bash_history"
         if part.default is not None:
             default = lex_text(part.default) if part.quoted else lex_word(part.default)
             return self.joined(default, scope, depth)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from .parse import Command
 from .rules_system import NETCATS
 from .scope import DECODERS, DOWNLOADERS, SELECTORS, SETUP_GENERATORS, SETUP_WORDS, Content
-from .site import DECODED, FETCHED, MARKERS, OPAQUE, REMOTE, base_name
+from .site import DECODED, FETCHED, HERMES_PID, MARKERS, OPAQUE, REMOTE, base_name
 
 #: set-up generators that print their code without a sub-command
 _ALWAYS_SETUP = frozenset({"ssh-agent", "dircolors", "keychain"})
@@ -53,4 +53,6 @@ def output_of(cmd: Command, upstream: Callable[[], Content]) -> Content:
         return next((m for a in args for m in a if m in MARKERS), ""), None  # reads files
     if name in DECODERS:
         return DECODED, None
+    if name == "ps" and any("ppid" in a.lower() for a in args):  # $(ps -o ppid= -p $$)
+        return "", HERMES_PID
     return OPAQUE, None

@@ -16,6 +16,12 @@ CODE_OPTIONS: dict[str, tuple[str, ...]] = {
     "powershell": ("-c", "-command", "-encodedcommand", "-ec"),
     "tclsh": (), "awk": (), "gawk": (), "mawk": (), "nawk": ()}
 _VERSIONED = re.compile(r"(python|pypy|perl|ruby|node|php|lua)[\d.]*(?:-\w+)?$")
+#: IPython runs Python code (``ipython -c CODE``) with shell escapes of its own
+_IPYTHON = re.compile(r"ipython[\d.]*$")
+#: an IPython line run by the shell: ``!cmd``, ``x = !cmd``, ``%sx cmd``, ``%system cmd``
+_IPYTHON_SHELL_LINE = re.compile(r"^\s*(?:\w+\s*=\s*)?(?:!+|%(?:sx|system)\s)(.*)$", re.M)
+#: an IPython cell whose body the shell runs (``%%bash``, ``%%sh``, ``%%script sh``)
+_IPYTHON_SHELL_CELL = re.compile(r"^\s*%%(?:bash|sh|zsh|script)\b[^\n]*\n(.*)", re.S | re.M)
 
 _DELETE = re.compile(
     r"rmtree|remove_tree|rmSync|rmdirSync|unlinkSync|\bunlink\b|\brmdir\b|os\.remove|removedirs|"
@@ -63,6 +69,8 @@ def interpreter(name: str) -> str | None:
     """The key of :data:`CODE_OPTIONS` for a command name (``python3.11`` -> ``python``)."""
     if name in CODE_OPTIONS:
         return name
+    if _IPYTHON.match(name):
+        return "python"
     m = _VERSIONED.match(name)
     return m.group(1) if m else None
 
@@ -106,6 +114,13 @@ def code_argument(kind: str, args: list[str]) -> tuple[str | None, bool]:
             i += 1
         i += 1
     return None, kind not in ("pwsh", "powershell", "osascript", "deno")
+
+
+def ipython_shell(code: str) -> list[str]:
+    """The shell commands IPython code runs through its own syntax (``!rm -rf ~``)."""
+    cell = _IPYTHON_SHELL_CELL.search(code)
+    return [m.group(1) for m in _IPYTHON_SHELL_LINE.finditer(code)] + (
+        [cell.group(1)] if cell else [])
 
 
 def string_literals(code: str) -> list[str]:

@@ -100,11 +100,12 @@ _PROCESS_SECRET = re.compile(r"^/proc/[^/]+/(?:task/[^/]+/)?(?:environ|mem)$")
 #: a process's links to its view of the root folder (/proc/self/root/home/me/.ssh/id_rsa is
 #: the key) and to its working directory (hermes's own may be the home folder or its home)
 _PROCESS_LINK = re.compile(r"^/proc/[^/]+/(?:task/[^/]+/)?(root|cwd)(/.*)?$")
-#: another process's open files and their folder: hermes's own (its children's $PPID) may be
-#: state.db or a configuration holding keys; a command's own (``self``, ``thread-self``, as
-#: /dev/fd and /dev/stdin are) are what it was handed. Names with ``:`` are pipes and sockets.
+#: another process's open and mapped files and their folders: hermes's own (its children's
+#: $PPID) may be state.db or a configuration holding keys; a command's own (``self``,
+#: ``thread-self``, as /dev/fd and /dev/stdin are) are what it was handed. Names with ``:``
+#: are pipes and sockets.
 _PROCESS_FD = re.compile(
-    r"^/proc/(?!(?:self|thread-self)/)[^/]+/(?:task/[^/]+/)?fd(/[^/:]+)?$")
+    r"^/proc/(?!(?:self|thread-self)/)[^/]+/(?:task/[^/]+/)?(?:fd|map_files)(/[^/:]+)?$")
 _OWN_FD = re.compile(r"^/proc/(?:self|thread-self)/(?:task/[^/]+/)?fd/")
 #: what a path through an unknown folder is not known to be (the folder itself is unknown)
 _FOLDER_LABELS = frozenset({ROOT, HOME_DIR, SYSTEM_DIR})

@@ -27,12 +27,14 @@ class Printer:
     """A command line that prints a secret: the sub-command ``path`` (``*`` stands for any
     word that is not one of the tool's own sub-commands, a trailing ``*`` for a prefix), one of
     the ``options`` given (none listed: no option needed; a trailing ``*`` matches
-    abbreviations; a pattern the value must match), and an operand after the path."""
+    abbreviations; a pattern the value must match), none of the ``unless`` options that keep
+    it quiet (``pass generate -c``), and an operand after the path."""
 
     path: tuple[str, ...] = ()
     options: tuple[tuple[str, re.Pattern[str]], ...] = ()
     operand: re.Pattern[str] | None = None  # the first word after the path must contain it
     needs_operand: bool = False
+    unless: tuple[tuple[str, re.Pattern[str]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -45,9 +47,11 @@ class Tool:
 
 
 def _p(*path: str, options: tuple[str, ...] = (), value: re.Pattern[str] = _SET,
-       operand: str | None = None, needs_operand: bool = False) -> Printer:
+       operand: str | None = None, needs_operand: bool = False,
+       unless: tuple[str, ...] = (), unless_value: re.Pattern[str] = _SET) -> Printer:
     return Printer(path, tuple((o, value) for o in options),
-                   re.compile(operand) if operand else None, needs_operand)
+                   re.compile(operand) if operand else None, needs_operand,
+                   tuple((o, unless_value) for o in unless))
 
 
 def _v(*options: str) -> frozenset[str]:
@@ -116,13 +120,16 @@ _GIT = Tool(_HELPER_VALUED | _v("-C", "-c", "--git-dir", "--work-tree", "--names
 _SECURITY = Tool(_v("-p"), (
     _p("find-generic-password", options=("-w", "-g")),
     _p("find-internet-password", options=("-w", "-g")),
-    _p("dump-keychain", options=("-d",))),
-    valued_after=_v(*(f"-{c}" for c in "acCDGjlsrtdPpk")))
+    _p("dump-keychain", options=("-d",)),
+    # export: every item by default; only certificates and public keys are no secret
+    _p("export", unless=("-t",), unless_value=re.compile(r"(?i)certs|pubkeys"))),
+    valued_after=_v(*(f"-{c}" for c in "acCDGjlsrtdPpkfo")))
 _PASS_COMMANDS = _v("init", "ls", "list", "find", "search", "show", "grep", "insert", "add",
                     "edit", "generate", "rm", "remove", "delete", "mv", "rename", "cp", "copy",
                     "git", "help", "version", "otp")
 _PASS = Tool(frozenset(), (
-    _p("show", needs_operand=True), _p("*"), _p("grep"), _p("otp", needs_operand=True)),
+    _p("show", needs_operand=True), _p("*"), _p("grep"), _p("otp", needs_operand=True),
+    _p("generate", needs_operand=True, unless=("-c", "--clip"))),  # prints the new password
     commands=_PASS_COMMANDS)
 _GOPASS_COMMANDS = _PASS_COMMANDS | _v(
     "alias", "audit", "cat", "clone", "config", "convert", "create", "env", "fsck", "fscopy",
@@ -130,21 +137,29 @@ _GOPASS_COMMANDS = _PASS_COMMANDS | _v(
     "setup", "sum", "sync", "templates", "unclip", "update", "age", "completion")
 _GOPASS = Tool(frozenset(), (
     _p("show", needs_operand=True), _p("*"), _p("cat", needs_operand=True),
-    _p("otp", needs_operand=True)), commands=_GOPASS_COMMANDS)
+    _p("otp", needs_operand=True), _p("find", needs_operand=True),  # one match is shown
+    _p("search", needs_operand=True),
+    _p("env", needs_operand=True)), commands=_GOPASS_COMMANDS)
 _OP = Tool(_v("--account", "--config", "--encoding", "--format", "--session", "--vault",
               "--fields", "--out-file", "-o", "--in-file", "-i", "--categories", "--tags"), (
     _p("read"), _p("inject"), _p("item", "get", options=("--reveal", "--fields", "--otp")),
-    _p("document", "get"), _p("get", "item"), _p("get", "document"), _p("get", "totp")))
+    _p("document", "get"), _p("get", "item"), _p("get", "document"), _p("get", "totp"),
+    _p("run", options=("--no-masking",))))
 _BW = Tool(_v("--session", "--search", "--folderid", "--collectionid", "--organizationid",
-              "--url", "--format", "--output", "--password"), (
-    _p("get", operand=r"^(?:password|item|totp|notes)$"), _p("list", "items"), _p("export")))
+              "--url", "--format", "--output", "--password", "--passwordenv",
+              "--passwordfile", "--method", "--code", "--apikey-client-id"), (
+    _p("get", operand=r"^(?:password|item|totp|notes)$"), _p("list", "items"), _p("export"),
+    # they print the session key (``export BW_SESSION=...``, or alone with --raw)
+    _p("unlock", unless=("--check",)), _p("login", unless=("--check",))))
 _VAULT = Tool(_v("-address", "-namespace", "-ns", "-format", "-field", "-mount", "-version",
                  "-ca-cert", "-ca-path", "-client-cert", "-client-key", "-tls-server-name",
                  "-wrap-ttl", "-policy", "-ttl", "-role", "-display-name", "-header",
                  "-agent-address", "-mfa", "-output-policy", "-explicit-max-ttl", "-period",
-                 "-metadata", "-use-limit", "-type", "-entity-alias", "-id", "-accessor"), (
+                 "-metadata", "-use-limit", "-type", "-entity-alias", "-id", "-accessor",
+                 "-method", "-path"), (
     _p("kv", "get"), _p("read"), _p("print", "token"), _p("token", "create"),
-    _p("token", "lookup")), long_single_dash=True)
+    _p("token", "lookup"), _p("login", unless=("-no-print", "--no-print"))),
+    long_single_dash=True)
 _SOPS = Tool(_v("--extract", "--output", "--input-type", "--output-type", "--kms", "--pgp",
                 "--age", "--config", "--filename-override", "--set", "--gcp-kms",
                 "--azure-kv", "--hc-vault-transit", "--indent", "--unencrypted-suffix"), (
@@ -165,7 +180,14 @@ _AGE = Tool(_v("-o", "--output", "-i", "--identity", "-r", "--recipient", "-R",
 
 SECRET_PRINTERS: dict[str, Tool] = {
     "gh": _FORGE, "glab": _FORGE, "gcloud": _GCLOUD, "az": _AZ, "aws": _AWS,
-    "heroku": Tool(_v("-a", "--app"), (_p("auth:token"),)),
+    # an app's config vars are mostly its secrets (DATABASE_URL, API keys)
+    "heroku": Tool(_v("-a", "--app", "-r", "--remote"), (
+        _p("auth:token"), _p("config"), _p("config:get"))),
+    # npm 9 and later refuse to print protected settings; earlier ones print them
+    "npm": Tool(_v("--userconfig", "--globalconfig", "--location", "-L", "--registry", "-w",
+                   "--workspace", "--prefix", "--cache"),
+                (_p("config", "get", operand=_SECRET_SETTING.pattern),
+                 _p("c", "get", operand=_SECRET_SETTING.pattern))),
     "fly": Tool(_v("-a", "--app", "-t", "--access-token"), (_p("auth", "token"),)),
     "kubectl": _KUBECTL, "oc": _OC, "git": _GIT, "security": _SECURITY,
     "secret-tool": Tool(frozenset(), (_p("lookup"), _p("search"))),
@@ -233,6 +255,8 @@ def _matches(printer: Printer, tool: Tool, words: list[str], options: dict[str, 
     after = words[len(printer.path):]
     if printer.needs_operand and not after or printer.operand is not None and not (
             after and printer.operand.search(after[0])):
+        return False
+    if any(_given(options, o, v) for o, v in printer.unless):
         return False
     return not printer.options or any(_given(options, o, v) for o, v in printer.options)
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from .rules_files import short_flags, split_options
 from .rules_process import ps, ps_shows_environment
 from .rules_secrets import prints_secret
-from .site import SECRET, Site, base_name
+from .site import HERMES_PID, SECRET, Site, base_name
 
 _GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
                          "--exec-path", "--config-env"})
@@ -68,12 +68,37 @@ def init(site: Site, args: list[str]) -> None:
         site.add("shutdown")
 
 
+#: signals that leave hermes running: ``kill -0 $PPID`` asks whether it is alive
+_HARMLESS_SIGNALS = frozenset({"0", "CONT"})
+
+
+def _signal(args: list[str]) -> str | None:
+    """The signal ``kill`` sends (TERM when none is named), None when it only lists signals."""
+    signal = "TERM"
+    k = 0
+    while k < len(args) and args[k].startswith("-") and args[k] not in ("-", "--"):
+        a = args[k]
+        k += 1
+        if a in ("-l", "-L", "--list", "--table"):
+            return None
+        if a in ("-s", "-n", "--signal"):
+            signal, k = args[k] if k < len(args) else "", k + 1
+        else:  # -STOP, -19, -SIGSTOP, --signal=STOP
+            signal = a.removeprefix("--signal=").removeprefix("-")
+    return signal.upper().removeprefix("SIG")
+
+
 def kill(site: Site, args: list[str]) -> None:
     signals = {"-9", "-KILL", "-SIGKILL"}
     if "-1" in args or signals & set(args) or any(
             a == "-s" and args[k + 1:k + 2] in (["9"], ["KILL"], ["SIGKILL"])
             for k, a in enumerate(args)):
         site.add("kill_all")
+    signal = _signal(args)
+    # the commands hermes runs are its children: stopped or ended, the user's session ends
+    if signal is not None and signal not in _HARMLESS_SIGNALS and any(
+            HERMES_PID in a for a in args):
+        site.add("kill_hermes")
 
 
 def kill_all(site: Site, args: list[str]) -> None:

@@ -13,6 +13,8 @@ from .paths import (CREDENTIAL, DEVICE, GIT_HOOK, HERMES_STATE, HOME_DIR, KEY_FI
 #: markers standing for text the analyser cannot read (see analyse.Analyser.expand)
 OPAQUE, FETCHED, DECODED, REMOTE, SECRET = "\x00", "\x02", "\x03", "\x04", "\x05"
 MARKERS = OPAQUE + FETCHED + DECODED + REMOTE + SECRET
+#: hermes's own pid (``$PPID``: the commands it runs are its children); unknown text elsewhere
+HERMES_PID = OPAQUE + "hermes-pid" + OPAQUE
 #: what running unreadable text means, by the marker it carries (first match wins)
 MARKER_KEYS = ((REMOTE, "reverse_shell"), (FETCHED, "pipe_to_shell"), (DECODED, "pipe_to_shell"),
                (OPAQUE, "indirect_command"), (SECRET, "indirect_command"))

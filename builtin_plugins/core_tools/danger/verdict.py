@@ -32,6 +32,8 @@ DESCRIPTIONS: dict[str, str] = {
     "service_control": "stopping or restarting a system service",
     "shutdown": "shutting down or rebooting",
     "kill_all": "killing many processes",
+    "kill_hermes": "stopping or signalling hermes itself (kill $PPID: it ends or freezes the "
+                   "session)",
     "sql_destroy": "destroying database data",
     "system_config_write": "overwriting system configuration",
     "git_destroy": "discarding git history or work",
