@@ -31,6 +31,8 @@ SIGNALS_TO_HERMES = (
     "P=$PPID; kill -STOP $P", "kill 1234 $PPID", "sudo kill -STOP $PPID",
     "bash -c 'kill -STOP $PPID'", "kill -9 $PPID", "kill -KILL $PPID", "kill -- -$PPID",
     "echo $PPID | xargs kill", "command kill -STOP $PPID", "builtin kill $PPID",
+    "kill $(pgrep -f hermes)", "kill -STOP $(pidof hermes)", "pgrep -f hermes | xargs kill",
+    "pgrep hermes | xargs kill -STOP", "kill $(pgrep -f 'python.*hermes')",
 )
 
 
@@ -44,6 +46,7 @@ def test_signalling_hermes_itself_is_asked(work: str, command: str) -> None:
     "kill -s 0 $PPID", "kill 12345", "kill -TERM 12345", "kill %1", "kill -STOP %1",
     "kill $!", "kill -l", "kill -l STOP", "echo $PPID", "ps -o ppid= -p $$",
     "kill $(cat server.pid)", "kill $(lsof -t -i :8000)", "kill -INT $pid",
+    "kill $(pgrep -f uvicorn)", "kill -0 $(pgrep hermes)", "pgrep -f hermes", "pidof hermes",
 ))
 def test_liveness_checks_and_other_processes_stay_unasked_as_hermes(work: str,
                                                                     command: str) -> None:

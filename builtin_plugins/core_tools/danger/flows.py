@@ -55,4 +55,6 @@ def output_of(cmd: Command, upstream: Callable[[], Content]) -> Content:
         return DECODED, None
     if name == "ps" and any("ppid" in a.lower() for a in args):  # $(ps -o ppid= -p $$)
         return "", HERMES_PID
+    if name in ("pgrep", "pidof") and any("hermes" in a.lower() for a in args):
+        return "", HERMES_PID  # $(pgrep -f hermes), pidof hermes | xargs kill
     return OPAQUE, None
