@@ -21,7 +21,7 @@ from .paths import GIT_HOOK, classify, expand_braces, file_key, normalise
 from .rules_files import file_rule, short_flags, split_options
 from .rules_process import attaches
 from .rules_read import reads, reads_in_code, redirected
-from .rules_secrets import secret_printer
+from .rules_secrets import prints_secret, secret_printer
 from .rules_system import SHELLS, SYSTEM_RULES, python_modules
 from .scope import (DOWNLOADERS, MAX_DEPTH, MAX_VALUE, OUTPUT_OPTIONS, SSH_VALUED, STDIN_FILES,
                     WRITES, Content, Scope)
@@ -259,6 +259,8 @@ class Analyser(Expansions, LaterCode):
             wrapped = unwrap(base_name(argv[0]), argv[1:])
             if wrapped is None:
                 break
+            if prints_secret(argv):  # a runner that shows secrets (op run --no-masking -- ...)
+                self.add("credential_read")
             elevated = elevated or wrapped.elevated
             if wrapped.cwd is not None:  # env -C DIR: the rest runs there
                 scope = scope.child()

@@ -105,7 +105,10 @@ _PROJECT_RUNNERS: dict[str, frozenset[str]] = {
     "hatch": frozenset({"-e", "--env", "--data-dir", "--cache-dir", "--config"}),
     "rye": frozenset({"--pyproject"}), "conda": _CONDA_VALUED, "mamba": _CONDA_VALUED,
     "micromamba": _CONDA_VALUED, "pixi": frozenset({"-e", "--environment", "--manifest-path"}),
-    "pipx": frozenset({"--spec", "--python", "-i", "--index-url", "--pip-args"})}
+    "pipx": frozenset({"--spec", "--python", "-i", "--index-url", "--pip-args"}),
+    # 1Password's `op run [--env-file F] -- COMMAND`: the command runs with secrets in its env
+    "op": frozenset({"--account", "--config", "--encoding", "--format", "--session",
+                     "--env-file", "--environment"})}
 _VERSION_PIN = re.compile(r"[@=<>!~\[].*$")
 
 
