@@ -66,7 +66,7 @@ NEW_PRINTERS = (
     "pass generate --in-place web/github", "vault login", "vault login s.abcdef",
     "vault login -method=userpass username=me", "vault login -token-only -method=github",
     "vault login -no-print=false", "op run --no-masking -- env",
-    "op run --no-masking=true -- ./app",
+    "op run --no-masking=true -- ./app", "op signin --raw", "op signin --account me --raw",
     "gopass env web/github env", "gopass find github", "gopass search github",
     "bw unlock --raw", "bw unlock", "bw unlock --passwordenv PW --raw", "bw login me@x.org --raw",
     "heroku config", "heroku config -a myapp", "heroku config --shell --app myapp",

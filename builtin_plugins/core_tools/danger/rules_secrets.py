@@ -144,7 +144,7 @@ _OP = Tool(_v("--account", "--config", "--encoding", "--format", "--session", "-
               "--fields", "--out-file", "-o", "--in-file", "-i", "--categories", "--tags"), (
     _p("read"), _p("inject"), _p("item", "get", options=("--reveal", "--fields", "--otp")),
     _p("document", "get"), _p("get", "item"), _p("get", "document"), _p("get", "totp"),
-    _p("run", options=("--no-masking",))))
+    _p("run", options=("--no-masking",)), _p("signin", options=("--raw",))))  # session token
 _BW = Tool(_v("--session", "--search", "--folderid", "--collectionid", "--organizationid",
               "--url", "--format", "--output", "--password", "--passwordenv",
               "--passwordfile", "--method", "--code", "--apikey-client-id"), (
