@@ -212,20 +212,19 @@ class HookBus:
     trace: bool = False
     errors: dict[str, int] = field(default_factory=dict)  # plugin -> callbacks that raised
     on_halt: Callable[[str, str, BaseException], Any] | None = None  # (plugin, where, exc)
-    # hook -> its implementations in call order; replaced whole when the registry changes,
-    # so a dispatch in progress keeps its tuple
-    _plans: dict[str, tuple[HookCallback, ...]] = field(default_factory=dict, repr=False)
-    # the same, as (function, argument names, callback) for :meth:`call`'s loop
-    _calls: dict[str, tuple[tuple[Any, Any, HookCallback], ...]] = field(default_factory=dict,
+    # hook -> its implementations in call order, as (function, argument names, callback) for
+    # :meth:`call`'s loop; replaced whole when the registry changes, so a dispatch in progress
+    # keeps its tuple
+    _plans: dict[str, tuple[tuple[Any, Any, HookCallback], ...]] = field(default_factory=dict,
                                                                          repr=False)
 
     def __post_init__(self) -> None:
         self.registry.on_change = self._forget
 
     def _forget(self) -> None:
-        self._plans, self._calls = {}, {}
+        self._plans = {}
 
-    def _plan(self, hook: str) -> tuple[HookCallback, ...]:
+    def _plan(self, hook: str) -> tuple[tuple[Any, Any, HookCallback], ...]:
         plans = self._plans  # a change while reading drops this dict, not the next one
         registry = self.registry
         caller = getattr(registry.hook, hook, None)
@@ -241,12 +240,15 @@ class HookBus:
                 found.append((order, rank, HookCallback(hook, impl.function, impl.plugin_name,
                                                         tuple(impl.argnames), order)))
         found.sort(key=lambda item: item[:2])  # stable: pluggy's order within one plugin
-        plan = plans[hook] = tuple(callback for *_, callback in found)
+        plan = plans[hook] = tuple((c.fn, c.argnames, c) for *_, c in found)
         return plan
 
+    def _entries(self, hook: str) -> tuple[tuple[Any, Any, HookCallback], ...]:
+        plan = self._plans.get(hook)
+        return self._plan(hook) if plan is None else plan
+
     def _listeners(self, hook: str) -> tuple[HookCallback, ...]:
-        callbacks = self._plans.get(hook)
-        return self._plan(hook) if callbacks is None else callbacks
+        return tuple(callback for *_, callback in self._entries(hook))
 
     def add_callback(self, hook: str, fn: Callable[..., Any], *, plugin: str,
                      description: str = "") -> None:
@@ -257,7 +259,7 @@ class HookBus:
 
     def has_hook(self, hook: str) -> bool:
         """Cheap guard: is anyone listening? (Build expensive payloads only when True.)"""
-        return bool(self._listeners(hook))
+        return bool(self._entries(hook))
 
     def callbacks(self, hook: str) -> list[HookCallback]:
         return list(self._listeners(hook))
@@ -321,10 +323,7 @@ class HookBus:
 
     def call(self, hook: str, **payload: Any) -> list[Any]:
         """Call every callback; return their non-None results in call order."""
-        calls = self._calls.get(hook)
-        if calls is None:
-            table = self._calls  # a change meanwhile drops this dict, not the next one
-            calls = table[hook] = tuple((c.fn, c.argnames, c) for c in self._listeners(hook))
+        calls = self._entries(hook)
         if not calls:
             return []
         if self.trace:

@@ -3,7 +3,7 @@ service plus the load ledger (what the last boot really did). Imports no plugin 
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from hermes_agent import Kernel
@@ -16,10 +16,12 @@ GLYPHS = {"loaded": "✓", "enabled": "•", "disabled": "✗", "failed": "!", "
           "not enabled": "○", "not selected": "○"}
 
 
-def plugin_rows(kernel: Kernel, include_builtin: bool = False) -> list[dict[str, Any]]:
+def plugin_rows(kernel: Kernel, include_builtin: bool = False,
+                notes: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """One dict per plugin: the decision now, merged with the last real load when current;
-    ``lock_problem`` when its plugins.lock entry is bad (commands refuse to act on it)."""
-    notes = lock_notes(kernel.home)
+    ``lock_problem`` when its plugins.lock entry is bad (commands refuse to act on it).
+    ``notes``: :func:`~.lockfile.lock_notes`, when the caller has read them already."""
+    notes = lock_notes(kernel.home) if notes is None else notes
     rows = _status_rows(kernel, include_builtin)
     for row in rows:
         if row["name"] in notes:
@@ -46,9 +48,10 @@ def _status_rows(kernel: Kernel, include_builtin: bool) -> list[dict[str, Any]]:
     return rows
 
 
-def format_lock_notes(home: Path) -> str:
-    """The bad entries of plugins.lock (each with its fix), or "" when there are none."""
-    return "\n".join(f"! {note}" for note in lock_notes(home).values())
+def format_lock_notes(notes: Mapping[str, str]) -> str:
+    """The bad entries of plugins.lock (:func:`~.lockfile.lock_notes`, each with its fix),
+    or "" when there are none."""
+    return "\n".join(f"! {note}" for note in notes.values())
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
@@ -73,8 +76,9 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 
 def format_slash_listing(kernel: Kernel) -> str:
-    rows = plugin_rows(kernel)
-    notes = format_lock_notes(kernel.home)
+    lock = lock_notes(kernel.home)  # read once for the rows and the lines below them
+    rows = plugin_rows(kernel, notes=lock)
+    notes = format_lock_notes(lock)
     if not rows:
         return "\n".join(filter(None, ["No plugins installed. Drop a plugin folder into "
                                         "$HERMES_HOME/plugins/ or pip-install one.", notes]))

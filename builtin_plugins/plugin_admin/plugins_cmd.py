@@ -11,6 +11,7 @@ from hermes_agent import Kernel
 from hermes_agent.api import ListingGroup, cli_kernel
 
 from .listing import format_lock_notes, format_table, plugin_rows
+from .lockfile import lock_notes
 
 
 @click.group(cls=ListingGroup, default="list")
@@ -26,8 +27,9 @@ def plugins() -> None:
 def list_plugins(show_all: bool, as_json: bool, load: bool) -> None:
     """Show every discovered plugin and its state."""
     kernel = cli_kernel(boot=load)
-    rows = plugin_rows(kernel, include_builtin=show_all)
-    notes = format_lock_notes(kernel.home)  # on stderr with --json: stdout stays JSON
+    lock = lock_notes(kernel.home)  # read once for the rows and the lines below them
+    rows = plugin_rows(kernel, include_builtin=show_all, notes=lock)
+    notes = format_lock_notes(lock)  # on stderr with --json: stdout stays JSON
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     else:

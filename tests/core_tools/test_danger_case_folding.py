@@ -25,14 +25,8 @@ FOLDING_PLATFORM = sys.platform in ("darwin", "win32", "cygwin")
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    home = tmp_path / "fakehome"
-    home.mkdir()
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("HERMES_HOME", str(home / ".hermes"))
-    return str(work)
+def work(fake_home_cwd: str) -> str:  # the analyser's cwd, under a fake $HOME (conftest)
+    return fake_home_cwd
 
 
 def _case_sensitive(folder: Path) -> bool:

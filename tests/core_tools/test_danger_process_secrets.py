@@ -28,14 +28,8 @@ LINUX = sys.platform.startswith("linux")
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    home = tmp_path / "fakehome"
-    home.mkdir()
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("HERMES_HOME", str(home / ".hermes"))
-    return str(work)
+def work(fake_home_cwd: str) -> str:  # the analyser's cwd, under a fake $HOME (conftest)
+    return fake_home_cwd
 
 
 # ---------------------------------------------------------------- /proc/<pid>/environ, mem
