@@ -9,7 +9,6 @@ is refreshed while the turn runs."""
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import functools
 import inspect
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import InboundMessage, PlatformAdapter, ReplyStream
 
-from .questions import ChatQuestions
+from .questions import ChatQuestions, Question
 
 if TYPE_CHECKING:
     from .runner import GatewayRunner
@@ -49,9 +48,15 @@ class Chat:
     turns: int = 0
     task: asyncio.Task[None] | None = field(default=None, repr=False)
     asker: str = ""  # the user whose message the running turn answers
-    question: concurrent.futures.Future[str] | None = field(default=None, repr=False)
+    question: Question | None = field(default=None, repr=False)
     mapped_session: str | None = None  # the session the chat map holds for this chat
     outstanding: int = 0  # messages queued or in their turn, not finished yet
+
+    def close_question(self) -> None:
+        """End the open question, if any: a later message is a message of its own."""
+        question, self.question = self.question, None
+        if question is not None:
+            question.close()
 
     def put(self, queued: Queued) -> None:
         self.outstanding += 1
@@ -188,6 +193,7 @@ class ChatWorker:
         finally:
             chat.busy = False
             chat.turns += 1
+            chat.close_question()  # asked by this turn: nobody waits for its answer any more
         if agent.session_stored:
             await self.remember_session(chat, agent)
         if result.interrupted and self.runner.stopped:

@@ -1,14 +1,18 @@
 """Questions a turn asks its chat: tool approvals and the clarify tool. The question is sent
 to the chat the turn belongs to; the next message from the user whose message started the
-turn answers it (it is not queued as a new message). No answer in time is a denial. ``always``
+turn answers it (it is not queued as a new message). No answer in time is a denial. A
+question ends once: answered, timed out, or closed with its turn (or by ``/stop``), whichever
+comes first, under one lock, so a message arriving as the question times out is either its
+answer or a message of its own, never swallowed by a question nobody waits for. ``always``
 (saved to config.yaml for every session) is taken from a chat only with
 ``gateway.chat_always_approvals: true``; otherwise it approves the chat's session."""
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
+import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -20,6 +24,46 @@ ANSWERS = {"o": "once", "once": "once", "y": "once", "yes": "once", "s": "sessio
            "session": "session", "a": "always", "always": "always", "d": "deny",
            "deny": "deny", "n": "deny", "no": "deny"}
 CLARIFY_TIMEOUT = 600.0
+
+
+class Question:
+    """One open question: :meth:`answer` (the loop) and the asker's timeout (its worker
+    thread) race for it, and exactly one of them wins."""
+
+    def __init__(self, asker: str) -> None:
+        self.asker = asker
+        self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)
+        self._answer: str | None = None
+        self._open = True
+
+    @property
+    def open(self) -> bool:
+        return self._open
+
+    def answer(self, text: str) -> bool:
+        """Give the answer; False when the question has ended (timed out or closed)."""
+        with self._lock:
+            if not self._open:
+                return False
+            self._open, self._answer = False, text
+            self._settled.notify_all()
+            return True
+
+    def close(self) -> None:
+        """End the question unanswered (its turn ended, or was stopped)."""
+        with self._lock:
+            self._open = False
+            self._settled.notify_all()
+
+    def wait(self, deadline: float) -> str | None:
+        """The answer, or None once ``deadline`` (``time.monotonic()``) passes or the question
+        is closed; from then on :meth:`answer` refuses."""
+        with self._lock:
+            while self._open and (left := deadline - time.monotonic()) > 0:
+                self._settled.wait(left)
+            self._open = False
+            return self._answer
 
 
 class ChatQuestions:
@@ -55,16 +99,20 @@ class ChatQuestions:
         return answer
 
     def _ask(self, text: str, timeout: float) -> str | None:
-        """Send ``text`` and wait for the answer; None when none came in ``timeout``."""
-        future: concurrent.futures.Future[str] = concurrent.futures.Future()
-        self.chat.question = future
+        """Send ``text`` and wait for the answer; None when none came in ``timeout`` (counted
+        from the call, not from when the question was sent, so the question ends no later
+        than the approval gate waits for it)."""
+        deadline = time.monotonic() + timeout
+        question = Question(self.chat.asker)
+        previous, self.chat.question = self.chat.question, question
+        if previous is not None:
+            previous.close()
         try:
             self._say(text)
-            return future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            return None
+            return question.wait(deadline)
         finally:
-            if self.chat.question is future:
+            question.close()
+            if self.chat.question is question:
                 self.chat.question = None
 
     def _say(self, text: str) -> None:
@@ -78,7 +126,6 @@ class ChatQuestions:
 def answers_question(chat: "Chat", user_id: str, text: str) -> bool:
     """Whether ``text`` answers the chat's open question (and answer it if so)."""
     question = chat.question
-    if question is None or question.done() or user_id != chat.asker:
+    if question is None or user_id != question.asker:
         return False
-    question.set_result(text)
-    return True
+    return question.answer(text)  # False when it ended meanwhile: a message of its own

@@ -304,6 +304,7 @@ class GatewayRunner:
             chat.outstanding -= 1
             chat.queue.task_done()
             dropped += 1
+        chat.close_question()  # the turn stops waiting for it (an approval is denied)
         if chat.busy and chat.agent is not None:
             chat.agent.interrupt()
             await self.reply(chat, "Stopping the current turn." + (
