@@ -93,7 +93,7 @@ _EXPORTS: dict[str, str] = {
     # platforms.py: the platform SDK (adapters, inbound messages, reply splitting)
     **dict.fromkeys(("PlatformAdapter", "InboundMessage", "SendResult", "ChatInfo",
                      "MessageHandler", "PlatformConfig", "split_message", "ReplyStream",
-                     "EditedReply", "platform_setting", "config_secret", "id_set"),
+                     "EditedReply", "platform_setting", "config_secret", "id_set", "http_url"),
                     "platforms"),
     # secrets.py
     "mask_url": "secrets", "mask_secrets": "secrets", "SecretMaskingFilter": "secrets",

@@ -7,6 +7,8 @@ docs/gateway.md walks through writing one."""
 from __future__ import annotations
 
 import abc
+import asyncio
+import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -88,6 +90,11 @@ def config_secret(config: Mapping[str, Any], *names: str) -> str | None:
     return next((name for name in names if config.get(name) or extra.get(name)), None)
 
 
+def http_url(host: str, port: int, path: str = "") -> str:
+    """``http://host:port/path``, an IPv6 host in brackets."""
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{path}"
+
+
 def id_set(value: Any) -> frozenset[str]:
     """Ids from a YAML list or a comma-separated string (``allowed_chats: 1,2``)."""
     if value in (None, ""):
@@ -123,6 +130,9 @@ class PlatformAdapter(abc.ABC):
     #: False before ``connect`` and calls :meth:`start_receiving` on the one it elects.
     exclusive_receiver: bool = False
     receive_on_connect: bool = True
+    #: Where a platform that serves HTTP listens, once connected (the bound port, also when
+    #: port 0 was asked for); ``hermes gateway run`` prints it. None: no HTTP server.
+    listen_url: str | None = None
 
     def __init__(self, config: Any = None, platform: Any = None):
         self.config = config if config is not None else {}
@@ -157,6 +167,43 @@ class PlatformAdapter(abc.ABC):
             raise RuntimeError(f"platform {self.name!r}: handle_message() before the gateway "
                                "installed its handler; start adapters through the gateway")
         return await self._handler(message)
+
+    async def accept_message(self, message: InboundMessage) -> str:
+        """Hand ``message`` to the gateway and return as soon as it decided what becomes of
+        it (the outcomes of :meth:`handle_message`), without waiting for what the gateway says
+        back to the chat (a refusal, a command's answer: they are still sent). For a platform
+        that acknowledges its sender: answer it only once this returns ``"queued"`` (the
+        message is in the durable inbox). On ``"busy"`` no text goes to the chat: tell the
+        sender to retry (an HTTP 429)."""
+        if self._handler is None:
+            raise RuntimeError(f"platform {self.name!r}: accept_message() before the gateway "
+                               "installed its handler; start adapters through the gateway")
+        loop = asyncio.get_running_loop()
+        outcome: asyncio.Future[str] = loop.create_future()
+
+        def decided(value: str) -> None:
+            if not outcome.done():
+                outcome.set_result(value)
+
+        def ended(task: asyncio.Task[Any]) -> None:
+            self._accepting.discard(task)
+            if outcome.done():
+                if not task.cancelled() and task.exception() is not None:
+                    logging.getLogger("hermes_agent.gateway").error(
+                        "%s: after taking a message: %s", self.name, task.exception())
+            elif task.cancelled():
+                outcome.cancel()
+            elif task.exception() is not None:
+                outcome.set_exception(task.exception())  # type: ignore[arg-type]
+            else:
+                outcome.set_result(str(task.result()))
+
+        task = loop.create_task(self._handler(message, decided))  # type: ignore[call-arg]
+        if not hasattr(self, "_accepting"):
+            self._accepting: set[asyncio.Task[Any]] = set()
+        self._accepting.add(task)  # referenced until done (the loop keeps only weak ones)
+        task.add_done_callback(ended)
+        return await asyncio.shield(outcome)
 
     @abc.abstractmethod
     async def connect(self, *, is_reconnect: bool = False) -> bool:

@@ -12,9 +12,23 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from hermes_agent.api import clean_text
+
 # Keys of a stored message that belong in a request (the transports drop the rest).
 _SEND_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "reasoning_details")
 MISSING_RESULT = "[No result was recorded for this tool call (the run was interrupted).]"
+
+
+def repair_text(value: Any) -> Any:
+    """``value`` with every string valid Unicode (a lone surrogate, which no UTF-8 request or
+    store can encode, becomes U+FFFD; see ``clean_text``), lists and dicts walked."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [repair_text(item) for item in value]
+    if isinstance(value, dict):
+        return {key: repair_text(item) for key, item in value.items()}
+    return value
 
 
 def clean(message: dict[str, Any]) -> dict[str, Any]:

@@ -40,7 +40,7 @@ from hermes_agent.api import (
 )
 
 from . import context_link, memory_link
-from .history import SentContext, api_messages
+from .history import SentContext, api_messages, repair_text
 from .inbox import Inbox, into_tool_result
 from .memory_fence import StreamScrubber, strip_fences
 from .session_life import SessionLifecycle
@@ -379,6 +379,9 @@ class Agent(SessionLifecycle):
 
     def _record(self, message: dict[str, Any], finish_reason: str | None = None,
                 token_count: int | None = None) -> None:
+        # whatever its source (the user, a tool, the model), text that no UTF-8 request can
+        # carry would fail every later turn of the session: repaired once, here
+        message.update({key: repair_text(value) for key, value in message.items()})
         self.history.append(message)
         self.sessions.append(self.session_id, message, finish_reason=finish_reason,
                              token_count=token_count)

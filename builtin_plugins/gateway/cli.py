@@ -63,6 +63,10 @@ async def _serve(kernel: Any, adapters: dict[str, Any], entries: dict[str, Any],
         raise click.ClickException("no platform connected; see the warnings above")
     click.echo(f"gateway running (pid {__import__('os').getpid()}): {', '.join(connected)}",
                err=True)
+    for name in connected:
+        url = getattr(runner.adapters.get(name), "listen_url", None)
+        if url:
+            click.echo(f"{name} listening on {url}", err=True)
     scheduler = _start_scheduler(kernel, runner)
     await stop.wait()
     click.echo("gateway stopping: finishing accepted turns...", err=True)

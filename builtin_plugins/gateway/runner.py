@@ -11,11 +11,12 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from hermes_agent.api import InboundMessage, PlatformAdapter, session_store, split_message
+from hermes_agent.api import (InboundMessage, PlatformAdapter, clean_text, session_store,
+                              split_message)
 
 from .access import AccessPolicy, RefusalLimiter
 from .chat import Chat, ChatWorker, Queued
@@ -213,68 +214,86 @@ class GatewayRunner:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
     # --- inbound -----------------------------------------------------------------------------
-    async def dispatch(self, platform: str, message: InboundMessage) -> str:
+    async def dispatch(self, platform: str, message: InboundMessage,
+                       decided: Callable[[str], None] | None = None) -> str:
         """Everything an adapter receives comes through here. Returns what became of the
         message: ``queued`` (durably, when it returns; while the gateway stops, for its next
         start), ``answered`` (a command or the answer to a question), ``skipped`` (by a
         plugin), ``refused``, ``busy`` or ``closed`` (stopping, and the platform keeps no
-        inbox)."""
+        inbox). ``decided(outcome)`` is called as soon as that is known, before what the
+        gateway says back to the chat (a refusal, a command's answer) is sent: a platform
+        that acknowledges its sender (the webhook's 202) answers then, without waiting on
+        the replies. With ``decided`` the "busy" text is not sent: the platform tells its
+        sender itself (a 429)."""
         message.platform = message.platform or platform
+        message.text = clean_text(message.text)  # every platform's text: valid UTF-8 from here on
+        outcome, then = await self._route(platform, message)
+        if decided is not None:
+            decided(outcome)
+            if outcome == "busy" and then is not None:
+                then.close()
+                then = None
+        if then is not None:
+            await then
+        return outcome
+
+    async def _route(self, platform: str,
+                     message: InboundMessage) -> tuple[str, Coroutine[Any, Any, Any] | None]:
+        """What becomes of ``message`` and, when something is to be said to the chat, the
+        coroutine that says it (not started yet)."""
         durable = getattr(self.adapters[platform], "durable_inbox", True)
         if self.closed or (not self.accepting and not durable):
-            return "closed"
+            return "closed", None
         directive = self.kernel.hooks.fire("pre_gateway_dispatch", event=message, gateway=self,
                                            session_store=self.chatmap)
         if isinstance(directive, dict) and directive.get("action") == "skip":
             log.info("gateway: a plugin skipped a message from %s: %s", message.user_id,
                      directive.get("reason", ""))
-            return "skipped"
+            return "skipped", None
         if isinstance(directive, dict) and directive.get("action") == "rewrite":
-            message.text = str(directive.get("text", ""))
+            message.text = clean_text(str(directive.get("text", "")))
         policy = self.policies.get(platform)
         if policy is None or not policy.allows(message.user_id, message.user_name):
             if self.refusals.due(platform, message.chat_id, message.user_id):
                 log.warning("gateway: refused user %s on %s", message.user_id, platform)
-                await self._send(self.adapters[platform], message.chat_id, REFUSAL.format(
-                    user_id=message.user_id, platform=platform), None, _meta(message))
-            return "refused"
+                return "refused", self._send(self.adapters[platform], message.chat_id,
+                                             REFUSAL.format(user_id=message.user_id,
+                                                            platform=platform),
+                                             None, _meta(message))
+            return "refused", None
         if not self.accepting:  # stopping: answers a running turn's question, else is kept
             known = self.chats.get(session_key(message))  # for the next start to answer
             if known is not None and answers_question(known, message.user_id, message.text):
-                return "answered"
+                return "answered", None
             if self.replica is not None:  # another replica answers it
                 await self.replica.accept(session_key(message), message)
             else:
                 self.inbox.accept(session_key(message), message)
-            return "queued"
+            return "queued", None
         chat = self._chat(message)
         if answers_question(chat, message.user_id, message.text):
-            return "answered"
+            return "answered", None
         command = message.text.strip().split(maxsplit=1)[0].lower() if message.text.strip() else ""
         if command == "/stop":
-            await self._stop_turn(chat)
-        elif command == "/status":
-            await self.reply(chat, self._status(chat))
-        elif self.replica is not None and durable:  # whichever replica serves the chat runs it
+            return "answered", self._stop_turn(chat)
+        if command == "/status":
+            return "answered", self.reply(chat, self._status(chat))
+        if self.replica is not None and durable:  # whichever replica serves the chat runs it
             await self.replica.accept(chat.key, message)
-            return "queued"
-        elif self.replica is not None:  # answered here, while no other replica runs the chat
+            return "queued", None
+        if self.replica is not None:  # answered here, while no other replica runs the chat
             if not await self.replica.hold(chat.key):
-                await self.reply(chat, ELSEWHERE)
-                return "busy"
+                return "busy", self.reply(chat, ELSEWHERE)
             chat = self._chat(message)  # (an upkeep may have let the idle one go meanwhile)
             chat.put(Queued(0, message))
             self.write_state()
-            return "queued"
-        elif chat.queue.qsize() >= self.max_queue:
-            await self.reply(chat, BUSY)
-            return "busy"
-        else:
-            inbox_id = self.inbox.accept(chat.key, message) if durable else 0
-            chat.put(Queued(inbox_id, message))
-            self.write_state()
-            return "queued"
-        return "answered"
+            return "queued", None
+        if chat.queue.qsize() >= self.max_queue:
+            return "busy", self.reply(chat, BUSY)
+        inbox_id = self.inbox.accept(chat.key, message) if durable else 0
+        chat.put(Queued(inbox_id, message))
+        self.write_state()
+        return "queued", None
 
     def _chat(self, message: InboundMessage) -> Chat:
         key = session_key(message)

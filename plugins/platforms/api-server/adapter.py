@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent.api import InboundMessage, PlatformAdapter, ReplyStream, SendResult
+from hermes_agent.api import InboundMessage, PlatformAdapter, ReplyStream, SendResult, http_url
 
 from .settings import ONESHOT, Settings
 
@@ -85,6 +85,7 @@ class ApiServerAdapter(PlatformAdapter):
         if not await self._server.start():
             return False
         self.port = self._server.port
+        self.listen_url = http_url(self.settings.host, self.port)
         log.info("api_server: listening on http://%s:%s%s", self.settings.host, self.port,
                  " (no key: loopback only)" if self.settings.open else "")
         return True

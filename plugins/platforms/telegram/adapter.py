@@ -9,7 +9,7 @@ import logging
 from collections import deque
 from typing import Any
 
-from hermes_agent.api import ChatInfo, PlatformAdapter, SendResult, split_message
+from hermes_agent.api import ChatInfo, PlatformAdapter, SendResult, http_url, split_message
 
 from .bot_api import BotAPI, TelegramError
 from .formatting import to_html, visible_length
@@ -93,6 +93,7 @@ class TelegramAdapter(PlatformAdapter):
             await self.webhook.stop()
             await api.close()
             return False
+        self.listen_url = http_url(s.host, self.webhook.port, s.path)
         log.info("telegram: @%s receives updates at %s (listening on %s:%s%s)",
                  self.bot.get("username", "?"), s.webhook_url, s.host, self.webhook.port, s.path)
         return True

@@ -15,7 +15,8 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from hermes_agent.api import InboundMessage, PlatformAdapter, SendResult, retry_after_seconds
+from hermes_agent.api import (InboundMessage, PlatformAdapter, SendResult, http_url,
+                              retry_after_seconds)
 
 from .settings import Settings
 from .signing import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
@@ -35,7 +36,6 @@ class WebhookAdapter(PlatformAdapter):
         self.port = settings.port  # the bound port once connected (port 0 picks a free one)
         self._server: Any = None
         self._http: Any = None
-        self._inbound: set[asyncio.Task[None]] = set()
         # a reply that failed retryably -> its delivery id, reused when the gateway retries it
         self._retrying: OrderedDict[tuple[Any, ...], str] = OrderedDict()
 
@@ -57,6 +57,7 @@ class WebhookAdapter(PlatformAdapter):
         if not await self._server.start():
             return False
         self.port = self._server.port
+        self.listen_url = http_url(self.settings.host, self.port, self.settings.path)
         self._http = httpx2.AsyncClient(
             follow_redirects=False, trust_env=False,
             timeout=httpx2.Timeout(self.settings.reply_timeout, connect=5.0))
@@ -71,25 +72,23 @@ class WebhookAdapter(PlatformAdapter):
     async def disconnect(self) -> None:
         if self._server is not None:
             await self._server.stop()
-        if self._inbound:
-            await asyncio.wait(set(self._inbound), timeout=10)
+        accepting = getattr(self, "_accepting", set())
+        if accepting:  # replies to messages just taken (a refusal, a command's answer)
+            await asyncio.wait(set(accepting), timeout=10)
         if self._http is not None:
             await self._http.aclose()
             self._http = None
 
     # --- inbound -----------------------------------------------------------------------------
-    def _receive(self, message: InboundMessage) -> None:
-        """Hand ``message`` to the gateway without holding the sender's request: a refusal or
-        a command's answer is POSTed to reply_url, which may be slow."""
-        task = asyncio.get_running_loop().create_task(self._dispatch(message))
-        self._inbound.add(task)
-        task.add_done_callback(self._inbound.discard)
-
-    async def _dispatch(self, message: InboundMessage) -> None:
+    async def _receive(self, message: InboundMessage) -> str:
+        """What the gateway made of ``message``; ``queued`` once it is in the durable inbox.
+        The sender's request does not wait for a refusal or a command's answer, which are
+        POSTed to reply_url (which may be slow, or the sender itself)."""
         try:
-            await self.handle_message(message)
+            return await self.accept_message(message)
         except Exception:
             log.exception("webhook: the gateway failed to take message %s", message.message_id)
+            return "closed"
 
     # --- outbound ----------------------------------------------------------------------------
     async def send(self, chat_id: str, content: str, reply_to: str | None = None,

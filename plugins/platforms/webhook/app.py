@@ -1,13 +1,15 @@
 """The Starlette app: ``POST <path>`` (default ``/webhook``) takes one signed message, and
 ``GET /health`` answers without a signature. A request reaches the gateway only once its
-signature checks out (401 otherwise); a body that is not a JSON message gets a 400; an accepted
-message a 202 with its id."""
+signature checks out (401 otherwise); a body that is not a JSON message gets a 400. The 202
+comes only once the gateway has the message in its durable inbox (a gateway killed right
+after it still answers it); a chat with too many messages waiting gets a 429, a gateway
+stopping a 503, an unknown user a 403: none of those was taken, so the sender may retry."""
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from starlette.applications import Starlette
@@ -23,6 +25,13 @@ from .signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, ReplayGuard, check
 PLATFORM = "webhook"
 REQUIRED = ("chat_id", "user_id", "text")
 OPTIONAL = ("user_name", "thread_id", "message_id")
+#: What the sender hears for each outcome the gateway does not acknowledge.
+NOT_TAKEN = {
+    "busy": (429, "too many messages wait in this chat; send it again after Retry-After"),
+    "closed": (503, "the gateway is stopping; send it again after Retry-After"),
+    "refused": (403, "this user_id is not allowed; the owner adds it to "
+                     "platforms.webhook.allowed_users"),
+}
 
 
 def error(status: int, message: str) -> JSONResponse:
@@ -49,8 +58,10 @@ def parse_message(data: Any) -> InboundMessage | str:
                           message_id=fields.get("message_id") or uuid.uuid4().hex, raw=dict(data))
 
 
-def build_app(settings: Settings, receive: Callable[[InboundMessage], None]) -> Starlette:
-    """``receive(message)`` hands an accepted message to the gateway (without waiting)."""
+def build_app(settings: Settings,
+              receive: Callable[[InboundMessage], Awaitable[str]]) -> Starlette:
+    """``receive(message)`` hands a message to the gateway and returns what became of it
+    (``queued`` once it is durable), without waiting for the replies."""
     replays = ReplayGuard(settings.timestamp_tolerance)
 
     async def inbound(request: Request) -> Response:
@@ -77,7 +88,14 @@ def build_app(settings: Settings, receive: Callable[[InboundMessage], None]) -> 
         message = parse_message(data)
         if isinstance(message, str):
             return error(400, message)
-        receive(message)
+        outcome = await receive(message)
+        if outcome in NOT_TAKEN:
+            status, why = NOT_TAKEN[outcome]
+            response = error(status, why)
+            if status != 403:
+                response.headers["Retry-After"] = "1"
+            return response
+        # queued (durable), or taken without a turn: a chat command, a question's answer
         return JSONResponse({"status": "accepted", "id": message.message_id}, status_code=202)
 
     async def health(request: Request) -> Response:
