@@ -133,6 +133,8 @@ class PlatformAdapter(abc.ABC):
     #: Where a platform that serves HTTP listens, once connected (the bound port, also when
     #: port 0 was asked for); ``hermes gateway run`` prints it. None: no HTTP server.
     listen_url: str | None = None
+    #: The turn's final reply carries its token counts (``metadata["usage"]`` in ``send``).
+    reports_usage: bool = False
 
     def __init__(self, config: Any = None, platform: Any = None):
         self.config = config if config is not None else {}
@@ -264,7 +266,12 @@ class PlatformAdapter(abc.ABC):
 class ReplyStream(abc.ABC):
     """A reply shown while it is written. The gateway calls :meth:`push` with each piece of
     text the model produces (in order, on the gateway's loop), then :meth:`finish` once with
-    the whole final reply (which may differ: text before a tool call is not part of it)."""
+    the whole final reply (which may differ: text before a tool call is not part of it).
+    ``usage``: the turn's token counts (``prompt_tokens``, ``completion_tokens``,
+    ``total_tokens``), set before :meth:`finish`; an adapter with ``reports_usage = True``
+    gets them for a non-streamed reply as the ``usage`` of ``send``'s ``metadata``."""
+
+    usage: dict[str, int] | None = None
 
     @abc.abstractmethod
     async def push(self, text: str) -> None:

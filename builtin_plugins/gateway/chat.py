@@ -74,6 +74,15 @@ def _last_user_text(history: list[dict[str, Any]]) -> str | None:
     return None
 
 
+def _usage(result: Any) -> dict[str, int]:
+    """The turn's token counts (every model call of it), in OpenAI's names."""
+    usage = getattr(result, "usage", None)
+    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+    completion = int(getattr(usage, "output_tokens", 0) or 0)
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}
+
+
 class Pump:
     """Carries the agent's text deltas (worker thread) to a reply stream (the loop), in
     order; a failing stream stops receiving but never fails the turn."""
@@ -211,9 +220,14 @@ class ChatWorker:
             log.warning("gateway: %s moved to another replica during this turn; it answers",
                         chat.key)
             return False
+        usage = _usage(result)  # the turn's tokens, for a platform that reports them
+        if stream is not None:
+            stream.usage = usage
         left = await stream.finish(text) if stream is not None else None
         if left is None:
-            await self.runner.reply(chat, text, reply_to=message.message_id)
+            wants = getattr(self.runner.adapters[chat.platform], "reports_usage", False)
+            await self.runner.reply(chat, text, reply_to=message.message_id,
+                                    extra={"usage": usage} if wants else None)
         else:
             await self.runner.send_pieces(chat, left)
         return True

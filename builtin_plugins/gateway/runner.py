@@ -339,19 +339,22 @@ class GatewayRunner:
                 f"turns since start: {chat.turns}")
 
     # --- outbound ----------------------------------------------------------------------------
-    async def reply(self, chat: Chat, text: str, reply_to: str | None = None) -> None:
+    async def reply(self, chat: Chat, text: str, reply_to: str | None = None,
+                    extra: dict[str, Any] | None = None) -> None:
+        """``extra``: more ``metadata`` for the adapter's ``send`` (a turn's ``usage``)."""
         adapter = self.adapters[chat.platform]
         limit = getattr(adapter, "max_message_length", 0) or 0
         await self.send_pieces(chat, split_message(adapter.format_message(text), limit),
-                               reply_to)
+                               reply_to, extra)
 
-    async def send_pieces(self, chat: Chat, pieces: list[str],
-                          reply_to: str | None = None) -> None:
+    async def send_pieces(self, chat: Chat, pieces: list[str], reply_to: str | None = None,
+                          extra: dict[str, Any] | None = None) -> None:
         """Send formatted pieces in order; stop at the first that fails for good."""
         adapter = self.adapters[chat.platform]
+        metadata = {**chat.metadata, **extra} if extra else chat.metadata
         for index, piece in enumerate(pieces):
             result = await self._send(adapter, chat.chat_id, piece,
-                                      reply_to if index == 0 else None, chat.metadata)
+                                      reply_to if index == 0 else None, metadata)
             if not getattr(result, "success", True):
                 log.warning("gateway: sending to %s failed: %s", chat.key,
                             getattr(result, "error", ""))

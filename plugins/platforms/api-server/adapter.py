@@ -30,6 +30,7 @@ class _Pending:
     future: asyncio.Future[str]
     deltas: asyncio.Queue[str | None] | None = None  # a streamed request's text; None ends it
     streamed: list[str] = field(default_factory=list)
+    usage: dict[str, int] | None = None  # the turn's token counts, with its reply
 
     def answer(self, text: str) -> None:
         if not self.future.done():
@@ -51,6 +52,7 @@ class _StreamedReply(ReplyStream):
 
     async def finish(self, text: str) -> list[str] | None:
         self.adapter._pending.pop(self.message_id, None)
+        self.pending.usage = self.usage
         self.pending.answer(text)
         return []
 
@@ -58,6 +60,7 @@ class _StreamedReply(ReplyStream):
 class ApiServerAdapter(PlatformAdapter):
     name = PLATFORM
     durable_inbox = False  # the HTTP client sees a failed request and sends it again
+    reports_usage = True  # a completion's ``usage`` is the turn's
 
     def __init__(self, config: Any, settings: Settings):
         super().__init__(config)
@@ -98,21 +101,27 @@ class ApiServerAdapter(PlatformAdapter):
             await self._server.stop()
 
     # --- requests ----------------------------------------------------------------------------
-    async def ask(self, chat_id: str, user_id: str, text: str) -> str:
-        """Hand ``text`` to the gateway as a message of ``chat_id`` and wait for the reply."""
+    async def ask(self, chat_id: str, user_id: str, text: str,
+                  usage: dict[str, int] | None = None) -> str:
+        """Hand ``text`` to the gateway as a message of ``chat_id`` and wait for the reply;
+        ``usage`` (when given) is filled with the turn's token counts."""
         submitted = await self._submit(chat_id, user_id, text, stream=False)
         if isinstance(submitted, str):
             return submitted
         message_id, pending = submitted
         try:  # asyncio.timeout: no extra future and callbacks per request (wait_for has them)
             async with asyncio.timeout(self._timeout):
-                return await pending.future
+                answer = await pending.future
+            if usage is not None and pending.usage:
+                usage.update(pending.usage)
+            return answer
         except TimeoutError:
             return self._too_slow()
         finally:
             self._pending.pop(message_id, None)
 
-    async def ask_stream(self, chat_id: str, user_id: str, text: str) -> AsyncIterator[str]:
+    async def ask_stream(self, chat_id: str, user_id: str, text: str,
+                         usage: dict[str, int] | None = None) -> AsyncIterator[str]:
         """Like :meth:`ask`, yielding the reply's text as the model writes it."""
         submitted = await self._submit(chat_id, user_id, text, stream=True)
         if isinstance(submitted, str):
@@ -133,6 +142,8 @@ class ApiServerAdapter(PlatformAdapter):
                     break
                 yield piece
             final, streamed = pending.future.result(), "".join(pending.streamed)
+            if usage is not None and pending.usage:
+                usage.update(pending.usage)
             if not streamed:
                 yield final
             elif final.startswith(streamed) and final != streamed:
@@ -195,5 +206,7 @@ class ApiServerAdapter(PlatformAdapter):
         pending = self._pending.pop(message_id, None) if message_id else None
         if pending is None or pending.future.done():
             return SendResult(False, error=f"no request waits for an answer in chat {chat_id}")
+        if isinstance((metadata or {}).get("usage"), Mapping):
+            pending.usage = dict(metadata["usage"])  # type: ignore[index]
         pending.answer(content)
         return SendResult(True, message_id=message_id)

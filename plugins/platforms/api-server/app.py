@@ -92,25 +92,42 @@ def build_app(settings: Settings, adapter: Any) -> ASGIApp:
         chat = (request.headers.get(SESSION_HEADER) or str(body.get("conversation") or "")
                 or user or f"{ONESHOT}{uuid.uuid4().hex}")
         cid = fmt.completion_id()
+        usage: dict[str, int] = {}
         if not body.get("stream"):
-            return JSONResponse(fmt.completion(cid, model, await adapter.ask(
-                chat, user or "api", text)))
+            answer = await adapter.ask(chat, user or "api", text, usage)
+            return JSONResponse(fmt.completion(cid, model, answer, usage))
+        options = body.get("stream_options")
+        include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
 
         async def events() -> AsyncIterator[str]:
             yield fmt.chunk(cid, model, {"role": "assistant", "content": ""})
-            async for piece in adapter.ask_stream(chat, user or "api", text):
+            async for piece in adapter.ask_stream(chat, user or "api", text, usage):
                 yield fmt.chunk(cid, model, {"content": piece})
             yield fmt.chunk(cid, model, {}, finish="stop")
+            if include_usage:
+                yield fmt.usage_chunk(cid, model, usage)
             yield fmt.DONE
 
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return JSONResponse(fmt.error(
+            f"No endpoint {request.url.path}: this server offers POST /v1/chat/completions, "
+            "GET /v1/models and GET /health.", code="not_found"), status_code=404)
+
+    async def wrong_method(request: Request, exc: Exception) -> Response:
+        allowed = getattr(exc, "headers", None) or {}
+        return JSONResponse(fmt.error(
+            f"{request.method} is not allowed on {request.url.path}; use "
+            f"{allowed.get('Allow', 'another method')}.", code="method_not_allowed"),
+            status_code=405, headers=dict(allowed))
+
     routes = Starlette(routes=[
         Route("/health", health, methods=["GET"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/chat/completions", completions, methods=["POST"]),
-    ])
+    ], exception_handlers={404: not_found, 405: wrong_method})
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         """Completions straight to their handler: the app's middleware and routing cost loop

@@ -33,17 +33,31 @@ def completion_id() -> str:
     return f"chatcmpl-{random.getrandbits(128):032x}"
 
 
-def completion(cid: str, model: str, text: str) -> dict[str, Any]:
+def usage_of(counts: Mapping[str, int] | None) -> dict[str, int]:
+    counts = counts or {}
+    return {key: int(counts.get(key, 0)) for key in
+            ("prompt_tokens", "completion_tokens", "total_tokens")}
+
+
+def completion(cid: str, model: str, text: str,
+               usage: Mapping[str, int] | None = None) -> dict[str, Any]:
     return {"id": cid, "object": "chat.completion", "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+            "usage": usage_of(usage)}
 
 
 def chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = None) -> str:
     """One server-sent event carrying a ``chat.completion.chunk``."""
     data = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()),
             "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return f"data: {json.dumps(data)}\n\n"
+
+
+def usage_chunk(cid: str, model: str, usage: Mapping[str, int] | None) -> str:
+    """The last event of a stream whose request set ``stream_options.include_usage``."""
+    data = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()),
+            "model": model, "choices": [], "usage": usage_of(usage)}
     return f"data: {json.dumps(data)}\n\n"
 
 
