@@ -244,9 +244,9 @@ def test_without_the_sdk_servers_report_the_install_hint(mcp_kernel, llm, monkey
     kernel = mcp_kernel({"demo": stdio_server()})
     llm.script(reply_tool_call("todo", {}), reply_text("fine"))
     assert Agent(kernel).run_conversation("hi").final_response == "fine"
-    assert "pip install 'hermes-agent[mcp]'" in caplog.text
+    assert "pip install 'hermes-agent-runtime[mcp]'" in caplog.text
     status = kernel.service("mcp").status()["demo"]
-    assert status["state"] == "failed" and "hermes-agent[mcp]" in status["error"]
+    assert status["state"] == "failed" and "hermes-agent-runtime[mcp]" in status["error"]
 
 
 def test_a_server_that_died_between_turns_is_restarted_before_the_next(mcp_kernel, llm) -> None:

@@ -106,4 +106,4 @@ def test_test_without_the_sdk_prints_the_install_hint(home: Path, capsys, monkey
     (home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {"demo": stdio_server()}}))
     monkeypatch.setitem(sys.modules, "mcp", None)  # as if the extra were not installed
     code, _, err = hermes(capsys, "mcp", "test", "demo")
-    assert code == 1 and "pip install 'hermes-agent[mcp]'" in err
+    assert code == 1 and "pip install 'hermes-agent-runtime[mcp]'" in err
