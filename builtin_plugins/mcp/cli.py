@@ -181,10 +181,10 @@ def _report(manager: Any, name: str) -> dict[str, Any]:
                    "parameters": s.get("parameters", {})} for n, s in sorted(schemas.items())],
         "clashes": manager.clashes.get(name, []), "prompts": [], "resources": []}
     timeout = conn.settings.timeout
-    if conn.offers("prompts"):
+    if "prompts" in conn.has:
         listed = manager.runtime.run(conn.list_prompts(), timeout)
         report["prompts"] = [p.name for p in listed.prompts]
-    if conn.offers("resources"):
+    if "resources" in conn.has:
         listed = manager.runtime.run(conn.list_resources(), timeout)
         report["resources"] = [str(r.uri) for r in listed.resources]
     return report

@@ -85,6 +85,7 @@ class McpManager:
     async def _relist(self, conn: ServerConnection) -> None:
         try:
             await asyncio.wait_for(conn.list_tools(), conn.settings.timeout)
+            await asyncio.wait_for(conn.list_extras(), conn.settings.timeout)
         except BaseException as exc:
             conn.lost(f"listing its tools failed ({type(exc).__name__}: {exc})")
 

@@ -320,3 +320,17 @@ def test_an_interrupt_stops_the_wait_for_a_call(mcp_kernel, llm, tmp_path) -> No
     assert not runner.is_alive() and turns[0].interrupted
     result = next(m for m in agent.history if m.get("role") == "tool")["content"]
     assert "interrupted" in json.loads(result)["error"]
+
+
+def test_prompt_and_resource_tools_only_for_a_server_that_has_some(mcp_kernel, llm) -> None:
+    """The SDK declares the prompts and resources capabilities for every server: the helper
+    tools are offered only when the server lists at least one."""
+    kernel = mcp_kernel({"bare": stdio_server("--bare"), "demo": stdio_server()})
+    llm.script(reply_text("hi"))
+    Agent(kernel).run_conversation("hello")
+    tools = offered(llm, 0)
+    assert "mcp__bare__add" in tools
+    assert not [t for t in tools if t.startswith("mcp__bare__") and t.endswith(
+        ("_prompts", "_prompt", "_resources", "_resource"))]
+    assert {"mcp__demo__list_prompts", "mcp__demo__get_prompt", "mcp__demo__list_resources",
+            "mcp__demo__read_resource"} <= set(tools)
