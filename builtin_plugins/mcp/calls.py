@@ -26,6 +26,12 @@ def request(manager: "McpManager", server: str, what: str, make: Callable[[Serve
     """Run ``make(conn)`` (a coroutine) on the server within its timeout; ``answer`` turns
     the result into the handler's text."""
     conn = manager.connections.get(server)
+    if conn is not None and conn.state == "cached":  # offered from the cache: start it now
+        try:
+            manager.connect(conn, ctx.interrupt_event if ctx is not None else None)
+        except InterruptedError:
+            return tool_error(f"starting MCP server '{server}' for {what} was interrupted by "
+                              "the user", error_type="interrupted")
     if conn is None or conn.session is None or conn.state != "ready":
         return manager.unavailable(server)
     timeout = conn.settings.timeout

@@ -149,8 +149,9 @@ def test(name: str, as_json: bool) -> None:
     if not sdk_installed():
         raise click.ClickException(INSTALL_HINT)
     settings.enabled = True  # a disabled server can be tried too
-    manager = McpManager(kernel, settings=[settings])
+    manager = McpManager(kernel, settings=[settings], lazy=False)  # start it, cache or not
     try:
+        click.echo(f"Connecting to MCP server {name!r} ({settings.target})…", err=True)
         manager.refresh()
         conn = manager.connections[name]
         if conn.state != "ready":

@@ -35,8 +35,9 @@ def attr(obj: Any, *names: str, default: Any = None) -> Any:
 
 
 class ServerConnection:
-    """State: ``idle`` (never started), ``ready``, ``failed`` (start failed or the session
-    broke; ``error`` says why and ``retry_at`` when to try again)."""
+    """State: ``idle`` (never started), ``cached`` (not started; its tools are offered from
+    the tool cache), ``ready``, ``failed`` (start failed or the session broke; ``error`` says
+    why and ``retry_at`` when to try again)."""
 
     def __init__(self, settings: ServerSettings, log_dir: Path):
         self.settings = settings

@@ -334,3 +334,38 @@ def test_prompt_and_resource_tools_only_for_a_server_that_has_some(mcp_kernel, l
         ("_prompts", "_prompt", "_resources", "_resource"))]
     assert {"mcp__demo__list_prompts", "mcp__demo__get_prompt", "mcp__demo__list_resources",
             "mcp__demo__read_resource"} <= set(tools)
+
+
+def test_a_cached_listing_offers_the_tools_without_starting_the_server(mcp_kernel, llm,
+                                                                       tmp_path) -> None:
+    """The first session starts the server before its first turn and caches its listing;
+    later sessions offer the cached tools in their first request and start the server only
+    when one is called; a changed entry in config.yaml starts it before the turn again."""
+    starts = tmp_path / "starts"
+
+    def started() -> int:
+        return len(starts.read_text().splitlines()) if starts.exists() else 0
+
+    server = stdio_server("--count", str(starts))
+    first = mcp_kernel({"demo": server})
+    llm.script(reply_text("hi"))
+    Agent(first).run_conversation("hello")
+    assert started() == 1 and "mcp__demo__add" in offered(llm, 0)
+    first.close()
+
+    second = mcp_kernel({"demo": server})
+    llm.script(reply_text("hi again"), reply_tool_call("mcp__demo__add", {"a": 1, "b": 2}),
+               reply_text("3"))
+    agent = Agent(second)
+    agent.run_conversation("hello")
+    assert started() == 1  # not started: nothing called it
+    assert offered(llm, 1) == offered(llm, 0)  # the same tools, prompts and resources ones too
+    assert second.service("mcp").status()["demo"]["state"] == "cached"
+    agent.run_conversation("add")
+    assert started() == 2 and "3" in json.loads(tool_result_sent(llm, 3))["result"]
+    second.close()
+
+    changed = mcp_kernel({"demo": {**server, "env": {"SOMETHING": "else"}}})
+    llm.script(reply_text("hi"))
+    Agent(changed).run_conversation("hello")
+    assert started() == 3  # the cache missed: started before the turn
