@@ -64,6 +64,11 @@ class CoreTools:
                 self._terminal = TerminalTool(self.kernel, self.gate)
             return self._terminal
 
+    def stop_commands(self, **_: Any) -> None:
+        """``on_shutdown``: kill the commands still running (their whole process groups)."""
+        if self._terminal is not None:
+            self._terminal.groups.kill_all()
+
     def _read_file(self, args: dict[str, Any], ctx: ToolCallContext) -> str:
         from .files import read_file
 
@@ -124,6 +129,8 @@ def register(ctx: "PluginContext") -> None:
     for name, toolset, schema, emoji in TOOLS:
         ctx.register_tool(name=name, toolset=toolset, schema=schema, handler=handlers[name],
                           description=schema["description"], emoji=emoji)
+    ctx.register_hook("on_shutdown", core.stop_commands,
+                      description="kill the terminal commands still running")
 
 
 @hookimpl

@@ -1,17 +1,16 @@
 """The terminal tool: one foreground shell command with a timeout and an output limit.
 
 Steps: approval gate, run ``bash -c`` in its own process group (stdin closed, stderr merged
-into stdout), kill the group on timeout or interrupt, let ``transform_terminal_output``
+into stdout; registered while it runs, see :mod:`.process_groups`, so it never outlives
+hermes), kill the group on timeout or interrupt, let ``transform_terminal_output``
 replace the captured output, shorten it to the limit (40% head, 60% tail), strip ANSI escapes.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -23,6 +22,7 @@ from typing import IO, TYPE_CHECKING, Any
 from hermes_agent.api import ToolCallContext, command_env, tool_error
 
 from .approval import ApprovalGate
+from .process_groups import ProcessGroups, die_with_hermes, kill_group
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
@@ -83,13 +83,6 @@ def _drain(stream: IO[bytes], capture: BoundedCapture) -> None:
         capture.feed(chunk)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, OSError):
-        proc.kill()
-
-
 @dataclass
 class RunResult:
     output: str
@@ -104,13 +97,26 @@ COMMAND_VARS = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
 
 
 def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[str, str],
-                interrupt: threading.Event | None = None) -> RunResult:
-    """Run ``command`` with exactly ``env`` (callers pass ``command_env(kernel, ...)``)."""
+                interrupt: threading.Event | None = None,
+                groups: ProcessGroups | None = None) -> RunResult:
+    """Run ``command`` with exactly ``env`` (callers pass ``command_env(kernel, ...)``);
+    its group is in ``groups`` while it runs."""
     shell = shutil.which("bash") or "/bin/sh"
     started = time.monotonic()
     proc = subprocess.Popen([shell, "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True, env=env)
+                            start_new_session=True, env=env, preexec_fn=die_with_hermes())
+    if groups is not None:
+        groups.add(proc)
+    try:
+        return _wait(proc, started, timeout, keep, interrupt)
+    finally:
+        if groups is not None:
+            groups.discard(proc)
+
+
+def _wait(proc: subprocess.Popen[bytes], started: float, timeout: float, keep: int,
+          interrupt: threading.Event | None) -> RunResult:
     capture = BoundedCapture(keep)
     assert proc.stdout is not None
     reader = threading.Thread(target=_drain, args=(proc.stdout, capture), daemon=True)
@@ -128,7 +134,7 @@ def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[st
             except subprocess.TimeoutExpired:
                 pass
             continue
-        _kill_group(proc)
+        kill_group(proc)
         proc.wait()
     # Background children may keep the pipe open; do not wait for them forever.
     reader.join(timeout=0.2 if (timed_out or interrupted) else 1.0)
@@ -142,6 +148,7 @@ class TerminalTool:
     def __init__(self, kernel: "Kernel", gate: ApprovalGate):
         self.kernel = kernel
         self.gate = gate
+        self.groups = ProcessGroups()  # killed when the kernel closes
 
     def _limits(self) -> tuple[float, int]:
         timeout = float(self.kernel.config.get("terminal.timeout") or 180)
@@ -172,7 +179,7 @@ class TerminalTool:
         opted_in = self.kernel.config.get("terminal.env_passthrough") or ()
         result = run_command(command, cwd, timeout, keep=max(max_chars * 10, 1_000_000),
                              env=command_env(self.kernel, COMMAND_VARS, opted_in),
-                             interrupt=ctx.interrupt_event)
+                             interrupt=ctx.interrupt_event, groups=self.groups)
         output = result.output
         replaced = self.kernel.hooks.fire("transform_terminal_output", command=command,
                                           output=output, returncode=result.returncode,
@@ -186,7 +193,8 @@ class TerminalTool:
                              "jobs with a larger timeout, or in the background with nohup and "
                              "a log file you can read later.")
         elif result.interrupted:
-            body["error"] = "Command interrupted by the user and killed."
+            body["error"] = ("Command interrupted (Ctrl-C, or hermes was stopped) and killed with "
+                             "its process group.")
         if verdict.choice in ("once", "session", "always", "allowlist"):
             body["approval"] = verdict.choice
         return json.dumps(body, ensure_ascii=False)

@@ -1,9 +1,10 @@
 """Builtin plugin: tools from MCP servers (``mcp_servers`` in config.yaml; docs/mcp.md).
 
 Nothing starts until the first turn: the ``pre_llm_call`` hook asks the manager
-(:mod:`.manager`) to start the configured servers, re-list the tools of servers that said
-they changed and restart crashed ones, between turns; the agent then selects its tools
-again. The ``mcp`` SDK is imported only when a server starts. ``hermes mcp`` is in
+(:mod:`.manager`) to offer the configured servers' tools (from the tool cache, :mod:`.cache`,
+starting a server on its first call; else starting it now), re-list the tools of servers
+that said they changed and restart crashed ones, between turns; the agent then selects its
+tools again. The ``mcp`` SDK is imported only when a server starts. ``hermes mcp`` is in
 :mod:`.cli`.
 """
 

@@ -26,6 +26,12 @@ def request(manager: "McpManager", server: str, what: str, make: Callable[[Serve
     """Run ``make(conn)`` (a coroutine) on the server within its timeout; ``answer`` turns
     the result into the handler's text."""
     conn = manager.connections.get(server)
+    if conn is not None and conn.state == "cached":  # offered from the cache: start it now
+        try:
+            manager.connect(conn, ctx.interrupt_event if ctx is not None else None)
+        except InterruptedError:
+            return tool_error(f"starting MCP server '{server}' for {what} was interrupted by "
+                              "the user", error_type="interrupted")
     if conn is None or conn.session is None or conn.state != "ready":
         return manager.unavailable(server)
     timeout = conn.settings.timeout
@@ -75,9 +81,10 @@ Offered = dict[str, tuple[dict[str, Any], Any]]  # tool name -> (schema, handler
 
 def extra_tools(manager: "McpManager", conn: ServerConnection) -> Offered:
     """``list_resources`` / ``read_resource`` and ``list_prompts`` / ``get_prompt`` for a
-    server that offers them (unless ``tools.resources`` / ``tools.prompts`` is false)."""
+    server that has some (``conn.has``; unless ``tools.resources`` / ``tools.prompts`` is
+    false)."""
     server, found = conn.settings.name, {}
-    if conn.settings.resources and conn.offers("resources"):
+    if conn.settings.resources and "resources" in conn.has:
         found[tool_name(server, "list_resources")] = (
             _schema(server, "list_resources", f"List the resources MCP server '{server}' "
                     "offers (URI, name, description, type).", {}),
@@ -91,7 +98,7 @@ def extra_tools(manager: "McpManager", conn: ServerConnection) -> Offered:
                     lambda r: tool_result(result=wrap_untrusted("\n".join(
                         resource_text(item) for item in r.contents), f"mcp:{server}/resource"),
                         notice=NOTICE), required="uri"))
-    if conn.settings.prompts and conn.offers("prompts"):
+    if conn.settings.prompts and "prompts" in conn.has:
         found[tool_name(server, "list_prompts")] = (
             _schema(server, "list_prompts", f"List the prompt templates MCP server '{server}' "
                     "offers, with their arguments.", {}),

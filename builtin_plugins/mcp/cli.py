@@ -149,8 +149,9 @@ def test(name: str, as_json: bool) -> None:
     if not sdk_installed():
         raise click.ClickException(INSTALL_HINT)
     settings.enabled = True  # a disabled server can be tried too
-    manager = McpManager(kernel, settings=[settings])
+    manager = McpManager(kernel, settings=[settings], lazy=False)  # start it, cache or not
     try:
+        click.echo(f"Connecting to MCP server {name!r} ({settings.target})…", err=True)
         manager.refresh()
         conn = manager.connections[name]
         if conn.state != "ready":
@@ -181,10 +182,10 @@ def _report(manager: Any, name: str) -> dict[str, Any]:
                    "parameters": s.get("parameters", {})} for n, s in sorted(schemas.items())],
         "clashes": manager.clashes.get(name, []), "prompts": [], "resources": []}
     timeout = conn.settings.timeout
-    if conn.offers("prompts"):
+    if "prompts" in conn.has:
         listed = manager.runtime.run(conn.list_prompts(), timeout)
         report["prompts"] = [p.name for p in listed.prompts]
-    if conn.offers("resources"):
+    if "resources" in conn.has:
         listed = manager.runtime.run(conn.list_resources(), timeout)
         report["resources"] = [str(r.uri) for r in listed.resources]
     return report

@@ -15,6 +15,7 @@ from .settings import ServerSettings
 
 log = logging.getLogger("hermes_agent.mcp")
 BACKOFF_MAX = 60.0  # seconds between reconnection attempts, at most
+LIST_CHANGED = {f"notifications/{kind}/list_changed" for kind in ("tools", "prompts", "resources")}
 
 
 def describe(exc: BaseException) -> str:
@@ -34,8 +35,9 @@ def attr(obj: Any, *names: str, default: Any = None) -> Any:
 
 
 class ServerConnection:
-    """State: ``idle`` (never started), ``ready``, ``failed`` (start failed or the session
-    broke; ``error`` says why and ``retry_at`` when to try again)."""
+    """State: ``idle`` (never started), ``cached`` (not started; its tools are offered from
+    the tool cache), ``ready``, ``failed`` (start failed or the session broke; ``error`` says
+    why and ``retry_at`` when to try again)."""
 
     def __init__(self, settings: ServerSettings, log_dir: Path):
         self.settings = settings
@@ -47,6 +49,7 @@ class ServerConnection:
         self.session: Any = None
         self.capabilities: Any = None
         self.tools: list[Any] = []  # the SDK's Tool objects, as last listed
+        self.has: set[str] = set()  # "prompts", "resources": what it listed some of
         self.tools_changed = False  # the server sent notifications/tools/list_changed
         self.malformed = ""  # the last message the server sent that was not valid
         self._task: asyncio.Task[None] | None = None
@@ -66,6 +69,7 @@ class ServerConnection:
         try:
             await asyncio.wait_for(asyncio.shield(ready), self.settings.connect_timeout)
             await self.list_tools()
+            await self.list_extras()
         except BaseException as exc:
             await self.stop()
             reason = (f"did not start within {self.settings.connect_timeout:g} s "
@@ -129,8 +133,8 @@ class ServerConnection:
                         self.malformed)
             return
         root = getattr(message, "root", message)
-        if getattr(root, "method", "") == "notifications/tools/list_changed":
-            self.tools_changed = True
+        if getattr(root, "method", "") in LIST_CHANGED:
+            self.tools_changed = True  # prompts and resources are offered through tools too
 
     async def stop(self) -> None:
         task, self._task = self._task, None
@@ -204,6 +208,29 @@ class ServerConnection:
                 break
         self.tools, self.tools_changed = tools, False
         return tools
+
+    async def list_extras(self) -> set[str]:
+        """Which of prompts and resources the server has: it must declare the capability
+        and list at least one (the SDKs declare both for every server, most have none)."""
+        found: set[str] = set()
+        for kind, listers in (("prompts", ("list_prompts",)),
+                              ("resources", ("list_resources", "list_resource_templates"))):
+            if not self.offers(kind):
+                continue
+            for lister in listers:
+                try:
+                    listed = await getattr(self._session(), lister)()
+                except Exception as exc:  # e.g. "method not found": it has none
+                    log.debug("MCP server %r: %s failed: %s", self.settings.name, lister,
+                              describe(exc))
+                    continue
+                fields = (("resource_templates", "resourceTemplates")
+                          if lister == "list_resource_templates" else (kind,))
+                if attr(listed, *fields):
+                    found.add(kind)
+                    break
+        self.has = found
+        return found
 
     async def call_tool(self, name: str, args: dict[str, Any]) -> Any:
         return await self._session().call_tool(name, args,

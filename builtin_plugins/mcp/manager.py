@@ -1,7 +1,12 @@
-"""The MCP servers of one kernel: started on the first turn, their tools registered in
-``kernel.tools`` as ``mcp__<server>__<tool>`` (toolset ``mcp-<server>``), re-listed after a
+"""The MCP servers of one kernel: their tools registered in ``kernel.tools`` as
+``mcp__<server>__<tool>`` (toolset ``mcp-<server>``) before the first turn, re-listed after a
 ``tools/list_changed`` notification and restarted after a crash (with backoff), always
-between turns (:meth:`McpManager.refresh`, from the ``pre_llm_call`` hook)."""
+between turns (:meth:`McpManager.refresh`, from the ``pre_llm_call`` hook).
+
+A server whose listing is in the tool cache (:mod:`.cache`) is not started then: its cached
+tools are offered (state ``cached``) and it starts on the first call of one of them
+(:meth:`McpManager.connect`), so a turn that uses none pays nothing for it. Without a cached
+listing (the first time, or after its entry in config.yaml changed) it starts before the turn."""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from hermes_agent import ToolSpec
 from hermes_agent.api import tool_error, write_atomic
 
 from . import calls
+from .cache import ToolCache
 from .connection import ServerConnection, attr
 from .runtime import Runtime
 from .settings import INSTALL_HINT, ServerSettings, server_settings, tool_name, toolset_name
@@ -33,10 +39,12 @@ def sdk_installed() -> bool:
 
 class McpManager:
     def __init__(self, kernel: Any, data_dir: Path | None = None,
-                 settings: list[ServerSettings] | None = None):
+                 settings: list[ServerSettings] | None = None, lazy: bool = True):
         self.kernel = kernel
         self.settings = server_settings(kernel.config) if settings is None else settings
         self.data_dir = data_dir or Path(kernel.home) / "plugin-data" / PLUGIN
+        self.cache = ToolCache(self.data_dir / "tools-cache.json")
+        self.lazy = lazy  # servers with a cached listing start on their first call
         log_dir = Path(kernel.home) / "logs"
         self.connections = {s.name: ServerConnection(s, log_dir)
                             for s in self.settings if s.enabled and not s.problem}
@@ -66,6 +74,8 @@ class McpManager:
                 conn.state, conn.error = "failed", INSTALL_HINT
             return
         with self._lock:
+            cached = [c for c in self.connections.values() if c.state == "idle" and self.lazy
+                      and self._from_cache(c)]
             for conn in self.connections.values():
                 conn.check_alive()
             now = time.monotonic()
@@ -79,12 +89,44 @@ class McpManager:
                                   default=30.0))
                 for conn in start + relist:
                     if conn.state == "ready":
+                        self.cache.put(conn.settings, conn.tools, conn.has)
                         self._register(conn)
+            if cached or start or relist:
                 self._save_status()
+
+    def _from_cache(self, conn: ServerConnection) -> bool:
+        cached = self.cache.get(conn.settings)
+        if cached is None:
+            return False
+        conn.tools, conn.has = cached
+        conn.state = "cached"
+        self._register(conn)
+        return True
+
+    def connect(self, conn: ServerConnection, interrupt: Any = None) -> None:
+        """Start a server offered from the cache (its first call, within the turn). When
+        its listing changed, the cache is updated and the tools are registered again before
+        the next turn; on failure the state is ``failed`` with the reason."""
+        with self._lock:
+            if conn.state != "cached":
+                return  # another call started it meanwhile
+            try:
+                self.runtime.run(conn.start(), conn.settings.connect_timeout + 5.0, interrupt)
+            except InterruptedError:
+                conn.state = "cached"  # stays offered; the next call starts it
+                raise
+            except Exception as exc:  # the reason is on the connection
+                log.debug("MCP server %r: lazy start failed: %s", conn.settings.name, exc)
+                if conn.state != "failed":
+                    conn.lost(str(exc) or type(exc).__name__)
+            else:
+                conn.tools_changed = self.cache.put(conn.settings, conn.tools, conn.has)
+            self._save_status()
 
     async def _relist(self, conn: ServerConnection) -> None:
         try:
             await asyncio.wait_for(conn.list_tools(), conn.settings.timeout)
+            await asyncio.wait_for(conn.list_extras(), conn.settings.timeout)
         except BaseException as exc:
             conn.lost(f"listing its tools failed ({type(exc).__name__}: {exc})")
 

@@ -9,8 +9,8 @@ from urllib.parse import urlparse
 
 from .config_schema import McpServerSection
 
-INSTALL_HINT = ("the MCP client library is not installed: pip install 'hermes-agent[mcp]' "
-                "(or pip install 'mcp>=2.3,<3')")
+INSTALL_HINT = ("the MCP client library is not installed: "
+                "pip install 'hermes-agent-runtime[mcp]' (or pip install 'mcp>=2.3,<3')")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 MAX_NAME = 64
 

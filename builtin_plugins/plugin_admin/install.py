@@ -105,6 +105,11 @@ def place_directory(home: Path, candidate: Candidate, txn: Transaction) -> Path:
     return dest
 
 
+def progress(text: str) -> None:
+    """A slow step starts (pip, git): say so on stderr, so stdout stays the command's own."""
+    click.echo(f"{text}…", err=True)
+
+
 def pip_install(candidate: Candidate, txn: Transaction, *extra: str) -> None:
     """pip-install the candidate's wheel; a wheel that depends on hermes-agent is installed
     without it (see pipdeps). Afterwards `hermes` must still be this hermes."""
@@ -114,9 +119,11 @@ def pip_install(candidate: Candidate, txn: Transaction, *extra: str) -> None:
     if host:
         click.echo(explain_host(f"{dist} {candidate.dist_version}", host, others))
         extra = (*extra, "--no-deps")
+    progress(f"Installing {dist} {candidate.dist_version} with pip")
     run(pip("install", "-q", *extra, str(candidate.wheel)), what)
     txn.on_failure(lambda: run(pip("uninstall", "-y", "-q", dist), f"pip uninstall {dist}"))
     if host and others:
+        progress(f"Installing {', '.join(others)} (for {dist}) with pip")
         run(pip("install", "-q", *others), f"pip install {' '.join(others)} (for {dist})")
     check_hermes_command(f"{dist} {candidate.dist_version}")
 
@@ -135,6 +142,9 @@ def install(kernel: Kernel, spec: str, *, enable: bool | None, no_input: bool,
     source = classify(spec)
     scratch = Path(tempfile.mkdtemp(prefix="hermes-install-"))
     try:
+        if source.kind != "path":  # pip downloads (or builds) a wheel, git clones
+            tool = "git" if source.kind == "git" else "pip"
+            progress(f"Fetching {mask_url(spec)} with {tool}")
         candidates = fetch(source, scratch, allow_build=allow_build)
         for candidate in candidates:
             check_clash(kernel, candidate)

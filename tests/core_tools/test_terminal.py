@@ -79,3 +79,23 @@ def test_hook_recorder_sees_no_approval_for_safe_commands(kernel: Kernel, call: 
     recorder = HookRecorder(kernel, ["pre_approval_request", "post_approval_response"])
     assert call("terminal", {"command": "echo fine"})["output"] == "fine"
     assert recorder.calls == []
+
+
+def test_closing_the_kernel_kills_the_commands_still_running(kernel: Kernel, call: Call,
+                                                             work: Path) -> None:
+    """What a gateway or cron daemon does on its way out (kernel.close(), on_shutdown):
+    no command it started outlives it, background children of the command included."""
+    from .test_terminal_signals import alive, wait_until
+
+    results: list[dict] = []
+    command = (f"sleep 300 & echo $! > {work}/child.tmp; mv {work}/child.tmp {work}/child; "
+               "wait")
+    worker = threading.Thread(target=lambda: results.append(
+        call("terminal", {"command": command, "timeout": 600})))
+    worker.start()
+    wait_until(lambda: (work / "child").exists(), "the command to start")
+    child = int((work / "child").read_text())
+    kernel.close()
+    worker.join(10)
+    assert not worker.is_alive() and results and results[0]["exit_code"] != 0
+    wait_until(lambda: not alive(child), "the background child to die", 5)

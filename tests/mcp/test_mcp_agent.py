@@ -244,9 +244,9 @@ def test_without_the_sdk_servers_report_the_install_hint(mcp_kernel, llm, monkey
     kernel = mcp_kernel({"demo": stdio_server()})
     llm.script(reply_tool_call("todo", {}), reply_text("fine"))
     assert Agent(kernel).run_conversation("hi").final_response == "fine"
-    assert "pip install 'hermes-agent[mcp]'" in caplog.text
+    assert "pip install 'hermes-agent-runtime[mcp]'" in caplog.text
     status = kernel.service("mcp").status()["demo"]
-    assert status["state"] == "failed" and "hermes-agent[mcp]" in status["error"]
+    assert status["state"] == "failed" and "hermes-agent-runtime[mcp]" in status["error"]
 
 
 def test_a_server_that_died_between_turns_is_restarted_before_the_next(mcp_kernel, llm) -> None:
@@ -320,3 +320,52 @@ def test_an_interrupt_stops_the_wait_for_a_call(mcp_kernel, llm, tmp_path) -> No
     assert not runner.is_alive() and turns[0].interrupted
     result = next(m for m in agent.history if m.get("role") == "tool")["content"]
     assert "interrupted" in json.loads(result)["error"]
+
+
+def test_prompt_and_resource_tools_only_for_a_server_that_has_some(mcp_kernel, llm) -> None:
+    """The SDK declares the prompts and resources capabilities for every server: the helper
+    tools are offered only when the server lists at least one."""
+    kernel = mcp_kernel({"bare": stdio_server("--bare"), "demo": stdio_server()})
+    llm.script(reply_text("hi"))
+    Agent(kernel).run_conversation("hello")
+    tools = offered(llm, 0)
+    assert "mcp__bare__add" in tools
+    assert not [t for t in tools if t.startswith("mcp__bare__") and t.endswith(
+        ("_prompts", "_prompt", "_resources", "_resource"))]
+    assert {"mcp__demo__list_prompts", "mcp__demo__get_prompt", "mcp__demo__list_resources",
+            "mcp__demo__read_resource"} <= set(tools)
+
+
+def test_a_cached_listing_offers_the_tools_without_starting_the_server(mcp_kernel, llm,
+                                                                       tmp_path) -> None:
+    """The first session starts the server before its first turn and caches its listing;
+    later sessions offer the cached tools in their first request and start the server only
+    when one is called; a changed entry in config.yaml starts it before the turn again."""
+    starts = tmp_path / "starts"
+
+    def started() -> int:
+        return len(starts.read_text().splitlines()) if starts.exists() else 0
+
+    server = stdio_server("--count", str(starts))
+    first = mcp_kernel({"demo": server})
+    llm.script(reply_text("hi"))
+    Agent(first).run_conversation("hello")
+    assert started() == 1 and "mcp__demo__add" in offered(llm, 0)
+    first.close()
+
+    second = mcp_kernel({"demo": server})
+    llm.script(reply_text("hi again"), reply_tool_call("mcp__demo__add", {"a": 1, "b": 2}),
+               reply_text("3"))
+    agent = Agent(second)
+    agent.run_conversation("hello")
+    assert started() == 1  # not started: nothing called it
+    assert offered(llm, 1) == offered(llm, 0)  # the same tools, prompts and resources ones too
+    assert second.service("mcp").status()["demo"]["state"] == "cached"
+    agent.run_conversation("add")
+    assert started() == 2 and "3" in json.loads(tool_result_sent(llm, 3))["result"]
+    second.close()
+
+    changed = mcp_kernel({"demo": {**server, "env": {"SOMETHING": "else"}}})
+    llm.script(reply_text("hi"))
+    Agent(changed).run_conversation("hello")
+    assert started() == 3  # the cache missed: started before the turn

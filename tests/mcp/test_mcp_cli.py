@@ -62,7 +62,8 @@ def test_test_lists_the_tools_with_schemas_and_list_shows_the_count(home: Path, 
     (home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {"demo": entry}}))
     code, out, err = hermes(capsys, "mcp", "test", "demo", "--json")
     assert code == 0, err
-    report = json.loads(out)
+    report = json.loads(out)  # stdout is the JSON alone; the wait is announced on stderr
+    assert "Connecting to MCP server 'demo'" in err
     add = next(t for t in report["tools"] if t["name"] == "mcp__demo__add")
     assert add["parameters"]["properties"]["a"]["type"] == "integer"
     assert "mcp__demo__crash" not in [t["name"] for t in report["tools"]]
@@ -106,4 +107,4 @@ def test_test_without_the_sdk_prints_the_install_hint(home: Path, capsys, monkey
     (home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {"demo": stdio_server()}}))
     monkeypatch.setitem(sys.modules, "mcp", None)  # as if the extra were not installed
     code, _, err = hermes(capsys, "mcp", "test", "demo")
-    assert code == 1 and "pip install 'hermes-agent[mcp]'" in err
+    assert code == 1 and "pip install 'hermes-agent-runtime[mcp]'" in err

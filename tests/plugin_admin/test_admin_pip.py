@@ -127,6 +127,10 @@ def test_wheel_install_enable_doctor_update_rollback_remove(hermes: Hermes, link
     proc = hermes("plugins", "install", str(v1), input="y\n")
     assert "pip distribution hermes-wx 1.0.0" in proc.stdout and "tools:    wx_now" in proc.stdout
     assert "Enable wx now? [y/N]" in proc.stdout
+    # the slow steps say what they wait for, on stderr (stdout stays the command's own)
+    assert f"Fetching {v1} with pip…" in proc.stderr
+    assert "Installing hermes-wx 1.0.0 with pip…" in proc.stderr
+    assert "with pip…" not in proc.stdout
     assert hermes.installed("hermes-wx") == "1.0.0"
     entry = hermes.lock()["wx"]
     assert (entry["source"], entry["dist"], entry["dist_version"], entry["spec"]) == \

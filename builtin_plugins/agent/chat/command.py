@@ -113,10 +113,12 @@ def _once(agent: Any, message: str) -> int:
     notices = FaultNotices(agent.kernel)
     for line in load_failures(agent.kernel):
         click.echo(f"warning: {line}", err=True)
+    result = None
     try:
         result = run_turn(agent, message, renderer)
-    finally:
-        agent.finalize("shutdown")
+    finally:  # a stop signal (ChatStopped) or Ctrl-C ends the session as interrupted
+        agent.finalize("shutdown" if result is not None and not result.interrupted
+                       else "interrupted")
         for line in notices.new():
             click.echo(f"warning: {line}", err=True)
     if result.interrupted:
@@ -135,7 +137,7 @@ def _json_mode(agent: Any, query: str | None) -> int:
     notices = FaultNotices(agent.kernel)
     for line in load_failures(agent.kernel):
         renderer({"type": "plugin_failed", "message": line})
-    code = 0
+    code, reason = 0, "interrupted"  # unless the loop ends normally (ChatStopped, Ctrl-C)
     try:
         messages = [query] if query is not None else (line.rstrip("\n") for line in sys.stdin)
         for message in messages:
@@ -147,6 +149,7 @@ def _json_mode(agent: Any, query: str | None) -> int:
             if result.interrupted:
                 return EXIT_INTERRUPTED
             code = 0 if result.completed else EXIT_FAILED
+        reason = "shutdown"
     finally:
-        agent.finalize("shutdown")
+        agent.finalize(reason)
     return code

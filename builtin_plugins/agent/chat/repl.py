@@ -12,7 +12,7 @@ from .plugin_notices import FaultNotices
 from .questions import TerminalQuestions
 from .render import TerminalRenderer, banner
 from .status import StatusLine
-from .runner import run_turn
+from .runner import ChatStopped, run_turn
 from .slash import QUIT, ChatState, run_slash
 
 PROMPT, MORE = "› ", "… "
@@ -84,6 +84,7 @@ def interactive(agent: Any, kernel: Any, questions: TerminalQuestions, *,
     notices = FaultNotices(kernel)
     out.write(banner(agent, color=color) + "\n")
     out.flush()
+    reason = "shutdown"
     try:
         while not state.quit:
             try:
@@ -116,11 +117,14 @@ def interactive(agent: Any, kernel: Any, questions: TerminalQuestions, *,
                 out.write("\n[interrupted]\n")
             for line in notices.new():
                 out.write(f"warning: {line}\n")
+    except ChatStopped:  # SIGTERM or SIGHUP during a turn
+        reason = "interrupted"
+        raise
     finally:
         if readline is not None:
             try:
                 readline.write_history_file(history_file)
             except OSError:
                 pass
-        agent.finalize("shutdown")
+        agent.finalize(reason)
     return 0

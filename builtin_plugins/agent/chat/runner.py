@@ -4,13 +4,21 @@ The turn runs on a worker thread; the main thread waits and turns ``KeyboardInte
 :meth:`Agent.interrupt`, which stops the model call or the running tool promptly and leaves a
 valid history. A second Ctrl-C while the turn winds down is ignored. While it waits, the main
 thread asks the questions the turn's tools queue (see :mod:`.questions`).
+
+SIGTERM and SIGHUP (a service manager, ``timeout``, a closed terminal) interrupt the turn the
+same way, so the commands its tools started are stopped and the turn is stored as
+interrupted; then :class:`ChatStopped` ends the chat with exit code 128 + the signal.
 """
 
 from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+
+import click
 
 from ..loop import Agent, EventSink, TurnResult
 
@@ -19,9 +27,61 @@ if TYPE_CHECKING:  # only an interactive chat has them
     from .status import StatusLine
 
 
+class ChatStopped(click.exceptions.Exit):
+    """hermes got SIGTERM or SIGHUP during a turn: the turn was interrupted; the chat ends
+    (the ``hermes`` root returns ``exit_code``, 128 + the signal's number)."""
+
+    def __init__(self, signum: int):
+        super().__init__(128 + signum)
+        self.signum = signum
+
+
+class _StopSignal(KeyboardInterrupt):
+    """Raised on the main thread by the SIGTERM/SIGHUP handler: handled like a Ctrl-C."""
+
+
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP")
+                     if hasattr(signal, name))
+
+
 def run_turn(agent: Agent, message: str, on_event: EventSink,
              questions: TerminalQuestions | None = None,
              status: StatusLine | None = None) -> TurnResult:
+    """Run one turn; raises :class:`ChatStopped` after the turn when SIGTERM or SIGHUP came."""
+    received: list[int] = []
+    try:
+        with _stop_signals(received):
+            result = _run_turn(agent, message, on_event, questions, status)
+    except _StopSignal:  # before the turn started: nothing to interrupt
+        raise ChatStopped(received[0]) from None
+    if received:
+        raise ChatStopped(received[0])
+    return result
+
+
+@contextmanager
+def _stop_signals(received: list[int]) -> Iterator[None]:
+    """While the block runs (on the main thread), SIGTERM and SIGHUP raise
+    :class:`_StopSignal` there, once; later ones are ignored (the turn is winding down)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: Any) -> None:
+        if not received:
+            received.append(signum)
+            raise _StopSignal()
+
+    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _run_turn(agent: Agent, message: str, on_event: EventSink,
+              questions: TerminalQuestions | None, status: StatusLine | None) -> TurnResult:
     box: dict[str, Any] = {}
     done = threading.Event()  # (an interrupted Thread.join can misreport is_alive)
 
