@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 from hermes_agent import HermesError
-from hermes_agent.api import cli_kernel
+from hermes_agent.api import cli_kernel, find_secret
 
 from . import BuiltinMemory, memory_file
 from .tool import Refused
@@ -41,9 +41,15 @@ def _problems(store: MemoryFile, edited: State, before: State, memory: BuiltinMe
     if edited.problem:
         return [edited.problem.split(". It is left")[0]]
     problems = []
-    for entry in edited.entries:
+    for number, entry in enumerate(edited.entries, start=1):
         if any(line.strip() == "§" for line in entry.splitlines()):
             problems.append("an entry holds a line with only '§' (the separator)")
+        if entry not in before.entries and (kind := find_secret(entry)) is not None:
+            problems.append(f"entry {number} looks like it holds {kind}, and memory is shown "
+                            "in every later system prompt (keep the secret in "
+                            "$HERMES_HOME/.env with `hermes config set NAME VALUE` and note "
+                            "only where it is)")
+            continue
         if entry not in before.entries:
             findings = memory.scan(entry)
             if findings:
