@@ -108,10 +108,12 @@ _EXPORTS: dict[str, str] = {
     "write_config_value": "config_write",
     # files.py
     "private_dir": "files", "write_atomic": "files", "set_env_values": "files",
+    "unset_env_values": "files",
     "pid_alive": "files",
     # cli.py and text.py: for the CLI commands plugins add
     "cli_kernel": "cli", "reload_cli_kernel": "cli", "report_config_warnings": "cli",
     "ListingGroup": "cli",
+    "editor_command": "editor", "run_editor": "editor",
     "first_sentence": "cli", "plural": "text", "ellipsize": "text", "table": "text",
 }
 

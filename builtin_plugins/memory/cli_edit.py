@@ -9,28 +9,15 @@ is refused, the edit is kept in the copy and the message says where, so nothing 
 from __future__ import annotations
 
 import os
-import shlex
-import subprocess
 from pathlib import Path
 
 import click
 from hermes_agent import HermesError
-from hermes_agent.api import cli_kernel, find_secret
+from hermes_agent.api import cli_kernel, find_secret, run_editor
 
 from . import BuiltinMemory, memory_file
 from .tool import Refused
 from .store import FILE_MODE, MemoryFile, State, usage
-
-
-def _editor() -> list[str]:
-    command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise HermesError(f"$VISUAL/$EDITOR ({command!r}) cannot be parsed: {exc}") from exc
-    if not argv:
-        raise HermesError("$VISUAL/$EDITOR is empty; set it to your editor, e.g. EDITOR=nano")
-    return argv
 
 
 def _copy_path(store: MemoryFile) -> Path:
@@ -73,10 +60,9 @@ def run_edit(target: str) -> None:
         copy.write_bytes(before_bytes)
         os.chmod(copy, FILE_MODE)
     try:
-        code = subprocess.call([*_editor(), str(copy)])
-    except OSError as exc:
-        raise HermesError(f"could not start the editor ({exc}); set $EDITOR to one that is "
-                          f"installed. Your file is unchanged; the copy is at {copy}") from exc
+        code = run_editor(copy)
+    except HermesError as exc:
+        raise HermesError(f"{exc}. Your file is unchanged; the copy is at {copy}") from exc
     if code != 0:
         raise HermesError(f"the editor exited with status {code}; nothing was saved. The copy "
                           f"is kept at {copy}; run the command again to go on with it")
