@@ -99,16 +99,21 @@ _EXPORTS: dict[str, str] = {
     "mask_url": "secrets", "mask_secrets": "secrets", "SecretMaskingFilter": "secrets",
     "install_log_masking": "secrets", "command_env": "secrets",
     "secret_env_names": "secrets",
+    # secret_text.py: secrets in text to store, in setting names, in config.yaml shown
+    **dict.fromkeys(("find_secret", "looks_secret", "is_secret_name", "mask_config_text"),
+                    "secret_text"),
     # private_process.py: the agent's commands cannot read hermes's environment or memory
     "keep_process_private": "private_process",
     # config_write.py: config.yaml edits that keep comments and order
     "write_config_value": "config_write",
     # files.py
     "private_dir": "files", "write_atomic": "files", "set_env_values": "files",
+    "unset_env_values": "files",
     "pid_alive": "files",
     # cli.py and text.py: for the CLI commands plugins add
     "cli_kernel": "cli", "reload_cli_kernel": "cli", "report_config_warnings": "cli",
     "ListingGroup": "cli",
+    "editor_command": "editor", "run_editor": "editor",
     "first_sentence": "cli", "plural": "text", "ellipsize": "text", "table": "text",
 }
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from hermes_agent import ConfigError
 from hermes_agent.home import private_dir, write_atomic  # noqa: F401  (re-exported)
 
-__all__ = ["private_dir", "write_atomic", "set_env_values", "pid_alive"]
+__all__ = ["private_dir", "write_atomic", "set_env_values", "unset_env_values", "pid_alive"]
 
 _KEY = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=")
 _PLAIN = re.compile(r"^[A-Za-z0-9_./:@+,=-]*\Z")
@@ -54,6 +54,21 @@ def set_env_values(path: Path, values: Mapping[str, str]) -> None:
     out.extend(f"{key}={_quote(value)}" for key, value in pending.items())
     private_dir(path.parent)
     write_atomic(path, "\n".join(out) + "\n", mode=0o600)
+
+
+def unset_env_values(path: Path, names: Iterable[str]) -> list[str]:
+    """Remove the ``KEY=...`` lines of ``names`` from a .env file, every other line kept;
+    the names that were there. Written atomically, mode 0600."""
+    wanted = set(names)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    kept = [line for line in lines if not ((m := _KEY.match(line)) and m.group(1) in wanted)]
+    removed = sorted({m.group(1) for line in lines if (m := _KEY.match(line))} & wanted)
+    if removed:
+        write_atomic(path, "".join(f"{line}\n" for line in kept), mode=0o600)
+    return removed
 
 
 def pid_alive(pid: object) -> bool:

@@ -49,10 +49,23 @@ def forget_runtime_kernel() -> None:
     _reported.clear()
 
 
+def tighten_secret_files() -> None:
+    """At the start of every command: make $HERMES_HOME/.env and auth.json private when
+    others may read them, saying so (or, where that fails, what to run) once on stderr."""
+    from ..home import hermes_home, tighten_secret_files as tighten
+
+    report_warnings(tighten(hermes_home()))
+
+
 def report_config_warnings(config: Any) -> None:
     """Print config.yaml's warnings (misspelt or unknown keys, unset ${VAR}s) on stderr, each
     once per command, so a typo is never silently ignored."""
-    for warning in config.startup_warnings:
+    report_warnings(config.startup_warnings)
+
+
+def report_warnings(warnings: list[str]) -> None:
+    """Print each of ``warnings`` on stderr unless this command already did."""
+    for warning in warnings:
         if warning not in _reported:
             _reported.add(warning)
             sys.stderr.write(f"warning: {warning}\n")

@@ -18,7 +18,7 @@ from typing import Any
 
 from .._version import __version__
 from .cli_process import (close_runtime_kernel, forget_runtime_kernel, reload_runtime_kernel,
-                             report_config_warnings, runtime_kernel)
+                             report_config_warnings, runtime_kernel, tighten_secret_files)
 
 __all__ = ["main", "reload_runtime_kernel", "report_config_warnings", "root", "runtime_kernel"]
 
@@ -78,6 +78,7 @@ def _run(args: list[str]) -> int:
     from ..errors import HermesError
 
     forget_runtime_kernel()  # one kernel per invocation (main may run several times)
+    tighten_secret_files()  # one stat of .env: a hand-written one is often 0644
     try:
         result = root.main(args=args, prog_name="hermes", standalone_mode=False,
                            obj=KernelAccess())

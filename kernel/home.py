@@ -52,6 +52,44 @@ def private_dir(path: Path) -> Path:
     return path
 
 
+#: the files in $HERMES_HOME that hold keys; a loose mode is tightened at every start
+SECRET_FILES = (".env", "auth.json")
+
+
+def tighten_secret_files(home: Path) -> list[str]:
+    """Make $HERMES_HOME's key files (:data:`SECRET_FILES`) readable by their owner only when
+    others may read them (``echo KEY=... >> .env`` creates one 0644): one ``stat`` each.
+    Returns what to tell the user: each file tightened, and each one that could not be (owned
+    by another user, a read-only file system), with the command that fixes it."""
+    said = []
+    for name in SECRET_FILES:
+        path = home / name
+        try:
+            info = os.stat(path)
+        except OSError:  # missing (the usual case), or unreachable: nothing to tighten
+            continue
+        loose = info.st_mode & 0o077
+        if not loose or (info.st_mode & 0o170000) != 0o100000:  # private, or not a file
+            continue
+        mode = f"{info.st_mode & 0o777:04o}"
+        getuid = getattr(os, "getuid", None)
+        owner = getuid() if getuid is not None else info.st_uid
+        if info.st_uid != owner:
+            said.append(f"{path} holds keys and other users may read it (mode {mode}); it is "
+                        f"owned by another user, so hermes leaves it: its owner should run "
+                        f"`chmod 600 {path}`")
+            continue
+        try:
+            os.chmod(path, info.st_mode & 0o700)
+        except OSError as exc:
+            said.append(f"{path} holds keys and other users may read it (mode {mode}); hermes "
+                        f"cannot change that ({exc.strerror or exc}): run `chmod 600 {path}`")
+        else:
+            said.append(f"{path} holds keys and was readable by other users (mode {mode}); "
+                        f"hermes made it private (mode {info.st_mode & 0o700:04o})")
+    return said
+
+
 def write_atomic(path: Path, text: str, mode: int | None = None, *, durable: bool = False) -> None:
     """Write ``text`` via a temporary file and rename, so readers never see half a file.
     ``durable``: fsync the file and its folder, so the content survives a crash."""

@@ -18,7 +18,7 @@ from .config import Config, effective_env, load_config
 from .context import PluginContext
 from .discovery import Discovery, PluginRecord, discover
 from .errors import PluginError, ServiceError
-from .home import ValidationCache, hermes_home, private_dir
+from .home import ValidationCache, hermes_home, private_dir, tighten_secret_files
 from .policy import SHIPPED, by_install_time, decide, load_filter, truthy
 from .records import CliCommand, PluginStatus, Registration
 from .slots import SLOT_INFO, SLOTS, Slots
@@ -44,6 +44,10 @@ class Kernel:
         self.cache = ValidationCache(self.home / "cache" / "validated.json")
         self.config = config or load_config(self.home, overrides, self.env, self.cache)
         self.cache.save()
+        for said in tighten_secret_files(self.home):  # .env written by hand is often 0644
+            log.info("%s", said)  # the CLI shows startup warnings once (a log would repeat it)
+            self.config.startup_warnings.append(said)
+            self.config.warnings.append(said)
         self.use_entry_points = entry_points
         self.use_builtins = builtins
         self.slots = Slots()

@@ -245,3 +245,131 @@ def test_invalid_config_get_fails_and_set_fixes_one_key_at_a_time(home, capsys):
     assert code == 0 and err == ""
     assert yaml.safe_load(path.read_text()) == {"memory": {"provider": "holographic"},
                                                "model": {"max_retries": 2}}
+
+
+# --- keys go to .env -------------------------------------------------------------------
+
+KEY = "sk-or-v1-0a1b2c3d4e5f60718293a4b5c6d7e8f9"
+
+
+@pytest.fixture
+def no_key_env(monkeypatch):
+    """Unset, and unset again afterwards (the kernel exports what it reads from .env)."""
+    for name in ("OPENROUTER_API_KEY", "MY_SERVICE_TOKEN", "FOO_BAR", "OPENROUTER_BASE_URL"):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_config_set_of_a_providers_key_writes_env_not_config(home, capsys, no_key_env):
+    env = home / ".env"
+    env.write_text("# my keys\nANTHROPIC_API_KEY=sk-ant-old\nOPENROUTER_API_KEY=old\n")
+    env.chmod(0o644)
+    code, out, err = run(capsys, "config", "set", "OPENROUTER_API_KEY", KEY)
+    assert code == 0, err
+    assert env.read_text() == f"# my keys\nANTHROPIC_API_KEY=sk-ant-old\nOPENROUTER_API_KEY={KEY}\n"
+    assert _mode(env) == 0o600 and not (home / "config.yaml").exists()
+    assert KEY not in out + err and str(env) in out and "not shown" in out
+    code, out, _ = run(capsys, "config", "get", "OPENROUTER_API_KEY")
+    assert (code, out.strip()) == (0, "***")
+    code, out, _ = run(capsys, "config", "get", "OPENROUTER_API_KEY", "--show-secrets")
+    assert out.strip() == KEY
+    code, out, _ = run(capsys, "config", "unset", "OPENROUTER_API_KEY")
+    assert code == 0 and env.read_text() == "# my keys\nANTHROPIC_API_KEY=sk-ant-old\n"
+
+
+def test_config_set_of_a_credential_name_goes_to_env_even_with_force(home, capsys, no_key_env):
+    code, out, err = run(capsys, "config", "set", "--force", "MY_SERVICE_TOKEN", "tok-123456")
+    assert code == 0, err
+    assert (home / ".env").read_text() == "MY_SERVICE_TOKEN=tok-123456\n"
+    assert "tok-123456" not in out and not (home / "config.yaml").exists()
+
+
+def test_a_declared_variable_that_is_no_secret_is_shown(home, capsys, no_key_env):
+    code, out, _ = run(capsys, "config", "set", "OPENROUTER_BASE_URL", "http://127.0.0.1:9/v1")
+    assert code == 0 and "= http://127.0.0.1:9/v1" in out
+    code, out, _ = run(capsys, "config", "get", "OPENROUTER_BASE_URL")
+    assert out.strip() == "http://127.0.0.1:9/v1"
+
+
+def test_an_undeclared_variable_needs_env_and_says_so(home, capsys, no_key_env):
+    code, _, err = run(capsys, "config", "set", "FOO_BAR", "1")
+    assert code == 1 and "hermes config set --env FOO_BAR VALUE" in err
+    assert not (home / ".env").exists()
+    code, out, err = run(capsys, "config", "set", "--env", "FOO_BAR", "1")
+    assert code == 0 and (home / ".env").read_text() == "FOO_BAR=1\n"
+
+
+def test_config_set_warns_when_the_environment_overrides_env(home, capsys, monkeypatch,
+                                                             no_key_env):
+    monkeypatch.setenv("OPENROUTER_API_KEY", "from-the-shell")
+    code, _, err = run(capsys, "config", "set", "OPENROUTER_API_KEY", KEY)
+    assert code == 0 and "takes precedence" in err and KEY not in err
+
+
+def test_config_get_masks_secret_settings_by_name(home, capsys):
+    write_config(home, "mcp_servers:\n  gh:\n    url: https://x\n    headers:\n"
+                       "      Authorization: Bearer abcdefghijklmnop\n")
+    code, out, _ = run(capsys, "config", "get", "mcp_servers.gh.headers")
+    assert code == 0 and "abcdefghijklmnop" not in out and "***" in out
+
+
+# --- hermes config edit ----------------------------------------------------------------
+
+def _editor(tmp_path: Path, body: str) -> str:
+    import sys
+
+    script = tmp_path / "editor.py"
+    script.write_text("import sys\npath = sys.argv[1]\n" + textwrap.dedent(body))
+    return f"{sys.executable} {script}"
+
+
+def test_config_edit_creates_opens_and_checks_the_file(home, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", _editor(tmp_path, """
+        text = open(path).read()
+        open(path, "w").write(text + "memory:\\n  provider: honcho\\n")
+        """))
+    code, out, err = run(capsys, "config", "edit")
+    assert code == 0, err
+    path = home / "config.yaml"
+    assert "Created" in err and "saved; the settings are valid" in out
+    assert path.read_text().startswith("# hermes settings") and _mode(path) == 0o600
+    code, out, _ = run(capsys, "config", "get", "memory.provider")
+    assert out.strip() == "honcho"
+
+
+def test_config_edit_reports_an_invalid_file_and_keeps_it(home, tmp_path, capsys, monkeypatch):
+    write_config(home, "memory:\n  provider: builtin\n")
+    broken = "memory:\n  provider: builtin\n plugins: [a\n"
+    monkeypatch.setenv("VISUAL", _editor(tmp_path, f"open(path, 'w').write({broken!r})\n"))
+    code, _, err = run(capsys, "config", "edit")
+    assert code == 1 and "not valid YAML" in err and "line" in err
+    assert "saved as you wrote it" in err and "hermes config edit" in err
+    assert (home / "config.yaml").read_text() == broken
+    invalid = "plugins:\n  enabled: 3\n"
+    monkeypatch.setenv("VISUAL", _editor(tmp_path, f"open(path, 'w').write({invalid!r})\n"))
+    code, _, err = run(capsys, "config", "edit")
+    assert code == 1 and "plugins.enabled" in err and (home / "config.yaml").read_text() == invalid
+
+
+def test_config_edit_points_plain_keys_to_env(home, tmp_path, capsys, monkeypatch, no_key_env):
+    text = f"model:\n  api_key: {KEY}\n  default: x\nauxiliary:\n  vision:\n    api_key: ${{OPENAI_API_KEY}}\n"
+    monkeypatch.setenv("VISUAL", _editor(tmp_path, f"open(path, 'w').write({text!r})\n"))
+    code, _, err = run(capsys, "config", "edit")
+    assert code == 0 and "model.api_key holds a secret in plain text" in err
+    assert "auxiliary.vision.api_key holds" not in err and KEY not in err
+
+
+def test_config_edit_with_a_failing_editor_keeps_the_file(home, tmp_path, capsys, monkeypatch):
+    write_config(home, "memory:\n  provider: builtin\n")
+    monkeypatch.setenv("VISUAL", _editor(tmp_path, "sys.exit(4)\n"))
+    code, _, err = run(capsys, "config", "edit")
+    assert code == 1 and "exited with status 4" in err
+    monkeypatch.setenv("VISUAL", "/nonexistent/editor")
+    code, _, err = run(capsys, "config", "edit")
+    assert code == 1 and "could not start the editor" in err and "EDITOR" in err
+    assert (home / "config.yaml").read_text() == "memory:\n  provider: builtin\n"

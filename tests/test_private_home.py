@@ -100,3 +100,59 @@ def test_write_atomic_durable_syncs_the_file_and_its_folder(tmp_path: Path, monk
     assert len(synced) == 2  # the file before the rename, the folder after it
     assert (tmp_path / "MEMORY.md").read_text() == "fact\n"
     assert (tmp_path / "MEMORY.md").stat().st_mode & 0o777 == 0o600
+
+
+# --- $HERMES_HOME/.env and auth.json written by hand -------------------------------------
+
+def test_a_loose_env_is_made_private_at_start_and_the_user_told(
+        fresh: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``echo KEY=... >> ~/.hermes/.env`` under umask 022 creates a 0644 file."""
+    fresh.mkdir(parents=True)
+    env = fresh / ".env"
+    with open(env, "a") as handle:  # what the shell's >> does
+        handle.write("OPENROUTER_API_KEY=sk-or-v1-test\n")
+    (fresh / "auth.json").write_text("{}")
+    os.chmod(fresh / "auth.json", 0o664)
+    assert mode(env) == 0o644
+    assert main(["config", "path"]) == 0
+    err = capsys.readouterr().err
+    assert mode(env) == 0o600 and mode(fresh / "auth.json") == 0o600
+    assert f"{env} holds keys and was readable by other users (mode 0644)" in err
+    assert "sk-or-v1-test" not in err
+    assert main(["config", "path"]) == 0  # once tightened, nothing more to say
+    assert "holds keys" not in capsys.readouterr().err
+
+
+def test_a_private_env_is_left_alone(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text("A=1\n")
+    os.chmod(env, 0o400)  # the user's own stricter choice stays
+    kernel = Kernel(tmp_path, env={}, entry_points=False, builtins=False)
+    assert mode(env) == 0o400 and not any("holds keys" in w for w in kernel.config.warnings)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="giving a file to another user needs root")
+def test_an_env_owned_by_another_user_is_not_changed_but_warned_about(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text("A=1\n")
+    os.chmod(env, 0o644)
+    os.chown(env, 65534, 65534)  # nobody's file in my home: not mine to change
+    kernel = Kernel(tmp_path, env={}, entry_points=False, builtins=False)
+    assert mode(env) == 0o644
+    said = [w for w in kernel.config.startup_warnings if "holds keys" in w]
+    assert said and "owned by another user" in said[0] and f"chmod 600 {env}" in said[0]
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
+                    reason="root may chmod any file")
+def test_an_env_that_cannot_be_changed_is_warned_about(tmp_path: Path) -> None:
+    """A .env that is a link to a file of another user (here root's /etc/passwd, 0644): chmod
+    fails, the warning says what to run."""
+    target = Path("/etc/passwd")
+    if not target.exists() or mode(target) & 0o077 == 0 or target.stat().st_uid == os.getuid():
+        pytest.skip("needs another user's readable file")
+    (tmp_path / ".env").symlink_to(target)
+    kernel = Kernel(tmp_path, env={}, entry_points=False, builtins=False)
+    said = [w for w in kernel.config.startup_warnings if "holds keys" in w]
+    assert said and "chmod 600" in said[0] and mode(target) & 0o077

@@ -15,11 +15,15 @@ from typing import Any, BinaryIO, TextIO
 from hermes_agent.api import ToolCallContext, tool_error
 
 from .file_io import Refused, open_regular, replace_text
-from .secrets import write_refusal
+from .secrets import shown_masked, write_refusal
 
 BINARY_PROBE = 8192
 DIFF_LIMIT = 4000
 PATCH_MAX_BYTES = 50_000_000  # patch holds the file (and its new text) in memory
+MASKED_MAX_BYTES = 5_000_000  # hermes's config.yaml is masked whole, so held in memory
+MASKED_NOTE = ("This is hermes's configuration: the values of secret settings (api_key, "
+               "token, password, headers...) are shown as ***. Keys belong in "
+               "$HERMES_HOME/.env; the user sees them with `hermes config show --show-secrets`.")
 
 
 def _ok(**data: Any) -> str:
@@ -84,6 +88,18 @@ def _opened(path: Path, raw: str) -> tuple[BinaryIO, str] | str:
         return open_error(exc, path, raw)
 
 
+def masked_text(handle: BinaryIO, raw: str) -> TextIO:
+    """The text of hermes's config.yaml (open in ``handle``) with its secret values masked
+    (``hermes_agent.api.mask_config_text``), to read like the file."""
+    from hermes_agent.api import mask_config_text
+
+    data = handle.read(MASKED_MAX_BYTES + 1)
+    if len(data) > MASKED_MAX_BYTES:
+        raise OSError(f"{raw} is hermes's configuration and larger than {MASKED_MAX_BYTES:,} "
+                      "bytes; ask the user to check it")
+    return io.StringIO(mask_config_text(data.decode("utf-8", errors="replace")), newline="")
+
+
 def bounded_lines(handle: TextIO, keep: int) -> Iterator[tuple[str, bool]]:
     """Each line's first ``keep`` characters (without its line end) and whether it was longer;
     the rest of a long line is skipped a piece at a time, never held whole."""
@@ -109,17 +125,20 @@ def read_file(args: dict[str, Any], ctx: ToolCallContext, *, max_lines: int = 20
     opened = _opened(path, raw)
     if isinstance(opened, str):
         return opened
-    handle, _ = opened
+    handle, real = opened
     lines: list[str] = []
     total = 0
     long_lines = 0
     try:
         with handle:
+            info = os.fstat(handle.fileno())
             if b"\0" in handle.read(BINARY_PROBE):
-                return tool_error(f"{raw} is a binary file ({os.fstat(handle.fileno()).st_size} "
+                return tool_error(f"{raw} is a binary file ({info.st_size} "
                                   "bytes); read_file shows text only.")
             handle.seek(0)
-            text = io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline="")
+            masked = shown_masked(real, info)
+            text = masked_text(handle, raw) if masked else io.TextIOWrapper(
+                handle, encoding="utf-8", errors="replace", newline="")
             for number, (line, longer) in enumerate(bounded_lines(text, max_line_length), 1):
                 total = number
                 if offset <= number < offset + limit:
@@ -137,9 +156,12 @@ def read_file(args: dict[str, Any], ctx: ToolCallContext, *, max_lines: int = 20
                               "total_lines": total, "start_line": offset if lines else 0,
                               "end_line": end if lines else 0,
                               "next_offset": end + 1 if end < total else None}
+    notes = [MASKED_NOTE] if masked else []
     if long_lines:
-        result["note"] = (f"{long_lines} line(s) longer than {max_line_length} characters were "
-                          "shortened.")
+        notes.append(f"{long_lines} line(s) longer than {max_line_length} characters were "
+                     "shortened.")
+    if notes:
+        result["note"] = " ".join(notes)
     return _ok(**result)
 
 
@@ -215,6 +237,10 @@ def patch(args: dict[str, Any], ctx: ToolCallContext) -> str:
     handle, real = opened
     try:
         with handle:
+            if shown_masked(real, os.fstat(handle.fileno())):  # a hard link to config.yaml
+                return tool_error(f"{raw} is another name of hermes's config.yaml ({real}); "
+                                  "patch does not change hermes's settings. Ask the user to "
+                                  "change them (`hermes config set`, `hermes config edit`).")
             data = handle.read(PATCH_MAX_BYTES + 1)
     except OSError as exc:
         return tool_error(f"Cannot read {raw}: {exc.strerror or exc}.")

@@ -19,9 +19,9 @@ from typing import Any
 from hermes_agent.api import ToolCallContext, tool_error
 
 from .file_io import Refused, open_regular
-from .files import BINARY_PROBE, _int_arg
+from .files import BINARY_PROBE, _int_arg, masked_text
 from .gitignore import IgnoreRules, rules_for
-from .secrets import holds_secret
+from .secrets import holds_secret, shown_masked
 
 MAX_FILE_BYTES = 5_000_000  # larger files are skipped by content search
 MAX_LINE_CHARS = 400
@@ -72,8 +72,10 @@ def _glob_match(name: str, rel: str, glob: str) -> bool:
 def _read_lines(path: Path) -> list[str] | None:
     """The file's lines; None for a file not searched (secret, binary, too big, not regular)."""
     try:
-        handle, _ = open_regular(path, str(path))  # checked as opened, like read_file
+        handle, real = open_regular(path, str(path))  # checked as opened, like read_file
         with handle:
+            if shown_masked(real, os.fstat(handle.fileno())):  # matched as read_file shows it
+                return masked_text(handle, str(path)).read().splitlines()
             data = handle.read(MAX_FILE_BYTES + 1)
     except (OSError, Refused):
         return None

@@ -52,24 +52,52 @@ def secret_hard_link(stat: os.stat_result) -> str | None:
     """The secret file that the file of ``stat`` is another name (a hard link) of, if any."""
     if stat.st_nlink < 2:
         return None
-    return _secret_inodes().get((stat.st_ino, stat.st_dev))
+    return _secret_inodes()[0].get((stat.st_ino, stat.st_dev))
 
 
-_inodes: tuple[float, tuple[str, str], dict[tuple[int, int], str]] | None = None
+def shown_masked(real: str, stat: os.stat_result) -> bool:
+    """Whether the file at ``real`` (of ``stat``) is read with its secret values masked:
+    hermes's config.yaml, a backup or copy of it in $HERMES_HOME, or a hard link to one. The
+    agent may read its settings (models, tools, MCP servers), not the keys written there."""
+    from .danger.paths import current_hermes_home, folds_case
+
+    fold = folds_case()
+    hermes = os.path.realpath(os.path.expanduser(current_hermes_home() or "~/.hermes"))
+    if _is_config_copy(real, hermes, fold):
+        return True
+    return stat.st_nlink > 1 and (stat.st_ino, stat.st_dev) in _secret_inodes()[1]
 
 
-def _secret_inodes() -> dict[tuple[int, int], str]:
-    """The secret files under $HOME's credential folders and $HERMES_HOME, by inode (cached
-    for a second: a search meets many hard-linked files in a pnpm tree)."""
+def _is_config_copy(path: str, hermes: str, fold: bool) -> bool:
+    from .danger.paths import copy_bases
+
+    folder, name = os.path.split(path)
+    if fold:
+        folder, hermes = folder.casefold(), hermes.casefold()
+    return folder == hermes and ((name.casefold() if fold else name) == "config.yaml"
+                                 or "config.yaml" in copy_bases(name.casefold() if fold
+                                                                else name))
+
+
+_Inodes = dict[tuple[int, int], str]
+_inodes: tuple[float, tuple[str, str], tuple[_Inodes, _Inodes]] | None = None
+
+
+def _secret_inodes() -> tuple[_Inodes, _Inodes]:
+    """The secret files under $HOME's credential folders and $HERMES_HOME, and hermes's
+    config.yaml and its copies (shown masked), by inode (cached for a second: a search meets
+    many hard-linked files in a pnpm tree)."""
     global _inodes
-    from .danger.paths import current_hermes_home, is_secret_file
+    from .danger.paths import current_hermes_home, folds_case, is_secret_file
 
     home = os.environ.get("HOME") or str(Path.home())
     hermes = current_hermes_home() or str(Path(home) / ".hermes")
     now = time.monotonic()
     if _inodes is not None and _inodes[1] == (home, hermes) and now - _inodes[0] < 1.0:
         return _inodes[2]
-    found: dict[tuple[int, int], str] = {}
+    found: _Inodes = {}
+    masked: _Inodes = {}
+    real_hermes, fold = os.path.realpath(hermes), folds_case()
     roots = [(Path(home), 1), *((Path(home) / sub, 3) for sub in _SECRET_HOMES),
              (Path(hermes), 2)]
     candidates = (c for root, depth in roots for c in _files(root, depth))
@@ -80,8 +108,10 @@ def _secret_inodes() -> dict[tuple[int, int], str]:
             continue
         if is_secret_file(str(candidate)):
             found.setdefault((other.st_ino, other.st_dev), str(candidate))
-    _inodes = (now, (home, hermes), found)
-    return found
+        elif _is_config_copy(os.path.realpath(candidate), real_hermes, fold):
+            masked.setdefault((other.st_ino, other.st_dev), str(candidate))
+    _inodes = (now, (home, hermes), (found, masked))
+    return found, masked
 
 
 def _files(folder: Path, depth: int) -> Iterator[Path]:
@@ -111,8 +141,8 @@ def refusal(raw: str, path: Path, real: str | None = None, link_of: str | None =
     if is_process_secret(real):
         where += ", a process's environment or memory"
     return (f"{raw} holds secrets{where}: private keys, credentials, shell and REPL histories, "
-            "process environments and hermes's own .env and auth.json are not read into the "
-            "conversation. Ask the user "
+            "process environments, hermes's own .env and auth.json (and their backups and "
+            "copies) and hermes's cache are not read into the conversation. Ask the user "
             "to paste the part that is needed, or use the tool that consumes the file (ssh, "
             "aws, git) directly.")
 
@@ -137,7 +167,8 @@ def write_refusal(raw: str, *paths: str, fold: bool | None = None) -> str | None
         labels = classify(path, fold=fold)
         if SECRET_FILE in labels or SHELL_RC in labels or (
                 CREDENTIAL in labels and spelled(path).startswith(credential_dirs)):
-            return (f"{raw} is a credential, SSH or shell start-up file ({path}); write_file "
+            return (f"{raw} holds secrets or runs at log-in: a credential, an SSH or shell "
+                    f"start-up file, or hermes's cache ({path}); write_file "
                     "and patch do not change it. If the user wants it changed, make the change "
                     "with the terminal tool, which asks the user to approve it.")
         if GIT_HOOK in labels:

@@ -9,28 +9,15 @@ is refused, the edit is kept in the copy and the message says where, so nothing 
 from __future__ import annotations
 
 import os
-import shlex
-import subprocess
 from pathlib import Path
 
 import click
 from hermes_agent import HermesError
-from hermes_agent.api import cli_kernel
+from hermes_agent.api import cli_kernel, find_secret, run_editor
 
 from . import BuiltinMemory, memory_file
 from .tool import Refused
 from .store import FILE_MODE, MemoryFile, State, usage
-
-
-def _editor() -> list[str]:
-    command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise HermesError(f"$VISUAL/$EDITOR ({command!r}) cannot be parsed: {exc}") from exc
-    if not argv:
-        raise HermesError("$VISUAL/$EDITOR is empty; set it to your editor, e.g. EDITOR=nano")
-    return argv
 
 
 def _copy_path(store: MemoryFile) -> Path:
@@ -41,9 +28,15 @@ def _problems(store: MemoryFile, edited: State, before: State, memory: BuiltinMe
     if edited.problem:
         return [edited.problem.split(". It is left")[0]]
     problems = []
-    for entry in edited.entries:
+    for number, entry in enumerate(edited.entries, start=1):
         if any(line.strip() == "§" for line in entry.splitlines()):
             problems.append("an entry holds a line with only '§' (the separator)")
+        if entry not in before.entries and (kind := find_secret(entry)) is not None:
+            problems.append(f"entry {number} looks like it holds {kind}, and memory is shown "
+                            "in every later system prompt (keep the secret in "
+                            "$HERMES_HOME/.env with `hermes config set NAME VALUE` and note "
+                            "only where it is)")
+            continue
         if entry not in before.entries:
             findings = memory.scan(entry)
             if findings:
@@ -67,10 +60,9 @@ def run_edit(target: str) -> None:
         copy.write_bytes(before_bytes)
         os.chmod(copy, FILE_MODE)
     try:
-        code = subprocess.call([*_editor(), str(copy)])
-    except OSError as exc:
-        raise HermesError(f"could not start the editor ({exc}); set $EDITOR to one that is "
-                          f"installed. Your file is unchanged; the copy is at {copy}") from exc
+        code = run_editor(copy)
+    except HermesError as exc:
+        raise HermesError(f"{exc}. Your file is unchanged; the copy is at {copy}") from exc
     if code != 0:
         raise HermesError(f"the editor exited with status {code}; nothing was saved. The copy "
                           f"is kept at {copy}; run the command again to go on with it")

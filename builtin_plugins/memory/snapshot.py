@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hermes_agent.api import LAYER_SEPARATOR
+from hermes_agent.api import LAYER_SEPARATOR, find_secret
 
 from .store import MemoryFile, usage
 from .tool import Scanner, joined_findings
@@ -67,8 +67,18 @@ def _snapshot(store: MemoryFile, scan: Scanner | None) -> Snapshot:
                        f"({', '.join(findings)}), so it is left out of the prompt. The user can "
                        f"review it with `hermes memory edit {store.target.name}`."))
     header = f"{store.target.title} [{usage(state.used, store.target.limit)}]"
-    return Snapshot(store, f"{RULE}\n{header}\n{RULE}\n" + "\n§\n".join(state.entries),
-                    state.entries)
+    entries = tuple(_without_secret(entry, store) for entry in state.entries)
+    return Snapshot(store, f"{RULE}\n{header}\n{RULE}\n" + "\n§\n".join(entries), entries)
+
+
+def _without_secret(entry: str, store: MemoryFile) -> str:
+    """``entry``, or a note in its place when it holds a secret (saved before the memory tool
+    refused them, or by a hand edit): the file keeps it, the prompt does not show it."""
+    kind = find_secret(entry)
+    if kind is None:
+        return entry
+    return (f"[an entry of {store.target.filename} is left out: it looks like it holds {kind}; "
+            f"the user can remove it with `hermes memory edit {store.target.name}`]")
 
 
 def _together(shown: list[Snapshot], scan: Scanner) -> list[str]:

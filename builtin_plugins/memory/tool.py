@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent.api import tool_error
+from hermes_agent.api import find_secret, tool_error
 
 from .store import MemoryFile, State, join, usage
 
@@ -56,11 +56,21 @@ def _check_content(content: str, scan: Scanner, name: str) -> None:
     if any(line.strip() == "§" for line in content.splitlines()):
         raise Refused("'content' may not contain a line holding only '§' (it separates "
                       "entries); save one entry per call.")
+    if (kind := find_secret(content)) is not None:
+        raise Refused(secret_refusal(kind, name))
     findings = scan(content)
     if findings:
         raise Refused(f"Refused: the content looks like a prompt injection ({', '.join(findings)})"
                       f" and would reach every later system prompt. Nothing was saved to "
                       f"{name}; rephrase it as a plain fact.")
+
+
+def secret_refusal(kind: str, name: str) -> str:
+    """Why an entry holding ``kind`` of secret is not saved to ``name``, and what to do."""
+    return (f"Refused: the content looks like it holds {kind}. {name} is shown in every later "
+            f"system prompt, so secrets are not saved there; nothing was saved. Save where "
+            f"the secret is kept instead (e.g. 'the deploy token is in $HERMES_HOME/.env as "
+            f"DEPLOY_TOKEN'); the user stores a key with `hermes config set NAME VALUE`.")
 
 
 def _unique(entries: list[str], old_text: str, action: str) -> int:

@@ -1,15 +1,33 @@
 """Asking for the environment variables a plugin needs (written to $HERMES_HOME/.env with
-``hermes_agent.api.set_env_values``)."""
+``hermes_agent.api.set_env_values``), and the names `hermes config set` keeps in .env."""
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import click
 from hermes_agent import EnvRequirement
+
+#: an environment variable's name as `hermes config set` takes it (config.yaml's are lower case)
+ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+
+
+def declared_env(kernel: Any) -> dict[str, bool]:
+    """The variables the discovered plugins declare (``requires_env``/``optional_env`` of
+    their plugin.yaml: model providers' keys, platforms' tokens...) -> whether secret. Reads
+    plugin.yaml files only; imports no plugin."""
+    declared: dict[str, bool] = {}
+    for record in kernel.discover().plugins.values():
+        manifest = record.manifest
+        if manifest is not None:
+            for req in (*manifest.requires_env, *manifest.optional_env):
+                declared[req.name] = declared.get(req.name, False) or req.secret
+    return declared
 
 
 def read_secret_line(label: str, secret: bool) -> str:

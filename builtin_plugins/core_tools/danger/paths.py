@@ -68,6 +68,16 @@ HISTORIES = (".bash_history", ".zsh_history", ".zhistory", ".histfile", ".sh_his
              ".rediscli_history", ".irb_history")
 _HISTORIES = frozenset(HISTORIES)
 _ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
+#: what editors, tools and people add to a file's name for a backup, swap file or copy:
+#: ``.env~``, ``.env.swp``, ``.env.save``, ``.env.orig``, ``.env.1``, ``.env (copy)``,
+#: ``/etc/shadow-`` (``#.env#``, ``.#.env`` and vim's ``..env.swp`` are stripped in front)
+_COPY_SUFFIX = re.compile(
+    r"(?:~+|#|-|\.(?:sw[a-p]|bak\d*|backup\d*|old|orig|save[d]?|tmp|temp|copy|prev|previous|"
+    r"last|dist-old|ucf-old|rpmsave|rpmnew|dpkg-old|\d+)|[-_ ](?:bak|backup|old|orig|copy|"
+    r"save|\d+)|\s*\(copy(?: \d+)?\)|\s+copy(?: \d+)?|\d+)$", re.I)
+#: the undotted spellings of a copy of .env (``env.backup``, ``env.bak``, ``env~``)
+_UNDOTTED_ENV_COPY = re.compile(r"env(?:~+|\.(?:bak\d*|backup\d*|old|orig|save[d]?|sw[a-p]|"
+                                r"copy|\d+))", re.I)
 _SHELL_RC = frozenset({
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
     ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".mkshrc",
@@ -381,7 +391,7 @@ def _labels(p: str, hermes: str = HOME + "/.hermes", fold: bool = False) -> froz
         labels.add(SUDOERS)
     if _GIT_HOOK.search(p):
         labels.add(GIT_HOOK)  # code, or commands, that git runs later, unchecked
-    name = parts[-1]
+    name = original_name(parts[-1])  # a backup or copy of .env is judged as .env
     if (name in _CREDENTIAL_NAMES or any(d in _CREDENTIAL_DIRS for d in parts[:-1])
             or name in _CREDENTIAL_DIRS
             or (name.startswith(".env.") and name not in _ENV_TEMPLATES)
@@ -400,11 +410,48 @@ def _labels(p: str, hermes: str = HOME + "/.hermes", fold: bool = False) -> froz
     if _holds_secret(p, parts, name, labels, hermes, users):
         labels.add(SECRET_FILE)
     if (p in ("/", "/home", HOME, "/" + users) or p in _SECRET_FOLDERS or name in _CREDENTIAL_DIRS
-            or hermes == p or hermes.startswith(p + "/")
+            or hermes == p or hermes.startswith(p + "/") or p == hermes + "/cache"
             or p.startswith("/proc") and (_PROCESS_DIR.match(p) or (
                 (m := _PROCESS_FD.match(p)) is not None and not m.group(1)))):
         labels.add(SECRET_DIR)  # reading it recursively reads secrets
     return frozenset(labels)
+
+
+def copy_bases(name: str) -> list[str]:
+    """The names ``name`` may be a backup, swap file or copy of, nearest first:
+    ``.env.bak~`` -> ``.env.bak``, ``.env``; ``..env.swp`` -> ``.env``; ``#config.yaml#`` ->
+    ``config.yaml``; ``env.backup`` -> ``.env``. Empty when ``name`` is no such copy. The
+    suffixes are matched in any case (``.env.BAK``); the name they decorate as spelled."""
+    current = name
+    if _UNDOTTED_ENV_COPY.fullmatch(current):
+        return [".env"]
+    bases: list[str] = []
+    for _ in range(4):  # ``.env.bak~``, ``#.env.swp#``: a few layers at most
+        swap = re.search(r"\.sw[a-p]$", current) is not None
+        stripped = _COPY_SUFFIX.sub("", current)
+        stripped = stripped[2:] if stripped.startswith(".#") else stripped.lstrip("#")
+        if stripped in ("", current):
+            break
+        bases.append(stripped)
+        if swap and stripped.startswith("."):
+            bases.append(stripped[1:])  # vim's swap file of .env is ..env.swp
+        current = bases[-1] if swap and stripped.startswith("..") else stripped
+    return bases
+
+
+def original_name(name: str) -> str:
+    """The credential file ``name`` is a backup, swap file or copy of (``.env~``, ``#.env#``,
+    ``..env.swp``, ``env.backup``, ``auth.json.bak``, ``shadow-`` -> ``.env``, ``auth.json``,
+    ``shadow``); else ``name`` itself. Copies hold the same secrets, so they are judged as
+    the file they copy."""
+    if _is_credential_name(name):
+        return name
+    return next((base for base in copy_bases(name) if _is_credential_name(base)), name)
+
+
+def _is_credential_name(name: str) -> bool:
+    return (name in _CREDENTIAL_NAMES or name in ("shadow", "gshadow")
+            or (name.startswith(".env.") and name not in _ENV_TEMPLATES))
 
 
 def _holds_secret(p: str, parts: list[str], name: str, labels: set[str], hermes: str,
@@ -417,8 +464,9 @@ def _holds_secret(p: str, parts: list[str], name: str, labels: set[str], hermes:
     if p.startswith("/proc/") and (_PROCESS_SECRET.match(p) or (
             (m := _PROCESS_FD.match(p)) is not None and m.group(1))):
         return True
-    if p.startswith(hermes + "/"):
-        return name in ("auth.json", ".env") or name.startswith(".env.") or KEY_FILE in labels
+    if p.startswith(hermes + "/"):  # cache/ holds the merged config, ${VAR}s expanded
+        return (name in ("auth.json", ".env") or name.startswith(".env.") or KEY_FILE in labels
+                or p[len(hermes) + 1:].split("/", 1)[0] == "cache")
     if ".ssh" in parts[:-1]:
         return name not in _SSH_PUBLIC
     if any(s in p if s.endswith("/") else p.endswith(s) for s in _CONFIG_SECRETS):

@@ -14,7 +14,7 @@ sentence is kept when all of these hold:
    "remember that ..." (stored without the "remember that"), or their Chinese forms
    ("我用/我喜欢/我的...是/请记住..."). Requests and passing states ("I want you to",
    "I'm trying to", "I think", "I was wondering") are not facts.
-4. It holds nothing that looks like a secret (:func:`looks_secret`).
+4. It holds nothing that looks like a secret (``hermes_agent.api.looks_secret``).
 
 The provider also refuses what the injection scan flags; the model's answer is never mined.
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from hermes_agent.api import mask_secrets
+from hermes_agent.api import looks_secret  # the detector the builtin memory uses too
 
 MIN_CHARS, MAX_CHARS, MAX_WORDS = 12, 300, 60
 
@@ -71,32 +71,7 @@ DURABLE = (
     re.compile(r"^我(?:们)?的.{1,20}?(?:是|叫|在)"),
 )
 
-# --- secrets ------------------------------------------------------------------------------
-_SECRET_PATTERNS = (
-    re.compile(r"\b(?:sk|pk|rk)[-_](?:live[-_]|test[-_]|proj[-_]|ant[-_])?[A-Za-z0-9_-]{12,}"),
-    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abprs]|hf|npm|pypi)[-_]"
-               r"[A-Za-z0-9_-]{12,}"),
-    re.compile(r"\bA(?:KIA|SIA)[0-9A-Z]{16}\b"),
-    re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"),
-    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\."),  # a JWT
-    re.compile(r"BEGIN [A-Z ]*PRIVATE KEY"),
-    re.compile(r"\b(?:bearer|basic)\s+[A-Za-z0-9._~+/=-]{16,}", re.IGNORECASE),
-    re.compile(r"(?:password|passwd|passphrase|pwd|api[ _-]?key|secret|token|credentials?|"
-               r"pin code|otp|2fa code|recovery code|密码|口令|密钥)\s*(?:is|was|=|:|：|是)",
-               re.IGNORECASE),
-)
-_LONG_TOKEN = re.compile(r"[A-Za-z0-9+=]{20,}")  # one piece: "-", "_" and "/" split words
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
-
-
-def looks_secret(text: str) -> bool:
-    """Whether ``text`` seems to hold a credential: a known key format, "password is ...",
-    a URL with credentials (what ``mask_secrets`` would mask) or a long random-looking token
-    (20+ letters and digits in one piece, mixing both)."""
-    if any(p.search(text) for p in _SECRET_PATTERNS) or mask_secrets(text) != text:
-        return True
-    return any(re.search(r"[A-Za-z]", token) and re.search(r"\d", token)
-               for token in _LONG_TOKEN.findall(text))
 
 
 def weight(text: str) -> int:
