@@ -5,7 +5,8 @@ until the server's context runs out).
 is one block repeated back to back, at least :data:`MIN_COPIES` times and over at least
 :data:`MIN_SPAN` characters: a paragraph is caught after three copies, a short line only
 after dozens, so the identical rows of a table or a list are not taken for a loop.
-:attr:`RepetitionGuard.kept` is the text up to the end of the block's first copy.
+:attr:`RepetitionGuard.kept` is the text up to the end of the block's first copy (its
+copies are taken to begin at a line start when the block holds a line break).
 
 The check costs a few ``rfind`` calls and one string comparison every
 :data:`CHECK_EVERY` characters.
@@ -78,9 +79,12 @@ class RepetitionGuard:
         return None
 
     def _run_start(self, period: int) -> int:
-        """Where in the window the repeating run begins."""
+        """Where in the window the first copy begins: at the start of the repeating run,
+        moved to the next line start within the copy if there is one (so the text kept ends
+        where a paragraph or line of the block ends)."""
         w = self.window
         i = len(w) - MIN_COPIES * period
         while i > 0 and w[i - 1] == w[i - 1 + period]:
             i -= 1
-        return i
+        newline = w.find("\n", max(i - 1, 0), i + period - 1)
+        return newline + 1 if newline + 1 >= i else i

@@ -82,8 +82,8 @@ def _usage(state: ChatState, args: str) -> str:
             f"cached), {about}{plural(usage.output_tokens, 'output token')}, estimated cost "
             f"{cost_text}")
     if usage.estimated:
-        text += "
-~ estimated from the text (about 4 characters a token): the server reported no usage"
+        text += ("\n~ estimated from the text (about 4 characters a token): the server "
+                 "reported no usage")
     engine = agent.context
     if engine is not None and engine.threshold_tokens:
         text += (f"\ncontext: {engine.last_prompt_tokens:,} of {engine.threshold_tokens:,} tokens "
