@@ -289,8 +289,10 @@ class RetryNotice:
     delay: float
 
     def text(self) -> str:
+        """E.g. ``openrouter: retrying in 4 s (attempt 2/3: timed out)``."""
         seconds = f"{self.delay:.1f}".rstrip("0").rstrip(".")
-        return f"{self.summary} — retrying in {seconds} s ({self.attempt}/{self.attempts})"
+        return (f"{self.provider}: retrying in {seconds} s (attempt {self.attempt}/"
+                f"{self.attempts}: {self.summary})")
 
 
 @dataclass

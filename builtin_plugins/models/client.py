@@ -146,7 +146,8 @@ class ModelClient:
                 if shown is not None and raw is shown.callback_error:
                     raise  # the caller's own callback failed: not a provider error
                 error = classify(raw, provider=runtime.name, model=model,
-                                 key_env=runtime.profile.key_env, base_url=runtime.base_url)
+                                 key_env=runtime.profile.key_env, base_url=runtime.base_url,
+                                 secrets=(runtime.api_key,))
                 if shown is not None and shown.count and not isinstance(error, RequestInterrupted):
                     # part of this answer reached the callback: a retry would repeat it
                     error = PartialStreamError(error, shown.text(), shown.reasoning(), shown.count)
@@ -160,11 +161,12 @@ class ModelClient:
                         error.args = (f"{error.args[0]} (gave up after {plural(attempt + 1, 'attempt')})",)
                     raise error from raw
                 delay = self.retry.delay(attempt + 1, error.retry_after)
-                log.info("%s: %s; retry %d/%d in %.1fs", runtime.name, error.reason,
-                         attempt + 1, max_retries, delay)
+                notice = RetryNotice(runtime.name, model, error.reason, brief(error),
+                                     attempt + 2, max_retries + 1, delay)
                 if context.on_retry is not None:
-                    context.on_retry(RetryNotice(runtime.name, model, error.reason, brief(error),
-                                                 attempt + 2, max_retries + 1, delay))
+                    context.on_retry(notice)
+                else:  # nobody shows it: a wait over a second still says why in the log
+                    log.log(logging.WARNING if delay > 1 else logging.INFO, "%s", notice.text())
                 if interrupt is not None:
                     if interrupt.wait(delay):
                         raise RequestInterrupted(runtime.name, model) from None
