@@ -366,8 +366,9 @@ class Agent(SessionLifecycle):
                      token_count=response.usage.output_tokens or None)
         self._account(turn, response)
         if response.finish_reason == "repetition":
-            emit({"type": "notice", "reason": "repetition", "message": REPEATED_NOTE.format(
-                model=self.model, kept=len(response.content), dropped=response.repeated)})
+            emit({"type": "notice", "level": "warning", "reason": "repetition",
+                  "session_id": self.session_id, "message": REPEATED_NOTE.format(
+                      model=self.model, kept=len(response.content), dropped=response.repeated)})
         emit({"type": "assistant", "content": response.content,
               "tool_calls": [c.to_message() for c in response.tool_calls],
               "finish_reason": response.finish_reason, "usage": response.usage.to_dict()})
