@@ -68,3 +68,24 @@ def test_reported_usage_is_not_marked(server, kernel_for) -> None:
     assert not turn.usage.estimated and turn.usage.output_tokens > 0
     assert not usage_estimated(agent.sessions.get(agent.session_id))
     assert "~" not in _usage(SimpleNamespace(agent=agent), "")
+
+
+def test_a_key_the_provider_echoes_never_reaches_the_cli_or_state_db(
+        server, home, calculator, monkeypatch, capsys) -> None:
+    from hermes_agent.testing import make_kernel
+    from hermes_agent.testing.fake_llm import reply_error
+
+    from .conftest import agent_config
+
+    key = "sk-live-abcdef0123456789-SECRET"
+    config = agent_config(server)
+    config["model"]["api_key"] = key
+    monkeypatch.setattr(cli_root, "runtime_kernel", lambda boot=True: make_kernel(
+        home, config=config, env={"HERMES_HOME": str(home)}, builtins=True))
+    server.script(reply_error(401, "Incorrect API key provided: {authorization}"))
+    assert cli_root.main(["chat", "-q", "hello"]) == 1
+    out, err = capsys.readouterr()
+    assert key in server.last.headers["authorization"]
+    assert "Incorrect API key provided: Bearer ***" in err and key not in out + err
+    stored = b"".join(p.read_bytes() for p in home.glob("state.db*"))
+    assert stored and key.encode() not in stored
