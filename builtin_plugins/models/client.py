@@ -266,7 +266,8 @@ def _cap(runtime: RuntimeProvider, request: ChatRequest) -> int | None:
 def _cut_short(shown: _Shown, runtime: RuntimeProvider, model: str) -> ChatResponse:
     """The reply of a stream closed because it repeated itself: its text up to the repeats."""
     kept = shown.guard.kept or ""
-    return ChatResponse(content=kept, finish_reason="repetition", reasoning=shown.reasoning() or None,
+    return ChatResponse(content=kept, finish_reason="repetition",
+                        reasoning=shown.reasoning() or None,
                         model=model, provider=runtime.name, api_mode=runtime.api_mode,
                         repeated=shown.guard.total - len(kept))
 
