@@ -50,6 +50,8 @@ class ProviderProfile:
     default_headers: Mapping[str, str] = field(default_factory=dict)
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     max_tokens_param: str = "max_tokens"  # OpenAI's newer models: "max_completion_tokens"
+    # the output cap sent when neither the call nor ``model.max_tokens`` sets one (None: none)
+    default_max_tokens: int | None = None
     transport: Callable[[Any], Any] | None = None
 
     def __post_init__(self) -> None:
@@ -95,13 +97,15 @@ class ToolCall:
 @dataclass(slots=True)
 class Usage:
     """Token counts of one call. ``input_tokens`` excludes cached input: the prompt size is
-    ``input_tokens + cache_read_tokens + cache_write_tokens``."""
+    ``input_tokens + cache_read_tokens + cache_write_tokens``. ``estimated``: the server
+    reported no usage, so the counts were estimated from the text (shown with ``~``)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    estimated: bool = False
 
     @property
     def prompt_tokens(self) -> int:
@@ -116,14 +120,21 @@ class Usage:
                      self.output_tokens + other.output_tokens,
                      self.cache_read_tokens + other.cache_read_tokens,
                      self.cache_write_tokens + other.cache_write_tokens,
-                     self.reasoning_tokens + other.reasoning_tokens)
+                     self.reasoning_tokens + other.reasoning_tokens,
+                     self.estimated or other.estimated)
 
-    def to_dict(self) -> dict[str, int]:
+    @property
+    def empty(self) -> bool:
+        """No count at all (what a server that reports no usage leaves)."""
+        return not (self.total_tokens or self.reasoning_tokens)
+
+    def to_dict(self) -> dict[str, Any]:
         return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "cache_read_tokens": self.cache_read_tokens,
                 "cache_write_tokens": self.cache_write_tokens,
                 "reasoning_tokens": self.reasoning_tokens,
-                "prompt_tokens": self.prompt_tokens, "total_tokens": self.total_tokens}
+                "prompt_tokens": self.prompt_tokens, "total_tokens": self.total_tokens,
+                "estimated": self.estimated}
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +178,11 @@ class ChatResponse:
     ``reasoning_details`` carries provider reasoning that must be sent back on later turns
     (signed Anthropic thinking blocks, Responses reasoning items); :meth:`assistant_message`
     puts it on the message so the next request replays it.
+
+    ``finish_reason`` is ``stop``, ``tool_calls``, ``length`` (the output cap was reached),
+    ``content_filter`` or ``repetition``: the reply kept repeating one block, so hermes closed
+    the stream; ``content`` ends before the repeats and ``repeated`` says how many characters
+    were dropped.
     """
 
     content: str = ""
@@ -181,6 +197,7 @@ class ChatResponse:
     id: str = ""
     cost: Cost | None = None
     attempts: int = 1
+    repeated: int = 0
 
     def assistant_message(self) -> dict[str, Any]:
         """The OpenAI-format assistant message to append to the conversation."""
@@ -272,8 +289,10 @@ class RetryNotice:
     delay: float
 
     def text(self) -> str:
+        """E.g. ``openrouter: retrying in 4 s (attempt 2/3: timed out)``."""
         seconds = f"{self.delay:.1f}".rstrip("0").rstrip(".")
-        return f"{self.summary} — retrying in {seconds} s ({self.attempt}/{self.attempts})"
+        return (f"{self.provider}: retrying in {seconds} s (attempt {self.attempt}/"
+                f"{self.attempts}: {self.summary})")
 
 
 @dataclass

@@ -211,3 +211,23 @@ def tool_call_count(tool_calls: Any) -> int:
         except ValueError:
             return 1
     return len(tool_calls) if isinstance(tool_calls, list) else 1
+
+
+# --- the session's model_config JSON ---------------------------------------------------------
+USAGE_ESTIMATED = "usage_estimated"  # key in model_config: some token counts are estimates
+
+
+def model_config_dict(session: Any) -> dict[str, Any]:
+    """A session row's ``model_config`` as a dict ({} when unset or not a JSON object)."""
+    raw = session.get("model_config") if isinstance(session, dict) else None
+    try:
+        value = json.loads(raw) if isinstance(raw, str) and raw else raw
+    except ValueError:
+        return {}
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def usage_estimated(session: Any) -> bool:
+    """Whether a session row's token counts include estimates (a server reported no usage);
+    surfaces show them with ``~``."""
+    return bool(model_config_dict(session).get(USAGE_ESTIMATED))

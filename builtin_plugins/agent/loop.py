@@ -53,6 +53,9 @@ if TYPE_CHECKING:  # the tool machinery loads with the first tool call
     from .tool_exec import ToolExecutor, ToolTurn
 
 DEFAULT_MAX_ITERATIONS = 90
+REPEATED_NOTE = ("{model} kept repeating itself, so the reply was stopped: {kept:,} characters "
+                 "kept, {dropped:,} repeated ones dropped. Ask again or rephrase; if it keeps "
+                 "happening, use a larger model or lower model.max_tokens.")
 BUDGET_NOTE = ("You have used every tool-calling step allowed for this request. Do not call "
                "any more tools: reply now with a final answer that summarises what you found "
                "and did, and what is left to do.")
@@ -362,6 +365,10 @@ class Agent(SessionLifecycle):
         self._record(message, finish_reason=response.finish_reason,
                      token_count=response.usage.output_tokens or None)
         self._account(turn, response)
+        if response.finish_reason == "repetition":
+            emit({"type": "notice", "level": "warning", "reason": "repetition",
+                  "session_id": self.session_id, "message": REPEATED_NOTE.format(
+                      model=self.model, kept=len(response.content), dropped=response.repeated)})
         emit({"type": "assistant", "content": response.content,
               "tool_calls": [c.to_message() for c in response.tool_calls],
               "finish_reason": response.finish_reason, "usage": response.usage.to_dict()})

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from hermes_agent import HermesError
+from hermes_agent.api import USAGE_ESTIMATED, model_config_dict
 
 
 def active_store(kernel: Any) -> Any:
@@ -25,6 +26,7 @@ class SessionLink:
 
     def __init__(self, store: Any):
         self.store = store
+        self._estimated: set[str] = set()  # sessions marked as holding estimated counts
 
     def create(self, session_id: str, *, source: str, model: str,
                parent_session_id: str | None = None) -> None:
@@ -79,6 +81,19 @@ class SessionLink:
             estimated_cost_usd=cost.amount_usd if cost else None,
             cost_status=cost.status if cost else None, api_call_count=1,
             model=response.model or None)
+        if usage.estimated and session_id not in self._estimated:
+            self._mark_estimated(session_id)
+
+    def _mark_estimated(self, session_id: str) -> None:
+        """Note in the session's ``model_config`` JSON that its token counts include
+        estimates (the server reported no usage): state.db keeps the original's columns."""
+        self._estimated.add(session_id)
+        session = self.get(session_id) or {}
+        config = model_config_dict(session)
+        if config.get(USAGE_ESTIMATED):
+            return
+        config[USAGE_ESTIMATED] = True
+        self.store.update_session_model(session_id, session.get("model") or "", config)
 
     def end(self, session_id: str, reason: str) -> None:
         self.store.end_session(session_id, reason)

@@ -21,7 +21,7 @@ from .anthropic_convert import apply_cache_control, convert_messages
 from .runtime import DEFAULT_TIMEOUT, Transport, attr, sent_as_json
 from .usage import anthropic_usage
 
-DEFAULT_MAX_TOKENS = 8192
+DEFAULT_MAX_TOKENS = 8192  # when neither the call, config.yaml nor the profile sets one
 THINKING_BUDGET = {"minimal": 1024, "low": 4096, "medium": 8192, "high": 16384, "xhigh": 32768}
 STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls",
                 "max_tokens": "length", "refusal": "content_filter", "pause_turn": "stop"}
@@ -74,7 +74,7 @@ class AnthropicTransport(Transport):
     def build_kwargs(self, request: ChatRequest) -> dict[str, Any]:
         system, messages = convert_messages(request.messages)
         apply_cache_control(system, messages, request.cache_ttl)
-        max_tokens = request.max_tokens or DEFAULT_MAX_TOKENS
+        max_tokens = self.max_tokens_for(request) or DEFAULT_MAX_TOKENS  # required here
         kwargs: dict[str, Any] = {"model": request.model or self.runtime.model,
                                   "messages": messages, "max_tokens": max_tokens}
         if system:

@@ -48,8 +48,9 @@ class ChatCompletionsTransport(Transport):
             kwargs["tools"] = tool_schemas(request.tools)
             if request.tool_choice is not None:
                 kwargs["tool_choice"] = request.tool_choice
-        if request.max_tokens is not None:
-            kwargs[runtime.profile.max_tokens_param] = request.max_tokens
+        max_tokens = self.max_tokens_for(request)
+        if max_tokens:
+            kwargs[runtime.profile.max_tokens_param] = max_tokens
         if request.temperature is not None:
             kwargs["temperature"] = request.temperature
         if request.reasoning_effort:

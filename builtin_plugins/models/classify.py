@@ -8,10 +8,13 @@ HTTP status first, then the provider's error code, then the message text.
 from __future__ import annotations
 
 import email.utils
+import json
 import time
 from typing import Any
 
 from hermes_agent.api import ProviderError, mask_secrets, mask_url
+
+MASK = "***"
 
 _CONTEXT = ("context length", "context_length", "maximum context", "too many tokens",
             "prompt is too long", "context window", "input is too long", "reduce the length")
@@ -122,9 +125,78 @@ def brief(error: ProviderError) -> str:
     return f"HTTP {error.status_code} ({words})" if error.status_code else words
 
 
+_MIN_SECRET = 8  # shorter values (placeholders such as "x") are not masked
+
+
+def hide(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with every occurrence of the ``secrets`` (the key sent) replaced by ``***``."""
+    for secret in secrets:
+        if secret and len(secret) >= _MIN_SECRET and secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def _scrub(exc: BaseException, secrets: tuple[str, ...]) -> None:
+    """Mask the secrets in an exception and its causes in place (their messages, an SDK
+    error's ``message`` and ``body``), so a traceback or log of the cause cannot show them."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        current.args = tuple(hide(a, secrets) if isinstance(a, str) else a for a in current.args)
+        for name in ("message", "body"):
+            value = getattr(current, name, None)
+            if isinstance(value, str):
+                masked: Any = hide(value, secrets)
+            elif isinstance(value, (dict, list)):
+                text = json.dumps(value, default=str)
+                masked = json.loads(hide(text, secrets)) if any(
+                    s and len(s) >= _MIN_SECRET and s in text for s in secrets) else value
+            else:
+                continue
+            try:
+                setattr(current, name, masked)
+            except AttributeError:  # a read-only property: its args were masked above
+                pass
+        current = current.__cause__ or current.__context__
+
+
+# getaddrinfo's answers that mean "no such name" (EAI_NONAME, EAI_NODATA, EAI_ADDRFAMILY), as
+# opposed to EAI_AGAIN (the resolver could not be asked: that one may pass)
+_NO_SUCH_HOST = ("name or service not known", "nodename nor servname", "no address associated",
+                 "address family for hostname not supported")
+
+
+def unknown_host(exc: BaseException, base_url: str = "") -> str | None:
+    """The host name of ``base_url`` when ``exc`` (or one of its causes) says it does not
+    resolve, else None."""
+    import socket
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        said = str(current).lower()
+        if isinstance(current, socket.gaierror) and current.errno == socket.EAI_AGAIN:
+            return None
+        if isinstance(current, socket.gaierror) or any(k in said for k in _NO_SUCH_HOST):
+            from urllib.parse import urlsplit
+
+            try:
+                return urlsplit(base_url).hostname or base_url or "the provider's host"
+            except ValueError:
+                return "the provider's host"
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def classify(exc: BaseException, *, provider: str, model: str, key_env: tuple[str, ...] = (),
-             base_url: str = "") -> ProviderError:
-    """Turn any exception from an SDK call into a :class:`ProviderError`."""
+             base_url: str = "", secrets: tuple[str, ...] = ()) -> ProviderError:
+    """Turn any exception from an SDK call into a :class:`ProviderError`. ``secrets`` (the
+    API key the call sent) are masked in its message and in the exception it wraps: a
+    provider's error body may echo the key, and nothing hermes prints, logs or stores may."""
+    if secrets:
+        _scrub(exc, secrets)
     if isinstance(exc, ProviderError):
         return exc
     status = getattr(exc, "status_code", None)
@@ -140,11 +212,21 @@ def classify(exc: BaseException, *, provider: str, model: str, key_env: tuple[st
     else:
         reason = reason_for(status, code, text)
     detail = text or str(exc) or name
+    host = unknown_host(exc, base_url) if reason == "network" else None
     where = f"{provider} ({model})" if model else provider
+    if host is not None:  # not transient: retrying a name that does not resolve only waits
+        error = ProviderError(hide(mask_secrets(
+            f"{where}: cannot resolve the host name {host!r} (DNS: no such host) "
+            f"[network]. Fix: check the host in the base_url ({mask_url(base_url) or '-'}: "
+            "model.base_url in config.yaml or the provider's *_BASE_URL variable) for a typo, "
+            "and that this machine's DNS and network work"), secrets),
+            reason="network", provider=provider, model=model, retryable=False)
+        error.__cause__ = exc
+        return error
     status_text = f"HTTP {status}: " if status else ""
     # SDK and network messages may quote the URL, credentials included
-    message = mask_secrets(f"{where}: {status_text}{detail.strip()} [{reason}]. Fix: "
-                           f"{fix_for(reason, provider, model, key_env, base_url)}")
+    message = hide(mask_secrets(f"{where}: {status_text}{detail.strip()} [{reason}]. Fix: "
+                                f"{fix_for(reason, provider, model, key_env, base_url)}"), secrets)
     error = ProviderError(message, reason=reason, status_code=status,
                           retry_after=parse_retry_after(headers), provider=provider, model=model)
     error.__cause__ = exc

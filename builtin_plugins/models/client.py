@@ -35,9 +35,11 @@ from hermes_agent.api import (
 from .classify import brief, classify
 from .interrupt import CallGuard
 from .pricing import estimate_cost
+from .repetition import RepetitionGuard
 from .resolve import resolve_fallbacks, resolve_provider, runtime_for_entry
 from .retry import RetryPolicy
 from .runtime import RuntimeProvider, Transport
+from .usage import estimate_usage
 
 log = logging.getLogger("hermes_agent.models")
 _SECRET_KEYS = ("api_key", "authorization", "x-api-key", "extra_headers")
@@ -134,11 +136,18 @@ class ModelClient:
             shown = _Shown(on_event) if on_event is not None else None
             try:
                 response = self._send(transport, kwargs, shown, interrupt, runtime, model)
+            except _Repeating as raw:
+                if shown is None or raw is not shown.stopped:
+                    raise
+                response = _cut_short(shown, runtime, model)
+                log.warning("%s (%s): the reply repeated itself; stream closed after %d "
+                            "characters", runtime.name, model, shown.guard.total)
             except Exception as raw:
                 if shown is not None and raw is shown.callback_error:
                     raise  # the caller's own callback failed: not a provider error
                 error = classify(raw, provider=runtime.name, model=model,
-                                 key_env=runtime.profile.key_env, base_url=runtime.base_url)
+                                 key_env=runtime.profile.key_env, base_url=runtime.base_url,
+                                 secrets=(runtime.api_key,))
                 if shown is not None and shown.count and not isinstance(error, RequestInterrupted):
                     # part of this answer reached the callback: a retry would repeat it
                     error = PartialStreamError(error, shown.text(), shown.reasoning(), shown.count)
@@ -152,11 +161,12 @@ class ModelClient:
                         error.args = (f"{error.args[0]} (gave up after {plural(attempt + 1, 'attempt')})",)
                     raise error from raw
                 delay = self.retry.delay(attempt + 1, error.retry_after)
-                log.info("%s: %s; retry %d/%d in %.1fs", runtime.name, error.reason,
-                         attempt + 1, max_retries, delay)
+                notice = RetryNotice(runtime.name, model, error.reason, brief(error),
+                                     attempt + 2, max_retries + 1, delay)
                 if context.on_retry is not None:
-                    context.on_retry(RetryNotice(runtime.name, model, error.reason, brief(error),
-                                                 attempt + 2, max_retries + 1, delay))
+                    context.on_retry(notice)
+                else:  # nobody shows it: a wait over a second still says why in the log
+                    log.log(logging.WARNING if delay > 1 else logging.INFO, "%s", notice.text())
                 if interrupt is not None:
                     if interrupt.wait(delay):
                         raise RequestInterrupted(runtime.name, model) from None
@@ -165,6 +175,9 @@ class ModelClient:
                 continue
             response.attempts = attempt + 1
             response.provider = runtime.name
+            if response.usage.empty:  # the server reported none (llama.cpp's streams)
+                response.usage = estimate_usage(
+                    kwargs, response, shown.text() if shown is not None and shown.stopped else None)
             response.cost = estimate_cost(runtime.profile, response.model or model, response.usage)
             if hooks is not None and hooks.has_hook("post_api_request"):
                 hooks.call("post_api_request", **self._post_payload(
@@ -207,7 +220,7 @@ class ModelClient:
                 "conversation_history": context.conversation_history,
                 "request_messages": request.messages, "message_count": len(request.messages),
                 "tool_count": len(request.tools or ()), "approx_input_tokens": chars // 4,
-                "request_char_count": chars, "max_tokens": request.max_tokens,
+                "request_char_count": chars, "max_tokens": _cap(runtime, request),
                 "started_at": started, "middleware_trace": context.middleware_trace,
                 "request": safe}
 
@@ -244,20 +257,43 @@ def sanitize(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if k.lower() not in _SECRET_KEYS and k != "timeout"}
 
 
+def _cap(runtime: RuntimeProvider, request: ChatRequest) -> int | None:
+    """The output cap the call sends (a custom transport may not have the helper)."""
+    cap = getattr(runtime.transport(), "max_tokens_for", None)
+    return cap(request) if cap is not None else request.max_tokens
+
+
+def _cut_short(shown: _Shown, runtime: RuntimeProvider, model: str) -> ChatResponse:
+    """The reply of a stream closed because it repeated itself: its text up to the repeats."""
+    kept = shown.guard.kept or ""
+    return ChatResponse(content=kept, finish_reason="repetition",
+                        reasoning=shown.reasoning() or None,
+                        model=model, provider=runtime.name, api_mode=runtime.api_mode,
+                        repeated=shown.guard.total - len(kept))
+
+
 def _ignore(_closer: Any) -> None:
     return None
 
 
-class _Shown:
-    """The caller's ``on_event`` callback, counting what reached it during one attempt."""
+class _Repeating(Exception):
+    """Raised into the transport's stream loop to close a reply that repeats itself."""
 
-    __slots__ = ("on_event", "count", "pieces", "callback_error")
+
+class _Shown:
+    """The caller's ``on_event`` callback, counting what reached it during one attempt and
+    watching the text for a loop (:mod:`.repetition`): then it raises :class:`_Repeating`,
+    which closes the stream (and so the server's generation) in every transport."""
+
+    __slots__ = ("on_event", "count", "pieces", "callback_error", "guard", "stopped")
 
     def __init__(self, on_event: EventCallback):
         self.on_event = on_event
         self.count = 0
         self.pieces: list[StreamEvent] = []
         self.callback_error: BaseException | None = None
+        self.guard = RepetitionGuard()
+        self.stopped: _Repeating | None = None
 
     def __call__(self, event: StreamEvent) -> None:
         self.count += 1
@@ -268,6 +304,9 @@ class _Shown:
         except BaseException as exc:
             self.callback_error = exc
             raise
+        if event.kind == "text" and self.guard.feed(event.text):
+            self.stopped = _Repeating()
+            raise self.stopped
 
     def text(self) -> str:
         return "".join(e.text for e in self.pieces if e.kind == "text")

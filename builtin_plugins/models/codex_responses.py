@@ -92,8 +92,9 @@ class ResponsesTransport(Transport):
             kwargs["tools"] = responses_tools(request.tools)
             if isinstance(request.tool_choice, str):
                 kwargs["tool_choice"] = request.tool_choice
-        if request.max_tokens is not None:
-            kwargs["max_output_tokens"] = request.max_tokens
+        max_tokens = self.max_tokens_for(request)
+        if max_tokens:
+            kwargs["max_output_tokens"] = max_tokens
         if request.temperature is not None:
             kwargs["temperature"] = request.temperature
         if request.reasoning_effort:

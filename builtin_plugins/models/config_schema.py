@@ -23,6 +23,8 @@ class ModelSection(BaseModel):
     max_retries: int | None = None  # retries after the first attempt (default 3)
     retry_delay: float | None = None  # seconds before the first retry, doubling (default 2)
     context_length: int | None = Field(None, gt=0)  # the model's window when hermes guesses wrong
+    # output tokens per call (default: the provider's; 0: no cap, the server's limit applies)
+    max_tokens: int | None = Field(None, ge=0)
 
 
 class AuxiliaryTask(BaseModel):

@@ -11,7 +11,14 @@ from hermes_agent.api import write_config_value
 from hermes_agent import HermesError
 from hermes_agent.api import ProviderError, ProviderProfile, cli_kernel, mask_url, table
 
-from .resolve import find_profile, installed_profiles, key_from_env, resolve_provider
+from .resolve import (
+    endpoint_for,
+    find_profile,
+    installed_profiles,
+    key_from_env,
+    probe_local,
+    resolve_provider,
+)
 
 
 def key_status(profile: ProviderProfile, env: Any) -> str:
@@ -45,9 +52,45 @@ def profile_named(kernel: Any, name: str) -> ProviderProfile:
         raise click.ClickException(str(exc)) from None
 
 
+LOCAL_PROBE_TIMEOUT = 3.0
+
+
+def check_local(kernel: Any, profile: ProviderProfile, model: str | None,
+                base_url: str | None) -> str | None:
+    """For a local server: make sure something answers at its endpoint before anything is
+    written (a CLI error naming the endpoint otherwise); returns the model to use when none
+    was given and the server lists some."""
+    configured = kernel.config.get("model")
+    same = isinstance(configured, dict) and configured.get("provider") == profile.name
+    url = endpoint_for(profile, kernel.env, base_url or (configured.get("base_url") or ""
+                                                         if same else ""))
+    served = probe_local(url, timeout=LOCAL_PROBE_TIMEOUT)
+    if served is None:
+        hint = f" Start it ({LOCAL_START[profile.name]})" if profile.name in LOCAL_START \
+            else " Start the server"
+        raise click.ClickException(
+            f"nothing answers at {mask_url(url)} ({profile.title}), so the model setting was not "
+            f"changed.{hint}, or pass --base-url http://HOST:PORT/v1 if it listens elsewhere"
+            f"{' (or set ' + profile.base_url_env + ')' if profile.base_url_env else ''}.")
+    if model or (same and configured.get("default")):
+        return None
+    if not served:
+        raise click.ClickException(
+            f"{profile.title} at {mask_url(url)} serves no model yet, so the model setting was "
+            f"not changed: load or pull one first, or pass --model ID.")
+    return served[0]
+
+
+LOCAL_START = {"ollama": "`ollama serve`; models with `ollama pull NAME`",
+               "lmstudio": "LM Studio's Developer tab, or `lms server start`"}
+
+
 def switch(kernel: Any, provider: str, model: str | None, base_url: str | None) -> ProviderProfile:
-    """Write ``model.provider`` / ``model.default`` (and ``model.base_url``) to config.yaml."""
+    """Write ``model.provider`` / ``model.default`` (and ``model.base_url``) to config.yaml.
+    A local server is asked first; nothing is written when it does not answer."""
     profile = profile_named(kernel, provider)
+    if profile.local:
+        model = model or check_local(kernel, profile, model, base_url)
     home = kernel.home
     current = kernel.config.get("model")
     if isinstance(current, str):  # `model: <id>`: becomes the mapping form
@@ -69,13 +112,22 @@ def switch(kernel: Any, provider: str, model: str | None, base_url: str | None) 
     return profile
 
 
+def active_name(kernel: Any) -> str:
+    """The provider calls would use now ("" when none resolves; no local server is probed)."""
+    try:
+        return resolve_provider(kernel, probe=False).name
+    except HermesError:
+        return ""
+
+
 def provider_rows(kernel: Any) -> list[dict[str, Any]]:
     rows = []
+    active = active_name(kernel)
     for name, profile in sorted(installed_profiles(kernel).items()):
         rows.append({"name": name, "label": profile.title, "api_mode": profile.api_mode,
                      "key": key_status(profile, kernel.env), "key_env": list(profile.key_env),
                      "default_model": profile.default_model, "base_url": mask_url(profile.base_url),
-                     "local": profile.local})
+                     "local": profile.local, "active": name == active})
     return rows
 
 
@@ -95,10 +147,10 @@ def model(list_: bool, provider: str | None, model: str | None, base_url: str | 
         if as_json:
             click.echo(json.dumps(rows, indent=2))
             return
-        table_rows = [(r["name"], r["label"], r["api_mode"], r["key"], r["default_model"] or "-")
-                      for r in rows]
-        for line in table(("PROVIDER", "NAME", "API", "KEY", "DEFAULT MODEL"), table_rows):
-            click.echo(line)
+        table_rows = [(r["name"], r["label"], r["api_mode"], r["key"], r["default_model"] or "-",
+                       "← active" if r["active"] else "") for r in rows]
+        for line in table(("PROVIDER", "NAME", "API", "KEY", "DEFAULT MODEL", ""), table_rows):
+            click.echo(line.rstrip())
         return
     if choose:
         provider, model = choose_interactively(kernel)

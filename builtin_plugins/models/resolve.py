@@ -150,7 +150,9 @@ def resolve_provider(kernel: Any, *, provider: str | None = None, model: str | N
             f"/.env (or run `hermes setup`)" + (f"; get a key at {profile.key_url}" if profile.key_url else ""),
             reason="auth", provider=profile.name, model=chosen_model, retryable=False)
     timeout = _float(cfg.get("timeout")) or DEFAULT_TIMEOUT
-    return RuntimeProvider(profile, chosen_model, url, key, source or origin, timeout)
+    return RuntimeProvider(profile, chosen_model, url, key, source or origin, timeout,
+                           max_tokens=_max_tokens(cfg.get("max_tokens") if same else None,
+                                                  profile))
 
 
 def resolve_fallbacks(kernel: Any) -> list[dict[str, Any]]:
@@ -168,9 +170,25 @@ def runtime_for_entry(kernel: Any, entry: Mapping[str, Any]) -> RuntimeProvider:
     env = _env(kernel)
     key_env = entry.get("key_env") or entry.get("api_key_env")
     key = entry.get("api_key") or (env.get(key_env, "") if key_env else "")
-    return resolve_provider(kernel, provider=entry["provider"], model=entry.get("model") or None,
-                            base_url=entry.get("base_url") or None, api_key=key or None,
-                            probe=False, source="fallback")
+    runtime = resolve_provider(kernel, provider=entry["provider"],
+                               model=entry.get("model") or None,
+                               base_url=entry.get("base_url") or None, api_key=key or None,
+                               probe=False, source="fallback")
+    if entry.get("max_tokens") not in (None, ""):
+        runtime.max_tokens = _max_tokens(entry["max_tokens"], runtime.profile)
+    return runtime
+
+
+def _max_tokens(configured: Any, profile: ProviderProfile) -> int | None:
+    """``model.max_tokens`` (0: send no cap), else the profile's default."""
+    if configured in (None, ""):
+        return profile.default_max_tokens
+    try:
+        return int(configured) or None
+    except (TypeError, ValueError):
+        raise ProviderError(f"model.max_tokens must be a whole number of tokens (or 0 for no "
+                            f"cap), not {configured!r}: fix it in config.yaml",
+                            reason="bad_request", provider=profile.name, retryable=False) from None
 
 
 def _float(value: Any) -> float | None:

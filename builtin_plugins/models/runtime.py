@@ -40,6 +40,9 @@ class RuntimeProvider:
     source: str = "config"
     timeout: float = DEFAULT_TIMEOUT
     extra_body: dict[str, Any] = field(default_factory=dict)
+    # the output cap of a call that sets none: ``model.max_tokens``, else the profile's
+    # ``default_max_tokens`` (None: send none, the server's own limit applies)
+    max_tokens: int | None = None
     _transport: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -106,6 +109,10 @@ class Transport:
             if part:
                 extra.update(part)
         return extra
+
+    def max_tokens_for(self, request: ChatRequest) -> int | None:
+        """The call's output cap: the request's, else the provider's (see RuntimeProvider)."""
+        return request.max_tokens if request.max_tokens is not None else self.runtime.max_tokens
 
     def timeout_for(self, request: ChatRequest) -> float:
         return request.timeout or self.runtime.timeout or DEFAULT_TIMEOUT

@@ -1,11 +1,12 @@
 """Map each wire format's usage block to :class:`Usage` (uncached input, output, cache read,
-cache write, reasoning)."""
+cache write, reasoning), and estimate the counts when a server reports none."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from hermes_agent.api import Usage
+from hermes_agent.api import ChatResponse, Usage
 
 from .runtime import attr
 
@@ -49,3 +50,28 @@ def responses_usage(raw: Any) -> Usage:
     cached = _int(attr(attr(raw, "input_tokens_details"), "cached_tokens"))
     reasoning = _int(attr(attr(raw, "output_tokens_details"), "reasoning_tokens"))
     return Usage(max(0, total_in - cached), _int(attr(raw, "output_tokens")), cached, 0, reasoning)
+
+
+# the SDK arguments that carry what the model reads (per API mode)
+_SENT_KEYS = ("messages", "input", "system", "instructions", "tools")
+
+
+def tokens_in(text: str) -> int:
+    """A rough token count: about four characters per token for ASCII text, one per other
+    character (CJK text is about a token per character)."""
+    if not text:
+        return 0
+    ascii_chars = sum(1 for ch in text if ch < "\x80") if not text.isascii() else len(text)
+    return -(-ascii_chars // 4) + (len(text) - ascii_chars)
+
+
+def estimate_usage(kwargs: dict[str, Any], response: ChatResponse,
+                   streamed: str | None = None) -> Usage:
+    """Counts estimated from the request (``kwargs``) and the reply (``streamed``: all the
+    text the server sent, when more than ``response.content``), marked ``estimated``."""
+    sent = json.dumps([kwargs[k] for k in _SENT_KEYS if k in kwargs], ensure_ascii=False,
+                      default=str)
+    if streamed is None:
+        streamed = "".join([response.content, response.reasoning or "",
+                            *(c.name + c.arguments for c in response.tool_calls)])
+    return Usage(input_tokens=tokens_in(sent), output_tokens=tokens_in(streamed), estimated=True)

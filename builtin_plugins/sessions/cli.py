@@ -15,6 +15,7 @@ from hermes_agent.api import (
     SessionStoreError,
     plural,
     session_store,
+    usage_estimated,
 )
 
 from .inputs import MAX_LIMIT, clean_text
@@ -98,7 +99,8 @@ def show(session: str, as_json: bool, reasoning: bool) -> None:
     click.echo(click.style(data.get("title") or data["id"], bold=True))
     click.echo(f"id {data['id']} · {data['source']} · {data.get('model') or '-'} · started "
                f"{_when(data['started_at'])} · {plural(data['message_count'], 'message')} · "
-               f"{data['input_tokens']}+{data['output_tokens']} tokens · cost "
+               f"{'~' if usage_estimated(data) else ''}{data['input_tokens']}+"
+               f"{data['output_tokens']} tokens · cost "
                f"{_session_cost(data)}")
     for msg in data["messages"]:
         click.echo("")

@@ -12,9 +12,10 @@ Messages and Responses (SSE included), driven by the official SDKs.
 The ``fake_llm`` pytest fixture (from the ``pytest11`` entry point) yields a started server.
 """
 
-from .replies import (FakeToolCall, Reply, reply_cut, reply_error, reply_stall, reply_text, reply_tool_call,
-                      reply_tool_calls)
+from .replies import (FakeToolCall, Reply, reply_cut, reply_error, reply_looping, reply_stall,
+                      reply_text, reply_tool_call, reply_tool_calls)
 from .server import FakeLLMServer, RecordedRequest
 
 __all__ = ["FakeLLMServer", "RecordedRequest", "Reply", "FakeToolCall", "reply_text",
-           "reply_tool_call", "reply_tool_calls", "reply_error", "reply_stall", "reply_cut"]
+           "reply_tool_call", "reply_tool_calls", "reply_error", "reply_stall", "reply_cut",
+           "reply_looping"]

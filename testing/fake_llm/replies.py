@@ -41,7 +41,11 @@ class Reply:
     answering, and ``hold`` (a ``threading.Event``) until it is set; ``stall`` pauses a stream that long after its second event (for interrupt tests;
     every pause ends when the client hangs up); ``cut_after`` drops the connection part-way:
     a stream after that many server-sent events (no end of stream), a plain reply half-way
-    through its body.
+    through its body. ``pace`` waits that long between the events of a stream (a long reply
+    then takes as long as a real one, and stops when the client hangs up);
+    ``report_usage=False`` leaves usage out, as llama.cpp's server does when streaming. In
+    ``error_message``, ``{authorization}`` and ``{x-api-key}`` are replaced by the request's
+    header (a provider that echoes the key in its error body).
     """
 
     text: str = ""
@@ -59,6 +63,8 @@ class Reply:
     cut_after: int | None = None
     chunk_size: int = 4
     model: str | None = None
+    pace: float = 0.0
+    report_usage: bool = True
 
     @property
     def is_error(self) -> bool:
@@ -112,6 +118,13 @@ def reply_error(status: int, message: str = "", *, retry_after: float | None = N
             extra["retry-after-ms"] = str(int(retry_after * 1000))
     return Reply(status=status, error_message=message or f"fake error {status}",
                  error_type=error_type, headers=extra)
+
+
+def reply_looping(block: str, copies: int = 200, *, intro: str = "", pace: float = 0.002,
+                  **options: Any) -> Reply:
+    """A degenerate streamed answer: ``intro``, then ``block`` ``copies`` times, paced so it
+    would take ``pace`` s per event (a small model stuck repeating one paragraph)."""
+    return Reply(text=intro + block * copies, pace=pace, **options)
 
 
 def reply_stall(text: str, stall: float = 30.0, **options: Any) -> Reply:

@@ -42,6 +42,8 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any = None
+    events_sent: int = 0  # server-sent events written (streams)
+    hung_up: bool = False  # the client closed the connection before the stream ended
 
     @property
     def style(self) -> str:
@@ -99,12 +101,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         return stop
 
-    def _record(self, body: Any) -> None:
+    def _record(self, body: Any) -> RecordedRequest:
         state = self.server.state
+        record = RecordedRequest(self.command, self.path,
+                                 {k.lower(): v for k, v in self.headers.items()}, body)
         with state.lock:
-            state.requests.append(RecordedRequest(self.command, self.path,
-                                                  {k.lower(): v for k, v in self.headers.items()},
-                                                  body))
+            state.requests.append(record)
+        return record
 
     def do_GET(self) -> None:  # noqa: N802
         self._record(None)
@@ -122,18 +125,18 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = {"_raw": raw.decode("utf-8", "replace")}
-        self._record(body)
+        record = self._record(body)
         state = self.server.state
         with state.lock:
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
         try:
-            self._answer(raw, body)
+            self._answer(raw, body, record)
         finally:
             with state.lock:
                 state.in_flight -= 1
 
-    def _answer(self, raw: bytes, body: Any) -> None:
+    def _answer(self, raw: bytes, body: Any, record: RecordedRequest) -> None:
         style = STYLES.get(self.path.split("?")[0])
         if style is None:
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
@@ -143,22 +146,29 @@ class _Handler(BaseHTTPRequestHandler):
             return
         model = reply.model or body.get("model") or "fake-model"
         if reply.is_error:
-            self._json(reply.status, wire.error_body(style, reply), reply.headers)
+            message = reply.error_message
+            for name in ("authorization", "x-api-key"):
+                message = message.replace("{%s}" % name, record.headers.get(name, ""))
+            self._json(reply.status, wire.error_body(style, reply, message), reply.headers)
             return
         usage = reply.token_usage(len(raw))
         if body.get("stream"):
             if style == "chat":
-                include = bool((body.get("stream_options") or {}).get("include_usage"))
+                include = bool((body.get("stream_options") or {}).get("include_usage")) \
+                    and reply.report_usage
                 events = wire.chat_events(reply, model, usage, include)
             elif style == "anthropic":
                 events = wire.anthropic_events(reply, model, usage)
             else:
                 events = wire.responses_events(reply, model, usage)
-            self._sse(events, reply)
+            self._sse(events, reply, record)
             return
         render = {"chat": wire.chat_body, "anthropic": wire.anthropic_body,
                   "responses": wire.responses_body}[style]
-        self._json(200, render(reply, model, usage), reply.headers, cut=reply.cut_after is not None)
+        data = render(reply, model, usage)
+        if style == "chat" and not reply.report_usage:
+            data.pop("usage", None)
+        self._json(200, data, reply.headers, cut=reply.cut_after is not None)
 
     def _json(self, status: int, data: Any, headers: dict[str, str] | None = None,
               cut: bool = False) -> None:
@@ -171,7 +181,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.wfile.write(payload)
 
-    def _sse(self, events: list[wire.Event], reply: Reply) -> None:
+    def _sse(self, events: list[wire.Event], reply: Reply, record: RecordedRequest) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
@@ -188,13 +198,21 @@ class _Handler(BaseHTTPRequestHandler):
                 text = data if isinstance(data, str) else json.dumps(data)
                 frame = (f"event: {name}\n" if name else "") + f"data: {text}\n\n"
                 self._chunk(frame.encode())
+                record.events_sent = number + 1
                 if reply.stall and number == 1:
                     self.wfile.flush()
                     if self._pause(reply.stall):
+                        record.hung_up = True
+                        return
+                if reply.pace:
+                    self.wfile.flush()
+                    if self._pause(reply.pace):
+                        record.hung_up = True
                         return
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
+            record.hung_up = True
             self.close_connection = True
 
     def _chunk(self, data: bytes) -> None:

@@ -17,15 +17,16 @@ def _hex() -> str:
     return uuid.uuid4().hex[:24]
 
 
-def error_body(style: str, reply: Reply) -> dict[str, Any]:
+def error_body(style: str, reply: Reply, message: str | None = None) -> dict[str, Any]:
+    message = reply.error_message if message is None else message
     if style == "anthropic":
         kind = reply.error_type or {401: "authentication_error", 429: "rate_limit_error",
                                     529: "overloaded_error", 404: "not_found_error"}.get(
             reply.status, "api_error" if reply.status >= 500 else "invalid_request_error")
-        return {"type": "error", "error": {"type": kind, "message": reply.error_message}}
+        return {"type": "error", "error": {"type": kind, "message": message}}
     kind = reply.error_type or {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(
         reply.status, "server_error" if reply.status >= 500 else "invalid_request_error")
-    return {"error": {"message": reply.error_message, "type": kind, "code": kind, "param": None}}
+    return {"error": {"message": message, "type": kind, "code": kind, "param": None}}
 
 
 # --- Chat Completions ----------------------------------------------------------------------

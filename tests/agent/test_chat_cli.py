@@ -253,6 +253,8 @@ def test_retries_are_shown_as_they_happen_before_the_error(home, calculator, cap
     out, err = capsys.readouterr()
     lines = err.splitlines()
     assert out == ""
-    assert lines[0].startswith("  ↻ connection refused — retrying in 0") and "(2/3)" in lines[0]
-    assert lines[1].startswith("  ↻ connection refused — retrying in 0") and "(3/3)" in lines[1]
+    assert lines[0].startswith("  ↻ custom: retrying in 0")
+    assert lines[0].endswith("(attempt 2/3: connection refused)")
+    assert lines[1].startswith("  ↻ custom: retrying in 0")
+    assert lines[1].endswith("(attempt 3/3: connection refused)")
     assert lines[2].startswith("Error: ") and "gave up after 3 attempts" in err

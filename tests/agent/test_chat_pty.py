@@ -211,7 +211,8 @@ def test_retries_show_in_the_interactive_chat_before_the_error(home: Path) -> No
     term.read_until("› ")
     term.type("anyone there?\r")
     screen = term.read_until("› ")
-    retry = screen.index("↻ connection refused — retrying in 0")
-    assert "(2/2)" in screen[retry:] and screen.index("Error: ", retry) > retry
+    retry = screen.index("↻ custom: retrying in 0")
+    assert "(attempt 2/2: connection refused)" in screen[retry:]
+    assert screen.index("Error: ", retry) > retry
     term.type("/quit\r")
     assert term.wait() == 0

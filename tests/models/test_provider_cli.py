@@ -137,3 +137,32 @@ def test_setup_offers_the_current_provider_and_the_models_the_server_reports(cli
     text = (cli.home / "config.yaml").read_text()
     assert "# my local server" in text and "# LM server on this machine" in text
     assert config(cli.home)["model"]["default"] == "mistral-7b"
+
+
+def test_switching_to_a_local_server_that_does_not_answer_changes_nothing(
+        cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-ds")
+    assert cli("model", "--provider", "deepseek", "--model", "deepseek-reasoner").exit_code == 0
+    before = (cli.home / "config.yaml").read_text()
+    result = cli("model", "--provider", "ollama")  # OLLAMA_BASE_URL: a closed port
+    assert result.exit_code == 1 and "Switched" not in result.output
+    assert f"nothing answers at {NO_LOCAL['OLLAMA_BASE_URL']} (Ollama)" in result.output
+    assert "ollama serve" in result.output and "--base-url" in result.output
+    assert (cli.home / "config.yaml").read_text() == before
+    listing = {line.split()[0]: line for line in cli("model", "--list").output.splitlines()}
+    assert listing["deepseek"].endswith("← active")
+    assert not any(line.endswith("← active") for name, line in listing.items()
+                   if name != "deepseek")
+
+
+def test_switching_to_a_local_server_that_answers_takes_its_model(
+        cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeLLMServer() as server:
+        server.models[:] = ["llama3.2:3b", "qwen3:8b"]
+        monkeypatch.setenv("OLLAMA_BASE_URL", server.openai_base_url)
+        result = cli("model", "--provider", "ollama")
+        assert result.exit_code == 0, result.output
+        assert "Switched to Ollama (ollama)." in result.output
+        assert config(cli.home)["model"] == {"provider": "ollama", "default": "llama3.2:3b"}
+        listing = {line.split()[0]: line for line in cli("model", "--list").output.splitlines()}
+        assert listing["ollama"].endswith("← active")

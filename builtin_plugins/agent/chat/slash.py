@@ -76,9 +76,14 @@ def _usage(state: ChatState, args: str) -> str:
     usage = agent.session_usage
     cost = agent.session_cost
     cost_text = "unknown (no price for this model)" if cost is None else f"${cost:.4f}"
+    about = "~" if usage.estimated else ""  # the server reported none: estimated
     text = (f"session {agent.session_id}: {plural(agent.session_api_calls, 'model call')}, "
-            f"{plural(usage.prompt_tokens, 'input token')} ({usage.cache_read_tokens} cached), "
-            f"{plural(usage.output_tokens, 'output token')}, estimated cost {cost_text}")
+            f"{about}{plural(usage.prompt_tokens, 'input token')} ({usage.cache_read_tokens} "
+            f"cached), {about}{plural(usage.output_tokens, 'output token')}, estimated cost "
+            f"{cost_text}")
+    if usage.estimated:
+        text += ("\n~ estimated from the text (about 4 characters a token): the server "
+                 "reported no usage")
     engine = agent.context
     if engine is not None and engine.threshold_tokens:
         text += (f"\ncontext: {engine.last_prompt_tokens:,} of {engine.threshold_tokens:,} tokens "

@@ -14,6 +14,7 @@ PROFILE = ProviderProfile(
     aliases=('claude',),
     models=('claude-opus-4-7', 'claude-sonnet-4-6', 'claude-haiku-4-5'),
     key_url='https://console.anthropic.com/settings/keys',
+    default_max_tokens=16384,
 )
 
 

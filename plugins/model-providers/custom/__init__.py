@@ -12,6 +12,7 @@ PROFILE = ProviderProfile(
     key_required=False,
     auto_detect=False,
     aliases=('vllm', 'llamacpp', 'llama.cpp', 'openai-compatible'),
+    default_max_tokens=4096,
 )
 
 

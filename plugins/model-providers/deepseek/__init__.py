@@ -13,6 +13,7 @@ PROFILE = ProviderProfile(
     auxiliary_model='deepseek-chat',
     models=('deepseek-chat', 'deepseek-reasoner'),
     key_url='https://platform.deepseek.com/api_keys',
+    default_max_tokens=8192,
 )
 
 

@@ -14,6 +14,7 @@ PROFILE = ProviderProfile(
     auto_detect=False,
     aliases=('lm-studio',),
     key_url='https://lmstudio.ai',
+    default_max_tokens=4096,
 )
 
 

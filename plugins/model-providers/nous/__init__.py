@@ -14,6 +14,7 @@ PROFILE = ProviderProfile(
     aliases=('nous-portal',),
     models=('Hermes-4-405B', 'Hermes-4-70B'),
     key_url='https://portal.nousresearch.com',
+    default_max_tokens=8192,
 )
 
 

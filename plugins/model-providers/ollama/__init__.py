@@ -13,6 +13,7 @@ PROFILE = ProviderProfile(
     local=True,
     auto_detect=False,
     key_url='https://ollama.com/download',
+    default_max_tokens=4096,
 )
 
 

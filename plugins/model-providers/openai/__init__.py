@@ -14,6 +14,7 @@ PROFILE = ProviderProfile(
     models=('gpt-5', 'gpt-5-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4o', 'o4-mini'),
     key_url='https://platform.openai.com/api-keys',
     max_tokens_param='max_completion_tokens',
+    default_max_tokens=16384,
 )
 
 
