@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from .command import resume_hint
 from .plugin_notices import FaultNotices
 from .questions import TerminalQuestions
 from .render import TerminalRenderer, banner
@@ -123,4 +124,7 @@ def interactive(agent: Any, kernel: Any, questions: TerminalQuestions, *,
             except OSError:
                 pass
         agent.finalize("shutdown")
+        if agent.session_stored:
+            out.write(resume_hint(agent.session_id) + "\n")
+            out.flush()
     return 0
