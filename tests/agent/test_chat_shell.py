@@ -111,3 +111,52 @@ def test_too_much_stdin_is_a_clear_error_and_nothing_is_sent(hermes, server) -> 
     assert done.returncode == 1
     assert b"more than 1,000,000 bytes" in done.stderr and b"Traceback" not in done.stderr
     assert server.posts() == []
+
+
+def _interactive(monkeypatch: pytest.MonkeyPatch, *args: str, typed: str) -> str:
+    """Run ``hermes *args`` in-process as at a terminal, ``typed`` as the keyboard."""
+    import io
+
+    from hermes_agent.builtin_plugins import cli_root
+    from hermes_agent.builtin_plugins.agent.chat import command
+
+    monkeypatch.setattr(command, "stdin_is_tty", lambda: True)
+    monkeypatch.setattr("sys.stdin", io.StringIO(typed))
+    out = io.StringIO()
+    with monkeypatch.context() as patched:
+        patched.setattr("sys.stdout", out)
+        assert cli_root.main(list(args)) == 0
+    return out.getvalue()
+
+
+def test_a_resumed_session_keeps_the_model_chosen_with_slash_model(hermes, server,
+                                                                   monkeypatch) -> None:
+    server.script(reply_text("answered by the other model"))
+    shown = _interactive(monkeypatch, typed="/model other-model\nhello\n")
+    session = RESUME.search(shown).group(1)  # type: ignore[union-attr]
+    assert server.last.body["model"] == "other-model"
+    server.script(reply_text("still the other model"))
+    done = hermes("--resume", session, "-q", "and now?")
+    assert done.returncode == 0, done.stderr
+    assert server.last.body["model"] == "other-model"  # not model.default (fake-model)
+    server.script(reply_text("explicit"), reply_text("kept"))
+    assert hermes("--resume", session, "-m", "third-model", "-q", "x").returncode == 0
+    assert server.last.body["model"] == "third-model"  # --model wins, and is remembered
+    assert hermes("--resume", session, "-q", "y").returncode == 0
+    assert server.last.body["model"] == "third-model"
+
+
+def test_continue_picks_the_session_used_last_and_a_resumed_chat_shows_a_recap(
+        hermes, server, monkeypatch) -> None:
+    server.script(reply_text("about apples"), reply_text("about pears"),
+                  reply_text("more on apples"))
+    older = RESUME.search(hermes("-q", "tell me about apples").stderr).group(1)  # type: ignore[union-attr]
+    newer = RESUME.search(hermes("-q", "tell me about pears").stderr).group(1)  # type: ignore[union-attr]
+    assert older != newer
+    again = hermes("--resume", older, "-q", "and their colour?")  # the older one, used last
+    assert RESUME.search(again.stderr).group(1) == older  # type: ignore[union-attr]
+    shown = _interactive(monkeypatch, "-c", typed="")
+    recap = shown[shown.index("Resumed session"):].splitlines()
+    assert recap[0] == f"Resumed session {older}: 4 messages"
+    assert recap[1:3] == ["  you: and their colour?", "  hermes: more on apples"]
+    assert RESUME.search(shown).group(1) == older  # type: ignore[union-attr]

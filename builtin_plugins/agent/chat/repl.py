@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from .command import resume_hint
 from .plugin_notices import FaultNotices
 from .questions import TerminalQuestions
-from .render import TerminalRenderer, banner
+from .render import TerminalRenderer, banner, recap
 from .status import StatusLine
 from .runner import run_turn
 from .slash import QUIT, ChatState, run_slash
@@ -84,6 +84,8 @@ def interactive(agent: Any, kernel: Any, questions: TerminalQuestions, *,
     state = ChatState(agent, kernel)
     notices = FaultNotices(kernel)
     out.write(banner(agent, color=color) + "\n")
+    if agent.history:
+        out.write(recap(agent, color=color) + "\n")
     out.flush()
     try:
         while not state.quit:
