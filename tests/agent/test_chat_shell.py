@@ -160,3 +160,33 @@ def test_continue_picks_the_session_used_last_and_a_resumed_chat_shows_a_recap(
     assert recap[0] == f"Resumed session {older}: 4 messages"
     assert recap[1:3] == ["  you: and their colour?", "  hermes: more on apples"]
     assert RESUME.search(shown).group(1) == older  # type: ignore[union-attr]
+
+
+def test_an_unknown_toolset_is_an_error_naming_the_known_ones(hermes, server, home) -> None:
+    for wrong, hint in (("bogus", "unknown toolset 'bogus'; known toolsets: "),
+                        ("fiel,terminal", "unknown toolset 'fiel' (did you mean 'file'?)")):
+        done = hermes("chat", "--toolsets", wrong, "-q", "hi")
+        assert done.returncode == 2 and hint in done.stderr, done.stderr
+        assert "terminal" in done.stderr.split("known toolsets: ")[1]
+    config = home / "config.yaml"
+    config.write_text(config.read_text() + "toolsets: [termnal]\n")
+    done = hermes("-q", "hi")
+    assert done.returncode == 1
+    assert "config.yaml `toolsets`: unknown toolset 'termnal' (did you mean 'terminal'?)" \
+        in done.stderr
+    assert server.posts() == []  # nothing ran with a silently empty tool list
+
+
+def test_config_set_toolsets_checks_the_names_against_the_loaded_plugins(hermes, home) -> None:
+    config = home / "config.yaml"
+    config.write_text(config.read_text() + "mcp_servers:\n  demo:\n    command: /bin/false\n")
+    before = config.read_text()
+    refused = hermes("config", "set", "toolsets", "[bogus]")
+    assert refused.returncode == 1
+    assert "not saved; toolsets: unknown toolset 'bogus'" in refused.stderr
+    assert config.read_text() == before
+    # an MCP server's toolset is known before the server ever starts
+    saved = hermes("config", "set", "toolsets", "[mcp-demo, file]")
+    assert saved.returncode == 0, saved.stderr
+    assert "toolsets:\n- mcp-demo\n- file" in config.read_text() or \
+        "toolsets: [mcp-demo, file]" in config.read_text()

@@ -51,9 +51,10 @@ def run_chat(*, query: str | None = None, resume: str | None = None, continue_: 
 
     kernel = cli_kernel()
     interactive = query is None and not as_json and stdin_is_tty()
-    options = AgentOptions(
-        platform="cli", provider=provider, model=model, max_iterations=max_turns,
-        toolsets=[t.strip() for t in toolsets.split(",") if t.strip()] if toolsets else None)
+    chosen = [t.strip() for t in toolsets.split(",") if t.strip()] if toolsets is not None else None
+    _check_toolsets(kernel, chosen)
+    options = AgentOptions(platform="cli", provider=provider, model=model,
+                           max_iterations=max_turns, toolsets=chosen)
     questions = None
     if interactive:
         from .questions import TerminalQuestions
@@ -83,6 +84,23 @@ def run_chat(*, query: str | None = None, resume: str | None = None, continue_: 
     from .repl import interactive as repl
 
     return repl(agent, kernel, questions)
+
+
+def _check_toolsets(kernel: Any, chosen: list[str] | None) -> None:
+    """``--toolsets`` (else config.yaml's ``toolsets``) names only registered toolsets: a
+    misspelt one would silently leave the model without its tools."""
+    if chosen is not None:
+        problem = kernel.tools.unknown_toolsets(chosen)
+        if problem or not chosen:
+            raise click.BadParameter(problem or "name at least one toolset", param_hint="'--toolsets'")
+        return
+    configured = kernel.config.get("toolsets")
+    problem = kernel.tools.unknown_toolsets(configured) if configured else None
+    if problem:
+        from hermes_agent import ConfigError
+
+        raise ConfigError(f"config.yaml `toolsets`: {problem}; fix it with `hermes config set "
+                          "toolsets '[...]'`, or pass --toolsets for this run")
 
 
 def stdin_is_tty() -> bool:
