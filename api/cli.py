@@ -52,15 +52,20 @@ def report_config_warnings(config: Any) -> None:
     _access().report_config_warnings(config)
 
 def confirm_at_terminal(question: str, without_asking: str, default: bool = False) -> bool:
-    """Ask ``question`` (y/n) when standard input is a terminal. Without one nobody can
-    answer: fail (exit 1, no traceback) with the question and ``without_asking``, how to give
-    the answer on the command line (e.g. "run it again with --yes")."""
+    """Ask ``question`` (y/n). An answer piped in is read like a typed one; with nothing to
+    read (``< /dev/null``, no terminal) nobody can answer: fail (exit 1, no traceback) with
+    the question and ``without_asking``, how to give the answer on the command line (e.g.
+    "run it again with --yes")."""
     import sys
 
-    if sys.stdin is not None and sys.stdin.isatty():
+    try:
         return click.confirm(question, default=default)
-    raise click.ClickException(f"{question} Nothing was done: standard input is not a "
-                               f"terminal, so nobody can answer; {without_asking}.")
+    except click.Abort:
+        if sys.stdin is not None and sys.stdin.isatty():
+            raise  # Ctrl-C or Ctrl-D at the terminal
+        click.echo("", err=True)
+        raise click.ClickException(f"{question} Nothing was done: there is no answer on "
+                                   f"standard input (not a terminal); {without_asking}.") from None
 
 
 class ListingGroup(click.Group):
