@@ -113,7 +113,7 @@ _EXPORTS: dict[str, str] = {
     "pid_alive": "files",
     # cli.py and text.py: for the CLI commands plugins add
     "cli_kernel": "cli", "reload_cli_kernel": "cli", "report_config_warnings": "cli",
-    "ListingGroup": "cli",
+    "ListingGroup": "cli", "confirm_at_terminal": "cli",
     "editor_command": "editor", "run_editor": "editor",
     "first_sentence": "cli", "plural": "text", "ellipsize": "text", "table": "text",
 }

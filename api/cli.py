@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from hermes_agent import Kernel
 
 __all__ = ["cli_kernel", "reload_cli_kernel", "report_config_warnings", "ListingGroup",
-           "first_sentence"]
+           "first_sentence", "confirm_at_terminal"]
 
 
 def _access() -> Any:
@@ -50,6 +50,23 @@ def report_config_warnings(config: Any) -> None:
     """Print ``config``'s warnings (misspelt or unknown keys, unset ${VAR}s) on stderr, each
     once per ``hermes`` command, for a command that loaded the configuration itself."""
     _access().report_config_warnings(config)
+
+def confirm_at_terminal(question: str, without_asking: str, default: bool = False) -> bool:
+    """Ask ``question`` (y/n). An answer piped in is read like a typed one; with nothing to
+    read (``< /dev/null``, no terminal) nobody can answer: fail (exit 1, no traceback) with
+    the question and ``without_asking``, how to give the answer on the command line (e.g.
+    "run it again with --yes")."""
+    import sys
+
+    try:
+        return click.confirm(question, default=default)
+    except click.Abort:
+        if sys.stdin is not None and sys.stdin.isatty():
+            raise  # Ctrl-C or Ctrl-D at the terminal
+        click.echo("", err=True)
+        raise click.ClickException(f"{question} Nothing was done: there is no answer on "
+                                   f"standard input (not a terminal); {without_asking}.") from None
+
 
 class ListingGroup(click.Group):
     """``default``: the subcommand that runs when none is given."""

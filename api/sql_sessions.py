@@ -151,6 +151,10 @@ class SessionSql:
         self.sessions = q("SELECT * FROM sessions ORDER BY started_at DESC LIMIT ? OFFSET ?")
         self.sessions_of = q("SELECT * FROM sessions WHERE source = ? ORDER BY started_at DESC "
                              "LIMIT ? OFFSET ?")
+        self.last_used_of = q(  # the latest message (or the start) of each session
+            "SELECT s.id FROM sessions s WHERE s.source = ? ORDER BY COALESCE((SELECT "
+            "MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), s.started_at) DESC "
+            "LIMIT 1")
         self.ids = q(f"SELECT id FROM sessions ORDER BY {d.session_order}")
         self.ids_of = q(f"SELECT id FROM sessions WHERE source = ? ORDER BY {d.session_order}")
         ended = "SELECT id FROM sessions WHERE ended_at IS NOT NULL AND started_at < ?"
@@ -389,6 +393,12 @@ class SqlSessionMethods:
         else:
             rows = self._read(self.sql.sessions, (limit, offset))
         return self.sql.dialect.dicts(rows)
+
+    def last_active_session(self, source: str) -> str | None:
+        """The session of ``source`` used last: the one with the newest message (a session
+        without messages counts from its start)."""
+        rows = self._read(self.sql.last_used_of, (source,))
+        return str(self.sql.dialect.dicts(rows)[0]["id"]) if rows else None
 
     def list_sessions_rich(self, *, source: str | None = None,
                            exclude_sources: Iterable[str] | None = None, limit: int = 20,

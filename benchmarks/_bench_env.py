@@ -210,12 +210,15 @@ class StartupCase:
     args: tuple[str, ...]  # CLI arguments; empty means `python -c pass`
     home: str  # which home template: "empty" or "plugins50"
     target: float | None  # ours/original median ratio must stay under this
+    fresh: bool = False  # every timed run gets a new copy of the home (a first run)
 
 
 STARTUP_CASES: tuple[StartupCase, ...] = (
     StartupCase("python_floor", "python -c pass (interpreter floor)", (), "empty", None),
     StartupCase("version", "hermes --version", ("--version",), "empty", 1 / 3),
-    StartupCase("help", "hermes --help", ("--help",), "empty", 1 / 3),
+    StartupCase("help", "hermes --help", ("--help",), "empty", 0.25),
+    StartupCase("help_first", "hermes --help (first run, empty home)", ("--help",), "empty",
+                0.33, fresh=True),
     StartupCase(
         "plugins_list_50",
         f"hermes plugins list ({PLUGIN_COUNT} plugins, {ENABLED_COUNT} enabled)",

@@ -151,7 +151,7 @@ def run_startup_case(
         if impl.key in results:  # failed during an earlier repetition
             continue
         home = impl.homes[case.home]
-        if args.fresh_home_per_run:
+        if args.fresh_home_per_run or case.fresh:
             home = impl_home(impl, templates[case.home], run_dir / "fresh" / impl.key / case.home)
         try:
             samples[impl.key].append(timed_run(case_argv(impl, case), impl_env(home), cwd))

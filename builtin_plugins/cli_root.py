@@ -165,6 +165,9 @@ def _build_root() -> Any:
             formatter.write_text("Plugins may add more commands once they are enabled and "
                                  "loaded: `hermes plugins list` shows them.\n")
 
+        def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+            return super().parse_args(ctx, _chat_options_to_chat(self, ctx, args))
+
         def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
             name = args[0] if args else ""
             command = self.get_command(ctx, name)
@@ -187,13 +190,27 @@ def _build_root() -> Any:
     def hermes(ctx: click.Context) -> Any:
         """hermes: a self-hosted AI agent whose every capability is a plugin.
 
-        Without a command, starts the interactive chat (`hermes chat`)."""
+        Without a command, starts the interactive chat (`hermes chat`), and takes its options:
+        `hermes -c`, `hermes --resume ID`, `hermes -q TEXT`, `hermes -m MODEL` ...
+        (`hermes chat --help` lists them)."""
         ctx.ensure_object(KernelAccess)  # main() passes one; this covers other callers
         if ctx.invoked_subcommand is None:
             return ctx.invoke(ctx.command.get_command(ctx, "chat"))
         return None
 
     return hermes
+
+
+def _chat_options_to_chat(group: Any, ctx: Any, args: list[str]) -> list[str]:
+    """``hermes -c`` is ``hermes chat -c``: an option the root does not know, before any
+    command, starts ``hermes chat``'s arguments (the root's own options take no value)."""
+    own = {opt for param in group.get_params(ctx) for opt in (*param.opts, *param.secondary_opts)}
+    for index, arg in enumerate(args):
+        if arg == "--" or not arg.startswith("-") or arg == "-":
+            return args
+        if arg not in own:
+            return [*args[:index], "chat", *args[index:]]
+    return args
 
 
 def _safe_mode(ctx: Any, param: Any, value: bool) -> None:

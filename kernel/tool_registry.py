@@ -110,6 +110,24 @@ class ToolRegistry:
     def known_toolsets(self) -> list[str]:
         return sorted(set(self.leaf_toolsets()) | set(self.toolsets))
 
+    def unknown_toolsets(self, names: Iterable[str]) -> str | None:
+        """None when every name is a registered toolset; else the problem, naming each
+        unknown one (with the closest known name) and the known ones."""
+        import difflib
+
+        known = self.known_toolsets()
+        problems = []
+        for name in dict.fromkeys(names):
+            if name in known:
+                continue
+            close = difflib.get_close_matches(name, known, 1)
+            problems.append(repr(name) + (f" (did you mean {close[0]!r}?)" if close else ""))
+        if not problems:
+            return None
+        return (f"unknown toolset{'s' if len(problems) > 1 else ''} {', '.join(problems)}; "
+                f"known toolsets: {', '.join(known) or '(none)'} (plugins add more once "
+                "enabled: `hermes plugins list`)")
+
     def resolve_toolsets(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
         """Expand toolset names (leaf, composite or platform) into ``(tools, notes)``; each
         note says why something named was dropped."""

@@ -193,7 +193,8 @@ def split_session(agent: Agent, compressed: list[dict[str, Any]]) -> None:
     title = sessions.title(old)
     sessions.end(old, "compression")  # first: a continuation starts after its parent ended
     try:
-        sessions.create(new, source=agent.platform, model=agent.model, parent_session_id=old)
+        sessions.create(new, source=agent.platform, model=agent.model, provider=agent.provider,
+                        parent_session_id=old)
         if title:
             sessions.set_title(new, sessions.next_title(title))
         sessions.replace(new, compressed)

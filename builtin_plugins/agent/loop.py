@@ -171,6 +171,8 @@ class Agent(SessionLifecycle):
         self.client = self.kernel.service("models").client(
             provider=provider or self.provider, model=model)
         context_link.update_model(self)
+        if self._stored:  # a resume goes on with it
+            self.sessions.set_model(self.session_id, self.provider, self.model)
 
     # --- interrupt -------------------------------------------------------------------------
     def interrupt(self) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from hermes_agent import HermesError
 from hermes_agent.api import SessionStoreError, Usage
 
 from . import context_link, memory_link
@@ -62,13 +63,30 @@ class SessionLifecycle:
         self.history = self.sessions.conversation(session_id)
         self._sent_context.clear()
         self._stored = True
+        self._resume_model()
         context_link.session_started(self)
         if stored.get("ended_at"):
             self.sessions.reopen(session_id)
 
+    def _resume_model(self) -> None:
+        """A resumed session goes on with the model it last used (``/model`` included),
+        unless this run chose one (``--model``/``--provider``: then that is remembered)."""
+        if self.options.model or self.options.provider:
+            self.sessions.set_model(self.session_id, self.provider, self.model)
+            return
+        chosen = self.sessions.chosen_model(self.session_id)
+        if chosen is None or chosen == (self.provider, self.model):
+            return
+        try:
+            self.switch_model(chosen[1], chosen[0])
+        except HermesError as exc:  # e.g. that provider is no longer configured
+            self._notices.append(f"this session used {chosen[1]} via {chosen[0]}, which is "
+                                 f"not available now ({exc}); going on with {self.model}")
+
     def _start_session(self) -> None:
         if not self._stored:
             self.sessions.create(self.session_id, source=self.platform, model=self.model,
+                                 provider=self.provider,
                                  parent_session_id=self.options.parent_session_id)
             self._stored = True
         self.system_prompt = self._build_prompt()

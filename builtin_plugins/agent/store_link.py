@@ -28,10 +28,32 @@ class SessionLink:
         self.store = store
         self._estimated: set[str] = set()  # sessions marked as holding estimated counts
 
-    def create(self, session_id: str, *, source: str, model: str,
+    def create(self, session_id: str, *, source: str, model: str, provider: str,
                parent_session_id: str | None = None) -> None:
         self.store.create_session(session_id, source=source, model=model,
-                                  parent_session_id=parent_session_id)
+                                  parent_session_id=parent_session_id,
+                                  model_config={"provider": provider, "model": model})
+
+    def chosen_model(self, session_id: str) -> tuple[str, str] | None:
+        """The (provider, model) the session last used, as :meth:`set_model` stored it."""
+        config = self._model_config(session_id)
+        if config.get("provider") and config.get("model"):
+            return str(config["provider"]), str(config["model"])
+        return None
+
+    def _model_config(self, session_id: str) -> dict[str, Any]:
+        config = (self.get(session_id) or {}).get("model_config")
+        try:
+            config = json.loads(config) if isinstance(config, str) else config
+        except ValueError:
+            return {}
+        return config if isinstance(config, dict) else {}
+
+    def set_model(self, session_id: str, provider: str, model: str) -> None:
+        """Remember the session's model (``/model``, a resume with ``--model``)."""
+        config = self._model_config(session_id)
+        self.store.update_session_model(session_id, model,
+                                        {**config, "provider": provider, "model": model})
 
     def get(self, session_id: str) -> dict[str, Any] | None:
         session = self.store.get_session(session_id)
@@ -118,7 +140,11 @@ class SessionLink:
         return None
 
     def latest(self, source: str) -> str | None:
-        """The most recent session of ``source`` (for ``--continue``)."""
+        """The session of ``source`` used last (for ``--continue``); a store without
+        ``last_active_session`` gives the newest-started one."""
+        last_used = getattr(self.store, "last_active_session", None)
+        if last_used is not None:
+            return last_used(source)  # type: ignore[no-any-return]
         rows = self.store.list_sessions(source=source, limit=1)
         if not rows:
             return None

@@ -37,6 +37,13 @@ def register(ctx: "PluginContext") -> None:
         if "manager" in holder:
             holder.pop("manager").close()
 
+    servers = kernel.config.get("mcp_servers")
+    if isinstance(servers, dict) and servers:
+        from .settings import toolset_name
+
+        for server in servers:  # known before the server starts: `toolsets:` may name it
+            ctx.register_toolset(toolset_name(str(server)), kind="leaf",
+                                 description=f"the tools of MCP server {server!r}")
     ctx.register_service("mcp", manager)
     ctx.register_hook("pre_llm_call", between_turns,
                       description="start, refresh and restart MCP servers between turns")

@@ -11,7 +11,7 @@ from typing import Any
 import click
 import yaml
 from hermes_agent.api import write_config_value
-from hermes_agent import ConfigError, hermes_home, load_config
+from hermes_agent import ConfigError, HermesError, hermes_home, load_config
 from hermes_agent.api import (ListingGroup, cli_kernel, is_secret_name, mask_secrets,
                               report_config_warnings, set_env_values, unset_env_values)
 
@@ -143,12 +143,29 @@ def set_value(key: str, value: str, force: bool, to_env: bool) -> None:
     except yaml.YAMLError:
         parsed = value
     home = hermes_home()
+    _check_toolsets(key, parsed)
     try:
         write_config_value(home, key, parsed, allow_unknown=force)
     except ConfigError as exc:
         raise click.ClickException(f"not saved; {exc}") from exc
     click.echo(f"{key} = {json.dumps(redact(parsed, key.rsplit('.', 1)[-1]))} (saved to {home / 'config.yaml'})")
     _still_invalid()
+
+
+def _check_toolsets(key: str, value: Any) -> None:
+    """``toolsets`` / ``platform_toolsets.<platform>``: names the loaded plugins register
+    (MCP servers' included), else not saved; a warning when the plugins cannot be loaded."""
+    if not (key == "toolsets" or key.startswith("platform_toolsets.")) or not (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        return  # not a toolset list: the type check of the write says what is wrong
+    try:
+        problem = cli_kernel().tools.unknown_toolsets(value)
+    except HermesError as exc:
+        click.echo(f"warning: the toolset names were not checked: the plugins could not be "
+                   f"loaded ({exc})", err=True)
+        return
+    if problem:
+        raise click.ClickException(f"not saved; {key}: {problem}")
 
 
 def _still_invalid() -> None:

@@ -133,7 +133,10 @@ def confirm(question: str, answer: bool | None, no_input: bool) -> bool:
         return answer
     if no_input:
         return False
-    return click.confirm(question, default=False)
+    from hermes_agent.api import confirm_at_terminal
+
+    return confirm_at_terminal(question, "pass --enable to install and enable it, or "
+                               "--no-enable to install it switched off")
 
 
 def install(kernel: Kernel, spec: str, *, enable: bool | None, no_input: bool,

@@ -106,7 +106,10 @@ def update(kernel: Kernel, name: str, *, from_spec: str | None, dry_run: bool, y
             if no_input:
                 raise click.ClickException(f"the update gives {name} new capabilities; review "
                                            "them above and re-run with --yes to accept")
-            if not click.confirm("This update lets the plugin do more. Accept it?", default=False):
+            from hermes_agent.api import confirm_at_terminal
+
+            if not confirm_at_terminal("This update lets the plugin do more. Accept it?",
+                                       "review them above and re-run with --yes to accept"):
                 raise click.ClickException(f"update of {name} declined; nothing was changed")
         env_values = prompt_missing_env(new.manifest.requires_env, kernel.env,
                                         kernel.home / ".env", no_input)

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 from hermes_agent.api import (
+    confirm_at_terminal,
     ListingGroup,
     SessionStore,
     SessionStoreError,
@@ -267,8 +268,9 @@ def delete(session: str, yes: bool) -> None:
     """Delete a session and its messages."""
     store = _store()
     sid = _resolve(store, session)
-    if not yes:
-        click.confirm(f"Delete session {sid} and its messages?", abort=True)
+    if not yes and not confirm_at_terminal(f"Delete session {sid} and its messages?",
+                                           "run it again with --yes to delete it"):
+        raise click.Abort()
     store.delete_session(sid)
     click.echo(f"Deleted {sid}")
 
@@ -281,14 +283,36 @@ def delete(session: str, yes: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def prune(days: float, source: str | None, yes: bool, as_json: bool) -> None:
     """Delete ENDED sessions older than --older-than days (active ones are kept)."""
+    store = _store()
     if not yes and not as_json:
-        click.confirm(f"Delete ended sessions older than {days:g} days"
-                      f"{f' from {source}' if source else ''}?", abort=True)
-    n = _store().prune_sessions(older_than_days=days, source=source)
+        count = _prunable(store, days, source)
+        if not count:
+            click.echo(f"No ended session is older than {days:g} days"
+                       f"{f' from {source}' if source else ''}; nothing to delete.")
+            return
+        question = (f"Delete {plural(count, 'ended session')} older than {days:g} days"
+                    f"{f' from {source}' if source else ''}, with their messages?")
+        if not confirm_at_terminal(question, "run it again with --yes to delete them"):
+            raise click.Abort()
+    n = store.prune_sessions(older_than_days=days, source=source)
     if as_json:
         _echo_json({"deleted": n})
     else:
         click.echo(f"Deleted {n} session(s).")
+
+
+def _prunable(store: Any, days: float, source: str | None, page: int = 500) -> int:
+    """How many sessions ``prune_sessions`` would delete now: ended, started before the
+    cut-off (read through the listing, page by page)."""
+    import time
+
+    cutoff, count, offset = time.time() - days * 86400, 0, 0
+    while True:
+        rows = store.list_sessions(source=source, limit=page, offset=offset)
+        count += sum(1 for r in rows if r.get("ended_at") and r["started_at"] < cutoff)
+        if len(rows) < page:
+            return count
+        offset += page
 
 
 @sessions.command()

@@ -29,7 +29,9 @@ def test_chat_q_streams_the_answer_and_exits_zero(cli, server, capsys) -> None:
     assert cli("chat", "-q", "what is 7*6?") == 0
     out, err = capsys.readouterr()
     assert out == "It is 42.\n"  # stdout is the answer alone; tool activity goes to stderr
-    assert err.splitlines() == ['  ⚙ calculate {"expression": "7*6"}']
+    lines = err.splitlines()
+    assert lines[0] == '  ⚙ calculate {"expression": "7*6"}'
+    assert lines[1:] == [f"Resume this session with: hermes --resume {lines[1].split()[-1]}"]
     assert server.posts()[0].body["stream"] is True
 
 
@@ -240,7 +242,8 @@ def test_with_nobody_to_ask_a_dangerous_command_is_denied(cli, server, tmp_path,
     assert cli("chat", "-q", "delete build") == 0
     out, err = capsys.readouterr()
     assert out == "I could not delete it.\n"
-    [line] = err.splitlines()  # one line per call, with its denial
+    line, resume = err.splitlines()  # one line per call, with its denial; the resume line
+    assert resume.startswith("Resume this session with: hermes --resume ")
     assert line.startswith('  ⚙ terminal {"command": "rm -rf build"} → blocked: ')
     assert (tmp_path / "build").is_dir()
     result = json.loads(server.last.body["messages"][-1]["content"])

@@ -8,16 +8,21 @@ from standard input). With no provider configured, a person at a terminal is off
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from typing import Any
 
 import click
 
 EXIT_FAILED, EXIT_INTERRUPTED = 1, 130
+MAX_STDIN_BYTES = 1_000_000  # piped into one message; about 250,000 tokens
 
 
 @click.command("chat")
-@click.option("-q", "--query", metavar="TEXT", help="Ask once, print the answer and exit.")
+@click.option("-q", "--query", metavar="TEXT",
+              help="Ask once, print the answer and exit (piped input is appended; - reads "
+                   "the message from standard input).")
 @click.option("-r", "--resume", metavar="ID|TITLE", help="Continue a stored session.")
 @click.option("-c", "--continue", "continue_", is_flag=True,
               help="Continue the most recent CLI session.")
@@ -46,9 +51,10 @@ def run_chat(*, query: str | None = None, resume: str | None = None, continue_: 
 
     kernel = cli_kernel()
     interactive = query is None and not as_json and stdin_is_tty()
-    options = AgentOptions(
-        platform="cli", provider=provider, model=model, max_iterations=max_turns,
-        toolsets=[t.strip() for t in toolsets.split(",") if t.strip()] if toolsets else None)
+    chosen = [t.strip() for t in toolsets.split(",") if t.strip()] if toolsets is not None else None
+    _check_toolsets(kernel, chosen)
+    options = AgentOptions(platform="cli", provider=provider, model=model,
+                           max_iterations=max_turns, toolsets=chosen)
     questions = None
     if interactive:
         from .questions import TerminalQuestions
@@ -70,19 +76,70 @@ def run_chat(*, query: str | None = None, resume: str | None = None, continue_: 
             raise  # the one-screen message on how to configure a provider; exit 1
         kernel = _offer_setup(kernel, str(exc))
         agent = Agent(kernel, options, session_id=session_id)
+    query = _with_stdin(query, interactive, as_json)
     if as_json:
         return _json_mode(agent, query)
     if query is not None:
         return _once(agent, query)
-    if not interactive:
-        return _once(agent, sys.stdin.read())
     from .repl import interactive as repl
 
     return repl(agent, kernel, questions)
 
 
+def _check_toolsets(kernel: Any, chosen: list[str] | None) -> None:
+    """``--toolsets`` (else config.yaml's ``toolsets``) names only registered toolsets: a
+    misspelt one would silently leave the model without its tools."""
+    if chosen is not None:
+        problem = kernel.tools.unknown_toolsets(chosen)
+        if problem or not chosen:
+            raise click.BadParameter(problem or "name at least one toolset", param_hint="'--toolsets'")
+        return
+    configured = kernel.config.get("toolsets")
+    problem = kernel.tools.unknown_toolsets(configured) if configured else None
+    if problem:
+        from hermes_agent import ConfigError
+
+        raise ConfigError(f"config.yaml `toolsets`: {problem}; fix it with `hermes config set "
+                          "toolsets '[...]'`, or pass --toolsets for this run")
+
+
 def stdin_is_tty() -> bool:
     return sys.stdin.isatty()
+
+
+def _with_stdin(query: str | None, interactive: bool, as_json: bool) -> str | None:
+    """The message to send once: ``-q TEXT`` with piped input after a blank line, or the
+    piped input alone (``-q -``, or no ``-q``); None for a chat that reads its input itself."""
+    if query == "-" or (query is None and not interactive and not as_json):
+        return piped_stdin(required=True)
+    if query is None:
+        return None
+    extra = piped_stdin()
+    return f"{query}\n\n{extra}" if extra else query
+
+
+def piped_stdin(required: bool = False) -> str:
+    """What a pipe or a file on standard input holds (``echo data | hermes chat -q ...``), at
+    most :data:`MAX_STDIN_BYTES`; "" for a terminal, /dev/null or no standard input. With
+    ``required`` (``-q -``, or no ``-q``), nothing to read is an error."""
+    data = b""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (AttributeError, OSError, ValueError):  # closed, or not a real file
+        mode = 0
+    if stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode):
+        data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+        if len(data) > MAX_STDIN_BYTES:
+            raise click.ClickException(
+                f"standard input holds more than {MAX_STDIN_BYTES:,} bytes, more than hermes "
+                "sends as one message; pipe in a part of it (e.g. `head -c 200000 FILE | "
+                "hermes chat -q ...`)")
+    text = data.decode("utf-8", errors="replace").strip("\n")
+    if required and not text.strip():
+        raise click.ClickException("nothing to send: standard input is empty or not a pipe; "
+                                   "give the message with -q TEXT, or pipe it in "
+                                   "(`echo TEXT | hermes chat -q -`)")
+    return text
 
 
 def _offer_setup(kernel: Any, how_to: str) -> Any:
@@ -121,9 +178,16 @@ def _once(agent: Any, message: str) -> int:
                        else "interrupted")
         for line in notices.new():
             click.echo(f"warning: {line}", err=True)
+        if agent.session_stored:  # on stderr: standard output is the answer alone
+            click.echo(resume_hint(agent.session_id), err=True)
     if result.interrupted:
         return EXIT_INTERRUPTED
     return 0 if result.completed else EXIT_FAILED
+
+
+def resume_hint(session_id: str) -> str:
+    """The line a chat ends with (tools read the id from it)."""
+    return f"Resume this session with: hermes --resume {session_id}"
 
 
 def _json_mode(agent: Any, query: str | None) -> int:

@@ -174,3 +174,30 @@ def banner(agent: Any, *, color: bool) -> str:
     lines.append(style("Type a message. /help lists commands; end a line with \\ to continue "
                        "it; Ctrl-C interrupts, Ctrl-D or /quit exits.", DIM))
     return "\n".join(lines)
+
+
+def recap(agent: Any, *, color: bool, width: int = 200) -> str:
+    """What a resumed session holds: its title, how many messages, the last exchange."""
+    def style(text: str, code: str) -> str:
+        return f"{code}{text}{RESET}" if color else text
+
+    history = agent.history
+    title = agent.sessions.title(agent.session_id)
+    lines = [style(f"Resumed session {agent.session_id}" + (f" \"{title}\"" if title else "")
+                   + f": {len(history)} message{'s' if len(history) != 1 else ''}", BOLD)]
+    last_user = next((i for i in range(len(history) - 1, -1, -1)
+                      if history[i].get("role") == "user"), None)
+    if last_user is not None:
+        lines.append(f"  you: {_short(_text(history[last_user]), width)}")
+        answer = next((m for m in reversed(history[last_user + 1:])
+                       if m.get("role") == "assistant" and _text(m)), None)
+        if answer is not None:
+            lines.append(f"  hermes: {_short(_text(answer), width)}")
+    return "\n".join(lines)
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):  # multimodal parts
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict)).strip()
+    return str(content or "").strip()

@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from .command import resume_hint
 from .plugin_notices import FaultNotices
 from .questions import TerminalQuestions
-from .render import TerminalRenderer, banner
+from .render import TerminalRenderer, banner, recap
 from .status import StatusLine
 from .runner import ChatStopped, run_turn
 from .slash import QUIT, ChatState, run_slash
@@ -83,6 +84,8 @@ def interactive(agent: Any, kernel: Any, questions: TerminalQuestions, *,
     state = ChatState(agent, kernel)
     notices = FaultNotices(kernel)
     out.write(banner(agent, color=color) + "\n")
+    if agent.history:
+        out.write(recap(agent, color=color) + "\n")
     out.flush()
     reason = "shutdown"
     try:
@@ -127,4 +130,7 @@ def interactive(agent: Any, kernel: Any, questions: TerminalQuestions, *,
             except OSError:
                 pass
         agent.finalize(reason)
+        if agent.session_stored:
+            out.write(resume_hint(agent.session_id) + "\n")
+            out.flush()
     return 0
