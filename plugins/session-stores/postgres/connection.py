@@ -52,6 +52,8 @@ def is_connection_lost(exc: BaseException) -> bool:
 class Database:
     """A pool of connections to one database, with its schema checked and migrated."""
 
+    errors = pg_errors  # psycopg's error classes, for modules that must not import it first
+
     def __init__(self, dsn: str):
         if not dsn:
             raise SessionStoreError(

@@ -26,7 +26,7 @@ def import_records(store: "PostgresSessionStore", records: Iterable[dict[str, An
                    keep_message_ids: bool = False) -> dict[str, int]:
     """Import exported sessions (dicts with ``messages``), parents before children; each
     session with its messages in one transaction."""
-    from psycopg.errors import UniqueViolation
+    UniqueViolation = store.db.errors.UniqueViolation
 
     def do(conn: Any, record: dict[str, Any]) -> int | None:
         sid = to_pg(str(record["id"]))
