@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from hermes_agent.builtin_plugins.sessions.store import SqliteSessionStore
 
 HINT = "pip install 'hermes-agent-runtime[session-postgres]'"
@@ -33,9 +35,11 @@ def _hermes_without_psycopg(home: Path, *args: str) -> subprocess.CompletedProce
                           text=True, timeout=120, env={**os.environ, "HERMES_HOME": str(home)})
 
 
-def test_migrate_to_postgres_without_the_extra_prints_the_install_hint(home):
+@pytest.mark.parametrize("sessions", [0, 1])  # an empty source still opens the target
+def test_migrate_to_postgres_without_the_extra_prints_the_install_hint(home, sessions):
     store = SqliteSessionStore(home / "state.db")
-    store.create_session("kept", source="cli")
+    for n in range(sessions):
+        store.create_session(f"kept{n}", source="cli")
     store.close()
     done = _hermes_without_psycopg(home, "sessions", "migrate", "--to",
                                    "postgresql://hermes:hunter2@127.0.0.1:5432/hermes")
@@ -43,7 +47,7 @@ def test_migrate_to_postgres_without_the_extra_prints_the_install_hint(home):
     assert HINT in done.stderr and "psycopg" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout and "hunter2" not in done.stderr
     store = SqliteSessionStore(home / "state.db")
-    assert [s["id"] for s in store.list_sessions()] == ["kept"]  # the source untouched
+    assert len(store.list_sessions()) == sessions  # the source untouched
     store.close()
 
 
