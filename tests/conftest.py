@@ -89,14 +89,22 @@ def postgres_dsn() -> str:
                                   "'hermes-agent-runtime[session-postgres]'")
     dsn = os.environ.get("HERMES_TEST_POSTGRES_DSN") or DEFAULT_POSTGRES_DSN
     try:
-        with psycopg.connect(dsn, connect_timeout=3, autocommit=True) as conn:
-            # once, in public: a test's own schema (dropped after it) must not hold it
-            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+        conn = psycopg.connect(dsn, connect_timeout=3, autocommit=True)
+    except psycopg.Error as exc:
+        pytest.skip(f"no PostgreSQL server for the postgres session-store tests at {dsn} "
+                    f"({str(exc).strip().splitlines()[0]}); start one there or set "
+                    "HERMES_TEST_POSTGRES_DSN")
+    try:
+        # once, in public: a test's own schema (dropped after it) must not hold it
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
     except psycopg.errors.UniqueViolation:
         pass  # another test process created it at the same moment
     except psycopg.Error as exc:
-        pytest.skip(f"no PostgreSQL server for the postgres session-store tests at {dsn} "
-                    f"({str(exc).strip().splitlines()[0]}); set HERMES_TEST_POSTGRES_DSN")
+        pytest.skip(f"the PostgreSQL test database at {dsn} lacks pg_trgm and this user "
+                    f"cannot create it ({str(exc).strip().splitlines()[0]}); run CREATE "
+                    "EXTENSION pg_trgm; there (Debian/Ubuntu: postgresql-contrib)")
+    finally:
+        conn.close()
     return dsn
 
 
