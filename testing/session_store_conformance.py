@@ -320,13 +320,13 @@ def test_conformance_export_import_round_trip(session_store_factory: Factory) ->
         assert mine == _comparable(record)
     assert _ids(target.search_messages("数据")) == [copied["r1"]["messages"][0]["id"]]
     assert target.get_compression_tip("r1") == "r2"
-    # keeping message ids (what `hermes sessions migrate` does): the very same export
+    # keeping message ids (keep_message_ids): the very same export
     same = session_store_factory("same")
     assert same.import_records(exported, keep_message_ids=True)["messages"] == 3
     assert list(same.export_all()) == exported
     later = same.append_message("r2", "user", "numbered after the kept ids")
     assert later > max(m["id"] for m in exported[0]["messages"])
-    with pytest.raises(SessionStoreError, match="migrate into an empty store"):
+    with pytest.raises(SessionStoreError, match="without keep_message_ids to number them anew"):
         session = dict(exported[0], id="r3", title=None)
         same.import_records([session], keep_message_ids=True)
     assert same.get_session("r3") is None  # that session was not half written

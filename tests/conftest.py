@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -89,21 +89,31 @@ def postgres_dsn() -> str:
                                   "'hermes-agent-runtime[session-postgres]'")
     dsn = os.environ.get("HERMES_TEST_POSTGRES_DSN") or DEFAULT_POSTGRES_DSN
     try:
-        with psycopg.connect(dsn, connect_timeout=3, autocommit=True) as conn:
-            # once, in public: a test's own schema (dropped after it) must not hold it
-            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+        conn = psycopg.connect(dsn, connect_timeout=3, autocommit=True)
+    except psycopg.Error as exc:
+        pytest.skip(f"no PostgreSQL server for the postgres session-store tests at {dsn} "
+                    f"({str(exc).strip().splitlines()[0]}); start one there or set "
+                    "HERMES_TEST_POSTGRES_DSN")
+    try:
+        # once, in public: a test's own schema (dropped after it) must not hold it
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
     except psycopg.errors.UniqueViolation:
         pass  # another test process created it at the same moment
     except psycopg.Error as exc:
-        pytest.skip(f"no PostgreSQL server for the postgres session-store tests at {dsn} "
-                    f"({str(exc).strip().splitlines()[0]}); set HERMES_TEST_POSTGRES_DSN")
+        pytest.skip(f"the PostgreSQL test database at {dsn} lacks pg_trgm and this user "
+                    f"cannot create it ({str(exc).strip().splitlines()[0]}); run CREATE "
+                    "EXTENSION pg_trgm; there (Debian/Ubuntu: postgresql-contrib)")
+    finally:
+        conn.close()
     return dsn
 
 
 @pytest.fixture
-def pg_schemas(postgres_dsn: str) -> Iterator[Callable[[str], str]]:
+def pg_schemas(postgres_dsn: str) -> Iterator[Callable[..., str]]:
     """``pg_schemas(name)``: the DSN of a schema of this test's own (created on first use,
-    dropped after the test), so tests run in parallel without colliding."""
+    dropped after the test), so tests run in parallel without colliding. Its search_path is
+    that schema alone: whatever other runs left in ``public`` is never on it.
+    ``pg_schemas(name, then=[other, ...])`` puts this test's schemas ``other`` after it."""
     import uuid
 
     import psycopg
@@ -112,15 +122,18 @@ def pg_schemas(postgres_dsn: str) -> Iterator[Callable[[str], str]]:
     made: dict[str, str] = {}
     prefix = f"hermes_test_{uuid.uuid4().hex[:12]}"
 
-    def dsn_for(name: str = "main") -> str:
+    def schema(name: str) -> str:
         if name not in made:
-            schema = f"{prefix}_{name}"
             with psycopg.connect(postgres_dsn, autocommit=True) as conn:
-                conn.execute(f'CREATE SCHEMA "{schema}"')
-            made[name] = schema
-        return make_conninfo(postgres_dsn, options=f"-csearch_path={made[name]},public",
+                conn.execute(f'CREATE SCHEMA "{prefix}_{name}"')
+            made[name] = f"{prefix}_{name}"
+        return made[name]
+
+    def dsn_for(name: str = "main", then: Iterable[str] = ()) -> str:
+        path = ",".join([schema(name), *(schema(other) for other in then)])
+        return make_conninfo(postgres_dsn, options=f"-csearch_path={path}",
                              application_name=f"{prefix}_{name}")
     yield dsn_for
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
-        for schema in made.values():
-            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        for made_schema in made.values():
+            conn.execute(f'DROP SCHEMA IF EXISTS "{made_schema}" CASCADE')

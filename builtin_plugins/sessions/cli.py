@@ -219,8 +219,10 @@ def import_cmd(path: Path, include_inactive: bool, as_json: bool) -> None:
               help="Copy from here instead of the store sessions.store selects.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def migrate_cmd(target: str, origin: str | None, as_json: bool) -> None:
-    """Copy every session and message to another store, then verify them (counts and a
-    checksum per session). The source is only read; run it again to resume."""
+    """Copy every session and message to another store (several sources merge: messages are
+    numbered by the target), then verify them (counts and a checksum per session). The source
+    is only read; sessions already there and identical are skipped, so run it again to resume;
+    ones there with other content are named and left as they are."""
     from hermes_agent.api import cli_kernel, mask_url
 
     from .migrate import migrate, open_location
@@ -234,20 +236,31 @@ def migrate_cmd(target: str, origin: str | None, as_json: bool) -> None:
         destination.close()
         if origin:
             source.close()
+    where = mask_url(target)
     if as_json:
         _echo_json(report)
     else:
         click.echo(f"Copied {plural(report['copied'], 'session')} "
                    f"({plural(report['copied_messages'], 'message')}); "
-                   f"{report['skipped']} already there. Verified {report['sessions']} "
-                   f"session(s) and {report['messages']} message(s) in {mask_url(target)}.")
+                   f"{report['skipped']} already there, identical. Verified "
+                   f"{report['sessions']} session(s) and {report['messages']} message(s) in "
+                   f"{where}.")
+        for moved in report["renamed"]:
+            click.echo(f"{moved['id']}: the title {moved['source_title']!r} was taken in "
+                       f"{where}, so it is {moved['title']!r} there.")
+    refused = report["refused"]
+    if refused:
+        raise SessionStoreError(
+            f"{len(refused)} session(s) already in {where} with other content were not copied "
+            f"(nothing was overwritten): {', '.join(refused[:10])}"
+            f"{' ...' if len(refused) > 10 else ''}. Keep the target's version, or delete it "
+            "there (hermes sessions delete ID) and run the command again.")
     if not report["ok"]:
         bad = (report["missing"] + report["mismatched"])[:5]
         raise SessionStoreError(
             f"{len(report['missing'])} session(s) missing and {len(report['mismatched'])} "
-            f"different in {mask_url(target)} (first: {', '.join(bad)}); the target held other "
-            "versions of them. Delete those there (or migrate into an empty store) and run "
-            "the command again.")
+            f"different in {where} after the copy (first: {', '.join(bad)}); something wrote "
+            "there meanwhile. Stop it and run the command again.")
 
 
 @sessions.command()

@@ -232,7 +232,7 @@ class SqliteSessionStore(SqlSessionMethods):
     def import_records(self, records: Iterable[dict[str, Any]], *,
                        keep_message_ids: bool = False) -> dict[str, int]:
         """Insert exported sessions (each with ``messages``); existing ids are skipped. With
-        ``keep_message_ids`` messages keep their ids (``sessions migrate``: exports stay
+        ``keep_message_ids`` messages keep their ids (a copy whose exports stay
         identical); an id the store already holds is then a SessionStoreError."""
         from .transfer import import_records
 

@@ -62,7 +62,8 @@ def import_records(store: "SqliteSessionStore", records: Iterable[dict[str, Any]
         except sqlite3.IntegrityError as exc:
             raise SessionStoreError(
                 f"{store.path} already holds a message with an id of session {record['id']!r} "
-                "(ids are kept); migrate into an empty store") from exc
+                "(keep_message_ids keeps them); import without keep_message_ids to number them "
+                "anew") from exc
     return import_session_records(records, insert)
 
 

@@ -52,6 +52,8 @@ def is_connection_lost(exc: BaseException) -> bool:
 class Database:
     """A pool of connections to one database, with its schema checked and migrated."""
 
+    errors = pg_errors  # psycopg's error classes, for modules that must not import it first
+
     def __init__(self, dsn: str):
         if not dsn:
             raise SessionStoreError(
@@ -66,11 +68,11 @@ class Database:
             raise SessionStoreError(f"the PostgreSQL address {self.label!r} is not a valid DSN "
                                     f"({_reason(exc, '')}); write it as postgresql://USER:"
                                     "PASSWORD@HOST:5432/DATABASE") from None
-        self.schema_changes = self._check_and_migrate()
+        self.schema, self.schema_changes = self._check_and_migrate()
         self.pool = ConnectionPool(dsn, min_size=1, max_size=MAX_CONNECTIONS, open=False,
                                    kwargs={"row_factory": dict_row, "autocommit": False,
                                            "connect_timeout": CONNECT_TIMEOUT_S},
-                                   name="hermes-sessions")
+                                   configure=self._pin, name="hermes-sessions")
         self.pool.open(wait=False)
         self._closed = threading.Event()
 
@@ -91,7 +93,25 @@ class Database:
                                     f"{self.label}: {reason}. Nothing was written; {fix} "
                                     "(sessions.dsn or HERMES_POSTGRES_DSN).") from None
 
-    def _check_and_migrate(self) -> list[str]:
+    def connect(self, **kwargs: Any) -> psycopg.Connection[Any]:
+        """A connection of its own (LISTEN, a held lock) that searches the store's schema
+        only, as the pool's do."""
+        conn = psycopg.connect(self.dsn, connect_timeout=CONNECT_TIMEOUT_S, **kwargs)
+        try:
+            self._pin(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _pin(self, conn: psycopg.Connection[Any]) -> None:
+        """Search the store's schema alone, so no name reaches another schema's tables."""
+        conn.execute("SELECT set_config('search_path', %s, false)",
+                     (schema.pinned_path(self.schema),))
+        if not conn.autocommit:
+            conn.commit()
+
+    def _check_and_migrate(self) -> tuple[str, list[str]]:
         """Refuse a newer schema and apply missing migrations, once across processes."""
         conn = self._connect()
         try:

@@ -132,7 +132,7 @@ class SharedGatewayQueue:
 
         try:
             if self._listener is None:
-                self._listener = psycopg.connect(self.db.dsn, autocommit=True, connect_timeout=5)
+                self._listener = self.db.connect(autocommit=True)
                 self._listener.execute(f"LISTEN {CHANNEL}")
             for _ in self._listener.notifies(timeout=timeout, stop_after=1):
                 break
@@ -148,10 +148,10 @@ class SharedGatewayQueue:
 
         if role in self._leads:
             return True
-        conn = psycopg.connect(self.db.dsn, autocommit=True, connect_timeout=5)
+        conn = self.db.connect(autocommit=True)
         try:
-            row = conn.execute("SELECT pg_try_advisory_lock(hashtext(current_schema() || "
-                               "':hermes-gateway:' || %s))", (role,)).fetchone()
+            row = conn.execute("SELECT pg_try_advisory_lock(hashtext(%s || ':hermes-gateway:' "
+                               "|| %s))", (self.db.schema, role)).fetchone()
         except psycopg.Error:
             conn.close()
             raise

@@ -3,8 +3,13 @@
 Every process that opens the store runs :func:`migrate`: in one transaction it takes a
 transaction-scoped advisory lock (so replicas starting together migrate once, one after the
 other), reads ``hermes_schema``, refuses a newer or foreign schema before writing anything,
-and applies the missing steps. The tables live in the connection's current schema (the first
-of ``search_path``), so one database can hold several stores.
+and applies the missing steps.
+
+The store's own schema is the first of the DSN's ``search_path`` (``"$user"`` counting only when
+that schema exists, as in PostgreSQL); one database can hold several stores, one schema each.
+A first schema that does not exist is refused, never skipped for the next one: later schemas
+(``public``, another deployment's) may hold another store's tables. Every connection then
+searches that schema alone (:func:`pinned_path`), so no statement can reach another's tables.
 
 Rows are those of the sqlite store: the same columns with PostgreSQL types. ``search_text``
 (content, tool name and tool-call JSON) is a stored generated column; ``search_tsv`` its
@@ -77,6 +82,8 @@ CREATE TABLE gateway_cron_runs (
 );
 """
 
+TABLES = ("hermes_schema", "sessions", "messages", "gateway_inbox", "gateway_leases",
+          "gateway_chats", "gateway_replicas", "gateway_cron_runs")  # every version's tables
 # version -> DDL that brings the previous version to it ({trgm}: pg_trgm's schema)
 MIGRATIONS: dict[int, str] = {1: V1, 2: V2}
 
@@ -86,12 +93,78 @@ def _one(conn: Any, sql: str, args: tuple[Any, ...] = ()) -> Any:
     return None if row is None else next(iter(row.values()))
 
 
-def read_version(conn: Any) -> tuple[int | None, str | None]:
-    """(version, owner) of the store in the current schema; (None, None) when there is none."""
-    if _one(conn, "SELECT to_regclass('hermes_schema') IS NOT NULL") is False:
+def split_path(setting: str) -> list[str]:
+    """The schema names of a ``search_path`` setting (quotes removed, unquoted names
+    lower-cased, as PostgreSQL reads them)."""
+    names, current, quoted, i = [], "", False, 0
+    while i < len(setting):
+        ch = setting[i]
+        if quoted:
+            if ch == '"' and setting[i + 1:i + 2] == '"':
+                current += '"'
+                i += 1
+            elif ch == '"':
+                quoted = False
+            else:
+                current += ch
+        elif ch == '"':
+            quoted = True
+        elif ch == ",":
+            names.append(current)
+            current = ""
+        elif not ch.isspace():
+            current += ch.lower()
+        i += 1
+    names.append(current)
+    return [n for n in names if n]
+
+
+def own_schema(conn: Any, label: str) -> str:
+    """The store's schema: the first of ``search_path`` (see the module docstring)."""
+    user = _one(conn, "SELECT current_user")
+    for name in split_path(str(_one(conn, "SELECT current_setting('search_path')"))):
+        if name == "pg_catalog" or name.startswith("pg_temp"):
+            continue
+        exists = _one(conn, "SELECT 1 FROM pg_namespace WHERE nspname = %s",
+                      (user if name == "$user" else name,))
+        if name == "$user":
+            if exists:
+                return str(user)
+            continue
+        if not exists:
+            raise SessionStoreError(
+                f"the PostgreSQL session store at {label} keeps its tables in the first schema "
+                f"of search_path, schema {_quote_ident(name)}, which does not exist; hermes does "
+                "not fall back to the next schema (it may hold another store's tables). "
+                f"Nothing was written. Create it (CREATE SCHEMA {_quote_ident(name)};) or fix "
+                "search_path in the DSN's options.")
+        return name
+    raise SessionStoreError(
+        f"{label}: no schema of search_path exists (or none may be used); create one "
+        "or fix search_path in the DSN's options. Nothing was written.")
+
+
+def pinned_path(schema: str) -> str:
+    """The search_path of the store's connections: its schema alone (pg_catalog is searched
+    first anyway; pg_temp last, so no temporary table can stand in for a store's)."""
+    return f"{_quote_ident(schema)}, pg_temp"
+
+
+def read_version(conn: Any, schema: str) -> tuple[int | None, str | None]:
+    """(version, owner) of the store in ``schema``; (None, None) when there is none."""
+    table = f"{_quote_ident(schema)}.hermes_schema"
+    if _one(conn, "SELECT to_regclass(%s) IS NOT NULL", (table,)) is False:
         return None, None
-    row = conn.execute("SELECT version, owner FROM hermes_schema").fetchone()
+    row = conn.execute(f"SELECT version, owner FROM {table}").fetchone()
     return (row["version"], row["owner"]) if row else (None, None)
+
+
+def _taken_names(conn: Any, schema: str) -> list[str]:
+    """The store's table names already used in ``schema`` (by something else)."""
+    return [str(r["relname"]) for r in conn.execute(
+        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = %s AND c.relname = ANY(%s) ORDER BY c.relname",
+        (schema, list(TABLES))).fetchall()]
 
 
 def _trgm_schema(conn: Any, label: str) -> str:
@@ -118,24 +191,31 @@ def _trgm_schema(conn: Any, label: str) -> str:
                           "n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'"))
 
 
-def migrate(conn: Any, label: str) -> list[str]:
-    """Create or upgrade the schema once across processes; returns what changed."""
+def migrate(conn: Any, label: str) -> tuple[str, list[str]]:
+    """Create or upgrade the schema once across processes; returns the store's schema and
+    what changed."""
     changes: list[str] = []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (LOCK_KEY,))
-        if _one(conn, "SELECT current_schema()") is None:
-            raise SessionStoreError(
-                f"{label}: no schema of search_path exists (or none may be used); create one "
-                "or fix search_path in the DSN's options. Nothing was written.")
-        version, owner = read_version(conn)
+        schema = own_schema(conn, label)
+        where = f"schema {_quote_ident(schema)} of {label}"
+        conn.execute("SELECT set_config('search_path', %s, true)", (pinned_path(schema),))
+        version, owner = read_version(conn, schema)
         if version is not None and (version > SCHEMA_VERSION or owner != OWNER):
             raise SessionStoreError(
-                f"the session store at {label} has schema version {version} (owner "
+                f"the session store in {where} has schema version {version} (owner "
                 f"{owner!r}), written by a newer or different program; this version of hermes "
                 f"reads versions up to {SCHEMA_VERSION}. Nothing was written. Upgrade hermes, "
                 "or point sessions.dsn at another database or schema.")
         if version == SCHEMA_VERSION:
-            return []
+            return schema, []
+        taken = _taken_names(conn, schema) if version is None else []
+        if taken:
+            raise SessionStoreError(
+                f"{where} holds tables named {', '.join(taken)} but no hermes_schema: it is "
+                "not a hermes session store (another program's tables?). Nothing was written. "
+                "Give hermes a schema of its own (search_path in the DSN's options) or "
+                "another database.")
         trgm = _trgm_schema(conn, label)
         if version is None:
             conn.execute("CREATE TABLE hermes_schema (version INTEGER NOT NULL, "
@@ -147,7 +227,7 @@ def migrate(conn: Any, label: str) -> list[str]:
             conn.execute(MIGRATIONS[target].format(trgm=_quote_ident(trgm)))
             changes.append(f"migrated to {target}")
         conn.execute("UPDATE hermes_schema SET version = %s", (SCHEMA_VERSION,))
-    return changes
+    return schema, changes
 
 
 def _quote_ident(name: str) -> str:

@@ -50,7 +50,13 @@ class PostgresSessionStore(SqlSessionMethods):
         if self._db is None:
             with self._lock:
                 if self._db is None:
-                    from .connection import Database
+                    try:
+                        from .connection import Database
+                    except ImportError as exc:
+                        raise SessionStoreError(
+                            f"the postgres session store needs {exc.name or 'psycopg'}, which "
+                            "is not installed: pip install 'hermes-agent-runtime"
+                            "[session-postgres]'") from None
 
                     dsn = self._dsn() if callable(self._dsn) else self._dsn
                     self._db = Database(dsn)
@@ -90,8 +96,7 @@ class PostgresSessionStore(SqlSessionMethods):
 
     # --- sessions ---------------------------------------------------------------------
     def _insert_session(self, row: tuple[Any, ...]) -> None:
-        from psycopg import errors as pg_errors
-
+        pg_errors = self.db.errors
         bound = params(row)
         sql = self.sql.create_session
 
@@ -150,8 +155,7 @@ class PostgresSessionStore(SqlSessionMethods):
 
     # --- titles -----------------------------------------------------------------------
     def _set_title(self, session_id: str, clean: str | None, only_if_untitled: bool) -> int:
-        from psycopg import errors as pg_errors
-
+        pg_errors = self.db.errors
         stored = to_pg(clean)
         try:
             return int(self._run(lambda conn: write_session_title(

@@ -26,7 +26,7 @@ def import_records(store: "PostgresSessionStore", records: Iterable[dict[str, An
                    keep_message_ids: bool = False) -> dict[str, int]:
     """Import exported sessions (dicts with ``messages``), parents before children; each
     session with its messages in one transaction."""
-    from psycopg.errors import UniqueViolation
+    UniqueViolation = store.db.errors.UniqueViolation
 
     def do(conn: Any, record: dict[str, Any]) -> int | None:
         sid = to_pg(str(record["id"]))
@@ -43,5 +43,6 @@ def import_records(store: "PostgresSessionStore", records: Iterable[dict[str, An
         except UniqueViolation as exc:
             raise SessionStoreError(
                 f"{store.db.label} already holds a message with an id of session "
-                f"{record['id']!r} (ids are kept); migrate into an empty store") from exc
+                f"{record['id']!r} (keep_message_ids keeps them); import without "
+                "keep_message_ids to number them anew") from exc
     return import_session_records(records, insert)
