@@ -18,6 +18,8 @@ import inspect
 import logging
 from typing import TYPE_CHECKING, Any
 
+from hermes_agent.api import estimate_tokens
+
 from . import context_tools, memory_link
 from .history import last_user_index
 
@@ -25,7 +27,6 @@ if TYPE_CHECKING:
     from .loop import Agent, EventSink
 
 log = logging.getLogger("hermes_agent.agent.context")
-CHARS_PER_TOKEN = 4
 MAX_MEMORY_CONTEXT = 6_000  # characters of the memory providers' on_pre_compress text
 
 
@@ -89,16 +90,17 @@ def record_usage(agent: Agent, usage: Any) -> None:
         "total_tokens": usage.total_tokens, "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens, "cache_read_tokens": usage.cache_read_tokens,
         "cache_write_tokens": usage.cache_write_tokens})
-    agent.context_mark = len(agent.history)
+    # the messages that prompt held: not the answer just recorded (it is sent next time)
+    answered = bool(agent.history) and agent.history[-1].get("role") == "assistant"
+    agent.context_mark = len(agent.history) - (1 if answered else 0)
 
 
 def _estimated_prompt_tokens(agent: Agent) -> int:
-    """The last reported prompt size plus the messages added since (tool results, a new user
-    message), counted roughly."""
+    """The last reported prompt size plus every message added since (the model's answer with
+    its tool calls' arguments, tool results, a new user message), counted roughly."""
     engine = agent.context
     added = agent.history[agent.context_mark:]
-    return int(engine.last_prompt_tokens or 0) + sum(
-        len(str(m.get("content") or "")) // CHARS_PER_TOKEN for m in added)
+    return int(engine.last_prompt_tokens or 0) + estimate_tokens(added)
 
 
 def fill(agent: Agent) -> float:
@@ -111,9 +113,8 @@ def fill(agent: Agent) -> float:
     if engine is not None and engine.last_prompt_tokens:
         tokens = _estimated_prompt_tokens(agent)
     else:
-        chars = len(agent.system_prompt or "") + sum(len(str(m.get("content") or ""))
-                                                     for m in agent.history)
-        tokens = chars // CHARS_PER_TOKEN
+        tokens = (estimate_tokens([{"content": agent.system_prompt or ""}])
+                  + estimate_tokens(agent.history))
     return tokens / window
 
 

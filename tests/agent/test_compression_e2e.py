@@ -14,7 +14,7 @@ import pytest
 
 from hermes_agent.builtin_plugins.agent.chat.slash import ChatState, run_slash
 from hermes_agent.builtin_plugins.agent.loop import Agent, AgentOptions
-from hermes_agent.testing.fake_llm import FakeLLMServer, reply_error, reply_text
+from hermes_agent.testing.fake_llm import FakeLLMServer, reply_error, reply_text, reply_tool_call
 
 FILLER = "the quick brown fox jumps over the lazy dog " * 12  # ~540 characters, ~135 tokens
 SUMMARY_MARK = "[Summary of the earlier conversation"
@@ -114,6 +114,27 @@ def test_a_long_session_is_compressed_into_a_numbered_child_session(
     resumed = Agent(agent.kernel, AgentOptions(stream=False), session_id=first)
     assert resumed.session_id == agent.session_id and resumed.history == agent.history
     assert resumed.system_prompt == agent.system_prompt
+
+
+
+def test_the_trigger_counts_the_last_answer_and_tool_call_arguments(
+        agent_for: Any, server: FakeLLMServer, summariser: FakeLLMServer) -> None:
+    """The size checked before a call is every message that call sends: the model's latest
+    answer and its tool calls' arguments too. So compression happens before the request that
+    would cross the threshold, not one turn after it."""
+    summariser.default_reply = reply_text("## Goal\nKeep going.")
+    agent = agent_for()
+    threshold = agent.context.threshold_tokens
+    events: list[dict[str, Any]] = []
+    big = "lorem ipsum dolor sit amet " * 45  # ~1,200 characters, ~300 tokens
+    for index in range(12):
+        server.script(reply_tool_call("lookup", {"notes": f"{index} {big}"}),
+                      reply_text(f"answer {index}: {big}"))
+        turn = agent.run_conversation(f"q{index}", on_event=events.append)
+        assert turn.completed, turn.error
+    sent = [e["usage"]["prompt_tokens"] for e in events if e["type"] == "assistant"]
+    assert any(e["type"] == "compressed" for e in events)
+    assert max(sent) < threshold + 100, (threshold, sent)  # ~300 over before the fix
 
 
 def test_a_fact_from_the_first_summary_is_carried_into_the_second(
