@@ -152,11 +152,13 @@ class Agent(SessionLifecycle):
 
     def compress(self, focus: str = "", on_event: EventSink | None = None) -> bool:
         """Compress the conversation now (``/compress [focus]``); False when it stays as it
-        was (nothing to compress, no engine, or the engine failed: a warning event says why)."""
+        was (nothing to compress, no engine, or the engine failed: a warning event says why;
+        a caller with ``on_event`` shows it, so it is not logged as a warning as well)."""
         if self.context is None or not self.history:
             return False
         self._interrupt = CancelToken()  # interrupt() stops this summariser call
-        return context_link.compress(self, on_event or _ignore, focus=focus, force=True)[0]
+        return context_link.compress(self, on_event or _ignore, focus=focus, force=True,
+                                     answered=on_event is not None)[0]
 
     def context_fill(self) -> float:
         """How full the model's window is with this conversation (0.0-1.0+, estimated)."""

@@ -130,7 +130,8 @@ class Compressor(ContextEngine):
                 return None
             self.last_error = f"{type(exc).__name__}: {exc}"
             self._paused_until = time.monotonic() + self.settings.failure_cooldown
-            log.warning("context compression failed, the conversation stays as it is: %s",
-                        self.last_error)
+            # the host reports last_error (a warning in a turn, /compress's answer): not twice
+            log.info("context compression failed, the conversation stays as it is: %s",
+                     self.last_error)
             return None
         return text

@@ -453,3 +453,49 @@ def test_an_interrupt_stops_a_stuck_slash_compress(agent_for: Any,
     assert agent.compress("") is False
     watcher.join(5)
     assert time.monotonic() - started < 60 and agent.history == before
+
+
+def test_slash_compress_says_why_it_did_not_run_once(
+        agent_for: Any, summariser: FakeLLMServer, caplog: pytest.LogCaptureFixture) -> None:
+    """Its answer is the report: the same warning is not logged (the chat's terminal would
+    show it a second time); the summariser's failure neither."""
+    agent = agent_for()
+    talk(agent, 1)
+    state = ChatState(agent=agent, kernel=agent.kernel)
+    caplog.set_level("INFO")
+    out = run_slash(state, "/compress")
+    assert "context compression did not run (nothing to summarise" in out
+    talk(agent, 4, start=1)  # below the threshold: no automatic attempt
+    summariser.default_reply = reply_error(500, "summariser down")
+    out = run_slash(state, "/compress")
+    assert "context compression did not run" in out and "summariser down" in out
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []
+    assert any("summariser down" in r.getMessage() for r in caplog.records)  # INFO: kept
+
+
+def test_slash_usage_after_compress_carries_the_totals_across_the_split(
+        agent_for: Any, server: FakeLLMServer, summariser: FakeLLMServer) -> None:
+    summariser.script(reply_text("## Goal\nPlan the move."))
+    agent = agent_for()
+    talk(agent, 8)
+    state = ChatState(agent=agent, kernel=agent.kernel)
+    parent = agent.session_id
+    before = run_slash(state, "/usage").splitlines()[0]
+    assert before.startswith(f"session {parent}: 8 model calls, ")
+    assert run_slash(state, "/compress").startswith("Compressed ")
+    usage = run_slash(state, "/usage").splitlines()
+    # the new session made no call yet: no cost, not $0.0000
+    assert usage[0] == (f"session {agent.session_id}: 0 model calls, 0 input tokens (0 cached),"
+                        " 0 output tokens, estimated cost none (no model call yet)")
+    assert usage[1] == (f"conversation since {parent} (2 sessions, split by 1 compression): "
+                        + before.split(": ", 1)[1])
+    assert usage[2].startswith("context: ~") and "(estimated until the next answer)" in usage[2]
+    assert not usage[2].startswith("context: ~0 ")
+    talk(agent, 1, start=50)
+    usage = run_slash(state, "/usage").splitlines()
+    assert usage[0].startswith(f"session {agent.session_id}: 1 model call, ")
+    assert "9 model calls" in usage[1]
+    # a resumed chat shows the same totals (they are the store's, not the process's)
+    resumed = Agent(agent.kernel, AgentOptions(stream=False), session_id=parent)
+    again = run_slash(ChatState(agent=resumed, kernel=agent.kernel), "/usage").splitlines()
+    assert again[:2] == usage[:2]

@@ -72,19 +72,9 @@ def _tools(state: ChatState, args: str) -> str:
 
 
 def _usage(state: ChatState, args: str) -> str:
-    agent = state.agent
-    usage = agent.session_usage
-    cost = agent.session_cost
-    cost_text = "unknown (no price for this model)" if cost is None else f"${cost:.4f}"
-    text = (f"session {agent.session_id}: {plural(agent.session_api_calls, 'model call')}, "
-            f"{plural(usage.prompt_tokens, 'input token')} ({usage.cache_read_tokens} cached), "
-            f"{plural(usage.output_tokens, 'output token')}, estimated cost {cost_text}")
-    engine = agent.context
-    if engine is not None and engine.threshold_tokens:
-        text += (f"\ncontext: {engine.last_prompt_tokens:,} of {engine.threshold_tokens:,} tokens "
-                 f"before compression ({engine.context_length:,}-token window), "
-                 f"{plural(engine.compression_count, 'compression')} so far")
-    return text
+    from .usage import usage_report
+
+    return usage_report(state.agent)
 
 
 def _title(state: ChatState, args: str) -> str:
