@@ -76,6 +76,7 @@ class Agent(SessionLifecycle):
         self.tool_notes: list[str] = []
         self.tool_defs: list[dict[str, Any]] = []
         self.tool_routes: dict[str, Callable[..., str]] = {}  # memory & context engine tools
+        self.tool_origins: dict[str, tuple[str, str]] = {}  # their (toolset, plugin)
         self.refresh_tools()
         self.memory = memory_link.attach(self)
         self.context_mark = 0  # history length at the engine's last usage report
@@ -159,6 +160,14 @@ class Agent(SessionLifecycle):
         self._interrupt = CancelToken()  # interrupt() stops this summariser call
         return context_link.compress(self, on_event or _ignore, focus=focus, force=True,
                                      answered=on_event is not None)[0]
+
+    def tool_origin(self, name: str) -> tuple[str, str]:
+        """``(toolset, plugin)`` of a tool the model is offered: a registered tool's, or for
+        a memory provider's or context engine's tool the plugin that registered that one."""
+        spec = self.kernel.tools.tools.get(name)
+        if spec is not None:
+            return spec.toolset, spec.plugin
+        return self.tool_origins.get(name, ("?", "?"))
 
     def context_fill(self) -> float:
         """How full the model's window is with this conversation (0.0-1.0+, estimated)."""

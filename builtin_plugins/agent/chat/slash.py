@@ -60,10 +60,11 @@ def _model(state: ChatState, args: str) -> str:
 def _tools(state: ChatState, args: str) -> str:
     agent = state.agent
     rows = []
+    schemas = {d["function"].get("name"): d["function"] for d in agent.tool_defs}
     for name in agent.tool_names:
-        spec = state.kernel.tools.tools[name]
-        description = (spec.schema.get("description") or "").split("\n")[0]
-        rows.append((name, f"{spec.toolset}, {spec.plugin}", ellipsize(description, 60)))
+        toolset, plugin = agent.tool_origin(name)
+        description = (schemas.get(name, {}).get("description") or "").split("\n")[0]
+        rows.append((name, f"{toolset}, {plugin}", ellipsize(description, 60)))
     lines = [f"{plural(len(rows), 'tool')}:"]
     if rows:
         lines.extend(table(("TOOL", "TOOLSET, PLUGIN", "DESCRIPTION"), rows, indent="  "))
