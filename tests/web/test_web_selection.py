@@ -149,10 +149,21 @@ def test_no_available_backend_can_stand_in(kernel_with, web) -> None:
     from hermes_agent.builtin_plugins.web.selection import resolve
     from hermes_agent.builtin_plugins.web.settings import load_settings
 
-    kernel = kernel_with({"backend": "searchonly"})
-    for name, provider in list(kernel.slots.providers["web_search"].items()):
-        if name != "searchonly":
-            del kernel.slots.providers["web_search"][name]
+    from hermes_agent.api import WebBackend
+
+    class SearchOnly(WebBackend):
+        name = "searchonly"
+
+        def is_available(self) -> bool:
+            return True
+
+        def search(self, query, limit=5, **options):
+            return []
+
+    # the test backends and local (the bundled extractor that needs no key) are off
+    kernel = kernel_with({"backend": "searchonly"},
+                         plugins={"enabled": [], "disabled": ["web-local"]})
+    kernel.register_plugin(lambda ctx: ctx.register_web_search_provider(SearchOnly()), "solo")
     page = web.page("a", "Page A\nbody")
     result = call(kernel, "web_extract", urls=[page])
     assert result["kind"] == "unsupported"
