@@ -69,9 +69,13 @@ def _totals(rows: list[dict[str, Any]]) -> str:
 
 
 def usage_report(agent: Any) -> str:
-    row = _row(agent)
-    lines = [f"session {agent.session_id}: {_totals([row])}"]
+    row = dict(_row(agent))
     earlier = continued_sessions(agent, row)
+    # calls this process made that reported no usage (interrupted) are in no stored row
+    stored = sum(int(r.get("api_call_count") or 0) for r in [row, *earlier])
+    row["api_call_count"] = int(row.get("api_call_count") or 0) + max(
+        0, agent.session_api_calls - stored)
+    lines = [f"session {agent.session_id}: {_totals([row])}"]
     if earlier:
         rows = [*reversed(earlier), row]
         lines.append(f"conversation since {earlier[-1]['id']} ({plural(len(rows), 'session')}, "
