@@ -33,6 +33,8 @@ _EXPORTS: dict[str, str] = {
     # providers.py: slot provider base classes
     "MemoryProvider": "providers", "ContextEngine": "providers",
     "WebSearchProvider": "providers",
+    # tokens.py: the rough token count of messages the host and context engines share
+    "estimate_tokens": "tokens", "estimate_message_tokens": "tokens", "estimate_text_tokens": "tokens",
     # web.py: the web backends' contract (the web_search slot)
     **dict.fromkeys(("WebResult", "WebPage", "WebError", "WebBackend", "as_web_backend"), "web"),
     # web_http.py: the JSON-over-HTTP client web backends share (retries, masked errors)

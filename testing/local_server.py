@@ -20,9 +20,9 @@ class LocalHTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 1024  # many clients connecting at once (benchmarks) are not refused
 
-    def __init__(self, handler: type[BaseHTTPRequestHandler], state: Any):
+    def __init__(self, handler: type[BaseHTTPRequestHandler], state: Any, port: int = 0):
         self.state = state
-        super().__init__(("127.0.0.1", 0), handler)
+        super().__init__(("127.0.0.1", port), handler)  # port 0: a free one
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         import sys

@@ -33,6 +33,23 @@ def _keep_the_test_process_debuggable() -> None:
 _keep_the_test_process_debuggable()
 
 
+#: Settings of the test run itself (e.g. HERMES_TEST_POSTGRES_DSN), not read by hermes.
+_TEST_RUN_PREFIX = "HERMES_TEST_"
+
+
+@pytest.fixture(autouse=True)
+def _no_caller_hermes_env(tmp_path_factory: pytest.TempPathFactory,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test sees the caller's HERMES_* variables (HERMES_HOME, HERMES_SAFE_MODE,
+    HERMES_LOAD_PLUGINS, HERMES_MODEL, ...): each starts with none of them and with
+    HERMES_HOME at a throwaway folder of its own, so nothing reaches a real home. A test
+    that means the default home (~/.hermes) says so with ``monkeypatch.delenv``."""
+    for name in [n for n in os.environ if n.startswith("HERMES_")]:
+        if not name.startswith(_TEST_RUN_PREFIX):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path_factory.mktemp("unpinned-hermes-home")))
+
+
 @pytest.fixture(autouse=True)
 def _restore_environ() -> Iterator[None]:
     """A kernel on the process environment exports $HERMES_HOME/.env into os.environ;

@@ -18,6 +18,8 @@ import inspect
 import logging
 from typing import TYPE_CHECKING, Any
 
+from hermes_agent.api import estimate_tokens
+
 from . import context_tools, memory_link
 from .history import last_user_index
 
@@ -25,7 +27,6 @@ if TYPE_CHECKING:
     from .loop import Agent, EventSink
 
 log = logging.getLogger("hermes_agent.agent.context")
-CHARS_PER_TOKEN = 4
 MAX_MEMORY_CONTEXT = 6_000  # characters of the memory providers' on_pre_compress text
 
 
@@ -89,32 +90,34 @@ def record_usage(agent: Agent, usage: Any) -> None:
         "total_tokens": usage.total_tokens, "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens, "cache_read_tokens": usage.cache_read_tokens,
         "cache_write_tokens": usage.cache_write_tokens})
-    agent.context_mark = len(agent.history)
+    # the messages that prompt held: not the answer just recorded (it is sent next time)
+    answered = bool(agent.history) and agent.history[-1].get("role") == "assistant"
+    agent.context_mark = len(agent.history) - (1 if answered else 0)
 
 
 def _estimated_prompt_tokens(agent: Agent) -> int:
-    """The last reported prompt size plus the messages added since (tool results, a new user
-    message), counted roughly."""
+    """The last reported prompt size plus every message added since (the model's answer with
+    its tool calls' arguments, tool results, a new user message), counted roughly."""
     engine = agent.context
     added = agent.history[agent.context_mark:]
-    return int(engine.last_prompt_tokens or 0) + sum(
-        len(str(m.get("content") or "")) // CHARS_PER_TOKEN for m in added)
+    return int(engine.last_prompt_tokens or 0) + estimate_tokens(added)
+
+
+def next_prompt_tokens(agent: Agent) -> tuple[int, bool]:
+    """``(tokens, reported)``: the size of the next request, from the last reported prompt
+    size plus what was added since (``reported`` True), or counted roughly from the system
+    prompt and the whole conversation before any report and right after a compression."""
+    engine = agent.context
+    if engine is not None and engine.last_prompt_tokens:
+        return _estimated_prompt_tokens(agent), True
+    return (estimate_tokens([{"content": agent.system_prompt or ""}])
+            + estimate_tokens(agent.history)), False
 
 
 def fill(agent: Agent) -> float:
-    """The share of the model's window the next request would take: the reported prompt size
-    plus what was added since, or a rough count of the whole conversation before any report."""
+    """The share of the model's window the next request would take (:func:`next_prompt_tokens`)."""
     window = agent.kernel.service("models").context_length(agent.model)
-    if not window:
-        return 0.0
-    engine = agent.context
-    if engine is not None and engine.last_prompt_tokens:
-        tokens = _estimated_prompt_tokens(agent)
-    else:
-        chars = len(agent.system_prompt or "") + sum(len(str(m.get("content") or ""))
-                                                     for m in agent.history)
-        tokens = chars // CHARS_PER_TOKEN
-    return tokens / window
+    return next_prompt_tokens(agent)[0] / window if window else 0.0
 
 
 def compress_if_due(agent: Agent, current: int, emit: EventSink) -> int:
@@ -133,9 +136,10 @@ def compress_if_due(agent: Agent, current: int, emit: EventSink) -> int:
 
 
 def compress(agent: Agent, emit: EventSink, *, current: int | None = None,
-             focus: str = "", force: bool = False) -> tuple[bool, int]:
+             focus: str = "", force: bool = False, answered: bool = False) -> tuple[bool, int]:
     """Compress now. Returns (compressed, index of the current user message). A failing or
-    ineffective engine leaves the conversation as it was and says so in a warning."""
+    ineffective engine leaves the conversation as it was and says so in a warning (the
+    notice event; logged too unless ``answered``: the caller shows it as its answer)."""
     engine, history, old = agent.context, agent.history, agent.session_id
     current = last_user_index(history) if current is None else current
     unchanged = (False, -1 if current is None else current)
@@ -155,7 +159,7 @@ def compress(agent: Agent, emit: EventSink, *, current: int | None = None,
         reason = getattr(engine, "last_error", "") or "the engine returned it unchanged"
     if not isinstance(result, list) or not result or result == history:
         _warn(agent, emit, f"context compression did not run ({reason}); the conversation "
-                           "continues uncompressed")
+                           "continues uncompressed", answered)
         return unchanged
     before = len(history)
     anchor = history[current] if current is not None and current < before else None
@@ -164,7 +168,7 @@ def compress(agent: Agent, emit: EventSink, *, current: int | None = None,
     except Exception as exc:  # the store failed: go on in the old session, uncompressed
         _warn(agent, emit, f"context compression did not run (the continuation session could "
                            f"not be stored: {type(exc).__name__}: {exc}); the conversation "
-                           "continues uncompressed")
+                           "continues uncompressed", answered)
         return unchanged
     emit({"type": "compressed", "session_id": agent.session_id, "parent_session_id": old,
           "messages_before": before, "messages_after": len(result),
@@ -213,7 +217,8 @@ def split_session(agent: Agent, compressed: list[dict[str, Any]]) -> None:
     agent.context_mark = len(agent.history)
 
 
-def _warn(agent: Agent, emit: EventSink, message: str) -> None:
-    log.warning("session %s: %s", agent.session_id, message)
+def _warn(agent: Agent, emit: EventSink, message: str, answered: bool = False) -> None:
+    log.log(logging.INFO if answered else logging.WARNING, "session %s: %s", agent.session_id,
+            message)
     emit({"type": "notice", "level": "warning", "message": message,
           "session_id": agent.session_id})

@@ -45,6 +45,8 @@ def offer(agent: Agent, engine: Any) -> None:
         agent.tool_names.append(name)
         agent.tool_defs.append({"type": "function", "function": schema})
         agent.tool_routes[name] = _router(engine)
+        owner = agent.kernel.slots.owner("context_engine", engine_name)
+        agent.tool_origins[name] = ("context", owner or engine_name)
 
 
 def _router(engine: Any) -> Any:

@@ -79,6 +79,7 @@ class Agent(SessionLifecycle):
         self.tool_notes: list[str] = []
         self.tool_defs: list[dict[str, Any]] = []
         self.tool_routes: dict[str, Callable[..., str]] = {}  # memory & context engine tools
+        self.tool_origins: dict[str, tuple[str, str]] = {}  # their (toolset, plugin)
         self.refresh_tools()
         self.memory = memory_link.attach(self)
         self.context_mark = 0  # history length at the engine's last usage report
@@ -155,11 +156,21 @@ class Agent(SessionLifecycle):
 
     def compress(self, focus: str = "", on_event: EventSink | None = None) -> bool:
         """Compress the conversation now (``/compress [focus]``); False when it stays as it
-        was (nothing to compress, no engine, or the engine failed: a warning event says why)."""
+        was (nothing to compress, no engine, or the engine failed: a warning event says why;
+        a caller with ``on_event`` shows it, so it is not logged as a warning as well)."""
         if self.context is None or not self.history:
             return False
         self._interrupt = CancelToken()  # interrupt() stops this summariser call
-        return context_link.compress(self, on_event or _ignore, focus=focus, force=True)[0]
+        return context_link.compress(self, on_event or _ignore, focus=focus, force=True,
+                                     answered=on_event is not None)[0]
+
+    def tool_origin(self, name: str) -> tuple[str, str]:
+        """``(toolset, plugin)`` of a tool the model is offered: a registered tool's, or for
+        a memory provider's or context engine's tool the plugin that registered that one."""
+        spec = self.kernel.tools.tools.get(name)
+        if spec is not None:
+            return spec.toolset, spec.plugin
+        return self.tool_origins.get(name, ("?", "?"))
 
     def context_fill(self) -> float:
         """How full the model's window is with this conversation (0.0-1.0+, estimated)."""

@@ -42,6 +42,8 @@ def attach(agent: Agent) -> MemoryManager | None:
         agent.tool_names.append(name)
         agent.tool_defs.append({"type": "function", "function": schema})
         agent.tool_routes[name] = _router(manager, provider)
+        owner = agent.kernel.slots.owner("memory", provider_name(provider))
+        agent.tool_origins[name] = ("memory", owner or provider_name(provider))
     return manager
 
 

@@ -191,11 +191,6 @@ class MemoryManager:
         self.session_id, self.initialized = session_id, True
         self._each("initialize", session_id, **kwargs)
 
-    def system_prompt_blocks(self) -> str:
-        """The external providers' static blocks (the builtin one adds its own layer)."""
-        blocks = [self._call(p, "system_prompt_block", default="")[1] for p in self.external]
-        return "\n\n".join(b.strip() for b in blocks if isinstance(b, str) and b.strip())
-
     def on_turn_start(self, turn_number: int, message: str, *, cancel: Any = None,
                       **kwargs: Any) -> None:
         self._each("on_turn_start", turn_number, message, timeout=self.prefetch_timeout,

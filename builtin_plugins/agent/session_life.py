@@ -108,8 +108,6 @@ class SessionLifecycle:
                                             platform=self.platform, tool_names=self.tool_names,
                                             cwd=self.options.cwd,
                                             skip_context_files=self.options.depth > 0)
-        blocks = self.memory.system_prompt_blocks() if self.memory else ""
-        text = f"{text}\n\n{blocks}" if blocks else text
         self._notices += [n for n in notices
                           if n not in self._notices_shown and n not in self._notices]
         return text

@@ -8,25 +8,12 @@ call.
 
 from __future__ import annotations
 
-import json
 from typing import Any, NamedTuple
+
+from hermes_agent.api import estimate_message_tokens
 
 PRUNE_OVER_CHARS = 200
 PRUNED_NOTE = "[Earlier tool output ({chars} characters) removed to save context.]"
-CHARS_PER_TOKEN = 4
-
-
-def estimate_tokens(message: dict[str, Any]) -> int:
-    """A rough token count (characters / 4, plus a little per message)."""
-    content = message.get("content")
-    chars = len(content) if isinstance(content, str) else len(json.dumps(content or ""))
-    if message.get("tool_calls"):
-        chars += len(json.dumps(message["tool_calls"]))
-    return chars // CHARS_PER_TOKEN + 4
-
-
-def estimate_all(messages: list[dict[str, Any]]) -> int:
-    return sum(estimate_tokens(m) for m in messages)
 
 
 def is_tool_result(message: dict[str, Any]) -> bool:
@@ -77,7 +64,7 @@ def find_cut(messages: list[dict[str, Any]], *, protect_first_n: int, protect_la
     tail = max(count - protect_last_n, 0)
     used = 0
     for index in range(count - 1, tail - 1, -1):  # shrink the tail to the token budget
-        used += estimate_tokens(messages[index])
+        used += estimate_message_tokens(messages[index])
         if used > tail_budget_tokens:
             tail = index + 1
             break

@@ -17,9 +17,9 @@ import threading
 import time
 from typing import Any
 
-from hermes_agent.api import ContextEngine
+from hermes_agent.api import ContextEngine, estimate_tokens
 
-from .boundaries import Cut, estimate_all, find_cut, prune_tool_outputs
+from .boundaries import Cut, find_cut, prune_tool_outputs
 from .config_schema import CompressionSection
 from .summary import summary_message, summary_prompt, summary_text
 
@@ -56,7 +56,7 @@ class Compressor(ContextEngine):
                 and tokens >= self.threshold_tokens and time.monotonic() >= self._paused_until)
 
     def should_compress_preflight(self, messages: list[dict[str, Any]]) -> bool:
-        return self.should_compress(estimate_all(messages))
+        return self.should_compress(estimate_tokens(messages))
 
     def has_content_to_compress(self, messages: list[dict[str, Any]]) -> bool:
         """Whether the middle holds anything but an earlier summary."""
@@ -115,7 +115,7 @@ class Compressor(ContextEngine):
 
     def _summarise(self, messages: list[dict[str, Any]], previous: str, focus: str,
                    memory: str, interrupt: threading.Event | None) -> str | None:
-        target = max(MIN_SUMMARY_TOKENS, min(MAX_SUMMARY_TOKENS, estimate_all(messages) // 5))
+        target = max(MIN_SUMMARY_TOKENS, min(MAX_SUMMARY_TOKENS, estimate_tokens(messages) // 5))
         prompt = summary_prompt(messages, previous=previous, focus=focus, memory=memory,
                                 target_tokens=target)
         try:
@@ -130,7 +130,8 @@ class Compressor(ContextEngine):
                 return None
             self.last_error = f"{type(exc).__name__}: {exc}"
             self._paused_until = time.monotonic() + self.settings.failure_cooldown
-            log.warning("context compression failed, the conversation stays as it is: %s",
-                        self.last_error)
+            # the host reports last_error (a warning in a turn, /compress's answer): not twice
+            log.info("context compression failed, the conversation stays as it is: %s",
+                     self.last_error)
             return None
         return text

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hermes_agent.api import ChatResponse, Usage
+from hermes_agent.api import ChatResponse, Usage, estimate_text_tokens
 
 from .runtime import attr
 
@@ -56,15 +56,6 @@ def responses_usage(raw: Any) -> Usage:
 _SENT_KEYS = ("messages", "input", "system", "instructions", "tools")
 
 
-def tokens_in(text: str) -> int:
-    """A rough token count: about four characters per token for ASCII text, one per other
-    character (CJK text is about a token per character)."""
-    if not text:
-        return 0
-    ascii_chars = sum(1 for ch in text if ch < "\x80") if not text.isascii() else len(text)
-    return -(-ascii_chars // 4) + (len(text) - ascii_chars)
-
-
 def estimate_usage(kwargs: dict[str, Any], response: ChatResponse,
                    streamed: str | None = None) -> Usage:
     """Counts estimated from the request (``kwargs``) and the reply (``streamed``: all the
@@ -74,4 +65,4 @@ def estimate_usage(kwargs: dict[str, Any], response: ChatResponse,
     if streamed is None:
         streamed = "".join([response.content, response.reasoning or "",
                             *(c.name + c.arguments for c in response.tool_calls)])
-    return Usage(input_tokens=tokens_in(sent), output_tokens=tokens_in(streamed), estimated=True)
+    return Usage(input_tokens=estimate_text_tokens(sent), output_tokens=estimate_text_tokens(streamed), estimated=True)

@@ -118,9 +118,9 @@ def show(session: str, as_json: bool, reasoning: bool) -> None:
 
 
 def _session_cost(session: dict[str, Any]) -> str:
-    amount = session.get("estimated_cost_usd")
+    """No model call (e.g. a compression child not yet answered): none, not $0.0000."""
     used = any(session.get(k) for k in ("api_call_count", "input_tokens", "output_tokens"))
-    return _cost(0.0 if amount is None and not used else amount)
+    return _cost(session.get("estimated_cost_usd")) if used else "none (no model calls)"
 
 
 _COLOURS = {"user": "cyan", "assistant": "green", "tool": "yellow", "system": "magenta"}

@@ -13,20 +13,33 @@ from hermes_agent.api import ListingGroup, WebBackend, WebError, check_url, cli_
 
 from .failure import Failure
 from .runner import call_once
-from .selection import backend_states, find_backend, listing
+from .selection import backend_states, find_backend, listing, resolve
 from .settings import CAPABILITIES, load_settings
 from .tools import search_rows
 
 
 def _backend(kernel: Any, name: str | None, capability: str) -> WebBackend:
-    settings = load_settings(kernel)
     if name:
         return find_backend(kernel, name, "--backend", capability)
-    selected, key = settings.selection(capability)
-    if not selected:
-        raise Failure(f"no web backend is selected for {capability}: pass --backend NAME, or "
-                      f"choose one with `hermes config set web.backend NAME`.", "not_configured")
-    return find_backend(kernel, selected, key, capability)
+    try:
+        choice = resolve(kernel, load_settings(kernel), capability)
+    except Failure as failure:
+        if failure.kind == "not_configured":
+            failure.message = (f"no web backend is selected for {capability}: pass --backend "
+                               "NAME, or choose one with `hermes config set web.backend NAME`.")
+        raise
+    return find_backend(kernel, choice.name, choice.key, capability)
+
+
+def _selected(kernel: Any, settings: Any, capability: str) -> dict[str, str]:
+    """What ``hermes web status`` shows for ``capability``: the backend that would answer,
+    the key that selected it, and why it is not the one that key names."""
+    try:
+        choice = resolve(kernel, settings, capability)
+    except Failure as failure:
+        name, key = settings.selection(capability)
+        return {"backend": name, "key": key, "note": failure.message if name else ""}
+    return {"backend": choice.name, "key": choice.key, "note": choice.note}
 
 
 def _fail(failure: Failure) -> NoReturn:
@@ -45,15 +58,14 @@ def status(as_json: bool) -> None:
     """The backend selected for search and for extraction, and every installed backend."""
     kernel = cli_kernel()
     settings = load_settings(kernel)
-    data = {"selected": {cap: dict(zip(("backend", "key"), settings.selection(cap)))
-                         for cap in CAPABILITIES},
+    data = {"selected": {cap: _selected(kernel, settings, cap) for cap in CAPABILITIES},
             "fallback": settings.fallbacks(""), "installed": backend_states(kernel)}
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
     for cap, chosen in data["selected"].items():
-        click.echo(f"{cap:<8} {chosen['backend'] or '(none)'}"
-                   + (f"  ({chosen['key']})" if chosen["key"] else ""))
+        why = chosen["note"] or chosen["key"]  # the note says why another one answers
+        click.echo(f"{cap:<8} {chosen['backend'] or '(none)'}" + (f"  ({why})" if why else ""))
     click.echo(f"fallback {', '.join(data['fallback']) or '(none)'}")
     click.echo(listing(kernel))
     for name, state in data["installed"].items():  # why a loaded backend cannot answer

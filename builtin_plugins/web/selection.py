@@ -1,5 +1,7 @@
 """Which backend answers: the one config.yaml selects, or a clear error; never another one
-unless the user listed it in ``web.fallback``.
+unless the user listed it in ``web.fallback``. One exception, the original's: a ``web.backend``
+that cannot do a capability at all (a search-only backend asked to extract) is not used for it;
+the available backend that can is (``web.<capability>_backend`` is never replaced).
 
 A name is looked up in the ``web_search`` slot (the original's names, e.g. ``brave-free``, are
 aliases of ours); a name no loaded plugin registered is looked up among the web backend
@@ -8,6 +10,7 @@ key, library or the command that enables it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from hermes_agent.api import WebBackend, as_web_backend
@@ -19,6 +22,19 @@ SLOT = "web_search"
 VERB = {"search": "search", "extract": "extract pages"}
 #: the original's backend names (Hermes Agent 0.19) -> ours, where ours is the same service
 ALIASES = {"brave-free": "brave"}
+#: which backend answers a capability web.backend cannot do when several available ones can:
+#: extraction on this machine first, then the original's order, then the rest by name
+PREFERENCE = ("local", "firecrawl", "parallel", "tavily", "exa", "searxng", "brave", "ddgs")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The backend that answers a capability, the key that selected it, and why another
+    backend than that key names answers (``""`` when it is the one named)."""
+
+    name: str
+    key: str
+    note: str = ""
 
 
 def canonical(kernel: Any, name: str) -> str:
@@ -147,14 +163,69 @@ def _not_loaded(kernel: Any, name: str, key: str, capability: str) -> Failure:
                    f"provides {name!r}.", "unknown_backend", backend=name)
 
 
+def _provider(kernel: Any, name: str) -> Any:
+    """The loaded provider called ``name`` (after :func:`canonical`), or the one backend of
+    the plugin called ``name``; ``None`` when there is none."""
+    providers = kernel.slots.providers[SLOT]
+    provider = providers.get(canonical(kernel, name))
+    if provider is None:
+        owned = [p for p in providers.values() if p.plugin == name]
+        provider = owned[0] if len(owned) == 1 else None
+    return provider
+
+
+def _can(backend: WebBackend, capability: str) -> bool:
+    return bool(backend.supports_search() if capability == "search"
+                else backend.supports_extract())
+
+
+def _able(kernel: Any, capability: str) -> list[str]:
+    """The loaded, available backends that can do ``capability``, most preferred first."""
+    able = []
+    for name, provider in kernel.slots.providers[SLOT].items():
+        try:
+            backend = as_web_backend(provider.obj)
+            if _can(backend, capability) and backend.is_available():
+                able.append(name)
+        except Exception:  # a backend's broken check: not chosen in the user's place
+            continue
+    rank = {name: i for i, name in enumerate(PREFERENCE)}
+    return sorted(able, key=lambda n: (rank.get(n, len(rank)), n))
+
+
+def resolve(kernel: Any, settings: WebSettings, capability: str) -> Choice:
+    """The backend for ``capability``: ``web.<capability>_backend``, else ``web.backend``; a
+    ``web.backend`` that is loaded but cannot do ``capability`` gives way to the first of
+    :func:`_able`. A :class:`Failure` when nothing is selected, or nothing can stand in."""
+    name, key = settings.selection(capability)
+    if not name:
+        raise Failure(f"no web backend is selected for web_{capability}. Choose one with "
+                      f"`hermes config set web.backend NAME` (e.g. `hermes config set web.backend"
+                      f" searxng`; web.{capability}_backend selects one for {capability} only); "
+                      f"{listing(kernel)}. docs/web.md compares them.", "not_configured")
+    provider = _provider(kernel, name) if key == "web.backend" else None
+    try:
+        incapable = provider is not None and not _can(as_web_backend(provider.obj), capability)
+    except Exception:  # its own check is broken: find_backend reports it as selected
+        incapable = False
+    if not incapable:
+        return Choice(name, key)
+    able = _able(kernel, capability)
+    if not able:
+        raise Failure(f"web backend {name!r} (web.backend) cannot {VERB[capability]}, and no "
+                      f"other available backend can; set web.{capability}_backend to one that "
+                      f"can ({listing(kernel)}).", "unsupported", backend=name)
+    which = "the available backend" if len(able) == 1 else (
+        f"the first of the available backends that can ({', '.join(able)})")
+    return Choice(able[0], key, f"web.backend {name!r} cannot {VERB[capability]}: "
+                                f"{which}; web.{capability}_backend chooses another")
+
+
 def find_backend(kernel: Any, name: str, key: str, capability: str) -> WebBackend:
     """The backend called ``name`` (or the one ``name`` is an alias of), ready for
     ``capability``, or a :class:`Failure`."""
     name = canonical(kernel, name)
-    provider = kernel.slots.providers[SLOT].get(name)
-    if provider is None:
-        owned = [p for p in kernel.slots.providers[SLOT].values() if p.plugin == name]
-        provider = owned[0] if len(owned) == 1 else None
+    provider = _provider(kernel, name)
     if provider is None:
         raise _not_loaded(kernel, name, key, capability)
     backend = as_web_backend(provider.obj)
@@ -169,8 +240,7 @@ def find_backend(kernel: Any, name: str, key: str, capability: str) -> WebBacken
             raise _unavailable(kernel, provider.name, key, capability, reason)
         raise _missing_key(kernel, provider.name, key, capability,
                            backend_env(kernel, provider.name, backend))
-    supports = backend.supports_search if capability == "search" else backend.supports_extract
-    if not supports():
+    if not _can(backend, capability):
         raise Failure(f"web backend {name!r} ({key}) cannot {VERB[capability]}; set "
                       f"web.{capability}_backend to one that can ({listing(kernel)}).",
                       "unsupported", backend=name)
@@ -178,12 +248,7 @@ def find_backend(kernel: Any, name: str, key: str, capability: str) -> WebBacken
 
 
 def candidates(kernel: Any, settings: WebSettings, capability: str) -> tuple[str, str, list[str]]:
-    """``(selected name, the key that selected it, web.fallback names)``; a
+    """``(the name :func:`resolve` chose, the key that selected it, web.fallback names)``; a
     :class:`Failure` when nothing is selected."""
-    name, key = settings.selection(capability)
-    if not name:
-        raise Failure(f"no web backend is selected for web_{capability}. Choose one with "
-                      f"`hermes config set web.backend NAME` (e.g. `hermes config set web.backend"
-                      f" searxng`; web.{capability}_backend selects one for {capability} only); "
-                      f"{listing(kernel)}. docs/web.md compares them.", "not_configured")
-    return name, key, settings.fallbacks(name)
+    choice = resolve(kernel, settings, capability)
+    return choice.name, choice.key, settings.fallbacks(choice.name)

@@ -222,8 +222,8 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(LocalHTTPServer):
     state: _State
 
-    def __init__(self, state: _State):
-        super().__init__(_Handler, state)
+    def __init__(self, state: _State, port: int = 0):
+        super().__init__(_Handler, state, port)
 
     def next_reply(self) -> Reply:
         with self.state.lock:
@@ -238,17 +238,19 @@ class _Server(LocalHTTPServer):
 class FakeLLMServer(ServedInBackground):
     """The scripted server. Use as a context manager, or call :meth:`start` / :meth:`close`.
 
-    ``default_reply`` (optional) answers once the script is exhausted, for benchmarks.
+    ``default_reply`` (optional) answers once the script is exhausted, for benchmarks;
+    ``port`` (default 0: a free one) is the 127.0.0.1 port it listens on.
     """
 
     thread_name = "fake-llm-server"
 
-    def __init__(self, *replies: Reply, default_reply: Reply | None = None):
+    def __init__(self, *replies: Reply, default_reply: Reply | None = None, port: int = 0):
         self._state = _State(default=default_reply)
         self._state.replies.extend(replies)
+        self._port = port
 
     def _build(self) -> _Server:
-        return _Server(self._state)
+        return _Server(self._state, self._port)
 
     # --- scripting and inspection ---------------------------------------------------------
     def script(self, *replies: Reply) -> "FakeLLMServer":

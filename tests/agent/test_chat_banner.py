@@ -66,3 +66,21 @@ def test_banner_lists_each_enabled_plugin_that_is_not_active(broken_home: Path) 
     command_line = lines["x;rm"].rsplit("`", 2)[1]
     assert command_line == "hermes plugins doctor 'x;rm'"
     assert shlex.split(command_line) == ["hermes", "plugins", "doctor", "x;rm"]
+
+
+def test_the_banner_and_tools_name_the_plugin_of_a_memory_providers_tools(
+        home: Path, server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Local memory's tools are its provider's (routed, not registered): listed under its
+    plugin, not under '?'; /tools lists them too."""
+    config = agent_config(server)
+    config["memory"] = {"provider": "local"}
+    (home / "config.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.setattr(command, "stdin_is_tty", lambda: True)
+    monkeypatch.setattr(process_kernel, "_kernel", None)
+    result = CliRunner().invoke(cli_root._build_root(), ["chat"], input="/tools\n/quit\n",
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "  local: forget_fact, recall_facts, remember_fact" in result.output
+    assert not [line for line in result.output.splitlines() if line.startswith("  ?:")]
+    rows = [line.split() for line in result.output.splitlines() if "recall_facts" in line]
+    assert ["recall_facts", "memory,", "local"] == rows[-1][:3], result.output

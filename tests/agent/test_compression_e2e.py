@@ -14,7 +14,7 @@ import pytest
 
 from hermes_agent.builtin_plugins.agent.chat.slash import ChatState, run_slash
 from hermes_agent.builtin_plugins.agent.loop import Agent, AgentOptions
-from hermes_agent.testing.fake_llm import FakeLLMServer, reply_error, reply_text
+from hermes_agent.testing.fake_llm import FakeLLMServer, reply_error, reply_text, reply_tool_call
 
 FILLER = "the quick brown fox jumps over the lazy dog " * 12  # ~540 characters, ~135 tokens
 SUMMARY_MARK = "[Summary of the earlier conversation"
@@ -114,6 +114,27 @@ def test_a_long_session_is_compressed_into_a_numbered_child_session(
     resumed = Agent(agent.kernel, AgentOptions(stream=False), session_id=first)
     assert resumed.session_id == agent.session_id and resumed.history == agent.history
     assert resumed.system_prompt == agent.system_prompt
+
+
+
+def test_the_trigger_counts_the_last_answer_and_tool_call_arguments(
+        agent_for: Any, server: FakeLLMServer, summariser: FakeLLMServer) -> None:
+    """The size checked before a call is every message that call sends: the model's latest
+    answer and its tool calls' arguments too. So compression happens before the request that
+    would cross the threshold, not one turn after it."""
+    summariser.default_reply = reply_text("## Goal\nKeep going.")
+    agent = agent_for()
+    threshold = agent.context.threshold_tokens
+    events: list[dict[str, Any]] = []
+    big = "lorem ipsum dolor sit amet " * 45  # ~1,200 characters, ~300 tokens
+    for index in range(12):
+        server.script(reply_tool_call("lookup", {"notes": f"{index} {big}"}),
+                      reply_text(f"answer {index}: {big}"))
+        turn = agent.run_conversation(f"q{index}", on_event=events.append)
+        assert turn.completed, turn.error
+    sent = [e["usage"]["prompt_tokens"] for e in events if e["type"] == "assistant"]
+    assert any(e["type"] == "compressed" for e in events)
+    assert max(sent) < threshold + 100, (threshold, sent)  # ~300 over before the fix
 
 
 def test_a_fact_from_the_first_summary_is_carried_into_the_second(
@@ -432,3 +453,49 @@ def test_an_interrupt_stops_a_stuck_slash_compress(agent_for: Any,
     assert agent.compress("") is False
     watcher.join(5)
     assert time.monotonic() - started < 60 and agent.history == before
+
+
+def test_slash_compress_says_why_it_did_not_run_once(
+        agent_for: Any, summariser: FakeLLMServer, caplog: pytest.LogCaptureFixture) -> None:
+    """Its answer is the report: the same warning is not logged (the chat's terminal would
+    show it a second time); the summariser's failure neither."""
+    agent = agent_for()
+    talk(agent, 1)
+    state = ChatState(agent=agent, kernel=agent.kernel)
+    caplog.set_level("INFO")
+    out = run_slash(state, "/compress")
+    assert "context compression did not run (nothing to summarise" in out
+    talk(agent, 4, start=1)  # below the threshold: no automatic attempt
+    summariser.default_reply = reply_error(500, "summariser down")
+    out = run_slash(state, "/compress")
+    assert "context compression did not run" in out and "summariser down" in out
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []
+    assert any("summariser down" in r.getMessage() for r in caplog.records)  # INFO: kept
+
+
+def test_slash_usage_after_compress_carries_the_totals_across_the_split(
+        agent_for: Any, server: FakeLLMServer, summariser: FakeLLMServer) -> None:
+    summariser.script(reply_text("## Goal\nPlan the move."))
+    agent = agent_for()
+    talk(agent, 8)
+    state = ChatState(agent=agent, kernel=agent.kernel)
+    parent = agent.session_id
+    before = run_slash(state, "/usage").splitlines()[0]
+    assert before.startswith(f"session {parent}: 8 model calls, ")
+    assert run_slash(state, "/compress").startswith("Compressed ")
+    usage = run_slash(state, "/usage").splitlines()
+    # the new session made no call yet: no cost, not $0.0000
+    assert usage[0] == (f"session {agent.session_id}: 0 model calls, 0 input tokens (0 cached),"
+                        " 0 output tokens, estimated cost none (no model call yet)")
+    assert usage[1] == (f"conversation since {parent} (2 sessions, split by 1 compression): "
+                        + before.split(": ", 1)[1])
+    assert usage[2].startswith("context: ~") and "(estimated until the next answer)" in usage[2]
+    assert not usage[2].startswith("context: ~0 ")
+    talk(agent, 1, start=50)
+    usage = run_slash(state, "/usage").splitlines()
+    assert usage[0].startswith(f"session {agent.session_id}: 1 model call, ")
+    assert "9 model calls" in usage[1]
+    # a resumed chat shows the same totals (they are the store's, not the process's)
+    resumed = Agent(agent.kernel, AgentOptions(stream=False), session_id=parent)
+    again = run_slash(ChatState(agent=resumed, kernel=agent.kernel), "/usage").splitlines()
+    assert again[:2] == usage[:2]

@@ -255,3 +255,14 @@ def test_provider_tools_follow_the_memory_toolset(kernel_for) -> None:
     kernel = kernel_with(kernel_for, provider)
     assert "recall_search" not in Agent(kernel, AgentOptions(toolsets=["file"])).tool_names
     assert "recall_search" in Agent(kernel, AgentOptions(toolsets=["file", "memory"])).tool_names
+
+
+def test_an_external_providers_block_is_in_the_system_prompt_once(kernel_for, server) -> None:
+    """The block is the memory_blocks layer (docs/system-prompt.md), not added again after."""
+    provider = Recorder()
+    agent = Agent(kernel_with(kernel_for, provider))
+    server.script(reply_text("ok"))
+    agent.run_conversation("hi")
+    system = server.posts()[0].body["messages"][0]["content"]
+    assert system.count("## Recorder memory") == 1
+    assert agent.rebuild_system_prompt().count("## Recorder memory") == 1  # after compression

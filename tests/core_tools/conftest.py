@@ -35,13 +35,19 @@ def work(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def fake_home_cwd(work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A working directory (as the danger analyser takes it) under a fake, empty ``$HOME``
-    and ``$HERMES_HOME``."""
+def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake, empty ``$HOME`` with ``$HERMES_HOME`` at its default place, ``~/.hermes``
+    (the danger corpus spells hermes's home so)."""
     home = tmp_path / "fakehome"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("HERMES_HOME", str(home / ".hermes"))
+    return home
+
+
+@pytest.fixture
+def fake_home_cwd(work: Path, fake_home: Path) -> str:
+    """A working directory (as the danger analyser takes it) under ``fake_home``."""
     return str(work)
 
 

@@ -132,6 +132,7 @@ def test_search_files_still_finds_ordinary_files(call: Call, secrets: Secrets) -
     assert {m["path"] for m in result["matches"]} == {".env", "notes.txt"}
 
 
+@pytest.mark.usefixtures("fake_home")  # ~/.hermes in the corpus is hermes's home
 @pytest.mark.parametrize("command", ATTACKS["credential_read"])
 def test_every_credential_read_is_asked_under_its_key(command: str) -> None:
     assert "credential_read" in analyse(command, "/home/alice/proj")

@@ -25,11 +25,13 @@ def test_the_benign_corpus_is_large_and_entirely_unflagged() -> None:
     assert flagged == {}, f"false positives: {flagged}"
 
 
+@pytest.mark.usefixtures("fake_home")  # ~/.hermes in the corpus is hermes's home
 @pytest.mark.parametrize("family,command", ALL_ATTACKS)
 def test_no_attack_is_classified_safe(family: str, command: str) -> None:
     assert analyse(command, CWD), f"{family}: {command!r} passed as safe"
 
 
+@pytest.mark.usefixtures("fake_home")
 def test_existing_keys_are_kept_and_every_key_is_described() -> None:
     assert set(STORED_KEYS) <= set(DESCRIPTIONS)
     assert HARD_KEYS <= set(DESCRIPTIONS)

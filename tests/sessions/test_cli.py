@@ -58,6 +58,19 @@ def test_show_renders_conversation(filled, capsys):
     assert code == 1 and "no session matches" in err
 
 
+def test_show_gives_no_cost_without_a_model_call_and_zero_for_a_free_one(filled, capsys):
+    _, out, _ = run(capsys, "show", "sess_beta")
+    assert "· cost none (no model calls)" in out and "$0.0000" not in out
+    store = SqliteSessionStore(home=filled)
+    store.update_token_counts("sess_beta", input_tokens=5, output_tokens=1, api_call_count=1,
+                              estimated_cost_usd=0.0, cost_status="included")
+    store.close()
+    _, out, _ = run(capsys, "show", "sess_beta")
+    assert "· cost $0.0000 estimated" in out
+    _, out, _ = run(capsys, "show", "sess_alpha")
+    assert "· cost $0.2500 estimated" in out
+
+
 def test_search(filled, capsys):
     _, out, _ = run(capsys, "search", "chat-send", "--json")
     hits = json.loads(out)

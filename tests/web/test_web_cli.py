@@ -80,7 +80,7 @@ def test_status_shows_the_selection_and_the_installed_backends(home, backends, w
     assert "keyed (missing env)" in out
     data = json.loads(hermes(capsys, "web", "status", "--json")[1])
     assert data["installed"]["fakesearch"] == "loaded"
-    assert data["selected"]["extract"] == {"backend": "paid", "key": "web.backend"}
+    assert data["selected"]["extract"] == {"backend": "paid", "key": "web.backend", "note": ""}
 
 
 def test_hermes_config_knows_and_validates_the_web_keys(home, capsys) -> None:
@@ -92,3 +92,21 @@ def test_hermes_config_knows_and_validates_the_web_keys(home, capsys) -> None:
     assert code == 1 and "web.allow_private_networks" in err
     saved = yaml.safe_load((home / "config.yaml").read_text())["web"]
     assert saved == {"search_backend": "searxng", "fallback": ["ddgs"]}
+
+
+def test_status_says_which_backend_extracts_for_a_search_only_web_backend(
+        home, backends, web, capsys) -> None:
+    configure(home, web, backend="searchonly", allow_private_networks=True)
+    code, out, _ = hermes(capsys, "web")
+    assert code == 0
+    assert out.splitlines()[:2] == [
+        "search   searchonly  (web.backend)",
+        "extract  local  (web.backend 'searchonly' cannot extract pages: the first of the "
+        "available backends that can (local, broken, fakesearch, offline, original, paid); "
+        "web.extract_backend chooses another)"]
+    data = json.loads(hermes(capsys, "web", "status", "--json")[1])
+    assert data["selected"]["extract"]["backend"] == "local"
+    assert data["selected"]["extract"]["key"] == "web.backend"
+    page = web.page("a", "Page A\nhello")
+    code, out, _ = hermes(capsys, "web", "extract", page)
+    assert code == 0 and "(local, " in out.splitlines()[0] and "hello" in out

@@ -118,3 +118,90 @@ def test_a_backend_unavailable_with_its_key_set_says_to_check_the_value(kernel_w
     result = call(kernel, "web_search", query="x")
     assert result["kind"] == "missing_key"
     assert "reports itself unavailable although PICKY_URL is set" in result["error"]
+
+
+def test_a_generic_backend_that_cannot_extract_gives_way_to_one_that_can(kernel_with, web) -> None:
+    """The original's web.backend: searxng (search only) still extracts pages: with the
+    available backend that can (here several can; `local` comes first, docs/web.md)."""
+    page = web.page("a", "Page A\nbody")
+    kernel = kernel_with({"backend": "searchonly", "allow_private_networks": True})
+    result = call(kernel, "web_extract", urls=[page])
+    assert result["success"] is True and result["backend"] == "local"
+    assert "body" in result["results"][0]["content"]
+    assert call(kernel, "web_search", query="x")["backend"] == "searchonly"
+    assert web.count("/search?backend=searchonly") == 1
+
+
+def test_a_backend_named_for_the_capability_is_never_replaced(kernel_with, web) -> None:
+    page = web.page("a", "Page A\nbody")
+    kernel = kernel_with({"backend": "fakesearch", "extract_backend": "searchonly",
+                          "allow_private_networks": True})
+    result = call(kernel, "web_extract", urls=[page])
+    assert result["kind"] == "unsupported" and "(web.extract_backend)" in result["error"]
+    # web.backend that can extract but is unavailable is reported, not replaced
+    kernel = kernel_with({"backend": "locked", "allow_private_networks": True})
+    result = call(kernel, "web_extract", urls=[page])
+    assert result["kind"] == "missing_key" and "FAKE_KEY" in result["error"]
+    assert web.requests == []
+
+
+def test_no_available_backend_can_stand_in(kernel_with, web) -> None:
+    from hermes_agent.builtin_plugins.web.selection import resolve
+    from hermes_agent.builtin_plugins.web.settings import load_settings
+
+    from hermes_agent.api import WebBackend
+
+    class SearchOnly(WebBackend):
+        name = "searchonly"
+
+        def is_available(self) -> bool:
+            return True
+
+        def search(self, query, limit=5, **options):
+            return []
+
+    # the test backends and local (the bundled extractor that needs no key) are off
+    kernel = kernel_with({"backend": "searchonly"},
+                         plugins={"enabled": [], "disabled": ["web-local"]})
+    kernel.register_plugin(lambda ctx: ctx.register_web_search_provider(SearchOnly()), "solo")
+    page = web.page("a", "Page A\nbody")
+    result = call(kernel, "web_extract", urls=[page])
+    assert result["kind"] == "unsupported"
+    assert "'searchonly' (web.backend) cannot extract pages, and no other" in result["error"]
+    assert "set web.extract_backend" in result["error"]
+    assert resolve(kernel, load_settings(kernel), "search").name == "searchonly"
+
+
+def test_the_stand_in_is_chosen_in_the_documented_order(kernel_with, web) -> None:
+    from hermes_agent.api import WebBackend, WebPage
+    from hermes_agent.builtin_plugins.web.selection import PREFERENCE
+
+    class Extractor(WebBackend):
+        def __init__(self, name: str) -> None:
+            self._name = name
+
+        @property
+        def name(self) -> str:
+            return self._name
+
+        def is_available(self) -> bool:
+            return True
+
+        def search(self, query, limit=5, **options):
+            raise AssertionError("never called")
+
+        def extract(self, urls, **options):
+            return [WebPage(u, self._name, f"read by {self._name}") for u in urls]
+
+    assert PREFERENCE[:2] == ("local", "firecrawl")
+    kernel = kernel_with({"backend": "searchonly", "allow_private_networks": True},
+                         plugins={"enabled": ["fakeweb", "keyed"], "disabled": ["web-local", "firecrawl", "tavily"]})
+    kernel.register_plugin(lambda ctx: [ctx.register_web_search_provider(Extractor(n))
+                                        for n in ("tavily", "firecrawl")], "extractors")
+    page = web.page("a", "Page A\nbody")
+    assert call(kernel, "web_extract", urls=[page])["backend"] == "firecrawl"
+    from hermes_agent.builtin_plugins.web.selection import resolve
+    from hermes_agent.builtin_plugins.web.settings import load_settings
+
+    note = resolve(kernel, load_settings(kernel), "extract").note
+    assert "(firecrawl, tavily, broken, fakesearch, offline, original, paid)" in note

@@ -160,8 +160,7 @@ def banner(agent: Any, *, color: bool) -> str:
              f"session {agent.session_id}"]
     groups: dict[str, list[str]] = {}
     for name in agent.tool_names:
-        spec = agent.kernel.tools.tools.get(name)
-        groups.setdefault(spec.plugin if spec else "?", []).append(name)
+        groups.setdefault(agent.tool_origin(name)[1], []).append(name)
     if groups:
         lines.append("tools:")
         for plugin in sorted(groups):

@@ -60,10 +60,11 @@ def _model(state: ChatState, args: str) -> str:
 def _tools(state: ChatState, args: str) -> str:
     agent = state.agent
     rows = []
+    schemas = {d["function"].get("name"): d["function"] for d in agent.tool_defs}
     for name in agent.tool_names:
-        spec = state.kernel.tools.tools[name]
-        description = (spec.schema.get("description") or "").split("\n")[0]
-        rows.append((name, f"{spec.toolset}, {spec.plugin}", ellipsize(description, 60)))
+        toolset, plugin = agent.tool_origin(name)
+        description = (schemas.get(name, {}).get("description") or "").split("\n")[0]
+        rows.append((name, f"{toolset}, {plugin}", ellipsize(description, 60)))
     lines = [f"{plural(len(rows), 'tool')}:"]
     if rows:
         lines.extend(table(("TOOL", "TOOLSET, PLUGIN", "DESCRIPTION"), rows, indent="  "))
@@ -72,24 +73,9 @@ def _tools(state: ChatState, args: str) -> str:
 
 
 def _usage(state: ChatState, args: str) -> str:
-    agent = state.agent
-    usage = agent.session_usage
-    cost = agent.session_cost
-    cost_text = "unknown (no price for this model)" if cost is None else f"${cost:.4f}"
-    about = "~" if usage.estimated else ""  # the server reported none: estimated
-    text = (f"session {agent.session_id}: {plural(agent.session_api_calls, 'model call')}, "
-            f"{about}{plural(usage.prompt_tokens, 'input token')} ({usage.cache_read_tokens} "
-            f"cached), {about}{plural(usage.output_tokens, 'output token')}, estimated cost "
-            f"{cost_text}")
-    if usage.estimated:
-        text += ("\n~ estimated from the text (about 4 characters a token): the server "
-                 "reported no usage")
-    engine = agent.context
-    if engine is not None and engine.threshold_tokens:
-        text += (f"\ncontext: {engine.last_prompt_tokens:,} of {engine.threshold_tokens:,} tokens "
-                 f"before compression ({engine.context_length:,}-token window), "
-                 f"{plural(engine.compression_count, 'compression')} so far")
-    return text
+    from .usage import usage_report
+
+    return usage_report(state.agent)
 
 
 def _title(state: ChatState, args: str) -> str:
