@@ -17,7 +17,7 @@ def estimate_text_tokens(text: str) -> int:
     if not text:
         return 0
     ascii_chars = len(text) if text.isascii() else sum(1 for ch in text if ch < "\x80")
-    return ascii_chars // CHARS_PER_TOKEN + (len(text) - ascii_chars)
+    return -(-ascii_chars // CHARS_PER_TOKEN) + (len(text) - ascii_chars)  # rounded up
 
 
 def estimate_message_tokens(message: dict[str, Any]) -> int:

@@ -109,8 +109,9 @@ def test_usage_and_title(kernel_for, server) -> None:
     state.agent.run_conversation("hi")
     usage = run_slash(state, "/usage")
     assert "1 model call, 120 input tokens" in usage and "7 output tokens" in usage
-    # the next request's size, as the compression trigger counts it: 120 + the answer
-    assert "context: 125 of 64,000 tokens before compression (128,000-token window), " \
+    # the next request's size, as the compression trigger counts it: 120 + the answer "hello"
+    # (5 characters: 2 tokens, rounded up, + 4 for the message)
+    assert "context: 126 of 64,000 tokens before compression (128,000-token window), " \
            "0 compressions so far" in usage
     assert run_slash(state, "/title Release notes") == "Title set: Release notes"
     assert run_slash(state, "/title") == "title: Release notes"
