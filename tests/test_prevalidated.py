@@ -15,7 +15,7 @@ from hermes_agent.home import SHIPPED, ValidationCache
 
 PROBE = ("import sys\nfrom hermes_agent.builtin_plugins.cli_root import main\n"
          "try:\n    main(sys.argv[1:])\nexcept SystemExit: pass\n"
-         "print('HEAVY', sorted({'pydantic', 'yaml', 'hermes_agent.validation'} & set(sys.modules)))")
+         "print('HEAVY', sorted({'pydantic', 'yaml', 'hermes_agent.validation', 'importlib.metadata'} & set(sys.modules)))")
 
 
 def run(home: Path, *args: str, env: dict[str, str] | None = None) -> str:
@@ -57,7 +57,7 @@ def test_a_bundled_plugin_yaml_edited_in_place_is_validated(tmp_path: Path) -> N
     assert "kind:" in broken[0].error, broken[0].error
     # the edit is validated, with pydantic; the unedited copies matched the table
     out = run(tmp_path / "home2", "--help", env={"HERMES_BUNDLED_PLUGINS": str(tree)})
-    assert "'pydantic'" in out
+    assert "'pydantic'" in out, out
     edited.write_text(edited.read_text(encoding="utf-8").replace("kind: sideways\n", ""),
                       encoding="utf-8")
     assert run(tmp_path / "home3", "--help",
