@@ -205,22 +205,49 @@ def entry_point_facts(groups: list[str], cache: ValidationCache | None) -> list[
     hit = cache.get(key) if cache is not None else None
     if isinstance(hit, list):
         return hit
-    from importlib.metadata import entry_points
-
     facts: list[dict[str, Any]] = []
-    for group in groups:
-        for ep in sorted(entry_points(group=group), key=lambda e: e.name):
-            dist = getattr(ep, "dist", None)
-            meta = (dist.metadata if dist else None) or {}
-            manifest = _entry_point_manifest(ep, dist)
-            facts.append(dict(
-                group=group, name=ep.name, value=ep.value, dist_name=meta.get("Name") or "",
-                dist_version=dist.version if dist else "", dist_stamp=_dist_stamp(dist),
-                manifest=str(manifest) if manifest else "", summary=meta.get("Summary") or "",
-                author=meta.get("Author") or meta.get("Author-email") or ""))
+    if _may_declare(groups):  # else importlib.metadata, slow to import, would find none
+        from importlib.metadata import entry_points
+
+        for group in groups:
+            for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+                dist = getattr(ep, "dist", None)
+                meta = (dist.metadata if dist else None) or {}
+                manifest = _entry_point_manifest(ep, dist)
+                facts.append(dict(
+                    group=group, name=ep.name, value=ep.value, dist_name=meta.get("Name") or "",
+                    dist_version=dist.version if dist else "", dist_stamp=_dist_stamp(dist),
+                    manifest=str(manifest) if manifest else "", summary=meta.get("Summary") or "",
+                    author=meta.get("Author") or meta.get("Author-email") or ""))
     if cache is not None:
         cache.put(key, facts)
     return facts
+
+
+def _may_declare(groups: list[str]) -> bool:
+    """Whether a distribution on ``sys.path`` may declare ``groups``: an entry_points.txt
+    naming one, or a place only importlib.metadata can read (a zip, another finder)."""
+    if any(hasattr(f, "find_distributions") and getattr(f, "__name__", "") != "PathFinder"
+           for f in sys.meta_path):
+        return True
+    names_of = [group.encode() for group in groups]
+    for entry in sys.path:
+        try:
+            with os.scandir(entry or ".") as items:
+                names = [i.path for i in items if i.name.endswith((".dist-info", ".egg-info"))]
+        except NotADirectoryError:
+            return True
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(name, "entry_points.txt"), "rb") as handle:
+                    text = handle.read()
+            except OSError:
+                continue
+            if any(group in text for group in names_of):
+                return True
+    return False
 
 
 def _dist_stamp(dist: Any) -> int:

@@ -4,6 +4,7 @@ cache of validation results that spares quick commands importing pydantic and Py
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections.abc import Mapping
@@ -24,6 +25,10 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 SCHEMA_REVISION = "6"  # bump when a validation model changes shape
 _MAX_ENTRIES = 2000
+#: What validating the builtin and bundled plugin.yaml files and the default config stores,
+#: shipped with the package (``python -m hermes_agent.builtin_plugins.prevalidated`` writes it)
+SHIPPED = Path(__file__).parent / "prevalidated.json"
+_shipped: dict[str, Any] = {}
 
 
 def hermes_home(env: Mapping[str, str] | None = None) -> Path:
@@ -130,12 +135,14 @@ def path_stamp(paths: list[str]) -> bytes:
 
 class ValidationCache:
     """Results of validating hashed inputs (manifest bytes, the merged config), kept in a
-    JSON file. Corrupt or unwritable caches are ignored."""
+    JSON file; a miss is looked up in :data:`SHIPPED` (unless ``shipped=False``), so a new
+    home validates nothing shipped. Corrupt or unwritable caches are ignored."""
 
-    def __init__(self, path: Path | None):
+    def __init__(self, path: Path | None, shipped: bool = True):
         self.path = path
         self._entries: dict[str, Any] | None = None
         self._dirty = False
+        self.shipped = shipped
 
     @staticmethod
     def key(kind: str, payload: bytes) -> str:
@@ -154,7 +161,18 @@ class ValidationCache:
         return self._entries
 
     def get(self, key: str) -> Any | None:
-        return self._load().get(key)
+        hit = self._load().get(key)
+        if hit is None and self.shipped:
+            if not _shipped:  # read once (missing or corrupt: everything is validated)
+                _shipped[""] = None
+                try:
+                    _shipped.update(json.loads(SHIPPED.read_text(encoding="utf-8")))
+                except (OSError, ValueError, TypeError):
+                    pass
+            if _shipped.get(key) is not None:
+                hit = copy.deepcopy(_shipped[key])  # the caller's to change
+                self.put(key, hit)
+        return hit
 
     def put(self, key: str, value: Any) -> None:
         entries = self._load()

@@ -139,6 +139,11 @@ def test_py_typed(names: list[str]) -> None:
     assert "hermes_agent/py.typed" in names
 
 
+def test_the_prevalidated_table_ships(names: list[str]) -> None:
+    """A new home reads it instead of validating the shipped plugin.yaml files."""
+    assert "hermes_agent/prevalidated.json" in names
+
+
 def test_every_package_and_module_ships(files: list[str], names: list[str]) -> None:
     roots = ("kernel", "hookspecs", "api", "builtin_plugins")
     packages = [str(PurePosixPath(f).parent) for f in files
