@@ -16,6 +16,8 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,25 @@ from .settings import INSTALL_HINT, ServerSettings, server_settings, tool_name, 
 
 log = logging.getLogger("hermes_agent.mcp")
 PLUGIN = "mcp"
+PROGRESS_AFTER = 1.0  # seconds a start may take before the user is told what hermes waits for
+
+
+@contextmanager
+def _progress(conns: list[ServerConnection]) -> Iterator[None]:
+    """Say which servers hermes waits for once starting them takes over a second (a warning:
+    the chat shows it on the terminal, the gateway and cron in their logs)."""
+    if not conns:
+        yield
+        return
+    names = ", ".join(repr(c.settings.name) for c in conns)
+    timer = threading.Timer(PROGRESS_AFTER, log.warning,
+                            (f"starting MCP server{'s' if len(conns) > 1 else ''} {names}…",))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def sdk_installed() -> bool:
@@ -84,9 +105,10 @@ class McpManager:
             relist = [c for c in self.connections.values()
                       if c.state == "ready" and c.tools_changed]
             if start or relist:
-                self._run_all([c.start() for c in start] + [self._relist(c) for c in relist],
-                              max((c.settings.connect_timeout for c in start + relist),
-                                  default=30.0))
+                timeout = max((c.settings.connect_timeout for c in start + relist), default=30.0)
+                with _progress(start):
+                    self._run_all([c.start() for c in start] + [self._relist(c) for c in relist],
+                                  timeout)
                 for conn in start + relist:
                     if conn.state == "ready":
                         self.cache.put(conn.settings, conn.tools, conn.has)
@@ -111,7 +133,8 @@ class McpManager:
             if conn.state != "cached":
                 return  # another call started it meanwhile
             try:
-                self.runtime.run(conn.start(), conn.settings.connect_timeout + 5.0, interrupt)
+                with _progress([conn]):
+                    self.runtime.run(conn.start(), conn.settings.connect_timeout + 5.0, interrupt)
             except InterruptedError:
                 conn.state = "cached"  # stays offered; the next call starts it
                 raise

@@ -1,7 +1,8 @@
 """A real MCP server for the tests, on the same SDK: run as a script it serves stdio
 (``--die-at-start``: exit with a message on stderr; ``--garbage``: write a non-JSON line to
 stdout first; ``--bare``: no resources and no prompts, though the SDK still declares both
-capabilities; ``--count FILE``: append a line to FILE each time it starts); :func:`build`
+capabilities; ``--count FILE``: append a line to FILE each time it starts; ``--slow-start S``:
+wait S seconds before serving); :func:`build`
 gives the app the streamable-HTTP fixture serves."""
 
 from __future__ import annotations
@@ -122,4 +123,8 @@ if __name__ == "__main__":
     if "--count" in sys.argv:
         with open(sys.argv[sys.argv.index("--count") + 1], "a") as starts:
             starts.write(f"{os.getpid()}\n")
+    if "--slow-start" in sys.argv:
+        import time
+
+        time.sleep(float(sys.argv[sys.argv.index("--slow-start") + 1]))
     build(bare="--bare" in sys.argv).run()

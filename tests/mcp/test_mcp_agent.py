@@ -369,3 +369,15 @@ def test_a_cached_listing_offers_the_tools_without_starting_the_server(mcp_kerne
     llm.script(reply_text("hi"))
     Agent(changed).run_conversation("hello")
     assert started() == 3  # the cache missed: started before the turn
+
+
+def test_a_slow_start_says_which_server_hermes_waits_for(mcp_kernel, llm, caplog) -> None:
+    """Starting a server that takes over a second is announced once, naming it."""
+    caplog.set_level("WARNING", logger="hermes_agent.mcp")
+    kernel = mcp_kernel({"slow": stdio_server("--slow-start", "2")})
+    llm.script(reply_text("hi"))
+    Agent(kernel).run_conversation("hello")
+    waits = [r.getMessage() for r in caplog.records if "starting MCP server" in r.getMessage()]
+    assert waits == ["starting MCP server 'slow'…"]
+    assert kernel.service("mcp").status()["slow"]["state"] == "ready"
+    kernel.close()
