@@ -163,7 +163,7 @@ def _offer_setup(kernel: Any, how_to: str) -> Any:
 
 def _once(agent: Any, message: str) -> int:
     from .plugin_notices import FaultNotices, load_failures
-    from .render import TerminalRenderer
+    from .render import TerminalRenderer, resume_hint
     from .runner import run_turn
 
     renderer = TerminalRenderer(sys.stdout, sys.stderr, tools="summary")
@@ -183,11 +183,6 @@ def _once(agent: Any, message: str) -> int:
     if result.interrupted:
         return EXIT_INTERRUPTED
     return 0 if result.completed else EXIT_FAILED
-
-
-def resume_hint(session_id: str) -> str:
-    """The line a chat ends with (tools read the id from it)."""
-    return f"Resume this session with: hermes --resume {session_id}"
 
 
 def _json_mode(agent: Any, query: str | None) -> int:

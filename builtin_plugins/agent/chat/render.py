@@ -149,6 +149,11 @@ class JsonRenderer:
         self.out.flush()
 
 
+def resume_hint(session_id: str) -> str:
+    """The line a chat ends with (tools read the id from it)."""
+    return f"Resume this session with: hermes --resume {session_id}"
+
+
 def banner(agent: Any, *, color: bool) -> str:
     """Model, session and the tools grouped by the plugin that provides them."""
     def style(text: str, code: str) -> str:

@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from .command import resume_hint
 from .plugin_notices import FaultNotices
 from .questions import TerminalQuestions
-from .render import TerminalRenderer, banner, recap
+from .render import TerminalRenderer, banner, recap, resume_hint
 from .status import StatusLine
 from .runner import ChatStopped, run_turn
 from .slash import QUIT, ChatState, run_slash
