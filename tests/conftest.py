@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -31,6 +32,18 @@ def _keep_the_test_process_debuggable() -> None:
 
 
 _keep_the_test_process_debuggable()
+
+
+def _ctrl_c_as_at_a_terminal() -> None:
+    """A suite started as a background job of a script (``cmd &``) inherits SIGINT ignored:
+    neither the tests of Ctrl-C in this process nor the hermes processes they start (which
+    inherit the ignored signal) would see one. The tests run with Python's own handler, as at
+    a terminal; the processes they start get the default action."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+_ctrl_c_as_at_a_terminal()
 
 
 #: Settings of the test run itself (e.g. HERMES_TEST_POSTGRES_DSN), not read by hermes.
