@@ -32,5 +32,5 @@ def test_the_quick_start_has_exactly_the_two_commands() -> None:
         "python3 -m venv .venv && .venv/bin/pip install -q -e . && "
         '.venv/bin/hermes chat -q "Say hello"',
         "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && "
-        ".venv/bin/python -m pytest -q",
+        ".venv/bin/python -m pytest -q -n 3",
     ]
