@@ -12,6 +12,8 @@ ROOTS = {
     "hermes_agent": "kernel",
     "hermes_agent.hookspecs": "hookspecs",
     "hermes_agent.api": "api",
+    "hermes_agent.kits": "kits",
+    "hermes_agent.cli": "cli",
     "hermes_agent.builtin_plugins": "builtin_plugins",
     "hermes_agent.testing": "testing",
 }

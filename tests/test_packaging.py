@@ -20,6 +20,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 # repo folder -> package path inside the wheel (pyproject.toml [tool.setuptools.package-dir])
 MAPPED = {"kernel": "hermes_agent", "hookspecs": "hermes_agent/hookspecs", "api": "hermes_agent/api",
+          "kits": "hermes_agent/kits", "cli": "hermes_agent/cli",
           "builtin_plugins": "hermes_agent/builtin_plugins", "plugins": "hermes_agent/plugins"}
 # A bundled plugin added to the copy only: bundled plugins are data (code included) and
 # must ship whole, even while the repository has none yet.
@@ -145,10 +146,10 @@ def test_the_prevalidated_table_ships(names: list[str]) -> None:
 
 
 def test_every_package_and_module_ships(files: list[str], names: list[str]) -> None:
-    roots = ("kernel", "hookspecs", "api", "builtin_plugins")
+    roots = ("kernel", "hookspecs", "api", "kits", "builtin_plugins", "cli")
     packages = [str(PurePosixPath(f).parent) for f in files
                 if f.split("/")[0] in roots and PurePosixPath(f).name == "__init__.py"]
-    assert {"kernel", "hookspecs", "api", "builtin_plugins"} <= set(packages)
+    assert {"kernel", "hookspecs", "api", "kits", "builtin_plugins", "cli"} <= set(packages)
     missing = [mapped(f"{p}/__init__.py") for p in packages if mapped(f"{p}/__init__.py") not in names]
     assert not missing, f"packages missing from the wheel: {missing}"
     # Modules of those packages too (a .py in a folder without __init__.py would not ship).
