@@ -295,6 +295,18 @@ class RetryNotice:
                 f"{self.attempts}: {self.summary})")
 
 
+class ModelCallMiddleware(Protocol):
+    """What a caller may hand the model client (``CallContext.middleware``) to rewrite and
+    wrap each attempt: the agent's ``llm_request`` / ``llm_execution`` middleware. ``info``
+    holds the attempt's ids, as the API hooks report them."""
+
+    def rewrite(self, request: dict[str, Any], info: dict[str, Any]
+                ) -> tuple[dict[str, Any], list[dict[str, str]]]: ...
+
+    def execute(self, request: dict[str, Any], send: Callable[[dict[str, Any]], Any],
+                info: dict[str, Any], original: dict[str, Any] | None = None) -> Any: ...
+
+
 @dataclass
 class CallContext:
     """Who is calling: the ids and turn data the API hooks report."""
@@ -310,6 +322,8 @@ class CallContext:
     task: str = ""  # auxiliary task name, if any
     # told before each backoff wait, so a surface can show progress instead of silence
     on_retry: Callable[[RetryNotice], None] | None = None
+    # rewrites and wraps each attempt (the agent's llm_* middleware); None: sent as built
+    middleware: ModelCallMiddleware | None = None
 
 
 @runtime_checkable

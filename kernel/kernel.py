@@ -359,6 +359,10 @@ class Kernel:
     def active_provider(self, slot: str) -> Any:
         return self.slots.active(slot, self.config)
 
+    def middleware_for(self, kind: str) -> list[Callable[..., Any]]:
+        """The ``ctx.register_middleware`` callbacks of ``kind``, in registration order."""
+        return [fn for registered, fn, _plugin in self.middleware if registered == kind]
+
     def close(self) -> None:
         """Stop every loaded plugin, once: fire ``on_shutdown`` (reason ``"exit"``), then
         ``close()`` (or a legacy provider's ``shutdown()``) every slot provider and service."""

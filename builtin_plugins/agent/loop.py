@@ -43,6 +43,7 @@ from . import context_link, memory_link
 from .history import SentContext, api_messages, repair_text
 from .inbox import Inbox, into_tool_result
 from .memory_fence import StreamScrubber, strip_fences
+from .middleware import model_middleware
 from .session_life import SessionLifecycle
 from .store_link import SessionLink, active_store
 from .turn_types import AgentOptions, EventSink, TurnResult, new_session_id
@@ -345,7 +346,7 @@ class Agent(SessionLifecycle):
         ctx = CallContext(session_id=self.session_id, task_id=turn.task_id,
                           turn_id=turn.turn_id, platform=self.platform,
                           user_message=user_message, conversation_history=self.history,
-                          api_call_count=turn.api_calls,
+                          api_call_count=turn.api_calls, middleware=model_middleware(self.kernel),
                           on_retry=lambda notice: emit({"type": "retry", **asdict(notice),
                                                         "message": notice.text()}))
         partial: list[str] = []

@@ -1,13 +1,15 @@
 """Tool execution for the agent loop: hooks around every call, parallel read-only batches.
 
-For each call the order is ``pre_tool_call`` (a block directive stops the call and its
-message becomes the error result; an approve directive goes through the kernel's approval
-gate, the one ``terminal`` uses, where no callback, a refusal or a timeout blocks), the tool
-itself, ``post_tool_call`` with duration and status, then ``transform_tool_result``. While a
-handler runs, an interrupt also marks its thread for the ``is_interrupted()`` helper. Calls
-with malformed JSON arguments or an unknown tool name get an error result the model can
-recover from. Consecutive read-only calls run together in a thread pool; everything else runs
-one at a time. Results keep the order of the calls.
+For each call the order is ``tool_request`` middleware (it may rewrite the arguments, see
+:mod:`.middleware`), ``pre_tool_call`` (a block directive stops the call and its message
+becomes the error result; an approve directive goes through the kernel's approval gate, the
+one ``terminal`` uses, where no callback, a refusal or a timeout blocks), the tool itself
+(wrapped by ``tool_execution`` middleware), ``post_tool_call`` with duration, status and the
+middleware trace, then ``transform_tool_result``. While a handler runs, an interrupt also
+marks its thread for the ``is_interrupted()`` helper. Calls with malformed JSON arguments or
+an unknown tool name get an error result the model can recover from. Consecutive read-only
+calls run together in a thread pool; everything else runs one at a time. Results keep the
+order of the calls.
 
 Each call's arguments are parsed once (the plan and the run share them) and each call gets
 one ``ToolCallContext``: the turn's, stamped with the call's id. It goes to the approval
@@ -27,6 +29,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hermes_agent.api import ToolCallContext, set_interrupted, tool_error, tool_status
+
+from .middleware import Middleware, Trace, tool_ids
 
 # Tools that only read: safe to run side by side.
 PARALLEL_SAFE = frozenset({"read_file", "search_files", "web_search", "web_extract",
@@ -102,6 +106,7 @@ class ToolExecutor:
         self.kernel = kernel
         self.hooks = kernel.hooks
         self.registry = kernel.tools
+        self.middleware = Middleware(kernel)
 
     # --- planning -------------------------------------------------------------------------
     @staticmethod
@@ -158,6 +163,7 @@ class ToolExecutor:
                            "args": args if args is not None else call.arguments})
         started = time.perf_counter()
         status, error_type = "ok", None
+        trace: Trace = []
         if problem is not None:
             result = tool_error(f"Tool call {name!r} was not run: {problem}. Send the call again "
                             "with a JSON object as arguments.")
@@ -169,7 +175,10 @@ class ToolExecutor:
             status, error_type = "error", "unknown_tool"
         else:
             assert args is not None
-            result, status, error_type = self._guarded(name, args, ctx, turn)
+            original = args
+            args, trace = self.middleware.tool_request(name, args,
+                                                       tool_ids(ctx, turn.api_request_id))
+            result, status, error_type = self._guarded(name, args, ctx, turn, trace, original)
         duration = (time.perf_counter() - started) * 1000
         error_message = None
         if status == "ok":
@@ -177,7 +186,7 @@ class ToolExecutor:
         elif status in ("error", "blocked"):
             error_message = tool_status(result)[2]
         result = self._after(name, args or {}, str(result), ctx, turn, duration, status,
-                             error_type, error_message)
+                             error_type, error_message, trace)
         outcome = ToolCallOutcome(call_id, name, args or {}, result, status, duration, error_type)
         if turn.on_event:
             turn.on_event({"type": "tool_end", "name": name, "tool_call_id": call_id,
@@ -185,14 +194,14 @@ class ToolExecutor:
                            "result": result[:2000]})
         return outcome
 
-    def _guarded(self, name: str, args: dict[str, Any], ctx: ToolCallContext,
-                 turn: ToolTurn) -> tuple[str, str, str | None]:
+    def _guarded(self, name: str, args: dict[str, Any], ctx: ToolCallContext, turn: ToolTurn,
+                 trace: Trace, original: dict[str, Any]) -> tuple[str, str, str | None]:
         directive = None
         if self.hooks.has_hook("pre_tool_call"):
             directive = self.hooks.fire(
                 "pre_tool_call", tool_name=name, args=args, task_id=ctx.task_id,
                 session_id=ctx.session_id, tool_call_id=ctx.tool_call_id, turn_id=ctx.turn_id,
-                api_request_id=turn.api_request_id, middleware_trace=[])
+                api_request_id=turn.api_request_id, middleware_trace=trace)
         if directive and directive["action"] == "block":
             return tool_error(directive["message"], blocked=True), "blocked", "blocked_by_hook"
         if directive and directive["action"] == "approve":
@@ -200,10 +209,15 @@ class ToolExecutor:
             if refusal:
                 return tool_error(refusal, blocked=True), "blocked", "approval_denied"
         route = turn.routes.get(name) if name not in self.registry.tools else None
-        with interrupt_marked(turn.interrupt):
+
+        def run(final: dict[str, Any]) -> str:
             if route is not None:
-                return route(name, args, ctx), "ok", None
-            return self.registry.dispatch(name, args, context=ctx), "ok", None
+                return route(name, final, ctx)
+            return self.registry.dispatch(name, final, context=ctx)
+
+        with interrupt_marked(turn.interrupt):  # through tool_execution middleware, if any
+            return self.middleware.tool_execution(name, args, run, tool_ids(
+                ctx, turn.api_request_id), original), "ok", None
 
     def _approve(self, name: str, args: dict[str, Any], directive: dict[str, Any],
                  ctx: ToolCallContext) -> str | None:
@@ -229,14 +243,14 @@ class ToolExecutor:
 
     def _after(self, name: str, args: dict[str, Any], result: str, ctx: ToolCallContext,
                turn: ToolTurn, duration: float, status: str, error_type: str | None,
-               error_message: str | None) -> str:
+               error_message: str | None, trace: Trace) -> str:
         common = dict(tool_name=name, args=args, result=result, task_id=ctx.task_id,
                       session_id=ctx.session_id, tool_call_id=ctx.tool_call_id,
                       turn_id=ctx.turn_id, api_request_id=turn.api_request_id,
                       duration_ms=duration, status=status,
                       error_type=error_type, error_message=error_message)
         if self.hooks.has_hook("post_tool_call"):
-            self.hooks.fire("post_tool_call", middleware_trace=[], **common)
+            self.hooks.fire("post_tool_call", middleware_trace=trace, **common)
         if self.hooks.has_hook("transform_tool_result"):
             replaced = self.hooks.fire("transform_tool_result", **common)
             if isinstance(replaced, str):

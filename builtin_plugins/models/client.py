@@ -2,7 +2,9 @@
 the reliability layer: our own retries (SDK retries are off) with jittered backoff that
 honours ``Retry-After``, classified errors, ``fallback_providers`` for the rest of the turn,
 interruption from another thread, the ``pre_api_request`` / ``post_api_request`` /
-``api_request_error`` hooks, and usage with an estimated cost.
+``api_request_error`` hooks, and usage with an estimated cost. A caller's
+``CallContext.middleware`` (the agent's ``llm_request`` / ``llm_execution`` middleware)
+rewrites each attempt's arguments before ``pre_api_request`` and wraps its call.
 
     client = ModelClient.from_config(kernel)
     response = client.chat(ChatRequest(messages, tools), on_event=print_delta,
@@ -130,12 +132,21 @@ class ModelClient:
             if interrupt is not None and interrupt.is_set():
                 raise RequestInterrupted(runtime.name, model)
             started = time.time()
+            sent, trace, info = kwargs, context.middleware_trace, {}
+            if context.middleware is not None:  # llm_request middleware
+                info = self._base(runtime, model, context, request_id)
+                sent, trace = context.middleware.rewrite(kwargs, info)
             if hooks is not None and hooks.has_hook("pre_api_request"):
                 hooks.call("pre_api_request", **self._pre_payload(
-                    runtime, model, request, kwargs, context, request_id, started))
+                    runtime, model, request, sent, context, request_id, started, trace))
             shown = _Shown(on_event) if on_event is not None else None
-            try:
-                response = self._send(transport, kwargs, shown, interrupt, runtime, model)
+
+            def send(final: dict[str, Any], shown: _Shown | None = shown) -> ChatResponse:
+                return self._send(transport, final, shown, interrupt, runtime, model)
+
+            try:  # through llm_execution middleware, if any
+                response = send(sent) if context.middleware is None \
+                    else context.middleware.execute(sent, send, info, kwargs)
             except _Repeating as raw:
                 if shown is None or raw is not shown.stopped:
                     raise
@@ -154,7 +165,7 @@ class ModelClient:
                 retry = error.retryable and attempt < max_retries
                 if hooks is not None and hooks.has_hook("api_request_error"):
                     hooks.call("api_request_error", **self._error_payload(
-                        runtime, model, kwargs, context, request_id, started, error, attempt,
+                        runtime, model, sent, context, request_id, started, error, attempt,
                         max_retries, retry))
                 if not retry:
                     if error.retryable and attempt:
@@ -177,11 +188,11 @@ class ModelClient:
             response.provider = runtime.name
             if response.usage.empty:  # the server reported none (llama.cpp's streams)
                 response.usage = estimate_usage(
-                    kwargs, response, shown.text() if shown is not None and shown.stopped else None)
+                    sent, response, shown.text() if shown is not None and shown.stopped else None)
             response.cost = estimate_cost(runtime.profile, response.model or model, response.usage)
             if hooks is not None and hooks.has_hook("post_api_request"):
                 hooks.call("post_api_request", **self._post_payload(
-                    runtime, model, kwargs, context, request_id, started, response))
+                    runtime, model, sent, context, request_id, started, response))
             return response
         raise AssertionError("unreachable")  # the loop returns or raises
 
@@ -212,7 +223,7 @@ class ModelClient:
 
     def _pre_payload(self, runtime: RuntimeProvider, model: str, request: ChatRequest,
                      kwargs: dict[str, Any], context: CallContext, request_id: str,
-                     started: float) -> dict[str, Any]:
+                     started: float, trace: list[dict[str, Any]]) -> dict[str, Any]:
         safe = sanitize(kwargs)
         chars = len(json.dumps(safe, default=str))
         return {**self._base(runtime, model, context, request_id),
@@ -221,7 +232,7 @@ class ModelClient:
                 "request_messages": request.messages, "message_count": len(request.messages),
                 "tool_count": len(request.tools or ()), "approx_input_tokens": chars // 4,
                 "request_char_count": chars, "max_tokens": _cap(runtime, request),
-                "started_at": started, "middleware_trace": context.middleware_trace,
+                "started_at": started, "middleware_trace": trace,
                 "request": safe}
 
     def _post_payload(self, runtime: RuntimeProvider, model: str, kwargs: dict[str, Any],
