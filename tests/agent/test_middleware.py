@@ -71,6 +71,17 @@ def _boot(kernel_for: Any, name: str) -> Any:
     return kernel
 
 
+def _turn(kernel_for: Any, server: Any, name: str, message: str, *replies: Any,
+          hooks: tuple[str, ...] = ()) -> tuple[Any, HookRecorder, Any]:
+    """Boot a kernel with plugin ``name``, record ``hooks`` (all when empty), script the
+    server's ``replies`` and run one turn: (the agent, the recorder, the turn's result)."""
+    kernel = _boot(kernel_for, name)
+    recorder = HookRecorder(kernel, hooks)
+    server.script(*replies)
+    agent = Agent(kernel)
+    return agent, recorder, agent.run_conversation(message)
+
+
 def _tool_results(server: Any) -> list[dict[str, Any]]:
     return [json.loads(m["content"]) for m in server.last.body["messages"] if m["role"] == "tool"]
 
@@ -100,11 +111,10 @@ def middleware(ctx):
     for callback in (shout, meddle, broken, tag):
         ctx.register_middleware("tool_request", callback)
 ''')
-    kernel = _boot(kernel_for, "rewriter")
-    recorder = HookRecorder(kernel, ["pre_tool_call", "post_tool_call"])
-    server.script(reply_tool_call("echo", {"text": "hi"}), reply_text("done"))
-    agent = Agent(kernel)
-    assert agent.run_conversation("echo hi").final_response == "done"
+    agent, recorder, turn = _turn(kernel_for, server, "rewriter", "echo hi",
+                                  reply_tool_call("echo", {"text": "hi"}), reply_text("done"),
+                                  hooks=("pre_tool_call", "post_tool_call"))
+    assert turn.final_response == "done"
 
     module = _module("rewriter")
     assert module.RUNS == [{"text": "HI", "tag": 1}]  # what the tool got
@@ -133,10 +143,9 @@ def middleware(ctx):
     ctx.register_hook("pre_tool_call", lambda args, **kw: {"action": "block", "message": "no"}
                       if args.get("text") == "rm" else None)
 ''')
-    kernel = _boot(kernel_for, "guarded")
-    recorder = HookRecorder(kernel, ["post_tool_call"])
-    server.script(reply_tool_call("echo", {"text": "ls"}), reply_text("blocked"))
-    Agent(kernel).run_conversation("echo ls")
+    _, recorder, _ = _turn(kernel_for, server, "guarded", "echo ls",
+                           reply_tool_call("echo", {"text": "ls"}), reply_text("blocked"),
+                           hooks=("post_tool_call",))
     assert _module("guarded").RUNS == []
     (post,) = recorder.payloads("post_tool_call")
     assert post["status"] == "blocked" and post["args"] == {"text": "rm"}
@@ -172,10 +181,10 @@ def middleware(ctx):
     for callback in (failing_first, outer, inner):
         ctx.register_middleware("tool_execution", callback)
 ''')
-    kernel = _boot(kernel_for, "wrapper")
-    server.script(reply_tool_call("echo", {"text": "hi"}), reply_text("done"))
     with caplog.at_level(logging.WARNING, logger="hermes_agent.middleware"):
-        assert Agent(kernel).run_conversation("echo").final_response == "done"
+        _, _, turn = _turn(kernel_for, server, "wrapper", "echo",
+                           reply_tool_call("echo", {"text": "hi"}), reply_text("done"))
+    assert turn.final_response == "done"
     module = _module("wrapper")
     assert module.RUNS == [{"text": "from inner"}]  # once, with the arguments next_call got
     assert _tool_results(server) == [{"wrapped": {"echo": {"text": "from inner"}}}]
@@ -204,9 +213,8 @@ def middleware(ctx):
 
     ctx.register_middleware("tool_execution", watch)
 ''')
-    kernel = _boot(kernel_for, "passthrough")
-    server.script(reply_tool_call("echo", {"text": "x", "explode": True}), reply_text("ok"))
-    Agent(kernel).run_conversation("explode")
+    _turn(kernel_for, server, "passthrough", "explode",
+          reply_tool_call("echo", {"text": "x", "explode": True}), reply_text("ok"))
     module = _module("passthrough")
     assert module.RUNS == [{"text": "x", "explode": True}]
     (result,) = _tool_results(server)
@@ -230,11 +238,10 @@ def middleware(ctx):
 
     ctx.register_middleware("llm_request", redact)
 ''')
-    kernel = _boot(kernel_for, "redactor")
-    recorder = HookRecorder(kernel, ["pre_api_request", "post_api_request"])
-    server.script(reply_tool_call("echo", {"text": "x"}), reply_text("done"))
-    agent = Agent(kernel)
-    assert agent.run_conversation("my password is hunter2").final_response == "done"
+    agent, recorder, turn = _turn(kernel_for, server, "redactor", "my password is hunter2",
+                                  reply_tool_call("echo", {"text": "x"}), reply_text("done"),
+                                  hooks=("pre_api_request",))
+    assert turn.final_response == "done"
     first, second = [r.body for r in server.requests if r.method == "POST"][-2:]
     for body in (first, second):
         users = [m["content"] for m in body["messages"] if m["role"] == "user"]
@@ -276,11 +283,9 @@ def middleware(ctx):
     ctx.register_middleware("llm_execution", skipped)
     ctx.register_middleware("llm_execution", wrap)
 ''')
-    kernel = _boot(kernel_for, "timer")
-    recorder = HookRecorder(kernel, ["api_request_error"])
-    server.script(reply_text("hello"))
-    agent = Agent(kernel)
-    assert agent.run_conversation("hi").final_response == "hello (timed)"
+    agent, recorder, turn = _turn(kernel_for, server, "timer", "hi", reply_text("hello"),
+                                  hooks=("api_request_error",))
+    assert turn.final_response == "hello (timed)"
     assert _module("timer").EVENTS == [("before", "extra", "hi"), ("after", "hello")]
     assert server.last.body["messages"][-1] == {"role": "user", "content": "extra"}
 
