@@ -66,8 +66,9 @@ def _failed(kind: str, callback: Callable[..., Any], exc: BaseException, outcome
 
 
 def trace_entry(result: Payload) -> dict[str, str]:
-    entry = {key: value for key in TRACE_KEYS
-             if isinstance(value := result.get(key), str) and value}
+    """The trace entry of one replacement: the labels the callback returned beside it."""
+    entry = {key: result[key] for key in TRACE_KEYS
+             if isinstance(result.get(key), str) and result[key]}
     return entry or {"source": "plugin"}
 
 
