@@ -70,15 +70,13 @@ def test_a_looping_reply_is_cut_and_its_stream_closed(mode, kernel_in_mode, serv
     total_chunks = len(looping.chunks())
     server.script(looping)
     shown: list[str] = []
-    started = time.monotonic()
     response = client.chat(ChatRequest(ASK), on_event=lambda e: shown.append(e.text)
                            if e.kind == "text" else None)
-    elapsed = time.monotonic() - started
     assert response.finish_reason == "repetition"
     assert response.content == "Here is what I know.\n\n" + PARAGRAPH.rstrip()
     assert response.repeated == len("".join(shown)) - len(response.content) > 0
-    # the client hung up long before the server's 150 copies (at 3 ms an event, ~8 s)
-    assert elapsed < total_chunks * 0.003 / 3
+    # the client hung up long before the server's 150 copies: counted in events the server
+    # sent, not in seconds (a loaded machine stretches every 3 ms pause)
     deadline = time.monotonic() + 5
     while not server.last.hung_up and time.monotonic() < deadline:
         time.sleep(0.02)
