@@ -7,15 +7,17 @@ offers it). Every Protocol here is ``runtime_checkable``. Contracts only.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from hermes_agent import ServiceKey
 
 from .models import ChatResponse, ModelClient, Usage
 from .sessions import SessionStore
 from .tools import ToolCallContext
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 
@@ -32,6 +34,7 @@ class AgentTurn(Protocol):
     error: str | None
     exit_reason: str
     usage: Usage
+    cost_usd: float | None
 
 
 @runtime_checkable

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import (
+    MODELS,
     CallContext,
     CancelToken,
     ChatRequest,
@@ -71,7 +72,7 @@ class Agent(SessionLifecycle):
         self.kernel = kernel
         self.options = options or AgentOptions()
         self.hooks = kernel.hooks
-        self.client = client or kernel.service("models").client(
+        self.client = client or kernel.service(MODELS).client(
             provider=self.options.provider, model=self.options.model)
         self.sessions = SessionLink(store if store is not None else active_store(kernel))
         self._tools_generation = -1
@@ -179,7 +180,7 @@ class Agent(SessionLifecycle):
     def switch_model(self, model: str, provider: str | None = None) -> None:
         """Use another model from the next request on. The session's system prompt stays as it
         was frozen (it names no model), so the history and prompt go on unchanged."""
-        self.client = self.kernel.service("models").client(
+        self.client = self.kernel.service(MODELS).client(
             provider=provider or self.provider, model=model)
         context_link.update_model(self)
         if self._stored:  # a resume goes on with it

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hermes_agent import ServiceKey
 from hermes_agent.api import ProviderHealth, save_health, tool_error
 
 from .memory_fence import call_accepting, fence
@@ -32,7 +33,8 @@ BUILTIN = "builtin"
 PREFETCH_TIMEOUT = 3.0
 SYNC_TIMEOUT = 10.0
 SHUTDOWN_DRAIN = 5.0  # seconds queued syncs may take before the providers' shutdown()
-LIVE_MANAGERS = "memory_managers"  # the kernel's service holding its agents' managers
+# the agent plugin's own per-kernel state: its agents' memory managers
+LIVE_MANAGERS = ServiceKey("memory_managers", weakref.WeakSet)
 
 
 def provider_name(provider: Any) -> str:
@@ -332,7 +334,7 @@ class MemoryManager:
 
 def live_managers(kernel: Any) -> weakref.WeakSet[MemoryManager]:
     """The memory managers of ``kernel``'s agents (one set per kernel, weakly held)."""
-    return kernel.service(LIVE_MANAGERS, weakref.WeakSet)  # type: ignore[no-any-return]
+    return kernel.service(LIVE_MANAGERS, weakref.WeakSet)
 
 
 def forward_memory_write(kernel: Any, action: str, target: str, content: str,

@@ -26,7 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from hermes_agent.api import ToolCallContext, set_interrupted, tool_error, tool_status
+from hermes_agent.api import (APPROVAL_GATE, ToolCallContext, set_interrupted, tool_error,
+                              tool_status)
 
 # Tools that only read: safe to run side by side.
 PARALLEL_SAFE = frozenset({"read_file", "search_files", "web_search", "web_extract",
@@ -212,7 +213,7 @@ class ToolExecutor:
         ``pre_approval_request`` / ``post_approval_response``."""
 
         reason = str(directive.get("message") or "") or f"a plugin asks before {name} runs"
-        gate = self.kernel.service("approval_gate")
+        gate = self.kernel.service(APPROVAL_GATE)
         if gate.mode == "off":
             return None
         verdict = gate.decide(_subject(name, args), reason, (rule_key(name, directive, reason),),

@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any
 
-from hermes_agent.api import ContextEngine, estimate_tokens
+from hermes_agent.api import ContextEngine, MODELS, estimate_tokens
 
 from .boundaries import Cut, find_cut, prune_tool_outputs
 from .config_schema import CompressionSection
@@ -119,7 +119,7 @@ class Compressor(ContextEngine):
         prompt = summary_prompt(messages, previous=previous, focus=focus, memory=memory,
                                 target_tokens=target)
         try:
-            response = self.kernel.service("models").call_llm(
+            response = self.kernel.service(MODELS).call_llm(
                 "compression", prompt, session_id=self.session_id or None, interrupt=interrupt)
             text = (response.content or "").strip()
             if not text:

@@ -19,7 +19,7 @@ from hermes_agent import hookimpl
 def register(ctx: Any) -> None:
     """Registers the tool and the service; their modules load on first use, so booting a
     kernel (every ``hermes`` command) imports nothing of the scheduler."""
-    from hermes_agent.api import with_context
+    from hermes_agent.api import CRON, with_context
 
     from .schema import CRONJOB
 
@@ -42,7 +42,7 @@ def register(ctx: Any) -> None:
     ctx.register_tool(name="cronjob", toolset="cronjob", schema=CRONJOB,
                       handler=with_context(cronjob), description=CRONJOB["description"],
                       emoji="⏰")
-    ctx.register_service("cron", service)
+    ctx.register_service(CRON, service)
 
 
 @hookimpl

@@ -16,7 +16,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import private_dir, write_atomic
+from hermes_agent.api import AGENT, private_dir, write_atomic
 
 ALWAYS_DISABLED = ("cronjob", "clarify", "messaging")
 HINT = ("This is the scheduled job {name!r} (id {id}), run by the scheduler with nobody "
@@ -78,7 +78,7 @@ class AgentJobRunner:
         for key in ("provider", "model"):
             if job.get(key):
                 options[key] = job[key]
-        agent = self.kernel.service("agent").create(**options)
+        agent = self.kernel.service(AGENT).create(**options)
         with self._lock:
             self._agents.add(agent)
         try:

@@ -1,4 +1,4 @@
-"""The ``cron`` service (``kernel.service("cron")``): the scheduler of this kernel's home.
+"""The ``cron`` service (``kernel.service(CRON)``, ``hermes_agent.api.CRON``): the scheduler of this kernel's home.
 :meth:`CronService.serve` is the loop ``hermes gateway`` and ``hermes cron daemon`` run;
 :meth:`tick` runs the due jobs once (``hermes cron tick``, a system crontab)."""
 
@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import write_atomic
+from hermes_agent.api import CRON, write_atomic
 
 from .deliver import Deliverer
 from .execute import AgentJobRunner
@@ -150,3 +150,12 @@ class CronService:
         if wake is None:
             return every
         return max(floor, min(every, (wake - clock()).total_seconds()))
+
+
+def own_service(kernel: Any) -> CronService:
+    """The ``cron`` service of ``kernel`` as this plugin's own class (its CLI uses more of it
+    than the :class:`~hermes_agent.api.CronScheduler` contract)."""
+    service = kernel.service(CRON)
+    if not isinstance(service, CronService):
+        raise TypeError(f"the cron service is {type(service).__name__}, not the cron plugin's")
+    return service

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_agent.api import ToolCallContext, tool_error, tool_result
+from hermes_agent.api import INJECTION_SCAN, ToolCallContext, tool_error, tool_result
 
 from . import agent_limits as limits
 from .jobs import JobError, JobStore, apply_update, new_job, pause, resume
@@ -45,7 +45,7 @@ class CronjobTool:
 
     def scan(self, text: str) -> list[str]:
         try:
-            scanner = self.kernel.service("injection_scan")
+            scanner = self.kernel.service(INJECTION_SCAN)
         except Exception as exc:  # the agent plugin is not loaded: schedule nothing unchecked
             raise JobError("Nothing was scheduled: the injection scan that checks a job's "
                            "prompt (the agent plugin's injection_scan service) is unavailable; "

@@ -81,11 +81,12 @@ def _start_scheduler(kernel: Any, runner: Any) -> tuple[asyncio.Event, asyncio.T
     deliver to a chat; None when the cron plugin is off or ``gateway.run_cron`` is false.
     Replicas on a shared queue run each occurrence of a job they all have once."""
     from hermes_agent import ServiceError
+    from hermes_agent.api import CRON
 
     if not kernel.config.get("gateway.run_cron", True):
         return None
     try:
-        cron = kernel.service("cron")
+        cron = kernel.service(CRON)
     except ServiceError:
         return None
     stop = asyncio.Event()
@@ -135,14 +136,14 @@ def status(as_json: bool) -> None:
 
 def _shared_status(kernel: Any) -> dict[str, Any] | None:
     """The replicas alive and the shared queue's depth, when the session store shares one."""
-    from hermes_agent.api import session_store
+    from hermes_agent.api import SharedQueueStore, session_store
 
     if not kernel.config.get("gateway.shared_queue", True):
         return None
-    make = getattr(session_store(kernel), "gateway_queue", None)
-    if make is None:
+    store = session_store(kernel)
+    if not isinstance(store, SharedQueueStore):
         return None
-    queue = make()
+    queue = store.gateway_queue()
     ttl = float(kernel.config.get("gateway.lease_seconds", 15.0))
     try:
         return {"replicas": queue.replicas(max_age=3 * ttl), "queue_depth": queue.depth()}

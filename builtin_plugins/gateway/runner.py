@@ -15,8 +15,8 @@ from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from hermes_agent.api import (InboundMessage, PlatformAdapter, clean_text, session_store,
-                              split_message)
+from hermes_agent.api import (GATEWAY, InboundMessage, PlatformAdapter, SharedQueueStore,
+                              clean_text, session_store, split_message)
 
 from .access import AccessPolicy, RefusalLimiter
 from .chat import Chat, ChatWorker, Queued
@@ -75,18 +75,19 @@ class GatewayRunner:
         if not kernel.config.get("gateway.shared_queue", True):
             return None
         try:
-            make = getattr(session_store(kernel), "gateway_queue", None)
+            store = session_store(kernel)
         except Exception as exc:  # no store selected: the local inbox, and the error later
             log.debug("gateway: no session store for a shared queue: %s", exc)
             return None
-        return Replica(self, make()) if make is not None else None
+        return Replica(self, store.gateway_queue()) if isinstance(store, SharedQueueStore) \
+            else None
 
     # --- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> list[str]:
         """Connect every adapter, then queue again what an earlier run accepted and did not
         answer; returns the platforms that connected."""
         self.loop = asyncio.get_running_loop()
-        self.kernel.service("gateway").runner = self
+        self.kernel.service(GATEWAY).runner = self
         if self.replica is not None:
             self.replica.prepare(self.adapters)
         connected = []
@@ -198,7 +199,7 @@ class GatewayRunner:
         self.executor.shutdown(wait=True)
         self.closed = True
         self.inbox.close()
-        self.kernel.service("gateway").runner = None
+        self.kernel.service(GATEWAY).runner = None
         self.state.remove()
 
     async def _drain(self, timeout: float) -> bool:

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 
 def register(ctx: "PluginContext") -> None:
+    from hermes_agent.api import MCP
+
     kernel = ctx.kernel
     holder: dict[str, "McpManager"] = {}
 
@@ -44,7 +46,7 @@ def register(ctx: "PluginContext") -> None:
         for server in servers:  # known before the server starts: `toolsets:` may name it
             ctx.register_toolset(toolset_name(str(server)), kind="leaf",
                                  description=f"the tools of MCP server {server!r}")
-    ctx.register_service("mcp", manager)
+    ctx.register_service(MCP, manager)
     ctx.register_hook("pre_llm_call", between_turns,
                       description="start, refresh and restart MCP servers between turns")
     ctx.register_hook("on_shutdown", shutdown, description="stop the MCP servers")

@@ -1,7 +1,7 @@
 """Auxiliary model calls: side tasks (compression, web_extract, session_search,
 title_generation, vision, approval, ...) each routed to their own provider and model.
 
-    models = kernel.service("models")          # from any plugin
+    models = kernel.service(MODELS)          # from any plugin (hermes_agent.api.MODELS)
     summary = models.call_llm("compression", [...]).content
 
 Per task, each setting comes from (highest first): the call's arguments, the environment

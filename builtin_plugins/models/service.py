@@ -1,7 +1,7 @@
 """The ``models`` service: how other plugins (the agent, and later memory, compression and
 web extraction) call models without importing this plugin::
 
-    models = kernel.service("models")
+    models = kernel.service(MODELS)  # from hermes_agent.api import MODELS
     client = models.client(provider="openai", model="gpt-4.1")   # retries, fallback, hooks
     answer = models.call_llm("title_generation", messages).content
 """

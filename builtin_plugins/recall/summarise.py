@@ -15,6 +15,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
+from hermes_agent.api import MODELS
+
 from .recall import Recalled
 
 log = logging.getLogger("hermes_agent.recall")
@@ -42,7 +44,7 @@ def prompt(query: str, item: Recalled) -> list[dict[str, str]]:
 def model_summariser(kernel: Any, query: str, session_id: str) -> Summariser:
     """Summaries from the ``models`` service's auxiliary ``session_search`` task (raises
     when no plugin offers that service)."""
-    models = kernel.service("models")
+    models = kernel.service(MODELS)
 
     def summarise(item: Recalled, seconds_left: float, stop: threading.Event) -> str:
         response = models.call_llm("session_search", prompt(query, item), temperature=0.1,

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import SessionStore, SessionStoreError
+from hermes_agent.api import SessionImporter, SessionStore, SessionStoreError
 
 DSN_SCHEMES = ("postgresql://", "postgres://")
 Progress = Callable[[str], None]
@@ -70,8 +70,7 @@ def migrate(source: SessionStore, target: SessionStore,
             progress: Progress = lambda line: None) -> dict[str, Any]:
     """Copy the sessions ``target`` lacks, skip those it holds identical, refuse those it
     holds different (``refused``), then verify; returns counts and any mismatches."""
-    importer = getattr(target, "import_records", None)
-    if importer is None:
+    if not isinstance(target, SessionImporter):
         raise SessionStoreError(f"the {target.name} store cannot import sessions "
                                 "(it has no import_records)")
     target.list_sessions(limit=1)  # an unreachable target fails before the source is read
@@ -81,7 +80,7 @@ def migrate(source: SessionStore, target: SessionStore,
     for record in source.export_all():
         there = target.export_session(record["id"])
         if there is None:
-            stats = importer([record])
+            stats = target.import_records([record])
             copied += stats["sessions"]
             skipped += stats["skipped"]
             messages += stats["messages"]

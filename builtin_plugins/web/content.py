@@ -9,6 +9,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_agent.api import INJECTION_SCAN, MODELS
+
 log = logging.getLogger("hermes_agent.web")
 
 OPEN, CLOSE = "<untrusted_web_content>", "</untrusted_web_content>"
@@ -40,7 +42,7 @@ class Condensed:
 
 def _summarise(kernel: Any, url: str, title: str, text: str, query: str, limit: int,
                input_limit: int, session_id: str, interrupt: threading.Event | None) -> str:
-    models = kernel.service("models")
+    models = kernel.service(MODELS)
     question = query or "(none given: keep what a reader would most likely need)"
     page = text[:input_limit]
     messages = [{"role": "system", "content": SUMMARY_PROMPT.format(limit=limit)},
@@ -76,7 +78,7 @@ def condense(kernel: Any, url: str, title: str, text: str, query: str, limit: in
 def injection_findings(kernel: Any, text: str) -> list[str]:
     """The ``injection_scan`` service's findings, or none when the service is unavailable."""
     try:
-        scanner = kernel.service("injection_scan")
+        scanner = kernel.service(INJECTION_SCAN)
     except Exception as exc:
         log.debug("web: injection_scan unavailable (%s)", exc)
         return []

@@ -11,9 +11,10 @@ def load_failures(kernel: Any) -> list[str]:
     the plugin-admin plugin), the plugins unloaded for a fault while hermes ran aside
     (FaultNotices reports those). Without that plugin there is nobody to ask: no lines."""
     from hermes_agent import ServiceError
+    from hermes_agent.api import PLUGIN_HEALTH
 
     try:
-        health = kernel.service("plugin_health")
+        health = kernel.service(PLUGIN_HEALTH)
     except ServiceError:
         return []
     faulted = {status.name for status in kernel.faults}
