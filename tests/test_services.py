@@ -252,3 +252,20 @@ def test_plugins_use_what_a_store_or_service_declares_instead_of_probing_it() ->
                 wrong.append(f"{path}:{node.lineno}: {ast.unparse(node)[:70]}")
     assert not wrong, ("use the declared contract (hermes_agent.api: SessionStore, the store "
                        "capabilities, the services' Protocols):\n" + "\n".join(wrong))
+
+
+def test_plugins_type_the_kernel_they_are_given() -> None:
+    import ast
+
+    untyped = []
+    for path, text in _plugin_sources():
+        if path.name == "cli_process.py":  # the CLI's process kernel (engineer "cli")
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.arg, ast.AnnAssign)):
+                name = node.arg if isinstance(node, ast.arg) else ast.unparse(node.target)
+                note = node.annotation
+                if name in ("kernel", "_kernel", "self.kernel") and note is not None \
+                        and ast.unparse(note).strip("'\"") in ("Any", "Any | None"):
+                    untyped.append(f"{path}:{node.lineno}: {name}")
+    assert not untyped, "type it as hermes_agent.Kernel:\n" + "\n".join(untyped)

@@ -51,6 +51,7 @@ from .turn_types import AgentOptions, EventSink, TurnResult, new_session_id
 __all__ = ["Agent", "AgentOptions", "TurnResult", "EventSink", "new_session_id"]
 
 if TYPE_CHECKING:  # the tool machinery loads with the first tool call
+    from hermes_agent import Kernel
     from .tool_exec import ToolExecutor, ToolTurn
 
 DEFAULT_MAX_ITERATIONS = 90
@@ -65,7 +66,7 @@ BUDGET_NOTE = ("You have used every tool-calling step allowed for this request. 
 class Agent(SessionLifecycle):
     """A conversation with one session at a time. Not thread-safe except :meth:`interrupt`."""
 
-    def __init__(self, kernel: Any, options: AgentOptions | None = None, *,
+    def __init__(self, kernel: Kernel, options: AgentOptions | None = None, *,
                  session_id: str | None = None, client: ModelClient | None = None,
                  store: Any = None):
         keep_process_private()  # its tools' commands must not read this process's keys

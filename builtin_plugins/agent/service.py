@@ -3,11 +3,14 @@ come) builds an agent, so each drives the same loop and fires the same hooks."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 
 class AgentService:
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
 
     def create(self, *, session_id: str | None = None, client: Any = None, store: Any = None,

@@ -24,10 +24,13 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import (APPROVAL_GATE, ToolCallContext, set_interrupted, tool_error,
                               tool_status)
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 # Tools that only read: safe to run side by side.
 PARALLEL_SAFE = frozenset({"read_file", "search_files", "web_search", "web_extract",
@@ -99,7 +102,7 @@ def parse_arguments(raw: Any) -> Parsed:
 class ToolExecutor:
     """Runs the tool calls of one model response against the kernel's registry."""
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
         self.hooks = kernel.hooks
         self.registry = kernel.tools

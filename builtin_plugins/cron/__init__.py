@@ -11,9 +11,14 @@ removes the cronjob and clarify tools).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent import hookimpl
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
+
+    from .service import CronService
 
 
 def register(ctx: Any) -> None:
@@ -34,7 +39,7 @@ def register(ctx: Any) -> None:
             tool.append(CronjobTool(kernel, Heartbeat(kernel.home).read))
         return str(tool[0](args, call))
 
-    def service(k: Any) -> Any:
+    def service(k: Kernel) -> CronService:
         from .service import CronService
 
         return CronService(k, ctx.get_platform_adapter)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import CRON, write_atomic
 
@@ -21,6 +21,9 @@ from .execute import AgentJobRunner
 from .jobs import cron_dir
 from .scheduler import Policy, RunRecord, Scheduler
 from .schedule import default_zone, utc_now
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.cron")
 MIN_WAIT = 1.0  # seconds between ticks at least, unless tick_interval is shorter
@@ -60,7 +63,7 @@ class Heartbeat:
 
 
 class CronService:
-    def __init__(self, kernel: Any, adapters: Callable[[str], Any] | None = None):
+    def __init__(self, kernel: Kernel, adapters: Callable[[str], Any] | None = None):
         self.kernel = kernel
         self.adapters = adapters or (lambda name: kernel.live_platforms.get(name))
         self.loop: asyncio.AbstractEventLoop | None = None  # the loop serve() runs on
@@ -152,7 +155,7 @@ class CronService:
         return max(floor, min(every, (wake - clock()).total_seconds()))
 
 
-def own_service(kernel: Any) -> CronService:
+def own_service(kernel: Kernel) -> CronService:
     """The ``cron`` service of ``kernel`` as this plugin's own class (its CLI uses more of it
     than the :class:`~hermes_agent.api.CronScheduler` contract)."""
     service = kernel.service(CRON)

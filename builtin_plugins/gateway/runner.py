@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_agent.api import (GATEWAY, InboundMessage, PlatformAdapter, SharedQueueStore,
                               clean_text, session_store, split_message)
@@ -25,6 +25,9 @@ from .inbox import Inbox
 from .questions import answers_question
 from .shared import Replica, SharedChatMap
 from .state import StateFile
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.gateway")
 T = TypeVar("T")
@@ -39,7 +42,7 @@ ELSEWHERE = "Another gateway replica is still answering this conversation; try a
 class GatewayRunner:
     """``adapters``: platform name -> adapter; ``entries``: the platforms' registry entries."""
 
-    def __init__(self, kernel: Any, adapters: Mapping[str, PlatformAdapter], *,
+    def __init__(self, kernel: Kernel, adapters: Mapping[str, PlatformAdapter], *,
                  entries: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None,
                  max_workers: int | None = None, max_queue: int | None = None):
         self.kernel = kernel
@@ -70,7 +73,7 @@ class GatewayRunner:
         self._state_lock, self._state_seq, self._state_written = threading.Lock(), 0, 0
         self.failed: dict[str, str] = {}  # platforms that stopped for good: why
 
-    def _replica(self, kernel: Any) -> Replica | None:
+    def _replica(self, kernel: Kernel) -> Replica | None:
         """A replica's part when the session store shares a queue (the postgres store)."""
         if not kernel.config.get("gateway.shared_queue", True):
             return None

@@ -10,10 +10,10 @@ tools again. The ``mcp`` SDK is imported only when a server starts. ``hermes mcp
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hermes_agent import PluginContext
+    from hermes_agent import Kernel, PluginContext
 
     from .manager import McpManager
 
@@ -24,7 +24,7 @@ def register(ctx: "PluginContext") -> None:
     kernel = ctx.kernel
     holder: dict[str, "McpManager"] = {}
 
-    def manager(_kernel: Any = None) -> "McpManager":
+    def manager(_kernel: Kernel | None = None) -> "McpManager":
         if "manager" not in holder:
             from .manager import McpManager
 

@@ -8,11 +8,14 @@ web extraction) call models without importing this plugin::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 
 class ModelService:
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
 
     def client(self, *, provider: str | None = None, model: str | None = None,

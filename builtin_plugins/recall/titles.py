@@ -15,9 +15,12 @@ import logging
 import threading
 import time
 import unicodedata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import INJECTION_SCAN, MODELS, TitleConflictError, session_store
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.recall.titles")
 
@@ -55,7 +58,7 @@ def is_first_exchange(history: list[dict[str, Any]], user_message: str) -> bool:
 class Titler:
     """Names the sessions of one kernel, once each per process."""
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
         self._lock = threading.Lock()
         self._asked: set[str] = set()

@@ -19,9 +19,12 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import SessionImporter, SessionStore, SessionStoreError
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 DSN_SCHEMES = ("postgresql://", "postgres://")
 Progress = Callable[[str], None]
@@ -31,7 +34,7 @@ def is_dsn(location: str) -> bool:
     return location.startswith(DSN_SCHEMES) or ("=" in location and "dbname" in location)
 
 
-def open_location(kernel: Any, location: str) -> SessionStore:
+def open_location(kernel: Kernel, location: str) -> SessionStore:
     """A store at ``location``: a DSN through the installed ``postgres`` store, else a path."""
     if is_dsn(location):
         try:
