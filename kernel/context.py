@@ -126,15 +126,16 @@ class PluginContext:
         self._staged.middleware.append((kind, callback))
 
     @overload
-    def register_service(self, key: ServiceKey[T], factory: Callable[[Any], T]) -> None: ...
+    def register_service(self, name: ServiceKey[T], factory: Callable[[Any], T]) -> None: ...
 
     @overload
-    def register_service(self, key: str, factory: Callable[[Any], Any]) -> None: ...
+    def register_service(self, name: str, factory: Callable[[Any], Any]) -> None: ...
 
-    def register_service(self, key: ServiceKey[Any] | str, factory: Callable[[Any], Any]) -> None:
+    def register_service(self, name: ServiceKey[Any] | str,
+                         factory: Callable[[Any], Any]) -> None:
         """Offer other plugins a capability under a key (:class:`~.service_keys.ServiceKey`)
         or a name: ``kernel.service(key)`` returns ``factory(kernel)``, built on first use."""
-        name = service_name(key)
+        name = service_name(name)
         if not isinstance(name, str) or not name or not callable(factory):
             raise TypeError("register_service(name, factory) needs a name and a callable")
         self._staged.services.append(Service(name, factory, self.plugin_name))

@@ -373,17 +373,18 @@ class Kernel:
         _close_all([*objects, *self._services.values()])
 
     @overload
-    def service(self, key: ServiceKey[T], factory: Callable[[], T] | None = None) -> T: ...
+    def service(self, name: ServiceKey[T], factory: Callable[[], T] | None = None) -> T: ...
 
     @overload
-    def service(self, key: str, factory: Callable[[], Any] | None = None) -> Any: ...
+    def service(self, name: str, factory: Callable[[], Any] | None = None) -> Any: ...
 
-    def service(self, key: ServiceKey[Any] | str, factory: Callable[[], Any] | None = None) -> Any:
+    def service(self, name: ServiceKey[Any] | str,
+                factory: Callable[[], Any] | None = None) -> Any:
         """A service by key (:class:`~.service_keys.ServiceKey`, typed) or name, one instance
         per kernel, built on first use: the one a plugin offered (``ctx.register_service``),
         else, given ``factory``, a plugin's own per-kernel state. A service with
         ``remove_plugin(name)`` is told when a plugin is unregistered."""
-        name = service_name(key)
+        name = service_name(name)
         if name not in self._services:  # two threads may both build one: the first stored wins
             offered = self._offered.get(name)
             if offered is not None:
@@ -394,9 +395,9 @@ class Kernel:
                 raise ServiceError(name, self.booted)
         return self._services[name]
 
-    def service_owner(self, key: ServiceKey[Any] | str) -> str | None:
-        """The plugin that offers the service of ``key`` (a key or a name), or None."""
-        offered = self._offered.get(service_name(key))
+    def service_owner(self, name: ServiceKey[Any] | str) -> str | None:
+        """The plugin that offers the service of ``name`` (a key or a name), or None."""
+        offered = self._offered.get(service_name(name))
         return offered.plugin if offered else None
 
 

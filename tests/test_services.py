@@ -93,6 +93,13 @@ def test_a_service_key_reaches_a_service_offered_by_name_and_the_other_way_round
     assert kernel.service("board") is board
 
 
+def test_a_service_is_still_named_by_keyword_as_before_keys(tmp_path):
+    kernel = make_kernel(tmp_path, plugins=[
+        lambda ctx: ctx.register_service(name="kw", factory=Greeter)])
+    assert kernel.service(name="kw").greet("you") == "hello you"
+    assert kernel.service_owner(name="kw") is not None
+
+
 def test_a_service_key_needs_a_name_and_the_facade_offers_it():
     import hermes_agent
     from hermes_agent.service_keys import ServiceKey
