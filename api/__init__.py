@@ -80,6 +80,16 @@ _EXPORTS: dict[str, str] = {
     # prompt.py: system-prompt layers
     "LAYERS": "prompt", "LAYER_SEPARATOR": "prompt", "LayerRequest": "prompt",
     "LayerFn": "prompt", "PromptLayers": "prompt", "prompt_layers": "prompt",
+    "PROMPT_LAYERS": "prompt",
+    # services.py: the services plugins share, each a typed key and its Protocol
+    **dict.fromkeys(("AGENT", "AgentFactory", "AgentSession", "AgentTurn", "MODELS", "Models",
+                     "APPROVAL_GATE", "ApprovalGate", "ApprovalVerdict", "INJECTION_SCAN",
+                     "InjectionScanner", "PLUGIN_HEALTH", "PluginHealth", "InactivePlugin",
+                     "CRON", "CronScheduler", "GATEWAY", "GatewayService", "MCP", "McpServers"),
+                    "services"),
+    # store_capabilities.py: what a session store may offer besides SessionStore
+    **dict.fromkeys(("SessionImporter", "LastActiveSessions", "SharedQueueStore",
+                     "GatewayQueue"), "store_capabilities"),
     # hook payloads and results (hookspecs)
     "tool_directive": "..hookspecs.results", "join_context": "..hookspecs.results",
     **dict.fromkeys((

@@ -21,9 +21,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-__all__ = ["LAYERS", "LAYER_SEPARATOR", "LayerRequest", "LayerFn", "PromptLayers", "prompt_layers"]
+from hermes_agent import ServiceKey
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
+
+__all__ = ["LAYERS", "LAYER_SEPARATOR", "LayerRequest", "LayerFn", "PromptLayers", "prompt_layers",
+           "PROMPT_LAYERS"]
 
 #: The layers, in prompt order (docs/system-prompt.md says where each sits).
 LAYERS: tuple[str, ...] = ("memory_blocks", "memory_snapshot", "user_snapshot", "skills_index")
@@ -71,6 +77,10 @@ class PromptLayers:
         self.entries = [e for e in self.entries if e.plugin != plugin]
 
 
-def prompt_layers(kernel: Any) -> PromptLayers:
+#: The key of a kernel's prompt-layer registry (no plugin offers it: the first to ask makes it).
+PROMPT_LAYERS = ServiceKey("prompt_layers", PromptLayers)
+
+
+def prompt_layers(kernel: "Kernel") -> PromptLayers:
     """The prompt-layer registry of ``kernel`` (created on first use)."""
-    return kernel.service("prompt_layers", PromptLayers)  # type: ignore[no-any-return]
+    return kernel.service(PROMPT_LAYERS, PromptLayers)

@@ -14,7 +14,7 @@ _EXPORTS = {
     "read_manifest": "manifest", "find_manifest": "manifest", "MANIFEST_NAMES": "manifest",
     # the kernel, its plugins and slots
     "Kernel": "kernel", "PluginStatus": "records", "PluginRecord": "discovery",
-    "SLOT_INFO": "slots",
+    "SLOT_INFO": "slots", "ServiceKey": "service_keys",
     # tools a plugin adds to kernel.tools while hermes runs (kernel.tools.add / discard)
     "ToolSpec": "records", "ToolsetSpec": "records",
     # why a plugin loads or not (for administration commands)

@@ -9,17 +9,19 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .home import private_dir
 from .records import (CliCommand, Provider, Registration, Service, Skill, SlashCommand, ToolSpec,
                       ToolsetSpec)
+from .service_keys import ServiceKey, service_name
 
 if TYPE_CHECKING:
     from .discovery import PluginRecord
     from .kernel import Kernel
 
 log = logging.getLogger("hermes_agent.plugins")
+T = TypeVar("T")
 _SKILL_NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
 MIDDLEWARE_KINDS = ("tool_request", "tool_execution", "llm_request", "llm_execution")
 # register_* methods of the original that have no provider slot in this version.
@@ -123,9 +125,17 @@ class PluginContext:
                                          f"(known: {', '.join(MIDDLEWARE_KINDS)})")
         self._staged.middleware.append((kind, callback))
 
-    def register_service(self, name: str, factory: Callable[[Any], Any]) -> None:
-        """Offer other plugins a capability: ``kernel.service(name)`` returns
-        ``factory(kernel)``, built on first use."""
+    @overload
+    def register_service(self, name: ServiceKey[T], factory: Callable[[Any], T]) -> None: ...
+
+    @overload
+    def register_service(self, name: str, factory: Callable[[Any], Any]) -> None: ...
+
+    def register_service(self, name: ServiceKey[Any] | str,
+                         factory: Callable[[Any], Any]) -> None:
+        """Offer other plugins a capability under a key (:class:`~.service_keys.ServiceKey`)
+        or a name: ``kernel.service(key)`` returns ``factory(kernel)``, built on first use."""
+        name = service_name(name)
         if not isinstance(name, str) or not name or not callable(factory):
             raise TypeError("register_service(name, factory) needs a name and a callable")
         self._staged.services.append(Service(name, factory, self.plugin_name))

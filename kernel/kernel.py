@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .admission import check_claims, declared_mismatch, unknown_hook_message
 from .config import Config, effective_env, load_config
@@ -21,6 +21,7 @@ from .errors import PluginError, ServiceError
 from .home import ValidationCache, hermes_home, private_dir, tighten_secret_files
 from .policy import SHIPPED, by_install_time, decide, load_filter, truthy
 from .records import CliCommand, PluginStatus, Registration
+from .service_keys import ServiceKey, service_name
 from .slots import SLOT_INFO, SLOTS, Slots
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from .tool_registry import ToolRegistry
 
 log = logging.getLogger("hermes_agent.kernel")
+T = TypeVar("T")
 
 
 class Kernel:
@@ -374,10 +376,19 @@ class Kernel:
         objects = [p.obj for entries in self.slots.providers.values() for p in entries.values()]
         _close_all([*objects, *self._services.values()])
 
-    def service(self, name: str, factory: Callable[[], Any] | None = None) -> Any:
-        """A service by name, one instance per kernel, built on first use: the one a plugin
-        offered (``ctx.register_service``), else, given ``factory``, a plugin's own per-kernel
-        state. A service with ``remove_plugin(name)`` is told when a plugin is unregistered."""
+    @overload
+    def service(self, name: ServiceKey[T], factory: Callable[[], T] | None = None) -> T: ...
+
+    @overload
+    def service(self, name: str, factory: Callable[[], Any] | None = None) -> Any: ...
+
+    def service(self, name: ServiceKey[Any] | str,
+                factory: Callable[[], Any] | None = None) -> Any:
+        """A service by key (:class:`~.service_keys.ServiceKey`, typed) or name, one instance
+        per kernel, built on first use: the one a plugin offered (``ctx.register_service``),
+        else, given ``factory``, a plugin's own per-kernel state. A service with
+        ``remove_plugin(name)`` is told when a plugin is unregistered."""
+        name = service_name(name)
         if name not in self._services:  # two threads may both build one: the first stored wins
             offered = self._offered.get(name)
             if offered is not None:
@@ -388,9 +399,9 @@ class Kernel:
                 raise ServiceError(name, self.booted)
         return self._services[name]
 
-    def service_owner(self, name: str) -> str | None:
-        """The plugin that offers service ``name``, or None."""
-        offered = self._offered.get(name)
+    def service_owner(self, name: ServiceKey[Any] | str) -> str | None:
+        """The plugin that offers the service of ``name`` (a key or a name), or None."""
+        offered = self._offered.get(service_name(name))
         return offered.plugin if offered else None
 
 

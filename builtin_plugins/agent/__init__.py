@@ -10,14 +10,16 @@ system-prompt layers through :func:`hermes_agent.api.prompt_layers`.
 
 
 def register(ctx):
+    from hermes_agent.api import AGENT, INJECTION_SCAN
+
     from .delegate import register as register_delegation
     from .service import AgentService
 
     register_delegation(ctx)
     kernel = ctx.kernel
     ctx.register_hook("on_memory_write", lambda **payload: _mirror_memory_write(kernel, payload))
-    ctx.register_service("agent", AgentService)
-    ctx.register_service("injection_scan", InjectionScan)
+    ctx.register_service(AGENT, AgentService)
+    ctx.register_service(INJECTION_SCAN, InjectionScan)
 
 
 class InjectionScan:

@@ -18,7 +18,7 @@ import inspect
 import logging
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import estimate_tokens
+from hermes_agent.api import MODELS, estimate_tokens
 
 from . import context_tools, memory_link
 from .history import last_user_index
@@ -69,7 +69,7 @@ def update_model(agent: Agent, engine: Any = None) -> None:
     if engine is None:
         return
     active = agent.client.active
-    window = agent.kernel.service("models").context_length(active.model)
+    window = agent.kernel.service(MODELS).context_length(active.model)
     call_filtered(engine.update_model, active.model, window, base_url=active.base_url,
                   api_key=active.api_key, provider=active.name, api_mode=active.api_mode)
 
@@ -116,7 +116,7 @@ def next_prompt_tokens(agent: Agent) -> tuple[int, bool]:
 
 def fill(agent: Agent) -> float:
     """The share of the model's window the next request would take (:func:`next_prompt_tokens`)."""
-    window = agent.kernel.service("models").context_length(agent.model)
+    window = agent.kernel.service(MODELS).context_length(agent.model)
     return next_prompt_tokens(agent)[0] / window if window else 0.0
 
 

@@ -14,7 +14,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 TOOL_RESULT_NOTE = "[A message arrived while the tools ran; it is not tool output:]"
 
@@ -46,7 +49,7 @@ class Inbox:
         return "\n\n".join(items) if items else None
 
     @contextmanager
-    def installed(self, kernel: Any) -> Iterator[None]:
+    def installed(self, kernel: Kernel) -> Iterator[None]:
         """Be ``kernel.message_sink`` for the block; the previous sink is restored after."""
         previous = kernel.message_sink
         kernel.message_sink = self.put

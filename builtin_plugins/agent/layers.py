@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import LAYERS, LayerRequest, prompt_layers
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.prompt")
 
 
-def collect(kernel: Any, request: LayerRequest) -> tuple[dict[str, list[str]], list[str]]:
+def collect(kernel: Kernel, request: LayerRequest) -> tuple[dict[str, list[str]], list[str]]:
     """Texts per layer (registration order) and notices about skipped contributors."""
     texts: dict[str, list[str]] = {layer: [] for layer in LAYERS}
     notices: list[str] = []

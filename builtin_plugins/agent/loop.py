@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import (
+    MODELS,
     CallContext,
     CancelToken,
     ChatRequest,
@@ -51,6 +52,7 @@ from .turn_types import AgentOptions, EventSink, TurnResult, new_session_id
 __all__ = ["Agent", "AgentOptions", "TurnResult", "EventSink", "new_session_id"]
 
 if TYPE_CHECKING:  # the tool machinery loads with the first tool call
+    from hermes_agent import Kernel
     from .tool_exec import ToolExecutor, ToolTurn
 
 DEFAULT_MAX_ITERATIONS = 90
@@ -65,14 +67,14 @@ BUDGET_NOTE = ("You have used every tool-calling step allowed for this request. 
 class Agent(SessionLifecycle):
     """A conversation with one session at a time. Not thread-safe except :meth:`interrupt`."""
 
-    def __init__(self, kernel: Any, options: AgentOptions | None = None, *,
+    def __init__(self, kernel: Kernel, options: AgentOptions | None = None, *,
                  session_id: str | None = None, client: ModelClient | None = None,
                  store: Any = None):
         keep_process_private()  # its tools' commands must not read this process's keys
         self.kernel = kernel
         self.options = options or AgentOptions()
         self.hooks = kernel.hooks
-        self.client = client or kernel.service("models").client(
+        self.client = client or kernel.service(MODELS).client(
             provider=self.options.provider, model=self.options.model)
         self.sessions = SessionLink(store if store is not None else active_store(kernel))
         self._tools_generation = -1
@@ -180,7 +182,7 @@ class Agent(SessionLifecycle):
     def switch_model(self, model: str, provider: str | None = None) -> None:
         """Use another model from the next request on. The session's system prompt stays as it
         was frozen (it names no model), so the history and prompt go on unchanged."""
-        self.client = self.kernel.service("models").client(
+        self.client = self.kernel.service(MODELS).client(
             provider=provider or self.provider, model=model)
         context_link.update_model(self)
         if self._stored:  # a resume goes on with it

@@ -20,19 +20,24 @@ import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from hermes_agent import ServiceKey
 from hermes_agent.api import ProviderHealth, save_health, tool_error
 
 from .memory_fence import call_accepting, fence
 from .memory_threads import Lane, bounded
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.agent.memory")
 BUILTIN = "builtin"
 PREFETCH_TIMEOUT = 3.0
 SYNC_TIMEOUT = 10.0
 SHUTDOWN_DRAIN = 5.0  # seconds queued syncs may take before the providers' shutdown()
-LIVE_MANAGERS = "memory_managers"  # the kernel's service holding its agents' managers
+# the agent plugin's own per-kernel state: its agents' memory managers
+LIVE_MANAGERS = ServiceKey("memory_managers", weakref.WeakSet)
 
 
 def provider_name(provider: Any) -> str:
@@ -63,7 +68,7 @@ class MemoryManager:
             self.add_provider(provider)
 
     @classmethod
-    def from_kernel(cls, kernel: Any) -> MemoryManager:
+    def from_kernel(cls, kernel: Kernel) -> MemoryManager:
         config = kernel.config
         providers = kernel.slots.active_memory(config)
         owner = kernel.slots.owner("memory", BUILTIN)
@@ -330,12 +335,12 @@ class MemoryManager:
         return result if isinstance(result, str) else json.dumps(result, default=str)
 
 
-def live_managers(kernel: Any) -> weakref.WeakSet[MemoryManager]:
+def live_managers(kernel: Kernel) -> weakref.WeakSet[MemoryManager]:
     """The memory managers of ``kernel``'s agents (one set per kernel, weakly held)."""
-    return kernel.service(LIVE_MANAGERS, weakref.WeakSet)  # type: ignore[no-any-return]
+    return kernel.service(LIVE_MANAGERS, weakref.WeakSet)
 
 
-def forward_memory_write(kernel: Any, action: str, target: str, content: str,
+def forward_memory_write(kernel: Kernel, action: str, target: str, content: str,
                          metadata: Any = None, session_id: str | None = None, **_: Any) -> None:
     """The ``on_memory_write`` hook: to the managers of that session (all of this kernel's
     when unknown)."""

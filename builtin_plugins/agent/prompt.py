@@ -24,7 +24,7 @@ import datetime as _dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hermes_agent.api import LAYER_SEPARATOR, LayerRequest
 
@@ -32,6 +32,9 @@ from . import context_files
 from .layers import collect
 from .soul import load_identity
 from .truncation import DEFAULT_MAX_CHARS
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 #: (tool that must be offered, guidance). Order is the prompt order.
 TOOL_GUIDANCE: tuple[tuple[str, str], ...] = (
@@ -97,7 +100,7 @@ def tool_guidance(tool_names: Iterable[str]) -> str:
     return "\n\n".join([TOOLS_PREAMBLE, *lines])
 
 
-def platform_hint(kernel: Any, platform: str) -> str:
+def platform_hint(kernel: Kernel, platform: str) -> str:
     """The platform plugin's own hint (``platform_hint``, as 0.19 plugins register it, or
     ``prompt_hint``), else the built-in one for that platform."""
     entry = kernel.slots.providers.get("platform", {}).get(platform) if platform else None
@@ -114,7 +117,7 @@ def started_line(now: _dt.datetime | _dt.date, session_id: str) -> str:
     return f"{line}\nSession ID: {session_id}" if session_id else line
 
 
-def build_system_prompt(kernel: Any, *, session_id: str = "", platform: str = "cli",
+def build_system_prompt(kernel: Kernel, *, session_id: str = "", platform: str = "cli",
                         tool_names: Iterable[str] = (), cwd: Path | str | None = None,
                         system_message: str = "", now: _dt.datetime | _dt.date | None = None,
                         skip_context_files: bool = False) -> SystemPrompt:

@@ -5,10 +5,13 @@ layer that failed) are returned with the text; the agent shows them once per ses
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 
-def build_system_prompt(kernel: Any, *, session_id: str, platform: str, tool_names: list[str],
+def build_system_prompt(kernel: Kernel, *, session_id: str, platform: str, tool_names: list[str],
                         cwd: Path | None, skip_context_files: bool = False
                         ) -> tuple[str, list[str]]:
     """``(prompt text, notices for the user)``."""

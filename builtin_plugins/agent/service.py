@@ -3,15 +3,23 @@ come) builds an agent, so each drives the same loop and fires the same hooks."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
+    from hermes_agent.api import ModelClient, SessionStore
+
+    from .loop import Agent
 
 
 class AgentService:
-    def __init__(self, kernel: Any):
+    """The ``agent`` service (``hermes_agent.api.AGENT``: an ``AgentFactory``)."""
+
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
 
-    def create(self, *, session_id: str | None = None, client: Any = None, store: Any = None,
-               **options: Any) -> Any:
+    def create(self, *, session_id: str | None = None, client: ModelClient | None = None,
+               store: SessionStore | None = None, **options: Any) -> Agent:
         """A new :class:`~.loop.Agent`; ``options`` are :class:`~.loop.AgentOptions` fields
         (``platform``, ``provider``, ``model``, ``toolsets``, ``cwd``, callbacks, ...)."""
         from .loop import Agent, AgentOptions

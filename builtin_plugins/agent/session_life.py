@@ -16,6 +16,7 @@ from .prompt_link import build_system_prompt
 from .turn_types import EventSink, new_session_id
 
 if TYPE_CHECKING:
+    from hermes_agent import Kernel
     from .history import SentContext
     from .inbox import Inbox
     from .store_link import SessionLink
@@ -27,7 +28,7 @@ log = logging.getLogger("hermes_agent.agent")
 class SessionLifecycle:
     """Session methods of :class:`~.loop.Agent` (which sets every attribute named here)."""
 
-    kernel: Any
+    kernel: Kernel
     options: "AgentOptions"
     hooks: Any
     sessions: "SessionLink"

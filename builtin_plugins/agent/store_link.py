@@ -7,24 +7,24 @@ place, so the loop reads as the algorithm and the store can evolve behind it.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hermes_agent import HermesError
-from hermes_agent.api import USAGE_ESTIMATED, model_config_dict
+from hermes_agent.api import (USAGE_ESTIMATED, LastActiveSessions, SessionStore,
+                              model_config_dict, session_store)
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 
-def active_store(kernel: Any) -> Any:
+def active_store(kernel: "Kernel") -> SessionStore:
     """The selected session store (``sessions.store``); a clear error when none is installed."""
-    store = kernel.slots.active("session_store", kernel.config)
-    if store is None:  # pragma: no cover - the slot has a default name
-        raise HermesError("no session store is selected; set sessions.store in config.yaml")
-    return store
+    return session_store(kernel)
 
 
 class SessionLink:
     """Thin adapter over the store's methods."""
 
-    def __init__(self, store: Any):
+    def __init__(self, store: SessionStore):
         self.store = store
         self._estimated: set[str] = set()  # sessions marked as holding estimated counts
 
@@ -122,8 +122,7 @@ class SessionLink:
 
     def compression_tip(self, session_id: str) -> str:
         """The newest session of ``session_id``'s compression chain (itself if none)."""
-        tip = getattr(self.store, "get_compression_tip", None)
-        return tip(session_id) if tip else session_id
+        return self.store.get_compression_tip(session_id)
 
     def reopen(self, session_id: str) -> None:
         self.store.reopen_session(session_id)
@@ -132,19 +131,13 @@ class SessionLink:
         """A session id from an id, a unique id prefix or a title."""
         if self.get(key) is not None:
             return key
-        for method in ("resolve_session_id", "resolve_session_by_title"):
-            finder = getattr(self.store, method, None)
-            found = finder(key) if finder else None
-            if found:
-                return found if isinstance(found, str) else found.get("id")
-        return None
+        return self.store.resolve_session_id(key) or self.store.resolve_session_by_title(key)
 
     def latest(self, source: str) -> str | None:
         """The session of ``source`` used last (for ``--continue``); a store without
         ``last_active_session`` gives the newest-started one."""
-        last_used = getattr(self.store, "last_active_session", None)
-        if last_used is not None:
-            return last_used(source)  # type: ignore[no-any-return]
+        if isinstance(self.store, LastActiveSessions):
+            return self.store.last_active_session(source)
         rows = self.store.list_sessions(source=source, limit=1)
         if not rows:
             return None

@@ -26,9 +26,13 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import ToolCallContext, set_interrupted, tool_error, tool_status
+from hermes_agent.api import (APPROVAL_GATE, ToolCallContext, set_interrupted, tool_error,
+                              tool_status)
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 from .middleware import Middleware, Trace, tool_ids
 
@@ -102,7 +106,7 @@ def parse_arguments(raw: Any) -> Parsed:
 class ToolExecutor:
     """Runs the tool calls of one model response against the kernel's registry."""
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
         self.hooks = kernel.hooks
         self.registry = kernel.tools
@@ -226,7 +230,7 @@ class ToolExecutor:
         ``pre_approval_request`` / ``post_approval_response``."""
 
         reason = str(directive.get("message") or "") or f"a plugin asks before {name} runs"
-        gate = self.kernel.service("approval_gate")
+        gate = self.kernel.service(APPROVAL_GATE)
         if gate.mode == "off":
             return None
         verdict = gate.decide(_subject(name, args), reason, (rule_key(name, directive, reason),),

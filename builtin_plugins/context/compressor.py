@@ -15,13 +15,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import ContextEngine, estimate_tokens
+from hermes_agent.api import ContextEngine, MODELS, estimate_tokens
 
 from .boundaries import Cut, find_cut, prune_tool_outputs
 from .config_schema import CompressionSection
 from .summary import summary_message, summary_prompt, summary_text
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.context")
 MIN_SUMMARY_TOKENS, MAX_SUMMARY_TOKENS = 600, 4_000
@@ -32,7 +35,7 @@ class Compressor(ContextEngine):
 
     name = "compressor"
 
-    def __init__(self, kernel: Any, settings: CompressionSection | None = None):
+    def __init__(self, kernel: Kernel, settings: CompressionSection | None = None):
         self.kernel = kernel
         self.settings = settings or CompressionSection.model_validate(
             kernel.config.get("compression") or {})
@@ -119,7 +122,7 @@ class Compressor(ContextEngine):
         prompt = summary_prompt(messages, previous=previous, focus=focus, memory=memory,
                                 target_tokens=target)
         try:
-            response = self.kernel.service("models").call_llm(
+            response = self.kernel.service(MODELS).call_llm(
                 "compression", prompt, session_id=self.session_id or None, interrupt=interrupt)
             text = (response.content or "").strip()
             if not text:

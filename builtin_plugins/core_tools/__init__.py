@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent import hookimpl
-from hermes_agent.api import ToolCallContext, with_context
+from hermes_agent.api import APPROVAL_GATE, ToolCallContext, with_context
 
 from . import schemas
 
@@ -123,7 +123,7 @@ def _approval_gate(kernel: "Kernel") -> "ApprovalGate":
 
 def register(ctx: "PluginContext") -> None:
     # the agent routes hook-requested approvals through the same gate as ``terminal``
-    ctx.register_service("approval_gate", _approval_gate)
+    ctx.register_service(APPROVAL_GATE, _approval_gate)
     core = CoreTools(ctx.kernel)
     handlers = core.handlers()
     for name, toolset, schema, emoji in TOOLS:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import APPROVAL_CHOICES, ApprovalRequest, ToolCallContext
+from hermes_agent.api import APPROVAL_CHOICES, APPROVAL_GATE, ApprovalRequest, ToolCallContext
 
 from .danger import DESCRIPTIONS, HARD_KEYS, Finding, analyse, dangerous, hardline, judge
 
@@ -144,8 +144,11 @@ class ApprovalGate:
 
 def approval_gate(kernel: "Kernel") -> ApprovalGate:
     """The approval gate of ``kernel``: the ``approval_gate`` service this plugin offers (one
-    per kernel, shared by every caller)."""
-    return kernel.service("approval_gate")  # type: ignore[no-any-return]
+    per kernel, shared by every caller), as this plugin's own class."""
+    gate = kernel.service(APPROVAL_GATE)
+    if not isinstance(gate, ApprovalGate):
+        raise TypeError(f"the approval_gate service is {type(gate).__name__}, not core_tools'")
+    return gate
 
 
 def _ask(callback: Any, request: ApprovalRequest,

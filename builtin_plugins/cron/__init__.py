@@ -11,15 +11,20 @@ removes the cronjob and clarify tools).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent import hookimpl
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
+
+    from .service import CronService
 
 
 def register(ctx: Any) -> None:
     """Registers the tool and the service; their modules load on first use, so booting a
     kernel (every ``hermes`` command) imports nothing of the scheduler."""
-    from hermes_agent.api import with_context
+    from hermes_agent.api import CRON, with_context
 
     from .schema import CRONJOB
 
@@ -34,7 +39,7 @@ def register(ctx: Any) -> None:
             tool.append(CronjobTool(kernel, Heartbeat(kernel.home).read))
         return str(tool[0](args, call))
 
-    def service(k: Any) -> Any:
+    def service(k: Kernel) -> CronService:
         from .service import CronService
 
         return CronService(k, ctx.get_platform_adapter)
@@ -42,7 +47,7 @@ def register(ctx: Any) -> None:
     ctx.register_tool(name="cronjob", toolset="cronjob", schema=CRONJOB,
                       handler=with_context(cronjob), description=CRONJOB["description"],
                       emoji="⏰")
-    ctx.register_service("cron", service)
+    ctx.register_service(CRON, service)
 
 
 @hookimpl

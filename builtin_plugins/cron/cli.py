@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 import click
-from hermes_agent.api import ListingGroup, cli_kernel, plural
+from hermes_agent.api import CRON, ListingGroup, cli_kernel, plural
 
 from .cli_show import print_record, print_runs, print_status, print_table, when
 from .schema import EXAMPLES
@@ -207,7 +207,7 @@ def run(job: str) -> None:
 
     kernel = cli_kernel()
     try:
-        record = kernel.service("cron").run_now(job)
+        record = kernel.service(CRON).run_now(job)
     except (JobError, AlreadyRunning) as exc:
         raise _fail(exc) from exc
     print_record(record)
@@ -254,9 +254,9 @@ def tick(as_json: bool) -> None:
     from dataclasses import asdict
 
     from .jobs import JobError
+    from .service import own_service
 
-    kernel = cli_kernel()
-    scheduler = kernel.service("cron").scheduler()
+    scheduler = own_service(cli_kernel()).scheduler()
     try:
         records = scheduler.tick()
     except JobError as exc:
@@ -299,7 +299,7 @@ def daemon(interval: float | None) -> None:
             loop.add_signal_handler(sig, stop.set)
         click.echo(f"cron scheduler running (pid {os.getpid()}); SIGTERM or Ctrl-C stops it",
                    err=True)
-        await kernel.service("cron").serve(stop, label="daemon", interval=interval)
+        await kernel.service(CRON).serve(stop, label="daemon", interval=interval)
         click.echo("cron scheduler stopped", err=True)
 
     asyncio.run(serve())

@@ -14,9 +14,12 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import private_dir, write_atomic
+from hermes_agent.api import AGENT, private_dir, write_atomic
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 ALWAYS_DISABLED = ("cronjob", "clarify", "messaging")
 HINT = ("This is the scheduled job {name!r} (id {id}), run by the scheduler with nobody "
@@ -46,7 +49,7 @@ def cron_mode(config: Any) -> str:
 class AgentJobRunner:
     """Runs a job as an agent session; ``interrupt()`` stops the run in progress."""
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
         self._agents: set[Any] = set()
         self._lock = threading.Lock()
@@ -78,7 +81,7 @@ class AgentJobRunner:
         for key in ("provider", "model"):
             if job.get(key):
                 options[key] = job[key]
-        agent = self.kernel.service("agent").create(**options)
+        agent = self.kernel.service(AGENT).create(**options)
         with self._lock:
             self._agents.add(agent)
         try:

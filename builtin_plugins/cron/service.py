@@ -1,4 +1,4 @@
-"""The ``cron`` service (``kernel.service("cron")``): the scheduler of this kernel's home.
+"""The ``cron`` service (``kernel.service(CRON)``, ``hermes_agent.api.CRON``): the scheduler of this kernel's home.
 :meth:`CronService.serve` is the loop ``hermes gateway`` and ``hermes cron daemon`` run;
 :meth:`tick` runs the due jobs once (``hermes cron tick``, a system crontab)."""
 
@@ -12,15 +12,18 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import write_atomic
+from hermes_agent.api import CRON, write_atomic
 
 from .deliver import Deliverer
 from .execute import AgentJobRunner
 from .jobs import cron_dir
 from .scheduler import Policy, RunRecord, Scheduler
 from .schedule import default_zone, utc_now
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.cron")
 MIN_WAIT = 1.0  # seconds between ticks at least, unless tick_interval is shorter
@@ -60,7 +63,7 @@ class Heartbeat:
 
 
 class CronService:
-    def __init__(self, kernel: Any, adapters: Callable[[str], Any] | None = None):
+    def __init__(self, kernel: Kernel, adapters: Callable[[str], Any] | None = None):
         self.kernel = kernel
         self.adapters = adapters or (lambda name: kernel.live_platforms.get(name))
         self.loop: asyncio.AbstractEventLoop | None = None  # the loop serve() runs on
@@ -150,3 +153,12 @@ class CronService:
         if wake is None:
             return every
         return max(floor, min(every, (wake - clock()).total_seconds()))
+
+
+def own_service(kernel: Kernel) -> CronService:
+    """The ``cron`` service of ``kernel`` as this plugin's own class (its CLI uses more of it
+    than the :class:`~hermes_agent.api.CronScheduler` contract)."""
+    service = kernel.service(CRON)
+    if not isinstance(service, CronService):
+        raise TypeError(f"the cron service is {type(service).__name__}, not the cron plugin's")
+    return service

@@ -4,14 +4,17 @@ gateway`` or ``hermes cron daemon``) picks it up at its next tick."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import ToolCallContext, tool_error, tool_result
+from hermes_agent.api import INJECTION_SCAN, ToolCallContext, tool_error, tool_result
 
 from . import agent_limits as limits
 from .jobs import JobError, JobStore, apply_update, new_job, pause, resume
 from .schedule import ScheduleError, default_zone, iso, utc_now
 from .schema import ACTIONS, EXAMPLES
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 
 def summary(job: dict[str, Any]) -> dict[str, Any]:
@@ -26,7 +29,7 @@ def summary(job: dict[str, Any]) -> dict[str, Any]:
 
 
 class CronjobTool:
-    def __init__(self, kernel: Any, scheduler_running: Any):
+    def __init__(self, kernel: Kernel, scheduler_running: Any):
         self.kernel = kernel
         self.scheduler_running = scheduler_running  # () -> dict | None
 
@@ -45,7 +48,7 @@ class CronjobTool:
 
     def scan(self, text: str) -> list[str]:
         try:
-            scanner = self.kernel.service("injection_scan")
+            scanner = self.kernel.service(INJECTION_SCAN)
         except Exception as exc:  # the agent plugin is not loaded: schedule nothing unchecked
             raise JobError("Nothing was scheduled: the injection scan that checks a job's "
                            "prompt (the agent plugin's injection_scan service) is unavailable; "

@@ -8,6 +8,8 @@ from typing import Any
 
 
 def register(ctx: Any) -> None:
+    from hermes_agent.api import GATEWAY
+
     from .service import GatewayService
 
-    ctx.register_service("gateway", GatewayService)
+    ctx.register_service(GATEWAY, GatewayService)

@@ -13,11 +13,12 @@ import contextlib
 import functools
 import inspect
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import InboundMessage, PlatformAdapter, ReplyStream
+from hermes_agent.api import (AGENT, AgentSession, AgentTurn, InboundMessage, PlatformAdapter,
+                              ReplyStream)
 
 from .questions import ChatQuestions, Question
 
@@ -43,7 +44,7 @@ class Chat:
     chat_id: str
     thread_id: str | None
     queue: asyncio.Queue[Queued]
-    agent: Any = None
+    agent: AgentSession | None = None
     busy: bool = False
     turns: int = 0
     task: asyncio.Task[None] | None = field(default=None, repr=False)
@@ -74,11 +75,9 @@ def _last_user_text(history: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def _usage(result: Any) -> dict[str, int]:
+def _usage(result: AgentTurn) -> dict[str, int]:
     """The turn's token counts (every model call of it), in OpenAI's names."""
-    usage = getattr(result, "usage", None)
-    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-    completion = int(getattr(usage, "output_tokens", 0) or 0)
+    prompt, completion = result.usage.prompt_tokens, result.usage.output_tokens
     return {"prompt_tokens": prompt, "completion_tokens": completion,
             "total_tokens": prompt + completion}
 
@@ -158,17 +157,17 @@ class ChatWorker:
                 await self.runner.forget(chat)
                 return
 
-    async def agent(self, chat: Chat, message: InboundMessage) -> Any:
+    async def agent(self, chat: Chat, message: InboundMessage) -> AgentSession:
         if chat.agent is None:
             chat.agent = await self.runner.in_thread(self._create, chat, message)
         return chat.agent
 
-    def _create(self, chat: Chat, message: InboundMessage) -> Any:
+    def _create(self, chat: Chat, message: InboundMessage) -> AgentSession:
         """The chat's agent, through the agent service (the same agent as ``hermes chat``),
         continuing the chat's stored session when there is one."""
         runner = self.runner
         questions = ChatQuestions(runner, chat, runner.loop)
-        agent = runner.kernel.service("agent").create(
+        agent = runner.kernel.service(AGENT).create(
             platform=message.platform, sender_id=message.user_id, chat_id=message.chat_id,
             approval_callback=questions.approval, clarify_callback=questions.clarify)
         known = chat.mapped_session = runner.chatmap.get(chat.key)
@@ -232,7 +231,7 @@ class ChatWorker:
             await self.runner.send_pieces(chat, left)
         return True
 
-    async def remember_session(self, chat: Chat, agent: Any) -> None:
+    async def remember_session(self, chat: Chat, agent: AgentSession) -> None:
         """Map the chat to its session (a durable write, in a worker thread, when it changed)."""
         if chat.mapped_session != agent.session_id:
             await self.runner.in_thread(self.runner.chatmap.set, chat.key, agent.session_id)
@@ -248,13 +247,14 @@ class ChatWorker:
             log.warning("gateway: %s cannot stream replies: %s", chat.platform, exc)
             return None
 
-    def _run_turn(self, chat: Chat, agent: Any, text: str, on_event: Any) -> Any:
+    def _run_turn(self, chat: Chat, agent: AgentSession, text: str,
+                  on_event: Callable[[dict[str, Any]], None]) -> AgentTurn:
         """The turn, in a worker thread: session hygiene first, then the agent's turn (one
         hop from the loop for both, and the window estimate off the loop)."""
         self.hygiene(chat, agent)
         return agent.run_conversation(text, on_event=on_event)
 
-    def hygiene(self, chat: Chat, agent: Any) -> None:
+    def hygiene(self, chat: Chat, agent: AgentSession) -> None:
         """Compress the session first when it fills ``gateway.session_hygiene`` of the window."""
         threshold = float(self.runner.kernel.config.get("gateway.session_hygiene", 0.85) or 0)
         if threshold <= 0 or not 0 < threshold <= 1:

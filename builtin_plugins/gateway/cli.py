@@ -7,12 +7,15 @@ import asyncio
 import json
 import signal
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from hermes_agent.api import ListingGroup
 
 from .state import StateFile
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 
 @click.group(cls=ListingGroup)
@@ -43,7 +46,7 @@ def run(drain_timeout: float) -> None:
     asyncio.run(_serve(kernel, adapters, entries, drain_timeout))
 
 
-async def _serve(kernel: Any, adapters: dict[str, Any], entries: dict[str, Any],
+async def _serve(kernel: Kernel, adapters: dict[str, Any], entries: dict[str, Any],
                  drain_timeout: float) -> None:
     from .runner import GatewayRunner
 
@@ -76,16 +79,17 @@ async def _serve(kernel: Any, adapters: dict[str, Any], entries: dict[str, Any],
     await runner.stop(drain_timeout)
 
 
-def _start_scheduler(kernel: Any, runner: Any) -> tuple[asyncio.Event, asyncio.Task[None]] | None:
+def _start_scheduler(kernel: Kernel, runner: Any) -> tuple[asyncio.Event, asyncio.Task[None]] | None:
     """The scheduled jobs' loop beside the platforms (the ``cron`` service), so a job can
     deliver to a chat; None when the cron plugin is off or ``gateway.run_cron`` is false.
     Replicas on a shared queue run each occurrence of a job they all have once."""
     from hermes_agent import ServiceError
+    from hermes_agent.api import CRON
 
     if not kernel.config.get("gateway.run_cron", True):
         return None
     try:
-        cron = kernel.service("cron")
+        cron = kernel.service(CRON)
     except ServiceError:
         return None
     stop = asyncio.Event()
@@ -133,16 +137,16 @@ def status(as_json: bool) -> None:
                        f"{r.get('turns_running', 0)}; seen {r['seen_seconds_ago']} s ago")
 
 
-def _shared_status(kernel: Any) -> dict[str, Any] | None:
+def _shared_status(kernel: Kernel) -> dict[str, Any] | None:
     """The replicas alive and the shared queue's depth, when the session store shares one."""
-    from hermes_agent.api import session_store
+    from hermes_agent.api import SharedQueueStore, session_store
 
     if not kernel.config.get("gateway.shared_queue", True):
         return None
-    make = getattr(session_store(kernel), "gateway_queue", None)
-    if make is None:
+    store = session_store(kernel)
+    if not isinstance(store, SharedQueueStore):
         return None
-    queue = make()
+    queue = store.gateway_queue()
     ttl = float(kernel.config.get("gateway.lease_seconds", 15.0))
     try:
         return {"replicas": queue.replicas(max_age=3 * ttl), "queue_depth": queue.depth()}

@@ -5,22 +5,25 @@ environment) and whose ``check_fn`` and ``validate_config`` pass."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import PlatformConfig
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.gateway")
 TRUE = ("1", "true", "yes", "on")
 
 
-def enabled(kernel: Any, name: str) -> bool:
+def enabled(kernel: Kernel, name: str) -> bool:
     section = kernel.config.get(f"platforms.{name}") or {}
     env = kernel.env.get(f"{name.upper().replace('-', '_')}_ENABLED", "")
     flag = section.get("enabled") if isinstance(section, dict) else None
     return bool(flag) if flag is not None else env.lower() in TRUE
 
 
-def build_adapters(kernel: Any) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+def build_adapters(kernel: Kernel) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     """``(adapters, entries, problems)``: the enabled platforms' adapters and registry
     entries, and why any enabled platform could not be built."""
     adapters: dict[str, Any] = {}

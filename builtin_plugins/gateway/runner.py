@@ -13,10 +13,10 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from hermes_agent.api import (InboundMessage, PlatformAdapter, clean_text, session_store,
-                              split_message)
+from hermes_agent.api import (GATEWAY, InboundMessage, PlatformAdapter, SharedQueueStore,
+                              clean_text, session_store, split_message)
 
 from .access import AccessPolicy, RefusalLimiter
 from .chat import Chat, ChatWorker, Queued
@@ -25,6 +25,9 @@ from .inbox import Inbox
 from .questions import answers_question
 from .shared import Replica, SharedChatMap
 from .state import StateFile
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.gateway")
 T = TypeVar("T")
@@ -39,7 +42,7 @@ ELSEWHERE = "Another gateway replica is still answering this conversation; try a
 class GatewayRunner:
     """``adapters``: platform name -> adapter; ``entries``: the platforms' registry entries."""
 
-    def __init__(self, kernel: Any, adapters: Mapping[str, PlatformAdapter], *,
+    def __init__(self, kernel: Kernel, adapters: Mapping[str, PlatformAdapter], *,
                  entries: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None,
                  max_workers: int | None = None, max_queue: int | None = None):
         self.kernel = kernel
@@ -70,23 +73,24 @@ class GatewayRunner:
         self._state_lock, self._state_seq, self._state_written = threading.Lock(), 0, 0
         self.failed: dict[str, str] = {}  # platforms that stopped for good: why
 
-    def _replica(self, kernel: Any) -> Replica | None:
+    def _replica(self, kernel: Kernel) -> Replica | None:
         """A replica's part when the session store shares a queue (the postgres store)."""
         if not kernel.config.get("gateway.shared_queue", True):
             return None
         try:
-            make = getattr(session_store(kernel), "gateway_queue", None)
+            store = session_store(kernel)
         except Exception as exc:  # no store selected: the local inbox, and the error later
             log.debug("gateway: no session store for a shared queue: %s", exc)
             return None
-        return Replica(self, make()) if make is not None else None
+        return Replica(self, store.gateway_queue()) if isinstance(store, SharedQueueStore) \
+            else None
 
     # --- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> list[str]:
         """Connect every adapter, then queue again what an earlier run accepted and did not
         answer; returns the platforms that connected."""
         self.loop = asyncio.get_running_loop()
-        self.kernel.service("gateway").runner = self
+        self.kernel.service(GATEWAY).runner = self
         if self.replica is not None:
             self.replica.prepare(self.adapters)
         connected = []
@@ -198,7 +202,7 @@ class GatewayRunner:
         self.executor.shutdown(wait=True)
         self.closed = True
         self.inbox.close()
-        self.kernel.service("gateway").runner = None
+        self.kernel.service(GATEWAY).runner = None
         self.state.remove()
 
     async def _drain(self, timeout: float) -> bool:

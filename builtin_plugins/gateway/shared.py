@@ -16,7 +16,7 @@ import uuid
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import InboundMessage
+from hermes_agent.api import GatewayQueue, InboundMessage
 
 from .chat import Queued
 from .questions import answers_question
@@ -33,11 +33,11 @@ HOLD_WAIT = 300.0  # seconds a request waits for another replica to finish its c
 class SharedChatMap:
     """Which session each chat continues, in the shared queue's database."""
 
-    def __init__(self, queue: Any):
+    def __init__(self, queue: GatewayQueue):
         self.queue = queue
 
     def get(self, key: str) -> str | None:
-        return self.queue.session_of(key)  # type: ignore[no-any-return]
+        return self.queue.session_of(key)
 
     def set(self, key: str, session_id: str) -> None:
         self.queue.set_session(key, session_id)
@@ -49,7 +49,7 @@ class SharedChatMap:
 class Replica:
     """One gateway's part in the shared queue."""
 
-    def __init__(self, runner: GatewayRunner, queue: Any):
+    def __init__(self, runner: GatewayRunner, queue: GatewayQueue):
         self.runner, self.queue = runner, queue
         config = runner.kernel.config
         self.ttl = float(config.get("gateway.lease_seconds", 15.0))

@@ -10,19 +10,21 @@ tools again. The ``mcp`` SDK is imported only when a server starts. ``hermes mcp
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hermes_agent import PluginContext
+    from hermes_agent import Kernel, PluginContext
 
     from .manager import McpManager
 
 
 def register(ctx: "PluginContext") -> None:
+    from hermes_agent.api import MCP
+
     kernel = ctx.kernel
     holder: dict[str, "McpManager"] = {}
 
-    def manager(_kernel: Any = None) -> "McpManager":
+    def manager(_kernel: Kernel | None = None) -> "McpManager":
         if "manager" not in holder:
             from .manager import McpManager
 
@@ -44,7 +46,7 @@ def register(ctx: "PluginContext") -> None:
         for server in servers:  # known before the server starts: `toolsets:` may name it
             ctx.register_toolset(toolset_name(str(server)), kind="leaf",
                                  description=f"the tools of MCP server {server!r}")
-    ctx.register_service("mcp", manager)
+    ctx.register_service(MCP, manager)
     ctx.register_hook("pre_llm_call", between_turns,
                       description="start, refresh and restart MCP servers between turns")
     ctx.register_hook("on_shutdown", shutdown, description="stop the MCP servers")

@@ -7,13 +7,16 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from hermes_agent import HermesError
 from hermes_agent.api import ListingGroup, cli_kernel, plural, table, write_config_value
 
 from .settings import INSTALL_HINT, ServerSettings, server_settings
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
 
@@ -28,7 +31,7 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     return found
 
 
-def _last_status(kernel: Any) -> dict[str, Any]:
+def _last_status(kernel: Kernel) -> dict[str, Any]:
     path = Path(kernel.home) / "plugin-data" / "mcp" / "status.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -37,7 +40,7 @@ def _last_status(kernel: Any) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _find(kernel: Any, name: str) -> ServerSettings:
+def _find(kernel: Kernel, name: str) -> ServerSettings:
     for settings in server_settings(kernel.config):
         if settings.name == name:
             return settings

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent import ToolSpec
 from hermes_agent.api import tool_error, write_atomic
@@ -30,6 +30,9 @@ from .cache import ToolCache
 from .connection import ServerConnection, attr
 from .runtime import Runtime
 from .settings import INSTALL_HINT, ServerSettings, server_settings, tool_name, toolset_name
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.mcp")
 PLUGIN = "mcp"
@@ -59,7 +62,7 @@ def sdk_installed() -> bool:
 
 
 class McpManager:
-    def __init__(self, kernel: Any, data_dir: Path | None = None,
+    def __init__(self, kernel: Kernel, data_dir: Path | None = None,
                  settings: list[ServerSettings] | None = None, lazy: bool = True):
         self.kernel = kernel
         self.settings = server_settings(kernel.config) if settings is None else settings

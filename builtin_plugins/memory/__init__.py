@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent import ServiceError, hookimpl
-from hermes_agent.api import LayerRequest, ToolCallContext, prompt_layers, with_context
+from hermes_agent.api import (INJECTION_SCAN, LayerRequest, ToolCallContext, prompt_layers,
+                              with_context)
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel, PluginContext
@@ -54,7 +55,7 @@ class BuiltinMemory:
         from .tool import Refused
 
         try:
-            scanner = self.kernel.service("injection_scan")
+            scanner = self.kernel.service(INJECTION_SCAN)
         except Exception as exc:  # the agent plugin is not loaded: write nothing unchecked
             log.warning("memory: the injection_scan service is unavailable (%s); writes refused",
                         exc)
@@ -87,7 +88,7 @@ class BuiltinMemory:
             from .snapshot import render
 
             try:
-                scan = self.kernel.service("injection_scan").scan
+                scan = self.kernel.service(INJECTION_SCAN).scan
             except ServiceError:  # the agent plugin builds prompts; without it nothing to guard
                 scan = None
             # both files, in prompt order (TARGETS' order is the layers'): their text is

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from hermes_agent.api import ListingGroup, cli_kernel, load_health, plural
 
 from . import TARGETS, memory_file
 from .store import usage
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 TARGET = click.Choice(sorted(TARGETS))
 
@@ -26,7 +29,7 @@ def _ago(ts: float) -> str:
     return f"{seconds} s ago"
 
 
-def memory_providers(kernel: Any) -> dict[str, Any]:
+def memory_providers(kernel: Kernel) -> dict[str, Any]:
     """Every memory provider hermes knows, by the name ``memory.provider`` takes: the plugins
     of the memory slot (loaded or not) and the providers registered by other plugins."""
     found: dict[str, Any] = {}
@@ -47,7 +50,7 @@ def _available(provider: Any) -> tuple[bool | None, str]:
         return None, f"is_available() raised {type(exc).__name__}: {exc}"
 
 
-def status_data(kernel: Any) -> dict[str, Any]:
+def status_data(kernel: Kernel) -> dict[str, Any]:
     builtin = {}
     for name in TARGETS:
         store = memory_file(kernel, name)

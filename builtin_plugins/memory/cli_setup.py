@@ -7,13 +7,16 @@ elsewhere a missing required field is an error naming the ``--set`` to add."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from hermes_agent import HermesError
 from hermes_agent.api import cli_kernel, reload_cli_kernel, set_env_values, write_config_value
 
 from .cli import memory_providers
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 
 def _interactive() -> bool:
@@ -30,7 +33,7 @@ def _parse_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
     return values
 
 
-def _choose(kernel: Any) -> str:
+def _choose(kernel: Kernel) -> str:
     names = sorted(memory_providers(kernel))
     if not names:
         raise HermesError("no memory provider is installed; install one (`hermes plugins "
@@ -45,7 +48,7 @@ def _choose(kernel: Any) -> str:
     return names[picked - 1]
 
 
-def _missing_env(kernel: Any, status: Any, given: dict[str, str]) -> None:
+def _missing_env(kernel: Kernel, status: Any, given: dict[str, str]) -> None:
     """Ask for (or take from --set) the env vars the plugin needs before it can even load."""
     manifest = status.record.manifest
     needed = [r for r in (manifest.requires_env if manifest else ()) if not kernel.env.get(r.name)]

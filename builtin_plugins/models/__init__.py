@@ -13,6 +13,8 @@ no SDK.
 def register(ctx):
     """Offers the ``models`` service (:mod:`.service`); the machinery loads on first use and
     the CLI commands are lazy."""
+    from hermes_agent.api import MODELS
+
     from .service import ModelService
 
-    ctx.register_service("models", ModelService)
+    ctx.register_service(MODELS, ModelService)

@@ -1,7 +1,7 @@
 """Auxiliary model calls: side tasks (compression, web_extract, session_search,
 title_generation, vision, approval, ...) each routed to their own provider and model.
 
-    models = kernel.service("models")          # from any plugin
+    models = kernel.service(MODELS)          # from any plugin (hermes_agent.api.MODELS)
     summary = models.call_llm("compression", [...]).content
 
 Per task, each setting comes from (highest first): the call's arguments, the environment
@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import CallContext, ChatRequest, ChatResponse, EventCallback
 
 from .client import ModelClient
 from .resolve import resolve_fallbacks, resolve_provider
 from .runtime import RuntimeProvider
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 # Default timeout (seconds) per task; other tasks get DEFAULT_AUX_TIMEOUT.
 TASK_TIMEOUTS = {"vision": 120.0, "web_extract": 360.0, "compression": 120.0, "skills_hub": 30.0,
@@ -38,7 +41,7 @@ _resolved: "weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], tuple[RuntimePr
 _lock = threading.Lock()
 
 
-def task_settings(kernel: Any, task: str) -> dict[str, Any]:
+def task_settings(kernel: Kernel, task: str) -> dict[str, Any]:
     """The effective ``auxiliary.<task>`` settings after environment overrides."""
     settings = dict((kernel.config.get("auxiliary") or {}).get(task) or {})
     env = getattr(kernel, "env", None) or {}
@@ -49,7 +52,7 @@ def task_settings(kernel: Any, task: str) -> dict[str, Any]:
     return settings
 
 
-def aux_client(kernel: Any, task: str, *, provider: str | None = None, model: str | None = None,
+def aux_client(kernel: Kernel, task: str, *, provider: str | None = None, model: str | None = None,
                base_url: str | None = None, api_key: str | None = None) -> ModelClient:
     """A client for ``task``, over the provider resolved for it (cached per settings)."""
     settings = task_settings(kernel, task)
@@ -76,7 +79,7 @@ def aux_client(kernel: Any, task: str, *, provider: str | None = None, model: st
     return ModelClient(runtime, kernel=kernel, fallbacks=fallbacks)
 
 
-def call_llm(task: str, messages: list[dict[str, Any]], *, kernel: Any,
+def call_llm(task: str, messages: list[dict[str, Any]], *, kernel: Kernel,
              tools: list[dict[str, Any]] | None = None, max_tokens: int | None = None,
              temperature: float | None = None, reasoning_effort: str | None = None,
              extra_body: dict[str, Any] | None = None, timeout: float | None = None,

@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import (
     CallContext,
@@ -43,6 +43,9 @@ from .retry import RetryPolicy
 from .runtime import RuntimeProvider, Transport
 from .usage import estimate_usage
 
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
+
 log = logging.getLogger("hermes_agent.models")
 _SECRET_KEYS = ("api_key", "authorization", "x-api-key", "extra_headers")
 
@@ -53,7 +56,7 @@ class ModelClient:
     A fallback, once taken, stays active until :meth:`new_turn` restores the primary.
     """
 
-    def __init__(self, runtime: RuntimeProvider, *, kernel: Any = None,
+    def __init__(self, runtime: RuntimeProvider, *, kernel: Kernel | None = None,
                  fallbacks: list[dict[str, Any]] | None = None, retry: RetryPolicy | None = None):
         self.kernel = kernel
         self.primary = runtime
@@ -63,7 +66,7 @@ class ModelClient:
         self.retry = retry or RetryPolicy()
 
     @classmethod
-    def from_config(cls, kernel: Any, *, provider: str | None = None,
+    def from_config(cls, kernel: Kernel, *, provider: str | None = None,
                     model: str | None = None, base_url: str | None = None,
                     api_key: str | None = None, retry: RetryPolicy | None = None) -> "ModelClient":
         """Resolve the provider (explicit arguments win over config.yaml, then the environment)

@@ -4,7 +4,7 @@ have keys, and switch (interactively with ``--choose``, or with flags for script
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from hermes_agent.api import write_config_value
@@ -20,6 +20,9 @@ from .resolve import (
     resolve_provider,
 )
 
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
+
 
 def key_status(profile: ProviderProfile, env: Any) -> str:
     if key_from_env(profile, env):
@@ -29,7 +32,7 @@ def key_status(profile: ProviderProfile, env: Any) -> str:
     return f"missing {' or '.join(profile.key_env)}" if profile.key_env else "missing key"
 
 
-def describe_active(kernel: Any) -> str:
+def describe_active(kernel: Kernel) -> str:
     """A few lines naming the active provider, or the no-provider message."""
     try:
         runtime = resolve_provider(kernel)
@@ -44,7 +47,7 @@ def describe_active(kernel: Any) -> str:
         f"Chosen by: {runtime.source}"])
 
 
-def profile_named(kernel: Any, name: str) -> ProviderProfile:
+def profile_named(kernel: Kernel, name: str) -> ProviderProfile:
     """The installed profile called ``name`` (or aliased so); a CLI error listing the others."""
     try:
         return find_profile(kernel, name)
@@ -55,7 +58,7 @@ def profile_named(kernel: Any, name: str) -> ProviderProfile:
 LOCAL_PROBE_TIMEOUT = 3.0
 
 
-def check_local(kernel: Any, profile: ProviderProfile, model: str | None,
+def check_local(kernel: Kernel, profile: ProviderProfile, model: str | None,
                 base_url: str | None) -> str | None:
     """For a local server: make sure something answers at its endpoint before anything is
     written (a CLI error naming the endpoint otherwise); returns the model to use when none
@@ -85,7 +88,7 @@ LOCAL_START = {"ollama": "`ollama serve`; models with `ollama pull NAME`",
                "lmstudio": "LM Studio's Developer tab, or `lms server start`"}
 
 
-def switch(kernel: Any, provider: str, model: str | None, base_url: str | None) -> ProviderProfile:
+def switch(kernel: Kernel, provider: str, model: str | None, base_url: str | None) -> ProviderProfile:
     """Write ``model.provider`` / ``model.default`` (and ``model.base_url``) to config.yaml.
     A local server is asked first; nothing is written when it does not answer."""
     profile = profile_named(kernel, provider)
@@ -112,7 +115,7 @@ def switch(kernel: Any, provider: str, model: str | None, base_url: str | None) 
     return profile
 
 
-def active_name(kernel: Any) -> str:
+def active_name(kernel: Kernel) -> str:
     """The provider calls would use now ("" when none resolves; no local server is probed)."""
     try:
         return resolve_provider(kernel, probe=False).name
@@ -120,7 +123,7 @@ def active_name(kernel: Any) -> str:
         return ""
 
 
-def provider_rows(kernel: Any) -> list[dict[str, Any]]:
+def provider_rows(kernel: Kernel) -> list[dict[str, Any]]:
     rows = []
     active = active_name(kernel)
     for name, profile in sorted(installed_profiles(kernel).items()):
@@ -178,7 +181,7 @@ def model(list_: bool, provider: str | None, model: str | None, base_url: str | 
     click.echo(describe_active(kernel))
 
 
-def choose_interactively(kernel: Any) -> tuple[str, str]:
+def choose_interactively(kernel: Kernel) -> tuple[str, str]:
     name = choose_provider(kernel, "Which model provider?")
     profile = installed_profiles(kernel)[name]
     current = kernel.config.get("model.default") if name == kernel.config.get("model.provider") \
@@ -188,7 +191,7 @@ def choose_interactively(kernel: Any) -> tuple[str, str]:
     return profile.name, chosen
 
 
-def choose_provider(kernel: Any, question: str) -> str:
+def choose_provider(kernel: Kernel, question: str) -> str:
     """Ask for a provider by number; the one configured now is the default."""
     rows = provider_rows(kernel)
     click.echo(question)

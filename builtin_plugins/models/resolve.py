@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import NoProviderError, ProviderError, ProviderProfile
 
 from .runtime import DEFAULT_TIMEOUT, RuntimeProvider
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 # Order in which providers are picked automatically when only their key is set.
 AUTO_ORDER = ("openrouter", "nous", "anthropic", "openai", "gemini", "deepseek")
@@ -31,12 +34,12 @@ Fix it in one of these ways:
 Known providers: {known}."""
 
 
-def installed_profiles(kernel: Any) -> dict[str, ProviderProfile]:
+def installed_profiles(kernel: Kernel) -> dict[str, ProviderProfile]:
     """Profiles registered by the loaded model-provider plugins, by name."""
     return {name: entry.obj for name, entry in kernel.slots.providers["model_provider"].items()}
 
 
-def find_profile(kernel: Any, name: str) -> ProviderProfile:
+def find_profile(kernel: Kernel, name: str) -> ProviderProfile:
     profiles = installed_profiles(kernel)
     if name in profiles:
         return profiles[name]
@@ -85,11 +88,11 @@ def _config_model(config: Any) -> dict[str, Any]:
     return dict(model or {})
 
 
-def _env(kernel: Any) -> Mapping[str, str]:
+def _env(kernel: Kernel) -> Mapping[str, str]:
     return getattr(kernel, "env", None) or os.environ
 
 
-def resolve_provider(kernel: Any, *, provider: str | None = None, model: str | None = None,
+def resolve_provider(kernel: Kernel, *, provider: str | None = None, model: str | None = None,
                      base_url: str | None = None, api_key: str | None = None,
                      probe: bool = True, source: str | None = None) -> RuntimeProvider:
     """Resolve the provider for a call of ``kernel``'s configuration."""
@@ -155,7 +158,7 @@ def resolve_provider(kernel: Any, *, provider: str | None = None, model: str | N
                                                   profile))
 
 
-def resolve_fallbacks(kernel: Any) -> list[dict[str, Any]]:
+def resolve_fallbacks(kernel: Kernel) -> list[dict[str, Any]]:
     """``fallback_providers`` entries as dicts (a bare string names a provider)."""
     entries = []
     for entry in (kernel.config.get("fallback_providers") or []):
@@ -166,7 +169,7 @@ def resolve_fallbacks(kernel: Any) -> list[dict[str, Any]]:
     return entries
 
 
-def runtime_for_entry(kernel: Any, entry: Mapping[str, Any]) -> RuntimeProvider:
+def runtime_for_entry(kernel: Kernel, entry: Mapping[str, Any]) -> RuntimeProvider:
     env = _env(kernel)
     key_env = entry.get("key_env") or entry.get("api_key_env")
     key = entry.get("api_key") or (env.get(key_env, "") if key_env else "")

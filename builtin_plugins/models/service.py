@@ -1,18 +1,21 @@
 """The ``models`` service: how other plugins (the agent, and later memory, compression and
 web extraction) call models without importing this plugin::
 
-    models = kernel.service("models")
+    models = kernel.service(MODELS)  # from hermes_agent.api import MODELS
     client = models.client(provider="openai", model="gpt-4.1")   # retries, fallback, hooks
     answer = models.call_llm("title_generation", messages).content
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 
 class ModelService:
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
 
     def client(self, *, provider: str | None = None, model: str | None = None,

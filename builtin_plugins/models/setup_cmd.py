@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from hermes_agent import HermesError
@@ -16,10 +16,13 @@ from hermes_agent.api import cli_kernel
 from .model_cmd import choose_model, choose_provider, profile_named, switch
 from .resolve import endpoint_for, key_from_env, probe_local
 
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
+
 TEST_PROMPT = "Reply with the single word: ready"
 
 
-def _pick_model(kernel: Any, profile: Any, base_url: str | None, yes: bool) -> str:
+def _pick_model(kernel: Kernel, profile: Any, base_url: str | None, yes: bool) -> str:
     """The model to use: the one configured for this provider, else its default, else the
     first one served; a person picks from the models the server reports at /models."""
     current = kernel.config.get("model.default") \
@@ -38,7 +41,7 @@ def _pick_model(kernel: Any, profile: Any, base_url: str | None, yes: bool) -> s
     return click.prompt("Model", default=suggested or None)
 
 
-def test_call(kernel: Any) -> tuple[bool, str]:
+def test_call(kernel: Kernel) -> tuple[bool, str]:
     """One tiny request through the configured provider: (ok, what to print)."""
     from hermes_agent.api import CallContext, ChatRequest
 

@@ -13,6 +13,8 @@ def register(ctx):
 
         return format_slash_listing(ctx.kernel)
 
+    from hermes_agent.api import PLUGIN_HEALTH
+
     from .inactive import PluginHealth
     from .install_order import InstallTimes
     from .ledger import record_fault, record_outcomes
@@ -20,7 +22,7 @@ def register(ctx):
     def record(plugins, home, **_):
         record_outcomes(plugins, home, tools=ctx.kernel.tools)
 
-    ctx.register_service("plugin_health", PluginHealth)
+    ctx.register_service(PLUGIN_HEALTH, PluginHealth)
     ctx.register_service("plugin_install_times", InstallTimes)  # the kernel's load order
     ctx.register_command("plugins", show_plugins, description="Show plugins and their state")
     ctx.register_hook("on_plugins_loaded", record)

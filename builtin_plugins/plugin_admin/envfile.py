@@ -8,16 +8,19 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 from hermes_agent import EnvRequirement
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 #: an environment variable's name as `hermes config set` takes it (config.yaml's are lower case)
 ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 
 
-def declared_env(kernel: Any) -> dict[str, bool]:
+def declared_env(kernel: Kernel) -> dict[str, bool]:
     """The variables the discovered plugins declare (``requires_env``/``optional_env`` of
     their plugin.yaml: model providers' keys, platforms' tokens...) -> whether secret. Reads
     plugin.yaml files only; imports no plugin."""

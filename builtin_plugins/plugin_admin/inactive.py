@@ -18,12 +18,12 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hermes_agent import DEFAULT_ON_KINDS, SLOT_INFO, selected_by_slot
 
 if TYPE_CHECKING:
-    from hermes_agent import Config, PluginRecord, PluginStatus
+    from hermes_agent import Config, Kernel, PluginRecord, PluginStatus
 
 #: PluginStatus codes of plugins that are off because someone chose so.
 CHOSEN_OFF = frozenset({"disabled", "safe_mode", "load_filter", "not_enabled", "not_selected"})
@@ -110,7 +110,7 @@ def inactive_plugins(statuses: Iterable["PluginStatus"], config: "Config") -> li
 class PluginHealth:
     """The ``plugin_health`` service: the inactive plugins of one kernel."""
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
 
     def inactive(self) -> list[Inactive]:

@@ -12,15 +12,18 @@ import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hermes_agent import PluginRecord, find_manifest
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 
 class InstallTimes:
     """``install_times(records)``: each record's install time in ns since the epoch, or None."""
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: Kernel):
         self.home: Path = kernel.home
 
     def __call__(self, records: Iterable[PluginRecord]) -> dict[str, int | None]:

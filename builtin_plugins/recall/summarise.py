@@ -13,9 +13,14 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from typing import Any
+from typing import TYPE_CHECKING
+
+from hermes_agent.api import MODELS
 
 from .recall import Recalled
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.recall")
 
@@ -39,10 +44,10 @@ def prompt(query: str, item: Recalled) -> list[dict[str, str]]:
                                         f"{item.header()['started']}:\n\n{item.text}"}]
 
 
-def model_summariser(kernel: Any, query: str, session_id: str) -> Summariser:
+def model_summariser(kernel: Kernel, query: str, session_id: str) -> Summariser:
     """Summaries from the ``models`` service's auxiliary ``session_search`` task (raises
     when no plugin offers that service)."""
-    models = kernel.service("models")
+    models = kernel.service(MODELS)
 
     def summarise(item: Recalled, seconds_left: float, stop: threading.Event) -> str:
         response = models.call_llm("session_search", prompt(query, item), temperature=0.1,

@@ -15,9 +15,12 @@ import logging
 import threading
 import time
 import unicodedata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import TitleConflictError, session_store
+from hermes_agent.api import INJECTION_SCAN, MODELS, TitleConflictError, session_store
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.recall.titles")
 
@@ -55,7 +58,7 @@ def is_first_exchange(history: list[dict[str, Any]], user_message: str) -> bool:
 class Titler:
     """Names the sessions of one kernel, once each per process."""
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
         self._lock = threading.Lock()
         self._asked: set[str] = set()
@@ -92,7 +95,7 @@ class Titler:
             session = store.get_session(session_id)
             if session is None or session.get("title"):
                 return None
-            response = self.kernel.service("models").call_llm(
+            response = self.kernel.service(MODELS).call_llm(
                 "title_generation", _messages(user_message, reply), max_tokens=MAX_TOKENS,
                 temperature=0.3, session_id=session_id)
             title = clean_title(response.content)
@@ -102,7 +105,7 @@ class Titler:
                 return None
             # the title is made from a conversation that may hold hostile text, and later
             # sessions see it (session_search, hermes sessions list)
-            findings = list(self.kernel.service("injection_scan").scan(title))
+            findings = list(self.kernel.service(INJECTION_SCAN).scan(title))
             if findings:
                 log.warning("session %s left untitled: the title looks like a prompt injection "
                             "(%s)", session_id, ", ".join(findings))

@@ -9,7 +9,7 @@ a session's result carries its matching snippets instead of a summary.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import (
     SessionStoreError,
@@ -24,10 +24,13 @@ from .recall import Recalled, recall, recent
 from .schema import DEFAULT_LIMIT, MAX_LIMIT, ROLES
 from .summarise import model_summariser, summarise_all
 
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
+
 log = logging.getLogger("hermes_agent.recall")
 
 
-def settings(kernel: Any) -> SessionSearchSection:
+def settings(kernel: Kernel) -> SessionSearchSection:
     raw = kernel.config.get("session_search") or {}
     try:
         return SessionSearchSection.model_validate(raw)
@@ -60,7 +63,7 @@ def _roles(value: Any) -> list[str] | None | str:
 class SessionSearch:
     """The handler, bound to one kernel."""
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
 
     def __call__(self, args: dict[str, Any], ctx: ToolCallContext) -> str:

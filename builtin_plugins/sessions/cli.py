@@ -12,6 +12,7 @@ import click
 from hermes_agent.api import (
     confirm_at_terminal,
     ListingGroup,
+    SessionImporter,
     SessionStore,
     SessionStoreError,
     plural,
@@ -199,8 +200,11 @@ def import_cmd(path: Path, include_inactive: bool, as_json: bool) -> None:
     with path.open("rb") as handle:
         is_sqlite = handle.read(16) == b"SQLite format 3\x00"
     if not isinstance(store, SqliteSessionStore):  # another backend imports records itself
+        if not isinstance(store, SessionImporter):
+            raise click.ClickException(f"the {store.name} session store cannot import sessions "
+                                       "(it has no import_records)")
         records = (state_db_records(path, include_inactive) if is_sqlite else read_jsonl(path))
-        stats = store.import_records(records)  # type: ignore[attr-defined]
+        stats = store.import_records(records)
     elif is_sqlite:
         stats = import_state_db(store, path, include_inactive=include_inactive)
     else:

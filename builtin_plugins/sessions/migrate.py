@@ -19,9 +19,12 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import SessionStore, SessionStoreError
+from hermes_agent.api import SessionImporter, SessionStore, SessionStoreError
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 DSN_SCHEMES = ("postgresql://", "postgres://")
 Progress = Callable[[str], None]
@@ -31,7 +34,7 @@ def is_dsn(location: str) -> bool:
     return location.startswith(DSN_SCHEMES) or ("=" in location and "dbname" in location)
 
 
-def open_location(kernel: Any, location: str) -> SessionStore:
+def open_location(kernel: Kernel, location: str) -> SessionStore:
     """A store at ``location``: a DSN through the installed ``postgres`` store, else a path."""
     if is_dsn(location):
         try:
@@ -70,8 +73,7 @@ def migrate(source: SessionStore, target: SessionStore,
             progress: Progress = lambda line: None) -> dict[str, Any]:
     """Copy the sessions ``target`` lacks, skip those it holds identical, refuse those it
     holds different (``refused``), then verify; returns counts and any mismatches."""
-    importer = getattr(target, "import_records", None)
-    if importer is None:
+    if not isinstance(target, SessionImporter):
         raise SessionStoreError(f"the {target.name} store cannot import sessions "
                                 "(it has no import_records)")
     target.list_sessions(limit=1)  # an unreachable target fails before the source is read
@@ -81,7 +83,7 @@ def migrate(source: SessionStore, target: SessionStore,
     for record in source.export_all():
         there = target.export_session(record["id"])
         if there is None:
-            stats = importer([record])
+            stats = target.import_records([record])
             copied += stats["sessions"]
             skipped += stats["skipped"]
             messages += stats["messages"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent import hookimpl
-from hermes_agent.api import LayerRequest, prompt_layers, tool_error
+from hermes_agent.api import INJECTION_SCAN, LayerRequest, prompt_layers, tool_error
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel, PluginContext
@@ -57,7 +57,7 @@ class Skills:
     def scanner(self) -> Callable[[str], list[str]] | None:
         """The agent plugin's injection scan (None while that plugin is not loaded)."""
         try:
-            return self.kernel.service("injection_scan").scan  # type: ignore[no-any-return]
+            return self.kernel.service(INJECTION_SCAN).scan
         except Exception:
             return None
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from hermes_agent.api import ListingGroup, WebBackend, WebError, check_url, cli_kernel
@@ -17,8 +17,11 @@ from .selection import backend_states, find_backend, listing, resolve
 from .settings import CAPABILITIES, load_settings
 from .tools import search_rows
 
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
-def _backend(kernel: Any, name: str | None, capability: str) -> WebBackend:
+
+def _backend(kernel: Kernel, name: str | None, capability: str) -> WebBackend:
     if name:
         return find_backend(kernel, name, "--backend", capability)
     try:
@@ -31,7 +34,7 @@ def _backend(kernel: Any, name: str | None, capability: str) -> WebBackend:
     return find_backend(kernel, choice.name, choice.key, capability)
 
 
-def _selected(kernel: Any, settings: Any, capability: str) -> dict[str, str]:
+def _selected(kernel: Kernel, settings: Any, capability: str) -> dict[str, str]:
     """What ``hermes web status`` shows for ``capability``: the backend that would answer,
     the key that selected it, and why it is not the one that key names."""
     try:

@@ -7,7 +7,12 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+from hermes_agent.api import INJECTION_SCAN, MODELS
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.web")
 
@@ -38,9 +43,9 @@ class Condensed:
     summarised: bool = False
 
 
-def _summarise(kernel: Any, url: str, title: str, text: str, query: str, limit: int,
+def _summarise(kernel: Kernel, url: str, title: str, text: str, query: str, limit: int,
                input_limit: int, session_id: str, interrupt: threading.Event | None) -> str:
-    models = kernel.service("models")
+    models = kernel.service(MODELS)
     question = query or "(none given: keep what a reader would most likely need)"
     page = text[:input_limit]
     messages = [{"role": "system", "content": SUMMARY_PROMPT.format(limit=limit)},
@@ -54,7 +59,7 @@ def _summarise(kernel: Any, url: str, title: str, text: str, query: str, limit: 
     return summary[:limit]
 
 
-def condense(kernel: Any, url: str, title: str, text: str, query: str, limit: int,
+def condense(kernel: Kernel, url: str, title: str, text: str, query: str, limit: int,
              input_limit: int, session_id: str = "",
              interrupt: threading.Event | None = None) -> Condensed:
     """``text`` if it fits in ``limit`` characters, else a summary, else its beginning."""
@@ -73,10 +78,10 @@ def condense(kernel: Any, url: str, title: str, text: str, query: str, limit: in
                      + (f", for: {query}" if query else ""), summarised=True)
 
 
-def injection_findings(kernel: Any, text: str) -> list[str]:
+def injection_findings(kernel: Kernel, text: str) -> list[str]:
     """The ``injection_scan`` service's findings, or none when the service is unavailable."""
     try:
-        scanner = kernel.service("injection_scan")
+        scanner = kernel.service(INJECTION_SCAN)
     except Exception as exc:
         log.debug("web: injection_scan unavailable (%s)", exc)
         return []

@@ -6,13 +6,16 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_agent.api import WebBackend, WebError
 
 from .failure import Failure
 from .selection import candidates, canonical, find_backend
 from .settings import WebSettings
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 T = TypeVar("T")
 #: kinds that no other backend would fix: a refused URL, the user's interrupt
@@ -74,7 +77,7 @@ def call_once(backend: WebBackend, op: Callable[[WebBackend], T], settings: WebS
     raise AssertionError("unreachable")
 
 
-def run_selected(kernel: Any, settings: WebSettings, capability: str,
+def run_selected(kernel: Kernel, settings: WebSettings, capability: str,
                  op: Callable[[WebBackend], T],
                  interrupt: threading.Event | None = None) -> tuple[str, T, list[dict[str, Any]]]:
     """``(answering backend's name, op's value, notes of the fallbacks' predecessors that failed)``;

@@ -11,12 +11,15 @@ key, library or the command that enables it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import WebBackend, as_web_backend
 
 from .failure import Failure
 from .settings import WebSettings
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 SLOT = "web_search"
 VERB = {"search": "search", "extract": "extract pages"}
@@ -37,7 +40,7 @@ class Choice:
     note: str = ""
 
 
-def canonical(kernel: Any, name: str) -> str:
+def canonical(kernel: Kernel, name: str) -> str:
     """``name``, or the backend it is the original's name for (unless a plugin registered a
     backend of that very name)."""
     if name in kernel.slots.providers[SLOT]:
@@ -45,7 +48,7 @@ def canonical(kernel: Any, name: str) -> str:
     return ALIASES.get(name, name)
 
 
-def backend_states(kernel: Any) -> dict[str, str]:
+def backend_states(kernel: Kernel) -> dict[str, str]:
     """:func:`installed_backends`, a loaded backend that is unavailable with its reason."""
     states = installed_backends(kernel)
     for name, provider in kernel.slots.providers[SLOT].items():
@@ -59,7 +62,7 @@ def backend_states(kernel: Any) -> dict[str, str]:
     return states
 
 
-def installed_backends(kernel: Any) -> dict[str, str]:
+def installed_backends(kernel: Kernel) -> dict[str, str]:
     """Every web backend hermes knows, by name: ``"loaded"`` or why its plugin did not load."""
     found = {name: "loaded" for name in kernel.slots.installed(SLOT)}
     for status in kernel.plugins.values():
@@ -69,7 +72,7 @@ def installed_backends(kernel: Any) -> dict[str, str]:
     return found
 
 
-def listing(kernel: Any) -> str:
+def listing(kernel: Kernel) -> str:
     found = installed_backends(kernel)
     if not found:
         return "no web backend is installed"
@@ -96,7 +99,7 @@ def _reason(backend: WebBackend) -> str:
         return ""
 
 
-def backend_env(kernel: Any, name: str, backend: WebBackend) -> list[str]:
+def backend_env(kernel: Kernel, name: str, backend: WebBackend) -> list[str]:
     """The environment variables the backend reads: its ``env_vars``, the original's
     setup schema, then its plugin's ``requires_env``."""
     names = list(getattr(backend, "env_vars", ()) or ())
@@ -114,7 +117,7 @@ def backend_env(kernel: Any, name: str, backend: WebBackend) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _unavailable(kernel: Any, name: str, key: str, capability: str, reason: str) -> Failure:
+def _unavailable(kernel: Kernel, name: str, key: str, capability: str, reason: str) -> Failure:
     kind = "missing_dependency" if "pip install" in reason else "missing_key"
     state = "available" if kind == "missing_dependency" else "configured"
     return Failure(f"web backend {name!r} ({key}) is not {state}: {reason}. Then check it "
@@ -122,7 +125,7 @@ def _unavailable(kernel: Any, name: str, key: str, capability: str, reason: str)
                    f"{how_to_choose(key)} ({listing(kernel)}).", kind, backend=name)
 
 
-def _missing_key(kernel: Any, name: str, key: str, capability: str,
+def _missing_key(kernel: Kernel, name: str, key: str, capability: str,
                  env_names: list[str]) -> Failure:
     unset = [n for n in env_names if not kernel.env.get(n)]
     if unset:
@@ -144,7 +147,7 @@ def _is_web_plugin(record: Any) -> bool:
     return record.category == "web" or record.kind == "backend" or record.slot == SLOT
 
 
-def _not_loaded(kernel: Any, name: str, key: str, capability: str) -> Failure:
+def _not_loaded(kernel: Kernel, name: str, key: str, capability: str) -> Failure:
     """Why the web backend plugin that would provide ``name`` did not load (``local`` is
     provided by ``web-local``: a bundled web plugin may be called ``web-<backend>``)."""
     names = {name, f"web-{name}"}
@@ -163,7 +166,7 @@ def _not_loaded(kernel: Any, name: str, key: str, capability: str) -> Failure:
                    f"provides {name!r}.", "unknown_backend", backend=name)
 
 
-def _provider(kernel: Any, name: str) -> Any:
+def _provider(kernel: Kernel, name: str) -> Any:
     """The loaded provider called ``name`` (after :func:`canonical`), or the one backend of
     the plugin called ``name``; ``None`` when there is none."""
     providers = kernel.slots.providers[SLOT]
@@ -179,7 +182,7 @@ def _can(backend: WebBackend, capability: str) -> bool:
                 else backend.supports_extract())
 
 
-def _able(kernel: Any, capability: str) -> list[str]:
+def _able(kernel: Kernel, capability: str) -> list[str]:
     """The loaded, available backends that can do ``capability``, most preferred first."""
     able = []
     for name, provider in kernel.slots.providers[SLOT].items():
@@ -193,7 +196,7 @@ def _able(kernel: Any, capability: str) -> list[str]:
     return sorted(able, key=lambda n: (rank.get(n, len(rank)), n))
 
 
-def resolve(kernel: Any, settings: WebSettings, capability: str) -> Choice:
+def resolve(kernel: Kernel, settings: WebSettings, capability: str) -> Choice:
     """The backend for ``capability``: ``web.<capability>_backend``, else ``web.backend``; a
     ``web.backend`` that is loaded but cannot do ``capability`` gives way to the first of
     :func:`_able`. A :class:`Failure` when nothing is selected, or nothing can stand in."""
@@ -221,7 +224,7 @@ def resolve(kernel: Any, settings: WebSettings, capability: str) -> Choice:
                                 f"{which}; web.{capability}_backend chooses another")
 
 
-def find_backend(kernel: Any, name: str, key: str, capability: str) -> WebBackend:
+def find_backend(kernel: Kernel, name: str, key: str, capability: str) -> WebBackend:
     """The backend called ``name`` (or the one ``name`` is an alias of), ready for
     ``capability``, or a :class:`Failure`."""
     name = canonical(kernel, name)
@@ -247,7 +250,7 @@ def find_backend(kernel: Any, name: str, key: str, capability: str) -> WebBacken
     return backend
 
 
-def candidates(kernel: Any, settings: WebSettings, capability: str) -> tuple[str, str, list[str]]:
+def candidates(kernel: Kernel, settings: WebSettings, capability: str) -> tuple[str, str, list[str]]:
     """``(the name :func:`resolve` chose, the key that selected it, web.fallback names)``; a
     :class:`Failure` when nothing is selected."""
     choice = resolve(kernel, settings, capability)

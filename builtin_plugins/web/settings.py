@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from .config_schema import WebSection
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.web")
 
@@ -33,7 +36,7 @@ class WebSettings(WebSection):
         return [n for n in dict.fromkeys(names) if n != primary]
 
 
-def load_settings(kernel: Any) -> WebSettings:
+def load_settings(kernel: Kernel) -> WebSettings:
     """``web`` from config.yaml (validated when it was loaded; a value made invalid later, e.g.
     by a plugin changing the config in memory, falls back to its default)."""
     data = kernel.config.get("web") or {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import (ToolCallContext, WebBackend, WebError, WebPage, WebResult,
                               check_url, tool_error, tool_result)
@@ -18,6 +18,9 @@ from .failure import Failure
 from .runner import run_selected
 from .selection import candidates
 from .settings import WebSettings, load_settings
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 
 def turn_question(ctx: ToolCallContext) -> str:
@@ -40,7 +43,7 @@ def search_rows(results: Any, limit: int, name: str) -> list[WebResult]:
 class WebTools:
     """Both handlers over one kernel, sharing the per-session cache."""
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
         self.cache = SessionCache()
 

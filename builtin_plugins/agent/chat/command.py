@@ -11,9 +11,12 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 EXIT_FAILED, EXIT_INTERRUPTED = 1, 130
 MAX_STDIN_BYTES = 1_000_000  # piped into one message; about 250,000 tokens
@@ -86,7 +89,7 @@ def run_chat(*, query: str | None = None, resume: str | None = None, continue_: 
     return repl(agent, kernel, questions)
 
 
-def _check_toolsets(kernel: Any, chosen: list[str] | None) -> None:
+def _check_toolsets(kernel: Kernel, chosen: list[str] | None) -> None:
     """``--toolsets`` (else config.yaml's ``toolsets``) names only registered toolsets: a
     misspelt one would silently leave the model without its tools."""
     if chosen is not None:
@@ -142,7 +145,7 @@ def piped_stdin(required: bool = False) -> str:
     return text
 
 
-def _offer_setup(kernel: Any, how_to: str) -> Any:
+def _offer_setup(kernel: Kernel, how_to: str) -> Any:
     """Nothing is configured and a person is at the terminal: offer ``hermes setup``, then
     return a kernel that sees the new configuration. Declining prints ``how_to``, exit 1."""
     from hermes_agent.api import reload_cli_kernel

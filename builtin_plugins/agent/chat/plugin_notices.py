@@ -3,17 +3,21 @@ was unloaded for trying to stop hermes). Each names the plugin and what to run n
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 
-def load_failures(kernel: Any) -> list[str]:
+def load_failures(kernel: Kernel) -> list[str]:
     """One line per plugin that should be active and is not (the ``plugin_health`` service of
     the plugin-admin plugin), the plugins unloaded for a fault while hermes ran aside
     (FaultNotices reports those). Without that plugin there is nobody to ask: no lines."""
     from hermes_agent import ServiceError
+    from hermes_agent.api import PLUGIN_HEALTH
 
     try:
-        health = kernel.service("plugin_health")
+        health = kernel.service(PLUGIN_HEALTH)
     except ServiceError:
         return []
     faulted = {status.name for status in kernel.faults}
@@ -23,7 +27,7 @@ def load_failures(kernel: Any) -> list[str]:
 class FaultNotices:
     """Reports, once each, the plugins the kernel unloaded since the last call."""
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
         self.seen = len(kernel.faults)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .plugin_notices import FaultNotices
 from .questions import TerminalQuestions
@@ -14,6 +14,9 @@ from .render import TerminalRenderer, banner, recap, resume_hint
 from .status import StatusLine
 from .runner import ChatStopped, run_turn
 from .slash import QUIT, ChatState, run_slash
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 PROMPT, MORE = "› ", "… "
 
@@ -71,7 +74,7 @@ def _send_injected(agent: Any, renderer: TerminalRenderer, questions: TerminalQu
         run_turn(agent, text, renderer, questions, status)
 
 
-def interactive(agent: Any, kernel: Any, questions: TerminalQuestions, *,
+def interactive(agent: Any, kernel: Kernel, questions: TerminalQuestions, *,
                 out: TextIO | None = None) -> int:
     out = out or sys.stdout
     color = out.isatty()

@@ -7,10 +7,13 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from shlex import quote
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent import HermesError
 from hermes_agent.api import ellipsize, mask_url, plural, table
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 QUIT = object()  # a handler result: leave the chat
 
@@ -18,7 +21,7 @@ QUIT = object()  # a handler result: leave the chat
 @dataclass
 class ChatState:
     agent: Any
-    kernel: Any
+    kernel: Kernel
     resend: str | None = None  # set by /retry: the message to send again
     quit: bool = False
     notes: list[str] = field(default_factory=list)

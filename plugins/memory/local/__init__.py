@@ -12,8 +12,10 @@ from typing import Any
 
 
 def register(ctx: Any) -> None:
+    from hermes_agent.api import INJECTION_SCAN
+
     from .provider import LocalMemoryProvider
 
     kernel = ctx.kernel
     ctx.register_memory_provider(LocalMemoryProvider(
-        ctx.config, scanner=lambda: kernel.service("injection_scan")))
+        ctx.config, scanner=lambda: kernel.service(INJECTION_SCAN)))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 from hermes_agent import hermes_home
-from hermes_agent.api import ListingGroup, cli_kernel, ellipsize, plural, table
+from hermes_agent.api import INJECTION_SCAN, ListingGroup, cli_kernel, ellipsize, plural, table
 
 from . import settings as settings_mod
 from .extract import problem
@@ -85,7 +85,7 @@ def add_fact(text: str) -> None:
     why = problem(text)
     if why is None:
         try:
-            findings = list(cli_kernel().service("injection_scan").scan(text))
+            findings = list(cli_kernel().service(INJECTION_SCAN).scan(text))
         except Exception as exc:
             raise click.ClickException(f"nothing was stored: the injection scan is "
                                        f"unavailable ({exc})") from exc

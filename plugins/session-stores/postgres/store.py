@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_agent.api import (
     SEARCH_BUDGET_S,
@@ -25,6 +25,9 @@ from hermes_agent.api import (
 )
 
 from .values import POSTGRES, params, to_pg
+
+if TYPE_CHECKING:
+    from hermes_agent.api import GatewayQueue
 
 T = TypeVar("T")
 
@@ -77,9 +80,9 @@ class PostgresSessionStore(SqlSessionMethods):
     def _write(self, fn: Callable[[Any], T]) -> T:
         return self._run(fn)  # type: ignore[no-any-return]
 
-    def gateway_queue(self) -> Any:
+    def gateway_queue(self) -> "GatewayQueue":
         """The gateway's queue shared by every replica on this database (see
-        :mod:`.gateway_queue`)."""
+        :mod:`.gateway_queue`; ``hermes_agent.api.SharedQueueStore``)."""
         from .gateway_queue import SharedGatewayQueue
 
         return SharedGatewayQueue(self.db)

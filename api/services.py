@@ -1,0 +1,220 @@
+"""The services plugins share: each one's Protocol and its typed key.
+
+A plugin offers a service with ``ctx.register_service(KEY, factory)``; another uses it with
+``kernel.service(KEY)``, typed as the key's Protocol (``ServiceError`` when no loaded plugin
+offers it). Every Protocol here is ``runtime_checkable``. Contracts only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from hermes_agent import ServiceKey
+
+from .models import ChatResponse, ModelClient, Usage
+from .sessions import SessionStore
+from .tools import ToolCallContext
+
+if TYPE_CHECKING:
+    import asyncio
+
+
+
+# --- agent: the agent factory and the session the gateway and cron drive -------------------
+@runtime_checkable
+class AgentTurn(Protocol):
+    """How one turn ended."""
+
+    final_response: str
+    session_id: str
+    completed: bool
+    interrupted: bool
+    failed: bool
+    error: str | None
+    exit_reason: str
+    usage: Usage
+    cost_usd: float | None
+
+
+@runtime_checkable
+class AgentSession(Protocol):
+    """One conversation, one session at a time; only ``interrupt`` is thread-safe."""
+
+    session_id: str
+    history: list[dict[str, Any]]
+
+    @property
+    def model(self) -> str:
+        """The model in use."""
+
+    @property
+    def session_stored(self) -> bool:
+        """Whether the session has its row in the store."""
+
+    def run_conversation(self, user_message: str, *,
+                         on_event: Callable[[dict[str, Any]], None] | None = None) -> AgentTurn:
+        """Run one user turn to its final answer (or interrupt, failure, spent budget)."""
+
+    def interrupt(self) -> None:
+        """Stop the running model call or tool (from any thread)."""
+
+    def resume(self, session_id: str) -> None:
+        """Continue a stored session."""
+
+    def rewind(self, user_turns: int = 1) -> str | None:
+        """Drop the last ``user_turns`` turns; the text of the first one dropped."""
+
+    def new_session(self, reason: str = "new_session") -> str:
+        """End this session and start another; the new id."""
+
+    def context_fill(self) -> float:
+        """How full the model's window is (0.0-1.0+, estimated, no I/O)."""
+
+    def compress(self, focus: str = "") -> bool:
+        """Compress the conversation now; whether it shrank."""
+
+    def finalize(self, reason: str = "shutdown") -> None:
+        """End the session (the memory provider and ``on_session_end`` told)."""
+
+
+@runtime_checkable
+class AgentFactory(Protocol):
+    """Builds agents for every surface, so each drives the same loop and hooks."""
+
+    def create(self, *, session_id: str | None = None, client: ModelClient | None = None,
+               store: SessionStore | None = None, **options: Any) -> AgentSession:
+        """A new agent; ``options`` are the agent's options (``platform``, ``model``, ...)."""
+
+
+AGENT = ServiceKey("agent", AgentFactory)
+
+
+# --- models -------------------------------------------------------------------------------
+@runtime_checkable
+class Models(Protocol):
+    """Model calls for every plugin, without importing the models plugin."""
+
+    def client(self, *, provider: str | None = None, model: str | None = None,
+               base_url: str | None = None, api_key: str | None = None,
+               retry: Any = None) -> ModelClient:
+        """A client (retries, fallback, hooks) for the provider these arguments resolve to."""
+
+    def call_llm(self, task: str, messages: list[dict[str, Any]],
+                 **options: Any) -> ChatResponse:
+        """One call of an auxiliary task (``auxiliary.<task>`` picks provider and model)."""
+
+    def context_length(self, model: str) -> int:
+        """The model's context window in tokens."""
+
+
+MODELS = ServiceKey("models", Models)
+
+
+# --- approvals, injection scan, plugin health ---------------------------------------------
+@runtime_checkable
+class ApprovalVerdict(Protocol):
+    """Whether a call may run, the choice behind it and what to tell the model."""
+
+    allowed: bool
+    choice: str
+    message: str
+
+
+@runtime_checkable
+class ApprovalGate(Protocol):
+    """The approvals of one kernel, shared by ``terminal`` and hook-requested approvals."""
+
+    @property
+    def mode(self) -> str:
+        """``approvals.mode``: ``manual``, ``smart`` or ``off``."""
+
+    def check_command(self, command: str, ctx: ToolCallContext,
+                      cwd: Any = None) -> ApprovalVerdict:
+        """The verdict for a shell command (hard floor, allowlist, else ask)."""
+
+    def decide(self, subject: str, description: str, keys: tuple[str, ...],
+               ctx: ToolCallContext) -> ApprovalVerdict:
+        """Ask about ``subject`` unless its ``keys`` are approved already."""
+
+
+APPROVAL_GATE = ServiceKey("approval_gate", ApprovalGate)
+
+
+@runtime_checkable
+class InjectionScanner(Protocol):
+    """The prompt-injection scan of text that later prompts will show."""
+
+    def scan(self, text: str) -> list[str]:
+        """The findings (empty when clean)."""
+
+
+INJECTION_SCAN = ServiceKey("injection_scan", InjectionScanner)
+
+
+@runtime_checkable
+class InactivePlugin(Protocol):
+    """A plugin that should be active and is not."""
+
+    @property
+    def name(self) -> str:
+        """The plugin's name."""
+
+    @property
+    def line(self) -> str:
+        """One line for a surface: what is wrong and what to run."""
+
+
+@runtime_checkable
+class PluginHealth(Protocol):
+    """The plugins of a kernel that should be active and are not."""
+
+    def inactive(self) -> Sequence[InactivePlugin]:
+        """Each, once, in load order."""
+
+
+PLUGIN_HEALTH = ServiceKey("plugin_health", PluginHealth)
+
+
+# --- cron, gateway, mcp -------------------------------------------------------------------
+@runtime_checkable
+class CronScheduler(Protocol):
+    """The scheduled jobs of this kernel's home."""
+
+    async def serve(self, stop: asyncio.Event, *, label: str = "gateway",
+                    interval: float | None = None,
+                    occurrence_guard: Callable[[str], bool] | None = None) -> None:
+        """Run due jobs until ``stop`` is set (``occurrence_guard``: replicas share them)."""
+
+    def run_now(self, ref: str) -> Any:
+        """Run one job (an id or name) now, in this thread; its run record."""
+
+
+CRON = ServiceKey("cron", CronScheduler)
+
+
+@runtime_checkable
+class GatewayService(Protocol):
+    """The one running gateway of this process, if any."""
+
+    runner: Any  # the running gateway, set and cleared by the gateway plugin itself
+
+    def adapter(self, name: str) -> Any:
+        """The connected adapter of platform ``name``, or None."""
+
+
+GATEWAY = ServiceKey("gateway", GatewayService)
+
+
+@runtime_checkable
+class McpServers(Protocol):
+    """The configured MCP servers and the tools they offer."""
+
+    def refresh(self) -> None:
+        """Offer the servers' tools: start, re-list or restart what needs it."""
+
+    def status(self) -> dict[str, dict[str, Any]]:
+        """Each server's state, transport, tools and errors."""
+
+
+MCP = ServiceKey("mcp", McpServers)
