@@ -29,10 +29,13 @@ import logging
 from collections.abc import Callable
 from copy import deepcopy
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent import reraise_shutdown
 from hermes_agent.api import ToolCallContext
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.middleware")
 MIDDLEWARE_SCHEMA_VERSION = "hermes.middleware.v1"
@@ -84,7 +87,7 @@ class _Frame:
 class Middleware:
     """The registered middleware of one kernel, as the agent applies it."""
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
 
     def callbacks(self, kind: str) -> list[Callable[..., Any]]:
@@ -148,7 +151,6 @@ class Middleware:
 
         return call_at(0, payload)
 
-
     # --- the tool executor's two points -------------------------------------------------
     def tool_request(self, name: str, args: Payload, ids: Payload) -> tuple[Payload, Trace]:
         """The arguments ``pre_tool_call`` and the tool get, and the trace of the changes."""
@@ -195,7 +197,7 @@ class ModelCallMiddleware:
         return self.middleware.execute("llm_execution", "request", request, send, context)
 
 
-def model_middleware(kernel: Any) -> ModelCallMiddleware | None:
+def model_middleware(kernel: Kernel) -> ModelCallMiddleware | None:
     """What the agent hands the model client: None when no ``llm_*`` middleware is registered
     (the call goes out as built)."""
     middleware = Middleware(kernel)
