@@ -123,11 +123,8 @@ _EXPORTS: dict[str, str] = {
     "private_dir": "files", "write_atomic": "files", "set_env_values": "files",
     "unset_env_values": "files",
     "pid_alive": "files",
-    # cli.py and text.py: for the CLI commands plugins add
-    "cli_kernel": "cli", "reload_cli_kernel": "cli", "report_config_warnings": "cli",
-    "ListingGroup": "cli", "confirm_at_terminal": "cli",
-    "editor_command": "editor", "run_editor": "editor",
-    "first_sentence": "cli", "plural": "text", "ellipsize": "text", "table": "text",
+    # text.py: for the CLI commands plugins add (the kit hermes_agent.kits.cli has the rest)
+    "plural": "text", "ellipsize": "text", "table": "text",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -23,8 +23,12 @@ _EXPORTS = {
     # stopping: what a plugin's code may raise, and how hermes tells a real Ctrl-C
     "UserInterrupt": "containment", "reraise_shutdown": "containment",
     # configuration
-    "Config": "config", "load_config": "config", "hermes_home": "config",
+    "Config": "config", "load_config": "config", "hermes_home": "home",
     "read_env_file": "config",
+    # plugins found without a kernel, for a surface's listings (the CLI's command table and
+    # its cached help), and the home's validation cache they are read through
+    "discover": "discovery", "discovery_inputs": "discovery", "resolve": "loader",
+    "ValidationCache": "home", "tighten_secret_files": "home",
     # errors
     "HermesError": "errors", "ConfigError": "errors", "ManifestError": "errors",
     "PluginError": "errors", "SlotError": "errors", "ToolError": "errors",

@@ -286,6 +286,50 @@ def _entry_point_manifest(ep: Any, dist: Any) -> Path | None:
     return path
 
 
+def discovery_inputs(home: Path, env: Mapping[str, str], cache: ValidationCache | None = None,
+                     cwd: Path | None = None) -> tuple[list[str], list[str]]:
+    """The paths whose change may change what :func:`discover` finds, to stamp for a cache
+    of its result: ``(shipped, installed)``. ``shipped``: hermes' own plugin folders (changed
+    by an install) and ``sys.path``'s folders (pip installs and removes there); ``installed``:
+    the plugins the user adds (the home's, the project's, a ``HERMES_BUNDLED_PLUGINS`` tree,
+    entry-point plugins' plugin.yaml). Each tree lists its folder, each plugin (or category)
+    folder in it, each plugin folder in a category and their plugin.yaml: adding or removing
+    anything changes the mtime of a folder listed. Reads no manifest."""
+    shipped: list[str] = [os.path.abspath(entry) for entry in sys.path]
+    installed: list[str] = []
+    _tree_inputs(builtin_dir(), shipped)
+    _tree_inputs(bundled_dir(env), installed if "HERMES_BUNDLED_PLUGINS" in env else shipped)
+    _tree_inputs(home / "plugins", installed)
+    if "HERMES_ENABLE_PROJECT_PLUGINS" in env:  # set at all: discovery may read the cwd
+        _tree_inputs((cwd or Path.cwd()) / ".hermes" / "plugins", installed)
+    installed += [f["manifest"] for f in entry_point_facts(list(ENTRY_POINT_GROUPS), cache)
+                  if f["manifest"]]
+    return shipped, installed
+
+
+def _tree_inputs(root: Path, paths: list[str]) -> None:
+    paths.append(str(root))
+    for folder in _listed_folders(root):
+        paths.append(str(folder))
+        manifest = find_manifest(folder)
+        if manifest is not None:
+            paths.append(str(manifest))
+            continue
+        for sub in _listed_folders(folder):
+            paths.append(str(sub))
+            manifest = find_manifest(sub)
+            if manifest is not None:
+                paths.append(str(manifest))
+
+
+def _listed_folders(root: Path) -> list[Path]:
+    """:func:`_folders`, or none when ``root`` cannot be read."""
+    try:
+        return _folders(root)
+    except OSError:
+        return []
+
+
 def discover(home: Path, env: Mapping[str, str] | None = None, cwd: Path | None = None,
              cache: ValidationCache | None = None, entry_points: bool = True) -> Discovery:
     """Find every plugin. Reads manifests only; imports no plugin code."""

@@ -94,16 +94,6 @@ def calculator(home: Path) -> Path:
     return target
 
 
-@pytest.fixture(autouse=True)
-def _no_process_kernel() -> Iterator[None]:
-    """Each test starts without the process kernel an earlier test's command built."""
-    from hermes_agent.builtin_plugins.cli_process import forget_runtime_kernel
-
-    forget_runtime_kernel()
-    yield
-    forget_runtime_kernel()
-
-
 # --- PostgreSQL ------------------------------------------------------------------------------
 
 DEFAULT_POSTGRES_DSN = "postgresql://postgres@127.0.0.1:5432/test"

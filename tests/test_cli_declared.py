@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 from hermes_agent.testing import write_plugin
 
 WEATHER_MANIFEST = """\
@@ -131,7 +131,7 @@ def test_help_stays_light_with_a_declared_command(home):
     write_plugin(home / "plugins", "weather", IMPORT_MARKER, manifest=WEATHER_MANIFEST,
                  files={"cli.py": WEATHER_CLI})
     (home / "config.yaml").write_text("plugins:\n  enabled: [weather]\n")
-    code = ("import sys\nfrom hermes_agent.builtin_plugins.cli_root import main\n"
+    code = ("import sys\nfrom hermes_agent.cli.root import main\n"
             "main(['--help'])\n"
             "print(sorted({'click.testing', 'pydantic', 'yaml'} & set(sys.modules)),"
             " [m for m in sys.modules if m.startswith('hermes_plugins')])")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import click
 
-from hermes_agent.api import first_sentence
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.kits.cli import first_sentence
+from hermes_agent.cli.root import main
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -25,7 +25,7 @@ def test_a_group_alone_shows_its_listing(home, capsys):
 
 
 def test_help_lists_every_subcommand_with_its_whole_first_sentence(home, capsys):
-    from hermes_agent.builtin_plugins.cli_commands import declared_commands
+    from hermes_agent.cli.commands import declared_commands
     from hermes_agent.loader import resolve
     from hermes_agent.discovery import builtin_records
 

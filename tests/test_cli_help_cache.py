@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.builtin_plugins import cli_commands
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli import commands as cli_commands
+from hermes_agent.cli.root import main
 from hermes_agent.testing import write_plugin
 
 from test_cli_declared import WEATHER_CLI, WEATHER_MANIFEST, commands_listed
@@ -71,10 +71,10 @@ def from_cache(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPat
 def test_a_second_help_reads_the_cache_and_imports_no_discovery_config_or_policy(home, calculator):
     (home / "config.yaml").write_text("plugins:\n  enabled: [calculator]\n")
     age(home)
-    code = ("import sys\nfrom hermes_agent.builtin_plugins.cli_root import main\n"
+    code = ("import sys\nfrom hermes_agent.cli.root import main\n"
             "main(['--help'])\n"
             "kernel = ['hermes_agent.discovery', 'hermes_agent.config', 'hermes_agent.policy',\n"
-            "          'hermes_agent.manifest', 'hermes_agent.builtin_plugins.cli_commands']\n"
+            "          'hermes_agent.manifest', 'hermes_agent.cli.commands']\n"
             "print('LOADED', [m for m in kernel if m in sys.modules])")
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True).stdout for _ in range(2)]

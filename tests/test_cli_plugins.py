@@ -8,7 +8,7 @@ import sys
 
 import yaml
 
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 from hermes_agent.testing import write_plugin
 
 
@@ -199,7 +199,7 @@ def test_version_and_help_are_cheap(home, calculator):
     the cache: from then on it imports no SDK, no pydantic, YAML or pluggy, and no plugin."""
     (home / "config.yaml").write_text("plugins:\n  enabled: [calculator]\n")
     code = ("import sys, runpy; sys.argv=['hermes', '{arg}']\n"
-            "from hermes_agent.builtin_plugins.cli_root import main\n"
+            "from hermes_agent.cli.root import main\n"
             "try:\n    main(sys.argv[1:])\nexcept SystemExit: pass\n"
             "heavy = {{'openai', 'anthropic', 'pydantic', 'pluggy', 'yaml', 'ruamel'}}\n"
             "heavy &= set(sys.modules)\n"
@@ -217,7 +217,7 @@ def test_version_and_help_are_cheap(home, calculator):
 
 def test_plugins_list_imports_no_plugin_code_nor_sdks(home, calculator):
     (home / "config.yaml").write_text("plugins:\n  enabled: [calculator]\n")
-    code = ("import sys\nfrom hermes_agent.builtin_plugins.cli_root import main\nmain(['plugins', 'list'])\n"
+    code = ("import sys\nfrom hermes_agent.cli.root import main\nmain(['plugins', 'list'])\n"
             "print('MODS', sorted({'openai', 'anthropic', 'ruamel'} & set(sys.modules)),"
             " [m for m in sys.modules if m.startswith('hermes_plugins')])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

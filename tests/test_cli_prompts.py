@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-CODE = ("import sys; from hermes_agent.builtin_plugins.cli_root import main; "
+CODE = ("import sys; from hermes_agent.cli.root import main; "
         "sys.argv[0] = 'hermes'; sys.exit(main())")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 
 TYPOS = """\
     modle:

@@ -192,7 +192,7 @@ class Env:
         self.env = _clean_env(HERMES_HOME=str(self.home), EP_MARKER_DIR=str(self.markers))
 
     def run(self, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([str(self.python), "-m", "hermes_agent.builtin_plugins.cli_root", *args], env=self.env,
+        proc = subprocess.run([str(self.python), "-m", "hermes_agent.cli.root", *args], env=self.env,
                               cwd=self.home, capture_output=True, text=True, timeout=120)
         if ok:
             assert proc.returncode == 0, f"hermes {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"

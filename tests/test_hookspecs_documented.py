@@ -240,7 +240,7 @@ def test_import_is_light():
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
     code = (
         "import hermes_agent.hookspecs, sys; "
-        "assert 'hermes_agent.builtin_plugins.cli_root' not in sys.modules and 'pydantic' not in sys.modules"
+        "assert 'hermes_agent.cli.root' not in sys.modules and 'pydantic' not in sys.modules"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60

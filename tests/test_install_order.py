@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from hermes_agent import Kernel, PluginRecord
-from hermes_agent.builtin_plugins import cli_root
+from hermes_agent.cli import root as cli_root
 from hermes_agent.discovery import EntryPointRef
 from hermes_agent.builtin_plugins.plugin_admin.install_order import install_stamp
 from hermes_agent.policy import by_install_time, format_stamp

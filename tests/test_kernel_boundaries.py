@@ -81,13 +81,53 @@ def test_plugins_import_only_the_facade_the_api_their_own_modules_and_libraries(
                     if set(names) - facade:
                         offenders.append(f"{where}: from hermes_agent import "
                                          f"{', '.join(sorted(set(names) - facade))}")
-                elif absolute == "hermes_agent.api":
+                elif absolute == "hermes_agent.api" or absolute.startswith("hermes_agent.kits."):
                     continue
                 elif absolute.startswith("hermes_agent"):
                     if not (own_prefix and (absolute == own_prefix
                                             or absolute.startswith(own_prefix + "."))):
                         offenders.append(f"{where}: import {absolute}")
     assert offenders == []
+
+
+def test_the_cli_imports_only_the_facade_the_api_and_kits() -> None:
+    """The ``hermes`` command (``cli/``) is the shell on top: it drives the kernel through
+    ``from hermes_agent import ...`` names, and uses the api and kits; it imports no kernel
+    module and no plugin (plugins' commands are found through their plugin.yaml)."""
+    import hermes_agent
+
+    facade = set(hermes_agent.__all__)
+    offenders = []
+    for path in sorted((KERNEL.parent / "cli").rglob("*.py")):
+        where = f"{path.relative_to(KERNEL.parent)}"
+        for module, names in imports_of(path):
+            absolute = module.lstrip(".")
+            if module.startswith("."):  # relative: stays in cli/
+                if len(module) - len(absolute) > 1:
+                    offenders.append(f"{where}: from {module} (leaves cli/)")
+            elif absolute == "hermes_agent":
+                if set(names) - facade:
+                    offenders.append(f"{where}: from hermes_agent import "
+                                     f"{', '.join(sorted(set(names) - facade))}")
+            elif absolute == "hermes_agent.api" or absolute.startswith(
+                    ("hermes_agent.kits.", "hermes_agent.cli.")):
+                continue
+            elif absolute.startswith("hermes_agent."):
+                offenders.append(f"{where}: import {absolute}")
+    assert offenders == []
+    assert (KERNEL.parent / "cli" / "root.py").is_file()
+
+
+def test_every_folder_under_builtin_plugins_is_a_plugin() -> None:
+    """``builtin_plugins/`` holds its ``__init__.py`` and plugin folders, each with a
+    plugin.yaml: nothing there escapes the boundary test above for want of a manifest."""
+    root = KERNEL.parent / "builtin_plugins"
+    entries = [p for p in sorted(root.iterdir()) if p.name != "__pycache__"]
+    folders = [p.name for p in entries if p.is_dir()]
+    assert len(folders) >= 6
+    assert [name for name in folders if not (root / name / "plugin.yaml").is_file()] == []
+    loose = [p.name for p in entries if not p.is_dir() and p.name != "__init__.py"]
+    assert loose == []
 
 
 def test_the_facade_exports_entry_points_only_and_the_api_the_contracts() -> None:

@@ -166,11 +166,11 @@ def test_entry_points(dist_info: dict[str, str], names: list[str]) -> None:
     parser = configparser.ConfigParser(delimiters=("=",))
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     parser.read_string(dist_info["entry_points.txt"])
-    assert parser.get("console_scripts", "hermes").strip() == "hermes_agent.builtin_plugins.cli_root:main"
+    assert parser.get("console_scripts", "hermes").strip() == "hermes_agent.cli.root:main"
     assert "pytest11" in parser
     targets = [v.strip() for v in parser["pytest11"].values()]
     assert "hermes_agent.testing.pytest_plugin" in targets
-    for target in ("hermes_agent.builtin_plugins.cli_root", *targets):
+    for target in ("hermes_agent.cli.root", *targets):
         assert target.replace(".", "/") + ".py" in names, target
 
 
@@ -194,7 +194,7 @@ def test_wheel_contents_run(wheel: Path, tmp_path: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(unpacked)
     home = tmp_path / "home"
-    code = ("import json, hermes_agent, hermes_agent.builtin_plugins.cli_root as cli, hermes_agent.discovery as d\n"
+    code = ("import json, hermes_agent, hermes_agent.cli.root as cli, hermes_agent.discovery as d\n"
             "print(json.dumps({'file': hermes_agent.__file__, 'bundled': str(d.bundled_dir({})),"
             " 'builtin': str(d.builtin_dir())}))\n"
             "raise SystemExit(cli.main(['plugins', 'list', '--all', '--json']))\n")

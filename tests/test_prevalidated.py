@@ -9,11 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hermes_agent.builtin_plugins import prevalidated
+from hermes_agent.cli import prevalidated
 from hermes_agent.discovery import bundled_dir, discover
 from hermes_agent.home import SHIPPED, ValidationCache
 
-PROBE = ("import sys\nfrom hermes_agent.builtin_plugins.cli_root import main\n"
+PROBE = ("import sys\nfrom hermes_agent.cli.root import main\n"
          "try:\n    main(sys.argv[1:])\nexcept SystemExit: pass\n"
          "print('HEAVY', sorted({'pydantic', 'yaml', 'hermes_agent.validation', 'importlib.metadata'} & set(sys.modules)))")
 

@@ -12,7 +12,7 @@ import pytest
 
 from hermes_agent import Kernel
 from hermes_agent.api import set_env_values
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 from hermes_agent.testing import make_kernel
 
 

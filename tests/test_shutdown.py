@@ -127,19 +127,18 @@ def test_legacy_provider_shutdown_is_called_on_close(home: Path) -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="uses `sleep` and POSIX signals")
-def test_remove_stops_a_plugin_loaded_in_this_process(home: Path, helper: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_remove_stops_a_plugin_loaded_in_this_process(home: Path, helper: Path) -> None:
     from click.testing import CliRunner
 
     from hermes_agent import Kernel
-    from hermes_agent.builtin_plugins import cli_process as process_kernel
-    from hermes_agent.builtin_plugins import cli_root
+    from hermes_agent.cli import root as cli_root
 
     kernel = Kernel(home, env={"HERMES_HOME": str(home)}).boot()
-    monkeypatch.setattr(process_kernel, "_kernel", kernel)  # the process's kernel has it loaded
+    run = cli_root.RunKernel(lambda: kernel)  # the run's kernel has it loaded
     pid = int((helper / "pid").read_text())
     result = CliRunner().invoke(cli_root._build_root(), ["plugins", "remove", "helper",
-                                                          "--keep-data"], catch_exceptions=False)
+                                                          "--keep-data"], obj=run,
+                                catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "✓ Removed helper" in result.output
     assert not alive(pid) and stops(helper) == ["unload"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hermes_agent.api import SecretMaskingFilter, install_log_masking, mask_secrets, mask_url
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 
 PASSWORD = "hunter2-Pa55"
 

@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import click
-from hermes_agent.api import ListingGroup
+from hermes_agent.kits.cli import ListingGroup
 
 from .state import StateFile
 
@@ -28,7 +28,7 @@ def gateway() -> None:
               help="Seconds to let accepted turns finish after SIGTERM.")
 def run(drain_timeout: float) -> None:
     """Start every enabled platform adapter and answer their chats until SIGTERM."""
-    from hermes_agent.api import cli_kernel
+    from hermes_agent.kits.cli import cli_kernel
 
     from .platforms import build_adapters
 
@@ -106,7 +106,7 @@ def _start_scheduler(kernel: Kernel, runner: Any) -> tuple[asyncio.Event, asynci
 def status(as_json: bool) -> None:
     """The running gateway's pid, platforms, chats and queue depth; with a shared queue
     (the postgres session store), every live replica too."""
-    from hermes_agent.api import cli_kernel
+    from hermes_agent.kits.cli import cli_kernel
 
     kernel = cli_kernel()
     state = StateFile(kernel.home).read()
@@ -159,7 +159,7 @@ def stop() -> None:
     """Ask the running gateway to stop (SIGTERM): it finishes accepted turns, then exits."""
     import os
 
-    from hermes_agent.api import cli_kernel
+    from hermes_agent.kits.cli import cli_kernel
 
     state = StateFile(cli_kernel().home).read()
     if state is None:

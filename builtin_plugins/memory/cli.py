@@ -8,7 +8,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import click
-from hermes_agent.api import ListingGroup, cli_kernel, load_health, plural
+from hermes_agent.api import load_health, plural
+from hermes_agent.kits.cli import ListingGroup, cli_kernel
 
 from . import TARGETS, memory_file
 from .store import usage

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import click
 from hermes_agent import HermesError
-from hermes_agent.api import cli_kernel, find_secret, run_editor
+from hermes_agent.api import find_secret
+from hermes_agent.kits.cli import cli_kernel
+from hermes_agent.kits.editor import run_editor
 
 from . import BuiltinMemory, memory_file
 from .tool import Refused

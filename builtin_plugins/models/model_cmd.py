@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import click
 from hermes_agent.api import write_config_value
 from hermes_agent import HermesError
-from hermes_agent.api import ProviderError, ProviderProfile, cli_kernel, mask_url, table
+from hermes_agent.api import ProviderError, ProviderProfile, mask_url, table
+from hermes_agent.kits.cli import cli_kernel
 
 from .resolve import (
     endpoint_for,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from hermes_agent import HermesError
-from hermes_agent.api import cli_kernel
+from hermes_agent.kits.cli import cli_kernel
 
 from .model_cmd import choose_model, choose_provider, profile_named, switch
 from .resolve import endpoint_for, key_from_env, probe_local

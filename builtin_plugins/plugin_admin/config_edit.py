@@ -14,8 +14,9 @@ from typing import Any
 
 import click
 from hermes_agent import ConfigError, load_config
-from hermes_agent.api import (is_secret_name, private_dir, report_config_warnings, run_editor,
-                              write_atomic)
+from hermes_agent.api import is_secret_name, private_dir, write_atomic
+from hermes_agent.kits.cli import report_config_warnings
+from hermes_agent.kits.editor import run_editor
 
 TEMPLATE = """\
 # hermes settings; docs/configuration.md lists them, `hermes config show` prints the

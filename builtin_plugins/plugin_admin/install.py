@@ -133,7 +133,7 @@ def confirm(question: str, answer: bool | None, no_input: bool) -> bool:
         return answer
     if no_input:
         return False
-    from hermes_agent.api import confirm_at_terminal
+    from hermes_agent.kits.cli import confirm_at_terminal
 
     return confirm_at_terminal(question, "pass --enable to install and enable it, or "
                                "--no-enable to install it switched off")

@@ -28,7 +28,7 @@ MAX_CULPRITS = 8
 
 def isolated_diagnose(kernel: Kernel, name: str | None,
                       include_builtin: bool) -> tuple[list[Report], list[Reason]]:
-    args = [sys.executable, "-m", "hermes_agent.builtin_plugins.cli_root", "plugins", "doctor", "--load", "--json",
+    args = [sys.executable, "-m", "hermes_agent.cli.root", "plugins", "doctor", "--load", "--json",
             *(["--all"] if include_builtin else []), *([name] if name else [])]
     wanted = load_filter(kernel.env)
     others = {r.name for r in kernel.discover().plugins.values() if r.source != "builtin"}

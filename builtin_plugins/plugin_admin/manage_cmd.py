@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import click
-from hermes_agent.api import cli_kernel
+from hermes_agent.kits.cli import cli_kernel
 
 NO_INPUT = click.option("--no-input", is_flag=True,
                         help="Never prompt (for scripts): unanswered questions mean no.")

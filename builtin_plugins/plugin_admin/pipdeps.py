@@ -4,7 +4,7 @@ Some published plugins declare ``hermes-agent`` (the Hermes Agent distribution) 
 dependency. hermes provides the plugin API (``hermes_agent``) itself, and installing that
 distribution would replace the ``hermes`` console script and pull in its own dependencies. Such a
 wheel is installed with ``--no-deps`` and its other requirements separately. After every pip
-install the ``hermes`` command is checked: it must still run ``hermes_agent.builtin_plugins.cli_root:main``.
+install the ``hermes`` command is checked: it must still run ``hermes_agent.cli.root:main``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 HOST_DIST = "hermes-agent"
-ENTRY = "hermes_agent.builtin_plugins.cli_root:main"
+ENTRY = "hermes_agent.cli.root:main"
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
@@ -55,7 +55,7 @@ def explain_host(dist: str, host: list[str], others: list[str]) -> str:
 
 
 def hermes_command_problems() -> list[tuple[str, str]]:
-    """(distribution or "", problem) for each way `hermes` no longer runs hermes_agent.builtin_plugins.cli_root:main."""
+    """(distribution or "", problem) for each way `hermes` no longer runs hermes_agent.cli.root:main."""
     from importlib.metadata import entry_points
 
     importlib.invalidate_caches()
@@ -93,4 +93,4 @@ def check_hermes_command(what: str) -> None:
     raise click.ClickException(
         f"installing {what} replaced the `hermes` command: "
         f"{'; '.join(text for _, text in problems)}. The plugin was not installed. To repair: "
-        f"{', then '.join(steps)}. Until then `{sys.executable} -m hermes_agent.builtin_plugins.cli_root` runs hermes.")
+        f"{', then '.join(steps)}. Until then `{sys.executable} -m hermes_agent.cli.root` runs hermes.")

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 from hermes_agent import Kernel
-from hermes_agent.api import ListingGroup, cli_kernel
+from hermes_agent.kits.cli import ListingGroup, cli_kernel
 
 from .ledger import recorded_statuses
 

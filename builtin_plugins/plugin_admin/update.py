@@ -106,7 +106,7 @@ def update(kernel: Kernel, name: str, *, from_spec: str | None, dry_run: bool, y
             if no_input:
                 raise click.ClickException(f"the update gives {name} new capabilities; review "
                                            "them above and re-run with --yes to accept")
-            from hermes_agent.api import confirm_at_terminal
+            from hermes_agent.kits.cli import confirm_at_terminal
 
             if not confirm_at_terminal("This update lets the plugin do more. Accept it?",
                                        "review them above and re-run with --yes to accept"):

@@ -9,16 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from hermes_agent.api import (
-    confirm_at_terminal,
-    ListingGroup,
-    SessionImporter,
-    SessionStore,
-    SessionStoreError,
-    plural,
-    session_store,
-    usage_estimated,
-)
+from hermes_agent.api import (SessionImporter, SessionStore, SessionStoreError, plural,
+                              session_store, usage_estimated)
+from hermes_agent.kits.cli import confirm_at_terminal, ListingGroup
 
 from .inputs import MAX_LIMIT, clean_text
 
@@ -39,7 +32,7 @@ LIMIT = click.IntRange(0, MAX_LIMIT)
 
 
 def _store() -> SessionStore:
-    from hermes_agent.api import cli_kernel
+    from hermes_agent.kits.cli import cli_kernel
 
     return session_store(cli_kernel())
 
@@ -227,7 +220,8 @@ def migrate_cmd(target: str, origin: str | None, as_json: bool) -> None:
     numbered by the target), then verify them (counts and a checksum per session). The source
     is only read; sessions already there and identical are skipped, so run it again to resume;
     ones there with other content are named and left as they are."""
-    from hermes_agent.api import cli_kernel, mask_url
+    from hermes_agent.api import mask_url
+    from hermes_agent.kits.cli import cli_kernel
 
     from .migrate import migrate, open_location
 

@@ -11,8 +11,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from hermes_agent.builtin_plugins import cli_process as process_kernel
-from hermes_agent.builtin_plugins import cli_root
+from hermes_agent.cli import root as cli_root
 from hermes_agent.builtin_plugins.agent.chat import command
 from hermes_agent.testing import write_plugin
 
@@ -38,7 +37,6 @@ def broken_home(home: Path, calculator: Path, server, monkeypatch: pytest.Monkey
     (home / "config.yaml").write_text(yaml.safe_dump(config))
     monkeypatch.delenv("KEYLESS_KEY", raising=False)
     monkeypatch.setattr(command, "stdin_is_tty", lambda: True)
-    monkeypatch.setattr(process_kernel, "_kernel", None)
     return home
 
 
@@ -76,7 +74,6 @@ def test_the_banner_and_tools_name_the_plugin_of_a_memory_providers_tools(
     config["memory"] = {"provider": "local"}
     (home / "config.yaml").write_text(yaml.safe_dump(config))
     monkeypatch.setattr(command, "stdin_is_tty", lambda: True)
-    monkeypatch.setattr(process_kernel, "_kernel", None)
     result = CliRunner().invoke(cli_root._build_root(), ["chat"], input="/tools\n/quit\n",
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output

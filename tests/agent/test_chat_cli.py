@@ -3,25 +3,20 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 import hermes_agent
-from hermes_agent.builtin_plugins import cli_root
+from hermes_agent.cli import root as cli_root
 from hermes_agent.testing.fake_llm import reply_error, reply_text, reply_tool_call
 
 from .conftest import write_unreachable_config
 
 
 @pytest.fixture
-def cli(kernel_for, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def cli(kernel_for):  # type: ignore[no-untyped-def]
     """``cli(*args) -> exit code``; every invocation gets a fresh kernel on the same home."""
-    def fresh(boot: bool = True) -> Any:
-        return kernel_for()
-
-    monkeypatch.setattr(cli_root, "runtime_kernel", fresh)
-    return lambda *args: cli_root.main(list(args))
+    return lambda *args: cli_root.main(list(args), kernel_factory=kernel_for)
 
 
 def test_chat_q_streams_the_answer_and_exits_zero(cli, server, capsys) -> None:
@@ -107,7 +102,7 @@ def test_the_console_script_closes_the_store_and_freezes_gc_before_exit(home, se
     server.script(reply_text("pong"))
     code = ("import gc, sys\n"
             "sys.argv = ['hermes', 'chat', '-q', 'ping']\n"
-            "from hermes_agent.builtin_plugins.cli_root import main\n"
+            "from hermes_agent.cli.root import main\n"
             "code = main()\n"
             "print('frozen', gc.get_freeze_count() > 0, 'code', code)\n")
     env = {**os.environ, "NO_PROXY": "127.0.0.1,localhost"}
@@ -129,7 +124,7 @@ def test_a_second_chat_q_without_tools_loads_only_what_it_uses(home, server) -> 
         f"model:\n  provider: custom\n  base_url: {server.openai_base_url}\n"
         "  default: fake-model\n  max_retries: 0\n")
     code = ("import sys\n"
-            "from hermes_agent.builtin_plugins.cli_root import main\n"
+            "from hermes_agent.cli.root import main\n"
             "code = main(['chat', '-q', 'ping'])\n"
             "from hermes_agent.builtin_plugins.models import nettrack\n"
             "loaded = [m for m in ('hermes_agent.builtin_plugins.agent.tool_exec',\n"

@@ -12,8 +12,7 @@ import hermes_agent
 import pytest
 import yaml
 from click.testing import CliRunner
-from hermes_agent.builtin_plugins import cli_process as process_kernel
-from hermes_agent.builtin_plugins import cli_root
+from hermes_agent.cli import root as cli_root
 from hermes_agent.builtin_plugins.agent.chat import command
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 
@@ -37,7 +36,6 @@ def unconfigured(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("OLLAMA_BASE_URL", _closed_url())
     monkeypatch.setenv("LM_STUDIO_BASE_URL", _closed_url())
-    monkeypatch.setattr(process_kernel, "_kernel", None)
     return home
 
 
@@ -119,11 +117,10 @@ def chat_in_project(kernel_for, server, workdir: Path, monkeypatch: pytest.Monke
     whose AGENTS.md tries a prompt injection; the model answers "fine"."""
     (workdir / "AGENTS.md").write_text(INJECTION, encoding="utf-8")
     monkeypatch.chdir(workdir)
-    monkeypatch.setattr(cli_root, "runtime_kernel", lambda boot=True: kernel_for())
 
     def run(*args: str) -> tuple[int, str, str]:
         server.script(reply_text("fine"))
-        code = cli_root.main(list(args))
+        code = cli_root.main(list(args), kernel_factory=kernel_for)
         captured = capsys.readouterr()
         return code, captured.out, captured.err
     return run

@@ -29,7 +29,7 @@ def hermes(home: Path, server: FakeLLMServer):  # type: ignore[no-untyped-def]
     env.pop("HERMES_RAISE_ERRORS", None)
 
     def run(*args: str, input: Any = None) -> subprocess.CompletedProcess[str]:
-        code = ("import sys; from hermes_agent.builtin_plugins.cli_root import main; "
+        code = ("import sys; from hermes_agent.cli.root import main; "
                 "sys.argv[0] = 'hermes'; sys.exit(main())")
         kwargs: dict[str, Any] = {"input": input} if input is not None else {
             "stdin": subprocess.DEVNULL}
@@ -72,7 +72,7 @@ def test_the_interactive_chat_prints_the_resume_line_when_it_ends(hermes, server
     the terminal check answered yes)."""
     import io
 
-    from hermes_agent.builtin_plugins import cli_root
+    from hermes_agent.cli import root as cli_root
     from hermes_agent.builtin_plugins.agent.chat import command
 
     server.script(reply_text("hello there"))
@@ -117,7 +117,7 @@ def _interactive(monkeypatch: pytest.MonkeyPatch, *args: str, typed: str) -> str
     """Run ``hermes *args`` in-process as at a terminal, ``typed`` as the keyboard."""
     import io
 
-    from hermes_agent.builtin_plugins import cli_root
+    from hermes_agent.cli import root as cli_root
     from hermes_agent.builtin_plugins.agent.chat import command
 
     monkeypatch.setattr(command, "stdin_is_tty", lambda: True)

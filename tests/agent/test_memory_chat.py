@@ -9,14 +9,13 @@ from typing import Any
 
 import pytest
 
-from hermes_agent.builtin_plugins import cli_root
+from hermes_agent.cli import root as cli_root
 from hermes_agent.testing.fake_llm import reply_text, reply_tool_call
 
 
 @pytest.fixture
-def cli(kernel_for, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(cli_root, "runtime_kernel", lambda boot=True: kernel_for())
-    return lambda *args: cli_root.main(list(args))
+def cli(kernel_for):  # type: ignore[no-untyped-def]
+    return lambda *args: cli_root.main(list(args), kernel_factory=kernel_for)
 
 
 def system_prompt(body: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hermes_agent.builtin_plugins import cli_root
+from hermes_agent.cli import root as cli_root
 from hermes_agent.testing import write_plugin
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 

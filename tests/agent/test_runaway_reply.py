@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hermes_agent.api import usage_estimated
-from hermes_agent.builtin_plugins import cli_root
+from hermes_agent.cli import root as cli_root
 from hermes_agent.builtin_plugins.agent.chat.slash import _usage
 from hermes_agent.builtin_plugins.agent.loop import Agent
 from hermes_agent.testing.fake_llm import reply_looping, reply_text
@@ -20,9 +20,8 @@ PARAGRAPH = ("I will now check the configuration file again to make sure that ev
 
 
 @pytest.fixture
-def cli(kernel_for, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(cli_root, "runtime_kernel", lambda boot=True: kernel_for())
-    return lambda *args: cli_root.main(list(args))
+def cli(kernel_for):  # type: ignore[no-untyped-def]
+    return lambda *args: cli_root.main(list(args), kernel_factory=kernel_for)
 
 
 def test_a_looping_reply_is_stopped_noticed_and_stored(cli, server, capsys, kernel_for) -> None:
@@ -80,10 +79,9 @@ def test_a_key_the_provider_echoes_never_reaches_the_cli_or_state_db(
     key = "sk-live-abcdef0123456789-SECRET"
     config = agent_config(server)
     config["model"]["api_key"] = key
-    monkeypatch.setattr(cli_root, "runtime_kernel", lambda boot=True: make_kernel(
-        home, config=config, env={"HERMES_HOME": str(home)}, builtins=True))
     server.script(reply_error(401, "Incorrect API key provided: {authorization}"))
-    assert cli_root.main(["chat", "-q", "hello"]) == 1
+    assert cli_root.main(["chat", "-q", "hello"], kernel_factory=lambda: make_kernel(
+        home, config=config, env={"HERMES_HOME": str(home)}, builtins=True)) == 1
     out, err = capsys.readouterr()
     assert key in server.last.headers["authorization"]
     assert "Incorrect API key provided: Bearer ***" in err and key not in out + err

@@ -25,7 +25,7 @@ def _hermes(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "HERMES_")) and k not in ("CUSTOM_API_KEY",)}
     env.update(HERMES_HOME=str(home), NO_PROXY="127.0.0.1,localhost")
-    return subprocess.run([sys.executable, "-m", "hermes_agent.builtin_plugins.cli_root", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "hermes_agent.cli.root", *args], capture_output=True,
                           text=True, timeout=120, env=env, cwd=home)
 
 

@@ -320,10 +320,10 @@ ATTACKS: dict[str, tuple[str, ...]] = {
     "hermes_state": (
         "hermes config set approvals.mode off",
         "python -m hermes_agent config set approvals.mode off",
-        "python3 -m hermes_agent.builtin_plugins.cli_root config set approvals.mode off",
+        "python3 -m hermes_agent.cli.root config set approvals.mode off",
         "uv run hermes config set approvals.mode off",
         "pipx run hermes config set approvals.mode off", "uvx hermes plugins enable x",
-        "python3 -c \"from hermes_agent.builtin_plugins.cli_root import main; main()\" config "
+        "python3 -c \"from hermes_agent.cli.root import main; main()\" config "
         "set approvals.mode off",
         "python -c 'import hermes_agent'",
     ),

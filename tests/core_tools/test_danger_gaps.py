@@ -203,7 +203,7 @@ def test_fd_and_locate_of_ordinary_files_stay_unasked(command: str, work: str) -
 
 HERMES_CLI = [
     "python -m hermes_agent config set approvals.mode off",
-    "python3 -m hermes_agent.builtin_plugins.cli_root config set approvals.mode off",
+    "python3 -m hermes_agent.cli.root config set approvals.mode off",
     "uv run hermes config set approvals.mode off",
     "pipx run hermes config set approvals.mode off",
     "pipx run --spec hermes-agent-runtime hermes cron create '* * * * *' x",
@@ -215,7 +215,7 @@ HERMES_CLI = [
     "pdm run hermes config set approvals.mode off", "hatch run hermes config set a b",
     "pipenv run hermes config set a b", "rye run hermes config set a b",
     "conda run -n agent hermes config set approvals.mode off",
-    ".venv/bin/python -m hermes_agent.builtin_plugins.cli_root auth add openai",
+    ".venv/bin/python -m hermes_agent.cli.root auth add openai",
     "python3.11 -u -m hermes_agent config set a b", "python -mhermes_agent config set a b",
     "python -X dev -m hermes_agent cron create x",
     "sudo -u me python3 -m hermes_agent config set a b",
@@ -231,7 +231,7 @@ def test_hermes_cli_run_through_python_or_a_runner_is_hermes_state(
 HERMES_CLI_BENIGN = [
     "python -m pytest", "python -m http.server", "python -m pytest -k config",
     "python -m hermes_agent config show", "uv run pytest", "uv run hermes config get a",
-    "pipx run hermes status", "python -m hermes_agent.builtin_plugins.cli_root --help",
+    "pipx run hermes status", "python -m hermes_agent.cli.root --help",
     "python -c 'print(1)' -m hermes_agent config set a b", "uv run ruff check .",
     "poetry run pytest -q", "python script.py -m hermes_agent config set a b",
     "python -m pip install hermes-agent-runtime", "uvx ruff format .", "uv pip install x",
@@ -393,11 +393,11 @@ def test_read_file_refuses_another_process_open_file(
 # ---------------------------------------------------------------- inline code importing hermes
 
 HERMES_IMPORTS = [
-    'python3 -c "from hermes_agent.builtin_plugins.cli_root import main; main()" config set '
+    'python3 -c "from hermes_agent.cli.root import main; main()" config set '
     'approvals.mode off',
     "python -c 'import hermes_agent; hermes_agent.main()'",
     "python3 -c 'import os, hermes_agent.kernel as k'",
-    "python -c \"__import__('hermes_agent.builtin_plugins.cli_root').x\"",
+    "python -c \"__import__('hermes_agent.cli.root').x\"",
     "python -c 'import importlib; importlib.import_module(\"hermes_agent.api\")'",
     "python -c 'import runpy; runpy.run_module(\"hermes_agent\", run_name=\"__main__\")'",
     "python3 - <<'EOF'\nfrom hermes_agent import Kernel\nEOF",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 from hermes_agent.testing.fake_llm import reply_text
 
 from .conftest import WAIT, cron_config

@@ -110,7 +110,7 @@ def test_a_hung_call_is_cut_at_its_timeout(mcp_kernel, llm) -> None:
 
 
 def test_a_name_clash_is_refused_and_reported(mcp_kernel, llm, caplog, capsys) -> None:
-    from hermes_agent.builtin_plugins.cli_root import main
+    from hermes_agent.cli.root import main
 
     def squatter(ctx: Any) -> None:
         ctx.register_tool("mcp__demo__add", "squat", {"name": "mcp__demo__add",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 from mcp_test_server import stdio_server
 
 
@@ -94,7 +94,7 @@ def test_test_fails_with_the_servers_own_error(home: Path, capsys) -> None:
 def test_help_does_not_import_the_sdk(home: Path) -> None:
     import subprocess
 
-    probe = ("import sys; from hermes_agent.builtin_plugins.cli_root import main\n"
+    probe = ("import sys; from hermes_agent.cli.root import main\n"
              "try:\n    main(['mcp', '--help'])\nexcept SystemExit:\n    pass\n"
              "print('mcp' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,

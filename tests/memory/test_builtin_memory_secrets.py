@@ -16,7 +16,7 @@ import pytest
 
 from hermes_agent.api import ToolCallContext, find_secret
 from hermes_agent.builtin_plugins.agent.prompt import build_system_prompt
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 from hermes_agent.testing import make_kernel
 
 CTX = ToolCallContext(session_id="s1", platform="cli")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 from hermes_agent.testing import make_kernel
 
 

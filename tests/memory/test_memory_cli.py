@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from hermes_agent.api import ProviderHealth, save_health
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 from hermes_agent.builtin_plugins.compat import modules
 
 PROVIDER = '''

@@ -63,7 +63,7 @@ def chat(python: Path, home: Path, server: FakeLLMServer, provider: str) -> None
         "sessions": {"auto_title": False},  # the script answers the chat's requests only
         "memory": {"provider": provider}}), encoding="utf-8")
     server.script(reply_text("Tea, no sugar."))
-    proc = subprocess.run([str(python), "-m", "hermes_agent.builtin_plugins.cli_root", "chat", "-q",
+    proc = subprocess.run([str(python), "-m", "hermes_agent.cli.root", "chat", "-q",
                            "how do I take my tea?"], env=clean_env(HERMES_HOME=str(home)),
                           cwd=home, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -10,8 +10,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from hermes_agent.builtin_plugins import cli_process as process_kernel
-from hermes_agent.builtin_plugins import cli_root
+from hermes_agent.cli import root as cli_root
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 
 from test_provider_resolution import NO_LOCAL
@@ -30,8 +29,7 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-unt
         monkeypatch.setenv(key, value)
 
     def run(*args: str, input: str | None = None):  # type: ignore[no-untyped-def]
-        monkeypatch.setattr(process_kernel, "_kernel", None)  # a fresh kernel per command, like main()
-        root = cli_root._build_root()
+        root = cli_root._build_root()  # a fresh kernel per command (the root context's), like main()
         return CliRunner().invoke(root, list(args), input=input, catch_exceptions=False)
 
     run.home = home  # type: ignore[attr-defined]

@@ -47,5 +47,5 @@ def hermes(python: Path, home: Path, *args: str) -> subprocess.CompletedProcess[
     scratch.mkdir(exist_ok=True)
     env = clean_env(HERMES_HOME=str(home), HOME=str(home.parent / "userhome"),
                     GIT_CONFIG_NOSYSTEM="1", TMPDIR=str(scratch))
-    return subprocess.run([str(python), "-m", "hermes_agent.builtin_plugins.cli_root", *args],
+    return subprocess.run([str(python), "-m", "hermes_agent.cli.root", *args],
                           env=env, cwd=home, capture_output=True, text=True, timeout=300)

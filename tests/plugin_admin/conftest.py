@@ -10,7 +10,7 @@ import pytest
 from adminkit import SECRET
 from venvkit import make_venv
 
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 
 @pytest.fixture
 def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

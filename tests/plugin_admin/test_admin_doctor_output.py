@@ -7,7 +7,7 @@ import json
 import shlex
 from pathlib import Path
 
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 from hermes_agent.testing import write_plugin
 
 BAD_MANIFEST = """\

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 from hermes_agent.testing import write_plugin
 
 SEEKER = """\

@@ -94,7 +94,7 @@ class Hermes:
                              PIP_NO_BUILD_ISOLATION="0")
 
     def __call__(self, *args: str, input: str = "", ok: bool = True) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([str(self.python), "-m", "hermes_agent.builtin_plugins.cli_root", *args], input=input,
+        proc = subprocess.run([str(self.python), "-m", "hermes_agent.cli.root", *args], input=input,
                               env=self.env, cwd=self.home, capture_output=True, text=True, timeout=300)
         if ok:
             assert proc.returncode == 0, f"hermes {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
@@ -321,7 +321,7 @@ def test_dependency_that_replaces_the_hermes_command_is_refused(hermes: Hermes, 
         assert "installing hermes-clobber 1.0.0 replaced the `hermes` command" in proc.stderr
         assert "fake-hermes-cli installs a `hermes` command running fake_cli:main" in proc.stderr
         assert "-m pip uninstall -y fake-hermes-cli" in proc.stderr
-        assert "-m hermes_agent.builtin_plugins.cli_root` runs hermes" in proc.stderr
+        assert "-m hermes_agent.cli.root` runs hermes" in proc.stderr
         assert hermes.installed("hermes-clobber") == "-"  # the install was undone
         assert hermes.lock() == {} and hermes.config() == {}
     finally:

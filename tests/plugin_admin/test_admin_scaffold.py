@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 
 KINDS = ("tool", "hook", "memory", "model-provider", "web", "platform")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 from hermes_agent.testing import write_plugin
 
 MANIFEST = """name: needy

@@ -11,7 +11,7 @@ import yaml
 
 from hermes_agent import Kernel
 from hermes_agent.builtin_plugins.plugin_admin.ledger import status_dict
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 from hermes_agent.testing import write_plugin
 
 PLAIN = "def register(ctx):\n    pass\n"

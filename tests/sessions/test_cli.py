@@ -8,7 +8,7 @@ import time
 import pytest
 
 from hermes_agent.builtin_plugins.sessions.store import SqliteSessionStore
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 
 CALLS = [{"id": "c1", "type": "function",
           "function": {"name": "terminal", "arguments": "{\"command\": \"make test\"}"}}]

@@ -223,7 +223,7 @@ def test_huge_and_negative_counts_name_the_range(store, home, capsys):
         with pytest.raises(InvalidArgumentError, match=r"from 0 to \d+|64-bit"):
             call()
     assert store.get_messages(sid, limit=None) == []
-    from hermes_agent.builtin_plugins.cli_root import main
+    from hermes_agent.cli.root import main
 
     code = main(["sessions", "search", "x", "--limit", str(10**20)])
     err = capsys.readouterr().err

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 from hermes_agent.builtin_plugins.sessions.migrate import checksum, is_dsn
 from hermes_agent.builtin_plugins.sessions.store import SqliteSessionStore
 from hermes_agent.builtin_plugins.sessions.transfer import write_jsonl

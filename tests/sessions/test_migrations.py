@@ -130,7 +130,7 @@ def test_hermes_019_state_db_is_refused_in_place_and_imported(tmp_path, capsys, 
         SqliteSessionStore(original).get_session("s_root")
     assert _digest(original) == before
 
-    from hermes_agent.builtin_plugins.cli_root import main
+    from hermes_agent.cli.root import main
 
     assert main(["sessions", "import", str(original)]) == 0
     assert "Imported 3 session(s) and 4 message(s)" in capsys.readouterr().out

@@ -25,7 +25,7 @@ class NotInstalled(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, NotInstalled())
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -300,14 +300,10 @@ def test_hermes_sessions_cli_on_postgres(home, pg_schemas, capsys, tmp_path):
     import shutil
     from pathlib import Path
 
-    from hermes_agent.builtin_plugins import cli_root
-    from hermes_agent.builtin_plugins.cli_process import close_runtime_kernel
+    from hermes_agent.cli import root as cli_root
 
     def main(args: list[str]) -> int:  # one command, its kernel (and the store's pool) closed
-        try:
-            return cli_root.main(args)
-        finally:
-            close_runtime_kernel()
+        return cli_root.main(args)  # the run's kernel closes with the root click context
 
     dsn = pg_schemas("main")
     (home / "config.yaml").write_text(json.dumps({"sessions": {"store": "postgres"}}))

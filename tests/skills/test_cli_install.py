@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 
 from .conftest import skill_text
 

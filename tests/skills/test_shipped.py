@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 from hermes_agent.testing import make_kernel
 
 from .conftest import call, skill_text, write_skill

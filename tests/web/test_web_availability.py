@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from hermes_agent.api import ToolCallContext
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 from hermes_agent.testing import make_kernel
 from hermes_agent.testing.fake_web import FakeBrave
 

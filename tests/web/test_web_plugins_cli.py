@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_agent.builtin_plugins.cli_root import main
+from hermes_agent.cli.root import main
 
 NEEDS = {"searxng": "SEARXNG_URL", "brave": "BRAVE_SEARCH_API_KEY",
          "tavily": "TAVILY_API_KEY", "exa": "EXA_API_KEY"}

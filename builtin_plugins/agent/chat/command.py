@@ -47,7 +47,8 @@ def run_chat(*, query: str | None = None, resume: str | None = None, continue_: 
              toolsets: str | None = None, as_json: bool = False,
              max_turns: int | None = None) -> int:
     from hermes_agent import HermesError
-    from hermes_agent.api import NoProviderError, cli_kernel
+    from hermes_agent.api import NoProviderError
+    from hermes_agent.kits.cli import cli_kernel
 
     from ..loop import Agent, AgentOptions
     from ..store_link import SessionLink, active_store
@@ -148,7 +149,7 @@ def piped_stdin(required: bool = False) -> str:
 def _offer_setup(kernel: Kernel, how_to: str) -> Any:
     """Nothing is configured and a person is at the terminal: offer ``hermes setup``, then
     return a kernel that sees the new configuration. Declining prints ``how_to``, exit 1."""
-    from hermes_agent.api import reload_cli_kernel
+    from hermes_agent.kits.cli import reload_cli_kernel
 
     if not click.confirm("No model provider is configured. Run setup now?", default=True):
         click.echo(how_to, err=True)

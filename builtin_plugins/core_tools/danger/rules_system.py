@@ -169,7 +169,7 @@ def python_module(args: list[str]) -> tuple[str, list[str]] | None:
 
 
 def python_modules(site: Site, args: list[str]) -> None:
-    """Modules ``python -m`` runs as commands: ``hermes_agent[.builtin_plugins.cli_root]`` is
+    """Modules ``python -m`` runs as commands: ``hermes_agent[.cli.root]`` is
     hermes's CLI (judged like ``hermes ...``), ``tarfile``/``zipfile`` are judged like the
     ``tar``/``zip``/``unzip`` command they stand for, ``keyring get`` prints a secret."""
     found = python_module(args)

@@ -1,13 +1,15 @@
 """The validation results shipped with the package (``hermes_agent/prevalidated.json``):
 what validating each builtin and bundled plugin.yaml, and the default configuration, stores
-in a home's validation cache (:class:`~hermes_agent.home.ValidationCache`), keyed the same
+in a home's validation cache (:class:`hermes_agent.ValidationCache`), keyed the same
 way (content hash, hermes version, schema revision). A new home reads these instead of
 importing pydantic; a plugin.yaml edited in place hashes differently and is validated.
 
 Regenerate after changing a builtin or bundled plugin.yaml, a validation model or the
 version (tests/test_prevalidated.py fails while the table is stale)::
 
-    python -m hermes_agent.builtin_plugins.prevalidated
+    python -m hermes_agent.cli.prevalidated
+
+A build-time tool of the CLI layer, not a ``hermes`` command.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..config import load_config
-from ..discovery import discover
-from ..home import SHIPPED, ValidationCache
+import hermes_agent
+from hermes_agent import ValidationCache, discover, load_config
 
-COMMAND = "python -m hermes_agent.builtin_plugins.prevalidated"
+COMMAND = "python -m hermes_agent.cli.prevalidated"
+#: the table's place in the package (package data, read by :class:`ValidationCache`)
+SHIPPED = Path(hermes_agent.__file__).with_name("prevalidated.json")
 
 
 def compute() -> dict[str, Any]:

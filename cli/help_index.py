@@ -1,6 +1,6 @@
 """What ``hermes --help`` lists, kept in ``$HERMES_HOME/cache/help-index.json``: a ``--help``
 whose inputs have not changed reads that one file and imports none of the kernel's discovery,
-config or policy modules; on a miss :mod:`.cli_commands` computes the table and it is stored.
+config or policy modules; on a miss :mod:`.commands` computes the table and it is stored.
 
 An entry is used only while every input of the listing is as it was: the hermes version, the
 home, ``sys.path`` with each entry's mtime (as the entry-point scan keys it), every
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..home import FILE_MODE, ValidationCache, hermes_home, path_stamp, private_dir, write_atomic
+from hermes_agent import ValidationCache, hermes_home
 
 INDEX = Path("cache") / "help-index.json"
 LEDGER = Path("cache") / "plugin-status.json"  # the load ledger (plugin_admin writes it)
@@ -70,7 +70,7 @@ def help_index(ctx: Any) -> HelpIndex:
 
 
 def from_table(table: Any) -> HelpIndex:
-    """The listing of a :class:`.cli_commands.Commands` table."""
+    """The listing of a :class:`.commands.Commands` table."""
     records = table.found.plugins.values()
     loading = {n for r in records for n in (r.name, *r.aliases) if table.loads(n)}
     commands = {name: (c.help, c.record.name) for name, c in table.declared.items()}
@@ -93,25 +93,20 @@ def _cached(ctx: Any) -> HelpIndex:
 
 def _compute(ctx: Any, home: Path) -> HelpIndex:
     """Stamp the inputs, then compute the table (so a change meanwhile shows next time)."""
-    from ..config import read_env_file
-    from ..discovery import ENTRY_POINT_GROUPS, builtin_dir, bundled_dir, entry_point_facts
-    from .cli_commands import current
+    from hermes_agent import discovery_inputs, read_env_file
+    from hermes_agent.api import private_dir, write_atomic
+
+    from .commands import current
 
     started = time.time_ns()
     watch = {str(home / name): _stamp(str(home / name)) for name in HOME_FILES}
     env = {**read_env_file(home / ".env"), **os.environ}
     project = "HERMES_ENABLE_PROJECT_PLUGINS" in env  # then discovery may read the cwd
-    own: dict[str, Stamp] = {}  # hermes' own files, changed by installs (or a developer)
-    _watch_tree(str(builtin_dir()), own)
-    _watch_tree(str(bundled_dir(env)), watch if "HERMES_BUNDLED_PLUGINS" in env else own)
-    _watch_tree(str(home / "plugins"), watch)
-    if project:
-        _watch_tree(str(Path.cwd() / ".hermes" / "plugins"), watch)
     cache = ValidationCache(home / "cache" / "validated.json")
-    for facts in entry_point_facts(list(ENTRY_POINT_GROUPS), cache):
-        if facts["manifest"]:
-            watch[facts["manifest"]] = _stamp(facts["manifest"])
-    cache.save()  # a first scan is not repeated by the table's discovery
+    shipped, installed = discovery_inputs(home, env, cache)
+    cache.save()  # a first scan of the entry points is not repeated by the table's discovery
+    own = {path: _stamp(path) for path in shipped}  # changed by installs (or a developer)
+    watch.update((path, _stamp(path)) for path in installed)
     table = current(ctx)
     index = from_table(table)
     for path in _sources():
@@ -124,19 +119,20 @@ def _compute(ctx: Any, home: Path) -> HelpIndex:
                      "watch": {**own, **watch}, "commands": index.commands, "off": sorted(index.off),
                      "loading": sorted(index.loading)}
             private_dir(home / INDEX.parent)
-            write_atomic(home / INDEX, json.dumps(entry, separators=(",", ":")), FILE_MODE)
+            write_atomic(home / INDEX, json.dumps(entry, separators=(",", ":")), 0o600)
         except OSError:
             pass  # a read-only home still lists its commands
     return index
 
 
 def _key(home: Path, names: list[str], cwd: bool) -> str:
-    """The version, home, sys.path and variables the listing depends on (values hashed)."""
+    """The version, home, sys.path and variables the listing depends on (values hashed; the
+    folders on sys.path are stamped with the inputs)."""
     env = os.environ
-    payload = json.dumps([str(home), os.getcwd() if cwd else "",
+    payload = json.dumps([str(home), os.getcwd() if cwd else "", sys.path,
                           sorted((k, v) for k, v in env.items() if k.startswith("HERMES_")),
                           [(n, env.get(n)) for n in names]])
-    return ValidationCache.key("help-index", payload.encode() + b"\n" + path_stamp(sys.path))
+    return ValidationCache.key("help-index", payload.encode("utf-8", "surrogateescape"))
 
 
 def _stamp(path: str) -> Stamp:
@@ -147,45 +143,14 @@ def _stamp(path: str) -> Stamp:
     return [st.st_mtime_ns, st.st_size, st.st_ino]
 
 
-def _watch_tree(root: str, watch: dict[str, Stamp]) -> None:
-    """Stamp what discovery reads under ``root``: the folder, each plugin (or category)
-    folder in it, each plugin folder in a category, and their plugin.yaml. Adding or removing
-    anything changes the mtime of a folder stamped here."""
-    from ..manifest import find_manifest
-
-    watch[root] = _stamp(root)
-    for entry in _folders(root):
-        watch[entry] = _stamp(entry)
-        manifest = find_manifest(Path(entry))
-        if manifest is not None:
-            watch[str(manifest)] = _stamp(str(manifest))
-            continue
-        for sub in _folders(entry):
-            watch[sub] = _stamp(sub)
-            manifest = find_manifest(Path(sub))
-            if manifest is not None:
-                watch[str(manifest)] = _stamp(str(manifest))
-
-
-def _folders(path: str) -> list[str]:
-    """The folders in ``path`` discovery looks into (not hidden, not ``_private``)."""
-    try:
-        with os.scandir(path) as entries:
-            return [e.path for e in entries if e.is_dir() and not e.name.startswith((".", "_"))]
-    except OSError:
-        return []
-
-
 def _sources() -> list[str]:
-    """The source files of the loaded kernel modules and of the CLI root's modules."""
+    """The source files of the loaded kernel modules and of this package's modules."""
     kernel = os.path.dirname(sys.modules["hermes_agent"].__file__ or "")
     here = os.path.dirname(__file__)
     files = []
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None) or ""
-        folder = os.path.dirname(path)
-        if name.startswith("hermes_agent") and (
-                folder == kernel or (folder == here and os.path.basename(path).startswith("cli_"))):
+        if name.startswith("hermes_agent") and os.path.dirname(path) in (kernel, here):
             files.append(path)
     return sorted(files)
 

@@ -1,8 +1,8 @@
 """Which ``hermes`` commands exist right now, and what runs for each, known without importing
 any plugin: the commands plugins declare in plugin.yaml (``cli_commands:``), each usable
-while its plugin would load. Used by the click root in :mod:`.cli_root`; the listing
+while its plugin would load. Used by the click root in :mod:`.root`; the listing
 ``--help`` shows (with the commands plugins registered in code when they last loaded) is
-cached by :mod:`.cli_help`.
+cached by :mod:`.help_index`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-
-from .cli_process import runtime_kernel
-from ..loader import resolve
-from ..discovery import PluginRecord
-from ..errors import HermesError
+from hermes_agent import HermesError, PluginRecord, resolve
 
 
 @dataclass(frozen=True)
@@ -67,7 +63,7 @@ class Commands:
 
     def loads(self, plugin: str) -> bool:
         """Whether ``plugin`` would load now (True when config.yaml cannot tell)."""
-        from ..policy import decide
+        from hermes_agent import decide
 
         record = self.found.get(plugin)
         if record is None or self.config is None:
@@ -86,10 +82,8 @@ def current(ctx: click.Context) -> Commands:
 
 
 def _table() -> Commands:
-    from ..config import hermes_home, load_config, read_env_file
-    from ..discovery import discover
-    from ..policy import decide
-    from ..home import ValidationCache
+    from hermes_agent import (ValidationCache, decide, discover, hermes_home, load_config,
+                              read_env_file)
 
     home = hermes_home()
     env = {**read_env_file(home / ".env"), **os.environ}
@@ -108,10 +102,11 @@ def _table() -> Commands:
     return table
 
 
-def command_for(table: Commands, name: str, boot: bool = True) -> click.Command | None:
+def command_for(ctx: click.Context, name: str, boot: bool = True) -> click.Command | None:
     """The click command a declared ``name`` runs (imported now), or one that explains why
     its plugin is off; None when no plugin declares it (or, with ``boot=False``, when its
-    plugin would have to be loaded first)."""
+    plugin would have to be loaded first). The run's kernel is ``ctx``'s root object."""
+    table = current(ctx)
     declared = table.declared.get(name)
     if declared is None:
         return None
@@ -122,7 +117,7 @@ def command_for(table: Commands, name: str, boot: bool = True) -> click.Command 
         return load(record, name, declared.entry)  # builtin commands run without a boot
     if not boot:
         return None
-    kernel = runtime_kernel()  # a plugin's own package exists once the kernel loaded it
+    kernel = ctx.find_root().obj.kernel()  # a plugin's own package exists once the kernel loaded it
     live = kernel.cli_commands.get(name)  # whoever won a clash holds it
     if live is not None and live.command is not None:  # registered in code as well
         return live.command

@@ -1,5 +1,6 @@
-"""For the CLI commands plugins add: the kernel of the running ``hermes`` command, and the
-click group the builtin commands use (:class:`ListingGroup`).
+"""Kit for the CLI commands plugins add: the kernel of the running ``hermes`` command, and
+the click group the builtin commands use (:class:`ListingGroup`). Owner: the CLI
+(:mod:`hermes_agent.cli`), whose root context holds the run's kernel.
 
 A command declared by a plugin (``hermes sessions``, ``hermes model``, a third-party
 ``hermes my-plugin``) runs inside the ``hermes`` click group, which owns one kernel per
@@ -26,6 +27,8 @@ __all__ = ["cli_kernel", "reload_cli_kernel", "report_config_warnings", "Listing
 
 
 def _access() -> Any:
+    """The run's kernel holder: the root click context's object (``hermes_agent.cli``'s
+    ``RunKernel``)."""
     ctx = click.get_current_context(silent=True)
     access = ctx.find_root().obj if ctx is not None else None
     if access is None or not callable(getattr(access, "kernel", None)):
@@ -50,6 +53,7 @@ def report_config_warnings(config: Any) -> None:
     """Print ``config``'s warnings (misspelt or unknown keys, unset ${VAR}s) on stderr, each
     once per ``hermes`` command, for a command that loaded the configuration itself."""
     _access().report_config_warnings(config)
+
 
 def confirm_at_terminal(question: str, without_asking: str, default: bool = False) -> bool:
     """Ask ``question`` (y/n). An answer piped in is read like a typed one; with nothing to

@@ -1,6 +1,7 @@
 """The user's editor, for commands that open a file in it (``hermes config edit``,
 ``hermes memory edit``): ``$VISUAL``, else ``$EDITOR``, else the first of
-``sensible-editor``, ``editor``, ``nano``, ``vim``, ``vi`` found on ``PATH``."""
+``sensible-editor``, ``editor``, ``nano``, ``vim``, ``vi`` found on ``PATH``. Kit owned by
+the CLI (:mod:`hermes_agent.cli`)."""
 
 from __future__ import annotations
 

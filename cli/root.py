@@ -1,9 +1,11 @@
 """The ``hermes`` command, a small click root whose subcommands come from plugins: the
-console script, also ``python -m hermes_agent.builtin_plugins.cli_root``.
+console script, also ``python -m hermes_agent.cli.root``.
 
-It is not part of the kernel: like any surface, it drives the kernel through its API. The
+It is not part of the kernel: like any surface, it drives the kernel through its facade
+(``from hermes_agent import ...``). The run's kernel is the root click context's object
+(:class:`~.process.RunKernel`): built on first use, closed with the root context. The
 commands plugins declare in plugin.yaml (``cli_commands:``) are listed from the manifests
-alone (the listing is cached, see :mod:`.cli_help`) and imported only when they run, so
+alone (the listing is cached, see :mod:`.help_index`) and imported only when they run, so
 ``--help`` imports no plugin; a command whose plugin is off explains why instead of running.
 Any other first word boots the kernel and looks for a command a plugin registered. Errors
 raised on purpose (:class:`HermesError`) print as one clear message; ``HERMES_RAISE_ERRORS=1``
@@ -14,26 +16,32 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from .._version import __version__
-from .cli_process import (close_runtime_kernel, forget_runtime_kernel, reload_runtime_kernel,
-                             report_config_warnings, runtime_kernel, tighten_secret_files)
+from hermes_agent import __version__
 
-__all__ = ["main", "reload_runtime_kernel", "report_config_warnings", "root", "runtime_kernel"]
+from .process import RunKernel
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
+
+__all__ = ["RunKernel", "main", "root"]
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *,
+         kernel_factory: Callable[[], "Kernel"] | None = None) -> int:
     """Run one ``hermes`` command; ``argv=None`` means this process's command line (the
-    console script), after which the process exits."""
+    console script), after which the process exits. ``kernel_factory`` builds the run's
+    kernel on first use (default: ``Kernel()`` for $HERMES_HOME); it is closed at the end."""
     if argv is None:
         _collect_in_larger_batches()
         try:
-            code = _run(sys.argv[1:])
+            code = _run(sys.argv[1:], kernel_factory)
         finally:
             _ready_to_exit()
         return code
-    return _run(list(argv))
+    return _run(list(argv), kernel_factory)
 
 
 #: allocations between young-generation collections (Python's default is 700)
@@ -54,13 +62,13 @@ def _collect_in_larger_batches() -> None:
 
 
 def _ready_to_exit() -> None:
-    """Close what the command opened, then freeze the garbage collector: the interpreter's
-    shutdown would otherwise run full collections over every object the SDKs built, a
-    quarter of a second after the answer is printed. (Objects in reference cycles are not
-    finalised at exit, which Python never promised; everything hermes owns is closed here.)"""
+    """Once the command closed what it opened (the run's kernel closes with the root click
+    context), freeze the garbage collector: the interpreter's shutdown would otherwise run
+    full collections over every object the SDKs built, a quarter of a second after the
+    answer is printed. (Objects in reference cycles are not finalised at exit, which Python
+    never promised; everything hermes owns is closed before.)"""
     import gc
 
-    close_runtime_kernel()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -69,19 +77,18 @@ def _ready_to_exit() -> None:
     gc.freeze()
 
 
-def _run(args: list[str]) -> int:
+def _run(args: list[str], kernel_factory: Callable[[], "Kernel"] | None) -> int:
     if args in (["--version"], ["-V"]):  # fast path: no imports at all
         sys.stdout.write(f"hermes {__version__}\n")
         return 0
     import click
 
-    from ..errors import HermesError
+    from hermes_agent import HermesError
 
-    forget_runtime_kernel()  # one kernel per invocation (main may run several times)
-    tighten_secret_files()  # one stat of .env: a hand-written one is often 0644
+    run = RunKernel(kernel_factory)  # one kernel per invocation (main may run several times)
+    run.tighten_secret_files()  # one stat of .env: a hand-written one is often 0644
     try:
-        result = root.main(args=args, prog_name="hermes", standalone_mode=False,
-                           obj=KernelAccess())
+        result = root.main(args=args, prog_name="hermes", standalone_mode=False, obj=run)
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
@@ -106,43 +113,41 @@ def _masked(message: str) -> str:
     return mask_secrets(message)
 
 
-class KernelAccess:
-    """The root click context's ``obj``: how commands reach this run's kernel
-    (``hermes_agent.api.cli_kernel``) without importing this module."""
-
-    def kernel(self, boot: bool = True) -> Any:
-        return runtime_kernel(boot)
-
-    def reload(self) -> Any:
-        return reload_runtime_kernel()
-
-    def report_config_warnings(self, config: Any) -> None:
-        report_config_warnings(config)
-
-
 def _build_root() -> Any:
     import click
 
-    from .cli_help import help_index  # the listing: cached, see cli_help
+    from .help_index import help_index  # the listing: cached, see help_index
+
+    class RunContext(click.Context):
+        """The root context: its ``obj`` is the run's :class:`RunKernel` (a new one unless
+        the caller gave one), closed with the context."""
+
+        def __init__(self, *args: Any, **kwargs: Any):
+            super().__init__(*args, **kwargs)
+            if self.parent is None:
+                if not isinstance(self.obj, RunKernel):
+                    self.obj = RunKernel()
+                self.call_on_close(self.obj.close)
 
     class HermesGroup(click.Group):
+        context_class = RunContext
+
         def list_commands(self, ctx: click.Context) -> list[str]:
             return help_index(ctx).available
 
         def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-            from . import cli_commands
+            from . import commands
 
-            command = cli_commands.command_for(cli_commands.current(ctx), name,
-                                               boot=not ctx.resilient_parsing)
+            command = commands.command_for(ctx, name, boot=not ctx.resilient_parsing)
             if command is not None or ctx.resilient_parsing:
                 return command
-            entry = runtime_kernel().cli_commands.get(name)
+            kernel = _run_kernel(ctx).kernel()
+            entry = kernel.cli_commands.get(name)
             if entry is None or entry.command is not None:
                 return entry.command if entry else None
             if entry.entry:  # declared by a plugin found after start-up
-                record = runtime_kernel().plugins[entry.plugin].record
-                return cli_commands.load(record, name, entry.entry)
-            from .cli_argparse import argparse_command
+                return commands.load(kernel.plugins[entry.plugin].record, name, entry.entry)
+            from .argparse_bridge import argparse_command
 
             return argparse_command(name, entry.help, entry.setup_fn, entry.handler_fn)
 
@@ -174,7 +179,8 @@ def _build_root() -> Any:
             if command is None and not ctx.resilient_parsing:
                 import difflib
 
-                known = dict.fromkeys([*help_index(ctx).available, *runtime_kernel().cli_commands])
+                known = dict.fromkeys([*help_index(ctx).available,
+                                       *_run_kernel(ctx).kernel().cli_commands])
                 close = difflib.get_close_matches(name, list(known), 2)
                 hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
                 raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
@@ -193,12 +199,17 @@ def _build_root() -> Any:
         Without a command, starts the interactive chat (`hermes chat`), and takes its options:
         `hermes -c`, `hermes --resume ID`, `hermes -q TEXT`, `hermes -m MODEL` ...
         (`hermes chat --help` lists them)."""
-        ctx.ensure_object(KernelAccess)  # main() passes one; this covers other callers
         if ctx.invoked_subcommand is None:
             return ctx.invoke(ctx.command.get_command(ctx, "chat"))
         return None
 
     return hermes
+
+
+def _run_kernel(ctx: Any) -> RunKernel:
+    """The run's kernel holder, on the root context (see ``RunContext``)."""
+    run: RunKernel = ctx.find_root().obj
+    return run
 
 
 def _chat_options_to_chat(group: Any, ctx: Any, args: list[str]) -> list[str]:
