@@ -13,7 +13,7 @@ import click
 from hermes_agent import HermesError
 from hermes_agent.api import cli_kernel, reload_cli_kernel, set_env_values, write_config_value
 
-from .cli import memory_providers
+from .providers import memory_providers
 
 
 def _interactive() -> bool:
