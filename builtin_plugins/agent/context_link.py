@@ -14,23 +14,22 @@ accept are left out.
 from __future__ import annotations
 
 import copy
-import inspect
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hermes_agent.api import MODELS, estimate_tokens
 
 from . import context_tools, memory_link
+from .engine_calls import call_filtered
 from .history import last_user_index
-
-if TYPE_CHECKING:
-    from .loop import Agent, EventSink
+from .host import AgentHost
+from .turn_types import EventSink, new_session_id
 
 log = logging.getLogger("hermes_agent.agent.context")
 MAX_MEMORY_CONTEXT = 6_000  # characters of the memory providers' on_pre_compress text
 
 
-def attach(agent: Agent) -> Any:
+def attach(agent: AgentHost) -> Any:
     """The agent's own copy of the selected engine, sized for its model (None: no engine)."""
     kernel = agent.kernel
     try:
@@ -52,18 +51,7 @@ def attach(agent: Agent) -> Any:
     return engine
 
 
-def call_filtered(method: Any, *args: Any, **optional: Any) -> Any:
-    """``method(*args, **optional)`` without the optional arguments its signature lacks."""
-    try:
-        parameters = inspect.signature(method).parameters
-    except (TypeError, ValueError):
-        return method(*args, **optional)
-    if not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
-        optional = {k: v for k, v in optional.items() if k in parameters}
-    return method(*args, **optional)
-
-
-def update_model(agent: Agent, engine: Any = None) -> None:
+def update_model(agent: AgentHost, engine: Any = None) -> None:
     """Tell the engine the model and its window (at start and after ``/model``)."""
     engine = engine if engine is not None else agent.context
     if engine is None:
@@ -74,14 +62,14 @@ def update_model(agent: Agent, engine: Any = None) -> None:
                   api_key=active.api_key, provider=active.name, api_mode=active.api_mode)
 
 
-def session_started(agent: Agent) -> None:
+def session_started(agent: AgentHost) -> None:
     """A new or resumed session: ``on_session_start`` (optional arguments filtered)."""
     if agent.context is not None:
         call_filtered(agent.context.on_session_start, agent.session_id, platform=agent.platform,
                       model=agent.model)
 
 
-def record_usage(agent: Agent, usage: Any) -> None:
+def record_usage(agent: AgentHost, usage: Any) -> None:
     """The latest call's usage, in the counters the engine keeps."""
     if agent.context is None:
         return
@@ -95,7 +83,7 @@ def record_usage(agent: Agent, usage: Any) -> None:
     agent.context_mark = len(agent.history) - (1 if answered else 0)
 
 
-def _estimated_prompt_tokens(agent: Agent) -> int:
+def _estimated_prompt_tokens(agent: AgentHost) -> int:
     """The last reported prompt size plus every message added since (the model's answer with
     its tool calls' arguments, tool results, a new user message), counted roughly."""
     engine = agent.context
@@ -103,7 +91,7 @@ def _estimated_prompt_tokens(agent: Agent) -> int:
     return int(engine.last_prompt_tokens or 0) + estimate_tokens(added)
 
 
-def next_prompt_tokens(agent: Agent) -> tuple[int, bool]:
+def next_prompt_tokens(agent: AgentHost) -> tuple[int, bool]:
     """``(tokens, reported)``: the size of the next request, from the last reported prompt
     size plus what was added since (``reported`` True), or counted roughly from the system
     prompt and the whole conversation before any report and right after a compression."""
@@ -114,13 +102,13 @@ def next_prompt_tokens(agent: Agent) -> tuple[int, bool]:
             + estimate_tokens(agent.history)), False
 
 
-def fill(agent: Agent) -> float:
+def fill(agent: AgentHost) -> float:
     """The share of the model's window the next request would take (:func:`next_prompt_tokens`)."""
     window = agent.kernel.service(MODELS).context_length(agent.model)
     return next_prompt_tokens(agent)[0] / window if window else 0.0
 
 
-def compress_if_due(agent: Agent, current: int, emit: EventSink) -> int:
+def compress_if_due(agent: AgentHost, current: int, emit: EventSink) -> int:
     """Before a model call: compress when the engine says so. Returns the index of the
     turn's user message in the (possibly new) history."""
     engine = agent.context
@@ -135,7 +123,7 @@ def compress_if_due(agent: Agent, current: int, emit: EventSink) -> int:
     return compress(agent, emit, current=current)[1]
 
 
-def compress(agent: Agent, emit: EventSink, *, current: int | None = None,
+def compress(agent: AgentHost, emit: EventSink, *, current: int | None = None,
              focus: str = "", force: bool = False, answered: bool = False) -> tuple[bool, int]:
     """Compress now. Returns (compressed, index of the current user message). A failing or
     ineffective engine leaves the conversation as it was and says so in a warning (the
@@ -188,11 +176,9 @@ def _find(history: list[dict[str, Any]], anchor: dict[str, Any] | None) -> int:
     return found if found is not None else len(history) - 1
 
 
-def split_session(agent: Agent, compressed: list[dict[str, Any]]) -> None:
+def split_session(agent: AgentHost, compressed: list[dict[str, Any]]) -> None:
     """Continue in a child session: the old one ended with end_reason ``compression``, the
     new one holding the compressed history, a numbered title and a rebuilt system prompt."""
-    from .loop import new_session_id
-
     sessions, old, new = agent.sessions, agent.session_id, new_session_id()
     title = sessions.title(old)
     sessions.end(old, "compression")  # first: a continuation starts after its parent ended
@@ -217,7 +203,7 @@ def split_session(agent: Agent, compressed: list[dict[str, Any]]) -> None:
     agent.context_mark = len(agent.history)
 
 
-def _warn(agent: Agent, emit: EventSink, message: str, answered: bool = False) -> None:
+def _warn(agent: AgentHost, emit: EventSink, message: str, answered: bool = False) -> None:
     log.log(logging.INFO if answered else logging.WARNING, "session %s: %s", agent.session_id,
             message)
     emit({"type": "notice", "level": "warning", "message": message,

@@ -7,19 +7,17 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hermes_agent.api import ToolCallContext, tool_error
 
-from . import context_link
-
-if TYPE_CHECKING:
-    from .loop import Agent
+from .engine_calls import call_filtered
+from .host import AgentHost
 
 log = logging.getLogger("hermes_agent.agent.context")
 
 
-def offer(agent: Agent, engine: Any) -> None:
+def offer(agent: AgentHost, engine: Any) -> None:
     """Add the engine's tools to ``agent.tool_names`` / ``tool_defs`` / ``tool_routes``."""
     engine_name = getattr(engine, "name", "?")
     try:
@@ -52,7 +50,7 @@ def offer(agent: Agent, engine: Any) -> None:
 def _router(engine: Any) -> Any:
     def route(name: str, args: dict[str, Any], ctx: ToolCallContext) -> str:
         try:
-            result = context_link.call_filtered(engine.handle_tool_call, name, args,
+            result = call_filtered(engine.handle_tool_call, name, args,
                                    session_id=ctx.session_id, task_id=ctx.task_id,
                                    tool_call_id=ctx.tool_call_id, platform=ctx.platform)
         except Exception as exc:

@@ -1,7 +1,7 @@
 """Prompt-injection scan for text that goes into the system prompt (SOUL.md, context files).
 
-A file that matches any rule is not injected; :func:`blocked_notice` replaces it. Findings
-are ``<category>:<rule>`` or ``invisible_unicode_U+XXXX``. The rules (injection_rules.py) are
+A file that matches any rule is not injected; :func:`.scan_memo.blocked_notice` replaces
+it. Findings are ``<category>:<rule>`` or ``invisible_unicode_U+XXXX``. The rules (injection_rules.py) are
 matched against normalised text (unicode_fold.py): the folded text (NFKD, marks and invisible
 characters dropped, Cyrillic/Greek look-alikes mapped to Latin, casefolded), and the lines
 that read differently respelled (leetspeak digits as letters, spaced-out letters joined).
@@ -19,7 +19,6 @@ import re
 
 from .injection_rules import COMMENT_RULES, RULES, SQUASHED_RULE, Rule
 from .rule_needs import possible
-from .scan_memo import blocked_notice  # noqa: F401 (part of this module's API)
 from .unicode_fold import (LEET_IN_WORD, characters, distinct_pieces, fold, invisible_characters,
                            respell, strip_invisible)
 

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hermes_agent.api import ToolCallContext
 
+from .host import AgentHost
 from .memory_manager import MemoryManager, provider_name
-
-if TYPE_CHECKING:
-    from .loop import Agent
 
 log = logging.getLogger("hermes_agent.agent.memory")
 
 
-def attach(agent: Agent) -> MemoryManager | None:
+def attach(agent: AgentHost) -> MemoryManager | None:
     """The agent's manager (None: no memory); offers the providers' tools to the model."""
     if agent.options.depth > 0:
         return None
@@ -47,7 +45,7 @@ def attach(agent: Agent) -> MemoryManager | None:
     return manager
 
 
-def _memory_toolset_on(agent: Agent) -> bool:
+def _memory_toolset_on(agent: AgentHost) -> bool:
     """Providers' tools are offered with the ``memory`` toolset: always when no toolsets are
     chosen, else when the choice names it or includes the ``memory`` tool."""
     toolsets = agent.options.toolsets
@@ -64,7 +62,7 @@ def _router(manager: MemoryManager, provider: Any) -> Any:
     return route
 
 
-def initialize(agent: Agent) -> None:
+def initialize(agent: AgentHost) -> None:
     """``initialize`` of every provider, once, before the first turn's system prompt."""
     manager = agent.memory
     assert manager is not None
@@ -81,7 +79,7 @@ def initialize(agent: Agent) -> None:
                   agent.session_id)
 
 
-def turn_context(agent: Agent, user_message: str, context: str) -> str:
+def turn_context(agent: AgentHost, user_message: str, context: str) -> str:
     """``on_turn_start`` and ``prefetch``: the turn's request-only context with the fenced
     recall appended (never stored, never in the system prompt)."""
     manager = agent.memory
@@ -95,7 +93,7 @@ def turn_context(agent: Agent, user_message: str, context: str) -> str:
     return "\n\n".join(part for part in (context, recalled) if part)
 
 
-def after_turn(agent: Agent, user_message: str, answer: str) -> None:
+def after_turn(agent: AgentHost, user_message: str, answer: str) -> None:
     """``sync_turn`` then ``queue_prefetch`` for the next turn, both in the background."""
     manager = agent.memory
     if manager is not None:
@@ -103,7 +101,7 @@ def after_turn(agent: Agent, user_message: str, answer: str) -> None:
         manager.queue_prefetch(user_message)
 
 
-def session_switch(agent: Agent, old_session_id: str, **kwargs: Any) -> None:
+def session_switch(agent: AgentHost, old_session_id: str, **kwargs: Any) -> None:
     manager = agent.memory
     if manager is not None and manager.initialized and old_session_id != agent.session_id:
         manager.on_session_switch(agent.session_id, parent_session_id=old_session_id, **kwargs)

@@ -15,17 +15,15 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from hermes_agent.api import (AGENT, AgentSession, AgentTurn, InboundMessage, PlatformAdapter,
                               ReplyStream)
 
 from .questions import ChatQuestions, Question
 
-if TYPE_CHECKING:
-    from .runner import GatewayRunner
-
 log = logging.getLogger("hermes_agent.gateway")
+T = TypeVar("T")
 TYPING_EVERY = 4.0  # seconds; platforms drop the indicator after about 5
 
 
@@ -126,10 +124,49 @@ class Pump:
             await self.task
 
 
+class TurnReplica(Protocol):
+    """What the turns use of the runner's replica (:class:`.shared.Replica`)."""
+
+    wake: asyncio.Event
+
+    def idle(self, chat_key: str) -> None: ...
+
+    def holds(self, chat_key: str) -> bool: ...
+
+
+class TurnRunner(Protocol):
+    """What the turns use of their runner (:class:`.runner.GatewayRunner`, which builds the
+    worker and hands itself to it)."""
+
+    kernel: Any
+    loop: asyncio.AbstractEventLoop | None
+    adapters: dict[str, PlatformAdapter]
+    chatmap: Any
+    cutting_short: bool
+    stopped: bool
+
+    @property
+    def replica(self) -> TurnReplica | None: ...
+
+    async def in_thread(self, fn: Callable[..., T], *args: Any) -> T: ...
+
+    async def reply(self, chat: Chat, text: str, reply_to: str | None = None,
+                    extra: dict[str, Any] | None = None) -> None: ...
+
+    async def send_pieces(self, chat: Chat, pieces: list[str], reply_to: str | None = None,
+                          extra: dict[str, Any] | None = None) -> None: ...
+
+    async def finish_message(self, queued: Queued) -> None: ...
+
+    async def forget(self, chat: Chat) -> None: ...
+
+    def write_state(self) -> None: ...
+
+
 class ChatWorker:
     """Runs the turns of every chat for a runner."""
 
-    def __init__(self, runner: "GatewayRunner"):
+    def __init__(self, runner: TurnRunner):
         self.runner = runner
 
     async def run(self, chat: Chat) -> None:

@@ -13,11 +13,7 @@ import asyncio
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .chat import Chat
-    from .runner import GatewayRunner
+from typing import Any, Protocol
 
 log = logging.getLogger("hermes_agent.gateway")
 ANSWERS = {"o": "once", "once": "once", "y": "once", "yes": "once", "s": "session",
@@ -66,11 +62,27 @@ class Question:
             return self._answer
 
 
+class AskingChat(Protocol):
+    """What questions use of their chat (:class:`.chat.Chat`)."""
+
+    key: str
+    asker: str
+    question: Question | None
+
+
+class Asker(Protocol):
+    """What questions use of the runner (:class:`.runner.GatewayRunner`)."""
+
+    kernel: Any
+
+    async def reply(self, chat: Any, text: str) -> None: ...
+
+
 class ChatQuestions:
     """The ``approval_callback`` and ``clarify_callback`` of one chat's agent. They run in
     the turn's worker thread and wait there; the runner's loop delivers the answer."""
 
-    def __init__(self, runner: "GatewayRunner", chat: "Chat", loop: asyncio.AbstractEventLoop):
+    def __init__(self, runner: Asker, chat: AskingChat, loop: asyncio.AbstractEventLoop):
         self.runner, self.chat, self.loop = runner, chat, loop
 
     def approval(self, request: Any) -> str:
@@ -123,7 +135,7 @@ class ChatQuestions:
             log.warning("gateway: could not ask %s: %s", self.chat.key, exc)
 
 
-def answers_question(chat: "Chat", user_id: str, text: str) -> bool:
+def answers_question(chat: AskingChat, user_id: str, text: str) -> bool:
     """Whether ``text`` answers the chat's open question (and answer it if so)."""
     question = chat.question
     if question is None or user_id != question.asker:

@@ -13,18 +13,17 @@ import logging
 import os
 import socket
 import uuid
+from collections.abc import Callable
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
-from hermes_agent.api import GatewayQueue, InboundMessage
+from hermes_agent.api import GatewayQueue, InboundMessage, PlatformAdapter
 
-from .chat import Queued
+from .chat import Chat, Queued
 from .questions import answers_question
 
-if TYPE_CHECKING:
-    from .runner import GatewayRunner
-
 log = logging.getLogger("hermes_agent.gateway")
+T = TypeVar("T")
 _FIELDS = {f.name for f in fields(InboundMessage)}
 CLAIM_BATCH = 8  # chats leased per claim
 HOLD_WAIT = 300.0  # seconds a request waits for another replica to finish its chat's turn
@@ -46,10 +45,30 @@ class SharedChatMap:
         self.queue.set_session(key, None)
 
 
+class ReplicaRunner(Protocol):
+    """What a replica uses of its runner (:class:`.runner.GatewayRunner`, which builds the
+    replica and hands itself to it)."""
+
+    kernel: Any
+    adapters: dict[str, PlatformAdapter]
+    chats: dict[str, Chat]
+    failed: dict[str, str]
+    accepting: bool
+    stopped: bool
+
+    async def in_thread(self, fn: Callable[..., T], *args: Any) -> T: ...
+
+    def still_allowed(self, message: InboundMessage, inbox_id: int) -> bool: ...
+
+    def _chat(self, message: InboundMessage) -> Chat: ...
+
+    def write_state(self) -> None: ...
+
+
 class Replica:
     """One gateway's part in the shared queue."""
 
-    def __init__(self, runner: GatewayRunner, queue: GatewayQueue):
+    def __init__(self, runner: ReplicaRunner, queue: GatewayQueue):
         self.runner, self.queue = runner, queue
         config = runner.kernel.config
         self.ttl = float(config.get("gateway.lease_seconds", 15.0))

@@ -5,23 +5,33 @@ failure concerns that server's tools only."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from hermes_agent.api import ToolCallContext, tool_error, tool_result, with_context
 
 from .connection import ServerConnection, attr, describe
 from .results import NOTICE, call_result, content_text, resource_text, wrap_untrusted
-from .runtime import CallTimeout
+from .runtime import CallTimeout, Runtime
 from .settings import tool_name
-
-if TYPE_CHECKING:
-    from .manager import McpManager
 
 _TIMEOUT_CODES = (-32001, 408)  # REQUEST_TIMEOUT in the SDK's 2.x and 1.x
 _CLOSED_CODES = (-32000,)  # CONNECTION_CLOSED
 
 
-def request(manager: "McpManager", server: str, what: str, make: Callable[[ServerConnection], Any],
+class Servers(Protocol):
+    """What the handlers use of the manager (:class:`.manager.McpManager`, which builds them)."""
+
+    connections: dict[str, ServerConnection]
+
+    @property
+    def runtime(self) -> Runtime: ...
+
+    def connect(self, conn: ServerConnection, interrupt: Any = None) -> None: ...
+
+    def unavailable(self, server: str) -> str: ...
+
+
+def request(manager: Servers, server: str, what: str, make: Callable[[ServerConnection], Any],
             ctx: ToolCallContext | None, answer: Callable[[Any], str]) -> str:
     """Run ``make(conn)`` (a coroutine) on the server within its timeout; ``answer`` turns
     the result into the handler's text."""
@@ -65,7 +75,7 @@ def _timed_out(conn: ServerConnection, what: str) -> str:
                       error_type="mcp_timeout")
 
 
-def tool_handler(manager: "McpManager", server: str, tool: str) -> Callable[..., str]:
+def tool_handler(manager: Servers, server: str, tool: str) -> Callable[..., str]:
     source = f"mcp:{server}/{tool}"
 
     @with_context
@@ -79,7 +89,7 @@ def tool_handler(manager: "McpManager", server: str, tool: str) -> Callable[...,
 Offered = dict[str, tuple[dict[str, Any], Any]]  # tool name -> (schema, handler)
 
 
-def extra_tools(manager: "McpManager", conn: ServerConnection) -> Offered:
+def extra_tools(manager: Servers, conn: ServerConnection) -> Offered:
     """``list_resources`` / ``read_resource`` and ``list_prompts`` / ``get_prompt`` for a
     server that has some (``conn.has``; unless ``tools.resources`` / ``tools.prompts`` is
     false)."""
@@ -125,7 +135,7 @@ def _schema(server: str, what: str, description: str, properties: dict[str, Any]
                            **({"required": required} if required else {})}}
 
 
-def _simple(manager: "McpManager", server: str, what: str,
+def _simple(manager: Servers, server: str, what: str,
             make: Callable[[ServerConnection, dict[str, Any]], Any],
             answer: Callable[[Any], str], required: str = "") -> Callable[..., str]:
     @with_context

@@ -12,6 +12,7 @@ from hermes_agent.api import load_health, plural
 from hermes_agent.kits.cli import ListingGroup, cli_kernel
 
 from . import TARGETS, memory_file
+from .providers import memory_providers
 from .store import usage
 
 if TYPE_CHECKING:
@@ -28,20 +29,6 @@ def _ago(ts: float) -> str:
         if seconds >= size:
             return f"{seconds // size} {unit} ago"
     return f"{seconds} s ago"
-
-
-def memory_providers(kernel: Kernel) -> dict[str, Any]:
-    """Every memory provider hermes knows, by the name ``memory.provider`` takes: the plugins
-    of the memory slot (loaded or not) and the providers registered by other plugins."""
-    found: dict[str, Any] = {}
-    for status in kernel.plugins.values():
-        registered = [p.split(":", 1)[1] for p in status.providers if p.startswith("memory:")]
-        if status.record.slot == "memory" or registered:
-            found[status.name] = status
-        for name in registered:
-            found.setdefault(name, status)
-    found.pop("builtin", None)
-    return found
 
 
 def _available(provider: Any) -> tuple[bool | None, str]:

@@ -14,7 +14,7 @@ from hermes_agent import HermesError
 from hermes_agent.api import set_env_values, write_config_value
 from hermes_agent.kits.cli import cli_kernel, reload_cli_kernel
 
-from .cli import memory_providers
+from .providers import memory_providers
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel

@@ -1,5 +1,5 @@
 """Turning message values into column values and back (shared with every session store, see
-``hermes_agent.api``), plus reading a message row of SQLite."""
+``hermes_agent.api``), plus reading a message row of SQLite and SQLite's SQL dialect."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 from hermes_agent.api import (
     JSON_COLUMNS,
     JSON_PREFIX,
+    SqlDialect,
     clean_optional as clean_text,
     decode_content,
     decode_json,
@@ -18,8 +19,9 @@ from hermes_agent.api import (
     tool_call_count,
 )
 
-__all__ = ["JSON_COLUMNS", "JSON_PREFIX", "clean_text", "decode_content", "decode_json",
-           "encode_content", "encode_json", "message_row", "sanitize_title", "tool_call_count"]
+__all__ = ["JSON_COLUMNS", "JSON_PREFIX", "SQLITE", "clean_text", "decode_content",
+           "decode_json", "encode_content", "encode_json", "message_row", "sanitize_title",
+           "tool_call_count"]
 
 
 def message_row(row: sqlite3.Row) -> dict[str, Any]:
@@ -29,3 +31,7 @@ def message_row(row: sqlite3.Row) -> dict[str, Any]:
         if col in out:
             out[col] = decode_json(out[col])
     return out
+
+
+#: SQLite's SQL for the statements every SQL store shares (``?`` marks, sqlite3.Row rows)
+SQLITE = SqlDialect("sqlite", message_row=message_row)

@@ -28,6 +28,7 @@ from hermes_agent.api import (
 
 from . import shortest
 from .cjk import cjk_ids
+from .codec import SQLITE
 from .query import (
     MAX_PREFIX_TERMS,
     MAX_QUERY,
@@ -38,7 +39,6 @@ from .query import (
     parse,
     sanitize_fts5_query,
 )
-from .store import SQLITE
 
 __all__ = ["MAX_PREFIX_TERMS", "MAX_QUERY", "MAX_TERMS", "MIN_PREFIX", "SEARCH_BUDGET_S",
            "manual_snippet", "parse", "sanitize_fts5_query", "search_messages", "time_budget"]

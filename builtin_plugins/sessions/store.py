@@ -18,13 +18,13 @@ from hermes_agent.api import (
     SEARCH_BUDGET_S,
     SessionSql,
     SessionStoreError,
-    SqlDialect,
     SqlSessionMethods,
     create_error,
     insert_message_rows,
 )
 
-from . import codec, health
+from . import health
+from .codec import SQLITE
 from .db import (
     Upkeep,
     WriteGate,
@@ -40,8 +40,6 @@ from .inputs import public_methods_at_edge
 log = logging.getLogger("hermes_agent.sessions")
 
 T = TypeVar("T")
-#: SQLite's SQL for the statements every SQL store shares (``?`` marks, sqlite3.Row rows)
-SQLITE = SqlDialect("sqlite", message_row=codec.message_row)
 IDLE_READERS = 4  # read connections kept open between reads
 
 

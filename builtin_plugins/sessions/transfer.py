@@ -8,11 +8,12 @@ import json
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any, Protocol, TypeVar
 
 from hermes_agent.api import (
+    SessionSql,
     SessionStoreError,
     import_session_records,
     insert_message_rows,
@@ -24,8 +25,16 @@ from . import codec
 from .db import check_file, explain
 from .schema import MESSAGE_COLUMNS
 
-if TYPE_CHECKING:
-    from .store import SqliteSessionStore
+T = TypeVar("T")
+
+
+class ImportingStore(Protocol):
+    """What importing uses of the store (:class:`.store.SqliteSessionStore`)."""
+
+    path: Path
+    sql: SessionSql
+
+    def _write(self, fn: Callable[[sqlite3.Connection], T], writes: int = 1) -> T: ...
 
 
 def write_jsonl(records: Iterable[dict[str, Any]], out: IO[str]) -> int:
@@ -48,7 +57,7 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
                                             "import files come from `hermes sessions export`")
 
 
-def import_records(store: "SqliteSessionStore", records: Iterable[dict[str, Any]],
+def import_records(store: ImportingStore, records: Iterable[dict[str, Any]],
                    keep_message_ids: bool = False) -> dict[str, int]:
     """Import exported sessions (dicts with ``messages``), parents before children."""
     def insert(record: dict[str, Any]) -> int | None:
@@ -67,7 +76,7 @@ def import_records(store: "SqliteSessionStore", records: Iterable[dict[str, Any]
     return import_session_records(records, insert)
 
 
-def import_state_db(store: "SqliteSessionStore", path: Path,
+def import_state_db(store: ImportingStore, path: Path,
                     include_inactive: bool = False) -> dict[str, int]:
     """Copy sessions and messages from another state.db (Hermes Agent 0.19 or this store).
 
@@ -137,7 +146,7 @@ def _open_untouched(path: Path, cleanup: contextlib.ExitStack) -> sqlite3.Connec
     return sqlite3.connect(copy)
 
 
-def _copy(store: "SqliteSessionStore", src: sqlite3.Connection,
+def _copy(store: ImportingStore, src: sqlite3.Connection,
           include_inactive: bool) -> dict[str, int]:
     msg_cols = {r[1] for r in src.execute("PRAGMA table_info(messages)")}
     wanted = [c for c in MESSAGE_COLUMNS if c in msg_cols and c not in ("id", "search_text")]

@@ -11,10 +11,9 @@ import asyncio
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .server import FakeDiscord
+from .host import DiscordHost
 
 
 @dataclass
@@ -25,7 +24,7 @@ class Session:
 
 
 class FakeGateway:
-    def __init__(self, fake: "FakeDiscord", heartbeat_interval_ms: int):
+    def __init__(self, fake: DiscordHost, heartbeat_interval_ms: int):
         self.fake = fake
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.sessions: dict[str, Session] = {}

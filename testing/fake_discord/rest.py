@@ -9,12 +9,10 @@ from __future__ import annotations
 import re
 import threading
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..local_server import read_request, send_json
-
-if TYPE_CHECKING:
-    from .server import FakeDiscord
+from .host import DiscordHost
 
 PREFIX = "/api/v10"
 MESSAGES = re.compile(r"^/channels/(\d+)/messages$")
@@ -36,7 +34,7 @@ class RestHandler(BaseHTTPRequestHandler):
         super().handle()
 
     @property
-    def fake(self) -> "FakeDiscord":
+    def fake(self) -> DiscordHost:
         return self.server.state  # type: ignore[attr-defined, no-any-return]
 
     def do_GET(self) -> None:  # noqa: N802

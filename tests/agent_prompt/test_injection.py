@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.builtin_plugins.agent.injection import CATEGORIES, blocked_notice, scan
+from hermes_agent.builtin_plugins.agent.injection import CATEGORIES, scan
+from hermes_agent.builtin_plugins.agent.scan_memo import blocked_notice
 
 ATTACKS = {
     "instruction_override": [

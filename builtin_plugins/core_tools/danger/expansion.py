@@ -5,8 +5,7 @@ handed next."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from .host import AnalyserHost
 from .lexer import VAR, Part, lex_text, lex_word
 from .listings import listed, secret_listed
 from .params import element, modify
@@ -16,14 +15,11 @@ from .rules_secrets import prints_secret
 from .scope import QUERIES, SELECTORS, Scope
 from .site import HERMES_PID, MARKERS, OPAQUE, SECRET, base_name
 
-if TYPE_CHECKING:
-    from .analyse import Analyser
-
 
 class Expansions:
     """Mixed into :class:`.analyse.Analyser`."""
 
-    def _variable(self: Analyser, part: Part, scope: Scope, depth: int) -> str | list[str]:
+    def _variable(self: AnalyserHost, part: Part, scope: Scope, depth: int) -> str | list[str]:
         """A variable's value; a list for the elements of ``${array[@]}``."""
         name, modifier = part.value, part.modifier
         if "$" in part.source or "`" in part.source:  # ${x:+$(cmd)}, ${x/a/$(cmd)}: it runs
@@ -47,7 +43,7 @@ class Expansions:
         changed = modify(value, modifier)
         return OPAQUE if changed is None else changed
 
-    def _plain_value(self: Analyser, name: str, part: Part, scope: Scope, depth: int) -> str:
+    def _plain_value(self: AnalyserHost, name: str, part: Part, scope: Scope, depth: int) -> str:
         if name in scope.env:
             return scope.env[name]
         if name == "HOME":
@@ -67,7 +63,7 @@ class Expansions:
             return self.joined(default, scope, depth)
         return OPAQUE
 
-    def _substitution(self: Analyser, part: Part, scope: Scope, depth: int) -> str | list[str]:
+    def _substitution(self: AnalyserHost, part: Part, scope: Scope, depth: int) -> str | list[str]:
         """The output of ``$(...)``, a marker when unknown; a list of words (the marker, then
         the secret files it may list) for a quoted ``"$(find ~/.ssh ...)"``."""
         inner = scope.child()
@@ -101,7 +97,7 @@ class Expansions:
         # be any of them (cat "$(find ~/.ssh -name id_rsa)")
         return [value, *listing] if part.quoted else value + " " + " ".join(listing)
 
-    def _listing(self: Analyser, cmd: Command | None, scope: Scope) -> list[str]:
+    def _listing(self: AnalyserHost, cmd: Command | None, scope: Scope) -> list[str]:
         """The secret files among those ``cmd`` lists on its output (``find ~/.ssh``, also
         through filters that pass lines on: ``find ~ -name '*.pem' | grep -v test``)."""
         for _ in range(8):
@@ -116,7 +112,7 @@ class Expansions:
         return secret_listed(found, lambda p: classify(p, scope.cwd, scope.fold)) if found \
             else []
 
-    def _input_listing(self: Analyser, cmd: Command, scope: Scope, depth: int) -> list[str]:
+    def _input_listing(self: AnalyserHost, cmd: Command, scope: Scope, depth: int) -> list[str]:
         """The secret files listed on ``cmd``'s stdin (a pipe from ``find``, or ``< <(find)``)."""
         for r in cmd.redirects:
             if r.op in ("<<", "<<-", "<<<"):

@@ -4,8 +4,8 @@ command lines stored in variables that other programs run (``PAGER``, ``GIT_SSH_
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
+from .host import AnalyserHost
 from .parse import Command
 from .paths import file_key
 from .rules_files import short_flags, split_options
@@ -13,14 +13,12 @@ from .scope import STDIN_FILES, Scope
 from .shell_state import variable_code
 from .site import opaque_key
 
-if TYPE_CHECKING:
-    from .analyse import Analyser
-
 
 class LaterCode:
     """Mixed into :class:`.analyse.Analyser`."""
 
-    def _variable_code(self: Analyser, assignments: list[str], scope: Scope, depth: int) -> None:
+    def _variable_code(self: AnalyserHost, assignments: list[str], scope: Scope,
+                       depth: int) -> None:
         """``PAGER='cmd'``, ``GIT_SSH_COMMAND=...``, ``BASH_ENV=f``: code run later."""
         for assignment in assignments:
             name, _, value = assignment.partition("=")
@@ -35,7 +33,8 @@ class LaterCode:
             else:
                 self.add("indirect_command")
 
-    def _crontab(self: Analyser, args: list[str], cmd: Command, scope: Scope, depth: int) -> None:
+    def _crontab(self: AnalyserHost, args: list[str], cmd: Command, scope: Scope,
+                 depth: int) -> None:
         """A crontab installed from stdin or a file: its commands will run."""
         options, operands = split_options(args, frozenset({"-u"}))
         if any(c in short_flags(options) for c in "lre") or len(operands) > 1:
@@ -52,7 +51,7 @@ class LaterCode:
             if line.strip() and not line.lstrip().startswith("#") and "=" not in fields[0]:
                 self.run_text(fields[-1], scope.child(), depth)
 
-    def _make(self: Analyser, args: list[str], cmd: Command, scope: Scope, depth: int) -> None:
+    def _make(self: AnalyserHost, args: list[str], cmd: Command, scope: Scope, depth: int) -> None:
         """``make -f -`` (a makefile from stdin or written earlier), ``make --eval=...``:
         its recipes and ``$(shell ...)`` calls run."""
         texts = [a.split("=", 1)[1] for a in args if a.startswith("--eval=")]

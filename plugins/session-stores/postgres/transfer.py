@@ -6,10 +6,11 @@ title gets the next free " #<n>", a parent that is not in the store is dropped f
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
 from hermes_agent.api import (
+    SessionSql,
     SessionStoreError,
     import_session_records,
     insert_message_rows,
@@ -18,11 +19,20 @@ from hermes_agent.api import (
 
 from .values import to_pg
 
-if TYPE_CHECKING:
-    from .store import PostgresSessionStore
+
+class ImportingStore(Protocol):
+    """What importing uses of the store (:class:`.store.PostgresSessionStore`)."""
+
+    sql: SessionSql
+
+    @property
+    def db(self) -> Any: ...
+
+    def _run(self, fn: Callable[[Any], Any], recheck: Callable[[Any], Any] | None = None,
+             repeatable: bool = True) -> Any: ...
 
 
-def import_records(store: "PostgresSessionStore", records: Iterable[dict[str, Any]],
+def import_records(store: ImportingStore, records: Iterable[dict[str, Any]],
                    keep_message_ids: bool = False) -> dict[str, int]:
     """Import exported sessions (dicts with ``messages``), parents before children; each
     session with its messages in one transaction."""
