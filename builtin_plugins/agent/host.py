@@ -5,7 +5,7 @@ take an ``AgentHost``, so they need not import :mod:`.loop`, whose ``Agent`` cal
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hermes_agent.api import CancelToken, ModelClient
 
@@ -13,9 +13,12 @@ from .memory_manager import MemoryManager
 from .store_link import SessionLink
 from .turn_types import AgentOptions
 
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
+
 
 class AgentHost(Protocol):
-    kernel: Any
+    kernel: Kernel
     options: AgentOptions
     client: ModelClient
     sessions: SessionLink

@@ -15,12 +15,15 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from hermes_agent.api import (AGENT, AgentSession, AgentTurn, InboundMessage, PlatformAdapter,
                               ReplyStream)
 
 from .questions import ChatQuestions, Question
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.gateway")
 T = TypeVar("T")
@@ -138,7 +141,7 @@ class TurnRunner(Protocol):
     """What the turns use of their runner (:class:`.runner.GatewayRunner`, which builds the
     worker and hands itself to it)."""
 
-    kernel: Any
+    kernel: Kernel
     loop: asyncio.AbstractEventLoop | None
     adapters: dict[str, PlatformAdapter]
     chatmap: Any

@@ -13,7 +13,10 @@ import asyncio
 import logging
 import threading
 import time
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.gateway")
 ANSWERS = {"o": "once", "once": "once", "y": "once", "yes": "once", "s": "session",
@@ -73,7 +76,7 @@ class AskingChat(Protocol):
 class Asker(Protocol):
     """What questions use of the runner (:class:`.runner.GatewayRunner`)."""
 
-    kernel: Any
+    kernel: Kernel
 
     async def reply(self, chat: Any, text: str) -> None: ...
 

@@ -15,12 +15,15 @@ import socket
 import uuid
 from collections.abc import Callable
 from dataclasses import fields
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from hermes_agent.api import GatewayQueue, InboundMessage, PlatformAdapter
 
 from .chat import Chat, Queued
 from .questions import answers_question
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.gateway")
 T = TypeVar("T")
@@ -49,7 +52,7 @@ class ReplicaRunner(Protocol):
     """What a replica uses of its runner (:class:`.runner.GatewayRunner`, which builds the
     replica and hands itself to it)."""
 
-    kernel: Any
+    kernel: Kernel
     adapters: dict[str, PlatformAdapter]
     chats: dict[str, Chat]
     failed: dict[str, str]
