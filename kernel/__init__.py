@@ -25,6 +25,8 @@ _EXPORTS = {
     # configuration
     "Config": "config", "load_config": "config", "hermes_home": "config",
     "read_env_file": "config",
+    # files under $HERMES_HOME: private folders (0700) and atomic writes
+    "private_dir": "home", "write_atomic": "home",
     # errors
     "HermesError": "errors", "ConfigError": "errors", "ManifestError": "errors",
     "PluginError": "errors", "SlotError": "errors", "ToolError": "errors",

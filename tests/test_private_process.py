@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import hermes_agent.api.private_process as private_process
+import hermes_agent.kits.private_process as private_process
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="process privacy uses Linux's prctl")

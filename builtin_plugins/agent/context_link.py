@@ -18,7 +18,7 @@ import inspect
 import logging
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import estimate_tokens
+from hermes_agent.kits.tokens import estimate_tokens
 
 from . import context_tools, memory_link
 from .history import last_user_index

@@ -22,7 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import ProviderHealth, save_health, tool_error
+from hermes_agent.api import tool_error
+from hermes_agent.kits.memory_health import ProviderHealth, save_health
 
 from .memory_fence import call_accepting, fence
 from .memory_threads import Lane, bounded

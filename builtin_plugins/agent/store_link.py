@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from hermes_agent import HermesError
-from hermes_agent.api import USAGE_ESTIMATED, model_config_dict
+from hermes_agent.kits.sql.values import USAGE_ESTIMATED, model_config_dict
 
 
 def active_store(kernel: Any) -> Any:

@@ -26,7 +26,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from hermes_agent.api import ToolCallContext, set_interrupted, tool_error, tool_status
+from hermes_agent.api import ToolCallContext, tool_error
+from hermes_agent.kits.interrupt import set_interrupted
+from hermes_agent.kits.tool_results import tool_status
 
 # Tools that only read: safe to run side by side.
 PARALLEL_SAFE = frozenset({"read_file", "search_files", "web_search", "web_extract",

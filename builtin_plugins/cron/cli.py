@@ -8,7 +8,8 @@ import sys
 from typing import Any
 
 import click
-from hermes_agent.api import ListingGroup, cli_kernel, plural
+from hermes_agent.api import ListingGroup, cli_kernel
+from hermes_agent.kits.text import plural
 
 from .cli_show import print_record, print_runs, print_status, print_table, when
 from .schema import EXAMPLES

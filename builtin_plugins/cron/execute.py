@@ -16,7 +16,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import private_dir, write_atomic
+from hermes_agent import private_dir, write_atomic
 
 ALWAYS_DISABLED = ("cronjob", "clarify", "messaging")
 HINT = ("This is the scheduled job {name!r} (id {id}), run by the scheduler with nobody "

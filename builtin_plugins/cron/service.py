@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import write_atomic
+from hermes_agent import write_atomic
 
 from .deliver import Deliverer
 from .execute import AgentJobRunner

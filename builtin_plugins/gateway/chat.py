@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import InboundMessage, PlatformAdapter, ReplyStream
+from hermes_agent.kits.chat_text import EditedReply
 
 from .questions import ChatQuestions, Question
 
@@ -243,10 +244,14 @@ class ChatWorker:
             return None
         adapter = self.runner.adapters[chat.platform]
         try:
-            return adapter.open_stream(chat.chat_id, message.message_id, chat.metadata)
+            stream = adapter.open_stream(chat.chat_id, message.message_id, chat.metadata)
         except Exception as exc:  # a broken stream only costs the live preview
             log.warning("gateway: %s cannot stream replies: %s", chat.platform, exc)
             return None
+        if (stream is None and adapter.supports_streaming
+                and type(adapter).open_stream is PlatformAdapter.open_stream):
+            return EditedReply(adapter, chat.chat_id, message.message_id, chat.metadata)
+        return stream
 
     def _run_turn(self, chat: Chat, agent: Any, text: str, on_event: Any) -> Any:
         """The turn, in a worker thread: session hygiene first, then the agent's turn (one

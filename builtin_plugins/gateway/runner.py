@@ -15,8 +15,9 @@ from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from hermes_agent.api import (InboundMessage, PlatformAdapter, clean_text, session_store,
-                              split_message)
+from hermes_agent.api import InboundMessage, PlatformAdapter, session_store
+from hermes_agent.kits.chat_text import split_message
+from hermes_agent.kits.sql.values import clean_text
 
 from .access import AccessPolicy, RefusalLimiter
 from .chat import Chat, ChatWorker, Queued

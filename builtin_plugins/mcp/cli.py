@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 from hermes_agent import HermesError
-from hermes_agent.api import ListingGroup, cli_kernel, plural, table, write_config_value
+from hermes_agent.api import ListingGroup, cli_kernel, write_config_value
+from hermes_agent.kits.text import plural, table
 
 from .settings import INSTALL_HINT, ServerSettings, server_settings
 

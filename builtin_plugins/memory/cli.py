@@ -8,7 +8,9 @@ import time
 from typing import Any
 
 import click
-from hermes_agent.api import ListingGroup, cli_kernel, load_health, plural
+from hermes_agent.api import ListingGroup, cli_kernel
+from hermes_agent.kits.memory_health import load_health
+from hermes_agent.kits.text import plural
 
 from . import TARGETS, memory_file
 from .store import usage

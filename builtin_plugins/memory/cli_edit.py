@@ -13,7 +13,8 @@ from pathlib import Path
 
 import click
 from hermes_agent import HermesError
-from hermes_agent.api import cli_kernel, find_secret, run_editor
+from hermes_agent.api import cli_kernel, run_editor
+from hermes_agent.kits.secret_text import find_secret
 
 from . import BuiltinMemory, memory_file
 from .tool import Refused

@@ -12,8 +12,10 @@ import click
 import yaml
 from hermes_agent.api import write_config_value
 from hermes_agent import ConfigError, HermesError, hermes_home, load_config
-from hermes_agent.api import (ListingGroup, cli_kernel, is_secret_name, mask_secrets,
-                              report_config_warnings, set_env_values, unset_env_values)
+from hermes_agent.api import ListingGroup, cli_kernel, report_config_warnings
+from hermes_agent.kits.files import set_env_values, unset_env_values
+from hermes_agent.kits.secret_text import is_secret_name
+from hermes_agent.kits.secrets import mask_secrets
 
 from .envfile import ENV_NAME, declared_env
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from hermes_agent import ConfigError, load_config
-from hermes_agent.api import (is_secret_name, private_dir, report_config_warnings, run_editor,
-                              write_atomic)
+from hermes_agent import ConfigError, load_config, private_dir, write_atomic
+from hermes_agent.api import report_config_warnings, run_editor
+from hermes_agent.kits.secret_text import is_secret_name
 
 TEMPLATE = """\
 # hermes settings; docs/configuration.md lists them, `hermes config show` prints the

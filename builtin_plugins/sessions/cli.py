@@ -10,14 +10,10 @@ from typing import Any
 
 import click
 from hermes_agent.api import (
-    confirm_at_terminal,
-    ListingGroup,
-    SessionStore,
-    SessionStoreError,
-    plural,
-    session_store,
-    usage_estimated,
+    confirm_at_terminal, ListingGroup, SessionStore, SessionStoreError, session_store,
 )
+from hermes_agent.kits.sql.values import usage_estimated
+from hermes_agent.kits.text import plural
 
 from .inputs import MAX_LIMIT, clean_text
 
@@ -223,7 +219,8 @@ def migrate_cmd(target: str, origin: str | None, as_json: bool) -> None:
     numbered by the target), then verify them (counts and a checksum per session). The source
     is only read; sessions already there and identical are skipped, so run it again to resume;
     ones there with other content are named and left as they are."""
-    from hermes_agent.api import cli_kernel, mask_url
+    from hermes_agent.api import cli_kernel
+    from hermes_agent.kits.secrets import mask_url
 
     from .migrate import migrate, open_location
 

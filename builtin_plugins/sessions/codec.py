@@ -6,16 +6,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from hermes_agent.api import (
-    JSON_COLUMNS,
-    JSON_PREFIX,
-    clean_optional as clean_text,
-    decode_content,
-    decode_json,
-    encode_content,
-    encode_json,
-    sanitize_title,
-    tool_call_count,
+from hermes_agent.kits.sql.values import (
+    JSON_COLUMNS, JSON_PREFIX, clean_optional as clean_text, decode_content, decode_json,
+    encode_content, encode_json, sanitize_title, tool_call_count,
 )
 
 __all__ = ["JSON_COLUMNS", "JSON_PREFIX", "clean_text", "decode_content", "decode_json",

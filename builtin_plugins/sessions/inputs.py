@@ -3,10 +3,8 @@ The rules are shared by every session store (see ``hermes_agent.api.public_metho
 
 from __future__ import annotations
 
-from hermes_agent.api import (
-    MAX_STORE_LIMIT as MAX_LIMIT,
-    clean_text,
-    public_methods_at_edge,
+from hermes_agent.kits.sql.values import (
+    MAX_STORE_LIMIT as MAX_LIMIT, clean_text, public_methods_at_edge,
 )
 
 __all__ = ["MAX_LIMIT", "clean_text", "public_methods_at_edge"]

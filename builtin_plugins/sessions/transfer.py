@@ -12,12 +12,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from hermes_agent.api import (
-    SessionStoreError,
-    import_session_records,
-    insert_message_rows,
-    insert_session_row,
-    tally_import,
+from hermes_agent.api import SessionStoreError
+from hermes_agent.kits.sql.rows import (
+    import_session_records, insert_message_rows, insert_session_row, tally_import,
 )
 
 from . import codec

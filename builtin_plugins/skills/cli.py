@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-from hermes_agent.api import ListingGroup, cli_kernel, ellipsize, plural, table
+from hermes_agent.api import ListingGroup, cli_kernel
+from hermes_agent.kits.text import ellipsize, plural, table
 
 from . import ScanUnavailable, Skills
 from .catalog import UnsafePath, listed_files, reference_file

@@ -9,7 +9,8 @@ import time
 from typing import Any, NoReturn
 
 import click
-from hermes_agent.api import ListingGroup, WebBackend, WebError, check_url, cli_kernel
+from hermes_agent.api import ListingGroup, WebBackend, WebError, cli_kernel
+from hermes_agent.kits.http import check_url
 
 from .failure import Failure
 from .runner import call_once

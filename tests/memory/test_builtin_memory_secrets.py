@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from hermes_agent.api import ToolCallContext, find_secret
+from hermes_agent.api import ToolCallContext
+from hermes_agent.kits.secret_text import find_secret
 from hermes_agent.builtin_plugins.agent.prompt import build_system_prompt
 from hermes_agent.builtin_plugins.cli_root import main
 from hermes_agent.testing import make_kernel

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import click
 from hermes_agent import hermes_home
-from hermes_agent.api import ListingGroup, cli_kernel, ellipsize, plural, table
+from hermes_agent.api import ListingGroup, cli_kernel
+from hermes_agent.kits.text import ellipsize, plural, table
 
 from . import settings as settings_mod
 from .extract import problem

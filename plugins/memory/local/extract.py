@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from hermes_agent.api import looks_secret  # the detector the builtin memory uses too
+from hermes_agent.kits.secret_text import looks_secret  # the detector the builtin memory uses too
 
 MIN_CHARS, MAX_CHARS, MAX_WORDS = 12, 300, 60
 

@@ -9,11 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import (
-    SessionStoreError,
-    import_session_records,
-    insert_message_rows,
-    insert_session_row,
+from hermes_agent.api import SessionStoreError
+from hermes_agent.kits.sql.rows import (
+    import_session_records, insert_message_rows, insert_session_row,
 )
 
 from .values import to_pg

@@ -12,13 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from hermes_agent.api import (
-    JSON_COLUMNS,
-    JSON_PREFIX,
-    SqlDialect,
-    decode_content,
-    decode_json,
-)
+from hermes_agent.kits.sql.dialect import SqlDialect
+from hermes_agent.kits.sql.values import JSON_COLUMNS, JSON_PREFIX, decode_content, decode_json
 
 PG_JSON_PREFIX = "\ufdd0json:"
 

@@ -1,6 +1,8 @@
-"""The SSRF-safe fetcher: a GET of what the model asked for, within the rules of ``net.py``.
+"""Owner: the builtin plugin `web`.
 
-:func:`fetch` checks the URL (:func:`~hermes_agent.api.net.check_url`), connects to an address
+The SSRF-safe fetcher: a GET of what the model asked for, within the rules of ``net.py``.
+
+:func:`fetch` checks the URL (:func:`~hermes_agent.kits.http.net.check_url`), connects to an address
 the check accepted (pinned: the request goes to that IP, with the ``Host`` header and the TLS
 server name and certificate check of the host name, so a second DNS answer cannot swap in a
 private address), follows redirects itself re-checking every hop, caps the body while it
@@ -19,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from hermes_agent.api import WebError
+
 from .net import CheckedURL, Resolver, check_url
-from .web import WebError
 
 if TYPE_CHECKING:
     import ssl

@@ -1,4 +1,6 @@
-"""Network guards for fetching what the model asks for (SSRF): only http(s) URLs, and only
+"""Owner: the builtin plugin `web`.
+
+Network guards for fetching what the model asks for (SSRF): only http(s) URLs, and only
 public addresses unless the user allowed private networks (``web.allow_private_networks``).
 
 :func:`check_url` resolves the host and checks every address it resolves to; a fetcher
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from .web import WebError
+from hermes_agent.api import WebError
 
 __all__ = ["CheckedURL", "check_url", "is_public_address", "LookupPool", "LOOKUPS", "Resolver",
            "resolve_host", "system_resolve"]
