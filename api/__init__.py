@@ -32,7 +32,6 @@ _EXPORTS: dict[str, str] = {
                      "tool_error", "parallel_safe"), "tools"),
     # providers.py: slot provider base classes
     "MemoryProvider": "providers", "ContextEngine": "providers",
-    "WebSearchProvider": "providers",
     # web.py: the web backends' contract (the web_search slot)
     **dict.fromkeys(("WebResult", "WebPage", "WebError", "WebBackend"), "web"),
     # sessions.py: the session-store slot

@@ -4,7 +4,7 @@ A backend is a plugin in the ``web_search`` slot (``web.backend`` selects it; al
 ``web.search_backend`` / ``web.extract_backend`` per capability). It subclasses
 :class:`WebBackend` and returns normalised results, or raises :class:`WebError` saying what
 went wrong and how to fix it. Providers written for Hermes Agent 0.19 (the dict-returning
-:class:`~hermes_agent.api.WebSearchProvider`) are adapted by
+``agent.web_search_provider.WebSearchProvider`` the compat plugin serves) are adapted by
 ``hermes_agent.kits.web_backends.as_web_backend``.
 """
 
