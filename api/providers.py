@@ -1,7 +1,7 @@
 """Base classes of the slot providers (memory, context engine), with the method set plugins
-written for Hermes Agent 0.19 expect (web backends: :mod:`.web`). Subclass them (``from hermes_agent.api
-import MemoryProvider``) or write any object with the same methods: the slots only call what
-is documented here.
+written for Hermes Agent 0.19 expect (web backends: :mod:`.web`). Subclass them
+(``from hermes_agent.api import MemoryProvider``) or write any object with the same methods:
+the slots only call what is documented here.
 """
 
 from __future__ import annotations

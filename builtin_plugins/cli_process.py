@@ -17,7 +17,7 @@ def runtime_kernel(boot: bool = True) -> Any:
     global _kernel
     if _kernel is None:
         from hermes_agent import Kernel
-        from hermes_agent.kits.secrets import install_log_masking  # after the kernel (it imports logging)
+        from hermes_agent.kits.secrets import install_log_masking  # after the kernel (logging)
 
         install_log_masking()  # what this process logs has URL credentials masked
         _kernel = Kernel()

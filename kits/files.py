@@ -1,10 +1,12 @@
 """Owner: the builtin plugin `plugin_admin`.
 
-Files under $HERMES_HOME: private folders, atomic writes and the .env file.
+Files under $HERMES_HOME: the .env file, and whether the process a pid file names runs.
 
 ``$HERMES_HOME`` holds API keys (.env), conversations (state.db) and the configuration, so
 what hermes and its plugins create there is readable by its owner only: folders 0700,
-secret files 0600 (``write_atomic(path, text, mode=0o600)``).
+secret files 0600. Private folders and atomic writes are the facade's ``private_dir`` and
+``write_atomic(path, text, mode=0o600)``; .env is written with them. Not part of the contract
+docs/api.md locks (docs/kits.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The store's API edge: every argument is normalised or refused before it reaches SQLite.
-The rules are shared by every session store (see ``hermes_agent.api.public_methods_at_edge``)."""
+The rules are shared by every session store (see
+``hermes_agent.kits.sql.values.public_methods_at_edge``)."""
 
 from __future__ import annotations
 

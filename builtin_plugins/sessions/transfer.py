@@ -1,5 +1,5 @@
 """Export to JSON lines and import from exports or from a state.db written by Hermes Agent.
-Imports never overwrite (see ``hermes_agent.api.insert_session_row``)."""
+Imports never overwrite (see ``hermes_agent.kits.sql.rows.insert_session_row``)."""
 
 from __future__ import annotations
 

@@ -215,7 +215,7 @@ def _default_tls() -> ssl.SSLContext:
 
 
 class Watchdog:
-    """(Shared with :mod:`.web_http`.) At the deadline, shuts the connection's socket down,
+    """(Shared with :mod:`.client`.) At the deadline, shuts the connection's socket down,
     which wakes a read blocked on it: a read timeout alone would let a server that trickles
     its headers or body, or stalls late, run past the deadline. Give :meth:`trace` as the
     request's ``trace`` extension, so the connection is known as soon as it opens, and

@@ -8,7 +8,7 @@ then connects to one of the returned addresses (pinned), so a second DNS answer 
 swap in a private one, and checks again on every redirect.
 
 Given a ``deadline``, :func:`check_url` (through :func:`resolve_host`, which the connections
-of :class:`~.web_http.WebHTTP` use too) waits for the resolver only until then: the lookup
+of :class:`~.client.WebHTTP` use too) waits for the resolver only until then: the lookup
 runs on a daemon thread of a small bounded set (:class:`LookupPool`; ``getaddrinfo`` cannot
 be cancelled, so a lookup given up on finishes on its own), and when every slot is taken by
 lookups still running, the next one fails at once instead of queueing.
@@ -148,7 +148,7 @@ class LookupPool:
 
 
 #: the lookups of every :func:`resolve_host` given a deadline (:func:`check_url`'s: the
-#: fetcher's and the web tools'; :class:`~.web_http.WebHTTP`'s connections)
+#: fetcher's and the web tools'; :class:`~.client.WebHTTP`'s connections)
 LOOKUPS = LookupPool()
 
 

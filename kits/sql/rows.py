@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from . import lineage as sql_lineage
+from . import lineage
 from .values import (
     clean_optional,
     encode_content,
@@ -95,7 +95,7 @@ def insert_session_row(conn: Any, sql: "SessionSql", session: dict[str, Any],
         row["parent_session_id"] = None
     title = sanitize_title(row.get("title"))
     if title and conn.execute(sql.title_exists, params((title,))).fetchone():
-        title = sql_lineage.next_title(
+        title = lineage.next_title(
             lambda text, args=(): conn.execute(text, params(args)).fetchall(), sql.lineage,
             title)
     row["title"] = title

@@ -1,4 +1,4 @@
-"""Slow and idle clients against the platforms' HTTP server (hermes_agent.api.AsgiServer):
+"""Slow and idle clients against the platforms' HTTP server (hermes_agent.kits.asgi.AsgiServer):
 real sockets on 127.0.0.1, both of uvicorn's HTTP parsers."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ sentence is kept when all of these hold:
    "remember that ..." (stored without the "remember that"), or their Chinese forms
    ("我用/我喜欢/我的...是/请记住..."). Requests and passing states ("I want you to",
    "I'm trying to", "I think", "I was wondering") are not facts.
-4. It holds nothing that looks like a secret (``hermes_agent.api.looks_secret``).
+4. It holds nothing that looks like a secret (``hermes_agent.kits.secret_text.looks_secret``).
 
 The provider also refuses what the injection scan flags; the model's answer is never mined.
 """

@@ -1,4 +1,4 @@
-"""Importing exported sessions into PostgreSQL (the shared rows: ``hermes_agent.api.sql_rows``).
+"""Importing exported sessions into PostgreSQL (the shared rows: ``hermes_agent.kits.sql.rows``).
 
 Imports never overwrite, as the sqlite store's: a session whose id exists is skipped, a taken
 title gets the next free " #<n>", a parent that is not in the store is dropped from the link.
