@@ -9,9 +9,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import logging
-import re
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,36 +69,6 @@ class PlatformConfig(dict):  # type: ignore[type-arg]
         if key == "extra":
             return self.get("extra") or {}
         return self.get(key)
-
-
-def platform_setting(config: Mapping[str, Any], env: Mapping[str, str], name: str,
-                     env_name: str | None = None, default: Any = None) -> Any:
-    """A platform setting: ``platforms.<name>.<name>`` in config.yaml, else its ``extra``
-    (where 0.19 kept plugin settings), else the environment variable ``env_name``, else
-    ``default``; empty values count as unset."""
-    extra = config.get("extra") if isinstance(config.get("extra"), Mapping) else {}
-    values = (config.get(name), extra.get(name), env.get(env_name) if env_name else None)
-    return next((value for value in values if value not in (None, "")), default)
-
-
-def config_secret(config: Mapping[str, Any], *names: str) -> str | None:
-    """The first of ``names`` set in the platform's config.yaml section (or its ``extra``):
-    a secret there is refused, since secrets belong in the environment or ``.env``."""
-    extra = config.get("extra") if isinstance(config.get("extra"), Mapping) else {}
-    return next((name for name in names if config.get(name) or extra.get(name)), None)
-
-
-def http_url(host: str, port: int, path: str = "") -> str:
-    """``http://host:port/path``, an IPv6 host in brackets."""
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}{path}"
-
-
-def id_set(value: Any) -> frozenset[str]:
-    """Ids from a YAML list or a comma-separated string (``allowed_chats: 1,2``)."""
-    if value in (None, ""):
-        return frozenset()
-    items = value if isinstance(value, (list, tuple, set, frozenset)) else str(value).split(",")
-    return frozenset(str(item).strip() for item in items if str(item).strip())
 
 
 #: The gateway's entry point for inbound messages; adapters await it (see ``set_handler``).
@@ -250,17 +218,10 @@ class PlatformAdapter(abc.ABC):
 
     def open_stream(self, chat_id: str, reply_to: str | None = None,
                     metadata: dict[str, Any] | None = None) -> "ReplyStream | None":
-        """A stream that shows the reply while the model writes it, or None (the reply is
-        sent whole at the end). By default: a message edited in place as the text grows,
-        when ``supports_streaming`` is set (the platform can edit messages)."""
-        if not self.supports_streaming:
-            return None
-        return EditedReply(self, chat_id, reply_to, metadata)
-
-    def truncate_message(self, content: str, max_length: int = 4096,
-                         len_fn: Callable[[str], int] | None = None) -> list[str]:
-        """The original's name for :func:`split_message`."""
-        return split_message(content, max_length, len_fn)
+        """A stream that shows the reply while the model writes it, or None. Left as it is
+        (None), the gateway grows the reply in place with ``edit_message`` when
+        ``supports_streaming`` is set, else sends it whole at the end."""
+        return None
 
 
 class ReplyStream(abc.ABC):
@@ -282,141 +243,3 @@ class ReplyStream(abc.ABC):
         """Deliver the final reply ``text``. Returns the pieces the gateway must still send
         (already formatted; ``[]``: all delivered), or None when the stream delivered
         nothing (the gateway sends the whole reply as usual)."""
-
-
-class EditedReply(ReplyStream):
-    """The default stream: the first text is sent as a message that is then edited as the
-    reply grows (at most every ``interval`` seconds); the final reply replaces it, with any
-    part beyond the platform's limit sent as further messages."""
-
-    interval = 1.0
-
-    def __init__(self, adapter: PlatformAdapter, chat_id: str, reply_to: str | None,
-                 metadata: dict[str, Any] | None):
-        self.adapter, self.chat_id, self.reply_to = adapter, chat_id, reply_to
-        self.metadata = metadata or {}
-        self.text, self.message_id, self.shown, self.last_edit = "", None, "", 0.0
-        self.broken = False  # the platform refused a send or an edit: stop streaming
-
-    async def push(self, text: str) -> None:
-        self.text += text
-        limit = self.adapter.max_message_length
-        if self.broken or not self.text.strip() or (limit and len(self.text) > limit):
-            return
-        if self.message_id is None:
-            await self._show(await self.adapter.send(self.chat_id, self.text, self.reply_to,
-                                                     self.metadata))
-        elif time.monotonic() - self.last_edit >= self.interval:
-            await self._show(await self.adapter.edit_message(self.chat_id, self.message_id,
-                                                             self.text, self.metadata))
-
-    async def _show(self, result: SendResult) -> None:
-        if not result.success:
-            self.broken = True
-            return
-        self.message_id = self.message_id or result.message_id
-        self.shown, self.last_edit = self.text, time.monotonic()
-        if self.message_id is None:
-            self.broken = True  # sent, but cannot be edited without its id
-
-    async def finish(self, text: str) -> list[str] | None:
-        if self.message_id is None:
-            return None  # nothing shown yet: a plain send
-        formatted = self.adapter.format_message(text)
-        pieces = split_message(formatted, self.adapter.max_message_length) or [formatted]
-        if pieces[0] != self.shown:
-            result = await self.adapter.edit_message(self.chat_id, self.message_id, pieces[0],
-                                                     self.metadata)
-            if not result.success:  # the streamed text stays; the whole reply follows it
-                return pieces
-        return pieces[1:]
-
-
-_FENCE = re.compile(r"^\s*(```|~~~)")
-
-
-def split_message(text: str, limit: int, len_fn: Callable[[str], int] | None = None) -> list[str]:
-    """``text`` in pieces of at most ``limit`` (0: no limit): whole paragraphs and code blocks
-    packed together; a longer block is cut at lines, then spaces, and a code block cut in two
-    is closed and reopened with its fence."""
-    size = len_fn or len
-    if limit <= 0 or size(text) <= limit:
-        return [text] if text.strip() else []
-    pieces: list[str] = []
-    current = ""
-    for block in _blocks(text):
-        joined = f"{current}\n\n{block}" if current else block
-        if size(joined) <= limit:
-            current = joined
-            continue
-        if current:
-            pieces.append(current)
-        current = ""
-        parts = _split_block(block, limit, size)
-        pieces += parts[:-1]
-        current = parts[-1]
-    if current:
-        pieces.append(current)
-    return pieces
-
-
-def _blocks(text: str) -> list[str]:
-    """Paragraphs (split at blank lines) and fenced code blocks (kept whole)."""
-    blocks: list[str] = []
-    lines: list[str] = []
-    fence = ""
-    for line in text.splitlines():
-        if _FENCE.match(line):
-            fence = "" if fence else line.strip()
-        if not fence and not line.strip():
-            if lines:
-                blocks.append("\n".join(lines))
-            lines = []
-            continue
-        lines.append(line)
-    if lines:
-        blocks.append("\n".join(lines))
-    return blocks
-
-
-def _split_block(block: str, limit: int, size: Callable[[str], int]) -> list[str]:
-    lines = block.split("\n")
-    opener = lines[0].strip() if _FENCE.match(lines[0]) else ""
-    reserve = size("\n```") if opener else 0
-    pieces: list[str] = []
-    current = ""
-    for line in lines:
-        while True:
-            joined = f"{current}\n{line}" if current else line
-            if size(joined) <= limit - reserve:
-                current = joined
-                break
-            if current and current != opener:
-                pieces.append(current)
-                current, line = (opener if opener else ""), line
-                if current:
-                    continue
-            room = limit - reserve - (size(current) + 1 if current else 0)
-            cut = _cut(line, max(1, room), size)
-            head = line[:cut].rstrip(" ")
-            pieces.append(f"{current}\n{head}" if current else head)
-            current, line = opener, line[cut:].lstrip(" ")
-            if not line:
-                break
-    if current and current != opener:
-        pieces.append(current)
-    if opener:  # close every piece but the last, reopen every piece but the first
-        pieces = [p if p.rstrip().endswith(("```", "~~~")) and i == len(pieces) - 1
-                  else p + "\n```" for i, p in enumerate(pieces)]
-    return pieces
-
-
-def _cut(line: str, room: int, size: Callable[[str], int]) -> int:
-    """Where to cut an overlong line: the last space that fits, else hard at ``room``."""
-    end = min(len(line), room)
-    while end > 1 and size(line[:end]) > room:
-        end -= 1
-    space = line.rfind(" ", 0, end + 1)  # a space just past the room may go
-    return space if space > end // 2 else end
-
-

@@ -1,7 +1,7 @@
-"""Base classes of the slot providers (memory, context engine, web search), with the method
-set plugins written for Hermes Agent 0.19 expect. Subclass them (``from hermes_agent.api
-import MemoryProvider``) or write any object with the same methods: the slots only call what
-is documented here.
+"""Base classes of the slot providers (memory, context engine), with the method set plugins
+written for Hermes Agent 0.19 expect (web backends: :mod:`.web`). Subclass them
+(``from hermes_agent.api import MemoryProvider``) or write any object with the same methods:
+the slots only call what is documented here.
 """
 
 from __future__ import annotations
@@ -159,38 +159,3 @@ class ContextEngine(ABC):
         """The model changed: recompute the compression threshold."""
         self.context_length = context_length
         self.threshold_tokens = int(context_length * self.threshold_percent)
-
-
-class WebSearchProvider(ABC):
-    """A web search and/or extraction backend (the ``web_search`` slot, chosen by
-    ``web.backend``). Failures return ``{"success": False, "error": str}``."""
-
-    @property
-    @abstractmethod
-    def name(self) -> str:
-        """A short identifier, used by ``web.backend``."""
-
-    @abstractmethod
-    def is_available(self) -> bool:
-        """Whether the backend is configured. No network calls."""
-
-    @property
-    def display_name(self) -> str:
-        return self.name
-
-    def supports_search(self) -> bool:
-        return True
-
-    def supports_extract(self) -> bool:
-        return False
-
-    def search(self, query: str, limit: int = 5) -> dict[str, Any]:
-        """``{"success": True, "data": {"web": [{title, url, description, position}]}}``."""
-        return {"success": False, "error": f"{self.name} does not support search"}
-
-    def extract(self, urls: list[str], **kwargs: Any) -> list[dict[str, Any]]:
-        """``[{url, title, content, raw_content, metadata?, error?}]`` (may be async)."""
-        return [{"url": url, "error": f"{self.name} does not support extraction"} for url in urls]
-
-    def get_setup_schema(self) -> dict[str, Any]:
-        return {"name": self.name, "env_vars": []}

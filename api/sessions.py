@@ -26,9 +26,6 @@ class InvalidArgumentError(SessionStoreError, ValueError):
     """An argument is out of range or of the wrong type; the message names what is allowed."""
 
 
-SEARCH_BUDGET_S = 2.0  # a search running longer is stopped (SearchTimeoutError)
-
-
 class SearchTimeoutError(SessionStoreError):
     """A search ran past the store's time budget and was stopped; the message says how to
     narrow it. No other work of the store waited for it."""

@@ -22,9 +22,9 @@ live in one place:
                           conversation so far) lets ``todo`` restore a resumed session's list
 ========================  ==============================================================
 
-:func:`tool_error` is the kernel's (its registry reports failures with it);
-:func:`tool_status` tells a result's status, reading :func:`tool_error`'s marker
-instead of parsing the JSON again.
+:func:`tool_error` and the handler marks are the tool contract of ``hermes_agent.hookspecs``
+(the kernel's registry reports failures with it too); ``hermes_agent.kits.tool_results``
+reads a result's status and a handler's marks.
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.tool_registry import TAKES_CONTEXT, ErrorResult, tool_error
+from hermes_agent.hookspecs.tool_contract import PARALLEL_SAFE_MARK, TAKES_CONTEXT, tool_error
 
 __all__ = ["APPROVAL_CHOICES", "ApprovalCallback", "ApprovalRequest", "ClarifyCallback",
-           "ErrorResult", "ToolCallContext", "tool_error", "tool_result", "tool_status",
+           "ToolCallContext", "parallel_safe", "tool_error", "tool_result",
            "with_context"]
 
 #: Answers an approval callback may give.
@@ -176,9 +176,6 @@ def with_context(handler: ContextHandler | None = None, *,
     return wrap if handler is None else wrap(handler)
 
 
-PARALLEL_SAFE_MARK = "tool_parallel_safe"
-
-
 def parallel_safe(handler: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a handler whose calls may run side by side with other read-only calls of the
     same model response (the agent batches such calls in a thread pool)."""
@@ -186,28 +183,6 @@ def parallel_safe(handler: Callable[..., Any]) -> Callable[..., Any]:
     return handler
 
 
-def is_parallel_safe(handler: Any) -> bool:
-    return bool(getattr(handler, PARALLEL_SAFE_MARK, False))
-
-
 def tool_result(data: Any = None, **fields: Any) -> str:
     """A tool handler's JSON result: ``data`` if given, else the keyword fields."""
     return json.dumps(data if data is not None else fields, ensure_ascii=False)
-
-
-def tool_status(result: str) -> tuple[str, str | None, str | None]:
-    """``(status, error_type, error_message)`` of a handler's result: ``"error"`` for a
-    :func:`tool_error` result (read from its marker) or a JSON object with a non-empty
-    ``error`` key (parsed only when the text starts like one), else ``"ok"``."""
-    if isinstance(result, ErrorResult):
-        if result.message:
-            return "error", result.error_type, result.message[:500]
-        return "ok", None, None
-    if result.startswith("{") and '"error"' in result[:200]:
-        try:
-            data = json.loads(result)
-        except ValueError:
-            return "ok", None, None
-        if isinstance(data, dict) and data.get("error"):
-            return "error", str(data.get("error_type") or "tool_error"), str(data["error"])[:500]
-    return "ok", None, None

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from hermes_agent import Kernel
-from hermes_agent.api import ToolCallContext, command_env, mask_secrets
+from hermes_agent.api import ToolCallContext
+from hermes_agent.kits.secrets import command_env, mask_secrets
 
 ERROR_WITH_URL = ("custom (m): Connection error. [network]. Fix: cannot reach "
                   "http://alice:pw@127.0.0.1:9/v1?api_key=k; check the network, the base_url "

@@ -42,7 +42,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _web_pages import KINDS, make_page  # noqa: E402
 
-from hermes_agent.api import ToolCallContext, fetch  # noqa: E402
+from hermes_agent.api import ToolCallContext  # noqa: E402
+from hermes_agent.kits.http import fetch
 from hermes_agent.testing import make_kernel  # noqa: E402
 from hermes_agent.testing.fake_web import FakePageServer  # noqa: E402
 

@@ -94,7 +94,7 @@ def _cached(ctx: Any) -> HelpIndex:
 def _compute(ctx: Any, home: Path) -> HelpIndex:
     """Stamp the inputs, then compute the table (so a change meanwhile shows next time)."""
     from hermes_agent import discovery_inputs, read_env_file
-    from hermes_agent.api import private_dir, write_atomic
+    from hermes_agent import private_dir, write_atomic
 
     from .commands import current
 

@@ -24,7 +24,7 @@ def new_kernel() -> "Kernel":
     """The default factory: a kernel for $HERMES_HOME (it applies $HERMES_HOME/.env), with
     what this process logs masked of URL credentials."""
     from hermes_agent import Kernel
-    from hermes_agent.api import install_log_masking  # after the kernel (it imports logging)
+    from hermes_agent.kits.secrets import install_log_masking  # after the kernel (it imports logging)
 
     install_log_masking()
     return Kernel()

@@ -108,7 +108,7 @@ def _run(args: list[str], kernel_factory: Callable[[], "Kernel"] | None) -> int:
 
 def _masked(message: str) -> str:
     """An error message with the credentials of the URLs it quotes masked."""
-    from hermes_agent.api import mask_secrets
+    from hermes_agent.kits.secrets import mask_secrets
 
     return mask_secrets(message)
 

@@ -29,6 +29,8 @@ _EXPORTS = {
     # its cached help), and the home's validation cache they are read through
     "discover": "discovery", "discovery_inputs": "discovery", "resolve": "loader",
     "ValidationCache": "home", "tighten_secret_files": "home",
+    # files under $HERMES_HOME: private folders (0700) and atomic writes
+    "private_dir": "home", "write_atomic": "home",
     # errors
     "HermesError": "errors", "ConfigError": "errors", "ManifestError": "errors",
     "PluginError": "errors", "SlotError": "errors", "ToolError": "errors",

@@ -104,7 +104,7 @@ def effective_env(home: Path, env: Mapping[str, str] | None) -> tuple[dict[str, 
     """``env`` (default: the process environment) over $HERMES_HOME/.env, and the names whose
     value came from .env. For the process environment the .env values are also put into
     ``os.environ`` (plugins read their keys there); the names keep them apart, so commands the
-    agent runs do not inherit them (see ``hermes_agent.api.command_env``)."""
+    agent runs do not inherit them (see ``hermes_agent.kits.secrets.command_env``)."""
     dotenv = read_env_file(home / ".env")
     if env is not None:
         return {**dotenv, **env}, frozenset(n for n in dotenv if n not in env)

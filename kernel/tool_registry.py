@@ -17,33 +17,10 @@ from typing import Any
 from .containment import describe, halts, reraise_shutdown
 from .errors import ToolError
 from .hooks import _run_awaitable
+from .hookspecs.tool_contract import TAKES_CONTEXT, tool_error
 from .records import ToolSpec, ToolsetSpec
 
 log = logging.getLogger("hermes_agent.tools")
-TAKES_CONTEXT = "takes_tool_context"  # set by hermes_agent.api.with_context
-
-
-class ErrorResult(str):
-    """The JSON text :func:`tool_error` returns, carrying its message and error type, so a
-    caller knows the call failed without parsing the text again."""
-
-    message: str
-    error_type: str
-
-    def __new__(cls, text: str, message: str, error_type: str) -> "ErrorResult":
-        self = super().__new__(cls, text)
-        self.message, self.error_type = message, error_type
-        return self
-
-
-def tool_error(message: object, **extra: Any) -> str:
-    """A tool's JSON error result ``{"error": message, **extra}`` (error type
-    ``extra["error_type"]``, else ``tool_error``)."""
-    text = str(message)
-    return ErrorResult(json.dumps({"error": text, **extra}, ensure_ascii=False), text,
-                       str(extra.get("error_type") or "tool_error"))
-
-
 @dataclass
 class ToolRegistry:
     tools: dict[str, ToolSpec] = field(default_factory=dict)

@@ -18,7 +18,7 @@ def _keep_the_test_process_debuggable() -> None:
     dumpable): a non-root user's tests could then no longer read /proc/<this pid>/... from the
     commands they start, and results would depend on test order. The decision is taken once
     per process, here; the processes the tests start are private, as in use."""
-    from hermes_agent.api import keep_process_private
+    from hermes_agent.kits.private_process import keep_process_private
 
     before = os.environ.get("HERMES_DEBUGGABLE")
     os.environ["HERMES_DEBUGGABLE"] = "1"

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.api import ContextEngine, MemoryProvider, WebSearchProvider, tool_result
+from hermes_agent.api import ContextEngine, MemoryProvider, tool_result
 from hermes_agent import Kernel
 from hermes_agent.builtin_plugins.compat import helpers, modules
+from hermes_agent.builtin_plugins.compat.web_provider import WebSearchProvider
 from hermes_agent.testing import write_plugin
 
 LEGACY_PLUGIN = '''

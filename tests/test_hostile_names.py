@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hermes_agent import ConfigError, read_manifest
-from hermes_agent.api import set_env_values
+from hermes_agent.kits.files import set_env_values
 
 
 def manifest_problems(tmp_path: Path, text: str) -> str:

@@ -57,10 +57,11 @@ def _plugin_folders() -> list[tuple[str, Path]]:
     return found
 
 
-def test_plugins_import_only_the_facade_the_api_their_own_modules_and_libraries() -> None:
+def test_plugins_import_only_the_facade_the_api_kits_their_own_modules_and_libraries() -> None:
     """A builtin or bundled plugin reaches the kernel through ``hermes_agent`` (its entry
-    points), shared contracts through ``hermes_agent.api``, other plugins through slots,
-    services and hooks - never through another plugin's or the kernel's modules."""
+    points), shared contracts through ``hermes_agent.api``, shared implementation through
+    ``hermes_agent.kits``, other plugins through slots, services and hooks - never through
+    another plugin's or the kernel's modules."""
     import hermes_agent
 
     facade = set(hermes_agent.__all__)
@@ -81,7 +82,8 @@ def test_plugins_import_only_the_facade_the_api_their_own_modules_and_libraries(
                     if set(names) - facade:
                         offenders.append(f"{where}: from hermes_agent import "
                                          f"{', '.join(sorted(set(names) - facade))}")
-                elif absolute == "hermes_agent.api" or absolute.startswith("hermes_agent.kits."):
+                elif absolute == "hermes_agent.api" or absolute == "hermes_agent.kits" or \
+                        absolute.startswith("hermes_agent.kits."):
                     continue
                 elif absolute.startswith("hermes_agent"):
                     if not (own_prefix and (absolute == own_prefix
@@ -141,7 +143,7 @@ def test_the_facade_exports_entry_points_only_and_the_api_the_contracts() -> Non
     for name in api.__all__:
         assert getattr(api, name) is not None, name
     assert not set(hermes_agent.__all__) & set(api.__all__) - {"api"}
-    for internal in ("runtime_kernel", "truthy", "write_atomic", "HookBus", "Registration",
+    for internal in ("runtime_kernel", "truthy", "HookBus", "Registration",
                      "Agent", "SqliteSessionStore", "approval_gate", "set_env_values"):
         assert not hasattr(hermes_agent, internal), internal
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hermes_agent import Kernel
-from hermes_agent.api import set_env_values
+from hermes_agent.kits.files import set_env_values
 from hermes_agent.cli.root import main
 from hermes_agent.testing import make_kernel
 
@@ -89,7 +89,7 @@ def test_config_set_creates_0600_and_keeps_a_users_mode(fresh: Path) -> None:
 
 
 def test_write_atomic_durable_syncs_the_file_and_its_folder(tmp_path: Path, monkeypatch) -> None:
-    from hermes_agent.api import write_atomic
+    from hermes_agent import write_atomic
 
     synced: list[int] = []
     real_fsync = os.fsync

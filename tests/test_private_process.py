@@ -1,5 +1,5 @@
 """The agent's commands cannot read hermes's own environment (the keys exported before it
-started) once the process is private (hermes_agent.api.keep_process_private). Real
+started) once the process is private (hermes_agent.kits.private_process.keep_process_private). Real
 processes: a "hermes" process holding a secret in its initial environment runs a command
 that reads /proc/<its pid>/environ, as a prompt-injected model would ask."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import hermes_agent.api.private_process as private_process
+import hermes_agent.kits.private_process as private_process
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="process privacy uses Linux's prctl")

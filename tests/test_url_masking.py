@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.api import SecretMaskingFilter, install_log_masking, mask_secrets, mask_url
+from hermes_agent.kits.secrets import (SecretMaskingFilter, install_log_masking, mask_secrets,
+                                       mask_url)
 from hermes_agent.cli.root import main
 
 PASSWORD = "hunter2-Pa55"

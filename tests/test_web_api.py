@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_agent.api import WebBackend, WebError, WebPage, WebResult, as_web_backend
+from hermes_agent.api import WebBackend, WebError, WebPage, WebResult
+from hermes_agent.kits.web_backends import as_web_backend
 
 
 class Original:
@@ -87,7 +88,7 @@ def test_a_backend_without_extract_says_which_key_to_change() -> None:
     ("http:///nohost", "has no host"),
 ])
 def test_check_url_refuses(url: str, reason: str) -> None:
-    from hermes_agent.api import check_url
+    from hermes_agent.kits.http import check_url
 
     with pytest.raises(WebError) as caught:
         check_url(url)
@@ -95,7 +96,7 @@ def test_check_url_refuses(url: str, reason: str) -> None:
 
 
 def test_check_url_allows_private_when_asked_and_public_addresses() -> None:
-    from hermes_agent.api import check_url, is_public_address
+    from hermes_agent.kits.http import check_url, is_public_address
 
     checked = check_url("http://127.0.0.1:8080/x", allow_private=True)
     assert (checked.host, checked.port, checked.addresses) == ("127.0.0.1", 8080, ("127.0.0.1",))
@@ -118,7 +119,7 @@ def test_check_url_allows_private_when_asked_and_public_addresses() -> None:
     ("168.63.129.17", True),
 ])
 def test_addresses_carrying_ipv4_are_judged_by_it(address: str, public: bool) -> None:
-    from hermes_agent.api import is_public_address
+    from hermes_agent.kits.http import is_public_address
 
     assert is_public_address(address) is public
 
@@ -126,7 +127,7 @@ def test_addresses_carrying_ipv4_are_judged_by_it(address: str, public: bool) ->
 @pytest.mark.parametrize("host", ["[2002:a9fe:a9fe::]", "[64:ff9b::7f00:1]", "168.63.129.16",
                                   "100.100.100.200"])
 def test_check_url_refuses_metadata_and_tunnelled_private_addresses(host: str) -> None:
-    from hermes_agent.api import check_url
+    from hermes_agent.kits.http import check_url
 
     with pytest.raises(WebError) as caught:
         check_url(f"http://{host}/latest/meta-data")

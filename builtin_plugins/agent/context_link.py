@@ -17,7 +17,8 @@ import copy
 import logging
 from typing import Any
 
-from hermes_agent.api import MODELS, estimate_tokens
+from hermes_agent.api import MODELS
+from hermes_agent.kits.tokens import estimate_tokens
 
 from . import context_tools, memory_link
 from .engine_calls import call_filtered

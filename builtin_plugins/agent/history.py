@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from hermes_agent.api import clean_text
+from hermes_agent.kits.sql.values import clean_text
 
 # Keys of a stored message that belong in a request (the transports drop the rest).
 _SEND_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "reasoning_details")

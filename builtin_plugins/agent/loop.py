@@ -26,19 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import (
-    MODELS,
-    CallContext,
-    CancelToken,
-    ChatRequest,
-    ChatResponse,
-    ModelClient,
-    PartialStreamError,
-    ProviderError,
-    RequestInterrupted,
-    StreamEvent,
-    Usage,
-    keep_process_private,
+    MODELS, CallContext, CancelToken, ChatRequest, ChatResponse, ModelClient, PartialStreamError,
+    ProviderError, RequestInterrupted, StreamEvent, Usage,
 )
+from hermes_agent.kits.private_process import keep_process_private
 
 from . import context_link, memory_link
 from .history import SentContext, api_messages, repair_text
@@ -310,7 +301,8 @@ class Agent(SessionLifecycle):
         return current
 
     def _tool_turn(self, turn: TurnResult, emit: EventSink) -> ToolTurn:
-        from hermes_agent.api import ToolCallContext, is_parallel_safe
+        from hermes_agent.api import ToolCallContext
+        from hermes_agent.kits.tool_results import is_parallel_safe
 
         from .tool_exec import PARALLEL_SAFE, ToolTurn
 

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent import ServiceKey
-from hermes_agent.api import ProviderHealth, save_health, tool_error
+from hermes_agent.kits.memory_health import ProviderHealth, save_health
+from hermes_agent.api import tool_error
 
 from .memory_fence import call_accepting, fence
 from .memory_threads import Lane, bounded

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import (USAGE_ESTIMATED, LastActiveSessions, SessionStore,
-                              model_config_dict, session_store)
+from hermes_agent.api import LastActiveSessions, SessionStore, session_store
+from hermes_agent.kits.sql.values import USAGE_ESTIMATED, model_config_dict
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel

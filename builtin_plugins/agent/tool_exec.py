@@ -28,8 +28,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import (APPROVAL_GATE, ToolCallContext, set_interrupted, tool_error,
-                              tool_status)
+from hermes_agent.api import APPROVAL_GATE, ToolCallContext, tool_error
+from hermes_agent.kits.interrupt import set_interrupted
+from hermes_agent.kits.tool_results import tool_status
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel

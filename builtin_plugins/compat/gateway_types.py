@@ -17,6 +17,7 @@ from typing import Any
 
 from hermes_agent.api import InboundMessage, PlatformAdapter
 from hermes_agent.api import SendResult as _SendResult
+from hermes_agent.kits.chat_text import split_message
 
 log = logging.getLogger("hermes_agent.gateway")
 
@@ -199,6 +200,11 @@ class BasePlatformAdapter(PlatformAdapter):
     @property
     def message_len_fn(self) -> Callable[[str], int]:
         return len
+
+    def truncate_message(self, content: str, max_length: int = 4096,
+                         len_fn: Callable[[str], int] | None = None) -> list[str]:
+        """0.19's name for :func:`~hermes_agent.kits.chat_text.split_message`."""
+        return split_message(content, max_length, len_fn)
 
     @property
     def is_connected(self) -> bool:

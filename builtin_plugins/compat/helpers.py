@@ -10,7 +10,8 @@ import os
 from pathlib import Path
 
 from hermes_agent import hermes_home, read_env_file
-from hermes_agent.api import is_interrupted, set_interrupted, tool_error, tool_result
+from hermes_agent.api import tool_error, tool_result
+from hermes_agent.kits.interrupt import is_interrupted, set_interrupted
 
 __all__ = ["check_website_access", "get_hermes_home", "get_provider_env", "is_interrupted",
            "set_interrupted", "tool_error", "tool_result"]

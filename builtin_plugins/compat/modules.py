@@ -20,7 +20,7 @@ LEGACY_MODULES: dict[str, dict[str, str] | None] = {
     "agent": None,
     "agent.memory_provider": {"MemoryProvider": "hermes_agent.api:MemoryProvider"},
     "agent.context_engine": {"ContextEngine": "hermes_agent.api:ContextEngine"},
-    "agent.web_search_provider": {"WebSearchProvider": "hermes_agent.api:WebSearchProvider",
+    "agent.web_search_provider": {"WebSearchProvider": "web_provider:WebSearchProvider",
                                   "get_provider_env": "helpers:get_provider_env"},
     "tools": None,
     "tools.registry": {"tool_error": "helpers:tool_error", "tool_result": "helpers:tool_result"},

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from hermes_agent.api import estimate_message_tokens
+from hermes_agent.kits.tokens import estimate_message_tokens
 
 PRUNE_OVER_CHARS = 200
 PRUNED_NOTE = "[Earlier tool output ({chars} characters) removed to save context.]"

@@ -17,7 +17,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import ContextEngine, MODELS, estimate_tokens
+from hermes_agent.api import ContextEngine, MODELS
+from hermes_agent.kits.tokens import estimate_tokens
 
 from .boundaries import Cut, find_cut, prune_tool_outputs
 from .config_schema import CompressionSection

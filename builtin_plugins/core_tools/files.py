@@ -90,8 +90,8 @@ def _opened(path: Path, raw: str) -> tuple[BinaryIO, str] | str:
 
 def masked_text(handle: BinaryIO, raw: str) -> TextIO:
     """The text of hermes's config.yaml (open in ``handle``) with its secret values masked
-    (``hermes_agent.api.mask_config_text``), to read like the file."""
-    from hermes_agent.api import mask_config_text
+    (``hermes_agent.kits.secret_text.mask_config_text``), to read like the file."""
+    from hermes_agent.kits.secret_text import mask_config_text
 
     data = handle.read(MASKED_MAX_BYTES + 1)
     if len(data) > MASKED_MAX_BYTES:

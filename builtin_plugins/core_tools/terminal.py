@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from hermes_agent.api import ToolCallContext, command_env, tool_error
+from hermes_agent.api import ToolCallContext, tool_error
+from hermes_agent.kits.secrets import command_env
 
 from .approval import ApprovalGate
 from .process_groups import ProcessGroups, die_with_hermes, kill_group

@@ -8,7 +8,8 @@ import sys
 from typing import Any
 
 import click
-from hermes_agent.api import CRON, plural
+from hermes_agent.api import CRON
+from hermes_agent.kits.text import plural
 from hermes_agent.kits.cli import ListingGroup, cli_kernel
 
 from .cli_show import print_record, print_runs, print_status, print_table, when

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from hermes_agent.api import ellipsize, plural, table
+from hermes_agent.kits.text import ellipsize, plural, table
 
 
 def when(value: str | None, tz: Any) -> str:

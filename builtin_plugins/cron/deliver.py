@@ -86,7 +86,7 @@ class Deliverer:
         limit = int(getattr(adapter, "max_message_length", 0) or 0)
         pieces = [text]
         if limit:
-            from hermes_agent.api import split_message
+            from hermes_agent.kits.chat_text import split_message
 
             pieces = split_message(text, limit)
         result = None

@@ -16,7 +16,8 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import AGENT, private_dir, write_atomic
+from hermes_agent import private_dir, write_atomic
+from hermes_agent.api import AGENT
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel

@@ -17,7 +17,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import private_dir, write_atomic
+from hermes_agent import private_dir, write_atomic
 
 from .schedule import first_run, iso, parse_schedule
 

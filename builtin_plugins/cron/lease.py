@@ -11,7 +11,7 @@ import os
 import time
 from pathlib import Path
 
-from hermes_agent.api import private_dir
+from hermes_agent import private_dir
 
 
 class JobLease:

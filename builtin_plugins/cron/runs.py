@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import pid_alive
+from hermes_agent.kits.files import pid_alive
 
 from .jobs import cron_dir
 

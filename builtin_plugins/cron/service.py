@@ -14,7 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import CRON, write_atomic
+from hermes_agent.api import CRON
+from hermes_agent import write_atomic
 
 from .deliver import Deliverer
 from .execute import AgentJobRunner

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from hermes_agent.api import (AGENT, AgentSession, AgentTurn, InboundMessage, PlatformAdapter,
                               ReplyStream)
+from hermes_agent.kits.chat_text import EditedReply
 
 from .questions import ChatQuestions, Question
 
@@ -282,10 +283,14 @@ class ChatWorker:
             return None
         adapter = self.runner.adapters[chat.platform]
         try:
-            return adapter.open_stream(chat.chat_id, message.message_id, chat.metadata)
+            stream = adapter.open_stream(chat.chat_id, message.message_id, chat.metadata)
         except Exception as exc:  # a broken stream only costs the live preview
             log.warning("gateway: %s cannot stream replies: %s", chat.platform, exc)
             return None
+        if (stream is None and adapter.supports_streaming
+                and type(adapter).open_stream is PlatformAdapter.open_stream):
+            return EditedReply(adapter, chat.chat_id, message.message_id, chat.metadata)
+        return stream
 
     def _run_turn(self, chat: Chat, agent: AgentSession, text: str,
                   on_event: Callable[[dict[str, Any]], None]) -> AgentTurn:

@@ -8,7 +8,8 @@ import logging
 import threading
 from pathlib import Path
 
-from hermes_agent.api import InboundMessage, private_dir, write_atomic
+from hermes_agent import private_dir, write_atomic
+from hermes_agent.api import InboundMessage
 
 log = logging.getLogger("hermes_agent.gateway")
 

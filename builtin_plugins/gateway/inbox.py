@@ -14,7 +14,8 @@ import time
 from dataclasses import fields
 from pathlib import Path
 
-from hermes_agent.api import InboundMessage, private_dir
+from hermes_agent import private_dir
+from hermes_agent.api import InboundMessage
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS inbox (

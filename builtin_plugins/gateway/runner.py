@@ -16,7 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_agent.api import (GATEWAY, InboundMessage, PlatformAdapter, SharedQueueStore,
-                              clean_text, session_store, split_message)
+                              session_store)
+from hermes_agent.kits.sql.values import clean_text
+from hermes_agent.kits.chat_text import split_message
 
 from .access import AccessPolicy, RefusalLimiter
 from .chat import Chat, ChatWorker, Queued

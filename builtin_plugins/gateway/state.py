@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import pid_alive, private_dir, write_atomic
+from hermes_agent import private_dir, write_atomic
+from hermes_agent.kits.files import pid_alive
 
 
 class StateFile:

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from hermes_agent.api import write_atomic
+from hermes_agent import write_atomic
 
 from .connection import attr
 from .settings import ServerSettings

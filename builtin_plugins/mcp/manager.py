@@ -22,8 +22,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent import ToolSpec
-from hermes_agent.api import tool_error, write_atomic
+from hermes_agent import ToolSpec, write_atomic
+from hermes_agent.api import tool_error
 
 from . import calls
 from .cache import ToolCache

@@ -8,7 +8,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import click
-from hermes_agent.api import load_health, plural
+from hermes_agent.kits.memory_health import load_health
+from hermes_agent.kits.text import plural
 from hermes_agent.kits.cli import ListingGroup, cli_kernel
 
 from . import TARGETS, memory_file

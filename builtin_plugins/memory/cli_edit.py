@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 from hermes_agent import HermesError
-from hermes_agent.api import find_secret
+from hermes_agent.kits.secret_text import find_secret
 from hermes_agent.kits.cli import cli_kernel
 from hermes_agent.kits.editor import run_editor
 

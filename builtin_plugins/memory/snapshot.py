@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hermes_agent.api import LAYER_SEPARATOR, find_secret
+from hermes_agent.api import LAYER_SEPARATOR
+from hermes_agent.kits.secret_text import find_secret
 
 from .store import MemoryFile, usage
 from .tool import Scanner, joined_findings

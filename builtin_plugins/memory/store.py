@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_agent.api import private_dir, write_atomic
+from hermes_agent import private_dir, write_atomic
 
 SEPARATOR = "\n§\n"
 FILE_MODE = 0o600

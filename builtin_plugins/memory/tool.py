@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent.api import find_secret, tool_error
+from hermes_agent.api import tool_error
+from hermes_agent.kits.secret_text import find_secret
 
 from .store import MemoryFile, State, join, usage
 

@@ -12,9 +12,9 @@ import json
 import time
 from typing import Any
 
-from hermes_agent.api import ProviderError, mask_secrets, mask_url
+from hermes_agent.api import ProviderError
+from hermes_agent.kits.secrets import mask_secrets, mask_url, mask_values
 
-MASK = "***"
 
 _CONTEXT = ("context length", "context_length", "maximum context", "too many tokens",
             "prompt is too long", "context window", "input is too long", "reduce the length")
@@ -128,14 +128,6 @@ def brief(error: ProviderError) -> str:
 _MIN_SECRET = 8  # shorter values (placeholders such as "x") are not masked
 
 
-def hide(text: str, secrets: tuple[str, ...]) -> str:
-    """``text`` with every occurrence of the ``secrets`` (the key sent) replaced by ``***``."""
-    for secret in secrets:
-        if secret and len(secret) >= _MIN_SECRET and secret in text:
-            text = text.replace(secret, MASK)
-    return text
-
-
 def _scrub(exc: BaseException, secrets: tuple[str, ...]) -> None:
     """Mask the secrets in an exception and its causes in place (their messages, an SDK
     error's ``message`` and ``body``), so a traceback or log of the cause cannot show them."""
@@ -143,14 +135,15 @@ def _scrub(exc: BaseException, secrets: tuple[str, ...]) -> None:
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        current.args = tuple(hide(a, secrets) if isinstance(a, str) else a for a in current.args)
+        current.args = tuple(mask_values(a, secrets, _MIN_SECRET) if isinstance(a, str) else a
+                             for a in current.args)
         for name in ("message", "body"):
             value = getattr(current, name, None)
             if isinstance(value, str):
-                masked: Any = hide(value, secrets)
+                masked: Any = mask_values(value, secrets, _MIN_SECRET)
             elif isinstance(value, (dict, list)):
                 text = json.dumps(value, default=str)
-                masked = json.loads(hide(text, secrets)) if any(
+                masked = json.loads(mask_values(text, secrets, _MIN_SECRET)) if any(
                     s and len(s) >= _MIN_SECRET and s in text for s in secrets) else value
             else:
                 continue
@@ -215,18 +208,19 @@ def classify(exc: BaseException, *, provider: str, model: str, key_env: tuple[st
     host = unknown_host(exc, base_url) if reason == "network" else None
     where = f"{provider} ({model})" if model else provider
     if host is not None:  # not transient: retrying a name that does not resolve only waits
-        error = ProviderError(hide(mask_secrets(
+        error = ProviderError(mask_values(mask_secrets(
             f"{where}: cannot resolve the host name {host!r} (DNS: no such host) "
             f"[network]. Fix: check the host in the base_url ({mask_url(base_url) or '-'}: "
             "model.base_url in config.yaml or the provider's *_BASE_URL variable) for a typo, "
-            "and that this machine's DNS and network work"), secrets),
+            "and that this machine's DNS and network work"), secrets, _MIN_SECRET),
             reason="network", provider=provider, model=model, retryable=False)
         error.__cause__ = exc
         return error
     status_text = f"HTTP {status}: " if status else ""
     # SDK and network messages may quote the URL, credentials included
-    message = hide(mask_secrets(f"{where}: {status_text}{detail.strip()} [{reason}]. Fix: "
-                                f"{fix_for(reason, provider, model, key_env, base_url)}"), secrets)
+    message = mask_values(mask_secrets(f"{where}: {status_text}{detail.strip()} [{reason}]. Fix: "
+                                       f"{fix_for(reason, provider, model, key_env, base_url)}"),
+                          secrets, _MIN_SECRET)
     error = ProviderError(message, reason=reason, status_code=status,
                           retry_after=parse_retry_after(headers), provider=provider, model=model)
     error.__cause__ = exc

@@ -21,18 +21,11 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import (
-    CallContext,
-    ChatRequest,
-    ChatResponse,
-    EventCallback,
-    PartialStreamError,
-    ProviderError,
-    RequestInterrupted,
-    RetryNotice,
-    StreamEvent,
-    mask_url,
-    plural,
+    CallContext, ChatRequest, ChatResponse, EventCallback, PartialStreamError, ProviderError,
+    RequestInterrupted, RetryNotice, StreamEvent,
 )
+from hermes_agent.kits.secrets import mask_url
+from hermes_agent.kits.text import plural
 
 from .classify import brief, classify
 from .interrupt import CallGuard

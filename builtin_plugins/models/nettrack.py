@@ -17,7 +17,7 @@ from typing import Any
 
 import httpcore2
 
-from hermes_agent.api import wrap_network_backends
+from hermes_agent.kits.http import wrap_network_backends
 
 from .interrupt import INTERRUPTED, POLL_SECONDS, CallGuard, _local
 

@@ -10,13 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent.api import (
-    ChatRequest,
-    ChatResponse,
-    EventCallback,
-    ProviderProfile,
-    mask_url,
-)
+from hermes_agent.api import ChatRequest, ChatResponse, EventCallback, ProviderProfile
+from hermes_agent.kits.secrets import mask_url
 
 DEFAULT_TIMEOUT = 600.0
 # transport class per api_mode, imported on first use (the anthropic SDK is slow to import)

@@ -73,7 +73,7 @@ def setup(provider: str | None, api_key: str | None, model: str | None, base_url
           no_test: bool, yes: bool) -> None:
     """First-run wizard: choose a provider, store its key, pick a model, test it."""
     from hermes_agent import Kernel
-    from hermes_agent.api import set_env_values
+    from hermes_agent.kits.files import set_env_values
 
     kernel = cli_kernel()
     if not provider:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hermes_agent.api import ChatResponse, Usage, estimate_text_tokens
+from hermes_agent.api import ChatResponse, Usage
+from hermes_agent.kits.tokens import estimate_text_tokens
 
 from .runtime import attr
 

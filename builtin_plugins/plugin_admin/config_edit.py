@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-from hermes_agent import ConfigError, load_config
-from hermes_agent.api import is_secret_name, private_dir, write_atomic
+from hermes_agent import ConfigError, load_config, private_dir, write_atomic
+from hermes_agent.kits.secret_text import is_secret_name
 from hermes_agent.kits.cli import report_config_warnings
 from hermes_agent.kits.editor import run_editor
 

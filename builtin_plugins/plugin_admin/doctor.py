@@ -25,7 +25,8 @@ from hermes_agent import (
     load_filter,
     selected_by_slot,
 )
-from hermes_agent.api import mask_secrets, plural
+from hermes_agent.kits.secrets import mask_secrets
+from hermes_agent.kits.text import plural
 
 from .ledger import last_outcome, read_ledger, recorded_statuses
 from .lockfile import UNREADABLE_FIX, LockEntry, LockUnreadable, read_lock

@@ -1,5 +1,5 @@
 """Asking for the environment variables a plugin needs (written to $HERMES_HOME/.env with
-``hermes_agent.api.set_env_values``), and the names `hermes config set` keeps in .env."""
+``hermes_agent.kits.files.set_env_values``), and the names `hermes config set` keeps in .env."""
 
 from __future__ import annotations
 

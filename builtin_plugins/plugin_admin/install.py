@@ -16,8 +16,9 @@ from typing import Any
 
 import click
 from hermes_agent.api import write_config_value
-from hermes_agent import Kernel, load_config
-from hermes_agent.api import mask_url, private_dir, set_env_values
+from hermes_agent import Kernel, load_config, private_dir
+from hermes_agent.kits.files import set_env_values
+from hermes_agent.kits.secrets import mask_url
 
 from .envfile import prompt_missing_env
 from .lockfile import Transaction, make_entry, read_lock, write_lock

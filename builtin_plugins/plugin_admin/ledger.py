@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent import MANIFEST_NAMES, PluginRecord, PluginStatus, __version__
-from hermes_agent.api import write_atomic
+from hermes_agent import MANIFEST_NAMES, PluginRecord, PluginStatus, __version__, write_atomic
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_agent import Kernel
-from hermes_agent.api import plural
+from hermes_agent.kits.text import plural
 
 from .ledger import recorded_statuses, status_dict
 from .lockfile import lock_notes

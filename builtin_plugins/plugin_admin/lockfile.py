@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from hermes_agent import Manifest
-from hermes_agent.api import write_atomic
+from hermes_agent import Manifest, write_atomic
 
 from .guards import (
     PLUGIN_NAME,

@@ -21,8 +21,8 @@ from shlex import quote
 from typing import Any
 
 import click
-from hermes_agent import Kernel
-from hermes_agent.api import private_dir, set_env_values
+from hermes_agent import Kernel, private_dir
+from hermes_agent.kits.files import set_env_values
 
 from .envfile import prompt_missing_env
 from .install import describe, pip_install

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from hermes_agent.api import (SessionImporter, SessionStore, SessionStoreError, plural,
-                              session_store, usage_estimated)
+from hermes_agent.api import SessionImporter, SessionStore, SessionStoreError, session_store
+from hermes_agent.kits.text import plural
+from hermes_agent.kits.sql.values import usage_estimated
 from hermes_agent.kits.cli import confirm_at_terminal, ListingGroup
 
 from .inputs import MAX_LIMIT, clean_text
@@ -220,8 +221,8 @@ def migrate_cmd(target: str, origin: str | None, as_json: bool) -> None:
     numbered by the target), then verify them (counts and a checksum per session). The source
     is only read; sessions already there and identical are skipped, so run it again to resume;
     ones there with other content are named and left as they are."""
-    from hermes_agent.api import mask_url
     from hermes_agent.kits.cli import cli_kernel
+    from hermes_agent.kits.secrets import mask_url
 
     from .migrate import migrate, open_location
 

@@ -6,17 +6,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from hermes_agent.api import (
-    JSON_COLUMNS,
-    JSON_PREFIX,
-    SqlDialect,
-    clean_optional as clean_text,
-    decode_content,
-    decode_json,
-    encode_content,
-    encode_json,
-    sanitize_title,
-    tool_call_count,
+from hermes_agent.kits.sql.dialect import SqlDialect
+from hermes_agent.kits.sql.values import (
+    JSON_COLUMNS, JSON_PREFIX, clean_optional as clean_text, decode_content, decode_json,
+    encode_content, encode_json, sanitize_title, tool_call_count,
 )
 
 __all__ = ["JSON_COLUMNS", "JSON_PREFIX", "SQLITE", "clean_text", "decode_content",

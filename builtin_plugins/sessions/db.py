@@ -31,7 +31,8 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-from hermes_agent.api import SessionStoreError, private_dir
+from hermes_agent import private_dir
+from hermes_agent.api import SessionStoreError
 
 from . import cjk, shortest
 from .health import damaged, verify

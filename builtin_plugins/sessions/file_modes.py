@@ -1,10 +1,11 @@
 """Private files: conversations and tool output are readable by their owner only.
 
-Directories the store creates are 0700 (``hermes_agent.api.private_dir``); state.db, its lock file and the health-check record are
-created 0600 whatever the umask (created with that mode, then ``chmod`` to it). SQLite creates
-``-wal`` and ``-shm`` with the database file's mode, so they are 0600 too. Existing files that
-are open to group or others are tightened to 0600 when the store opens them (a state.db
-written before this rule, or with a loose umask); a file we may not chmod is left as it is.
+Directories the store creates are 0700 (``hermes_agent.private_dir``); state.db, its lock file
+and the health-check record are created 0600 whatever the umask (created with that mode, then
+``chmod`` to it). SQLite creates ``-wal`` and ``-shm`` with the database file's mode, so they
+are 0600 too. Existing files that are open to group or others are tightened to 0600 when the
+store opens them (a state.db written before this rule, or with a loose umask); a file we may
+not chmod is left as it is.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-from hermes_agent.api import SessionStoreError, write_atomic
+from hermes_agent import write_atomic
+from hermes_agent.api import SessionStoreError
 
 from .file_modes import FILE_MODE
 

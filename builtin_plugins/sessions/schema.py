@@ -14,7 +14,8 @@ import re
 import sqlite3
 from collections.abc import Callable
 
-from hermes_agent.api import CJK_CLASS, SessionStoreError
+from hermes_agent.api import SessionStoreError
+from hermes_agent.kits.sql.query import CJK_CLASS
 
 SCHEMA_VERSION = 12
 OWNER = "hermes"  # state_meta 'schema_owner': written by this store (not only a version number)

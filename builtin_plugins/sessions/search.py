@@ -18,13 +18,9 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from hermes_agent.api import (
-    SEARCH_BUDGET_S,
-    SearchSql,
-    SearchTimeoutError,
-    search_filters,
-    search_results,
-)
+from hermes_agent.api import SearchTimeoutError
+from hermes_agent.kits.sql.query import SEARCH_BUDGET_S
+from hermes_agent.kits.sql.search import SearchSql, search_filters, search_results
 
 from . import shortest
 from .cjk import cjk_ids

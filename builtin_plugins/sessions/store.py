@@ -14,14 +14,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hermes_agent.api import (
-    SEARCH_BUDGET_S,
-    SessionSql,
-    SessionStoreError,
-    SqlSessionMethods,
-    create_error,
-    insert_message_rows,
-)
+from hermes_agent.kits.sql.query import SEARCH_BUDGET_S
+from hermes_agent.kits.sql.statements import SessionSql
+from hermes_agent.api import SessionStoreError
+from hermes_agent.kits.sql.sessions import SqlSessionMethods, create_error
+from hermes_agent.kits.sql.rows import insert_message_rows
 
 from . import health
 from .codec import SQLITE

@@ -1,5 +1,5 @@
 """Export to JSON lines and import from exports or from a state.db written by Hermes Agent.
-Imports never overwrite (see ``hermes_agent.api.insert_session_row``)."""
+Imports never overwrite (see ``hermes_agent.kits.sql.rows.insert_session_row``)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,11 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
 
-from hermes_agent.api import (
-    SessionSql,
-    SessionStoreError,
-    import_session_records,
-    insert_message_rows,
-    insert_session_row,
-    tally_import,
+from hermes_agent.api import SessionStoreError
+from hermes_agent.kits.sql.rows import (
+    import_session_records, insert_message_rows, insert_session_row, tally_import,
 )
+from hermes_agent.kits.sql.statements import SessionSql
 
 from . import codec
 from .db import check_file, explain

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-from hermes_agent.api import ellipsize, plural, table
+from hermes_agent.kits.text import ellipsize, plural, table
 from hermes_agent.kits.cli import ListingGroup, cli_kernel
 
 from . import ScanUnavailable, Skills

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_agent.api import private_dir
+from hermes_agent import private_dir
 
 from .catalog import SKILL_FILE, load_catalog, skills_root
 from .placement import Installed, Manifest, place, remove_tree, tree_hash

@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from hermes_agent.api import private_dir, write_atomic
+from hermes_agent import private_dir, write_atomic
 
 from .catalog import SKILL_FILE, skills_root
 

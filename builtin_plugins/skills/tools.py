@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import tool_error, tool_result, write_atomic
+from hermes_agent import write_atomic
+from hermes_agent.api import tool_error, tool_result
 
 from .catalog import (MAX_SKILL_BYTES, SKILL_FILE, Catalog, UnsafePath, listed_files,
                       reference_file, skills_root)

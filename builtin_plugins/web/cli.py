@@ -9,7 +9,8 @@ import time
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-from hermes_agent.api import WebBackend, WebError, check_url
+from hermes_agent.api import WebBackend, WebError
+from hermes_agent.kits.http import check_url
 from hermes_agent.kits.cli import ListingGroup, cli_kernel
 
 from .failure import Failure

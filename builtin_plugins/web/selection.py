@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import WebBackend, as_web_backend
+from hermes_agent.api import WebBackend
+from hermes_agent.kits.web_backends import as_web_backend
 
 from .failure import Failure
 from .settings import WebSettings

@@ -8,8 +8,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import (ToolCallContext, WebBackend, WebError, WebPage, WebResult,
-                              check_url, tool_error, tool_result)
+from hermes_agent.api import (
+    ToolCallContext, WebBackend, WebError, WebPage, WebResult, tool_error, tool_result,
+)
+from hermes_agent.kits.http import check_url
 
 from .cache import SessionCache, normal_query, normal_url
 from .content import (SEARCH_NOTICE, UNTRUSTED_NOTICE, condense, injection_findings,

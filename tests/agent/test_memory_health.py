@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from hermes_agent.api import load_health
+from hermes_agent.kits.memory_health import load_health
 from hermes_agent.builtin_plugins.agent.loop import Agent
 from hermes_agent.testing.fake_llm import reply_text
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hermes_agent.api import interrupt
+from hermes_agent.kits import interrupt
 from hermes_agent.builtin_plugins.agent.inbox import TOOL_RESULT_NOTE
 from hermes_agent.builtin_plugins.agent.loop import Agent, AgentOptions
 from hermes_agent.builtin_plugins.core_tools.approval import approval_gate

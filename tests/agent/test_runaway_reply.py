@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hermes_agent.api import usage_estimated
+from hermes_agent.kits.sql.values import usage_estimated
 from hermes_agent.cli import root as cli_root
 from hermes_agent.builtin_plugins.agent.chat.slash import _usage
 from hermes_agent.builtin_plugins.agent.loop import Agent

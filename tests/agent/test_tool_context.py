@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from hermes_agent.api import ToolCallContext, tool_error, tool_status, with_context
+from hermes_agent.api import ToolCallContext, tool_error, with_context
+from hermes_agent.kits.tool_results import tool_status
 from hermes_agent.builtin_plugins.agent import tool_exec
 from hermes_agent.builtin_plugins.agent.tool_exec import ToolExecutor, ToolTurn
 from hermes_agent.builtin_plugins.core_tools.approval import ApprovalGate

@@ -17,7 +17,8 @@ import pytest
 
 import hermes_agent.builtin_plugins.core_tools as core_tools
 from hermes_agent import EnvRequirement, Kernel, Manifest
-from hermes_agent.api import ProviderProfile, ToolCallContext, command_env
+from hermes_agent.api import ProviderProfile, ToolCallContext
+from hermes_agent.kits.secrets import command_env
 
 OPENAI_KEY = "sk-proj-dotenv-4f9c2a7be1d04a5f"
 SHELL_KEY = "acme-shell-exported-77d1e0"

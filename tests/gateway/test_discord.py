@@ -375,7 +375,7 @@ def test_typing_and_edits_reach_discord(home, fake_llm, discord):
 
 def test_a_streamed_reply_is_one_message_edited_into_the_answer(home, fake_llm, discord,
                                                                  monkeypatch):
-    from hermes_agent.api import EditedReply
+    from hermes_agent.kits.chat_text import EditedReply
 
     monkeypatch.setattr(EditedReply, "interval", 0.0)
     fake_llm.script(reply_text("#### Streaming\n\nworks, piece by piece.", chunk_size=5))

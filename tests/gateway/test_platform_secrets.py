@@ -18,7 +18,8 @@ import yaml
 import hermes_agent.builtin_plugins
 import hermes_agent.plugins
 from hermes_agent import Kernel
-from hermes_agent.api import ToolCallContext, secret_env_names
+from hermes_agent.api import ToolCallContext
+from hermes_agent.kits.secrets import secret_env_names
 
 ROOTS = {"builtin_plugins": Path(hermes_agent.builtin_plugins.__path__[0]),
          "plugins": Path(hermes_agent.plugins.__path__[0])}

@@ -1,4 +1,4 @@
-"""The platform SDK in hermes_agent.api: reply splitting and the original's adapter shape."""
+"""The platform SDK (hermes_agent.api) and reply splitting (hermes_agent.kits.chat_text)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,22 @@ from typing import Any
 
 import pytest
 
-from hermes_agent.api import ChatInfo, PlatformAdapter, PlatformConfig, SendResult, split_message
+from hermes_agent.api import ChatInfo, PlatformAdapter, PlatformConfig, SendResult
+from hermes_agent.kits.chat_text import split_message
+
+
+class Quiet(PlatformAdapter):
+    """An adapter that connects, and sends nowhere."""
+
+    async def connect(self, *, is_reconnect: bool = False) -> bool:
+        return True
+
+    async def disconnect(self) -> None:
+        pass
+
+    async def send(self, chat_id: str, content: str, reply_to: Any = None,
+                   metadata: Any = None) -> SendResult:
+        return SendResult(True)
 
 
 def test_a_short_reply_is_one_piece() -> None:
@@ -37,23 +52,36 @@ def test_an_overlong_word_is_cut_hard() -> None:
 
 
 def test_an_adapter_written_like_the_originals_fits_the_base_class() -> None:
-    class Legacy(PlatformAdapter):
-        async def connect(self, *, is_reconnect: bool = False) -> bool:
-            return True
-
-        async def disconnect(self) -> None:
-            pass
-
-        async def send(self, chat_id: str, content: str, reply_to: Any = None,
-                       metadata: Any = None) -> SendResult:
-            return SendResult(True)
+    class Legacy(Quiet):
+        pass
 
     config = PlatformConfig({"token": "t", "extra": {"mode": "poll"}})
     adapter = Legacy(config, SimpleNamespace(value="legacy"))
     assert adapter.name == "legacy" and adapter.config.token == "t"
     assert adapter.config.extra == {"mode": "poll"} and adapter.config.missing is None
-    assert adapter.truncate_message("a b c d", 3) == ["a b", "c d"]
     info = ChatInfo("Room", "group", {"members": 3})
     assert info["name"] == "Room" and info.get("members") == 3 and info.get("x") is None
     with pytest.raises(TypeError):
         PlatformAdapter()  # type: ignore[abstract]
+
+
+
+def test_the_originals_base_adapter_keeps_truncate_message() -> None:
+    """0.19's ``BasePlatformAdapter.truncate_message`` (compat) is :func:`split_message`."""
+    from hermes_agent.builtin_plugins.compat.gateway_types import BasePlatformAdapter
+
+    class Legacy(BasePlatformAdapter, Quiet):
+        pass
+
+    adapter = Legacy(PlatformConfig({}), SimpleNamespace(value="legacy"))
+    assert adapter.truncate_message("a b c d", 3) == ["a b", "c d"]
+
+
+def test_open_stream_left_as_it_is_returns_none() -> None:
+    """The gateway then edits one message as the reply grows (``EditedReply``, of
+    hermes_agent.kits.chat_text) when the adapter ``supports_streaming``:
+    tests/gateway/test_streaming.py runs that whole path."""
+    class Streaming(Quiet):
+        supports_streaming = True
+
+    assert Streaming().open_stream("c") is None

@@ -1,4 +1,4 @@
-"""Slow and idle clients against the platforms' HTTP server (hermes_agent.api.AsgiServer):
+"""Slow and idle clients against the platforms' HTTP server (hermes_agent.kits.asgi.AsgiServer):
 real sockets on 127.0.0.1, both of uvicorn's HTTP parsers."""
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from starlette.requests import Request  # noqa: E402
 from starlette.responses import PlainTextResponse, Response  # noqa: E402
 from starlette.routing import Route  # noqa: E402
 
-from hermes_agent.api import (AsgiServer, BodyIncomplete, BodyTooLarge, ClientLimits,  # noqa: E402
-                              client_limits, read_body)
+from hermes_agent.kits.asgi import (  # noqa: E402
+    AsgiServer, BodyIncomplete, BodyTooLarge, ClientLimits, client_limits, read_body,
+)
 
 FAST = ClientLimits(header_timeout=0.5, body_timeout=0.5, body_min_rate=1000, max_connections=50)
 
@@ -65,7 +66,7 @@ def run(coro: Any) -> Any:
 
 def test_the_auto_parser_is_httptools_when_installed() -> None:
     pytest.importorskip("httptools")
-    from hermes_agent.api.asgi_server import guarded_protocol
+    from hermes_agent.kits.asgi import guarded_protocol
 
     assert guarded_protocol("auto", FAST, "t").__name__ == "GuardedHttpToolsProtocol"
     assert guarded_protocol("h11", FAST, "t").__name__ == "GuardedH11Protocol"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from hermes_agent.api import EditedReply, SendResult
+from hermes_agent.api import SendResult
+from hermes_agent.kits.chat_text import EditedReply
 from hermes_agent.testing.fake_llm import reply_text, reply_tool_call
 
 from .conftest import TestAdapter, running

@@ -395,7 +395,7 @@ def test_a_telegram_turn_fires_the_hooks_of_an_agent_api_turn(home, fake_llm, te
 
 def test_a_streamed_reply_is_one_message_edited_into_the_answer(home, fake_llm, telegram,
                                                                  monkeypatch):
-    from hermes_agent.api import EditedReply
+    from hermes_agent.kits.chat_text import EditedReply
 
     monkeypatch.setattr(EditedReply, "interval", 0.0)
     fake_llm.script(reply_text("**Streaming** works, piece by piece.", chunk_size=5))

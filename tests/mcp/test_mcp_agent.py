@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any
 
-from hermes_agent.api import is_parallel_safe, tool_status
+from hermes_agent.kits.tool_results import is_parallel_safe, tool_status
 from hermes_agent.builtin_plugins.agent.loop import Agent
 from hermes_agent.testing.fake_llm import reply_text, reply_tool_call
 

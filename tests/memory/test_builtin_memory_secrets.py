@@ -1,7 +1,7 @@
 """Builtin memory keeps secrets out of every later prompt: the memory tool and `hermes memory
 edit` refuse entries holding an API key, a token, a PEM block or a password (with the shared
-detector, ``hermes_agent.api.find_secret``, that the local provider uses too), and an entry
-saved before (or by hand) is left out of the prompt but kept in the file. Real files in a
+detector, ``hermes_agent.kits.secret_text.find_secret``, that the local provider uses too),
+and an entry saved before (or by hand) is left out of the prompt but kept in the file. Real files in a
 temporary HERMES_HOME, the real tool and the real CLI with a real editor command."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from hermes_agent.api import ToolCallContext, find_secret
+from hermes_agent.api import ToolCallContext
+from hermes_agent.kits.secret_text import find_secret
 from hermes_agent.builtin_plugins.agent.prompt import build_system_prompt
 from hermes_agent.cli.root import main
 from hermes_agent.testing import make_kernel

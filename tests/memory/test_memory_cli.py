@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hermes_agent.api import ProviderHealth, save_health
+from hermes_agent.kits.memory_health import ProviderHealth, save_health
 from hermes_agent.cli.root import main
 from hermes_agent.builtin_plugins.compat import modules
 

@@ -52,7 +52,7 @@ def test_the_http_librarys_request_log_is_masked_by_the_cli_filter(
     """The HTTP client logs every request URL at INFO, userinfo included; the filter the CLI
     installs on the handlers masks it. (A handler on the library's own logger sees the record
     before the root handlers' filters do.)"""
-    from hermes_agent.api import install_log_masking
+    from hermes_agent.kits.secrets import install_log_masking
     from hermes_agent.testing.fake_llm import reply_text
 
     url = server.openai_base_url.replace("http://", f"http://alice:{PASSWORD}@")

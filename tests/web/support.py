@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent.api import HTTPWebBackend
+from hermes_agent.kits.http import HTTPWebBackend
 from hermes_agent.plugins.web.brave import BraveBackend
 from hermes_agent.plugins.web.exa import ExaBackend
 from hermes_agent.plugins.web.searxng import SearXNGBackend

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.api.web_http import HTTP_SETTINGS
+from hermes_agent.kits.http.client import HTTP_SETTINGS
 
 from .support import CASES, Case
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.api import WebError, check_url, fetch
+from hermes_agent.api import WebError
+from hermes_agent.kits.http import check_url, fetch
 from hermes_agent.testing.fake_web import FakeDNS, FakePageServer
 from hermes_agent.testing.fake_web.tls import make_tls, openssl_available
 

@@ -15,9 +15,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from hermes_agent.api import WebError, check_url, fetch
-from hermes_agent.api.net import system_resolve
-from hermes_agent.api.web_http import WebHTTP, WebService
+from hermes_agent.api import WebError
+from hermes_agent.kits.http import WebHTTP, WebService, check_url, fetch, system_resolve
 from hermes_agent.testing.fake_web import FakeDNS, FakePageServer
 
 PUBLIC = "public.test"

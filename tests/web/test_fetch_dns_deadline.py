@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from hermes_agent.api import WebError, WebHTTP, WebService, check_url, fetch
-from hermes_agent.api import net
+from hermes_agent.api import WebError
+from hermes_agent.kits.http import WebHTTP, WebService, check_url, fetch, net
 from hermes_agent.testing.fake_web import FakePageServer, FakeSearXNG
 
 from .conftest import call

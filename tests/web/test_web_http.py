@@ -9,8 +9,8 @@ from email.utils import formatdate
 
 import pytest
 
-from hermes_agent.api import http_options, retry_after_seconds
-from hermes_agent.api.web_http import error_detail
+from hermes_agent.kits.http import http_options, retry_after_seconds
+from hermes_agent.kits.http.client import error_detail
 
 
 def test_http_options_keeps_good_values_and_logs_the_rest(caplog) -> None:

@@ -10,7 +10,8 @@ from shlex import quote
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent import HermesError
-from hermes_agent.api import ellipsize, mask_url, plural, table
+from hermes_agent.kits.secrets import mask_url
+from hermes_agent.kits.text import ellipsize, plural, table
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel

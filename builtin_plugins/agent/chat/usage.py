@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_agent.api import plural, usage_estimated
+from hermes_agent.kits.sql.values import usage_estimated
+from hermes_agent.kits.text import plural
 
 from .. import context_link
 

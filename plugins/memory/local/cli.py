@@ -13,7 +13,8 @@ from pathlib import Path
 
 import click
 from hermes_agent import hermes_home
-from hermes_agent.api import INJECTION_SCAN, ellipsize, plural, table
+from hermes_agent.api import INJECTION_SCAN
+from hermes_agent.kits.text import ellipsize, plural, table
 from hermes_agent.kits.cli import ListingGroup, cli_kernel
 
 from . import settings as settings_mod

@@ -14,7 +14,7 @@ sentence is kept when all of these hold:
    "remember that ..." (stored without the "remember that"), or their Chinese forms
    ("我用/我喜欢/我的...是/请记住..."). Requests and passing states ("I want you to",
    "I'm trying to", "I think", "I was wondering") are not facts.
-4. It holds nothing that looks like a secret (``hermes_agent.api.looks_secret``).
+4. It holds nothing that looks like a secret (``hermes_agent.kits.secret_text.looks_secret``).
 
 The provider also refuses what the injection scan flags; the model's answer is never mined.
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from hermes_agent.api import looks_secret  # the detector the builtin memory uses too
+from hermes_agent.kits.secret_text import looks_secret  # the detector the builtin memory uses too
 
 MIN_CHARS, MAX_CHARS, MAX_WORDS = 12, 300, 60
 

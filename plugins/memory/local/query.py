@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hermes_agent.api import like_escape
+from hermes_agent.kits.sql.lineage import like_escape
 
 MAX_TERMS = 24  # longer queries keep their first terms: enough for recall, bounded cost
 MAX_TERM_CHARS = 64

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import private_dir
+from hermes_agent import private_dir
 
 from . import ranking
 from .query import Query, like_pattern

@@ -20,8 +20,8 @@ from urllib.parse import quote
 
 import httpx2
 
-from hermes_agent.api import mask_url
-from hermes_agent.api import retry_after_seconds as retry_after
+from hermes_agent.kits.secrets import mask_url
+from hermes_agent.kits.http import retry_after_seconds as retry_after
 
 from .breaker import CircuitBreaker
 from .errors import DEFAULT_HOST, Mem0Error, Mem0Unavailable, Redactor, detail_of, status_error

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_agent.api import mask_secrets
+from hermes_agent.kits.secrets import mask_secrets, mask_values
 
 DEFAULT_HOST = "https://api.mem0.ai"
 KEY_URL = "https://app.mem0.ai/dashboard/api-keys"
-MASK = "***"
 
 
 class Mem0Error(Exception):
@@ -35,8 +34,7 @@ class Redactor:
         self._key = api_key if len(api_key) >= 4 else ""
 
     def __call__(self, text: str) -> str:
-        text = mask_secrets(text)
-        return text.replace(self._key, MASK) if self._key else text
+        return mask_values(mask_secrets(text), (self._key,))
 
 
 def detail_of(body: Any, text: str) -> str:

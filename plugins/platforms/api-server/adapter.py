@@ -13,7 +13,8 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent.api import InboundMessage, PlatformAdapter, ReplyStream, SendResult, http_url
+from hermes_agent.api import InboundMessage, PlatformAdapter, ReplyStream, SendResult
+from hermes_agent.kits.platform_config import http_url
 
 from .settings import ONESHOT, Settings
 
@@ -77,7 +78,7 @@ class ApiServerAdapter(PlatformAdapter):
 
     # --- lifecycle ---------------------------------------------------------------------------
     async def connect(self, *, is_reconnect: bool = False) -> bool:
-        from hermes_agent.api import AsgiServer
+        from hermes_agent.kits.asgi import AsgiServer
 
         from .app import build_app
 

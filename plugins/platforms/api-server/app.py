@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from hermes_agent.api import BodyIncomplete, BodyTooLarge, read_body
+from hermes_agent.kits.asgi import BodyIncomplete, BodyTooLarge, read_body
 
 from . import openai_format as fmt
 from .settings import ONESHOT, Settings, is_loopback

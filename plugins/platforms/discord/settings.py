@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent.api import config_secret, id_set, platform_setting
+from hermes_agent.kits.platform_config import config_secret, id_set, platform_setting
 
 API_BASE = "https://discord.com/api/v10"
 TOKEN_ENV = "DISCORD_BOT_TOKEN"

@@ -9,7 +9,9 @@ import logging
 from collections import deque
 from typing import Any
 
-from hermes_agent.api import ChatInfo, PlatformAdapter, SendResult, http_url, split_message
+from hermes_agent.api import ChatInfo, PlatformAdapter, SendResult
+from hermes_agent.kits.chat_text import split_message
+from hermes_agent.kits.platform_config import http_url
 
 from .bot_api import BotAPI, TelegramError
 from .formatting import to_html, visible_length
@@ -72,7 +74,7 @@ class TelegramAdapter(PlatformAdapter):
             log.info("telegram: @%s polling for updates", self.bot.get("username", "?"))
 
     async def _start_webhook(self) -> bool:
-        from hermes_agent.api import AsgiServer
+        from hermes_agent.kits.asgi import AsgiServer
 
         from .webhook import build_app
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import httpx2
 
+from hermes_agent.kits.secrets import mask_values
+
 log = logging.getLogger("hermes_agent.gateway.telegram")
-MASK = "***"
 # Failures after which the request cannot have reached Telegram: retrying cannot duplicate.
 _NOT_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout, httpx2.WriteError,
              httpx2.WriteTimeout, httpx2.UnsupportedProtocol)
@@ -48,17 +49,10 @@ class TokenMaskingFilter(logging.Filter):
             message = record.getMessage()
         except Exception:
             return True
-        masked = mask(message, self.secrets)
+        masked = mask_values(message, self.secrets)
         if masked != message:
             record.msg, record.args = masked, None
         return True
-
-
-def mask(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, MASK)
-    return text
 
 
 class BotAPI:
@@ -73,7 +67,7 @@ class BotAPI:
                                         follow_redirects=False)
 
     def mask(self, text: str) -> str:
-        return mask(text, self._secrets)
+        return mask_values(text, self._secrets)
 
     async def call(self, method: str, timeout: float | None = None, **params: Any) -> Any:
         """POST ``params`` (None values left out) as JSON to ``method``; its ``result``."""

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent.api import ClientLimits, client_limits, config_secret, id_set, platform_setting
+from hermes_agent.kits.asgi import ClientLimits, client_limits
+from hermes_agent.kits.platform_config import config_secret, id_set, platform_setting
 from urllib.parse import urlsplit
 
 DEFAULT_BASE_URL = "https://api.telegram.org"

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from hermes_agent.api import BodyRefused, read_body
+from hermes_agent.kits.asgi import BodyRefused, read_body
 
 log = logging.getLogger("hermes_agent.gateway.telegram")
 SECRET_HEADER = "x-telegram-bot-api-secret-token"

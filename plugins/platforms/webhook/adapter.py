@@ -15,8 +15,9 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from hermes_agent.api import (InboundMessage, PlatformAdapter, SendResult, http_url,
-                              retry_after_seconds)
+from hermes_agent.api import InboundMessage, PlatformAdapter, SendResult
+from hermes_agent.kits.http import retry_after_seconds
+from hermes_agent.kits.platform_config import http_url
 
 from .settings import Settings
 from .signing import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
@@ -43,7 +44,7 @@ class WebhookAdapter(PlatformAdapter):
     async def connect(self, *, is_reconnect: bool = False) -> bool:
         import httpx2
 
-        from hermes_agent.api import AsgiServer
+        from hermes_agent.kits.asgi import AsgiServer
 
         from .app import build_app
 

@@ -17,7 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from hermes_agent.api import BodyIncomplete, BodyTooLarge, InboundMessage, read_body
+from hermes_agent.api import InboundMessage
+from hermes_agent.kits.asgi import BodyIncomplete, BodyTooLarge, read_body
 
 from .settings import Settings
 from .signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, ReplayGuard, check

@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_agent.api import ClientLimits, client_limits, config_secret, platform_setting
+from hermes_agent.kits.asgi import ClientLimits, client_limits
+from hermes_agent.kits.platform_config import config_secret, platform_setting
 from urllib.parse import urlsplit
 
 DEFAULT_HOST, DEFAULT_PORT, DEFAULT_PATH = "127.0.0.1", 8644, "/webhook"

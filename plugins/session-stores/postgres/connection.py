@@ -18,7 +18,8 @@ from psycopg import errors as pg_errors
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from hermes_agent.api import SessionStoreError, mask_url
+from hermes_agent.api import SessionStoreError
+from hermes_agent.kits.secrets import mask_url
 
 from . import schema
 

@@ -13,17 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from hermes_agent.api import (
-    SEARCH_CJK,
-    SearchQuery,
-    SearchSql,
-    SearchTerm,
-    SearchTimeoutError,
-    like_escape,
-    parse_search_query,
-    search_filters,
-    search_results,
-)
+from hermes_agent.api import SearchTimeoutError
+from hermes_agent.kits.sql.lineage import like_escape
+from hermes_agent.kits.sql.query import SEARCH_CJK, SearchQuery, SearchTerm, parse_search_query
+from hermes_agent.kits.sql.search import SearchSql, search_filters, search_results
 
 from .values import POSTGRES
 

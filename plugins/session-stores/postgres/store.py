@@ -12,17 +12,12 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hermes_agent.api import (
-    SEARCH_BUDGET_S,
-    SessionStoreError,
-    TitleConflictError,
-    SessionSql,
-    SqlSessionMethods,
-    create_error,
-    insert_message_rows,
-    public_methods_at_edge,
-    write_session_title,
-)
+from hermes_agent.api import SessionStoreError, TitleConflictError
+from hermes_agent.kits.sql.query import SEARCH_BUDGET_S
+from hermes_agent.kits.sql.rows import insert_message_rows
+from hermes_agent.kits.sql.sessions import SqlSessionMethods, create_error, write_session_title
+from hermes_agent.kits.sql.statements import SessionSql
+from hermes_agent.kits.sql.values import public_methods_at_edge
 
 from .values import POSTGRES, params, to_pg
 

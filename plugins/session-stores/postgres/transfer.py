@@ -1,4 +1,4 @@
-"""Importing exported sessions into PostgreSQL (the shared rows: ``hermes_agent.api.sql_rows``).
+"""Importing exported sessions into PostgreSQL (the shared rows: ``hermes_agent.kits.sql.rows``).
 
 Imports never overwrite, as the sqlite store's: a session whose id exists is skipped, a taken
 title gets the next free " #<n>", a parent that is not in the store is dropped from the link.
@@ -9,13 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from hermes_agent.api import (
-    SessionSql,
-    SessionStoreError,
-    import_session_records,
-    insert_message_rows,
-    insert_session_row,
+from hermes_agent.api import SessionStoreError
+from hermes_agent.kits.sql.rows import (
+    import_session_records, insert_message_rows, insert_session_row,
 )
+from hermes_agent.kits.sql.statements import SessionSql
 
 from .values import to_pg
 

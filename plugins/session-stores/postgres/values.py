@@ -4,7 +4,7 @@ The shared codec (``hermes_agent.api``) marks JSON content with ``JSON_PREFIX``,
 with NUL; here that marker is stored as :data:`PG_JSON_PREFIX` (a Unicode noncharacter, never
 in real text) and turned back on reading. Any other NUL in text is stored as U+FFFD, as the
 shared edge already does for lone surrogates. :data:`POSTGRES` is PostgreSQL's dialect of the
-SQL every SQL store shares (``hermes_agent.api.SqlDialect``): values go through :func:`to_pg`.
+SQL every SQL store shares (``hermes_agent.kits.sql.dialect.SqlDialect``): values go through :func:`to_pg`.
 """
 
 from __future__ import annotations
@@ -12,13 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from hermes_agent.api import (
-    JSON_COLUMNS,
-    JSON_PREFIX,
-    SqlDialect,
-    decode_content,
-    decode_json,
-)
+from hermes_agent.kits.sql.dialect import SqlDialect
+from hermes_agent.kits.sql.values import JSON_COLUMNS, JSON_PREFIX, decode_content, decode_json
 
 PG_JSON_PREFIX = "\ufdd0json:"
 

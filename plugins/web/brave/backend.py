@@ -12,7 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from hermes_agent.api import HTTPWebBackend, WebError, WebResult, WebService
+from hermes_agent.api import WebError, WebResult
+from hermes_agent.kits.http import HTTPWebBackend, WebService
 
 KEY_ENV, URL_ENV = "BRAVE_SEARCH_API_KEY", "BRAVE_SEARCH_BASE_URL"
 KEY_URL = "https://api-dashboard.search.brave.com/app/keys"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_agent.api import HTTPWebBackend, WebError, WebPage, WebResult, WebService
+from hermes_agent.api import WebError, WebPage, WebResult
+from hermes_agent.kits.http import HTTPWebBackend, WebService
 
 KEY_ENV, URL_ENV = "EXA_API_KEY", "EXA_BASE_URL"
 KEY_URL = "https://dashboard.exa.ai/api-keys"

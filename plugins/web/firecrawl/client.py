@@ -12,7 +12,9 @@ from typing import Any
 
 import httpx2
 
-from hermes_agent.api import WebError, mask_secrets, retry_after_seconds
+from hermes_agent.api import WebError
+from hermes_agent.kits.http import retry_after_seconds
+from hermes_agent.kits.secrets import mask_secrets, mask_values
 
 HOSTED = "https://api.firecrawl.dev"
 KEY_URL = "https://www.firecrawl.dev/app/api-keys"
@@ -122,8 +124,7 @@ class FirecrawlClient:
                         status=status)
 
     def _redact(self, text: str) -> str:
-        text = mask_secrets(text)
-        return text.replace(self._key, "***") if len(self._key) >= 4 else text
+        return mask_values(mask_secrets(text), (self._key,), 4)
 
 
 def _detail(data: Any, text: str) -> str:

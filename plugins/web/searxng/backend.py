@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hermes_agent.api import HTTPWebBackend, WebError, WebResult, WebService
+from hermes_agent.api import WebError, WebResult
+from hermes_agent.kits.http import HTTPWebBackend, WebService
 
 URL_ENV = "SEARXNG_URL"
 TIME_RANGES = ("day", "week", "month", "year")

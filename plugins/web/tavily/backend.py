@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from hermes_agent.api import HTTPWebBackend, WebError, WebPage, WebResult, WebService
+from hermes_agent.api import WebError, WebPage, WebResult
+from hermes_agent.kits.http import HTTPWebBackend, WebService
 
 KEY_ENV, URL_ENV = "TAVILY_API_KEY", "TAVILY_BASE_URL"
 KEY_URL = "https://app.tavily.com/home"

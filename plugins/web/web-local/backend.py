@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from hermes_agent.api import WebBackend, WebError, WebPage, fetch
+from hermes_agent.api import WebBackend, WebError, WebPage
+from hermes_agent.kits.http import fetch
 
 from .convert import INSTALL, to_markdown, trafilatura_available
 

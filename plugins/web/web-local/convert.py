@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_agent.api import Fetched, WebError
+from hermes_agent.api import WebError
+from hermes_agent.kits.http import Fetched
 
 HTML_TYPES = ("text/html", "application/xhtml+xml", "")  # "" : no content type, sniffed
 INSTALL = "pip install 'hermes-agent-runtime[web-local]'"

@@ -1,4 +1,6 @@
-"""A rough token count of chat messages, the one the host and context engines share (before
+"""Owner: the builtin plugin `context`.
+
+A rough token count of chat messages, the one the host and context engines share (before
 a model reports usage, and for what was added since its last report)."""
 
 from __future__ import annotations

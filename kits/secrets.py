@@ -1,4 +1,6 @@
-"""Keeping secrets out of sight: masking them in URLs and text hermes shows or logs, and
+"""Owner: the builtin plugin `core_tools`.
+
+Keeping secrets out of sight: masking them in URLs and text hermes shows or logs, and
 leaving them out of the environment of commands the agent runs.
 
 ``mask_url("https://user:pw@host/v1?api_key=k")`` gives ``https://user:***@host/v1?api_key=***``:
@@ -103,6 +105,16 @@ def mask_secrets(text: str) -> str:
 
     text = _pattern(_URL_IN_TEXT).sub(masked, text) if "://" in text else text
     return _pattern(_PARAM_IN_TEXT).sub(masked_param, text) if "=" in text else text
+
+
+def mask_values(text: str, secrets: Iterable[str], min_length: int = 1) -> str:
+    """``text`` with every occurrence of the known ``secrets`` (the key a client sent, a
+    bot token) replaced by ``***``; those shorter than ``min_length`` are left (placeholders
+    such as ``"x"`` would mask every x)."""
+    for secret in secrets:
+        if secret and len(secret) >= min_length and secret in text:
+            text = text.replace(secret, MASK)
+    return text
 
 
 class SecretMaskingFilter(logging.Filter):

@@ -1,4 +1,6 @@
-"""Serving an ASGI app (Starlette) with uvicorn on the gateway's own event loop, for platform
+"""Owner: the builtin plugin `gateway`.
+
+Serving an ASGI app (Starlette) with uvicorn on the gateway's own event loop, for platform
 plugins that receive HTTP (an API, a webhook). uvicorn is imported when a server starts, so
 it is only needed by the platforms that serve.
 
@@ -49,7 +51,7 @@ def client_limits(config: Any, section: str) -> ClientLimits:
     """The :class:`ClientLimits` a platform's config.yaml section sets (``header_timeout``,
     ``body_timeout``, ``body_min_rate``, ``max_connections``; the defaults otherwise);
     ``ValueError`` naming ``section``'s key to fix."""
-    from .platforms import platform_setting
+    from .platform_config import platform_setting
 
     values: dict[str, Any] = {}
     for name, kind in (("header_timeout", float), ("body_timeout", float),

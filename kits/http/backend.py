@@ -1,4 +1,6 @@
-"""The base class of backends that call one service's JSON API over :class:`WebHTTP`."""
+"""Owner: the builtin plugin `web`.
+
+The base class of backends that call one service's JSON API over :class:`WebHTTP`."""
 
 from __future__ import annotations
 
@@ -8,9 +10,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from .secrets import mask_url
-from .web import WebBackend, WebError
-from .web_http import WebHTTP, WebService, http_options
+from hermes_agent.api import WebBackend, WebError
+
+from ..secrets import mask_url
+from .client import WebHTTP, WebService, http_options
 
 __all__ = ["HTTPWebBackend"]
 

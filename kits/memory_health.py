@@ -1,4 +1,6 @@
-"""How the external memory provider has been doing: what the agent's memory manager records
+"""Owner: the builtin plugin `memory`.
+
+How the external memory provider has been doing: what the agent's memory manager records
 and ``hermes memory status`` shows (last prefetch, failures, timeouts, the last error).
 
 Kept in ``$HERMES_HOME/memories/provider-health.json``, one record per provider name, written
@@ -62,7 +64,7 @@ def load_health(home: Path) -> dict[str, ProviderHealth]:
 
 def save_health(home: Path, records: dict[str, ProviderHealth]) -> None:
     """Merge ``records`` into the file (other providers' records are kept)."""
-    from .files import private_dir, write_atomic
+    from hermes_agent import private_dir, write_atomic
 
     merged: dict[str, Any] = {name: asdict(r) for name, r in load_health(home).items()}
     for name, record in records.items():

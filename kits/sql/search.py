@@ -1,17 +1,19 @@
-"""Search results for any SQL session store: the hits a store's own search found (ids in
+"""Owner: the builtin plugin `sessions` (the postgres session store uses it too).
+
+Search results for any SQL session store: the hits a store's own search found (ids in
 order, each with the snippet its full-text engine made, or None) turned into result dicts
-with two queries for all of them, in the store's dialect (see :mod:`.sql_sessions`)."""
+with two queries for all of them, in the store's dialect (see :mod:`.sessions`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .session_query import SearchQuery, manual_snippet
-from .session_values import decode_content
+from .query import SearchQuery, manual_snippet
+from .values import decode_content
 
 if TYPE_CHECKING:
-    from .sql_sessions import SqlDialect
+    from .dialect import SqlDialect
 
 CONTEXT_CHARS = 200  # of the message before and after a hit
 

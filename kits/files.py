@@ -1,8 +1,12 @@
-"""Files under $HERMES_HOME: private folders, atomic writes and the .env file.
+"""Owner: the builtin plugin `plugin_admin`.
+
+Files under $HERMES_HOME: the .env file, and whether the process a pid file names runs.
 
 ``$HERMES_HOME`` holds API keys (.env), conversations (state.db) and the configuration, so
 what hermes and its plugins create there is readable by its owner only: folders 0700,
-secret files 0600 (``write_atomic(path, text, mode=0o600)``).
+secret files 0600. Private folders and atomic writes are the facade's ``private_dir`` and
+``write_atomic(path, text, mode=0o600)``; .env is written with them. Not part of the contract
+docs/api.md locks (docs/kits.md).
 """
 
 from __future__ import annotations
@@ -12,10 +16,9 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from hermes_agent import ConfigError
-from hermes_agent.home import private_dir, write_atomic  # noqa: F401  (re-exported)
+from hermes_agent import ConfigError, private_dir, write_atomic
 
-__all__ = ["private_dir", "write_atomic", "set_env_values", "unset_env_values", "pid_alive"]
+__all__ = ["set_env_values", "unset_env_values", "pid_alive"]
 
 _KEY = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=")
 _PLAIN = re.compile(r"^[A-Za-z0-9_./:@+,=-]*\Z")

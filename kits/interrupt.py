@@ -1,4 +1,6 @@
-"""Which threads run a tool the user interrupted: the agent marks them, handlers ask.
+"""Owner: the builtin plugin `agent`.
+
+Which threads run a tool the user interrupted: the agent marks them, handlers ask.
 
 The original's ``tools.interrupt.is_interrupted()`` contract, kept for the plugins written
 for it; the compat plugin serves it under that module path.

@@ -1,4 +1,6 @@
-"""Small text helpers the terminal surfaces share: counted nouns, shortened lines and
+"""Owner: the builtin plugin `plugin_admin`.
+
+Small text helpers the terminal surfaces share: counted nouns, shortened lines and
 aligned tables with a header row."""
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""A JSON-over-HTTP client for web backends: timeouts, retries, Retry-After, and errors that
+"""Owner: the builtin plugin `web`.
+
+A JSON-over-HTTP client for web backends: timeouts, retries, Retry-After, and errors that
 say what to fix with the API key masked out.
 
     http = WebHTTP(WebService("Brave Search", key_env="BRAVE_SEARCH_API_KEY",
@@ -8,7 +10,7 @@ say what to fix with the API key masked out.
     data = http.request_json("GET", "/res/v1/web/search", params={"q": "hermes"})
 
 The server's host name is looked up within the connect timeout (on a thread of
-:data:`~hermes_agent.api.net.LOOKUPS`, as the fetcher's lookups): a DNS server that does not
+:data:`~hermes_agent.kits.http.net.LOOKUPS`, as the fetcher's lookups): a DNS server that does not
 answer fails the attempt then, instead of holding it for the system resolver's own timeouts.
 Connection errors, timeouts, 5xx and 429 are retried (a search changes nothing on the
 server); a 429's Retry-After is waited when it is at most ``retry_after_cap`` seconds, else the
@@ -31,11 +33,12 @@ from typing import Any
 import httpcore2
 import httpx2
 
+from hermes_agent.api import WebError
+
 from .fetcher import Watchdog
-from .http_pools import wrap_network_backends
+from .pools import wrap_network_backends
 from .net import Resolver, resolve_host
-from .secrets import MASK, mask_secrets, mask_url
-from .web import WebError
+from ..secrets import mask_secrets, mask_url, mask_values
 
 __all__ = ["WebService", "WebHTTP", "retry_after_seconds", "http_options"]
 
@@ -86,10 +89,7 @@ class WebHTTP:
 
     def mask(self, text: str) -> str:
         """``text`` with URL credentials and every secret of this client masked."""
-        text = mask_secrets(text)
-        for secret in self._secrets:
-            text = text.replace(secret, MASK)
-        return text
+        return mask_values(mask_secrets(text), self._secrets)
 
     def request_json(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
                      json_body: Any = None) -> Any:

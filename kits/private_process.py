@@ -1,4 +1,6 @@
-"""Keeping the hermes process's own secrets from the commands its agent runs.
+"""Owner: the builtin plugin `agent`.
+
+Keeping the hermes process's own secrets from the commands its agent runs.
 
 The commands the agent runs are children of hermes and run as the same user, so on Linux
 they may read hermes's ``/proc/<pid>/environ`` (its environment as it started: the API keys

@@ -1,4 +1,6 @@
-"""Network guards for fetching what the model asks for (SSRF): only http(s) URLs, and only
+"""Owner: the builtin plugin `web`.
+
+Network guards for fetching what the model asks for (SSRF): only http(s) URLs, and only
 public addresses unless the user allowed private networks (``web.allow_private_networks``).
 
 :func:`check_url` resolves the host and checks every address it resolves to; a fetcher
@@ -6,7 +8,7 @@ then connects to one of the returned addresses (pinned), so a second DNS answer 
 swap in a private one, and checks again on every redirect.
 
 Given a ``deadline``, :func:`check_url` (through :func:`resolve_host`, which the connections
-of :class:`~.web_http.WebHTTP` use too) waits for the resolver only until then: the lookup
+of :class:`~.client.WebHTTP` use too) waits for the resolver only until then: the lookup
 runs on a daemon thread of a small bounded set (:class:`LookupPool`; ``getaddrinfo`` cannot
 be cancelled, so a lookup given up on finishes on its own), and when every slot is taken by
 lookups still running, the next one fails at once instead of queueing.
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from .web import WebError
+from hermes_agent.api import WebError
 
 __all__ = ["CheckedURL", "check_url", "is_public_address", "LookupPool", "LOOKUPS", "Resolver",
            "resolve_host", "system_resolve"]
@@ -146,7 +148,7 @@ class LookupPool:
 
 
 #: the lookups of every :func:`resolve_host` given a deadline (:func:`check_url`'s: the
-#: fetcher's and the web tools'; :class:`~.web_http.WebHTTP`'s connections)
+#: fetcher's and the web tools'; :class:`~.client.WebHTTP`'s connections)
 LOOKUPS = LookupPool()
 
 

@@ -1,4 +1,6 @@
-"""The session-search query language every store shares: what a user types, parsed into a
+"""Owner: the builtin plugin `sessions` (the postgres session store uses it too).
+
+The session-search query language every store shares: what a user types, parsed into a
 safe query (OR-groups of AND-ed terms) with bounded cost. ``fts()`` is its FTS5 form.
 
 Syntax: words (all must match), ``"exact phrases"``, ``OR``, ``NOT``, ``prefix*``. Anything
@@ -18,12 +20,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .session_values import clean_text
+from .values import clean_text
 
 # Characters of CJK scripts (no spaces between words): searched by substring, not by word.
 CJK_CLASS = ("\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
              "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ebef")
 
+SEARCH_BUDGET_S = 2.0  # seconds; a search running longer is stopped (SearchTimeoutError)
 MAX_QUERY = SEARCH_MAX_QUERY = 2048  # characters of a query that are read, in whole tokens
 MAX_TERMS = SEARCH_MAX_TERMS = 16
 MAX_PREFIX_TERMS = SEARCH_MAX_PREFIX_TERMS = 4

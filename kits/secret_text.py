@@ -1,4 +1,6 @@
-"""Recognising secrets in text: in what the model or the user asks hermes to store (a memory
+"""Owner: the builtin plugin `memory`.
+
+Recognising secrets in text: in what the model or the user asks hermes to store (a memory
 entry, an extracted fact), in the names of settings and variables, and in configuration text
 shown to the model.
 

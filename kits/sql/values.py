@@ -1,4 +1,6 @@
-"""Session-store values every backend shares: arguments normalised at the API edge, and
+"""Owner: the builtin plugin `sessions` (the postgres session store uses it too).
+
+Session-store values every backend shares: arguments normalised at the API edge, and
 message values turned into column text and back.
 
 Edge rules (:func:`public_methods_at_edge`):
@@ -29,7 +31,7 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .sessions import InvalidArgumentError
+from hermes_agent.api import InvalidArgumentError
 
 F = TypeVar("F", bound=Callable[..., Any])
 MAX_STORE_LIMIT = MAX_LIMIT = 1_000_000

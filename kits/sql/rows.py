@@ -1,4 +1,6 @@
-"""Rows that any SQL session store writes the same way (see :mod:`.sql_sessions`): a message's
+"""Owner: the builtin plugin `sessions` (the postgres session store uses it too).
+
+Rows that any SQL session store writes the same way (see :mod:`.sessions`): a message's
 column values, many messages at once (replace, import), an imported session.
 
 Imports never overwrite: a session whose id already exists is skipped, a title that is taken
@@ -11,8 +13,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from . import sql_lineage
-from .session_values import (
+from . import lineage
+from .values import (
     clean_optional,
     encode_content,
     encode_json,
@@ -21,7 +23,7 @@ from .session_values import (
 )
 
 if TYPE_CHECKING:
-    from .sql_sessions import SessionSql
+    from .statements import SessionSql
 
 SESSION_COLUMNS = (
     "id", "source", "user_id", "model", "model_config", "system_prompt", "parent_session_id",
@@ -93,7 +95,7 @@ def insert_session_row(conn: Any, sql: "SessionSql", session: dict[str, Any],
         row["parent_session_id"] = None
     title = sanitize_title(row.get("title"))
     if title and conn.execute(sql.title_exists, params((title,))).fetchone():
-        title = sql_lineage.next_title(
+        title = lineage.next_title(
             lambda text, args=(): conn.execute(text, params(args)).fetchall(), sql.lineage,
             title)
     row["title"] = title

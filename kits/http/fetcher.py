@@ -1,6 +1,8 @@
-"""The SSRF-safe fetcher: a GET of what the model asked for, within the rules of ``net.py``.
+"""Owner: the builtin plugin `web`.
 
-:func:`fetch` checks the URL (:func:`~hermes_agent.api.net.check_url`), connects to an address
+The SSRF-safe fetcher: a GET of what the model asked for, within the rules of ``net.py``.
+
+:func:`fetch` checks the URL (:func:`~hermes_agent.kits.http.net.check_url`), connects to an address
 the check accepted (pinned: the request goes to that IP, with the ``Host`` header and the TLS
 server name and certificate check of the host name, so a second DNS answer cannot swap in a
 private address), follows redirects itself re-checking every hop, caps the body while it
@@ -19,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from hermes_agent.api import WebError
+
 from .net import CheckedURL, Resolver, check_url
-from .web import WebError
 
 if TYPE_CHECKING:
     import ssl
@@ -212,7 +215,7 @@ def _default_tls() -> ssl.SSLContext:
 
 
 class Watchdog:
-    """(Shared with :mod:`.web_http`.) At the deadline, shuts the connection's socket down,
+    """(Shared with :mod:`.client`.) At the deadline, shuts the connection's socket down,
     which wakes a read blocked on it: a read timeout alone would let a server that trickles
     its headers or body, or stalls late, run past the deadline. Give :meth:`trace` as the
     request's ``trace`` extension, so the connection is known as soon as it opens, and

@@ -1,4 +1,6 @@
-"""The connection pools of an ``httpx2.Client``, for what httpx offers no setting for: the
+"""Owner: the builtin plugin `models`.
+
+The connection pools of an ``httpx2.Client``, for what httpx offers no setting for: the
 network backend that opens their connections (tracked streams for interrupts, host name
 lookups within the connect timeout)."""
 

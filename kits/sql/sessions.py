@@ -1,4 +1,5 @@
-"""What every SQL session store shares, written once for any SQL dialect.
+"""Owner: the builtin plugin `sessions` (the postgres session store uses it too). What every
+SQL session store shares, written once for any SQL dialect.
 
 A store names its dialect (:class:`SqlDialect`: parameter marks, how a list is bound, casts,
 how values and rows travel) and builds :class:`SessionSql` from it once, when its class is
@@ -7,8 +8,9 @@ SQL. :class:`SqlSessionMethods` holds the store methods that are the same in any
 class inherits it and provides what its database does its own way: ``_read`` (rows of a
 query), ``_write`` (a function run in one transaction), ``_update`` (one UPDATE of one session),
 ``_insert_session`` and ``_append`` (with the errors they map). Lineage, titles, the rich
-listing and usage totals are in :mod:`.sql_lineage`; a message's values, many messages at once
-and imports in :mod:`.sql_rows`.
+listing and usage totals are in :mod:`.lineage`; a message's values, many messages at once
+and imports in :mod:`.rows`; the dialect in :mod:`.dialect`, the statements in
+:mod:`.statements`.
 """
 
 from __future__ import annotations
@@ -20,146 +22,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from . import sql_lineage as lineage
-from .session_values import clean_optional, sanitize_title, tool_call_count
-from .sql_rows import message_values
-from .sessions import SessionStoreError, TitleConflictError
+from hermes_agent.api import SessionStoreError, TitleConflictError
 
-SESSION_FIELDS = ("user_id", "model", "model_config", "system_prompt", "parent_session_id",
-                  "title")
-COST_FIELDS = ("cost_status", "cost_source", "pricing_version", "billing_provider",
-               "billing_base_url", "billing_mode")
-TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
-          "reasoning_tokens", "api_call_count")
-MESSAGE_COLUMNS = ("session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name",
-                   "timestamp", "token_count", "finish_reason", "reasoning",
-                   "reasoning_content", "reasoning_details", "codex_reasoning_items",
-                   "codex_message_items")
-MESSAGE_SELECT = "id, " + ", ".join(MESSAGE_COLUMNS)
+from . import lineage
+from .rows import message_values
+from .statements import SessionSql
+from .values import clean_optional, sanitize_title, tool_call_count
+
 S = TypeVar("S", bound="SqlSessionMethods")
-
-
-def _same(value: Any) -> Any:
-    return value
-
-
-@dataclass(frozen=True)
-class SqlDialect:
-    """How one database's SQL differs from the ``?``-marked SQL written here."""
-
-    name: str
-    mark: str = "?"  # a parameter's mark
-    list_param: bool = False  # a list is one parameter (``= ANY(%s)``), not a mark per item
-    no_limit: Any = -1  # the LIMIT value that means every row
-    param: Callable[[Any], Any] = _same  # a value as it is bound (made storable)
-    params: Callable[[Iterable[Any]], tuple[Any, ...]] = tuple  # ``param`` of each
-    stored_content: Callable[[Any], Any] = _same  # stored content back to the codec's text
-    dict_rows: bool = False  # rows already are dicts (else each is copied into one)
-    message_row: Callable[[Any], dict[str, Any]] = dict  # a message row as get_messages gives it
-    text_cast: str = ""  # after a parameter that is a value in a SELECT list
-    float_cast: str = ""  # after a cost parameter (a float or NULL)
-    bigint_cast: str = ""  # after a sum of integer columns
-    session_order: str = "started_at"  # the order of export_all
-    model_order: str = "estimated_cost_usd DESC, input_tokens + output_tokens DESC"  # usage
-    numbered_messages: bool = False  # INSERT of a message returns its id (RETURNING id)
-    executemany: Callable[[Any, str, list[Any]], Any] = (  # one statement over many rows
-        lambda conn, sql, rows: conn.executemany(sql, rows))
-    after_kept_ids: str = ""  # run after messages were inserted with their ids
-    tuple_rows: Callable[[Any, str, list[Any]], list[Any]] = (  # rows indexed by position
-        lambda conn, sql, args: conn.execute(sql, args).fetchall())
-
-    def sql(self, text: str) -> str:
-        """``text`` (``?`` marks, ``{text}``/``{float}``/``{bigint}`` casts) in this SQL."""
-        text = text.format(text=self.text_cast, float=self.float_cast, bigint=self.bigint_cast)
-        if self.mark == "?":
-            return text
-        return text.replace("%", "%%").replace("?", self.mark)
-
-    def in_list(self, column: str, values: list[Any], negate: bool = False
-                ) -> tuple[str, list[Any]]:
-        """SQL true when ``column`` is (or with ``negate`` is not) one of ``values``, and its
-        parameters."""
-        if self.list_param:
-            return (f"{'NOT ' if negate else ''}({column} = ANY({self.mark}))",
-                    [[self.param(v) for v in values]])
-        marks = ", ".join([self.mark] * len(values))
-        return f"{column} {'NOT IN' if negate else 'IN'} ({marks})", list(values)
-
-    def dicts(self, rows: list[Any]) -> list[dict[str, Any]]:
-        return rows if self.dict_rows else [dict(r) for r in rows]
-
-
-def _token_update(d: SqlDialect, absolute: bool) -> str:
-    if absolute:
-        sets = [f"{c} = ?" for c in TOKENS]
-        costs = ["estimated_cost_usd = ?{float}", "actual_cost_usd = ?{float}"]
-    else:
-        sets = [f"{c} = COALESCE({c}, 0) + ?" for c in TOKENS]
-        costs = [f"{c} = CASE WHEN ?{{float}} IS NULL THEN {c} ELSE COALESCE({c}, 0) + "
-                 "?{float} END" for c in ("estimated_cost_usd", "actual_cost_usd")]
-    sets += [f"{c} = COALESCE(?, {c})" for c in (*COST_FIELDS, "model")]
-    return d.sql(f"UPDATE sessions SET {', '.join(sets + costs)} WHERE id = ?")
-
-
-def _insert(d: SqlDialect, table: str, columns: Iterable[str], tail: str = "") -> str:
-    cols = list(columns)
-    return d.sql(f"INSERT INTO {table} ({', '.join(cols)}) "
-                 f"VALUES ({', '.join('?' * len(cols))}){tail}")
-
-
-class SessionSql:
-    """The statements of the shared store methods in one dialect, made once."""
-
-    def __init__(self, dialect: SqlDialect):
-        d = self.dialect = dialect
-        q = d.sql
-        self.lineage = lineage.LineageSql(d)
-        self.session = q("SELECT * FROM sessions WHERE id = ?")
-        self.session_exists = q("SELECT 1 FROM sessions WHERE id = ?")
-        self.title_exists = q("SELECT 1 FROM sessions WHERE title = ?")
-        self.create_session = _insert(d, "sessions", ("id", "source", "started_at",
-                                                      *SESSION_FIELDS))
-        self.end = q("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ?")
-        self.reopen = q("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ?")
-        self.system_prompt = q("UPDATE sessions SET system_prompt = ? WHERE id = ?")
-        self.model = q("UPDATE sessions SET model = ?, model_config = COALESCE(?, model_config) "
-                       "WHERE id = ?")
-        self.add_tokens = _token_update(d, False)
-        self.set_tokens = _token_update(d, True)
-        self.count_message = q("UPDATE sessions SET message_count = message_count + 1, "
-                               "tool_call_count = tool_call_count + ? WHERE id = ?")
-        self.insert_message = _insert(d, "messages", MESSAGE_COLUMNS,
-                                      " RETURNING id" if d.numbered_messages else "")
-        self.insert_messages = _insert(d, "messages", MESSAGE_COLUMNS)
-        self.insert_numbered = _insert(d, "messages", ("id", *MESSAGE_COLUMNS))
-        self.messages = q(f"SELECT {MESSAGE_SELECT} FROM messages WHERE session_id = ? "
-                          "ORDER BY id LIMIT ? OFFSET ?")
-        self.delete_messages = q("DELETE FROM messages WHERE session_id = ?")
-        self.zero_counts = q("UPDATE sessions SET message_count = 0, tool_call_count = 0 "
-                             "WHERE id = ?")
-        self.recount = q("UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages "
-                         "WHERE session_id = ?), tool_call_count = ? WHERE id = ?")
-        self.set_counts = q("UPDATE sessions SET message_count = ?, tool_call_count = ? "
-                            "WHERE id = ?")
-        self.orphan_children = q("UPDATE sessions SET parent_session_id = NULL "
-                                 "WHERE parent_session_id = ?")
-        self.delete_session = q("DELETE FROM sessions WHERE id = ?")
-        self.other_title = q("SELECT id FROM sessions WHERE title = ? AND id != ?")
-        self.set_title = q("UPDATE sessions SET title = ? WHERE id = ?")
-        self.set_new_title = q("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL")
-        self.id_prefix = q("SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2")
-        self.sessions = q("SELECT * FROM sessions ORDER BY started_at DESC LIMIT ? OFFSET ?")
-        self.sessions_of = q("SELECT * FROM sessions WHERE source = ? ORDER BY started_at DESC "
-                             "LIMIT ? OFFSET ?")
-        self.last_used_of = q(  # the latest message (or the start) of each session
-            "SELECT s.id FROM sessions s WHERE s.source = ? ORDER BY COALESCE((SELECT "
-            "MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), s.started_at) DESC "
-            "LIMIT 1")
-        self.ids = q(f"SELECT id FROM sessions ORDER BY {d.session_order}")
-        self.ids_of = q(f"SELECT id FROM sessions WHERE source = ? ORDER BY {d.session_order}")
-        ended = "SELECT id FROM sessions WHERE ended_at IS NOT NULL AND started_at < ?"
-        self.ended_before = q(ended)
-        self.ended_before_of = q(ended + " AND source = ?")
 
 
 def model_config_text(model_config: Any) -> Any:

@@ -1,5 +1,7 @@
-"""Lineage (parent_session_id chains), titles in a lineage, the rich listing and usage totals,
-for any SQL session store (see :mod:`.sql_sessions`); the statements are made once per
+"""Owner: the builtin plugin `sessions` (the postgres session store uses it too).
+
+Lineage (parent_session_id chains), titles in a lineage, the rich listing and usage totals,
+for any SQL session store (see :mod:`.sessions`); the statements are made once per
 dialect (:class:`LineageSql`).
 
 A child session is a *compression continuation* when its parent ended with
@@ -14,10 +16,10 @@ from collections.abc import Callable, Iterable
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from .session_values import decode_content, sanitize_title
+from .values import decode_content, sanitize_title
 
 if TYPE_CHECKING:
-    from .sql_sessions import SqlDialect
+    from .dialect import SqlDialect
 
 Reader = Callable[..., list[Any]]  # (sql, args) -> rows
 MAX_HOPS = 100

@@ -1,0 +1,34 @@
+"""The tool contract the kernel's registry and the plugins share: the mark of a handler that
+takes the call's context, the mark of one whose calls may run side by side, and the error
+result every handler (and the registry itself) returns. A leaf: standard library only."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["PARALLEL_SAFE_MARK", "TAKES_CONTEXT", "ErrorResult", "tool_error"]
+
+TAKES_CONTEXT = "takes_tool_context"  # set by hermes_agent.api.with_context
+PARALLEL_SAFE_MARK = "tool_parallel_safe"  # set by hermes_agent.api.parallel_safe
+
+
+class ErrorResult(str):
+    """The JSON text :func:`tool_error` returns, carrying its message and error type, so a
+    caller knows the call failed without parsing the text again."""
+
+    message: str
+    error_type: str
+
+    def __new__(cls, text: str, message: str, error_type: str) -> "ErrorResult":
+        self = super().__new__(cls, text)
+        self.message, self.error_type = message, error_type
+        return self
+
+
+def tool_error(message: object, **extra: Any) -> str:
+    """A tool's JSON error result ``{"error": message, **extra}`` (error type
+    ``extra["error_type"]``, else ``tool_error``)."""
+    text = str(message)
+    return ErrorResult(json.dumps({"error": text, **extra}, ensure_ascii=False), text,
+                       str(extra.get("error_type") or "tool_error"))
