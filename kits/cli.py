@@ -1,6 +1,7 @@
-"""Kit for the CLI commands plugins add: the kernel of the running ``hermes`` command, and
-the click group the builtin commands use (:class:`ListingGroup`). Owner: the CLI
-(:mod:`hermes_agent.cli`), whose root context holds the run's kernel.
+"""Owner: the CLI (`hermes_agent.cli`), whose root context holds the run's kernel.
+
+Kit for the CLI commands plugins add: the kernel of the running ``hermes`` command, and
+the click group the builtin commands use (:class:`ListingGroup`).
 
 A command declared by a plugin (``hermes sessions``, ``hermes model``, a third-party
 ``hermes my-plugin``) runs inside the ``hermes`` click group, which owns one kernel per

@@ -1,7 +1,8 @@
-"""The user's editor, for commands that open a file in it (``hermes config edit``,
+"""Owner: the CLI (`hermes_agent.cli`).
+
+The user's editor, for commands that open a file in it (``hermes config edit``,
 ``hermes memory edit``): ``$VISUAL``, else ``$EDITOR``, else the first of
-``sensible-editor``, ``editor``, ``nano``, ``vim``, ``vi`` found on ``PATH``. Kit owned by
-the CLI (:mod:`hermes_agent.cli`)."""
+``sensible-editor``, ``editor``, ``nano``, ``vim``, ``vi`` found on ``PATH``."""
 
 from __future__ import annotations
 

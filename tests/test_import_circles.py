@@ -29,9 +29,6 @@ KNOWN_ELSEWHERE: dict[str, frozenset[str]] = {
         "hermes_agent.slots", "hermes_agent.validation"}),
     "kernel: the kernel and its context": frozenset({
         "hermes_agent.admission", "hermes_agent.context", "hermes_agent.kernel"}),
-    "api: SQL of the session stores": frozenset({
-        "hermes_agent.api.sql_lineage", "hermes_agent.api.sql_rows",
-        "hermes_agent.api.sql_sessions"}),
 }
 # Layers with no allowance at all: the plugins' circles and the test helpers' are broken.
 NO_ALLOWANCE = ("hermes_agent.builtin_plugins.", "hermes_agent.plugins.",
@@ -168,7 +165,7 @@ def _allowed(circle: frozenset[str]) -> bool:
 
 def test_the_layout_is_read_as_installed() -> None:
     modules = modules_of(ROOT)
-    for name in ("hermes_agent.kernel", "hermes_agent.api.sql_rows",
+    for name in ("hermes_agent.kernel", "hermes_agent.kits.sql.rows",
                  "hermes_agent.builtin_plugins.agent.loop",
                  "hermes_agent.plugins.session-stores.postgres.store",
                  "hermes_agent.testing.fake_discord.server"):
