@@ -107,8 +107,6 @@ _EXPORTS: dict[str, str] = {
                     "secret_text"),
     # private_process.py: the agent's commands cannot read hermes's environment or memory
     "keep_process_private": "private_process",
-    # config_write.py: config.yaml edits that keep comments and order
-    "write_config_value": "config_write",
     # files.py
     "private_dir": "files", "write_atomic": "files", "set_env_values": "files",
     "unset_env_values": "files",

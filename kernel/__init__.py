@@ -24,7 +24,7 @@ _EXPORTS = {
     "UserInterrupt": "containment", "reraise_shutdown": "containment",
     # configuration
     "Config": "config", "load_config": "config", "hermes_home": "config",
-    "read_env_file": "config",
+    "read_env_file": "config", "write_config_value": "config_write",
     # errors
     "HermesError": "errors", "ConfigError": "errors", "ManifestError": "errors",
     "PluginError": "errors", "SlotError": "errors", "ToolError": "errors",

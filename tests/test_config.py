@@ -15,7 +15,7 @@ from hermes_agent.config import (
     load_config,
     read_env_file,
 )
-from hermes_agent.api import write_config_value
+from hermes_agent import write_config_value
 from hermes_agent.errors import ConfigError, HermesError
 from hermes_agent.home import ValidationCache
 

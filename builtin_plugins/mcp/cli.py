@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-from hermes_agent import HermesError
-from hermes_agent.api import ListingGroup, cli_kernel, plural, table, write_config_value
+from hermes_agent import HermesError, write_config_value
+from hermes_agent.api import ListingGroup, cli_kernel, plural, table
 
 from .settings import INSTALL_HINT, ServerSettings, server_settings
 

@@ -10,8 +10,8 @@ import sys
 from typing import Any
 
 import click
-from hermes_agent import HermesError
-from hermes_agent.api import cli_kernel, reload_cli_kernel, set_env_values, write_config_value
+from hermes_agent import HermesError, write_config_value
+from hermes_agent.api import cli_kernel, reload_cli_kernel, set_env_values
 
 from .cli import memory_providers
 

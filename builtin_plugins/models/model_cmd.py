@@ -7,8 +7,7 @@ import json
 from typing import Any
 
 import click
-from hermes_agent.api import write_config_value
-from hermes_agent import HermesError
+from hermes_agent import HermesError, write_config_value
 from hermes_agent.api import ProviderError, ProviderProfile, cli_kernel, mask_url, table
 
 from .resolve import (

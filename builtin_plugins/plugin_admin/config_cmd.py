@@ -10,8 +10,7 @@ from typing import Any
 
 import click
 import yaml
-from hermes_agent.api import write_config_value
-from hermes_agent import ConfigError, HermesError, hermes_home, load_config
+from hermes_agent import ConfigError, HermesError, hermes_home, load_config, write_config_value
 from hermes_agent.api import (ListingGroup, cli_kernel, is_secret_name, mask_secrets,
                               report_config_warnings, set_env_values, unset_env_values)
 

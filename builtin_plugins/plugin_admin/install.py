@@ -15,8 +15,7 @@ from shlex import quote
 from typing import Any
 
 import click
-from hermes_agent.api import write_config_value
-from hermes_agent import Kernel, load_config
+from hermes_agent import Kernel, load_config, write_config_value
 from hermes_agent.api import mask_url, private_dir, set_env_values
 
 from .envfile import prompt_missing_env

@@ -17,8 +17,7 @@ from shlex import quote
 
 import click
 
-from hermes_agent.api import write_config_value
-from hermes_agent import SLOT_INFO, Kernel, PluginRecord, load_config
+from hermes_agent import SLOT_INFO, Kernel, PluginRecord, load_config, write_config_value
 
 from .guards import check_plugin_name, dist_problem, refuse
 from .install import normalize_dist
