@@ -11,10 +11,9 @@ _EXPORTS = {
     # writing plugins
     "hookimpl": "hookspecs.markers", "hookspec": "hookspecs.markers",
     "PluginContext": "context", "Manifest": "manifest", "EnvRequirement": "manifest",
-    "read_manifest": "manifest", "find_manifest": "manifest", "MANIFEST_NAMES": "manifest",
+    "read_manifest": "manifest_read", "find_manifest": "manifest", "MANIFEST_NAMES": "manifest",
     # the kernel, its plugins and slots
     "Kernel": "kernel", "PluginStatus": "records", "PluginRecord": "discovery",
-    "SLOT_INFO": "slots",
     # tools a plugin adds to kernel.tools while hermes runs (kernel.tools.add / discard)
     "ToolSpec": "records", "ToolsetSpec": "records",
     # why a plugin loads or not (for administration commands)

@@ -16,15 +16,12 @@ from typing import Any
 
 from .errors import ConfigError
 from .home import ValidationCache, hermes_home
-from .slots import slot_defaults
+from .manifest import SlotDeclaration
+from .slots import declared_slots, slot_defaults
 
 CONFIG_FILE = "config.yaml"
-DEFAULTS: dict[str, Any] = {
-    "toolsets": None,
-    "plugins": {"enabled": None, "disabled": [], "entries": {}},
-    **slot_defaults(),  # memory.provider, context.engine, web.backend, sessions.store, ...
-    "platform_toolsets": {},
-}
+#: The kernel's own keys; the slots' selections and the sections plugins own add theirs.
+DEFAULTS: dict[str, Any] = {"plugins": {"enabled": None, "disabled": [], "entries": {}}}
 # Top-level keys of the original's config: accepted without an unknown-key warning even when no
 # loaded plugin owns them (plugins that do, e.g. cron or gateway, validate them as their own).
 ORIGINAL_KEYS = frozenset("""
@@ -42,9 +39,11 @@ class Config:
     """The validated, merged configuration. ``get("a.b")`` reads dotted keys."""
 
     def __init__(self, data: dict[str, Any], home: Path, warnings: list[str] | None = None,
-                 notes: list[str] | None = None):
+                 notes: list[str] | None = None,
+                 slots: Mapping[str, SlotDeclaration] | None = None):
         self.data = data
         self.home = home
+        self.slots = dict(slots or {})  # the provider slots builtin plugins declare, by name
         self.notes = notes or []  # informational (keys kept for Hermes Agent 0.19)
         self.startup_warnings = warnings or []  # shown once by every command
         self.warnings = [*self.notes, *self.startup_warnings]
@@ -202,49 +201,58 @@ def load_config(home: Path | None = None, overrides: Mapping[str, Any] | None = 
                 raw: dict[str, Any] | None = None) -> Config:
     """Load, merge, expand and validate the configuration. Raises :class:`ConfigError`."""
     home = hermes_home(env) if home is None else home
+    declared = builtin_declarations(cache)
     hit, missing = check_config(home, read_raw_config(home, cache) if raw is None else raw,
-                                overrides, env, cache)
+                                overrides, env, cache, declared)
     if "error" in hit:
         raise ConfigError(f"{home / CONFIG_FILE} has invalid settings:", hit["error"],
                           path=str(home / CONFIG_FILE))
-    return Config(hit["data"], home, [*hit["warnings"], *missing], hit.get("notes"))
+    return Config(hit["data"], home, [*hit["warnings"], *missing], hit.get("notes"),
+                  declared[1])
 
 
 def check_config(home: Path, user: dict[str, Any], overrides: Mapping[str, Any] | None = None,
-                 env: Mapping[str, str] | None = None, cache: ValidationCache | None = None
+                 env: Mapping[str, str] | None = None, cache: ValidationCache | None = None,
+                 declared: tuple[dict[str, str], dict[str, SlotDeclaration]] | None = None
                  ) -> tuple[dict[str, Any], list[str]]:
     """Validate ``user`` (config.yaml's content) over the defaults, without raising:
     ``({"error": [...]} | {"data", "warnings", "notes", "unknown"}, unset ${VAR} warnings)``;
-    ``unknown`` maps each unknown key to its closest known key ("" when none is close)."""
+    ``unknown`` maps each unknown key to its closest known key ("" when none is close).
+    ``declared``: :func:`builtin_declarations` (read when not given)."""
     env = os.environ if env is None else env
+    sections, slots = builtin_declarations(cache) if declared is None else declared
+    selections = slot_defaults(slots)  # memory.provider, context.engine, sessions.store, ...
     missing: list[str] = []
-    merged = expand_vars(deep_merge(DEFAULTS, user), {**read_env_file(home / ".env"), **env},
-                         missing=missing)
+    merged = expand_vars(deep_merge(deep_merge(DEFAULTS, selections), user),
+                         {**read_env_file(home / ".env"), **env}, missing=missing)
     tree: dict[str, Any] = {}
     for dotted, value in (overrides or {}).items():
         set_dotted(tree, dotted, value)
     merged = deep_merge(merged, tree)
-    sections = builtin_sections(cache)
-    key = ValidationCache.key("config", json.dumps([merged, sections], sort_keys=True,
-                                                   default=str).encode())
+    key = ValidationCache.key("config", json.dumps([merged, sections, selections],
+                                                   sort_keys=True, default=str).encode())
     hit = cache.get(key) if cache else None
     if hit is None:
-        hit = _validate(merged, str(home / CONFIG_FILE), sections)
+        hit = _validate(merged, str(home / CONFIG_FILE), sections, selections)
         if cache:
             cache.put(key, hit)
     return hit, missing
 
 
-def builtin_sections(cache: ValidationCache | None = None) -> dict[str, str]:
-    """The config.yaml keys builtin plugins own (``config_sections:`` in their plugin.yaml):
-    key -> ``"module:attr"`` of the model validating it. Imports no plugin."""
+def builtin_declarations(cache: ValidationCache | None = None
+                         ) -> tuple[dict[str, str], dict[str, SlotDeclaration]]:
+    """What builtin plugins declare in their plugin.yaml about config.yaml: the keys they own
+    (``config_sections:``, key -> ``"module:attr"`` of the model validating it) and the
+    provider slots (``slots:``, whose selections are config keys). Imports no plugin."""
     from .discovery import builtin_records
     from .loader import config_sections
 
-    return config_sections(builtin_records(cache))
+    records = [r for r in builtin_records(cache) if r.manifest is not None and not r.error]
+    return config_sections(records), declared_slots(r.manifest for r in records)
 
 
-def _validate(merged: dict[str, Any], path: str, sections: dict[str, str]) -> dict[str, Any]:
+def _validate(merged: dict[str, Any], path: str, sections: dict[str, str],
+              selections: dict[str, dict[str, str]]) -> dict[str, Any]:
     import difflib
 
     from pydantic import ValidationError
@@ -252,7 +260,7 @@ def _validate(merged: dict[str, Any], path: str, sections: dict[str, str]) -> di
     from .validation import config_model, render_errors, unknown_keys
 
     try:
-        model = config_model(sections).model_validate(merged)
+        model = config_model(sections, selections).model_validate(merged)
     except ValidationError as exc:
         return {"error": render_errors(exc)}
     warnings: list[str] = []

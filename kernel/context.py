@@ -131,6 +131,7 @@ class PluginContext:
         self._staged.services.append(Service(name, factory, self.plugin_name))
 
     def _provider(self, slot: str, obj: Any, name: str | None = None) -> None:
+        self.kernel.slots.check(slot)
         provider_name = name or getattr(obj, "name", None)
         if not isinstance(provider_name, str) or not provider_name:
             raise TypeError(f"a {slot.replace('_', ' ')} provider needs a non-empty `name`")

@@ -21,7 +21,7 @@ from .errors import PluginError, ServiceError
 from .home import ValidationCache, hermes_home, private_dir, tighten_secret_files
 from .policy import SHIPPED, by_install_time, decide, load_filter, truthy
 from .records import CliCommand, PluginStatus, Registration
-from .slots import SLOT_INFO, SLOTS, Slots
+from .slots import Slots
 
 if TYPE_CHECKING:
     from .hooks import HookBus, HookRegistry
@@ -50,7 +50,7 @@ class Kernel:
             self.config.warnings.append(said)
         self.use_entry_points = entry_points
         self.use_builtins = builtins
-        self.slots = Slots()
+        self.slots = Slots(self.config.slots)  # the slots builtin plugins declare
         self.commands: dict[str, Any] = {}
         self.cli_commands: dict[str, CliCommand] = {}
         self.skills: dict[str, Any] = {}
@@ -210,7 +210,7 @@ class Kernel:
                 if provider is not None:
                     ctx._provider(record.slot, provider)
                 elif register is None and offered:
-                    label = SLOT_INFO[record.slot].label
+                    label = self.slots.label(record.slot)
                     raise PluginError(name, f"plugin '{name}' ({record.location}) is loaded as a "
                                       f"{label} but defines no {label} class and no register(ctx);"
                                       " if it is another kind of plugin, add a plugin.yaml",
@@ -435,11 +435,6 @@ def _collectors(ctx: PluginContext, staged: Registration) -> dict[str, Callable[
         staged.cli_commands.append(CliCommand(command.name, command, ctx.plugin_name,
                                               command.help or ""))
 
-    def provider(slot: str, obj: Any) -> None:
-        if slot not in SLOTS:
-            raise ValueError(f"unknown provider slot {slot!r}; slots: {', '.join(SLOTS)}")
-        ctx._provider(slot, obj)
-
     return {"register_tools": ctx.register_tool, "register_toolsets": ctx.register_toolset,
             "register_cli_commands": cli, "register_slash_commands": ctx.register_command,
-            "register_skills": ctx.register_skill, "register_providers": provider}
+            "register_skills": ctx.register_skill, "register_providers": ctx._provider}

@@ -9,6 +9,7 @@ import types
 import pytest
 
 from hermes_agent import SlotError, hookimpl
+from hermes_agent.builtin_plugins.agent.memory_slot import active_memory
 from hermes_agent.testing import make_kernel, register_plugin
 
 
@@ -111,12 +112,12 @@ def test_slots_select_by_name_and_never_fall_back(tmp_path):
     assert "context.engine" in str(err.value)
     with pytest.raises(SlotError, match="model provider 'nope'.*installed: .*test-llm"):
         kernel.active_provider("model_provider")
-    assert [m.name for m in kernel.slots.active_memory(kernel.config)] == ["builtin"]
+    assert [m.name for m in active_memory(kernel)] == ["builtin"]
     kernel.config.data["memory"]["provider"] = "honcho"
-    assert [m.name for m in kernel.slots.active_memory(kernel.config)] == ["builtin", "honcho"]
+    assert [m.name for m in active_memory(kernel)] == ["builtin", "honcho"]
     kernel.config.data["memory"]["provider"] = "mem0"
     with pytest.raises(SlotError, match="memory provider 'mem0'.*installed: builtin, honcho"):
-        kernel.slots.active_memory(kernel.config)
+        active_memory(kernel)
     assert kernel.active_provider("web_search") is None  # nothing selected, nothing guessed
 
 

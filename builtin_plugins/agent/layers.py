@@ -13,6 +13,8 @@ from typing import Any
 
 from hermes_agent.api import LAYERS, LayerRequest, prompt_layers
 
+from .memory_slot import active_memory
+
 log = logging.getLogger("hermes_agent.prompt")
 
 
@@ -20,7 +22,7 @@ def collect(kernel: Any, request: LayerRequest) -> tuple[dict[str, list[str]], l
     """Texts per layer (registration order) and notices about skipped contributors."""
     texts: dict[str, list[str]] = {layer: [] for layer in LAYERS}
     notices: list[str] = []
-    for provider in kernel.slots.active_memory(kernel.config):
+    for provider in active_memory(kernel):
         block = getattr(provider, "system_prompt_block", None)
         if callable(block):
             _add(texts["memory_blocks"], notices, f"memory provider {provider.name!r}", block)
