@@ -17,7 +17,6 @@ from .records import (CliCommand, Provider, Registration, Service, Skill, SlashC
 
 if TYPE_CHECKING:
     from .discovery import PluginRecord
-    from .kernel import Kernel
 
 log = logging.getLogger("hermes_agent.plugins")
 _SKILL_NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
@@ -39,7 +38,9 @@ class PluginContext:
     ``profile_name``, ``config`` (the plugin's ``plugins.entries.<name>`` mapping) and
     ``data_dir`` (``$HERMES_HOME/plugin-data/<name>``, kept across reinstalls)."""
 
-    def __init__(self, kernel: "Kernel", record: "PluginRecord", staged: Registration):
+    # ``kernel``: the :class:`~.kernel.Kernel` loading the plugin (typed ``Any``: the kernel
+    # module imports this one, and no import circle is allowed, not even for type checking)
+    def __init__(self, kernel: Any, record: "PluginRecord", staged: Registration):
         self.kernel = kernel
         self._staged = staged
         self.manifest = record.manifest

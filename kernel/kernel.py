@@ -154,16 +154,15 @@ class Kernel:
 
     def _install_times(self, records: list[PluginRecord]) -> dict[str, int | None]:
         """Each plugin's install time (ns since the epoch), from the ``plugin_install_times``
-        service (offered by plugin-admin, which keeps plugins.lock); none known without it."""
-        if "plugin_install_times" not in self._offered:
-            log.info("no plugin offers plugin_install_times: installed plugins load by name")
+        hook (plugin-admin, which keeps plugins.lock, implements it); none known without it."""
+        if not self.hooks.has_hook("plugin_install_times"):
+            log.info("no plugin implements plugin_install_times: installed plugins load by name")
             return {}
-        try:
-            return dict(self.service("plugin_install_times")(records))
-        except Exception as exc:
-            log.warning("reading install times failed (%s: %s): installed plugins load by name",
-                        type(exc).__name__, exc)
+        times = self.hooks.fire("plugin_install_times", records=list(records))
+        if not isinstance(times, Mapping):  # none answered (a failure is logged by the bus)
+            log.warning("no install times known: installed plugins load by name")
             return {}
+        return dict(times)
 
     def load(self, record: PluginRecord, target: Any = None) -> PluginStatus:
         """Import (unless ``target`` is given) and register one plugin, transactionally.
@@ -201,12 +200,12 @@ class Kernel:
                              register, ctx)
             if not staged.providers and (register is not None or not registered_pm):
                 # a slot plugin that registered nothing: the provider a plugin recognises in
-                # its code (the compat plugin offers find_memory_provider), if any
-                finder = f"find_{record.slot}_provider" if record.slot else ""
-                offered = finder in self._offered
+                # its code (the compat plugin implements find_slot_provider), if any
+                finder = self.pm.hook.find_slot_provider
+                offered = bool(record.slot) and bool(finder.get_hookimpls())
                 provider = _plugin_call(name, "register_error", f"creating the provider of "
-                                        f"plugin '{name}' failed", self.service(finder),
-                                        target) if offered else None
+                                        f"plugin '{name}' failed", lambda: finder(
+                                            slot=record.slot, target=target)) if offered else None
                 if provider is not None:
                     ctx._provider(record.slot, provider)
                 elif register is None and offered:

@@ -226,6 +226,65 @@ def test_hook_on_plugins_loaded(kernel: Any, tmp_path: Path) -> None:
     assert len(seen) == 1
 
 
+def test_hook_plugin_install_times(kernel: Any, tmp_path: Path) -> None:
+    # The first answer that is not None is used; an implementation that raises is skipped.
+    def broken(records: Any) -> Any:
+        raise RuntimeError("plugins.lock unreadable")
+
+    load(kernel, ctx_plugin("plugin_install_times", broken), "broken-times")
+    load(kernel, ctx_plugin("plugin_install_times", lambda records: None), "no-answer")
+    load(kernel, ctx_plugin("plugin_install_times",
+                            lambda records: {r: 7 for r in records}), "answers")
+    load(kernel, ctx_plugin("plugin_install_times", lambda records: {"late": 1}), "late")
+    assert kernel.hooks.fire("plugin_install_times", records=["a", "b"]) == {"a": 7, "b": 7}
+    # A real boot asks once the shipped plugins are loaded: plugin-admin answers, from the
+    # folders of installed plugins (plugins.lock has none of them), and they load in that order.
+    from hermes_agent.testing import write_plugin
+
+    home = tmp_path / "booting"
+    for name in ("zeta", "alpha"):
+        write_plugin(home / "plugins", name, "def register(ctx):\n    pass\n")
+    import os
+
+    os.utime(home / "plugins" / "zeta", ns=(1_000_000_000, 1_000_000_000))
+    booted = make_kernel(home, config={"plugins": {"enabled": ["zeta", "alpha"]}}, builtins=True)
+    assert booted.install_stamps["zeta"] == 1_000_000_000
+    assert booted.install_stamps["alpha"] > booted.install_stamps["zeta"]
+    assert all(booted.install_stamps[n] is None for n, s in booted.plugins.items()
+               if s.record.source in ("builtin", "bundled") and n in booted.install_stamps)
+
+
+def test_hook_find_slot_provider(kernel: Any, tmp_path: Path) -> None:
+    class Found:
+        name = "found"
+
+    asked = []
+
+    def finder(slot: str, target: Any) -> Any:
+        asked.append(slot)
+        return Found() if slot == "memory" else None
+
+    load(kernel, ctx_plugin("find_slot_provider", lambda slot, target: None), "no-answer")
+    load(kernel, ctx_plugin("find_slot_provider", finder), "finder")
+    assert kernel.hooks.fire("find_slot_provider", slot="memory", target=object()).name == "found"
+    assert kernel.hooks.fire("find_slot_provider", slot="context_engine", target=object()) is None
+    # A real boot asks for a memory provider folder that registers nothing: the compat plugin
+    # finds the class its module defines.
+    from hermes_agent.testing import write_plugin
+
+    home = tmp_path / "booting"
+    folder = home / "plugins" / "duckmem"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(
+        "class DuckMemory:\n    name = 'duckmem'\n    def is_available(self): return True\n"
+        "    def initialize(self, session_id, **kw): pass\n"
+        "    def get_tool_schemas(self): return []\n", encoding="utf-8")
+    booted = make_kernel(home, config={"memory": {"provider": "duckmem"}}, builtins=True)
+    assert booted.plugins["duckmem"].state == "loaded", booted.plugins["duckmem"].reason
+    assert booted.plugins["duckmem"].providers == ["memory:duckmem"]
+    assert "find_slot_provider" in booted.plugins["compat"].hooks
+
+
 def test_hook_on_memory_write(kernel: Any) -> None:
     check_broadcast(kernel, "on_memory_write")
     mirrored = []

@@ -130,11 +130,11 @@ def test_a_folder_with_no_provider_fails_with_a_clear_reason(home: Path) -> None
 
 
 def test_the_compat_plugin_finds_the_class_and_without_it_none_is_looked_for(home: Path) -> None:
-    """Recognising a provider class is the compat plugin's (its find_memory_provider service),
+    """Recognising a provider class is the compat plugin's (its find_slot_provider hook),
     not the kernel's: with compat disabled, a folder defining only a class does not load."""
     folder(home, "duck", DUCK)
     kernel = boot(home, "duck")
-    assert kernel.service_owner("find_memory_provider") == "compat"
+    assert [c.plugin for c in kernel.hooks.callbacks("find_slot_provider")] == ["compat"]
     (home / "config.yaml").write_text(json.dumps({"memory": {"provider": "duck"},
                                                   "plugins": {"disabled": ["compat"]}}))
     without = Kernel(home, env={"HERMES_HOME": str(home)}, entry_points=False).boot()
