@@ -82,9 +82,10 @@ COMPAT_HOOKS: tuple[str, ...] = (
     "kanban_task_blocked",
 )
 
-#: Events of the kernel itself, and the questions it asks plugins while loading.
+#: Events of the kernel itself, and the questions it (and a plugin's ``ctx``) asks the
+#: plugin owning the answer.
 KERNEL_HOOKS: tuple[str, ...] = ("on_plugins_loaded", "on_shutdown", "plugin_install_times",
-                                 "find_slot_provider")
+                                 "find_slot_provider", "inject_message", "platform_adapter")
 
 #: Every event hook (``ctx.register_hook`` accepts exactly these names).
 EVENT_HOOKS: tuple[str, ...] = LIFECYCLE_HOOKS + COMPAT_HOOKS + KERNEL_HOOKS
@@ -147,6 +148,8 @@ DISPATCH: dict[str, str] = {
     "on_shutdown": "broadcast",
     "plugin_install_times": "first_result",
     "find_slot_provider": "first_result",
+    "inject_message": "first_result",
+    "platform_adapter": "first_result",
     **{name: "collector" for name in REGISTRATION_HOOKS},
 }
 

@@ -4,7 +4,9 @@ loading plugins, or is stopping one.
 A kernel boots once: it discovers plugins, decides which load, loads them, and then
 announces the outcome. While it loads, it asks the shipped plugins what only they know:
 when each installed plugin was installed (the load order), and which provider a plugin
-written for the original holds when it registers none. Plugins that watch or record the
+written for the original holds when it registers none. Two calls of a plugin's ``ctx`` are
+answered the same way by the plugin owning the answer: ``ctx.inject_message`` (the running
+conversation) and ``ctx.get_platform_adapter`` (the running gateway). Plugins that watch or record the
 other plugins listen here. When the process exits, or a plugin is unloaded or removed, the
 plugin is told to stop what it started.
 """
@@ -109,4 +111,44 @@ def find_slot_provider(slot: str, target: Any) -> Any:
     Implemented by: the builtin compat plugin (memory provider classes of the original).
     Fired: by the kernel, in ``Kernel.load()``, for a plugin of a slot that registered no
     provider.
+    """
+
+
+@hookspec(firstresult=True)
+def inject_message(content: str, role: str) -> bool | None:
+    """Asked by ``ctx.inject_message``: queue a message for the running conversation.
+
+    A plugin calls ``ctx.inject_message(content, role="user")`` (the original's API) to have
+    the conversation running in this process answer a message it did not get from the user.
+    The kernel holds no conversation: the plugin driving one answers here.
+
+    :param content: The message text.
+    :param role: Its role, ``"user"`` unless the plugin said otherwise.
+    :returns: True when the message was queued, False when it was refused (empty, not
+        text), None when no conversation of this implementation is running.
+
+    Dispatch: first result. Implementations run in order until one returns a value that
+    is not None; ``ctx.inject_message`` returns whether it was True (no answer: False,
+    with a warning).
+    firstresult: yes. historic: no.
+    Implemented by: the builtin agent plugin, while ``Agent.run_conversation`` runs (the
+    message is delivered before the next model call).
+    Fired: by ``PluginContext.inject_message``.
+    """
+
+
+@hookspec(firstresult=True)
+def platform_adapter(name: str) -> Any:
+    """Asked by ``ctx.get_platform_adapter``: the live adapter of a connected platform.
+
+    :param name: The platform's name (``"telegram"``, ``"discord"``, ...).
+    :returns: The connected adapter, or None when this implementation runs none by that name.
+
+    Dispatch: first result. Implementations run in order until one returns a value that
+    is not None; ``ctx.get_platform_adapter`` returns it (no answer: None).
+    firstresult: yes. historic: no.
+    Implemented by: the builtin gateway plugin, for the platforms its running gateway has
+    connected in this process.
+    Fired: by ``PluginContext.get_platform_adapter``; the cron plugin asks it to deliver a
+    job's output to a connected platform.
     """

@@ -10,7 +10,7 @@ from typing import Any
 from .discovery import PluginRecord, builtin_records
 from .errors import PluginError
 from .policy import format_stamp
-from .records import Registration
+from .records import Registration, SlashCommand
 
 # ``kernel`` below is the :class:`~.kernel.Kernel` admitting the plugin; typed ``Any``, as
 # the kernel module imports this one (no import circle, not even for type checking).
@@ -51,11 +51,12 @@ def check_claims(kernel: Any, record: PluginRecord, staged: Registration) -> lis
             raise PluginError(name, f"CLI command 'hermes {cli.name}' is registered by both "
                               f"hermes itself (the builtin plugin '{reserved[cli.name]}') and "
                               f"plugin '{name}'; rename it in plugin '{name}'", code="duplicate")
-    claims = [*(("slash command", f"/{c.name}", kernel.commands.get(c.name)) for c in staged.commands),
+    commands = kernel.registered(SlashCommand.kind)
+    claims = [*(("slash command", f"/{c.name}", commands.get(c.name)) for c in staged.commands),
               *(("CLI command", f"hermes {c.name}", kernel.cli_commands.get(c.name))
                 for c in staged.cli_commands),
               *(("service", s.name, kernel._offered.get(s.name)) for s in staged.services),
-              *((f"{p.slot} provider", p.name, kernel.slots.providers[p.slot].get(p.name))
+              *((f"{p.slot} provider", p.name, kernel.slots.providers.get(p.slot, {}).get(p.name))
                 for p in staged.providers)]
     for kind, what, holder in claims:
         if holder is not None:

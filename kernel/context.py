@@ -157,22 +157,23 @@ class PluginContext:
         self._provider("platform", platform, name)
 
     def get_platform_adapter(self, name: str) -> Any:
-        """The live adapter of platform ``name`` in the running gateway, or None (no gateway
-        runs in this process, or the platform is not connected)."""
-        return self.kernel.live_platforms.get(name)
+        """The live adapter of platform ``name`` in the running gateway (the
+        ``platform_adapter`` hook), or None (no gateway runs in this process, or the platform
+        is not connected)."""
+        return self.kernel.hooks.fire("platform_adapter", name=name)
 
     def dispatch_tool(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         return self.kernel.tools.dispatch(tool_name, args, **kwargs)
 
     def inject_message(self, content: str, role: str = "user") -> bool:
-        """Queue a message for the running conversation (through ``kernel.message_sink``).
-        Returns False, with a warning, when none accepts it."""
-        sink = self.kernel.message_sink
-        if sink is None:
+        """Queue a message for the running conversation (the ``inject_message`` hook, which
+        the plugin driving it answers). Returns False, with a warning, when none accepts it."""
+        accepted = self.kernel.hooks.fire("inject_message", content=content, role=role)
+        if accepted is None:
             log.warning("plugin %s: inject_message() dropped a %s message: no conversation is "
                         "running to receive it", self.plugin_name, role)
             return False
-        return sink(content, role) is not False
+        return accepted is not False
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("register_") and attr[len("register_"):] in UNSUPPORTED:

@@ -51,14 +51,12 @@ class Kernel:
         self.use_entry_points = entry_points
         self.use_builtins = builtins
         self.slots = Slots(self.config.slots)  # the slots builtin plugins declare
-        self.commands: dict[str, Any] = {}
         self.cli_commands: dict[str, CliCommand] = {}
-        self.skills: dict[str, Any] = {}
+        # kind -> name -> record: what plugins register by name for the plugin owning the
+        # kind to read (``registered``): slash commands, skills
+        self._named: dict[str, dict[str, Any]] = {}
+        # (kind, callback, plugin) in registration order: ctx.register_middleware
         self.middleware: list[tuple[str, Callable[..., Any], str]] = []
-        # Set by the surface driving a conversation: receives ctx.inject_message(content, role).
-        self.message_sink: Callable[[str, str], Any] | None = None
-        # Filled by the surface running platform adapters (ctx.get_platform_adapter reads it).
-        self.live_platforms: dict[str, Any] = {}
         self._services: dict[str, Any] = {}
         self._offered: dict[str, Any] = {}  # service name -> context.Service
         self.plugins: dict[str, PluginStatus] = {}
@@ -271,7 +269,7 @@ class Kernel:
         self.pm.remove_plugin(name)  # every hook implementation it had, both styles
         self.tools.remove_plugin(name)
         self.slots.remove_plugin(name)
-        for table in (self.commands, self.cli_commands, self.skills):
+        for table in (self.cli_commands, *self._named.values()):
             for key in [k for k, v in table.items() if v.plugin == name]:
                 del table[key]
         self.middleware = [m for m in self.middleware if m[2] != name]
@@ -342,9 +340,9 @@ class Kernel:
             self.tools.add(tool)
         for toolset in staged.toolsets:
             self.tools.add_toolset(toolset)
-        self.commands.update({c.name: c for c in staged.commands})
         self.cli_commands.update({c.name: c for c in staged.cli_commands})
-        self.skills.update({s.name: s for s in staged.skills})
+        for record in (*staged.commands, *staged.skills):
+            self.registered(record.kind)[record.name] = record
         for provider in staged.providers:
             self.slots.add(provider)
         self._offered.update({s.name: s for s in staged.services})
@@ -357,6 +355,19 @@ class Kernel:
 
     def active_provider(self, slot: str) -> Any:
         return self.slots.active(slot, self.config)
+
+    def registered(self, kind: str) -> dict[str, Any]:
+        """What loaded plugins registered by name of one ``kind``, by name, each record with
+        its ``plugin``: ``"slash_command"`` (``ctx.register_command``: ``handler``,
+        ``description``, ``args_hint``), ``"skill"`` (``ctx.register_skill``: ``path``,
+        ``description``). The plugin owning a kind reads it (the chat, the skills plugin)."""
+        return self._named.setdefault(kind, {})
+
+    def middleware_for(self, kind: str) -> list[Callable[..., Any]]:
+        """The callbacks loaded plugins registered with ``ctx.register_middleware(kind,
+        callback)``, in registration order (kinds: ``tool_request``, ``tool_execution``,
+        ``llm_request``, ``llm_execution``; the agent applies them)."""
+        return [callback for registered, callback, _ in self.middleware if registered == kind]
 
     def close(self) -> None:
         """Stop every loaded plugin, once: fire ``on_shutdown`` (reason ``"exit"``), then

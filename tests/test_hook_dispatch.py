@@ -285,6 +285,34 @@ def test_hook_find_slot_provider(kernel: Any, tmp_path: Path) -> None:
     assert "find_slot_provider" in booted.plugins["compat"].hooks
 
 
+def test_hook_inject_message(kernel: Any) -> None:
+    # ctx.inject_message asks the plugin driving a conversation; its answer is the result.
+    captured: dict[str, Any] = {}
+    load(kernel, lambda ctx: captured.setdefault("ctx", ctx), "caller")
+    ctx = captured["ctx"]
+    assert ctx.inject_message("nobody listens") is False
+    queued: list[tuple[str, str]] = []
+    load(kernel, ctx_plugin("inject_message", lambda content, role: None), "idle")
+    load(kernel, ctx_plugin("inject_message", lambda content, role: bool(
+        content.strip()) and not queued.append((role, content)) or False), "conversation")
+    assert ctx.inject_message("hello", role="system") is True
+    assert ctx.inject_message("   ") is False  # refused by the conversation
+    assert queued == [("system", "hello")]
+
+
+def test_hook_platform_adapter(kernel: Any) -> None:
+    captured: dict[str, Any] = {}
+    load(kernel, lambda ctx: captured.setdefault("ctx", ctx), "caller")
+    ctx = captured["ctx"]
+    assert ctx.get_platform_adapter("telegram") is None  # no gateway runs here
+    adapter = object()
+    load(kernel, ctx_plugin("platform_adapter", lambda name: None), "other")
+    load(kernel, ctx_plugin("platform_adapter",
+                            lambda name: adapter if name == "telegram" else None), "gateway-like")
+    assert ctx.get_platform_adapter("telegram") is adapter
+    assert ctx.get_platform_adapter("discord") is None
+
+
 def test_hook_on_memory_write(kernel: Any) -> None:
     check_broadcast(kernel, "on_memory_write")
     mirrored = []
@@ -729,8 +757,8 @@ def test_hook_register_slash_commands(kernel: Any) -> None:
 
     status = load(kernel, SimpleNamespace(register_slash_commands=register_slash_commands), "pinger")
     assert sorted(status.commands) == ["my-command", "ping"]
-    assert set(kernel.commands) >= {"ping", "my-command"}
-    ping, mine = kernel.commands["ping"], kernel.commands["my-command"]
+    assert set(kernel.registered("slash_command")) >= {"ping", "my-command"}
+    ping, mine = kernel.registered("slash_command")["ping"], kernel.registered("slash_command")["my-command"]
     assert (ping.plugin, ping.description, ping.handler("")) == (
         "pinger", "Check the plugin is alive", "pong")
     assert (mine.args_hint, mine.handler("x y")) == ("<text>", "got x y")
@@ -746,7 +774,7 @@ def test_hook_register_slash_commands_clash_fails_second_plugin(kernel: Any) -> 
     load(kernel, plugin(), "one")
     status = kernel.register_plugin(plugin(), "two")
     assert status.state == "failed" and "'/ping'" in status.reason
-    assert kernel.commands["ping"].plugin == "one"
+    assert kernel.registered("slash_command")["ping"].plugin == "one"
 
 
 def test_hook_register_skills(kernel: Any, tmp_path: Path) -> None:
@@ -764,10 +792,10 @@ def test_hook_register_skills(kernel: Any, tmp_path: Path) -> None:
 
     status = load(kernel, SimpleNamespace(register_skills=register_skills), "writer")
     assert sorted(status.skills) == ["writer:code_review", "writer:summarise"]
-    skill = kernel.skills["writer:summarise"]
+    skill = kernel.registered("skill")["writer:summarise"]
     assert (skill.path, skill.plugin, skill.description) == (folder / "SKILL.md", "writer",
                                                              "Summarise a text")
-    assert kernel.skills["writer:code_review"].path == single
+    assert kernel.registered("skill")["writer:code_review"].path == single
 
 
 def test_hook_register_providers(kernel: Any) -> None:
@@ -817,7 +845,7 @@ def test_hook_register_skills_missing_path_fails_plugin(kernel: Any, tmp_path: P
 
     status = kernel.register_plugin(SimpleNamespace(register_skills=register_skills), "ghosts")
     assert status.state == "failed" and "does not exist" in status.reason
-    assert not kernel.skills
+    assert not kernel.registered("skill")
 
 
 def test_register_ctx_skill_missing_path_fails_plugin(kernel: Any, tmp_path: Path) -> None:
@@ -826,7 +854,7 @@ def test_register_ctx_skill_missing_path_fails_plugin(kernel: Any, tmp_path: Pat
 
     status = kernel.register_plugin(register, "ghosts")
     assert status.state == "failed" and "does not exist" in status.reason
-    assert not kernel.skills
+    assert not kernel.registered("skill")
 
 
 def test_registration_hook_via_register_hook_is_unknown(kernel: Any) -> None:

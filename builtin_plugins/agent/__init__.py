@@ -13,9 +13,12 @@ def register(ctx):
     from .delegate import register as register_delegation
     from .service import AgentService
 
+    from .inbox import deliver
+
     register_delegation(ctx)
     kernel = ctx.kernel
     ctx.register_hook("on_memory_write", lambda **payload: _mirror_memory_write(kernel, payload))
+    ctx.register_hook("inject_message", lambda content, role: deliver(kernel, content, role))
     ctx.register_service("agent", AgentService)
     ctx.register_service("injection_scan", InjectionScan)
 

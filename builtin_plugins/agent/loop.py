@@ -45,6 +45,7 @@ from .inbox import Inbox, into_tool_result
 from .memory_fence import StreamScrubber, strip_fences
 from .session_life import SessionLifecycle
 from .store_link import SessionLink, active_store
+from .tool_selection import select_tools
 from .turn_types import AgentOptions, EventSink, TurnResult, new_session_id
 
 __all__ = ["Agent", "AgentOptions", "TurnResult", "EventSink", "new_session_id"]
@@ -146,7 +147,7 @@ class Agent(SessionLifecycle):
         toolsets = self.options.toolsets
         if toolsets is None:
             toolsets = self.kernel.config.get("toolsets")
-        names, notes = self.kernel.tools.selected(toolsets)
+        names, notes = select_tools(self.kernel.tools, toolsets)
         only = self.options.only_tools
         return [n for n in names if n not in self.options.exclude_tools
                 and (only is None or n in only)], notes

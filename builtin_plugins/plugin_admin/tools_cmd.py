@@ -54,7 +54,7 @@ def list_tools(as_json: bool, load: bool) -> None:
 
 
 def _loaded_rows(kernel: Kernel) -> tuple[list[dict[str, Any]], list[str]]:
-    selected, notes = kernel.tools.selected(kernel.config.get("toolsets"))
+    selected, notes = kernel.service("agent").select_tools(kernel.config.get("toolsets"))
     rows = [{"name": spec.name, "toolset": spec.toolset, "plugin": spec.plugin, "loaded": True,
              "available": kernel.tools.is_available(spec.name), "selected": spec.name in selected,
              "description": spec.schema.get("description", spec.description)}
