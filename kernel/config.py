@@ -1,7 +1,8 @@
 """Layered configuration: defaults < $HERMES_HOME/config.yaml < ``${VAR}`` expansion (the
 environment over $HERMES_HOME/.env) < runtime overrides, validated with pydantic (the
-kernel's keys plus the sections builtin plugins own). Unused keys of the original's config
-are kept; an unknown key close to a known one is reported as a likely typo.
+kernel's keys plus the sections and slots builtin plugins declare). Keys an earlier version
+used (``legacy_config:`` of a builtin plugin; the compat plugin lists the original's) are kept
+with a note; an unknown key close to a known one is reported as a likely typo.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import ConfigError
 from .home import ValidationCache, hermes_home
@@ -22,17 +23,15 @@ from .slots import declared_slots, slot_defaults
 CONFIG_FILE = "config.yaml"
 #: The kernel's own keys; the slots' selections and the sections plugins own add theirs.
 DEFAULTS: dict[str, Any] = {"plugins": {"enabled": None, "disabled": [], "entries": {}}}
-# Top-level keys of the original's config: accepted without an unknown-key warning even when no
-# loaded plugin owns them (plugins that do, e.g. cron or gateway, validate them as their own).
-ORIGINAL_KEYS = frozenset("""
-providers agent delegation terminal browser compression display tts stt voice human_delay
-skills checkpoints privacy security discord whatsapp telegram slack approvals cron gateway
-hooks hooks_auto_accept known_plugin_toolsets image_gen video_gen streaming timezone
-mcp_servers _config_version profiles dashboard code_execution logging curator kanban
-""".split())
-# Sections we use that carry more keys in the original's config (e.g. memory.memory_enabled).
-ORIGINAL_SECTIONS = frozenset({"model", "memory", "context", "web", "auxiliary"})
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class Declared(NamedTuple):
+    """What builtin plugins declare in their plugin.yaml about config.yaml."""
+
+    sections: dict[str, str]  # config_sections: key -> "module:attr" of its model
+    slots: dict[str, SlotDeclaration]  # slots: their selections are config keys
+    kept: tuple[str, ...]  # legacy_config: keys of an earlier version, kept as written
 
 
 class Config:
@@ -208,19 +207,19 @@ def load_config(home: Path | None = None, overrides: Mapping[str, Any] | None = 
         raise ConfigError(f"{home / CONFIG_FILE} has invalid settings:", hit["error"],
                           path=str(home / CONFIG_FILE))
     return Config(hit["data"], home, [*hit["warnings"], *missing], hit.get("notes"),
-                  declared[1])
+                  declared.slots)
 
 
 def check_config(home: Path, user: dict[str, Any], overrides: Mapping[str, Any] | None = None,
                  env: Mapping[str, str] | None = None, cache: ValidationCache | None = None,
-                 declared: tuple[dict[str, str], dict[str, SlotDeclaration]] | None = None
+                 declared: Declared | None = None
                  ) -> tuple[dict[str, Any], list[str]]:
     """Validate ``user`` (config.yaml's content) over the defaults, without raising:
     ``({"error": [...]} | {"data", "warnings", "notes", "unknown"}, unset ${VAR} warnings)``;
     ``unknown`` maps each unknown key to its closest known key ("" when none is close).
     ``declared``: :func:`builtin_declarations` (read when not given)."""
     env = os.environ if env is None else env
-    sections, slots = builtin_declarations(cache) if declared is None else declared
+    sections, slots, kept = builtin_declarations(cache) if declared is None else declared
     selections = slot_defaults(slots)  # memory.provider, context.engine, sessions.store, ...
     missing: list[str] = []
     merged = expand_vars(deep_merge(deep_merge(DEFAULTS, selections), user),
@@ -229,30 +228,31 @@ def check_config(home: Path, user: dict[str, Any], overrides: Mapping[str, Any] 
     for dotted, value in (overrides or {}).items():
         set_dotted(tree, dotted, value)
     merged = deep_merge(merged, tree)
-    key = ValidationCache.key("config", json.dumps([merged, sections, selections],
+    key = ValidationCache.key("config", json.dumps([merged, sections, selections, kept],
                                                    sort_keys=True, default=str).encode())
     hit = cache.get(key) if cache else None
     if hit is None:
-        hit = _validate(merged, str(home / CONFIG_FILE), sections, selections)
+        hit = _validate(merged, str(home / CONFIG_FILE), sections, selections, kept)
         if cache:
             cache.put(key, hit)
     return hit, missing
 
 
-def builtin_declarations(cache: ValidationCache | None = None
-                         ) -> tuple[dict[str, str], dict[str, SlotDeclaration]]:
-    """What builtin plugins declare in their plugin.yaml about config.yaml: the keys they own
-    (``config_sections:``, key -> ``"module:attr"`` of the model validating it) and the
-    provider slots (``slots:``, whose selections are config keys). Imports no plugin."""
+def builtin_declarations(cache: ValidationCache | None = None) -> Declared:
+    """What builtin plugins declare in their plugin.yaml about config.yaml: the keys they own,
+    the provider slots, and the keys of an earlier version kept as written (the compat
+    plugin lists Hermes Agent 0.19's). Imports no plugin."""
     from .discovery import builtin_records
     from .loader import config_sections
 
     records = [r for r in builtin_records(cache) if r.manifest is not None and not r.error]
-    return config_sections(records), declared_slots(r.manifest for r in records)
+    manifests = [r.manifest for r in records if r.manifest is not None]
+    kept = tuple(sorted({key for manifest in manifests for key in manifest.legacy_config}))
+    return Declared(config_sections(records), declared_slots(manifests), kept)
 
 
 def _validate(merged: dict[str, Any], path: str, sections: dict[str, str],
-              selections: dict[str, dict[str, str]]) -> dict[str, Any]:
+              selections: dict[str, dict[str, str]], kept: tuple[str, ...]) -> dict[str, Any]:
     import difflib
 
     from pydantic import ValidationError
@@ -268,12 +268,11 @@ def _validate(merged: dict[str, Any], path: str, sections: dict[str, str],
     unknown: dict[str, str] = {}
     for dotted, siblings in unknown_keys(model):
         parent, _, leaf = dotted.rpartition(".")
-        close = difflib.get_close_matches(leaf, [*siblings, *(() if parent else ORIGINAL_KEYS)],
-                                          1, 0.75)
+        close = difflib.get_close_matches(leaf, [*siblings, *(() if parent else kept)], 1, 0.75)
         if close and close[0] != leaf:
             unknown[dotted] = f"{parent}.{close[0]}" if parent else close[0]
             warnings.append(f"{path}: unknown key '{dotted}' — did you mean '{unknown[dotted]}'?")
-        elif dotted.split(".")[0] in ORIGINAL_KEYS | ORIGINAL_SECTIONS:
+        elif dotted.split(".")[0] in kept:
             unused.append(dotted)
         else:
             unknown[dotted] = ""

@@ -14,7 +14,7 @@ from typing import Any
 
 KINDS = ("standalone", "backend", "exclusive", "platform", "model-provider")
 MANIFEST_NAMES = ("plugin.yaml", "plugin.yml")
-BUILTIN_ONLY = ("essential", "config_sections", "slots")
+BUILTIN_ONLY = ("essential", "config_sections", "slots", "legacy_config")
 CARDINALITIES = ("one", "many")
 
 
@@ -73,12 +73,14 @@ class Manifest:
     cli_commands: dict[str, CliDeclaration] = field(default_factory=dict)
     config_sections: dict[str, str] = field(default_factory=dict)  # builtin plugins only
     slots: dict[str, SlotDeclaration] = field(default_factory=dict)  # builtin plugins only
+    legacy_config: tuple[str, ...] = ()  # builtin only: config.yaml keys kept as written
     synthesized: bool = False  # built from package metadata, no plugin.yaml
 
     @classmethod
     def from_data(cls, data: dict[str, Any], synthesized: bool = False) -> "Manifest":
         plain = dict(data, synthesized=synthesized)
-        for key in ("provides_tools", "provides_hooks", "tags", "python_dependencies"):
+        for key in ("provides_tools", "provides_hooks", "tags", "python_dependencies",
+                    "legacy_config"):
             plain[key] = tuple(plain.get(key, ()))
         for key in ("requires_env", "optional_env"):
             plain[key] = tuple(EnvRequirement(i) if isinstance(i, str) else EnvRequirement(

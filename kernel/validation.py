@@ -19,6 +19,7 @@ CLI_NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*\Z")  # `hermes NAME`
 # "package.module:attr", or ".module:attr" / ".:attr" relative to the plugin's own package
 ENTRY_RE = re.compile(r"^(\.|\.?[A-Za-z_]\w*(\.[A-Za-z_]\w*)*):[A-Za-z_]\w*\Z")
 SECTION_RE = re.compile(r"^[a-z][a-z0-9_]*\Z")  # a top-level config.yaml key
+KEPT_RE = re.compile(r"^[a-z_][a-z0-9_]*\Z")  # a top-level key an earlier version used
 SLOT_KEY_RE = re.compile(r"^([a-z][a-z0-9_]*\.[a-z][a-z0-9_]*)?\Z")  # "section.key" or ""
 
 
@@ -67,6 +68,14 @@ def _sections(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
+def _section_names(value: list[Any]) -> list[Any]:
+    for item in value:  # an earlier version's keys may start with '_' (_config_version)
+        if isinstance(item, str):
+            _check(item, KEPT_RE, "{value} is not a config.yaml key (lower-case letters, "
+                   "digits and '_')")
+    return value
+
+
 def _model_of(cls: type, extra: str, checks: list[tuple[str, str, Any]],
               written: dict[Any, Any]) -> type[BaseModel]:
     """The pydantic model validating the plain dataclass ``cls`` as plugin.yaml writes it:
@@ -104,7 +113,7 @@ ManifestModel = _model_of(Manifest, "forbid", [
     ("version", "before", lambda value: str(value) if isinstance(value, (int, float)) else value),
     ("requires_env", "after", _env_names), ("optional_env", "after", _env_names),
     ("cli_commands", "before", _cli_shorthand), ("cli_commands", "after", _cli_names),
-    ("config_sections", "after", _sections),
+    ("config_sections", "after", _sections), ("legacy_config", "after", _section_names),
 ], {"kind": Literal[KINDS], EnvRequirement: str | EnvModel,  # type: ignore[valid-type]
     "cli_commands": dict[str, CliModel], "slots": dict[str, SlotModel]})  # type: ignore[valid-type]
 

@@ -526,7 +526,7 @@ def test_sections_declared_by_builtin_plugins_are_validated_with_the_file(tmp_pa
 
     # The kernel's own model knows none of them: the plugins that read them declare them
     # (config_sections: in their plugin.yaml).
-    sections, slots = builtin_declarations()
+    sections, slots, _ = builtin_declarations()
     assert {"approvals", "agent", "context_file_max_chars", "model"} <= set(sections)
     assert not set(sections) & set(ConfigModel.model_fields)
     # ... some extend the sections holding slot selections (builtin memory's limits in
@@ -595,9 +595,9 @@ def test_config_validated_under_other_sections_is_validated_again(tmp_path, monk
 
     write_config(tmp_path, "agent: {max_turns: 0}\n")
     cache = ValidationCache(tmp_path / "cache.json")
-    sections, slots = config_module.builtin_declarations(cache)
-    monkeypatch.setattr(config_module, "builtin_declarations", lambda cache=None: (
-        {k: v for k, v in sections.items() if k != "agent"}, slots))
+    declared = config_module.builtin_declarations(cache)
+    monkeypatch.setattr(config_module, "builtin_declarations", lambda cache=None: declared._replace(
+        sections={k: v for k, v in declared.sections.items() if k != "agent"}))
     assert load_config(tmp_path, env={}, cache=cache).get("agent.max_turns") == 0  # unknown
     monkeypatch.undo()
     with pytest.raises(ConfigError):

@@ -31,7 +31,7 @@ def test_config_defaults_and_validation_read_the_slot_table(tmp_path: Path) -> N
     from hermes_agent.slots import slot_defaults
     from hermes_agent.validation import config_model
 
-    sections, slots = builtin_declarations()
+    sections, slots, _ = builtin_declarations()
     defaults = config_model(sections, slot_defaults(slots))().model_dump()
     for info in slots.values():
         if info.config_key:
