@@ -32,6 +32,7 @@ class Declared(NamedTuple):
     sections: dict[str, str]  # config_sections: key -> "module:attr" of its model
     slots: dict[str, SlotDeclaration]  # slots: their selections are config keys
     kept: tuple[str, ...]  # legacy_config: keys of an earlier version, kept as written
+    owners: dict[str, str]  # section holding a slot's selection -> the declaring plugin's module
 
 
 class Config:
@@ -219,8 +220,8 @@ def check_config(home: Path, user: dict[str, Any], overrides: Mapping[str, Any] 
     ``unknown`` maps each unknown key to its closest known key ("" when none is close).
     ``declared``: :func:`builtin_declarations` (read when not given)."""
     env = os.environ if env is None else env
-    sections, slots, kept = builtin_declarations(cache) if declared is None else declared
-    selections = slot_defaults(slots)  # memory.provider, context.engine, sessions.store, ...
+    declared = builtin_declarations(cache) if declared is None else declared
+    selections = slot_defaults(declared.slots)  # memory.provider, context.engine, sessions.store, ...
     missing: list[str] = []
     merged = expand_vars(deep_merge(deep_merge(DEFAULTS, selections), user),
                          {**read_env_file(home / ".env"), **env}, missing=missing)
@@ -228,11 +229,12 @@ def check_config(home: Path, user: dict[str, Any], overrides: Mapping[str, Any] 
     for dotted, value in (overrides or {}).items():
         set_dotted(tree, dotted, value)
     merged = deep_merge(merged, tree)
-    key = ValidationCache.key("config", json.dumps([merged, sections, selections, kept],
-                                                   sort_keys=True, default=str).encode())
+    key = ValidationCache.key("config", json.dumps(
+        [merged, declared.sections, selections, declared.kept, declared.owners],
+        sort_keys=True, default=str).encode())
     hit = cache.get(key) if cache else None
     if hit is None:
-        hit = _validate(merged, str(home / CONFIG_FILE), sections, selections, kept)
+        hit = _validate(merged, str(home / CONFIG_FILE), declared, selections)
         if cache:
             cache.put(key, hit)
     return hit, missing
@@ -248,11 +250,16 @@ def builtin_declarations(cache: ValidationCache | None = None) -> Declared:
     records = [r for r in builtin_records(cache) if r.manifest is not None and not r.error]
     manifests = [r.manifest for r in records if r.manifest is not None]
     kept = tuple(sorted({key for manifest in manifests for key in manifest.legacy_config}))
-    return Declared(config_sections(records), declared_slots(manifests), kept)
+    owners: dict[str, str] = {}
+    for record in records:
+        for declaration in record.manifest.slots.values():  # type: ignore[union-attr]
+            if declaration.config_key:
+                owners.setdefault(declaration.config_key.partition(".")[0], record.module)
+    return Declared(config_sections(records), declared_slots(manifests), kept, owners)
 
 
-def _validate(merged: dict[str, Any], path: str, sections: dict[str, str],
-              selections: dict[str, dict[str, str]], kept: tuple[str, ...]) -> dict[str, Any]:
+def _validate(merged: dict[str, Any], path: str, declared: Declared,
+              selections: dict[str, dict[str, str]]) -> dict[str, Any]:
     import difflib
 
     from pydantic import ValidationError
@@ -260,7 +267,7 @@ def _validate(merged: dict[str, Any], path: str, sections: dict[str, str],
     from .validation import config_model, render_errors, unknown_keys
 
     try:
-        model = config_model(sections, selections).model_validate(merged)
+        model = config_model(declared.sections, selections, declared.owners).model_validate(merged)
     except ValidationError as exc:
         return {"error": render_errors(exc)}
     warnings: list[str] = []
@@ -268,11 +275,12 @@ def _validate(merged: dict[str, Any], path: str, sections: dict[str, str],
     unknown: dict[str, str] = {}
     for dotted, siblings in unknown_keys(model):
         parent, _, leaf = dotted.rpartition(".")
-        close = difflib.get_close_matches(leaf, [*siblings, *(() if parent else kept)], 1, 0.75)
+        close = difflib.get_close_matches(leaf, [*siblings, *(() if parent else declared.kept)],
+                                          1, 0.75)
         if close and close[0] != leaf:
             unknown[dotted] = f"{parent}.{close[0]}" if parent else close[0]
             warnings.append(f"{path}: unknown key '{dotted}' — did you mean '{unknown[dotted]}'?")
-        elif dotted.split(".")[0] in kept:
+        elif dotted.split(".")[0] in declared.kept:
             unused.append(dotted)
         else:
             unknown[dotted] = ""

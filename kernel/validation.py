@@ -150,25 +150,30 @@ def _slot_sections(slots: dict[str, dict[str, str]]) -> dict[str, type[BaseModel
 _COMPOSED: dict[str, type[BaseModel]] = {}
 
 
-def config_model(sections: dict[str, str],
-                 slots: dict[str, dict[str, str]] | None = None) -> type[BaseModel]:
+def config_model(sections: dict[str, str], slots: dict[str, dict[str, str]] | None = None,
+                 owners: dict[str, str] | None = None) -> type[BaseModel]:
     """:class:`ConfigModel` plus the top-level keys plugins declare: ``sections`` maps a key
     to the ``"module:attr"`` of a pydantic model (a section) or of a ``(type, default)``
     pair; ``slots`` (section -> key -> default) the slots' selection keys. A plugin's section
     for a key holding slot selections extends that slot section (``memory``: its limits and
-    ``memory.provider``); a plugin's pair replaces it (``model: <id>``)."""
-    key = repr((sorted(sections.items()), sorted((slots or {}).items())))
+    ``memory.provider``); only the plugin declaring the slot (``owners``: section -> its
+    module) may replace it with a pair (the models plugin's ``model: <id>``)."""
+    key = repr((sorted(sections.items()), sorted((slots or {}).items()),
+                sorted((owners or {}).items())))
     if key not in _COMPOSED:
         fields: dict[str, Any] = {name: (model, Field(default_factory=model))
                                   for name, model in _slot_sections(slots or {}).items()}
         for name, target in sections.items():
             module, _, attr = target.partition(":")
             spec = getattr(importlib.import_module(module), attr)
-            if name in ConfigModel.model_fields:
-                raise TypeError(f"config section {name!r} ({target}) clashes with the kernel's "
-                                "key of that name")
             own = fields.get(name)
-            if own is not None and isinstance(spec, type) and issubclass(spec, BaseModel):
+            section = isinstance(spec, type) and issubclass(spec, BaseModel)
+            owner = (owners or {}).get(name, "")
+            if name in ConfigModel.model_fields or (own is not None and not section and not (
+                    owner and (module == owner or module.startswith(owner + ".")))):
+                raise TypeError(f"config section {name!r} ({target}) clashes with the kernel's "
+                                "key of that name; only a section may extend it")
+            if own is not None and section:
                 spec = create_model(spec.__name__, __base__=(own[0], spec))
             fields[name] = (spec, Field(default_factory=spec)) if isinstance(spec, type) else spec
         _COMPOSED[key] = create_model("HermesConfig", __base__=ConfigModel, **fields)

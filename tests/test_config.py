@@ -526,7 +526,7 @@ def test_sections_declared_by_builtin_plugins_are_validated_with_the_file(tmp_pa
 
     # The kernel's own model knows none of them: the plugins that read them declare them
     # (config_sections: in their plugin.yaml).
-    sections, slots, _ = builtin_declarations()
+    sections, slots, *_ = builtin_declarations()
     assert {"approvals", "agent", "context_file_max_chars", "model"} <= set(sections)
     assert not set(sections) & set(ConfigModel.model_fields)
     # ... some extend the sections holding slot selections (builtin memory's limits in

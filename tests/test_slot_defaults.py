@@ -31,9 +31,10 @@ def test_config_defaults_and_validation_read_the_slot_table(tmp_path: Path) -> N
     from hermes_agent.slots import slot_defaults
     from hermes_agent.validation import config_model
 
-    sections, slots, _ = builtin_declarations()
-    defaults = config_model(sections, slot_defaults(slots))().model_dump()
-    for info in slots.values():
+    declared = builtin_declarations()
+    defaults = config_model(declared.sections, slot_defaults(declared.slots),
+                            declared.owners)().model_dump()
+    for info in declared.slots.values():
         if info.config_key:
             section, _, key = info.config_key.partition(".")
             if isinstance(defaults[section], dict):  # model: the models plugin's own key
