@@ -17,10 +17,10 @@ from typing import Any
 # the api re-exports. One block per module.
 _EXPORTS: dict[str, str] = {
     # models.py: requests, responses, usage, streaming, provider profiles, the client protocol
-    "ProviderProfile": "models", "API_MODES": "models", "ToolCall": "models", "Usage": "models",
+    "ProviderProfile": "models", "ToolCall": "models", "Usage": "models",
     "Cost": "models", "ChatRequest": "models", "ChatResponse": "models",
     "StreamEvent": "models", "EventCallback": "models", "CancelToken": "models",
-    "ModelProvider": "models", "ModelClient": "models", "CallContext": "models",
+    "ModelClient": "models", "CallContext": "models",
     "RetryNotice": "models",
     # model_errors.py
     "ProviderError": "model_errors", "RequestInterrupted": "model_errors",
@@ -41,7 +41,7 @@ _EXPORTS: dict[str, str] = {
     "SearchTimeoutError": "sessions", "session_store": "sessions",
     # prompt.py: system-prompt layers
     "LAYERS": "prompt", "LAYER_SEPARATOR": "prompt", "LayerRequest": "prompt",
-    "LayerFn": "prompt", "PromptLayers": "prompt", "prompt_layers": "prompt",
+    "PromptLayers": "prompt", "prompt_layers": "prompt",
     "PROMPT_LAYERS": "prompt",
     # services.py: the services plugins share, each a typed key and its Protocol
     **dict.fromkeys(("AGENT", "AgentFactory", "AgentSession", "AgentTurn", "MODELS", "Models",
@@ -63,9 +63,7 @@ _EXPORTS: dict[str, str] = {
     ), "..hookspecs.payloads"),
     # platforms.py: the platform SDK (adapters, inbound messages, reply streams)
     **dict.fromkeys(("PlatformAdapter", "InboundMessage", "SendResult", "ChatInfo",
-                     "MessageHandler", "PlatformConfig", "ReplyStream"), "platforms"),
-    # config_write.py: config.yaml edits that keep comments and order
-    "write_config_value": "config_write",
+                     "PlatformConfig", "ReplyStream"), "platforms"),
 }
 
 __all__ = sorted(_EXPORTS)

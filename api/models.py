@@ -327,17 +327,9 @@ class CallContext:
 
 
 @runtime_checkable
-class ModelProvider(Protocol):
-    """What the agent loop talks to: one resolved provider (see ``ModelClient``)."""
-
-    def chat(self, request: ChatRequest, *, on_event: EventCallback | None = None,
-             interrupt: threading.Event | None = None) -> ChatResponse: ...
-
-
-@runtime_checkable
 class ModelClient(Protocol):
     """A model client bound to one resolved provider, with retries and fallback: what
-    ``kernel.service("models").client(...)`` returns and what the agent loop calls.
+    ``kernel.service(MODELS).client(...)`` returns and what the agent loop calls.
     ``active`` is the provider in use (``name``, ``model``, ``base_url``)."""
 
     active: Any

@@ -28,7 +28,7 @@ from hermes_agent import ServiceKey
 if TYPE_CHECKING:
     from hermes_agent import Kernel
 
-__all__ = ["LAYERS", "LAYER_SEPARATOR", "LayerRequest", "LayerFn", "PromptLayers", "prompt_layers",
+__all__ = ["LAYERS", "LAYER_SEPARATOR", "LayerRequest", "PromptLayers", "prompt_layers",
            "PROMPT_LAYERS"]
 
 #: The layers, in prompt order (docs/system-prompt.md says where each sits).

@@ -86,6 +86,10 @@ class AgentFactory(Protocol):
                store: SessionStore | None = None, **options: Any) -> AgentSession:
         """A new agent; ``options`` are the agent's options (``platform``, ``model``, ...)."""
 
+    def select_tools(self, toolsets: list[str] | None) -> tuple[list[str], list[str]]:
+        """The tools a turn gets from ``toolsets`` (None: every toolset), and notes on what
+        was left out (``hermes tools`` lists the selection)."""
+
 
 AGENT = ServiceKey("agent", AgentFactory)
 

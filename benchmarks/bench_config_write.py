@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hermes_agent.api import write_config_value
+from hermes_agent import write_config_value
 
 CONFIG = "".join(
     f"# section {n}: what it is for\n"

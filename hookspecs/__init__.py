@@ -82,8 +82,10 @@ COMPAT_HOOKS: tuple[str, ...] = (
     "kanban_task_blocked",
 )
 
-#: Events of the kernel itself.
-KERNEL_HOOKS: tuple[str, ...] = ("on_plugins_loaded", "on_shutdown")
+#: Events of the kernel itself, and the questions it (and a plugin's ``ctx``) asks the
+#: plugin owning the answer.
+KERNEL_HOOKS: tuple[str, ...] = ("on_plugins_loaded", "on_shutdown", "plugin_install_times",
+                                 "find_slot_provider", "inject_message", "platform_adapter")
 
 #: Every event hook (``ctx.register_hook`` accepts exactly these names).
 EVENT_HOOKS: tuple[str, ...] = LIFECYCLE_HOOKS + COMPAT_HOOKS + KERNEL_HOOKS
@@ -115,6 +117,7 @@ NOT_FIRED: dict[str, str] = {
 #: ``first_nonempty_str``  the first non-empty ``str`` replaces the value;
 #: ``gateway_directive``   the first skip/rewrite/allow directive wins;
 #: ``verify_directive``    the first continue/block directive with a message wins;
+#: ``first_result``        the first result that is not ``None`` wins;
 #: ``collector``           every plugin registers through a bound ``register`` callable.
 DISPATCH: dict[str, str] = {
     "pre_tool_call": "veto",
@@ -143,6 +146,10 @@ DISPATCH: dict[str, str] = {
     "kanban_task_blocked": "broadcast",
     "on_plugins_loaded": "broadcast",
     "on_shutdown": "broadcast",
+    "plugin_install_times": "first_result",
+    "find_slot_provider": "first_result",
+    "inject_message": "first_result",
+    "platform_adapter": "first_result",
     **{name: "collector" for name in REGISTRATION_HOOKS},
 }
 

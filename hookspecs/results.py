@@ -64,4 +64,5 @@ COMBINE: dict[str, tuple[str, Callable[[Any], Any] | None]] = {
     "first_str": ("first", lambda r: isinstance(r, str)),
     "first_nonempty_str": ("first", lambda r: isinstance(r, str) and bool(r)),
     "gateway_directive": ("first", is_gateway_directive),
+    "first_result": ("first", lambda r: r is not None),
 }

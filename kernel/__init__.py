@@ -11,10 +11,10 @@ _EXPORTS = {
     # writing plugins
     "hookimpl": "hookspecs.markers", "hookspec": "hookspecs.markers",
     "PluginContext": "context", "Manifest": "manifest", "EnvRequirement": "manifest",
-    "read_manifest": "manifest", "find_manifest": "manifest", "MANIFEST_NAMES": "manifest",
+    "read_manifest": "manifest_read", "find_manifest": "manifest", "MANIFEST_NAMES": "manifest",
     # the kernel, its plugins and slots
     "Kernel": "kernel", "PluginStatus": "records", "PluginRecord": "discovery",
-    "SLOT_INFO": "slots", "ServiceKey": "service_keys",
+    "ServiceKey": "service_keys",
     # tools a plugin adds to kernel.tools while hermes runs (kernel.tools.add / discard)
     "ToolSpec": "records", "ToolsetSpec": "records",
     # why a plugin loads or not (for administration commands)
@@ -24,7 +24,7 @@ _EXPORTS = {
     "UserInterrupt": "containment", "reraise_shutdown": "containment",
     # configuration
     "Config": "config", "load_config": "config", "hermes_home": "home",
-    "read_env_file": "config",
+    "read_env_file": "config", "write_config_value": "config_write",
     # plugins found without a kernel, for a surface's listings (the CLI's command table and
     # its cached help), and the home's validation cache they are read through
     "discover": "discovery", "discovery_inputs": "discovery", "resolve": "loader",

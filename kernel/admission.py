@@ -5,18 +5,18 @@ declares is compared with what it registered."""
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING
+from typing import Any
 
 from .discovery import PluginRecord, builtin_records
 from .errors import PluginError
 from .policy import format_stamp
-from .records import Registration
+from .records import Registration, SlashCommand
 
-if TYPE_CHECKING:
-    from .kernel import Kernel
+# ``kernel`` below is the :class:`~.kernel.Kernel` admitting the plugin; typed ``Any``, as
+# the kernel module imports this one (no import circle, not even for type checking).
 
 
-def check_claims(kernel: "Kernel", record: PluginRecord, staged: Registration) -> list[str]:
+def check_claims(kernel: Any, record: PluginRecord, staged: Registration) -> list[str]:
     """Raise :class:`PluginError` for the first name already taken (plugins load in
     install order, so the later plugin fails); return the core tools it may replace."""
     name = record.name
@@ -51,11 +51,12 @@ def check_claims(kernel: "Kernel", record: PluginRecord, staged: Registration) -
             raise PluginError(name, f"CLI command 'hermes {cli.name}' is registered by both "
                               f"hermes itself (the builtin plugin '{reserved[cli.name]}') and "
                               f"plugin '{name}'; rename it in plugin '{name}'", code="duplicate")
-    claims = [*(("slash command", f"/{c.name}", kernel.commands.get(c.name)) for c in staged.commands),
+    commands = kernel.registered(SlashCommand.kind)
+    claims = [*(("slash command", f"/{c.name}", commands.get(c.name)) for c in staged.commands),
               *(("CLI command", f"hermes {c.name}", kernel.cli_commands.get(c.name))
                 for c in staged.cli_commands),
               *(("service", s.name, kernel._offered.get(s.name)) for s in staged.services),
-              *((f"{p.slot} provider", p.name, kernel.slots.providers[p.slot].get(p.name))
+              *((f"{p.slot} provider", p.name, kernel.slots.providers.get(p.slot, {}).get(p.name))
                 for p in staged.providers)]
     for kind, what, holder in claims:
         if holder is not None:
@@ -63,7 +64,7 @@ def check_claims(kernel: "Kernel", record: PluginRecord, staged: Registration) -
     return replacing
 
 
-def clash(kernel: "Kernel", loser: str, kind: str, what: str, keeper: str, fix: str) -> PluginError:
+def clash(kernel: Any, loser: str, kind: str, what: str, keeper: str, fix: str) -> PluginError:
     """The error failing ``loser``, which registers ``what`` after ``keeper`` did."""
     stamps = kernel.install_stamps
     if loser not in stamps or keeper not in stamps:

@@ -1,7 +1,8 @@
 """Layered configuration: defaults < $HERMES_HOME/config.yaml < ``${VAR}`` expansion (the
 environment over $HERMES_HOME/.env) < runtime overrides, validated with pydantic (the
-kernel's keys plus the sections builtin plugins own). Unused keys of the original's config
-are kept; an unknown key close to a known one is reported as a likely typo.
+kernel's keys plus the sections and slots builtin plugins declare). Keys an earlier version
+used (``legacy_config:`` of a builtin plugin; the compat plugin lists the original's) are kept
+with a note; an unknown key close to a known one is reported as a likely typo.
 """
 
 from __future__ import annotations
@@ -12,39 +13,37 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import ConfigError
 from .home import ValidationCache, hermes_home
-from .slots import slot_defaults
+from .manifest import SlotDeclaration
+from .slots import declared_slots, slot_defaults
 
 CONFIG_FILE = "config.yaml"
-DEFAULTS: dict[str, Any] = {
-    "toolsets": None,
-    "plugins": {"enabled": None, "disabled": [], "entries": {}},
-    **slot_defaults(),  # memory.provider, context.engine, web.backend, sessions.store, ...
-    "platform_toolsets": {},
-}
-# Top-level keys of the original's config: accepted without an unknown-key warning even when no
-# loaded plugin owns them (plugins that do, e.g. cron or gateway, validate them as their own).
-ORIGINAL_KEYS = frozenset("""
-providers agent delegation terminal browser compression display tts stt voice human_delay
-skills checkpoints privacy security discord whatsapp telegram slack approvals cron gateway
-hooks hooks_auto_accept known_plugin_toolsets image_gen video_gen streaming timezone
-mcp_servers _config_version profiles dashboard code_execution logging curator kanban
-""".split())
-# Sections we use that carry more keys in the original's config (e.g. memory.memory_enabled).
-ORIGINAL_SECTIONS = frozenset({"model", "memory", "context", "web", "auxiliary"})
+#: The kernel's own keys; the slots' selections and the sections plugins own add theirs.
+DEFAULTS: dict[str, Any] = {"plugins": {"enabled": None, "disabled": [], "entries": {}}}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class Declared(NamedTuple):
+    """What builtin plugins declare in their plugin.yaml about config.yaml."""
+
+    sections: dict[str, str]  # config_sections: key -> "module:attr" of its model
+    slots: dict[str, SlotDeclaration]  # slots: their selections are config keys
+    kept: tuple[str, ...]  # legacy_config: keys of an earlier version, kept as written
+    owners: dict[str, str]  # section holding a slot's selection -> the declaring plugin's module
 
 
 class Config:
     """The validated, merged configuration. ``get("a.b")`` reads dotted keys."""
 
     def __init__(self, data: dict[str, Any], home: Path, warnings: list[str] | None = None,
-                 notes: list[str] | None = None):
+                 notes: list[str] | None = None,
+                 slots: Mapping[str, SlotDeclaration] | None = None):
         self.data = data
         self.home = home
+        self.slots = dict(slots or {})  # the provider slots builtin plugins declare, by name
         self.notes = notes or []  # informational (keys kept for Hermes Agent 0.19)
         self.startup_warnings = warnings or []  # shown once by every command
         self.warnings = [*self.notes, *self.startup_warnings]
@@ -202,49 +201,65 @@ def load_config(home: Path | None = None, overrides: Mapping[str, Any] | None = 
                 raw: dict[str, Any] | None = None) -> Config:
     """Load, merge, expand and validate the configuration. Raises :class:`ConfigError`."""
     home = hermes_home(env) if home is None else home
+    declared = builtin_declarations(cache)
     hit, missing = check_config(home, read_raw_config(home, cache) if raw is None else raw,
-                                overrides, env, cache)
+                                overrides, env, cache, declared)
     if "error" in hit:
         raise ConfigError(f"{home / CONFIG_FILE} has invalid settings:", hit["error"],
                           path=str(home / CONFIG_FILE))
-    return Config(hit["data"], home, [*hit["warnings"], *missing], hit.get("notes"))
+    return Config(hit["data"], home, [*hit["warnings"], *missing], hit.get("notes"),
+                  declared.slots)
 
 
 def check_config(home: Path, user: dict[str, Any], overrides: Mapping[str, Any] | None = None,
-                 env: Mapping[str, str] | None = None, cache: ValidationCache | None = None
+                 env: Mapping[str, str] | None = None, cache: ValidationCache | None = None,
+                 declared: Declared | None = None
                  ) -> tuple[dict[str, Any], list[str]]:
     """Validate ``user`` (config.yaml's content) over the defaults, without raising:
     ``({"error": [...]} | {"data", "warnings", "notes", "unknown"}, unset ${VAR} warnings)``;
-    ``unknown`` maps each unknown key to its closest known key ("" when none is close)."""
+    ``unknown`` maps each unknown key to its closest known key ("" when none is close).
+    ``declared``: :func:`builtin_declarations` (read when not given)."""
     env = os.environ if env is None else env
+    declared = builtin_declarations(cache) if declared is None else declared
+    selections = slot_defaults(declared.slots)  # memory.provider, context.engine, sessions.store, ...
     missing: list[str] = []
-    merged = expand_vars(deep_merge(DEFAULTS, user), {**read_env_file(home / ".env"), **env},
-                         missing=missing)
+    merged = expand_vars(deep_merge(deep_merge(DEFAULTS, selections), user),
+                         {**read_env_file(home / ".env"), **env}, missing=missing)
     tree: dict[str, Any] = {}
     for dotted, value in (overrides or {}).items():
         set_dotted(tree, dotted, value)
     merged = deep_merge(merged, tree)
-    sections = builtin_sections(cache)
-    key = ValidationCache.key("config", json.dumps([merged, sections], sort_keys=True,
-                                                   default=str).encode())
+    key = ValidationCache.key("config", json.dumps(
+        [merged, declared.sections, selections, declared.kept, declared.owners],
+        sort_keys=True, default=str).encode())
     hit = cache.get(key) if cache else None
     if hit is None:
-        hit = _validate(merged, str(home / CONFIG_FILE), sections)
+        hit = _validate(merged, str(home / CONFIG_FILE), declared, selections)
         if cache:
             cache.put(key, hit)
     return hit, missing
 
 
-def builtin_sections(cache: ValidationCache | None = None) -> dict[str, str]:
-    """The config.yaml keys builtin plugins own (``config_sections:`` in their plugin.yaml):
-    key -> ``"module:attr"`` of the model validating it. Imports no plugin."""
+def builtin_declarations(cache: ValidationCache | None = None) -> Declared:
+    """What builtin plugins declare in their plugin.yaml about config.yaml: the keys they own,
+    the provider slots, and the keys of an earlier version kept as written (the compat
+    plugin lists Hermes Agent 0.19's). Imports no plugin."""
     from .discovery import builtin_records
     from .loader import config_sections
 
-    return config_sections(builtin_records(cache))
+    records = [r for r in builtin_records(cache) if r.manifest is not None and not r.error]
+    manifests = [r.manifest for r in records if r.manifest is not None]
+    kept = tuple(sorted({key for manifest in manifests for key in manifest.legacy_config}))
+    owners: dict[str, str] = {}
+    for record in records:
+        for declaration in record.manifest.slots.values():  # type: ignore[union-attr]
+            if declaration.config_key:
+                owners.setdefault(declaration.config_key.partition(".")[0], record.module)
+    return Declared(config_sections(records), declared_slots(manifests), kept, owners)
 
 
-def _validate(merged: dict[str, Any], path: str, sections: dict[str, str]) -> dict[str, Any]:
+def _validate(merged: dict[str, Any], path: str, declared: Declared,
+              selections: dict[str, dict[str, str]]) -> dict[str, Any]:
     import difflib
 
     from pydantic import ValidationError
@@ -252,7 +267,7 @@ def _validate(merged: dict[str, Any], path: str, sections: dict[str, str]) -> di
     from .validation import config_model, render_errors, unknown_keys
 
     try:
-        model = config_model(sections).model_validate(merged)
+        model = config_model(declared.sections, selections, declared.owners).model_validate(merged)
     except ValidationError as exc:
         return {"error": render_errors(exc)}
     warnings: list[str] = []
@@ -260,12 +275,12 @@ def _validate(merged: dict[str, Any], path: str, sections: dict[str, str]) -> di
     unknown: dict[str, str] = {}
     for dotted, siblings in unknown_keys(model):
         parent, _, leaf = dotted.rpartition(".")
-        close = difflib.get_close_matches(leaf, [*siblings, *(() if parent else ORIGINAL_KEYS)],
+        close = difflib.get_close_matches(leaf, [*siblings, *(() if parent else declared.kept)],
                                           1, 0.75)
         if close and close[0] != leaf:
             unknown[dotted] = f"{parent}.{close[0]}" if parent else close[0]
             warnings.append(f"{path}: unknown key '{dotted}' — did you mean '{unknown[dotted]}'?")
-        elif dotted.split(".")[0] in ORIGINAL_KEYS | ORIGINAL_SECTIONS:
+        elif dotted.split(".")[0] in declared.kept:
             unused.append(dotted)
         else:
             unknown[dotted] = ""

@@ -18,7 +18,6 @@ from .service_keys import ServiceKey, service_name
 
 if TYPE_CHECKING:
     from .discovery import PluginRecord
-    from .kernel import Kernel
 
 log = logging.getLogger("hermes_agent.plugins")
 T = TypeVar("T")
@@ -41,7 +40,9 @@ class PluginContext:
     ``profile_name``, ``config`` (the plugin's ``plugins.entries.<name>`` mapping) and
     ``data_dir`` (``$HERMES_HOME/plugin-data/<name>``, kept across reinstalls)."""
 
-    def __init__(self, kernel: "Kernel", record: "PluginRecord", staged: Registration):
+    # ``kernel``: the :class:`~.kernel.Kernel` loading the plugin (typed ``Any``: the kernel
+    # module imports this one, and no import circle is allowed, not even for type checking)
+    def __init__(self, kernel: Any, record: "PluginRecord", staged: Registration):
         self.kernel = kernel
         self._staged = staged
         self.manifest = record.manifest
@@ -141,6 +142,7 @@ class PluginContext:
         self._staged.services.append(Service(name, factory, self.plugin_name))
 
     def _provider(self, slot: str, obj: Any, name: str | None = None) -> None:
+        self.kernel.slots.check(slot)
         provider_name = name or getattr(obj, "name", None)
         if not isinstance(provider_name, str) or not provider_name:
             raise TypeError(f"a {slot.replace('_', ' ')} provider needs a non-empty `name`")
@@ -165,22 +167,23 @@ class PluginContext:
         self._provider("platform", platform, name)
 
     def get_platform_adapter(self, name: str) -> Any:
-        """The live adapter of platform ``name`` in the running gateway, or None (no gateway
-        runs in this process, or the platform is not connected)."""
-        return self.kernel.live_platforms.get(name)
+        """The live adapter of platform ``name`` in the running gateway (the
+        ``platform_adapter`` hook), or None (no gateway runs in this process, or the platform
+        is not connected)."""
+        return self.kernel.hooks.fire("platform_adapter", name=name)
 
     def dispatch_tool(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         return self.kernel.tools.dispatch(tool_name, args, **kwargs)
 
     def inject_message(self, content: str, role: str = "user") -> bool:
-        """Queue a message for the running conversation (through ``kernel.message_sink``).
-        Returns False, with a warning, when none accepts it."""
-        sink = self.kernel.message_sink
-        if sink is None:
+        """Queue a message for the running conversation (the ``inject_message`` hook, which
+        the plugin driving it answers). Returns False, with a warning, when none accepts it."""
+        accepted = self.kernel.hooks.fire("inject_message", content=content, role=role)
+        if accepted is None:
             log.warning("plugin %s: inject_message() dropped a %s message: no conversation is "
                         "running to receive it", self.plugin_name, role)
             return False
-        return sink(content, role) is not False
+        return accepted is not False
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("register_") and attr[len("register_"):] in UNSUPPORTED:

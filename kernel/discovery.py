@@ -17,8 +17,8 @@ from typing import Any
 
 from .errors import ManifestError
 from .home import ValidationCache, path_stamp
-from .manifest import (MANIFEST_NAMES, Manifest, builtin_only_warnings, find_manifest,
-                       read_manifest, without_controls)
+from .manifest import MANIFEST_NAMES, Manifest, builtin_only_warnings, find_manifest
+from .manifest_read import read_manifest, without_controls
 
 ENTRY_POINT_GROUPS = {"hermes_agent.plugins": None, "hermes_agent.memory_providers": "memory"}
 SLOT_CATEGORIES = {"memory": "memory", "context_engine": "context_engine",

@@ -23,7 +23,7 @@ except ImportError:
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
-SCHEMA_REVISION = "6"  # bump when a validation model changes shape
+SCHEMA_REVISION = "7"  # bump when a validation model changes shape
 _MAX_ENTRIES = 2000
 #: What validating the builtin and bundled plugin.yaml files and the default config stores,
 #: shipped with the package (``python -m hermes_agent.cli.prevalidated`` writes it)

@@ -22,7 +22,7 @@ from .home import ValidationCache, hermes_home, private_dir, tighten_secret_file
 from .policy import SHIPPED, by_install_time, decide, load_filter, truthy
 from .records import CliCommand, PluginStatus, Registration
 from .service_keys import ServiceKey, service_name
-from .slots import SLOT_INFO, SLOTS, Slots
+from .slots import Slots
 
 if TYPE_CHECKING:
     from .hooks import HookBus, HookRegistry
@@ -52,15 +52,13 @@ class Kernel:
             self.config.warnings.append(said)
         self.use_entry_points = entry_points
         self.use_builtins = builtins
-        self.slots = Slots()
-        self.commands: dict[str, Any] = {}
+        self.slots = Slots(self.config.slots)  # the slots builtin plugins declare
         self.cli_commands: dict[str, CliCommand] = {}
-        self.skills: dict[str, Any] = {}
+        # kind -> name -> record: what plugins register by name for the plugin owning the
+        # kind to read (``registered``): slash commands, skills
+        self._named: dict[str, dict[str, Any]] = {}
+        # (kind, callback, plugin) in registration order: ctx.register_middleware
         self.middleware: list[tuple[str, Callable[..., Any], str]] = []
-        # Set by the surface driving a conversation: receives ctx.inject_message(content, role).
-        self.message_sink: Callable[[str, str], Any] | None = None
-        # Filled by the surface running platform adapters (ctx.get_platform_adapter reads it).
-        self.live_platforms: dict[str, Any] = {}
         self._services: dict[str, Any] = {}
         self._offered: dict[str, Any] = {}  # service name -> context.Service
         self.plugins: dict[str, PluginStatus] = {}
@@ -156,16 +154,15 @@ class Kernel:
 
     def _install_times(self, records: list[PluginRecord]) -> dict[str, int | None]:
         """Each plugin's install time (ns since the epoch), from the ``plugin_install_times``
-        service (offered by plugin-admin, which keeps plugins.lock); none known without it."""
-        if "plugin_install_times" not in self._offered:
-            log.info("no plugin offers plugin_install_times: installed plugins load by name")
+        hook (plugin-admin, which keeps plugins.lock, implements it); none known without it."""
+        if not self.hooks.has_hook("plugin_install_times"):
+            log.info("no plugin implements plugin_install_times: installed plugins load by name")
             return {}
-        try:
-            return dict(self.service("plugin_install_times")(records))
-        except Exception as exc:
-            log.warning("reading install times failed (%s: %s): installed plugins load by name",
-                        type(exc).__name__, exc)
+        times = self.hooks.fire("plugin_install_times", records=list(records))
+        if not isinstance(times, Mapping):  # none answered (a failure is logged by the bus)
+            log.warning("no install times known: installed plugins load by name")
             return {}
+        return dict(times)
 
     def load(self, record: PluginRecord, target: Any = None) -> PluginStatus:
         """Import (unless ``target`` is given) and register one plugin, transactionally.
@@ -203,16 +200,16 @@ class Kernel:
                              register, ctx)
             if not staged.providers and (register is not None or not registered_pm):
                 # a slot plugin that registered nothing: the provider a plugin recognises in
-                # its code (the compat plugin offers find_memory_provider), if any
-                finder = f"find_{record.slot}_provider" if record.slot else ""
-                offered = finder in self._offered
+                # its code (the compat plugin implements find_slot_provider), if any
+                finder = self.pm.hook.find_slot_provider
+                offered = bool(record.slot) and bool(finder.get_hookimpls())
                 provider = _plugin_call(name, "register_error", f"creating the provider of "
-                                        f"plugin '{name}' failed", self.service(finder),
-                                        target) if offered else None
+                                        f"plugin '{name}' failed", lambda: finder(
+                                            slot=record.slot, target=target)) if offered else None
                 if provider is not None:
                     ctx._provider(record.slot, provider)
                 elif register is None and offered:
-                    label = SLOT_INFO[record.slot].label
+                    label = self.slots.label(record.slot)
                     raise PluginError(name, f"plugin '{name}' ({record.location}) is loaded as a "
                                       f"{label} but defines no {label} class and no register(ctx);"
                                       " if it is another kind of plugin, add a plugin.yaml",
@@ -274,7 +271,7 @@ class Kernel:
         self.pm.remove_plugin(name)  # every hook implementation it had, both styles
         self.tools.remove_plugin(name)
         self.slots.remove_plugin(name)
-        for table in (self.commands, self.cli_commands, self.skills):
+        for table in (self.cli_commands, *self._named.values()):
             for key in [k for k, v in table.items() if v.plugin == name]:
                 del table[key]
         self.middleware = [m for m in self.middleware if m[2] != name]
@@ -345,9 +342,9 @@ class Kernel:
             self.tools.add(tool)
         for toolset in staged.toolsets:
             self.tools.add_toolset(toolset)
-        self.commands.update({c.name: c for c in staged.commands})
         self.cli_commands.update({c.name: c for c in staged.cli_commands})
-        self.skills.update({s.name: s for s in staged.skills})
+        for record in (*staged.commands, *staged.skills):
+            self.registered(record.kind)[record.name] = record
         for provider in staged.providers:
             self.slots.add(provider)
         self._offered.update({s.name: s for s in staged.services})
@@ -361,9 +358,18 @@ class Kernel:
     def active_provider(self, slot: str) -> Any:
         return self.slots.active(slot, self.config)
 
+    def registered(self, kind: str) -> dict[str, Any]:
+        """What loaded plugins registered by name of one ``kind``, by name, each record with
+        its ``plugin``: ``"slash_command"`` (``ctx.register_command``: ``handler``,
+        ``description``, ``args_hint``), ``"skill"`` (``ctx.register_skill``: ``path``,
+        ``description``). The plugin owning a kind reads it (the chat, the skills plugin)."""
+        return self._named.setdefault(kind, {})
+
     def middleware_for(self, kind: str) -> list[Callable[..., Any]]:
-        """The ``ctx.register_middleware`` callbacks of ``kind``, in registration order."""
-        return [fn for registered, fn, _plugin in self.middleware if registered == kind]
+        """The callbacks loaded plugins registered with ``ctx.register_middleware(kind,
+        callback)``, in registration order (kinds: ``tool_request``, ``tool_execution``,
+        ``llm_request``, ``llm_execution``; the agent applies them)."""
+        return [callback for registered, callback, _ in self.middleware if registered == kind]
 
     def close(self) -> None:
         """Stop every loaded plugin, once: fire ``on_shutdown`` (reason ``"exit"``), then
@@ -450,11 +456,6 @@ def _collectors(ctx: PluginContext, staged: Registration) -> dict[str, Callable[
         staged.cli_commands.append(CliCommand(command.name, command, ctx.plugin_name,
                                               command.help or ""))
 
-    def provider(slot: str, obj: Any) -> None:
-        if slot not in SLOTS:
-            raise ValueError(f"unknown provider slot {slot!r}; slots: {', '.join(SLOTS)}")
-        ctx._provider(slot, obj)
-
     return {"register_tools": ctx.register_tool, "register_toolsets": ctx.register_toolset,
             "register_cli_commands": cli, "register_slash_commands": ctx.register_command,
-            "register_skills": ctx.register_skill, "register_providers": provider}
+            "register_skills": ctx.register_skill, "register_providers": ctx._provider}

@@ -15,7 +15,7 @@ from shlex import quote
 
 from .config import Config
 from .discovery import PluginRecord
-from .slots import ENABLING_KEYS
+from .slots import enabling_keys
 
 DEFAULT_ON_KINDS = ("backend", "model-provider", "platform")
 SHIPPED = ("builtin", "bundled")  # installed together with hermes itself
@@ -67,7 +67,8 @@ def decide(record: PluginRecord, config: Config, env: Mapping[str, str]) -> Deci
     if only is not None and not record.matches(only):
         return Decision(False, "disabled", "not listed in HERMES_LOAD_PLUGINS", "load_filter")
     if only is None and record.kind == "exclusive":
-        key = ENABLING_KEYS.get(record.slot or "memory", ENABLING_KEYS["memory"])
+        keys = enabling_keys(config.slots)  # an exclusive plugin of no slot: the original's memory
+        key = keys.get(record.slot or "memory") or keys.get("memory", "")
         if config.get(key) not in (name, *record.aliases) and not record.matches(config.plugins_enabled):
             return Decision(False, "not selected", f"an exclusive provider loads when selected: "
                             f"`hermes config set {key} {quote(name)}`", "not_selected")
@@ -85,8 +86,10 @@ def decide(record: PluginRecord, config: Config, env: Mapping[str, str]) -> Deci
 
 
 def selected_by_slot(record: PluginRecord, config: Config) -> bool:
-    """Naming a plugin in memory.provider or context.engine enables it, whatever its kind."""
-    return any(config.get(key) in (record.name, *record.aliases) for key in ENABLING_KEYS.values())
+    """Naming a plugin in a slot's selection that enables (memory.provider, context.engine)
+    enables it, whatever its kind."""
+    names = (record.name, *record.aliases)
+    return any(config.get(key) in names for key in enabling_keys(config.slots).values())
 
 
 def missing_env(record: PluginRecord, env: Mapping[str, str]) -> list[str]:

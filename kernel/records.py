@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from .discovery import PluginRecord
@@ -42,6 +42,9 @@ class ToolsetSpec:
 
 @dataclass
 class SlashCommand:
+    """``/name`` in a chat: ``ctx.register_command`` (read with ``kernel.registered``)."""
+
+    kind: ClassVar[str] = "slash_command"
     name: str
     handler: Callable[..., Any]
     plugin: str
@@ -64,6 +67,9 @@ class CliCommand:
 
 @dataclass
 class Skill:
+    """A SKILL.md a plugin ships: ``ctx.register_skill`` (read with ``kernel.registered``)."""
+
+    kind: ClassVar[str] = "skill"
     name: str  # "<plugin>:<skill>"
     path: Path  # the SKILL.md file
     plugin: str

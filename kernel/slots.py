@@ -1,111 +1,103 @@
 """Provider slots: exclusive or many-valued capabilities chosen by name in config.yaml.
 
-A slot never picks a provider by registration order and never falls back silently: a
-selected name that is not installed is a :class:`SlotError` listing what is installed.
+The slots are declared by the builtin plugins that own them (``slots:`` in plugin.yaml: the
+config key selecting the provider, the cardinality, the default); the kernel keeps each
+slot's providers by name. A slot never picks a provider by registration order and never
+falls back silently: a selected name that is not installed is a :class:`SlotError` listing
+what is installed. How several providers of a slot work together is their users' policy.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .errors import SlotError
+from .manifest import SlotDeclaration
 
 if TYPE_CHECKING:
     from .records import Provider
 
-SLOTS = ("memory", "context_engine", "model_provider", "web_search", "platform", "session_store")
-BUILTIN_MEMORY = "builtin"
+
+def declared_slots(manifests: Iterable[Any]) -> dict[str, SlotDeclaration]:
+    """The slots the given manifests declare (the first declaration of a name wins)."""
+    table: dict[str, SlotDeclaration] = {}
+    for manifest in manifests:
+        for name, declaration in manifest.slots.items():
+            table.setdefault(name, declaration)
+    return table
 
 
-class SlotInfo(NamedTuple):  # a tuple, not a dataclass: config.yaml's defaults read it at start-up
-    name: str
-    config_key: str  # where config.yaml selects the active provider ("" = none)
-    cardinality: str  # "one" | "many" | "builtin+one"
-    default: str = ""  # always a provider some builtin plugin registers, or "" (none)
-    label: str = ""
-    enables: bool = False  # naming a plugin in config_key enables it, whatever its kind
-
-
-# The one place the slots' config keys and defaults are written.
-SLOT_INFO = {
-    "memory": SlotInfo("memory", "memory.provider", "builtin+one", "", "memory provider", True),
-    "context_engine": SlotInfo("context_engine", "context.engine", "one", "compressor",
-                               "context engine", True),
-    "model_provider": SlotInfo("model_provider", "model.provider", "many", "", "model provider"),
-    "web_search": SlotInfo("web_search", "web.backend", "many", "", "web search provider"),
-    "platform": SlotInfo("platform", "", "many", "", "platform"),
-    "session_store": SlotInfo("session_store", "sessions.store", "one", "sqlite", "session store"),
-}
-assert set(SLOT_INFO) == set(SLOTS)
-#: slot -> config key, for the slots whose selection enables the plugin it names
-ENABLING_KEYS = {slot: info.config_key for slot, info in SLOT_INFO.items() if info.enables}
-
-
-def slot_defaults() -> dict[str, dict[str, str]]:
+def slot_defaults(slots: Mapping[str, SlotDeclaration]) -> dict[str, dict[str, str]]:
     """config.yaml's defaults of the slot selections: ``{"memory": {"provider": ""}, ...}``."""
     tree: dict[str, dict[str, str]] = {}
-    for info in SLOT_INFO.values():
-        if info.config_key:
-            section, _, key = info.config_key.partition(".")
-            tree.setdefault(section, {})[key] = info.default
+    for declaration in slots.values():
+        if declaration.config_key:
+            section, _, key = declaration.config_key.partition(".")
+            tree.setdefault(section, {})[key] = declaration.default
     return tree
 
 
-class Slots:
-    """The providers of every slot, by name."""
+def enabling_keys(slots: Mapping[str, SlotDeclaration]) -> dict[str, str]:
+    """slot -> config key, for the slots whose selection enables the plugin it names."""
+    return {name: d.config_key for name, d in slots.items() if d.enables and d.config_key}
 
-    def __init__(self) -> None:
-        self.providers: dict[str, dict[str, Provider]] = {slot: {} for slot in SLOTS}
+
+class Slots:
+    """The providers of every slot, by name; ``info``: the declared slots."""
+
+    def __init__(self, info: Mapping[str, SlotDeclaration] | None = None) -> None:
+        self.info: dict[str, SlotDeclaration] = dict(info or {})
+        self.providers: dict[str, dict[str, Provider]] = {slot: {} for slot in self.info}
+
+    def label(self, slot: str) -> str:
+        declared = self.info.get(slot)
+        return declared.label if declared and declared.label else slot.replace("_", " ")
+
+    def check(self, slot: str) -> None:
+        """Raise ``ValueError`` unless ``slot`` is declared."""
+        if slot not in self.info:
+            raise ValueError(f"unknown provider slot {slot!r}; slots: "
+                             f"{', '.join(self.info) or '(none declared)'}")
 
     def add(self, provider: "Provider") -> None:
-        self.providers[provider.slot][provider.name] = provider
+        self.providers.setdefault(provider.slot, {})[provider.name] = provider
 
     def remove_plugin(self, plugin: str) -> None:
         for slot, entries in self.providers.items():
             self.providers[slot] = {n: p for n, p in entries.items() if p.plugin != plugin}
 
     def owner(self, slot: str, name: str) -> str | None:
-        provider = self.providers[slot].get(name)
+        provider = self.providers.get(slot, {}).get(name)
         return provider.plugin if provider else None
 
     def installed(self, slot: str) -> list[str]:
-        return sorted(self.providers[slot])
+        return sorted(self.providers.get(slot, {}))
 
     def get(self, slot: str, name: str) -> Any:
         """The provider called ``name`` in ``slot``, or the one the plugin called ``name``
         registered there; :class:`SlotError` if it is not installed."""
-        entry = self.providers[slot].get(name)
+        entries = self.providers.get(slot, {})
+        entry = entries.get(name)
         if entry is None:
-            owned = [p for p in self.providers[slot].values() if p.plugin == name]
+            owned = [p for p in entries.values() if p.plugin == name]
             entry = owned[0] if len(owned) == 1 else None
         if entry is not None:
             return entry.obj
-        info = SLOT_INFO[slot]
+        key = self.info[slot].config_key if slot in self.info else ""
         installed = ", ".join(self.installed(slot)) or "none"
-        where = f" (selected by {info.config_key} in config.yaml)" if info.config_key else ""
-        fix = (f"Set {info.config_key} to one of those, or install" if info.config_key
-               else "Install")
-        raise SlotError(f"{info.label} {name!r}{where} is not installed; installed: {installed}. "
-                        f"{fix} and enable the plugin that provides {name!r}.")
+        where = f" (selected by {key} in config.yaml)" if key else ""
+        fix = f"Set {key} to one of those, or install" if key else "Install"
+        raise SlotError(f"{self.label(slot)} {name!r}{where} is not installed; installed: "
+                        f"{installed}. {fix} and enable the plugin that provides {name!r}.")
 
     def selection(self, slot: str, config: Any) -> str:
-        info = SLOT_INFO[slot]
-        return (config.get(info.config_key, "") if info.config_key else "") or info.default
+        """The provider name config.yaml selects for ``slot``, else the declared default."""
+        declared = self.info.get(slot) or SlotDeclaration()
+        chosen = config.get(declared.config_key, "") if declared.config_key else ""
+        return chosen or declared.default
 
     def active(self, slot: str, config: Any) -> Any:
         """The selected provider of a slot (None when nothing is selected)."""
-        info = SLOT_INFO[slot]
-        if info.cardinality == "builtin+one":
-            raise SlotError(f"the {info.label} slot may hold two providers; use active_memory()")
         name = self.selection(slot, config)
         return self.get(slot, name) if name else None
-
-    def active_memory(self, config: Any) -> list[Any]:
-        """The builtin memory provider (when installed) plus the external one selected by
-        ``memory.provider`` (none: builtin only)."""
-        memory = self.providers["memory"]
-        external = self.selection("memory", config)
-        active = [memory[BUILTIN_MEMORY].obj] if BUILTIN_MEMORY in memory else []
-        if external and external != BUILTIN_MEMORY:
-            active.append(self.get("memory", external))
-        return active

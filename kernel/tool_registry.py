@@ -135,14 +135,6 @@ class ToolRegistry:
             expand(name, "")
         return list(tools), notes
 
-    def selected(self, toolsets: list[str] | None) -> tuple[list[str], list[str]]:
-        """Tools enabled by config ``toolsets`` (None: every toolset) whose check_fn passes,
-        and notes."""
-        tools, notes = self.resolve_toolsets(self.known_toolsets() if toolsets is None else toolsets)
-        hidden = [tool for tool in tools if not self.is_available(tool)]
-        notes += [f"tool {tool!r} hidden: its check_fn reported it unavailable" for tool in hidden]
-        return [tool for tool in tools if tool not in hidden], notes
-
     def definitions(self, names: Iterable[str]) -> list[dict[str, Any]]:
         """Tool definitions in the OpenAI function format."""
         return [{"type": "function", "function": self.tools[n].schema}

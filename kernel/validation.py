@@ -11,8 +11,7 @@ from typing import Any, ClassVar, Literal, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
-from .manifest import KINDS, CliDeclaration, EnvRequirement, Manifest
-from .slots import slot_defaults
+from .manifest import CARDINALITIES, KINDS, CliDeclaration, EnvRequirement, Manifest, SlotDeclaration
 
 PLUGIN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -20,6 +19,8 @@ CLI_NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*\Z")  # `hermes NAME`
 # "package.module:attr", or ".module:attr" / ".:attr" relative to the plugin's own package
 ENTRY_RE = re.compile(r"^(\.|\.?[A-Za-z_]\w*(\.[A-Za-z_]\w*)*):[A-Za-z_]\w*\Z")
 SECTION_RE = re.compile(r"^[a-z][a-z0-9_]*\Z")  # a top-level config.yaml key
+KEPT_RE = re.compile(r"^[a-z_][a-z0-9_]*\Z")  # a top-level key an earlier version used
+SLOT_KEY_RE = re.compile(r"^([a-z][a-z0-9_]*\.[a-z][a-z0-9_]*)?\Z")  # "section.key" or ""
 
 
 def _check(value: str, pattern: re.Pattern[str], problem: str) -> str:
@@ -67,6 +68,14 @@ def _sections(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
+def _section_names(value: list[Any]) -> list[Any]:
+    for item in value:  # an earlier version's keys may start with '_' (_config_version)
+        if isinstance(item, str):
+            _check(item, KEPT_RE, "{value} is not a config.yaml key (lower-case letters, "
+                   "digits and '_')")
+    return value
+
+
 def _model_of(cls: type, extra: str, checks: list[tuple[str, str, Any]],
               written: dict[Any, Any]) -> type[BaseModel]:
     """The pydantic model validating the plain dataclass ``cls`` as plugin.yaml writes it:
@@ -92,6 +101,10 @@ def _model_of(cls: type, extra: str, checks: list[tuple[str, str, Any]],
 
 
 EnvModel = _model_of(EnvRequirement, "allow", [("name", "after", _env_name)], {})
+SlotModel = _model_of(SlotDeclaration, "forbid", [
+    ("config_key", "after", lambda value: _check(value, SLOT_KEY_RE, "{value} is not a "
+                                                 "config.yaml key 'section.key' (e.g. memory.provider)")),
+], {"cardinality": Literal[CARDINALITIES]})  # type: ignore[valid-type]
 CliModel = _model_of(CliDeclaration, "forbid",
                      [("entry", "after", lambda value: _check(value, ENTRY_RE, _ENTRY))], {})
 ManifestModel = _model_of(Manifest, "forbid", [
@@ -100,9 +113,9 @@ ManifestModel = _model_of(Manifest, "forbid", [
     ("version", "before", lambda value: str(value) if isinstance(value, (int, float)) else value),
     ("requires_env", "after", _env_names), ("optional_env", "after", _env_names),
     ("cli_commands", "before", _cli_shorthand), ("cli_commands", "after", _cli_names),
-    ("config_sections", "after", _sections),
+    ("config_sections", "after", _sections), ("legacy_config", "after", _section_names),
 ], {"kind": Literal[KINDS], EnvRequirement: str | EnvModel,  # type: ignore[valid-type]
-    "cli_commands": dict[str, CliModel]})  # type: ignore[valid-type]
+    "cli_commands": dict[str, CliModel], "slots": dict[str, SlotModel]})  # type: ignore[valid-type]
 
 
 class _Section(BaseModel):
@@ -120,46 +133,48 @@ class PluginsSection(_Section):
     entries: dict[str, PluginEntry] = Field(default_factory=dict)
 
 
-def _slot_section(section: str, keys: dict[str, str]) -> tuple[type[BaseModel], Any]:
-    """A section holding slot selections (``memory``: ``provider``), defaults from SLOT_INFO."""
-    model = create_model(f"{section.title()}Section", __base__=_Section,
-                         **{key: (str, default) for key, default in keys.items()})
-    return model, Field(default_factory=model)
-
-
-# `model` is the models plugin's section: it may be a plain string (`model: <id>`).
-_SLOT_SECTIONS = {section: _slot_section(section, keys)
-                  for section, keys in slot_defaults().items() if section != "model"}
-
-
-#: The keys the kernel reads; builtin plugins add their own sections (:func:`config_model`).
+#: The keys the kernel reads; plugins add theirs (:func:`config_model`).
 ConfigModel = create_model(  # type: ignore[call-overload]
-    "ConfigModel", __base__=_Section, toolsets=(list[str] | None, None),
-    plugins=(PluginsSection, Field(default_factory=PluginsSection)), **_SLOT_SECTIONS,
-    platform_toolsets=(dict[str, list[str]], Field(default_factory=dict)))
+    "ConfigModel", __base__=_Section,
+    plugins=(PluginsSection, Field(default_factory=PluginsSection)))
 
 
-_COMPOSED: dict[tuple[tuple[str, str], ...], type[BaseModel]] = {}
+def _slot_sections(slots: dict[str, dict[str, str]]) -> dict[str, type[BaseModel]]:
+    """A section per top-level key holding slot selections (``memory``: ``provider``), with
+    the defaults the slots' declarations give; ``slots``: section -> key -> default."""
+    return {section: create_model(f"{section.title()}Section", __base__=_Section,
+                                  **{key: (str, default) for key, default in keys.items()})
+            for section, keys in slots.items()}
 
 
-def config_model(sections: dict[str, str]) -> type[BaseModel]:
-    """:class:`ConfigModel` plus the top-level keys plugins declare: key -> ``"module:attr"``
-    of a pydantic model (a section) or a ``(type, default)`` pair. A section for a key the
-    kernel models itself extends the kernel's section (``memory``: ``memory.provider``)."""
-    key = tuple(sorted(sections.items()))
+_COMPOSED: dict[str, type[BaseModel]] = {}
+
+
+def config_model(sections: dict[str, str], slots: dict[str, dict[str, str]] | None = None,
+                 owners: dict[str, str] | None = None) -> type[BaseModel]:
+    """:class:`ConfigModel` plus the top-level keys plugins declare: ``sections`` maps a key
+    to the ``"module:attr"`` of a pydantic model (a section) or of a ``(type, default)``
+    pair; ``slots`` (section -> key -> default) the slots' selection keys. A plugin's section
+    for a key holding slot selections extends that slot section (``memory``: its limits and
+    ``memory.provider``); only the plugin declaring the slot (``owners``: section -> its
+    module) may replace it with a pair (the models plugin's ``model: <id>``)."""
+    key = repr((sorted(sections.items()), sorted((slots or {}).items()),
+                sorted((owners or {}).items())))
     if key not in _COMPOSED:
-        fields: dict[str, Any] = {}
+        fields: dict[str, Any] = {name: (model, Field(default_factory=model))
+                                  for name, model in _slot_sections(slots or {}).items()}
         for name, target in sections.items():
             module, _, attr = target.partition(":")
             spec = getattr(importlib.import_module(module), attr)
-            own = ConfigModel.model_fields.get(name)
-            if own is not None:
-                if not (isinstance(spec, type) and issubclass(spec, BaseModel)
-                        and isinstance(own.annotation, type)
-                        and issubclass(own.annotation, BaseModel)):
-                    raise TypeError(f"config section {name!r} ({target}) clashes with the "
-                                    "kernel's key; only a section may extend a kernel section")
-                spec = create_model(spec.__name__, __base__=(own.annotation, spec))
+            own = fields.get(name)
+            section = isinstance(spec, type) and issubclass(spec, BaseModel)
+            owner = (owners or {}).get(name, "")
+            if name in ConfigModel.model_fields or (own is not None and not section and not (
+                    owner and (module == owner or module.startswith(owner + ".")))):
+                raise TypeError(f"config section {name!r} ({target}) clashes with the kernel's "
+                                "key of that name; only a section may extend it")
+            if own is not None and section:
+                spec = create_model(spec.__name__, __base__=(own[0], spec))
             fields[name] = (spec, Field(default_factory=spec)) if isinstance(spec, type) else spec
         _COMPOSED[key] = create_model("HermesConfig", __base__=ConfigModel, **fields)
     return _COMPOSED[key]

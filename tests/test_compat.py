@@ -14,6 +14,7 @@ from hermes_agent.api import ContextEngine, MemoryProvider, tool_result
 from hermes_agent import Kernel
 from hermes_agent.builtin_plugins.compat import helpers, modules
 from hermes_agent.builtin_plugins.compat.web_provider import WebSearchProvider
+from hermes_agent.builtin_plugins.agent.memory_slot import active_memory
 from hermes_agent.testing import write_plugin
 
 LEGACY_PLUGIN = '''
@@ -81,7 +82,7 @@ def test_plugin_importing_old_module_paths_loads_and_works(home: Path, clean_hoo
     kernel = boot(home)
     assert kernel.plugins["legacy"].state == "loaded", kernel.plugins["legacy"].reason
     assert kernel.plugins["compat"].state == "loaded"
-    memory = kernel.slots.active_memory(kernel.config)
+    memory = active_memory(kernel)
     assert [m.name for m in memory] == ["recall"] and isinstance(memory[0], MemoryProvider)
     search = kernel.slots.get("web_search", "legacy-search")
     assert isinstance(search, WebSearchProvider) and search.is_available()

@@ -15,7 +15,7 @@ from hermes_agent.config import (
     load_config,
     read_env_file,
 )
-from hermes_agent.api import write_config_value
+from hermes_agent import write_config_value
 from hermes_agent.errors import ConfigError, HermesError
 from hermes_agent.home import ValidationCache
 
@@ -520,16 +520,19 @@ def test_read_env_file_missing(tmp_path):
 
 
 def test_sections_declared_by_builtin_plugins_are_validated_with_the_file(tmp_path):
-    from hermes_agent.config import builtin_sections
+    from hermes_agent.config import builtin_declarations
+    from hermes_agent.slots import slot_defaults
     from hermes_agent.validation import ConfigModel
 
     # The kernel's own model knows none of them: the plugins that read them declare them
     # (config_sections: in their plugin.yaml).
-    sections = builtin_sections()
+    sections, slots, *_ = builtin_declarations()
     assert {"approvals", "agent", "context_file_max_chars", "model"} <= set(sections)
-    # ... except sections that extend the kernel's own (builtin memory's limits in `memory`,
-    # recall's `sessions.auto_title`, the web tools' keys in `web`)
-    assert set(sections) & set(ConfigModel.model_fields) == {"memory", "sessions", "web"}
+    assert not set(sections) & set(ConfigModel.model_fields)
+    # ... some extend the sections holding slot selections (builtin memory's limits in
+    # `memory`, recall's `sessions.auto_title`, the web tools' keys in `web`); `model` (a
+    # plain string or a section) is the models plugin's own
+    assert set(sections) & set(slot_defaults(slots)) == {"memory", "sessions", "web", "model"}
     write_config(tmp_path, """
         approvals: {mode: sometimes}
         agent: {max_turns: 0}
@@ -592,9 +595,9 @@ def test_config_validated_under_other_sections_is_validated_again(tmp_path, monk
 
     write_config(tmp_path, "agent: {max_turns: 0}\n")
     cache = ValidationCache(tmp_path / "cache.json")
-    sections = config_module.builtin_sections(cache)
-    monkeypatch.setattr(config_module, "builtin_sections",
-                        lambda cache=None: {k: v for k, v in sections.items() if k != "agent"})
+    declared = config_module.builtin_declarations(cache)
+    monkeypatch.setattr(config_module, "builtin_declarations", lambda cache=None: declared._replace(
+        sections={k: v for k, v in declared.sections.items() if k != "agent"}))
     assert load_config(tmp_path, env={}, cache=cache).get("agent.max_turns") == 0  # unknown
     monkeypatch.undo()
     with pytest.raises(ConfigError):

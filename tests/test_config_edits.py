@@ -140,7 +140,7 @@ BLOCKS = """\
 
 
 def test_edits_keep_the_comment_lines_that_follow_a_block(home):
-    from hermes_agent.api.yaml_edit import set_key, unset_key
+    from hermes_agent.yaml_edit import set_key, unset_key
 
     text = textwrap.dedent(BLOCKS)
     added = set_key(text, "a.new", "x")

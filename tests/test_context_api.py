@@ -9,6 +9,8 @@ import types
 import pytest
 
 from hermes_agent import SlotError, hookimpl
+from hermes_agent.builtin_plugins.agent.memory_slot import active_memory
+from hermes_agent.builtin_plugins.agent.tool_selection import select_tools
 from hermes_agent.testing import make_kernel, register_plugin
 
 
@@ -39,8 +41,8 @@ def test_register_command_positional_name_sync_and_async(tmp_path):
         ctx.register_command("later", later)
 
     kernel = make_kernel(tmp_path, plugins=[register])
-    assert kernel.commands["my-cmd"].handler("x") == "got x"
-    assert asyncio.run(kernel.commands["later"].handler("y")) == "async y"
+    assert kernel.registered("slash_command")["my-cmd"].handler("x") == "got x"
+    assert asyncio.run(kernel.registered("slash_command")["later"].handler("y")) == "async y"
 
 
 def test_register_skill_file_or_folder(tmp_path):
@@ -55,8 +57,8 @@ def test_register_skill_file_or_folder(tmp_path):
         ctx.register_skill("file_skill", single, description="one file")
 
     kernel = make_kernel(tmp_path / "home", plugins=[register])
-    assert kernel.skills["register:folder-skill"].path == folder / "SKILL.md"
-    assert kernel.skills["register:file_skill"].description == "one file"
+    assert kernel.registered("skill")["register:folder-skill"].path == folder / "SKILL.md"
+    assert kernel.registered("skill")["register:file_skill"].description == "one file"
 
     def bad(ctx):
         ctx.register_skill("nope", tmp_path / "missing")
@@ -111,12 +113,12 @@ def test_slots_select_by_name_and_never_fall_back(tmp_path):
     assert "context.engine" in str(err.value)
     with pytest.raises(SlotError, match="model provider 'nope'.*installed: .*test-llm"):
         kernel.active_provider("model_provider")
-    assert [m.name for m in kernel.slots.active_memory(kernel.config)] == ["builtin"]
+    assert [m.name for m in active_memory(kernel)] == ["builtin"]
     kernel.config.data["memory"]["provider"] = "honcho"
-    assert [m.name for m in kernel.slots.active_memory(kernel.config)] == ["builtin", "honcho"]
+    assert [m.name for m in active_memory(kernel)] == ["builtin", "honcho"]
     kernel.config.data["memory"]["provider"] = "mem0"
     with pytest.raises(SlotError, match="memory provider 'mem0'.*installed: builtin, honcho"):
-        kernel.slots.active_memory(kernel.config)
+        active_memory(kernel)
     assert kernel.active_provider("web_search") is None  # nothing selected, nothing guessed
 
 
@@ -154,6 +156,8 @@ def test_every_slot_registration_method_of_ctx(tmp_path):
     assert kernel.active_provider("session_store") is store
     assert kernel.slots.get("context_engine", "lcm") is engine
     assert [kind for kind, _, plugin in kernel.middleware] == ["tool_request", "bogus"]
+    assert kernel.middleware_for("tool_request") == [kernel.middleware[0][1]]
+    assert kernel.middleware_for("llm_request") == []
     assert any("unknown middleware kind 'bogus'" in w for w in status.warnings)
     nameless = kernel.register_plugin(lambda ctx: ctx.register_context_engine(object()), "nameless")
     assert nameless.state == "failed"
@@ -174,8 +178,10 @@ def test_ctx_dispatch_tool_reaches_other_plugins_tools(tmp_path):
     assert json.loads(ctx.dispatch_tool("echo", {"x": 1})) == {"x": 1}
     assert "error" in json.loads(ctx.dispatch_tool("missing", {}))
     assert ctx.inject_message("hello") is False  # no running conversation accepts one here
-    received = []
-    kernel.message_sink = lambda content, role: received.append((role, content))
+    received = []  # the plugin driving a conversation answers the inject_message hook
+    kernel.register_plugin(lambda ctx: ctx.register_hook(
+        "inject_message", lambda content, role: received.append((role, content)) or True),
+        "conversation")
     assert ctx.inject_message("from a plugin") is True
     assert ctx.inject_message("a note", role="assistant") is True
     assert received == [("user", "from a plugin"), ("assistant", "a note")]
@@ -205,7 +211,7 @@ def test_tool_dispatch_contract(tmp_path):
     assert "not a JSON string" in json.loads(kernel.tools.dispatch("dict", {}))["error"]
     assert json.loads(kernel.tools.dispatch("slow", {}, task_id="t9")) == {"async": True, "task": "t9"}
     assert "Unknown tool" in json.loads(kernel.tools.dispatch("missing", {}))["error"]
-    tools, notes = kernel.tools.selected(None)
+    tools, notes = select_tools(kernel.tools, None)
     assert sorted(tools) == ["dict", "ok", "raises", "slow"]
     assert any("'hidden' hidden" in n for n in notes) and any("'flaky'" in n for n in notes)
     assert kernel.tools.definitions(["ok"]) == [{"type": "function", "function": {**SCHEMA, "name": "ok"}}]
@@ -226,7 +232,7 @@ def test_toolsets_leaf_composite_platform(tmp_path):
     tools, notes = kernel.tools.resolve_toolsets(["hermes-demo"])
     assert tools == ["ok", "other"]
     assert notes and "unknown toolset 'ghost' (included by 'hermes-demo')" in notes[0]
-    assert kernel.tools.selected(["extra"])[0] == ["other"]
+    assert select_tools(kernel.tools, ["extra"])[0] == ["other"]
 
 
 

@@ -25,6 +25,7 @@ DISPATCH_PHRASES = {
     "gateway directive": "gateway_directive",
     "verify directive": "verify_directive",
     "first string": "first_str",
+    "first result": "first_result",
     "broadcast": "broadcast",
     "collector": "collector",
     "context": "context",

@@ -361,11 +361,12 @@ def test_memory_provider_loads_only_when_selected(hermes: Env) -> None:
     got = hermes.python_json("""
         import json
         from hermes_agent import Kernel
+        from hermes_agent.builtin_plugins.agent.memory_slot import active_memory
         k = Kernel().boot()
         provider = k.slots.get("memory", "epmem")
         print(json.dumps({"type": type(provider).__name__, "name": provider.name,
                           "remember": provider.remember("x"),
-                          "active": [p.name for p in k.slots.active_memory(k.config)]}))
+                          "active": [p.name for p in active_memory(k)]}))
         """)
     assert got == {"type": "EpMemProvider", "name": "epmem", "remember": 1, "active": ["epmem"]}
 

@@ -226,6 +226,93 @@ def test_hook_on_plugins_loaded(kernel: Any, tmp_path: Path) -> None:
     assert len(seen) == 1
 
 
+def test_hook_plugin_install_times(kernel: Any, tmp_path: Path) -> None:
+    # The first answer that is not None is used; an implementation that raises is skipped.
+    def broken(records: Any) -> Any:
+        raise RuntimeError("plugins.lock unreadable")
+
+    load(kernel, ctx_plugin("plugin_install_times", broken), "broken-times")
+    load(kernel, ctx_plugin("plugin_install_times", lambda records: None), "no-answer")
+    load(kernel, ctx_plugin("plugin_install_times",
+                            lambda records: {r: 7 for r in records}), "answers")
+    load(kernel, ctx_plugin("plugin_install_times", lambda records: {"late": 1}), "late")
+    assert kernel.hooks.fire("plugin_install_times", records=["a", "b"]) == {"a": 7, "b": 7}
+    # A real boot asks once the shipped plugins are loaded: plugin-admin answers, from the
+    # folders of installed plugins (plugins.lock has none of them), and they load in that order.
+    from hermes_agent.testing import write_plugin
+
+    home = tmp_path / "booting"
+    for name in ("zeta", "alpha"):
+        write_plugin(home / "plugins", name, "def register(ctx):\n    pass\n")
+    import os
+
+    os.utime(home / "plugins" / "zeta", ns=(1_000_000_000, 1_000_000_000))
+    booted = make_kernel(home, config={"plugins": {"enabled": ["zeta", "alpha"]}}, builtins=True)
+    assert booted.install_stamps["zeta"] == 1_000_000_000
+    assert booted.install_stamps["alpha"] > booted.install_stamps["zeta"]
+    assert all(booted.install_stamps[n] is None for n, s in booted.plugins.items()
+               if s.record.source in ("builtin", "bundled") and n in booted.install_stamps)
+
+
+def test_hook_find_slot_provider(kernel: Any, tmp_path: Path) -> None:
+    class Found:
+        name = "found"
+
+    asked = []
+
+    def finder(slot: str, target: Any) -> Any:
+        asked.append(slot)
+        return Found() if slot == "memory" else None
+
+    load(kernel, ctx_plugin("find_slot_provider", lambda slot, target: None), "no-answer")
+    load(kernel, ctx_plugin("find_slot_provider", finder), "finder")
+    assert kernel.hooks.fire("find_slot_provider", slot="memory", target=object()).name == "found"
+    assert kernel.hooks.fire("find_slot_provider", slot="context_engine", target=object()) is None
+    # A real boot asks for a memory provider folder that registers nothing: the compat plugin
+    # finds the class its module defines.
+    from hermes_agent.testing import write_plugin
+
+    home = tmp_path / "booting"
+    folder = home / "plugins" / "duckmem"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(
+        "class DuckMemory:\n    name = 'duckmem'\n    def is_available(self): return True\n"
+        "    def initialize(self, session_id, **kw): pass\n"
+        "    def get_tool_schemas(self): return []\n", encoding="utf-8")
+    booted = make_kernel(home, config={"memory": {"provider": "duckmem"}}, builtins=True)
+    assert booted.plugins["duckmem"].state == "loaded", booted.plugins["duckmem"].reason
+    assert booted.plugins["duckmem"].providers == ["memory:duckmem"]
+    assert "find_slot_provider" in booted.plugins["compat"].hooks
+
+
+def test_hook_inject_message(kernel: Any) -> None:
+    # ctx.inject_message asks the plugin driving a conversation; its answer is the result.
+    captured: dict[str, Any] = {}
+    load(kernel, lambda ctx: captured.setdefault("ctx", ctx), "caller")
+    ctx = captured["ctx"]
+    assert ctx.inject_message("nobody listens") is False
+    queued: list[tuple[str, str]] = []
+    load(kernel, ctx_plugin("inject_message", lambda content, role: None), "idle")
+    load(kernel, ctx_plugin("inject_message", lambda content, role: bool(
+        content.strip()) and not queued.append((role, content)) or False), "conversation")
+    assert ctx.inject_message("hello", role="system") is True
+    assert ctx.inject_message("   ") is False  # refused by the conversation
+    assert queued == [("system", "hello")]
+
+
+def test_hook_platform_adapter(kernel: Any) -> None:
+    captured: dict[str, Any] = {}
+    load(kernel, lambda ctx: captured.setdefault("ctx", ctx), "caller")
+    ctx = captured["ctx"]
+    assert ctx.get_platform_adapter("telegram") is None  # no gateway runs here
+    adapter = object()
+    load(kernel, ctx_plugin("platform_adapter", lambda name: None), "other")
+    load(kernel, ctx_plugin("platform_adapter",
+                            lambda name: adapter if name == "telegram" else None), "gateway-like")
+    assert ctx.get_platform_adapter("telegram") is adapter
+    assert ctx.get_platform_adapter("discord") is None
+
+
 def test_hook_on_memory_write(kernel: Any) -> None:
     check_broadcast(kernel, "on_memory_write")
     mirrored = []
@@ -670,8 +757,8 @@ def test_hook_register_slash_commands(kernel: Any) -> None:
 
     status = load(kernel, SimpleNamespace(register_slash_commands=register_slash_commands), "pinger")
     assert sorted(status.commands) == ["my-command", "ping"]
-    assert set(kernel.commands) >= {"ping", "my-command"}
-    ping, mine = kernel.commands["ping"], kernel.commands["my-command"]
+    assert set(kernel.registered("slash_command")) >= {"ping", "my-command"}
+    ping, mine = kernel.registered("slash_command")["ping"], kernel.registered("slash_command")["my-command"]
     assert (ping.plugin, ping.description, ping.handler("")) == (
         "pinger", "Check the plugin is alive", "pong")
     assert (mine.args_hint, mine.handler("x y")) == ("<text>", "got x y")
@@ -687,7 +774,7 @@ def test_hook_register_slash_commands_clash_fails_second_plugin(kernel: Any) -> 
     load(kernel, plugin(), "one")
     status = kernel.register_plugin(plugin(), "two")
     assert status.state == "failed" and "'/ping'" in status.reason
-    assert kernel.commands["ping"].plugin == "one"
+    assert kernel.registered("slash_command")["ping"].plugin == "one"
 
 
 def test_hook_register_skills(kernel: Any, tmp_path: Path) -> None:
@@ -705,10 +792,10 @@ def test_hook_register_skills(kernel: Any, tmp_path: Path) -> None:
 
     status = load(kernel, SimpleNamespace(register_skills=register_skills), "writer")
     assert sorted(status.skills) == ["writer:code_review", "writer:summarise"]
-    skill = kernel.skills["writer:summarise"]
+    skill = kernel.registered("skill")["writer:summarise"]
     assert (skill.path, skill.plugin, skill.description) == (folder / "SKILL.md", "writer",
                                                              "Summarise a text")
-    assert kernel.skills["writer:code_review"].path == single
+    assert kernel.registered("skill")["writer:code_review"].path == single
 
 
 def test_hook_register_providers(kernel: Any) -> None:
@@ -758,7 +845,7 @@ def test_hook_register_skills_missing_path_fails_plugin(kernel: Any, tmp_path: P
 
     status = kernel.register_plugin(SimpleNamespace(register_skills=register_skills), "ghosts")
     assert status.state == "failed" and "does not exist" in status.reason
-    assert not kernel.skills
+    assert not kernel.registered("skill")
 
 
 def test_register_ctx_skill_missing_path_fails_plugin(kernel: Any, tmp_path: Path) -> None:
@@ -767,7 +854,7 @@ def test_register_ctx_skill_missing_path_fails_plugin(kernel: Any, tmp_path: Pat
 
     status = kernel.register_plugin(register, "ghosts")
     assert status.state == "failed" and "does not exist" in status.reason
-    assert not kernel.skills
+    assert not kernel.registered("skill")
 
 
 def test_registration_hook_via_register_hook_is_unknown(kernel: Any) -> None:

@@ -37,6 +37,7 @@ DISPATCH_PHRASES = {
     "gateway directive": "gateway_directive",
     "verify directive": "verify_directive",
     "first string": "first_str",
+    "first result": "first_result",
     "broadcast": "broadcast",
     "collector": "collector",
     "context": "context",
@@ -94,7 +95,7 @@ spec_params = pytest.mark.parametrize("name", sorted(SPECS))
 
 
 def test_specs_were_found():
-    assert len(SPECS) == len(EVENT_HOOKS) + len(REGISTRATION_HOOKS) == 32
+    assert len(SPECS) == len(EVENT_HOOKS) + len(REGISTRATION_HOOKS) == 36
 
 
 @spec_params
@@ -178,7 +179,8 @@ def test_first_result_rules_are_firstresult():
         assert bool(getattr(fn, SPEC_ATTR)["firstresult"]) == stops, name
     assert {n for n in SPECS if getattr(SPECS[n], SPEC_ATTR)["firstresult"]} == {
         "transform_tool_result", "transform_terminal_output", "transform_llm_output",
-        "pre_gateway_dispatch"}
+        "pre_gateway_dispatch", "plugin_install_times", "find_slot_provider", "inject_message",
+        "platform_adapter"}
 
 
 def test_table_keys_are_hook_names():
@@ -199,7 +201,7 @@ def test_hook_lists():
     assert LIFECYCLE_HOOKS == EXPECTED_LIFECYCLE
     assert len(COMPAT_HOOKS) == 10
     assert EVENT_HOOKS == LIFECYCLE_HOOKS + COMPAT_HOOKS + KERNEL_HOOKS
-    assert len(EVENT_HOOKS) == 26 == len(set(EVENT_HOOKS))
+    assert len(EVENT_HOOKS) == 30 == len(set(EVENT_HOOKS))
     assert len(set(ALL_HOOKS)) == len(ALL_HOOKS)
     assert set(ALL_HOOKS) == set(SPECS)
 

@@ -20,20 +20,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Circles that other engineers of issue 32 break in their own branches (the kernel's, and
-# the api's SQL modules). An allowance, not a goal: the lead empties this when merging
-# those branches, and test_the_allowances_are_not_stale says when one no longer matches.
-KNOWN_ELSEWHERE: dict[str, frozenset[str]] = {
-    "kernel: loading records": frozenset({
-        "hermes_agent.discovery", "hermes_agent.manifest", "hermes_agent.records",
-        "hermes_agent.slots", "hermes_agent.validation"}),
-    "kernel: the kernel and its context": frozenset({
-        "hermes_agent.admission", "hermes_agent.context", "hermes_agent.kernel"}),
-}
-# Layers with no allowance at all: the plugins' circles and the test helpers' are broken.
-NO_ALLOWANCE = ("hermes_agent.builtin_plugins.", "hermes_agent.plugins.",
-                "hermes_agent.testing.", "hermes_agent.kits.", "hermes_agent.cli.")
-
 
 @dataclass(frozen=True)
 class Module:
@@ -158,11 +144,6 @@ def _named(circles: list[frozenset[str]] | tuple[frozenset[str], ...]) -> list[s
     return sorted(" <-> ".join(sorted(circle)) for circle in circles)
 
 
-def _allowed(circle: frozenset[str]) -> bool:
-    """Inside a known circle of another branch (a part of it, once that one is half broken)."""
-    return any(circle <= known for known in KNOWN_ELSEWHERE.values())
-
-
 def test_the_layout_is_read_as_installed() -> None:
     modules = modules_of(ROOT)
     for name in ("hermes_agent.kernel", "hermes_agent.kits.sql.rows",
@@ -209,20 +190,6 @@ def test_a_package_that_hands_names_on_is_no_part_of_a_circle(tmp_path: Path) ->
     assert circles_in(graph) == []
 
 
-def test_no_import_circles_but_the_known_ones_of_other_branches() -> None:
-    assert _named([c for c in installed_circles() if not _allowed(c)]) == []
-
-
-def test_no_import_circles_in_plugins_testing_kits_and_cli() -> None:
-    """Without any allowance: the circles of the plugins and the test helpers are gone."""
-    assert _named([c for c in installed_circles()
-                   if any(m.startswith(NO_ALLOWANCE) for m in c)]) == []
-    assert all(not m.startswith(NO_ALLOWANCE) for known in KNOWN_ELSEWHERE.values()
-               for m in known)
-
-
-def test_the_allowances_are_not_stale() -> None:
-    """Each allowance still matches a circle; once its branch has broken it, delete it."""
-    stale = [label for label, known in KNOWN_ELSEWHERE.items()
-             if not any(circle <= known for circle in installed_circles())]
-    assert stale == []
+def test_no_import_circles_in_the_installed_package() -> None:
+    """Every layer and every plugin reads top-down: not one circle, with no allowance."""
+    assert _named(list(installed_circles())) == []

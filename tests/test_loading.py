@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hermes_agent import Kernel
+from hermes_agent.builtin_plugins.agent.memory_slot import active_memory
 from hermes_agent.builtin_plugins.plugin_admin.ledger import status_dict
 from hermes_agent.testing import write_plugin
 
@@ -246,7 +247,7 @@ def register(ctx):
     configure(home, "memory:\n  provider: mymem\n")
     kernel = boot(home)
     assert kernel.plugins["mymem"].state == "loaded"
-    assert [p.name for p in kernel.slots.active_memory(kernel.config)] == ["mymem"]
+    assert [p.name for p in active_memory(kernel)] == ["mymem"]
 
 
 
@@ -263,7 +264,7 @@ def register(ctx):
     configure(home, "memory:\n  provider: plainmem\n")
     kernel = boot(home)
     assert kernel.plugins["plainmem"].state == "loaded"
-    assert [p.name for p in kernel.slots.active_memory(kernel.config)] == ["plainmem"]
+    assert [p.name for p in active_memory(kernel)] == ["plainmem"]
     configure(home, "memory:\n  provider: plainmem\nplugins:\n  disabled: [plainmem]\n")
     assert boot(home).plugins["plainmem"].state == "disabled"  # the deny-list still wins
 

@@ -12,14 +12,8 @@ import pytest
 
 from hermes_agent import __version__
 from hermes_agent.errors import ManifestError
-from hermes_agent.manifest import (
-    KINDS,
-    CliDeclaration,
-    EnvRequirement,
-    Manifest,
-    check_requires_hermes,
-    read_manifest,
-)
+from hermes_agent.manifest import KINDS, CliDeclaration, EnvRequirement, Manifest
+from hermes_agent.manifest_read import check_requires_hermes, read_manifest
 from hermes_agent.home import ValidationCache
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -373,7 +367,7 @@ def test_changed_bytes_are_revalidated(tmp_path):
 _CHILD = textwrap.dedent("""\
     import sys
     from pathlib import Path
-    from hermes_agent.manifest import read_manifest
+    from hermes_agent.manifest_read import read_manifest
     from hermes_agent.home import ValidationCache
 
     manifest, cache_file, phase = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]

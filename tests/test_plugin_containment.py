@@ -196,4 +196,4 @@ def test_a_slash_command_that_exits_fails_its_plugin(home: Path) -> None:
     state = ChatState(agent=None, kernel=kernel)
     text = run_slash(state, "/leave now")
     assert "plugin 'leaver' raised SystemExit" in text and "doctor leaver" in text
-    assert kernel.plugins["leaver"].code == "halt_attempt" and "leave" not in kernel.commands
+    assert kernel.plugins["leaver"].code == "halt_attempt" and "leave" not in kernel.registered("slash_command")

@@ -13,11 +13,13 @@ def register(ctx):
     from hermes_agent.api import AGENT, INJECTION_SCAN
 
     from .delegate import register as register_delegation
+    from .inbox import deliver
     from .service import AgentService
 
     register_delegation(ctx)
     kernel = ctx.kernel
     ctx.register_hook("on_memory_write", lambda **payload: _mirror_memory_write(kernel, payload))
+    ctx.register_hook("inject_message", lambda content, role: deliver(kernel, content, role))
     ctx.register_service(AGENT, AgentService)
     ctx.register_service(INJECTION_SCAN, InjectionScan)
 

@@ -23,3 +23,8 @@ class DelegationSection(BaseModel):
 
 # Context files (AGENTS.md, ...) longer than this are cut, head and tail (default 20,000).
 context_file_max_chars = (int | None, Field(None, gt=0))
+
+# The toolsets a turn gets (None: every registered toolset), and per platform (cron, a chat
+# platform) the toolsets its sessions get instead.
+toolsets = (list[str] | None, None)
+platform_toolsets = (dict[str, list[str]], Field(default_factory=dict))

@@ -1,7 +1,8 @@
 """Messages that plugins inject into a running conversation with ``ctx.inject_message``.
 
-While :meth:`Agent.run_conversation` runs, the agent is the kernel's ``message_sink``: an
-injected message is queued here and delivered before the agent's next model call, so the
+While :meth:`Agent.run_conversation` runs, the top-level agent answers the ``inject_message``
+hook that ``ctx.inject_message`` fires (the latest started, when several run): an injected
+message is queued here and delivered before the agent's next model call, so the
 model answers it in the same run. After a batch of tool calls it is appended to the last tool
 result (marked as a message, not tool output), which keeps the role alternation valid;
 otherwise it becomes a user message. One that arrives after the run's last model call stays
@@ -12,7 +13,8 @@ A message with another role than ``user`` is delivered as ``[role] content``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -20,10 +22,20 @@ if TYPE_CHECKING:
     from hermes_agent import Kernel
 
 TOOL_RESULT_NOTE = "[A message arrived while the tools ran; it is not tool output:]"
+# kernel -> the sinks of its running conversations, innermost last
+_RUNNING: "weakref.WeakKeyDictionary[Kernel, list[Callable[[str, str], bool]]]" = (
+    weakref.WeakKeyDictionary())
+
+
+def deliver(kernel: Kernel, content: str, role: str) -> bool | None:
+    """The ``inject_message`` hook: queue the message for the innermost conversation running
+    on ``kernel``; None when none runs."""
+    running = _RUNNING.get(kernel)
+    return running[-1](content, role) if running else None
 
 
 class Inbox:
-    """A thread-safe queue of injected messages (the kernel's ``message_sink``)."""
+    """A thread-safe queue of injected messages (``ctx.inject_message``)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -50,14 +62,14 @@ class Inbox:
 
     @contextmanager
     def installed(self, kernel: Kernel) -> Iterator[None]:
-        """Be ``kernel.message_sink`` for the block; the previous sink is restored after."""
-        previous = kernel.message_sink
-        kernel.message_sink = self.put
+        """Receive the messages injected into ``kernel``'s conversation for the block (an
+        inbox installed inside it receives them until its block ends)."""
+        running = _RUNNING.setdefault(kernel, [])
+        running.append(self.put)
         try:
             yield
         finally:
-            if kernel.message_sink == self.put:  # not replaced meanwhile by someone else
-                kernel.message_sink = previous
+            running.remove(self.put)
 
 
 def into_tool_result(result: str, text: str) -> str:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import LAYERS, LayerRequest, prompt_layers
 
+from .memory_slot import active_memory
+
 if TYPE_CHECKING:
     from hermes_agent import Kernel
 
@@ -23,7 +25,7 @@ def collect(kernel: Kernel, request: LayerRequest) -> tuple[dict[str, list[str]]
     """Texts per layer (registration order) and notices about skipped contributors."""
     texts: dict[str, list[str]] = {layer: [] for layer in LAYERS}
     notices: list[str] = []
-    for provider in kernel.slots.active_memory(kernel.config):
+    for provider in active_memory(kernel):
         block = getattr(provider, "system_prompt_block", None)
         if callable(block):
             _add(texts["memory_blocks"], notices, f"memory provider {provider.name!r}", block)

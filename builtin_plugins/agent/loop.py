@@ -9,8 +9,8 @@ here, frozen and stored); ``pre_llm_call`` context appended to the current user 
 the request only; model calls through the selected provider; tool calls run and their
 results appended, until a final answer or the iteration budget is spent; every message
 persisted with usage and cost; ``transform_llm_output`` and ``post_llm_call`` for a finished
-turn and ``on_session_end`` for every run. While a run is going the agent is the kernel's
-``message_sink``, so ``ctx.inject_message`` reaches it (see :mod:`.inbox`); the system
+turn and ``on_session_end`` for every run. While a run is going the agent's inbox answers the
+``inject_message`` hook, so ``ctx.inject_message`` reaches it (see :mod:`.inbox`); the system
 prompt's notices are shown once per session as ``notice`` events. Front ends call
 :meth:`Agent.new_session` / :meth:`Agent.finalize` at real session boundaries
 (``on_session_finalize``, ``on_session_reset``).
@@ -38,6 +38,7 @@ from .memory_fence import StreamScrubber, strip_fences
 from .middleware import model_middleware
 from .session_life import SessionLifecycle
 from .store_link import SessionLink, active_store
+from .tool_selection import select_tools
 from .turn_types import AgentOptions, EventSink, TurnResult, new_session_id
 
 __all__ = ["Agent", "AgentOptions", "TurnResult", "EventSink", "new_session_id"]
@@ -140,7 +141,7 @@ class Agent(SessionLifecycle):
         toolsets = self.options.toolsets
         if toolsets is None:
             toolsets = self.kernel.config.get("toolsets")
-        names, notes = self.kernel.tools.selected(toolsets)
+        names, notes = select_tools(self.kernel.tools, toolsets)
         only = self.options.only_tools
         return [n for n in names if n not in self.options.exclude_tools
                 and (only is None or n in only)], notes
@@ -201,7 +202,7 @@ class Agent(SessionLifecycle):
         self.client.new_turn()
         turn = TurnResult("", self.session_id, task_id, "")
         self._turn_start = len(self.history)
-        with self._as_message_sink():
+        with self._receiving_injected():
             try:
                 self._run(turn, user_message, emit, on_event is not None)
             except RequestInterrupted:
@@ -214,9 +215,9 @@ class Agent(SessionLifecycle):
                 self._finish(turn, user_message, emit)
         return turn
 
-    def _as_message_sink(self) -> Any:
+    def _receiving_injected(self) -> Any:
         """The top-level agent receives ``ctx.inject_message`` while it runs (a subagent
-        leaves its parent's sink in place)."""
+        leaves them to its parent)."""
         if self.options.depth > 0:
             from contextlib import nullcontext
 

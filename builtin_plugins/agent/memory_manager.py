@@ -27,13 +27,13 @@ from hermes_agent.kits.memory_health import ProviderHealth, save_health
 from hermes_agent.api import tool_error
 
 from .memory_fence import call_accepting, fence
+from .memory_slot import BUILTIN, active_memory
 from .memory_threads import Lane, bounded
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
 
 log = logging.getLogger("hermes_agent.agent.memory")
-BUILTIN = "builtin"
 PREFETCH_TIMEOUT = 3.0
 SYNC_TIMEOUT = 10.0
 SHUTDOWN_DRAIN = 5.0  # seconds queued syncs may take before the providers' shutdown()
@@ -71,7 +71,7 @@ class MemoryManager:
     @classmethod
     def from_kernel(cls, kernel: Kernel) -> MemoryManager:
         config = kernel.config
-        providers = kernel.slots.active_memory(config)
+        providers = active_memory(kernel)
         owner = kernel.slots.owner("memory", BUILTIN)
         status = kernel.plugins.get(owner) if owner else None
         if status is not None and status.record.source != "builtin":  # a reserved name

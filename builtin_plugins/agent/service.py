@@ -26,3 +26,10 @@ class AgentService:
 
         return Agent(self.kernel, AgentOptions(**options), session_id=session_id,
                      client=client, store=store)
+
+    def select_tools(self, toolsets: list[str] | None) -> tuple[list[str], list[str]]:
+        """The tools a turn gets from ``toolsets`` (None: every toolset), and notes on what
+        was left out; the agent's selection, for surfaces that list it (``hermes tools``)."""
+        from .tool_selection import select_tools
+
+        return select_tools(self.kernel.tools, toolsets)

@@ -1,12 +1,18 @@
 """Finding the memory provider of a plugin written for Hermes Agent 0.19 that registers none:
 an entry point naming a provider class or instance, or the first provider class its module
-defines (as that version loads them). Offered to the kernel as ``find_memory_provider``.
+defines (as that version loads them). The kernel asks through the ``find_slot_provider`` hook.
 """
 
 from __future__ import annotations
 
 import inspect
 from typing import Any
+
+
+def find_slot_provider(slot: str, target: Any) -> Any:
+    """The ``find_slot_provider`` hook: a memory provider the original would have loaded from
+    ``target``; None for other slots (the original found none there either)."""
+    return find_memory_provider(target) if slot == "memory" else None
 
 
 def find_memory_provider(target: Any) -> Any:

@@ -130,7 +130,7 @@ class ApprovalGate:
             self._persist(new)
 
     def _persist(self, keys: list[str]) -> None:
-        from hermes_agent.api import write_config_value
+        from hermes_agent import write_config_value
         from hermes_agent import ConfigError
 
         current = [str(k) for k in self.kernel.config.get("command_allowlist") or []]

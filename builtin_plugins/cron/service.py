@@ -66,7 +66,7 @@ class Heartbeat:
 class CronService:
     def __init__(self, kernel: Kernel, adapters: Callable[[str], Any] | None = None):
         self.kernel = kernel
-        self.adapters = adapters or (lambda name: kernel.live_platforms.get(name))
+        self.adapters = adapters or (lambda name: kernel.hooks.fire("platform_adapter", name=name))
         self.loop: asyncio.AbstractEventLoop | None = None  # the loop serve() runs on
         self.heartbeat = Heartbeat(kernel.home)
 

@@ -1,5 +1,6 @@
 """Builtin plugin: the chat gateway. ``register(ctx)`` offers the ``gateway`` service (which
-knows the running gateway, so ``ctx.get_platform_adapter(name)`` reaches a live adapter);
+knows the running gateway) and answers the ``platform_adapter`` hook from it, so
+``ctx.get_platform_adapter(name)`` reaches a live adapter;
 ``hermes gateway run`` builds the runner and starts the enabled platforms."""
 
 from __future__ import annotations
@@ -13,3 +14,5 @@ def register(ctx: Any) -> None:
     from .service import GatewayService
 
     ctx.register_service(GATEWAY, GatewayService)
+    kernel = ctx.kernel
+    ctx.register_hook("platform_adapter", lambda name: kernel.service(GATEWAY).adapter(name))

@@ -347,7 +347,7 @@ class ChatWorker:
             chat.mapped_session = None
             await self.runner.reply(chat, "Started a new conversation.")
             return True
-        command = self.runner.kernel.commands.get(name)
+        command = self.runner.kernel.registered("slash_command").get(name)
         if command is None:
             return False
         try:

@@ -49,6 +49,7 @@ class GatewayRunner:
                  max_workers: int | None = None, max_queue: int | None = None):
         self.kernel = kernel
         self.adapters = dict(adapters)
+        self.live: dict[str, PlatformAdapter] = {}  # the connected ones (ctx.get_platform_adapter)
         env = env if env is not None else kernel.env
         config = kernel.config
         self.entries = dict(entries or {})
@@ -117,7 +118,7 @@ class GatewayRunner:
                 ok = False
             if ok:
                 connected.append(name)
-                self.kernel.live_platforms[name] = adapter  # ctx.get_platform_adapter
+                self.live[name] = adapter  # ctx.get_platform_adapter
             else:
                 del self.adapters[name]
         self.accepting = True
@@ -158,7 +159,7 @@ class GatewayRunner:
         """An adapter stopped for good: no longer live; status shows why."""
         log.error("gateway: platform %s stopped: %s", name, reason)
         self.failed[name] = reason
-        self.kernel.live_platforms.pop(name, None)
+        self.live.pop(name, None)
         self.write_state()
 
     def inbox_done(self, *ids: int) -> None:
@@ -192,7 +193,7 @@ class GatewayRunner:
             if not chat.busy:  # an agent still in its turn is not finalized under it
                 await self.worker.finalize(chat)
         for name, adapter in self.adapters.items():
-            self.kernel.live_platforms.pop(name, None)
+            self.live.pop(name, None)
             try:
                 await adapter.disconnect()
             except Exception as exc:

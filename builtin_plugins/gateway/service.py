@@ -14,5 +14,6 @@ class GatewayService:
         self.runner: Any = None  # set by GatewayRunner.start, cleared by stop
 
     def adapter(self, name: str) -> Any:
-        """The connected adapter of platform ``name``, or None."""
-        return None if self.runner is None else self.runner.adapters.get(name)
+        """The connected adapter of platform ``name``, or None (the ``platform_adapter`` hook,
+        which ``ctx.get_platform_adapter`` asks)."""
+        return None if self.runner is None else self.runner.live.get(name)

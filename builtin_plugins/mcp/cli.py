@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from hermes_agent import HermesError
+from hermes_agent import HermesError, write_config_value
 from hermes_agent.kits.text import plural, table
-from hermes_agent.api import write_config_value
 from hermes_agent.kits.cli import ListingGroup, cli_kernel
 
 from .settings import INSTALL_HINT, ServerSettings, server_settings

@@ -157,7 +157,7 @@ def show(target: str | None, as_json: bool) -> None:
 def off() -> None:
     """Use builtin memory only (memory.provider set to empty). Builtin memory itself cannot be
     turned off; empty its files with `hermes memory edit` instead."""
-    from hermes_agent.api import write_config_value
+    from hermes_agent import write_config_value
 
     kernel = cli_kernel(boot=False)
     current = str(kernel.config.get("memory.provider") or "")

@@ -10,9 +10,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import click
-from hermes_agent import HermesError
+from hermes_agent import HermesError, write_config_value
 from hermes_agent.kits.files import set_env_values
-from hermes_agent.api import write_config_value
 from hermes_agent.kits.cli import cli_kernel, reload_cli_kernel
 
 from .providers import memory_providers

@@ -7,9 +7,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import click
-from hermes_agent.api import write_config_value
-from hermes_agent import HermesError
 from hermes_agent.api import ProviderError, ProviderProfile
+from hermes_agent import HermesError, write_config_value
 from hermes_agent.kits.secrets import mask_url
 from hermes_agent.kits.text import table
 from hermes_agent.kits.cli import cli_kernel

@@ -23,7 +23,7 @@ def register(ctx):
         record_outcomes(plugins, home, tools=ctx.kernel.tools)
 
     ctx.register_service(PLUGIN_HEALTH, PluginHealth)
-    ctx.register_service("plugin_install_times", InstallTimes)  # the kernel's load order
+    ctx.register_hook("plugin_install_times", InstallTimes(ctx.kernel))  # the kernel's load order
     ctx.register_command("plugins", show_plugins, description="Show plugins and their state")
     ctx.register_hook("on_plugins_loaded", record)
     home = ctx.kernel.home

@@ -10,8 +10,7 @@ from typing import Any
 
 import click
 import yaml
-from hermes_agent.api import write_config_value
-from hermes_agent import ConfigError, HermesError, hermes_home, load_config
+from hermes_agent import ConfigError, HermesError, hermes_home, load_config, write_config_value
 from hermes_agent.kits.secret_text import is_secret_name
 from hermes_agent.kits.secrets import mask_secrets
 from hermes_agent.kits.files import set_env_values, unset_env_values

@@ -18,7 +18,6 @@ from typing import Any
 
 from hermes_agent import (
     DEFAULT_ON_KINDS,
-    SLOT_INFO,
     Kernel,
     PluginRecord,
     PluginStatus,
@@ -129,7 +128,8 @@ def check(kernel: Kernel, status: PluginStatus, last_fault: dict[str, Any] | Non
     record = status.record
     config, env = kernel.config, kernel.env
     exclusive = record.kind == "exclusive"
-    slot_key = SLOT_INFO.get(record.slot or "memory").config_key if exclusive else ""
+    declared = config.slots.get(record.slot or "memory")
+    slot_key = declared.config_key if exclusive and declared else ""
     selected = selected_by_slot(record, config)
     wanted = record.source != "builtin" and (record.matches(config.plugins_enabled) or selected)
     report = Report(record.name, record.source, record.version, status.state, record.location,
@@ -220,7 +220,7 @@ def _selection(kernel: Kernel, status: PluginStatus) -> list[Reason]:
     out = []
     for provider in status.providers:
         slot, _, name = provider.partition(":")
-        info = SLOT_INFO.get(slot)
+        info = kernel.config.slots.get(slot)
         if info is None or not info.config_key or slot == "memory":
             continue
         chosen = kernel.config.get(info.config_key) or info.default

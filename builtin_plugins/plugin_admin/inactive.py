@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hermes_agent import DEFAULT_ON_KINDS, SLOT_INFO, selected_by_slot
+from hermes_agent import DEFAULT_ON_KINDS, selected_by_slot
 
 if TYPE_CHECKING:
     from hermes_agent import Config, Kernel, PluginRecord, PluginStatus
@@ -65,7 +65,7 @@ def asked_for(record: "PluginRecord", config: "Config") -> bool:
     if record.matches(config.plugins_enabled) or selected_by_slot(record, config):
         return True
     names = {record.name, *record.aliases}
-    keys = [info.config_key for info in SLOT_INFO.values() if info.config_key]
+    keys = [info.config_key for info in config.slots.values() if info.config_key]
     keys += _EXTRA_SELECTION_KEYS
     for key in keys:
         value = config.get(key)

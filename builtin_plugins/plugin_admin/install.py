@@ -15,8 +15,7 @@ from shlex import quote
 from typing import Any
 
 import click
-from hermes_agent.api import write_config_value
-from hermes_agent import Kernel, load_config, private_dir
+from hermes_agent import Kernel, load_config, private_dir, write_config_value
 from hermes_agent.kits.files import set_env_values
 from hermes_agent.kits.secrets import mask_url
 

@@ -1,7 +1,7 @@
 """When each installed plugin was installed, so the kernel loads them earliest-installed
 first and a name two plugins claim stays with the one that had it first.
 
-Offered to the kernel as the ``plugin_install_times`` service: plugins.lock is this plugin's
+The kernel asks through the ``plugin_install_times`` hook: plugins.lock is this plugin's
 file, so the kernel never reads it.
 """
 

@@ -6,8 +6,7 @@ import difflib
 import json
 
 import click
-from hermes_agent.api import write_config_value
-from hermes_agent import Kernel
+from hermes_agent import Kernel, write_config_value
 from hermes_agent.kits.cli import ListingGroup, cli_kernel
 
 from .listing import format_lock_notes, format_table, plugin_rows

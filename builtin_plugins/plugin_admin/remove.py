@@ -17,18 +17,13 @@ from shlex import quote
 
 import click
 
-from hermes_agent.api import write_config_value
-from hermes_agent import SLOT_INFO, Kernel, PluginRecord, load_config
+from hermes_agent import Kernel, PluginRecord, load_config, write_config_value
 
 from .guards import check_plugin_name, dist_problem, refuse
 from .install import normalize_dist
 from .lockfile import Transaction, read_lock, write_lock
 from .sources import pip, run
 from .update import backup_dir
-
-# Selections that name a plugin directly; a removed plugin must not stay selected.
-SELECTION_KEYS = tuple(info.config_key for info in SLOT_INFO.values() if info.enables)
-
 
 def unknown(kernel: Kernel, name: str) -> click.ClickException:
     known = sorted({*read_lock(kernel.home), *(r.name for r in kernel.discover().all_records())})
@@ -55,7 +50,8 @@ def drop_from_config(kernel: Kernel, names: list[str]) -> list[str]:
         if name in entries:
             write_config_value(kernel.home, f"plugins.entries.{name}", None, unset=True)
             changed.append(f"plugins.entries.{name}")
-    for key in SELECTION_KEYS:
+    # selections that name a plugin directly: a removed plugin must not stay selected
+    for key in (info.config_key for info in config.slots.values() if info.enables):
         if config.get(key) in names:
             write_config_value(kernel.home, key, None, unset=True)
             changed.append(key)

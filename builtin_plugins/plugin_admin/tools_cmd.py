@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 from hermes_agent import Kernel
+from hermes_agent.api import AGENT
 from hermes_agent.kits.cli import ListingGroup, cli_kernel
 
 from .ledger import recorded_statuses
@@ -54,7 +55,7 @@ def list_tools(as_json: bool, load: bool) -> None:
 
 
 def _loaded_rows(kernel: Kernel) -> tuple[list[dict[str, Any]], list[str]]:
-    selected, notes = kernel.tools.selected(kernel.config.get("toolsets"))
+    selected, notes = kernel.service(AGENT).select_tools(kernel.config.get("toolsets"))
     rows = [{"name": spec.name, "toolset": spec.toolset, "plugin": spec.plugin, "loaded": True,
              "available": kernel.tools.is_available(spec.name), "selected": spec.name in selected,
              "description": spec.schema.get("description", spec.description)}

@@ -45,7 +45,7 @@ class Skills:
         """Install the plugins' skills that are new or changed (see :mod:`.shipped`)."""
         from .shipped import sync_shipped
 
-        return sync_shipped(Path(home or self.kernel.home), self.kernel.skills.values())
+        return sync_shipped(Path(home or self.kernel.home), self.kernel.registered("skill").values())
 
     def catalog(self, home: Path | None = None) -> "Catalog":
         """The installed skills, the plugins' skills synced first."""

@@ -107,7 +107,7 @@ def install(source: str, category: str | None, force: bool) -> None:
     kernel = cli_kernel()
     manager = Skills(kernel)
     home = Path(kernel.home)
-    shipped = kernel.skills.get(source)
+    shipped = kernel.registered("skill").get(source)
     if shipped is not None:
         manifest = Manifest(home)
         report = SyncReport()

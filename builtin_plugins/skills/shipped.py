@@ -1,4 +1,4 @@
-"""Skills shipped by plugins (``ctx.register_skill``, in ``kernel.skills``), installed into
+"""Skills shipped by plugins (``ctx.register_skill``, in ``kernel.registered("skill")``), installed into
 ``$HERMES_HOME/skills/<category>/<name>`` (category: the frontmatter's, else the plugin's
 name).
 
@@ -125,7 +125,7 @@ def _signature(home: Path, shipped: list[Any]) -> tuple[Any, ...]:
 
 
 def sync_shipped(home: Path, shipped: Iterable[Any]) -> SyncReport:
-    """Install the plugins' skills (``kernel.skills.values()``) into ``home``."""
+    """Install the plugins' skills (``kernel.registered("skill").values()``) into ``home``."""
     items = sorted(shipped, key=lambda s: s.name)
     home = Path(home)
     with _lock:

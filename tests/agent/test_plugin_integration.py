@@ -119,9 +119,9 @@ def test_injected_message_from_post_tool_call_reaches_the_model_and_the_store(
         ctx.register_hook("post_llm_call", after_turn)
 
     kernel.register_plugin(plugin, "bridge")
-    previous: list[tuple[str, str]] = []
-    kernel.message_sink = lambda content, role: previous.append((role, content))
-    outer_sink = kernel.message_sink
+    previous: list[tuple[str, str]] = []  # a plugin answering when no agent runs
+    kernel.register_plugin(lambda ctx: ctx.register_hook(
+        "inject_message", lambda content, role: previous.append((role, content))), "outer")
     agent = Agent(kernel)
     events: list[dict[str, Any]] = []
     server.script(reply_tool_call("calculate", {"expression": "16*16"}), reply_text("256, 0x100"))
@@ -135,8 +135,10 @@ def test_injected_message_from_post_tool_call_reaches_the_model_and_the_store(
     assert stored[2]["content"] == sent[-1]["content"]
     assert [e["content"] for e in events if e["type"] == "injected"] == [
         "Also convert the result to hex."]
-    # the sink is the agent's only while it runs
-    assert kernel.message_sink is outer_sink and previous == []
+    # the messages are the agent's only while it runs
+    assert previous == []
+    assert kernel.hooks.fire("inject_message", content="later", role="user") is None
+    assert previous == [("user", "later")]
     # injected after the last model call: it waits and goes in before the next message
     assert agent.inbox
     server.script(reply_text("noted"))
@@ -171,7 +173,7 @@ def test_message_injected_during_the_final_answer_is_answered_in_the_same_run(
     assert sent[-1]["content"] == "One more thing: say bye."
     stored = agent.sessions.conversation(agent.session_id)
     assert [m["role"] for m in stored] == ["user", "assistant", "user", "assistant"]
-    assert not agent.inbox and kernel.message_sink is None
+    assert not agent.inbox and kernel.hooks.fire("inject_message", content="x", role="user") is None
 
 
 WAITER_PLUGIN = '''

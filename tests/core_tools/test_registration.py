@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hermes_agent.builtin_plugins.agent.tool_selection import select_tools
 from hermes_agent.testing import make_kernel
 
 CORE = {"read_file", "write_file", "patch", "search_files", "terminal", "todo", "clarify"}
@@ -26,7 +27,7 @@ def test_builtin_plugin_registers_tools_and_toolsets(tmp_path: Path) -> None:
 
 def test_config_toolsets_select_the_tools(tmp_path: Path) -> None:
     kernel = make_kernel(tmp_path / "home", builtins=True, config={"toolsets": ["file", "todo"]})
-    selected, notes = kernel.tools.selected(kernel.config.get("toolsets"))
+    selected, notes = select_tools(kernel.tools, kernel.config.get("toolsets"))
     assert selected == ["read_file", "write_file", "patch", "search_files", "todo"] and not notes
 
 

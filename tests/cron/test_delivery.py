@@ -66,7 +66,9 @@ def test_a_platform_target_is_sent_by_the_live_adapter_from_the_scheduler_loop(
     async def scenario() -> None:
         adapter = ChatAdapter()
         assert await adapter.connect()
-        kernel.live_platforms["testchat"] = adapter  # what the gateway does as it connects
+        live = {"testchat": adapter}  # a gateway answering for the platform it connected
+        kernel.register_plugin(lambda ctx: ctx.register_hook(
+            "platform_adapter", lambda name: live.get(name)), "gateway-like")
         # the tool's `run` makes the job due now; the loop picks it up at its first tick
         result = json.loads(kernel.tools.dispatch("cronjob", {"action": "run",
                                                                "job_id": job["id"]}))
@@ -78,7 +80,7 @@ def test_a_platform_target_is_sent_by_the_live_adapter_from_the_scheduler_loop(
         await asyncio.wait_for(serving, WAIT)
         assert adapter.sent == [("chat-42", "Here is the summary.")]
         assert adapter.loops == [asyncio.get_running_loop()]  # sent on the gateway's loop
-        kernel.live_platforms.pop("testchat")
+        live.pop("testchat")
 
     asyncio.run(scenario())
     [run] = kernel.service("cron").scheduler().runs.list(job["id"])
@@ -117,8 +119,8 @@ def test_a_final_failure_is_delivered_as_a_notice(kernel_for, server, tmp_path: 
 
 def test_beside_a_running_gateway_a_job_reaches_a_chat_through_its_adapter(kernel_for,
                                                                            server):
-    """The gateway runner connects the platform (filling live_platforms); the cron loop runs
-    in the same event loop, as `hermes gateway` runs it."""
+    """The gateway runner connects the platform (its platform_adapter hook then answers for
+    it); the cron loop runs in the same event loop, as `hermes gateway` runs it."""
     from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
 
     kernel = kernel_for()

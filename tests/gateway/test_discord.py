@@ -414,7 +414,7 @@ def test_a_token_revoked_while_running_drops_the_platform_with_the_reason(home, 
 
     async def scenario() -> None:
         async with served(k) as (runner, adapter):
-            assert k.live_platforms == {"discord": adapter}
+            assert k.hooks.fire("platform_adapter", name="discord") is adapter
             discord.token = "a-new-token"  # revoked: the resume is refused with 4004
             discord.drop()
             deadline = asyncio.get_running_loop().time() + WAIT
@@ -422,7 +422,7 @@ def test_a_token_revoked_while_running_drops_the_platform_with_the_reason(home, 
                 assert asyncio.get_running_loop().time() < deadline
                 await asyncio.sleep(0.02)
             assert "DISCORD_BOT_TOKEN" in runner.failed["discord"]
-            assert k.live_platforms == {}
+            assert k.hooks.fire("platform_adapter", name="discord") is None
             state_file = home / "gateway" / "state.json"
             while "discord" not in json.loads(state_file.read_text()).get("failed_platforms", {}):
                 assert asyncio.get_running_loop().time() < deadline  # rewritten within 0.25 s

@@ -289,9 +289,11 @@ def test_without_the_scan_service_writes_are_refused(home: Path) -> None:
 def test_only_a_section_may_extend_a_kernel_section() -> None:
     from hermes_agent.validation import config_model
 
+    # `memory` holds the memory slot's selection: another plugin may only extend it
     with pytest.raises(TypeError, match="clashes with the kernel's key"):
         config_model({"memory": "hermes_agent.builtin_plugins.core_tools.config_schema:"
-                                "command_allowlist"})
+                                "command_allowlist"}, {"memory": {"provider": ""}},
+                     {"memory": "hermes_agent.builtin_plugins.memory"})
 
 
 def test_a_file_that_cannot_be_read_is_reported_and_left_alone(kernel: Any, home: Path) -> None:

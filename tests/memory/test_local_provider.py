@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from hermes_agent.cli.root import main
+from hermes_agent.builtin_plugins.agent.memory_slot import active_memory
 from hermes_agent.testing import make_kernel
 
 
@@ -45,7 +46,7 @@ def test_bundled_plugin_loads_when_selected(home: Path) -> None:
     status = kernel.plugins["local"]
     assert status.state == "loaded" and status.record.source == "bundled"
     assert status.record.kind == "exclusive" and not status.warnings
-    assert [type(p).__name__ for p in kernel.slots.active_memory(kernel.config)][-1] == \
+    assert [type(p).__name__ for p in active_memory(kernel)][-1] == \
         "LocalMemoryProvider"
     off = make_kernel(home / "other", config={}, builtins=True)
     assert off.plugins["local"].state != "loaded"

@@ -20,7 +20,8 @@ from hermes_agent.builtin_plugins.compat import modules
 PROVIDER = '''
 import os
 from pathlib import Path
-from hermes_agent.api import MemoryProvider, write_config_value
+from hermes_agent import write_config_value
+from hermes_agent.api import MemoryProvider
 
 
 class Notes(MemoryProvider):

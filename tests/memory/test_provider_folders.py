@@ -13,6 +13,7 @@ import pytest
 from hermes_agent import Kernel, SlotError
 from hermes_agent.discovery import discover
 from hermes_agent.builtin_plugins.compat import modules
+from hermes_agent.builtin_plugins.agent.memory_slot import active_memory
 
 SUBCLASS = '''
 from agent.memory_provider import MemoryProvider
@@ -88,7 +89,7 @@ def test_it_loads_only_when_memory_provider_names_it(home: Path) -> None:
     status = kernel.plugins["folder-mem"]
     assert status.state == "loaded", status.reason
     assert status.providers == ["memory:folder-mem"]
-    active = kernel.slots.active_memory(kernel.config)
+    active = active_memory(kernel)
     assert [p.name for p in active] == ["folder-mem"]
     assert type(active[0]).__name__ == "FolderMemory"  # not the Helper class defined first
     assert active[0].prefetch("tea") == "recalled from a folder: tea"
@@ -98,7 +99,7 @@ def test_a_duck_typed_provider_class_is_instantiated(home: Path) -> None:
     folder(home, "duck", DUCK)
     kernel = boot(home, "duck")
     assert kernel.plugins["duck"].state == "loaded", kernel.plugins["duck"].reason
-    assert [p.name for p in kernel.slots.active_memory(kernel.config)] == ["duck"]
+    assert [p.name for p in active_memory(kernel)] == ["duck"]
 
 
 def test_a_register_that_registers_nothing_falls_back_to_the_class(home: Path) -> None:
@@ -114,7 +115,7 @@ def test_a_provider_named_unlike_its_folder_is_selected_by_the_folder_name(home:
     folder(home, "my-memory", source, **{"helpers.py": "VALUE = 1\n"})
     kernel = boot(home, "my-memory")
     assert kernel.plugins["my-memory"].state == "loaded", kernel.plugins["my-memory"].reason
-    assert [p.name for p in kernel.slots.active_memory(kernel.config)] == ["folder-mem"]
+    assert [p.name for p in active_memory(kernel)] == ["folder-mem"]
 
 
 def test_a_folder_with_no_provider_fails_with_a_clear_reason(home: Path) -> None:
@@ -125,15 +126,15 @@ def test_a_folder_with_no_provider_fails_with_a_clear_reason(home: Path) -> None
     assert "defines no memory provider class and no register(ctx)" in status.reason
     assert "add a plugin.yaml" in status.reason
     with pytest.raises(SlotError, match="memory provider 'notes'.*is not installed"):
-        kernel.slots.active_memory(kernel.config)
+        active_memory(kernel)
 
 
 def test_the_compat_plugin_finds_the_class_and_without_it_none_is_looked_for(home: Path) -> None:
-    """Recognising a provider class is the compat plugin's (its find_memory_provider service),
+    """Recognising a provider class is the compat plugin's (its find_slot_provider hook),
     not the kernel's: with compat disabled, a folder defining only a class does not load."""
     folder(home, "duck", DUCK)
     kernel = boot(home, "duck")
-    assert kernel.service_owner("find_memory_provider") == "compat"
+    assert [c.plugin for c in kernel.hooks.callbacks("find_slot_provider")] == ["compat"]
     (home / "config.yaml").write_text(json.dumps({"memory": {"provider": "duck"},
                                                   "plugins": {"disabled": ["compat"]}}))
     without = Kernel(home, env={"HERMES_HOME": str(home)}, entry_points=False).boot()

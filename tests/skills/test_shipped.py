@@ -56,7 +56,7 @@ def manifest(home: Path) -> dict[str, Any]:
 def test_a_plugins_skill_is_installed_and_upgraded_while_untouched(home: Path) -> None:
     installed = ship(home, "1.0.0", "Use the v1 API.")
     kernel = boot(home)
-    assert "howto:howto" in kernel.skills
+    assert "howto:howto" in kernel.registered("skill")
     viewed = call(kernel, "skill_view", name="weather-howto")
     assert viewed["content"] == "Use the v1 API." and viewed["category"] == "weather"
     assert call(kernel, "skill_view", name="howto:howto") == viewed  # the original's address

@@ -30,7 +30,7 @@ class ChatState:
 
 def _help(state: ChatState, args: str) -> str:
     rows = [(f"/{name}", text, "builtin") for name, (_, text) in BUILTIN.items()]
-    for name, command in sorted(state.kernel.commands.items()):
+    for name, command in sorted(state.kernel.registered("slash_command").items()):
         hint = f" {command.args_hint}" if command.args_hint else ""
         rows.append((f"/{name}{hint}", command.description, command.plugin))
     return "\n".join(table(("COMMAND", "DESCRIPTION", "FROM"), rows, indent="  "))
@@ -159,13 +159,13 @@ def run_slash(state: ChatState, line: str) -> Any:
     plugin: str | None = None
     if name in BUILTIN:
         handler: Callable[[str], Any] = lambda raw: BUILTIN[name][0](state, raw)
-    elif name in state.kernel.commands:
-        handler = state.kernel.commands[name].handler
-        plugin = state.kernel.commands[name].plugin
+    elif name in state.kernel.registered("slash_command"):
+        handler = state.kernel.registered("slash_command")[name].handler
+        plugin = state.kernel.registered("slash_command")[name].plugin
     else:
         import difflib
 
-        known = [*BUILTIN, *state.kernel.commands]
+        known = [*BUILTIN, *state.kernel.registered("slash_command")]
         close = difflib.get_close_matches(name, known, 1)
         hint = f" Did you mean /{close[0]}?" if close else ""
         return f"Unknown command /{name}.{hint} /help lists the commands."

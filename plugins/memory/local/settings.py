@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import write_config_value
+from hermes_agent import write_config_value
 
 log = logging.getLogger("hermes_agent.memory.local")
 ENTRY = "plugins.entries.local"

@@ -13,8 +13,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import write_config_value
 from hermes_agent.kits.files import set_env_values
+from hermes_agent import write_config_value
 
 from .errors import DEFAULT_HOST, KEY_URL
 

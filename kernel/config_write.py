@@ -9,9 +9,9 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from hermes_agent import ConfigError
-from hermes_agent.config import CONFIG_FILE, parse_config_text, check_config, set_dotted
-from hermes_agent.home import FILE_MODE, private_dir, write_atomic
+from .config import CONFIG_FILE, check_config, parse_config_text, set_dotted
+from .errors import ConfigError
+from .home import FILE_MODE, private_dir, write_atomic
 
 from . import yaml_edit
 from .yaml_edit import pop_dotted
