@@ -87,6 +87,9 @@ def ours_turns(root: Path, turns: int) -> tuple[list[float], list[dict[str, Any]
     with FakeLLMServer() as server:
         env = env_for(root / "ours")
         write_config(root / "ours", server)
+        with (root / "ours" / "hermes" / "config.yaml").open("a") as config:
+            # no background title call: it would take a reply scripted for the loop
+            config.write("sessions:\n  auto_title: false\n")
         kernel = make_kernel(Path(env["HERMES_HOME"]), env={"HERMES_HOME": env["HERMES_HOME"]},
                              builtins=True)
         agent = Agent(kernel, AgentOptions(toolsets=["file"], cwd=work))
