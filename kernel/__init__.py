@@ -29,8 +29,10 @@ _EXPORTS = {
     # its cached help), and the home's validation cache they are read through
     "discover": "discovery", "discovery_inputs": "discovery", "resolve": "loader",
     "ValidationCache": "home", "tighten_secret_files": "home",
-    # files under $HERMES_HOME: private folders (0700) and atomic writes
+    # files under $HERMES_HOME: private folders (0700) and atomic writes; caches kept there
+    # are sealed with a key outside it, so an edited one is not believed (docs/cache.md)
     "private_dir": "home", "write_atomic": "home",
+    "seal_json": "seal", "unseal_json": "seal", "cache_key_path": "seal",
     # errors
     "HermesError": "errors", "ConfigError": "errors", "ManifestError": "errors",
     "PluginError": "errors", "SlotError": "errors", "ToolError": "errors",

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from .errors import ConfigError
 from .home import ValidationCache, hermes_home
+from .seal import EXPORTED_FROM_DOTENV
 from .manifest import SlotDeclaration
 from .slots import declared_slots, slot_defaults
 
@@ -95,8 +96,9 @@ def read_env_file(path: Path) -> dict[str, str]:
     return values
 
 
-# What this process put into os.environ from a .env file: name -> value (see effective_env).
-_EXPORTED_FROM_DOTENV: dict[str, str] = {}
+# What this process put into os.environ from a .env file: name -> value (see effective_env;
+# the cache key's location ignores these, see seal.cache_key_path).
+_EXPORTED_FROM_DOTENV = EXPORTED_FROM_DOTENV
 
 
 def effective_env(home: Path, env: Mapping[str, str] | None) -> tuple[dict[str, str], frozenset[str]]:

@@ -1,5 +1,6 @@
 """$HERMES_HOME: private folders (0700; secret files 0600), atomic writes, and the on-disk
-cache of validation results that spares quick commands importing pydantic and PyYAML.
+cache of validation results that spares quick commands importing pydantic and PyYAML (sealed,
+:mod:`.seal`: an entry changed outside hermes is not believed).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ._version import __version__
+from .seal import seal_json, unseal_json
 
 try:  # the builtin module: importing hashlib first loads OpenSSL, a few ms of a quick command
     from _sha2 import sha256  # Python 3.12+
@@ -135,8 +137,11 @@ def path_stamp(paths: list[str]) -> bytes:
 
 class ValidationCache:
     """Results of validating hashed inputs (manifest bytes, the merged config), kept in a
-    JSON file; a miss is looked up in :data:`SHIPPED` (unless ``shipped=False``), so a new
-    home validates nothing shipped. Corrupt or unwritable caches are ignored."""
+    sealed JSON file (:func:`.seal.seal_json`); a miss is looked up in :data:`SHIPPED`
+    (unless ``shipped=False``), so a new home validates nothing shipped. Corrupt, unsealed,
+    wrongly sealed or unwritable caches are ignored (the first two are rewritten)."""
+
+    PURPOSE = "validation-cache"
 
     def __init__(self, path: Path | None, shipped: bool = True):
         self.path = path
@@ -154,11 +159,17 @@ class ValidationCache:
         if self._entries is None:
             self._entries = {}
             try:
-                loaded = json.loads(self.path.read_text(encoding="utf-8")) if self.path else {}
-                self._entries = loaded if isinstance(loaded, dict) else {}
+                text = self.path.read_text(encoding="utf-8") if self.path else ""
             except (OSError, ValueError):
-                pass
+                return self._entries
+            if text:
+                self._entries = unseal_json(self.PURPOSE, text, self.path) or {}
+                self._dirty = not self._entries  # unsealed or changed: written again
         return self._entries
+
+    def items(self) -> list[tuple[str, Any]]:
+        """The entries, as this process sees them (read, found in the table or added)."""
+        return list(self._load().items())
 
     def get(self, key: str) -> Any | None:
         hit = self._load().get(key)
@@ -184,9 +195,12 @@ class ValidationCache:
         if not self._dirty or self.path is None or self._entries is None:
             return
         entries = list(self._entries.items())  # a copy: another thread may add entries
+        text = seal_json(self.PURPOSE, dict(entries[-_MAX_ENTRIES:]))
+        if text is None:  # no cache key: nothing stored that a later run could not check
+            return
         try:
             private_dir(self.path.parent)
-            write_atomic(self.path, json.dumps(dict(entries[-_MAX_ENTRIES:]), separators=(",", ":")))
+            write_atomic(self.path, text)
             self._dirty = False
         except OSError:
             pass

@@ -61,6 +61,8 @@ def _no_caller_hermes_env(tmp_path_factory: pytest.TempPathFactory,
         if not name.startswith(_TEST_RUN_PREFIX):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HERMES_HOME", str(tmp_path_factory.mktemp("unpinned-hermes-home")))
+    # the caches' seal key (kernel/seal.py) of this test run, not the user's
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-state"))
 
 
 @pytest.fixture(autouse=True)
