@@ -9,7 +9,8 @@ names (``$VAR``), and the stat (mtime_ns, size, inode) of config.yaml, .env, plu
 each plugin folder discovery reads (and the folders around them) with its plugin.yaml, each
 entry-point plugin's plugin.yaml and the source of the hermes modules that computed it.
 Inputs outside hermes' own folders changed less than two seconds before are not stored: file
-times are coarse, and a second change within one tick would go unseen.
+times are coarse, and a second change within one tick would go unseen. The file is sealed
+(``seal_json``): one edited outside hermes is ignored and computed again.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_agent import ValidationCache, hermes_home
+from hermes_agent import ValidationCache, hermes_home, seal_json, unseal_json
 
 INDEX = Path("cache") / "help-index.json"
+PURPOSE = "help-index"  # what its seal says it is (kernel/seal.py)
 LEDGER = Path("cache") / "plugin-status.json"  # the load ledger (plugin_admin writes it)
 HOME_FILES = ("config.yaml", ".env", "plugins.lock")
 RACY_NS = 2_000_000_000  # a listing whose inputs changed this recently (ns) is not stored
@@ -80,14 +82,14 @@ def from_table(table: Any) -> HelpIndex:
 def _cached(ctx: Any) -> HelpIndex:
     home = hermes_home()
     try:
-        entry = json.loads((home / INDEX).read_text(encoding="utf-8"))
-        if entry["key"] == _key(home, entry["vars"], entry["cwd"]) and \
+        entry = unseal_json(PURPOSE, (home / INDEX).read_text(encoding="utf-8"), home / INDEX)
+        if entry and entry["key"] == _key(home, entry["vars"], entry["cwd"]) and \
                 all(_stamp(path) == stamp for path, stamp in entry["watch"].items()):
             commands = {str(n): (str(h), str(p)) for n, (h, p) in entry["commands"].items()}
             return HelpIndex(home, commands, {str(n) for n in entry["off"]} & commands.keys(),
                              {str(n) for n in entry["loading"]})
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        pass  # missing, corrupt or of another shape: computed again and rewritten
+        pass  # missing, corrupt, unsealed or of another shape: computed again and rewritten
     return _compute(ctx, home)
 
 
@@ -118,8 +120,10 @@ def _compute(ctx: Any, home: Path) -> HelpIndex:
             entry = {"key": _key(home, names, project), "cwd": project, "vars": names,
                      "watch": {**own, **watch}, "commands": index.commands, "off": sorted(index.off),
                      "loading": sorted(index.loading)}
-            private_dir(home / INDEX.parent)
-            write_atomic(home / INDEX, json.dumps(entry, separators=(",", ":")), 0o600)
+            text = seal_json(PURPOSE, entry)
+            if text is not None:  # without a cache key nothing is kept
+                private_dir(home / INDEX.parent)
+                write_atomic(home / INDEX, text, 0o600)
         except OSError:
             pass  # a read-only home still lists its commands
     return index
