@@ -183,3 +183,46 @@ def test_an_edited_help_listing_is_computed_again(home: Path, capsys: pytest.Cap
     after, out = listed(capsys)
     assert after == before and "pwned" not in out and computed
     assert "pwned" not in index.read_text(encoding="utf-8")  # rebuilt
+
+
+def test_the_key_is_outside_hermes_home_private_and_out_of_the_agents_reach(
+        home: Path, tmp_path: Path) -> None:
+    """The seal is only as good as its key: 0600 in a 0700 folder outside $HERMES_HOME, hidden
+    by the sandbox, refused by read_file and write_file (even with the sandbox off)."""
+    import os
+    import stat
+
+    from hermes_agent import cache_key_path
+    from hermes_agent.builtin_plugins.core_tools.sandbox.policy import policy_for
+
+    (home / "config.yaml").write_text("approvals:\n  mode: 'off'\nsandbox:\n  mode: 'off'\n")
+    kernel = Kernel(home, entry_points=False).boot()
+    key = cache_key_path()
+    try:
+        assert key.is_file() and home.resolve() not in key.resolve().parents
+        assert stat.S_IMODE(key.stat().st_mode) == 0o600
+        assert stat.S_IMODE(key.parent.stat().st_mode) == 0o700
+        policy = policy_for(kernel.config, tmp_path, home, os.environ)
+        assert key.parent.resolve() in policy.hidden
+        for tool, args in (("read_file", {"path": str(key)}),
+                           ("write_file", {"path": str(key), "content": "00" * 32})):
+            result = kernel.tools.dispatch(tool, args,
+                                           context=ToolCallContext(session_id="s", cwd=tmp_path))
+            assert key.read_text() not in result, result
+        assert len(bytes.fromhex(key.read_text())) == 32 and key.read_text() != "00" * 32
+    finally:
+        kernel.close()
+
+
+def test_a_key_location_written_into_dot_env_is_not_followed(home: Path, tmp_path: Path) -> None:
+    """$HERMES_HOME/.env is exported into hermes's environment; a line there naming another
+    XDG_STATE_HOME (one the writer chose, with a key they know) does not move the key."""
+    code = ("from hermes_agent import Kernel, cache_key_path\n"
+            "Kernel(entry_points=False)\nprint(cache_key_path())")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "XDG_STATE_HOME"}
+    env["HOME"] = str(tmp_path / "user")
+    (home / ".env").write_text(f"XDG_STATE_HOME={tmp_path / 'chosen'}\n")
+    out = subprocess.run([__import__("sys").executable, "-c", code], capture_output=True,
+                         text=True, check=True, env=env).stdout.strip()
+    assert out == str(tmp_path / "user" / ".local" / "state" / "hermes-agent" / "cache.key")
+    assert Path(out).is_file() and not (tmp_path / "chosen").exists()

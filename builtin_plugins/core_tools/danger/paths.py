@@ -60,7 +60,8 @@ _SSH_PUBLIC = _PUBLIC_NAMES | {"config", "environment"}
 _HOME_ONLY_SECRETS = frozenset({".env"})
 #: credential files of tools under ~/.config
 _CONFIG_SECRETS = ("/.config/gh/hosts.yml", "/.config/hub", "/.config/gcloud/",
-                   "/.config/rclone/rclone.conf", "/.local/share/keyrings/")
+                   "/.config/rclone/rclone.conf", "/.local/share/keyrings/",
+                   "/hermes-agent/cache.key")  # seals hermes's caches (kernel/seal.py)
 #: shell and REPL histories in the home folder (``export OPENAI_API_KEY=...`` pasted there)
 HISTORIES = (".bash_history", ".zsh_history", ".zhistory", ".histfile", ".sh_history",
              ".local/share/fish/fish_history", ".config/fish/fish_history", ".python_history",

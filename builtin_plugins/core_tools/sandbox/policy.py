@@ -4,8 +4,8 @@ config.yaml (``sandbox:``, ``terminal.writable_paths``) by :func:`policy_for`.
 
 - ``workspace`` (the default): the workspace (the working directory, unless it is the home
   folder, ``/`` or a top-level system folder) plus ``terminal.writable_paths`` and a private
-  temporary folder are writable; everything else is read-only; ``$HERMES_HOME`` and the
-  credential locations are not visible at all.
+  temporary folder are writable; everything else is read-only; ``$HERMES_HOME``, the
+  credential locations and the key sealing hermes's caches are not visible at all.
 - ``strict``: as ``workspace``, and no network whatever ``sandbox.network`` says.
 - ``off``: no confinement (set by the user in config.yaml; ``approvals.mode: off`` never
   lifts the sandbox).
@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+from hermes_agent import cache_key_path
 
 Mode = Literal["strict", "workspace", "off"]
 MODES: tuple[Mode, ...] = ("strict", "workspace", "off")
@@ -42,7 +44,7 @@ class SandboxPolicy:
     mode: Mode
     workspace: Path | None  # None: no writable workspace (started in ~, / or a system folder)
     writable: tuple[Path, ...]  # the workspace, terminal.writable_paths (the tmp folder is the runner's)
-    hidden: tuple[Path, ...]  # $HERMES_HOME, the credential locations, sandbox.hidden_paths
+    hidden: tuple[Path, ...]  # $HERMES_HOME, credential locations, cache key, sandbox.hidden_paths
     network: bool
     why_no_workspace: str = ""  # said to the user and the model when workspace is None
 
@@ -87,7 +89,8 @@ def policy_for(config: Any, cwd: Path, hermes_home: Path,
     workspace, why = workspace_of(cwd, home)
     writable = [workspace] if workspace is not None else []
     writable += _expanded(config.get("terminal.writable_paths", []) or [], home, cwd)
-    hidden = [hermes_home.resolve(), *(_resolved(home / name) for name in HOME_CREDENTIALS)]
+    hidden = [hermes_home.resolve(), *(_resolved(home / name) for name in HOME_CREDENTIALS),
+              _resolved(cache_key_path().parent)]  # the key that seals hermes's caches
     hidden += _expanded(config.get("sandbox.hidden_paths", []) or [], home, cwd)
     network = bool(config.get("sandbox.network", True)) and mode != "strict"
     return SandboxPolicy(mode, workspace, tuple(dict.fromkeys(writable)),  # type: ignore[arg-type]
