@@ -5,6 +5,8 @@ description, input schema) and whether it had prompts and resources, under a key
 what decides that listing (command, args, env, cwd, url, headers, transport): a changed entry
 in config.yaml misses the cache, and the server is started before the turn as without one.
 The listing is written again each time the server starts (its first call, `hermes mcp test`).
+The file is sealed (``seal_json``): the descriptions reach the model, so one changed outside
+hermes is not offered, and the server is started before the turn as without a cache.
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from hermes_agent import write_atomic
+from hermes_agent import seal_json, unseal_json, write_atomic
 
 from .connection import attr
 from .settings import ServerSettings
 
 log = logging.getLogger("hermes_agent.mcp")
 KEY_FIELDS = ("command", "args", "env", "cwd", "url", "headers", "transport")
+PURPOSE = "mcp-tools"  # what its seal says the file is (hermes_agent.seal_json)
 
 
 def settings_key(settings: ServerSettings) -> str:
@@ -45,10 +48,10 @@ class ToolCache:
 
     def _read(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            text = self.path.read_text(encoding="utf-8")
         except (OSError, ValueError):
             return {}
-        return data if isinstance(data, dict) else {}
+        return unseal_json(PURPOSE, text, self.path) or {}
 
     def get(self, settings: ServerSettings) -> tuple[list[Any], set[str]] | None:
         """The cached tools (objects like the SDK's) and prompts/resources, or None."""
@@ -71,8 +74,11 @@ class ToolCache:
         if isinstance(old, dict) and {k: v for k, v in old.items() if k != "at"} == entry:
             return False
         data[settings.name] = {**entry, "at": time.time()}
+        text = seal_json(PURPOSE, data)
+        if text is None:  # no cache key: nothing stored that a later run could not check
+            return True
         try:
-            write_atomic(self.path, json.dumps(data, indent=1))
+            write_atomic(self.path, text)
         except OSError as exc:
             log.debug("MCP: could not save the tool cache: %s", exc)
         return True
