@@ -226,3 +226,22 @@ def test_a_key_location_written_into_dot_env_is_not_followed(home: Path, tmp_pat
                          text=True, check=True, env=env).stdout.strip()
     assert out == str(tmp_path / "user" / ".local" / "state" / "hermes-agent" / "cache.key")
     assert Path(out).is_file() and not (tmp_path / "chosen").exists()
+
+
+def test_without_a_usable_key_nothing_is_cached_and_everything_is_right(
+        home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A state folder that cannot be made (here a file is in its way): hermes validates and
+    scans at every start, reads no cache (not even a planted one) and writes none."""
+    blocker = tmp_path / "state-is-a-file"
+    blocker.write_text("")
+    code = ("from hermes_agent import Kernel\n"
+            "print(Kernel(entry_points=False).config.get('approvals.mode'))")
+    env = {**__import__("os").environ, "XDG_STATE_HOME": str(blocker)}
+    (home / "config.yaml").write_text("approvals:\n  mode: manual\n")
+    run = lambda: subprocess.run([__import__("sys").executable, "-c", code],  # noqa: E731
+                                 capture_output=True, text=True, check=True, env=env).stdout
+    assert run().strip() == "manual"
+    assert not (home / CACHE).exists()
+    Kernel(home, entry_points=False)  # this process has a key: a sealed cache, then edited
+    edit_cache(home, approvals_off)
+    assert run().strip() == "manual"
