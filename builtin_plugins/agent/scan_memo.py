@@ -4,7 +4,9 @@ SOUL.md and a project's context files are the same text run after run, and scann
 means compiling the scanner's patterns first, which costs more than the rest of building the
 prompt. The findings for a text are stored in the validation cache under the text's hash and
 a digest of the scanner's own source files, so any change to the rules rescans. A text seen
-for the first time, or without a cache, is scanned as before.
+for the first time, or without a cache, is scanned as before. The cache file is sealed
+(docs/cache.md): a finding removed from it outside hermes (an injected AGENTS.md marked
+clean) voids the whole file, and the text is scanned again.
 """
 
 from __future__ import annotations
