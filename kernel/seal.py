@@ -45,18 +45,47 @@ _OPAD = bytes(b ^ 0x5C for b in range(256))
 
 def cache_key_path(env: Mapping[str, str] | None = None) -> Path:
     """Where this user's cache key is: ``$XDG_STATE_HOME/hermes-agent/cache.key`` (an
-    absolute ``XDG_STATE_HOME``), else ``~/.local/state/hermes-agent/cache.key``. Values
-    hermes exported from ``$HERMES_HOME/.env`` are not used."""
+    absolute ``XDG_STATE_HOME``), else ``~/.local/state/hermes-agent/cache.key``. A variable
+    ``$HERMES_HOME/.env`` sets is not used (hermes exports .env into its environment, and its
+    child processes inherit that): the key is not where the writer of .env chose."""
     env = os.environ if env is None else env
+    named = _dotenv_names(env)
 
     def own(name: str) -> str:
         value = env.get(name) or ""
-        return "" if EXPORTED_FROM_DOTENV.get(name) == value else value
+        return "" if name in named or EXPORTED_FROM_DOTENV.get(name) == value else value
 
     state = own("XDG_STATE_HOME")
     if not os.path.isabs(state):
-        state = os.path.join(own("HOME") or os.path.expanduser("~"), ".local", "state")
+        state = os.path.join(own("HOME") or _account_home(), ".local", "state")
     return Path(state) / KEY_FOLDER / KEY_NAME
+
+
+def _dotenv_names(env: Mapping[str, str]) -> set[str]:
+    """The names ``$HERMES_HOME/.env`` assigns (``NAME=`` or ``export NAME=`` lines)."""
+    home = env.get("HERMES_HOME") or os.path.join(os.path.expanduser("~"), ".hermes")  # as hermes_home()
+    try:
+        with open(os.path.join(os.path.expanduser(home), ".env"), encoding="utf-8",
+                  errors="replace") as handle:
+            lines = [line.strip() for line in handle]
+    except OSError:
+        return set()
+    names = set()
+    for line in lines:
+        name = line.removeprefix("export ").partition("=")[0].strip()
+        if name and not name.startswith("#") and "=" in line:
+            names.add(name)
+    return names
+
+
+def _account_home() -> str:
+    """The user's home folder from the account database (no variable moves it)."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError, AttributeError):
+        return os.path.expanduser("~")
 
 
 def cache_key(path: Path | None = None) -> bytes | None:

@@ -226,6 +226,12 @@ def test_a_key_location_written_into_dot_env_is_not_followed(home: Path, tmp_pat
                          text=True, check=True, env=env).stdout.strip()
     assert out == str(tmp_path / "user" / ".local" / "state" / "hermes-agent" / "cache.key")
     assert Path(out).is_file() and not (tmp_path / "chosen").exists()
+    # a process hermes started inherits the exported value: .env still names it, not followed
+    env["XDG_STATE_HOME"] = str(tmp_path / "chosen")
+    out = subprocess.run([__import__("sys").executable, "-c", code], capture_output=True,
+                         text=True, check=True, env=env).stdout.strip()
+    assert out == str(tmp_path / "user" / ".local" / "state" / "hermes-agent" / "cache.key")
+    assert not (tmp_path / "chosen").exists()
 
 
 def test_without_a_usable_key_nothing_is_cached_and_everything_is_right(
