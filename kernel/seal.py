@@ -112,7 +112,7 @@ def _read_key(path: Path) -> bytes | None:
             _warn("%s is owned by another user: hermes does not use it, so its caches are "
                   "not kept; remove it", path)
             return None
-        if info.st_mode & 0o077:
+        if info.st_mode & 0o077 and hasattr(os, "fchmod"):  # made private, as .env is
             os.fchmod(fd, 0o600)
         key = bytes.fromhex(os.read(fd, 128).decode("ascii"))
         return key if len(key) == 32 else None
