@@ -114,9 +114,16 @@ def _read_key(path: Path) -> bytes | None:
             return None
         if info.st_mode & 0o077 and hasattr(os, "fchmod"):  # made private, as .env is
             os.fchmod(fd, 0o600)
-        key = bytes.fromhex(os.read(fd, 128).decode("ascii"))
-        return key if len(key) == 32 else None
-    except (OSError, ValueError):
+        try:
+            key = bytes.fromhex(os.read(fd, 128).decode("ascii"))
+        except ValueError:
+            key = b""
+        if len(key) != 32:
+            _warn("%s is not a hermes cache key (64 hex digits), so caches are not kept; "
+                  "remove it and hermes makes a new one", path)
+            return None
+        return key
+    except OSError:
         return None
     finally:
         os.close(fd)

@@ -251,3 +251,28 @@ def test_without_a_usable_key_nothing_is_cached_and_everything_is_right(
     Kernel(home, entry_points=False)  # this process has a key: a sealed cache, then edited
     edit_cache(home, approvals_off)
     assert run().strip() == "manual"
+
+
+def test_a_key_file_that_is_no_key_is_not_used_and_a_loose_one_is_tightened(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import os
+    import stat
+
+    from hermes_agent.seal import cache_key
+
+    broken = tmp_path / "broken" / "cache.key"
+    broken.parent.mkdir()
+    broken.write_text("0" * 63)
+    with caplog.at_level(logging.WARNING, logger="hermes_agent.cache"):
+        assert cache_key(broken) is None
+    assert "is not a hermes cache key" in caplog.text and broken.read_text() == "0" * 63
+    loose = tmp_path / "loose" / "cache.key"
+    loose.parent.mkdir()
+    loose.write_text("ab" * 32)
+    os.chmod(loose, 0o644)
+    assert cache_key(loose) == bytes.fromhex("ab" * 32)
+    assert stat.S_IMODE(loose.stat().st_mode) == 0o600
+    made = tmp_path / "new" / "deeper" / "cache.key"
+    key = cache_key(made)
+    assert key is not None and len(key) == 32 and bytes.fromhex(made.read_text()) == key
+    assert not [p for p in made.parent.iterdir() if p.name != "cache.key"]  # no temporary left
