@@ -6,38 +6,10 @@ import re
 from collections.abc import Callable
 
 from .rules_files import short_flags, split_options
+from .rules_git import git
 from .rules_process import ps, ps_shows_environment
 from .rules_secrets import prints_secret
 from .site import HERMES_PID, SECRET, Site, base_name
-
-_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                         "--exec-path", "--config-env"})
-
-
-def git(site: Site, args: list[str]) -> None:
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in _GIT_VALUED else 1
-    if i >= len(args):
-        return
-    sub, rest = args[i], args[i + 1:]
-    options, operands = split_options(rest)
-    flags = short_flags(options)
-    destroys = False
-    if sub == "reset":
-        destroys = "--hard" in options
-    elif sub == "clean":
-        destroys = "f" in flags or "--force" in options
-    elif sub == "branch":
-        destroys = "D" in flags or ("--delete" in options or "d" in flags) and (
-            "--force" in options or "f" in flags)
-    elif sub == "push":
-        destroys = ("f" in flags or "d" in flags or any(
-            o.startswith(("--force", "--mirror", "--delete", "--prune")) for o in options)
-            or any(ref.startswith(("+", ":")) for ref in operands[1:]))
-    if destroys:
-        site.add("git_destroy")
-
 
 _SYSTEMCTL_VERBS = frozenset({"restart", "stop", "disable", "mask", "kill", "poweroff",
                               "reboot", "halt", "isolate", "try-restart", "reload-or-restart"})
