@@ -123,6 +123,8 @@ DISCARDS: dict[str, tuple[str, str]] = {
     "git gc --prune=all": ("object", "git reflog expire --expire=now --all"),
     "git -c gc.pruneExpire=now gc": ("object", "git reflog expire --expire=now --all"),
     "git prune": ("object", "git reflog expire --expire=now --all"),
+    "git read-tree -u --reset HEAD": ("edit", ""), "git checkout-index -f -a": ("edit", ""),
+    "git checkout-index --force tracked.txt": ("edit", ""),
     "git worktree remove --force ../wt": ("worktree", WORKTREE),
     "git worktree remove -f ../wt": ("worktree", WORKTREE),
     # through wrappers, options, quoting, code strings and aliases
@@ -193,7 +195,8 @@ KEEPS = (
     "git worktree prune", "git worktree list", "git worktree remove ../wt",
     "git branch -d topic", "git branch -a", "git branch -M main", "git update-ref refs/x HEAD",
     "git reset --soft HEAD", "git reset tracked.txt", "git reset -q", "git rm --cached -q tracked.txt",
-    "git rm -r --cached -q .", "git log --oneline -- .", "git diff -- .", "git add .",
+    "git rm -r --cached -q .", "git read-tree -m -u HEAD", "git checkout-index -a",
+    "git log --oneline -- .", "git diff -- .", "git add .",
     "git config alias.co checkout", "git config alias.st 'status -sb'",
     "git -c alias.st=status st", "git -C . status", "env git status", "command git diff",
     "bash -c 'git log -1'", "git remote prune origin 2>/dev/null || true",

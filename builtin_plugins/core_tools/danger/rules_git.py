@@ -5,9 +5,9 @@ work is gone for good (or only in the reflog until ``gc``), so the analyser asks
 ``reset --hard``, ``checkout``/``restore`` of paths, ``switch -f``, ``clean -f``,
 ``stash drop|clear``, ``reflog expire|delete``, ``gc --prune=now``, ``prune``,
 ``update-ref -d``, ``branch -D``, forced pushes, ``rm -f``, ``worktree remove -f``,
-``filter-branch``/``filter-repo``. Global options (``-C DIR``, ``-c k=v``) are skipped and
-``-c alias.NAME=...`` aliases resolved; git accepts any unambiguous prefix of a long
-option (``--har``), so these are matched by prefix.
+``read-tree -u --reset``, ``checkout-index -f``, ``filter-branch``/``filter-repo``. Global
+options (``-C DIR``, ``-c k=v``) are skipped and ``-c alias.NAME=...`` aliases resolved; git
+accepts any unambiguous prefix of a long option (``--har``), so these are matched by prefix.
 """
 
 from __future__ import annotations
@@ -168,6 +168,10 @@ _SIMPLE: dict[str, Callable[[list[str], list[str]], bool]] = {
     "switch": lambda options, operands: (
         "f" in short_flags(options) or long_option(options, "--force")
         or long_option(options, "--discard-changes")),
+    # plumbing that overwrites the working tree: read-tree -u --reset, checkout-index -f
+    "read-tree": lambda options, operands: "-u" in options and long_option(options, "--reset"),
+    "checkout-index": lambda options, operands: (
+        "f" in short_flags(options) or long_option(options, "--force")),
     "filter-branch": lambda options, operands: True,
     "filter-repo": lambda options, operands: True,
 }

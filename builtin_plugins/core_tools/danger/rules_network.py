@@ -31,9 +31,17 @@ def network_unit(name: str) -> bool:
     return unit in NETWORK_UNITS or unit.startswith("wg-quick@")
 
 
+#: targets that leave no network or logins (single-user mode)
+_RESCUE = frozenset({"rescue", "emergency", "rescue.target", "emergency.target",
+                     "runlevel1.target"})
+
+
 def stops_network(verb: str, units: list[str]) -> bool:
-    """``systemctl stop sshd``, ``service networking stop``: a network or SSH service stopped."""
-    return verb in _STOPPING and any(network_unit(u) for u in units)
+    """``systemctl stop sshd``, ``service networking stop``: a network or SSH service stopped;
+    ``systemctl rescue``, ``isolate emergency.target``: single-user mode, with neither."""
+    return (verb in _STOPPING and any(network_unit(u) for u in units)
+            or verb in ("rescue", "emergency")
+            or verb == "isolate" and any(u.casefold() in _RESCUE for u in units))
 
 
 def _abbrev(word: str, full: str, shortest: int = 1) -> bool:
@@ -113,6 +121,20 @@ def ufw(site: Site, args: list[str]) -> None:
         site.add("network_lockout")
 
 
+_FIREWALLD_CUTS = re.compile(r"(?i)^--(?:panic-on$|set-default-zone=(?:drop|block)$|"
+                             r"set-target=(?:drop|reject|%%reject%%)$|"
+                             r"remove-service=ssh$|remove-port=22(?:/tcp)?$)")
+
+
+def firewall_cmd(site: Site, args: list[str]) -> None:
+    """firewalld: ``--panic-on`` (all traffic dropped), the ``drop``/``block`` zone as the
+    default, a zone's target ``DROP``, SSH removed."""
+    joined = [f"{a}={b}" for a, b in zip(args, args[1:])  # --remove-service ssh
+              if a.startswith("--") and "=" not in a and not b.startswith("-")]
+    if any(_FIREWALLD_CUTS.match(a) for a in [*args, *joined]):
+        site.add("network_lockout")
+
+
 def pfctl(site: Site, args: list[str]) -> None:
     if "-d" in args or any(a.startswith("-F") for a in args):
         site.add("firewall_flush")
@@ -123,11 +145,14 @@ def pfctl(site: Site, args: list[str]) -> None:
 _IP_VALUED = frozenset({"-n", "-netns", "-b", "-batch", "-rc", "-rcvbuf", "-l", "-loops",
                         "-f", "-family"})
 _DEFAULT_ROUTES = frozenset({"default", "0.0.0.0/0", "0/0", "::/0"})
+#: route and rule types that send packets nowhere
+_NOWHERE = frozenset({"blackhole", "unreachable", "prohibit"})
 
 
 def ip(site: Site, args: list[str]) -> None:
     """``ip link set IF down|netns``, ``ip link delete``, ``ip addr flush|del``,
-    ``ip route del default``, ``ip route flush`` (not ``flush cache``), abbreviated or not."""
+    ``ip route del default``, ``ip route flush`` (not ``flush cache``), a default route to
+    ``blackhole``/``unreachable``/``prohibit``, ``ip rule add prohibit``; abbreviated or not."""
     i = 0
     while i < len(args) and args[i].startswith("-"):
         i += 2 if args[i] in _IP_VALUED else 1
@@ -142,7 +167,10 @@ def ip(site: Site, args: list[str]) -> None:
         cuts = _abbrev(verb, "flush") or _abbrev(verb, "delete")
     elif _abbrev(obj, "route"):
         cuts = (_abbrev(verb, "delete") and bool(_DEFAULT_ROUTES & set(rest))
-                or _abbrev(verb, "flush") and rest[:1] != ["cache"])
+                or _abbrev(verb, "flush") and rest[:1] != ["cache"]
+                or bool(_NOWHERE & set(rest) and _DEFAULT_ROUTES & set(rest)))
+    elif _abbrev(obj, "rule", 2):  # ip rule add prohibit: every packet refused
+        cuts = _abbrev(verb, "add") and bool(_NOWHERE & set(rest))
     else:
         return
     if cuts:
@@ -166,6 +194,22 @@ def route(site: Site, args: list[str]) -> None:
             "default" in words or "0.0.0.0" in words or "0.0.0.0/0" in words) or (
             words[:1] == ["flush"]):
         site.add("network_lockout")
+
+
+def dhcp_client(site: Site, args: list[str]) -> None:
+    """``dhclient -r``/``-x``, ``dhcpcd -k``/``--release``/``-x``: the address is given up."""
+    if {"-r", "-x", "-k", "--release", "--exit"} & set(args):
+        site.add("network_lockout")
+
+
+def tc(site: Site, args: list[str]) -> None:
+    """``tc qdisc add dev eth0 root netem loss 100%``: every packet dropped."""
+    for k, a in enumerate(args):
+        value = args[k + 1:k + 3] if a == "loss" else []
+        if value[:1] == ["random"]:  # loss random 100%
+            value = value[1:]
+        if value[:1] in (["100%"], ["100"]):
+            site.add("network_lockout")
 
 
 _NMCLI_VALUED = frozenset({"-f", "--fields", "-g", "--get-values", "-m", "--mode", "-c",
@@ -215,4 +259,5 @@ NETWORK_RULES: dict[str, Callable[[Site, list[str]], None]] = {
     "ebtables": iptables, "arptables": iptables, "nft": nft, "ufw": ufw, "pfctl": pfctl,
     "ip": ip, "ifconfig": ifconfig, "ifdown": ifdown, "route": route, "nmcli": nmcli,
     "rfkill": _rfkill, "networksetup": _networksetup, "tailscale": _vpn_down,
-    "wg-quick": _vpn_down}
+    "wg-quick": _vpn_down, "firewall-cmd": firewall_cmd, "dhclient": dhcp_client,
+    "dhcpcd": dhcp_client, "tc": tc}

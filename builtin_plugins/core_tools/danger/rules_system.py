@@ -43,6 +43,8 @@ def shutdown(site: Site, args: list[str]) -> None:
 def init(site: Site, args: list[str]) -> None:
     if args and args[0] in ("0", "6"):
         site.add("shutdown")
+    if args and args[0] in ("1", "s", "S", "single"):  # single-user: no network, no logins
+        site.add("network_lockout")
 
 
 #: signals that leave hermes running: ``kill -0 $PPID`` asks whether it is alive
