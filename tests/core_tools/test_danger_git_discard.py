@@ -186,7 +186,7 @@ def test_shapes_judged_without_running_are_asked(command: str) -> None:
 #: neighbours that keep every kind of work (run for real, then judged)
 KEEPS = (
     "git status", "git checkout topic", "git checkout main", "git checkout -b new-branch",
-    "git checkout -q -b fix/x main", "git checkout -", "git switch topic",
+    "git checkout -q -b fix/x main", "git checkout -bfix-f", "git checkout -", "git switch topic",
     "git switch -c other", "git restore --staged tracked.txt", "git restore -S tracked.txt",
     "git stash list", "git stash show", "git clean -n", "git clean -fdn",
     "git clean --dry-run -d", "git reflog", "git reflog show main",

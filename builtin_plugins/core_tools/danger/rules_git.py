@@ -81,7 +81,8 @@ def _checkout(rest: list[str]) -> bool:
     dashes = rest.index("--") if "--" in rest else len(rest)
     options, operands = split_options(rest[:dashes], _CHECKOUT_VALUED)
     paths = rest[dashes + 1:]
-    if "f" in short_flags(options) or long_option(options, "--force"):
+    flags = short_flags([o for o in options if o[:2] not in ("-b", "-B")])  # -bfix: a name
+    if "f" in flags or long_option(options, "--force"):
         return True
     if paths or len(operands) >= 2 or long_option(options, "--pathspec-from-file"):
         return True
