@@ -6,38 +6,11 @@ import re
 from collections.abc import Callable
 
 from .rules_files import short_flags, split_options
+from .rules_git import git
+from .rules_network import NETWORK_RULES, stops_network
 from .rules_process import ps, ps_shows_environment
 from .rules_secrets import prints_secret
 from .site import HERMES_PID, SECRET, Site, base_name
-
-_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                         "--exec-path", "--config-env"})
-
-
-def git(site: Site, args: list[str]) -> None:
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in _GIT_VALUED else 1
-    if i >= len(args):
-        return
-    sub, rest = args[i], args[i + 1:]
-    options, operands = split_options(rest)
-    flags = short_flags(options)
-    destroys = False
-    if sub == "reset":
-        destroys = "--hard" in options
-    elif sub == "clean":
-        destroys = "f" in flags or "--force" in options
-    elif sub == "branch":
-        destroys = "D" in flags or ("--delete" in options or "d" in flags) and (
-            "--force" in options or "f" in flags)
-    elif sub == "push":
-        destroys = ("f" in flags or "d" in flags or any(
-            o.startswith(("--force", "--mirror", "--delete", "--prune")) for o in options)
-            or any(ref.startswith(("+", ":")) for ref in operands[1:]))
-    if destroys:
-        site.add("git_destroy")
-
 
 _SYSTEMCTL_VERBS = frozenset({"restart", "stop", "disable", "mask", "kill", "poweroff",
                               "reboot", "halt", "isolate", "try-restart", "reload-or-restart"})
@@ -47,11 +20,15 @@ def systemctl(site: Site, args: list[str]) -> None:
     verbs = [a for a in args if not a.startswith("-")]
     if verbs and verbs[0] in _SYSTEMCTL_VERBS:
         site.add("service_control")
+    if verbs and stops_network(verbs[0], verbs[1:]):
+        site.add("network_lockout")
 
 
 def service(site: Site, args: list[str]) -> None:
     if len(args) >= 2 and args[1] in ("restart", "stop", "force-reload"):
         site.add("service_control")
+    if len(args) >= 2 and stops_network(args[1], args[:1]):
+        site.add("network_lockout")
 
 
 def launchctl(site: Site, args: list[str]) -> None:
@@ -66,6 +43,8 @@ def shutdown(site: Site, args: list[str]) -> None:
 def init(site: Site, args: list[str]) -> None:
     if args and args[0] in ("0", "6"):
         site.add("shutdown")
+    if args and args[0] in ("1", "s", "S", "single"):  # single-user: no network, no logins
+        site.add("network_lockout")
 
 
 #: signals that leave hermes running: ``kill -0 $PPID`` asks whether it is alive
@@ -103,6 +82,8 @@ def kill(site: Site, args: list[str]) -> None:
 
 def kill_all(site: Site, args: list[str]) -> None:
     site.add("kill_all")
+    if any(stops_network("kill", [a]) for a in args if not a.startswith("-")):
+        site.add("network_lockout")  # pkill sshd, killall NetworkManager
 
 
 def privilege(site: Site, args: list[str]) -> None:
@@ -197,34 +178,6 @@ def _archiver(module: str, args: list[str]) -> list[str] | None:
             return (["tar", "-x", "-f", names[0], "-C", into] if module == "tarfile"
                     else ["unzip", names[0], "-d", into])
     return None
-
-
-def iptables(site: Site, args: list[str]) -> None:
-    options = [a for a in args if a.startswith("-")]
-    flags = short_flags([o for o in options if not o.startswith("--")])
-    if any(c in flags for c in "FXZ") or {"--flush", "--delete-chain", "--zero"} & set(options):
-        site.add("firewall_flush")
-    for k, a in enumerate(args):
-        if a in ("-P", "--policy") and "ACCEPT" in args[k + 1:k + 3]:
-            site.add("firewall_flush")
-
-
-def nft(site: Site, args: list[str]) -> None:
-    words = [a.lower() for a in args if not a.startswith("-")]
-    text = " ".join(words)
-    if "flush" in words or re.search(r"\bdelete (?:table|chain|ruleset)\b", text):
-        site.add("firewall_flush")
-
-
-def ufw(site: Site, args: list[str]) -> None:
-    words = [a for a in args if not a.startswith("-")]
-    if words and words[0] in ("disable", "reset"):
-        site.add("firewall_flush")
-
-
-def pfctl(site: Site, args: list[str]) -> None:
-    if "-d" in args or any(a.startswith("-F") for a in args):
-        site.add("firewall_flush")
 
 
 NETCATS = frozenset({"nc", "ncat", "netcat", "nc.traditional", "nc.openbsd", "pwncat"})
@@ -392,9 +345,7 @@ SYSTEM_RULES: dict[str, Callable[[Site, list[str]], None]] = {
     "git": git, "systemctl": systemctl, "service": service, "launchctl": launchctl,
     "shutdown": shutdown, "reboot": shutdown, "halt": shutdown, "poweroff": shutdown,
     "init": init, "telinit": init, "kill": kill, "killall": kill_all, "pkill": kill_all,
-    "killall5": kill_all, "sudoedit": sudoedit, "crontab": crontab, "iptables": iptables,
-    "ip6tables": iptables, "iptables-legacy": iptables, "iptables-nft": iptables,
-    "ebtables": iptables, "arptables": iptables, "nft": nft, "ufw": ufw, "pfctl": pfctl,
+    "killall5": kill_all, "sudoedit": sudoedit, "crontab": crontab, **NETWORK_RULES,
     "enable": enable, "docker": container, "podman": container, "nerdctl": container,
     "kubectl": kubectl, "ps": ps, "hermes": hermes,
     **{name: privilege for name in _PRIVILEGE}, **{name: network for name in NETWORK},

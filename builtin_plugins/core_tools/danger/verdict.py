@@ -51,6 +51,9 @@ DESCRIPTIONS: dict[str, str] = {
                       "memory (it reads the secrets the process holds, hermes's API keys "
                       "among them)",
     "firewall_flush": "disabling or flushing the firewall",
+    "network_lockout": "cutting the machine off the network (an interface or its addresses "
+                       "taken down, the default route deleted, a firewall dropping all traffic "
+                       "or SSH, networking or SSH stopped): a remote user cannot undo it",
     "crontab_remove": "removing the crontab",
     "sync_delete": "rsync --delete into the root, home or a system directory",
     "hermes_state": "changing hermes's own settings, keys, plugins, memory, skills or "
