@@ -153,6 +153,10 @@ def walked(path: Path, raw: str, policy: SandboxPolicy, *, write: bool,
                     stack.append((os.open(name, _DIR_FLAGS, dir_fd=folder), child))
                     continue
             except OSError as exc:
+                links += 1  # every step taken again counts: a folder removed as it is made, too
+                if links > MAX_LINKS:
+                    raise OSError(errno.ELOOP, "Too many levels of symbolic links", raw) \
+                        from None
                 if exc.errno == errno.ENOENT and create_folders and not last:
                     if (why := write_reason(raw, policy, child)) is not None:
                         raise OutOfBounds(why) from None
@@ -166,10 +170,6 @@ def walked(path: Path, raw: str, policy: SandboxPolicy, *, write: bool,
                     raise
                 if not stat.S_ISLNK(_lstat(name, folder)):
                     raise
-                links += 1
-                if links > MAX_LINKS:
-                    raise OSError(errno.ELOOP, "Too many levels of symbolic links", raw) \
-                        from None
                 try:
                     target = os.readlink(name, dir_fd=folder)
                 except OSError:  # swapped back to a file meanwhile: look again

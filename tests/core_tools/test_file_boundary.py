@@ -253,37 +253,43 @@ def test_dotdot_after_a_link_is_taken_from_where_the_link_leads(box: Box) -> Non
     assert "cannot reach" in why
 
 
+def test_no_folder_is_made_outside_and_link_loops_end(box: Box) -> None:
+    (box.work / "away").symlink_to(box.outside / "new")
+    why = error(box.call("write_file", {"path": "away/deeper/file.txt", "content": "x\n"}))
+    assert "outside the workspace" in why
+    assert not (box.outside / "new").exists()
+    (box.work / "loop-a").symlink_to(box.work / "loop-b")
+    (box.work / "loop-b").symlink_to(box.work / "loop-a")
+    for tool, args in (("read_file", {}), ("write_file", {"content": "x\n"})):
+        assert "symlink loop" in error(box.call(tool, {"path": "loop-a", **args}))
+    assert (box.work / "loop-a").is_symlink() and (box.work / "loop-b").is_symlink()
+
+
 def test_a_link_swapped_after_the_check_is_judged_again(box: Box,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The deterministic race: the link is flipped right after the path check, before the
     walk: the walk sees the new link and refuses."""
     link = box.work / "flip"
-    link.symlink_to(box.work / "inside.txt")
-    checked = boundary.precheck_write
 
-    def check_then_flip(raw: str, policy: Any, path: Path) -> str | None:
-        verdict = checked(raw, policy, path)
-        link.unlink()
-        link.symlink_to(box.outside / "target.txt")
-        return verdict
+    def flip_after(check: Any, away: Path) -> Any:
+        link.unlink(missing_ok=True)
+        link.symlink_to(box.work / "inside.txt")  # what the check sees
+
+        def check_then_flip(raw: str, policy: Any, path: Path) -> str | None:
+            verdict = check(raw, policy, path)
+            link.unlink()
+            link.symlink_to(away)
+            return verdict
+        return check_then_flip
 
     monkeypatch.setattr("hermes_agent.builtin_plugins.core_tools.files.precheck_write",
-                        check_then_flip)
+                        flip_after(boundary.precheck_write, box.outside / "target.txt"))
     assert "outside the workspace" in error(box.call("write_file",
                                                      {"path": "flip", "content": "pwned\n"}))
     assert (box.outside / "target.txt").read_text() == "outside, untouched\n"
-    read_check = boundary.precheck_read
-
-    def read_then_flip(raw: str, policy: Any, path: Path) -> str | None:
-        verdict = read_check(raw, policy, path)
-        link.unlink()
-        link.symlink_to(box.hermes / "notes.md")
-        return verdict
-
-    link.unlink()
-    link.symlink_to(box.work / "inside.txt")
+    assert (box.work / "inside.txt").read_text() == "inside the workspace\n"
     monkeypatch.setattr("hermes_agent.builtin_plugins.core_tools.file_io.precheck_read",
-                        read_then_flip)
+                        flip_after(boundary.precheck_read, box.hermes / "notes.md"))
     assert "cannot reach" in error(box.call("read_file", {"path": "flip"}))
 
 
