@@ -79,8 +79,10 @@ def write_reason(raw: str, policy: SandboxPolicy, real: Path) -> str | None:
                 f"({policy.why_no_workspace}). Ask the user to start hermes in the project's "
                 "folder, or to add a folder to terminal.writable_paths in config.yaml.")
     roots = ", ".join(str(root) for root in policy.writable)
-    return (f"{raw} is outside the workspace ({real}); writable: {roots}. Write inside the "
-            "workspace, or ask the user to add the folder to terminal.writable_paths in "
+    none = f" This session has no workspace ({policy.why_no_workspace})." \
+        if policy.workspace is None else ""
+    return (f"{raw} is outside the workspace ({real}); writable: {roots}.{none} Write inside "
+            "the workspace, or ask the user to add the folder to terminal.writable_paths in "
             "config.yaml (or to set sandbox.mode: off).")
 
 

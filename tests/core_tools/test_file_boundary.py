@@ -197,6 +197,10 @@ def test_terminal_writable_paths_adds_a_root(tmp_path: Path,
     assert box.call("write_file", {"path": str(box.outside / "target.txt"),
                                    "content": "allowed\n"})["created"] is False
     assert (box.outside / "target.txt").read_text() == "allowed\n"
+    from_home = box.call("write_file", {"path": "todo.txt", "content": "x\n"}, cwd=box.home)
+    assert "no workspace" in error(from_home) and f"writable: {box.outside}" in from_home["error"]
+    assert box.call("write_file", {"path": str(box.outside / "b.txt"), "content": "b\n"},
+                    cwd=box.home)["created"]  # a writable path still is, without a workspace
 
 
 def test_sandbox_off_keeps_todays_behaviour_and_the_secret_protections(
