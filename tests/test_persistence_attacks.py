@@ -70,8 +70,12 @@ def test_the_file_tools_do_not_write_around_the_stores_checks(kernel: Any, rel: 
                             content="x")["error"]
 
 
-def test_other_files_in_hermes_home_and_projects_stay_writable(kernel: Any,
+def test_other_files_in_hermes_home_and_projects_stay_writable(home: Path, user_home: Path,
                                                                tmp_path: Path) -> None:
+    """The stores' refusals are no wider than the stores, as with ``sandbox.mode: off``; under
+    the sandbox only the workspace is written (tests/core_tools/test_file_boundary.py)."""
+    kernel = make_kernel(home, config={"cron": {"timezone": "UTC"}, "sandbox": {"mode": "off"}},
+                         env={"HERMES_HOME": str(home), "HOME": str(user_home)}, builtins=True)
     project = tmp_path / "project"
     project.mkdir()
     for path in (project / "memories" / "MEMORY.md", project / "skills" / "x" / "SKILL.md",

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from hermes_agent import Kernel, PluginContext
 
     from .approval import ApprovalGate
+    from .sandbox.policy import SandboxPolicy
     from .terminal import TerminalTool
     from .todo import TodoStore
 
@@ -69,12 +70,25 @@ class CoreTools:
         if self._terminal is not None:
             self._terminal.groups.kill_all()
 
+    def policy(self, ctx: ToolCallContext) -> "SandboxPolicy":
+        """What the file tools may reach in this call's session (sandbox.*, its cwd)."""
+        from .sandbox.policy import policy_for
+
+        return policy_for(self.kernel.config, Path(ctx.cwd), Path(self.kernel.home))
+
     def _read_file(self, args: dict[str, Any], ctx: ToolCallContext) -> str:
         from .files import read_file
 
         config = self.kernel.config
         return read_file(args, ctx, max_lines=int(config.get("tool_output.max_lines") or 2000),
-                         max_line_length=int(config.get("tool_output.max_line_length") or 2000))
+                         max_line_length=int(config.get("tool_output.max_line_length") or 2000),
+                         policy=self.policy(ctx))
+
+    def _file_tool(self, module: str, attr: str) -> Handler:
+        def handler(args: dict[str, Any], ctx: ToolCallContext) -> str:
+            tool = getattr(import_module(f"{__name__}.{module}"), attr)
+            return str(tool(args, ctx, policy=self.policy(ctx)))
+        return handler
 
     def handlers(self) -> dict[str, Callable[..., str]]:
         # Called without a context (ctx.dispatch_tool, tests), relative paths are taken
@@ -94,9 +108,10 @@ class CoreTools:
             return lambda: getattr(import_module(f"{__name__}.{module}"), attr)
 
         return {"read_file": bind("read_file", lambda: self._read_file),
-                "write_file": bind("write_file", function("files", "write_file")),
-                "patch": bind("patch", function("files", "patch")),
-                "search_files": bind("search_files", function("search", "search_files")),
+                "write_file": bind("write_file", lambda: self._file_tool("files", "write_file")),
+                "patch": bind("patch", lambda: self._file_tool("files", "patch")),
+                "search_files": bind("search_files",
+                                     lambda: self._file_tool("search", "search_files")),
                 "terminal": bind("terminal", lambda: self.terminal),
                 "todo": bind("todo", lambda: self.todos.handle),
                 "clarify": bind("clarify", function("clarify", "clarify"))}

@@ -9,44 +9,41 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 from pathlib import Path
 from typing import BinaryIO
 
-from .secrets import is_secret_real, refusal, secret_hard_link
-
-_DELETED = " (deleted)"
-
+from .boundary import (OutOfBounds, fd_path, hidden_link_reason, hidden_reason, precheck_read,
+                       walked)
+from .sandbox.policy import SandboxPolicy
+from .secrets import holds_secret, is_secret_real, refusal, secret_hard_link
 
 class Refused(Exception):
     """The file is not used; the message is the tool's error, saying what to do instead."""
 
 
-def fd_path(fd: int) -> str | None:
-    """The real path of an open descriptor, or None where the system cannot tell."""
-    if sys.platform.startswith("linux"):
-        try:
-            where = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            return None
-        where = where[:-len(_DELETED)] if where.endswith(_DELETED) else where
-        return where if where.startswith("/") else None
-    if sys.platform == "darwin":
-        import fcntl
-
-        try:
-            raw = fcntl.fcntl(fd, 50, b"\0" * 1024)  # F_GETPATH
-        except OSError:
-            return None
-        return raw.split(b"\0", 1)[0].decode("utf-8", "surrogateescape") or None
-    return None
+def _open_confined(path: Path, raw: str, policy: SandboxPolicy) -> int:
+    """``path`` opened for reading by a walk that never enters a hidden path."""
+    if (why := precheck_read(raw, policy, path)) is not None:
+        raise Refused(refusal(raw, path) if holds_secret(path) else why)
+    try:
+        with walked(path, raw, policy, write=False) as where:
+            fd, where.file = where.file, None
+    except OutOfBounds as out:
+        raise Refused(str(out)) from None
+    assert fd is not None
+    return fd
 
 
-def open_regular(path: Path, raw: str) -> tuple[BinaryIO, str]:
+def open_regular(path: Path, raw: str,
+                 policy: SandboxPolicy | None = None) -> tuple[BinaryIO, str]:
     """``path`` opened for reading, and its real path; :class:`Refused` when it is not a
-    regular file or holds secrets. ``OSError`` (``FileNotFoundError``...) as ``os.open``."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
-                 | getattr(os, "O_CLOEXEC", 0))
+    regular file, holds secrets or (under a confining ``policy``) is hidden. ``OSError``
+    (``FileNotFoundError``...) as ``os.open``."""
+    if policy is not None and policy.confined:
+        fd = _open_confined(path, raw, policy)
+    else:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
@@ -64,6 +61,11 @@ def open_regular(path: Path, raw: str) -> tuple[BinaryIO, str]:
         named = str(path.absolute())
         if is_secret_real(real) or (named != real and is_secret_real(named)) or link_of:
             raise Refused(refusal(raw, path, real, link_of))
+        if policy is not None and policy.confined:
+            if policy.is_hidden(Path(real)):
+                raise Refused(hidden_reason(raw, policy, Path(real)))
+            if (why := hidden_link_reason(raw, policy, info)) is not None:
+                raise Refused(why)
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb"), real
     except BaseException:
@@ -84,10 +86,18 @@ def _umask() -> int:
     return mask
 
 
-def replace_text(real: Path, text: str, raw: str) -> None:
+def replace_text(real: Path, text: str, raw: str, policy: SandboxPolicy | None = None) -> None:
     """Write ``text`` to ``real`` (a path whose folder has no symlinks left) via a temporary
     file and a rename inside that folder's descriptor. An existing file keeps its mode; a
-    new one gets the usual mode under the umask."""
+    new one gets the usual mode under the umask. Under a confining ``policy`` the folder is
+    reached by a walk (:func:`.boundary.walked`) and must be writable."""
+    if policy is not None and policy.confined:
+        try:
+            with walked(real, raw, policy, write=True) as where:
+                replace_in(where.folder, where.name, text)
+        except OutOfBounds as out:
+            raise Refused(str(out)) from None
+        return
     folder = os.open(real.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
                      | getattr(os, "O_CLOEXEC", 0))
     try:
@@ -95,26 +105,32 @@ def replace_text(real: Path, text: str, raw: str) -> None:
         if where is not None and where != str(real.parent):
             raise Refused(f"the folder of {raw} changed while it was written ({real.parent} "
                           f"now leads to {where}); nothing was written, try again.")
-        try:
-            old = os.stat(real.name, dir_fd=folder, follow_symlinks=False)
-        except FileNotFoundError:
-            old = None
-        mode = stat.S_IMODE(old.st_mode) if old is not None and stat.S_ISREG(old.st_mode) \
-            else 0o666 & ~_umask()
-        tmp = f".{real.name}.{os.urandom(6).hex()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fchmod(handle.fileno(), mode)
-            os.replace(tmp, real.name, src_dir_fd=folder, dst_dir_fd=folder)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=folder)
-            except OSError:
-                pass
-            raise
+        replace_in(folder, real.name, text)
     finally:
         os.close(folder)
+
+
+def replace_in(folder: int, name: str, text: str) -> None:
+    """``name`` in the folder open as ``folder`` replaced by a new file holding ``text`` (a
+    link or a hard link at ``name`` is replaced, never written through)."""
+    try:
+        old = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        old = None
+    mode = stat.S_IMODE(old.st_mode) if old is not None and stat.S_ISREG(old.st_mode) \
+        else 0o666 & ~_umask()
+    tmp = f".{name}.{os.urandom(6).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fchmod(handle.fileno(), mode)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=folder)
+        except OSError:
+            pass
+        raise

@@ -8,13 +8,16 @@ import errno
 import io
 import json
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from hermes_agent.api import ToolCallContext, tool_error
 
-from .file_io import Refused, open_regular, replace_text
+from .boundary import OutOfBounds, default_policy, precheck_write, walked
+from .file_io import Refused, open_regular, replace_in, replace_text
+from .sandbox.policy import SandboxPolicy
 from .secrets import shown_masked, write_refusal
 
 BINARY_PROBE = 8192
@@ -78,10 +81,10 @@ def open_error(exc: OSError, path: Path, raw: str) -> str:
     return tool_error(f"Cannot read {raw}: {exc.strerror or exc}.")
 
 
-def _opened(path: Path, raw: str) -> tuple[BinaryIO, str] | str:
+def _opened(path: Path, raw: str, policy: SandboxPolicy) -> tuple[BinaryIO, str] | str:
     """:func:`open_regular`, or the tool error saying why the file is not opened."""
     try:
-        return open_regular(path, raw)
+        return open_regular(path, raw, policy)
     except Refused as refused:
         return tool_error(str(refused))
     except OSError as exc:
@@ -115,14 +118,16 @@ def bounded_lines(handle: TextIO, keep: int) -> Iterator[tuple[str, bool]]:
 
 
 def read_file(args: dict[str, Any], ctx: ToolCallContext, *, max_lines: int = 2000,
-              max_line_length: int = 2000) -> str:
+              max_line_length: int = 2000, policy: SandboxPolicy | None = None) -> str:
+    """``policy``: what the session may reach (the sandbox's; None: the defaults)."""
     raw = args.get("path")
     if (problem := bad_path(raw, "read_file")) is not None:
         return problem
     path = ctx.resolve(raw)
+    policy = default_policy(ctx.cwd) if policy is None else policy
     offset = _int_arg(args, "offset", 1, 1)
     limit = _int_arg(args, "limit", 500, 1, max_lines)
-    opened = _opened(path, raw)
+    opened = _opened(path, raw, policy)
     if isinstance(opened, str):
         return opened
     handle, real = opened
@@ -165,13 +170,15 @@ def read_file(args: dict[str, Any], ctx: ToolCallContext, *, max_lines: int = 20
     return _ok(**result)
 
 
-def write_file(args: dict[str, Any], ctx: ToolCallContext) -> str:
+def write_file(args: dict[str, Any], ctx: ToolCallContext, *,
+               policy: SandboxPolicy | None = None) -> str:
     raw, content = args.get("path"), args.get("content")
     if (problem := bad_path(raw, "write_file")) is not None:
         return problem
     if not isinstance(content, str):
         return tool_error("write_file needs 'content' as a string (the whole new file).")
     path = ctx.resolve(raw)
+    policy = default_policy(ctx.cwd) if policy is None else policy
     try:
         real = path.resolve()  # a link is written through: its target is what is checked
     except (OSError, RuntimeError):
@@ -181,16 +188,41 @@ def write_file(args: dict[str, Any], ctx: ToolCallContext) -> str:
         return tool_error(f"{raw} is a directory; give a file path.")
     if (refused := write_refusal(raw, str(path.absolute()), str(real))) is not None:
         return tool_error(refused)
-    created = not real.exists()
+    if policy.confined and (refused := precheck_write(raw, policy, path)) is not None:
+        return tool_error(refused)  # judged before anything is opened or made
     try:
-        real.parent.mkdir(parents=True, exist_ok=True)
-        replace_text(real, content, raw)
+        if policy.confined:
+            created = _write_confined(path, raw, content, policy)
+        else:
+            created = not real.exists()
+            real.parent.mkdir(parents=True, exist_ok=True)
+            replace_text(real, content, raw)
     except Refused as refusal:
         return tool_error(str(refusal))
     except OSError as exc:
         return tool_error(f"Cannot write {raw}: {exc.strerror or exc}.")
     return _ok(path=str(path), created=created, bytes_written=len(content.encode("utf-8")),
                lines=content.count("\n") + (1 if content and not content.endswith("\n") else 0))
+
+
+def _write_confined(path: Path, raw: str, content: str, policy: SandboxPolicy) -> bool:
+    """``content`` written at ``path`` by a walk that stays in the writable roots (missing
+    folders made there); whether the file is new. :class:`Refused` with the reason."""
+    try:
+        with walked(path, raw, policy, write=True, create_folders=True) as where:
+            real = where.real
+            if (refused := write_refusal(raw, str(real))) is not None:  # as walked
+                raise Refused(refused)
+            try:
+                mode = os.stat(where.name, dir_fd=where.folder, follow_symlinks=False).st_mode
+            except FileNotFoundError:
+                mode = None
+            if mode is not None and stat.S_ISDIR(mode):
+                raise Refused(f"{raw} is a directory; give a file path.")
+            replace_in(where.folder, where.name, content)
+            return mode is None
+    except OutOfBounds as out:
+        raise Refused(str(out)) from None
 
 
 def _line_of(text: str, index: int) -> int:
@@ -213,7 +245,8 @@ def _near_miss(text: str, old: str) -> str:
     return ""
 
 
-def patch(args: dict[str, Any], ctx: ToolCallContext) -> str:
+def patch(args: dict[str, Any], ctx: ToolCallContext, *,
+          policy: SandboxPolicy | None = None) -> str:
     raw = args.get("path")
     old, new = args.get("old_string"), args.get("new_string")
     if (problem := bad_path(raw, "patch")) is not None:
@@ -225,13 +258,16 @@ def patch(args: dict[str, Any], ctx: ToolCallContext) -> str:
     if old == new:
         return tool_error("old_string and new_string are identical; nothing to change.")
     path = ctx.resolve(raw)
+    policy = default_policy(ctx.cwd) if policy is None else policy
     try:
         resolved = str(path.resolve())
     except (OSError, RuntimeError):
         resolved = str(path.absolute())
     if (refused := write_refusal(raw, str(path.absolute()), resolved)) is not None:
         return tool_error(refused)
-    opened = _opened(path, raw)
+    if policy.confined and (refused := precheck_write(raw, policy, path)) is not None:
+        return tool_error(refused)
+    opened = _opened(path, raw, policy)
     if isinstance(opened, str):
         return opened
     handle, real = opened
@@ -270,7 +306,7 @@ def patch(args: dict[str, Any], ctx: ToolCallContext) -> str:
                             "make it unique, or set replace_all=true.")
     updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
     try:
-        replace_text(Path(real), updated, raw)  # the file that was read, not the path again
+        replace_text(Path(real), updated, raw, policy)  # the file read, not the path again
     except Refused as refusal:
         return tool_error(str(refusal))
     except OSError as exc:

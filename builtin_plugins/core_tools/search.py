@@ -18,7 +18,9 @@ from typing import Any
 
 from hermes_agent.api import ToolCallContext, tool_error
 
+from .boundary import default_policy, policy_from_json, policy_to_json, precheck_read
 from .file_io import Refused, open_regular
+from .sandbox.policy import SandboxPolicy
 from .files import BINARY_PROBE, _int_arg, masked_text
 from .gitignore import IgnoreRules, rules_for
 from .secrets import holds_secret, shown_masked
@@ -28,9 +30,10 @@ MAX_LINE_CHARS = 400
 ALWAYS_SKIPPED = frozenset({".git"})
 
 
-def walk(root: Path) -> Iterator[tuple[Path, str]]:
+def walk(root: Path, policy: SandboxPolicy | None = None) -> Iterator[tuple[Path, str]]:
     """Files under ``root`` (sorted, depth first) not ignored by .gitignore, with their path
-    relative to ``root``."""
+    relative to ``root``; folders hidden by ``policy`` are not entered (links to folders
+    never are)."""
     base_rules, repo_rel = rules_for(root)
 
     def repo_path(rel: str) -> str:
@@ -53,7 +56,8 @@ def walk(root: Path) -> Iterator[tuple[Path, str]]:
             if rules.ignored(repo_path(child_rel), is_dir):
                 continue
             if is_dir:
-                yield from visit(Path(entry.path), child_rel, rules)
+                if policy is None or not policy.is_hidden(Path(os.path.realpath(entry.path))):
+                    yield from visit(Path(entry.path), child_rel, rules)
                 continue
             try:
                 is_file = entry.is_file()  # a link loop raises
@@ -69,10 +73,11 @@ def _glob_match(name: str, rel: str, glob: str) -> bool:
     return fnmatch.fnmatchcase(rel, glob) if "/" in glob else fnmatch.fnmatchcase(name, glob)
 
 
-def _read_lines(path: Path) -> list[str] | None:
-    """The file's lines; None for a file not searched (secret, binary, too big, not regular)."""
+def _read_lines(path: Path, policy: SandboxPolicy) -> list[str] | None:
+    """The file's lines; None for a file not searched (secret, hidden, binary, too big, not
+    regular)."""
     try:
-        handle, real = open_regular(path, str(path))  # checked as opened, like read_file
+        handle, real = open_regular(path, str(path), policy)  # checked as opened, as read_file
         with handle:
             if shown_masked(real, os.fstat(handle.fileno())):  # matched as read_file shows it
                 return masked_text(handle, str(path)).read().splitlines()
@@ -90,20 +95,24 @@ def _clip(line: str) -> str:
     return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " ..."
 
 
-def search_files(args: dict[str, Any], ctx: ToolCallContext) -> str:
+def search_files(args: dict[str, Any], ctx: ToolCallContext, *,
+                 policy: SandboxPolicy | None = None) -> str:
     """A content search whose pattern could backtrack for hours (``(a+)+$`` on a line of
     ``a``s) runs in a child process killed at :data:`SEARCH_SECONDS` or when the call is
     interrupted: Python's regex engine cannot be stopped. Every other search runs here (a
     child costs about 150 ms to start)."""
+    policy = default_policy(ctx.cwd) if policy is None else policy
     pattern = args.get("pattern")
     if (args.get("target") or "content") != "content" or not isinstance(pattern, str) \
             or not pattern:
-        return search_here(args, ctx)
+        return search_here(args, ctx, policy)
     try:
         re.compile(pattern)
     except re.error:
-        return search_here(args, ctx)  # the error, said here
-    return run_in_child(args, ctx) if may_backtrack(pattern) else search_here(args, ctx)
+        return search_here(args, ctx, policy)  # the error, said here
+    if may_backtrack(pattern):
+        return run_in_child(args, ctx, policy=policy)
+    return search_here(args, ctx, policy)
 
 
 def may_backtrack(pattern: str) -> bool:
@@ -151,7 +160,8 @@ def may_backtrack(pattern: str) -> bool:
     return nested(tree, False) or unbounded > 1
 
 
-def search_here(args: dict[str, Any], ctx: ToolCallContext) -> str:
+def search_here(args: dict[str, Any], ctx: ToolCallContext,
+                policy: SandboxPolicy | None = None) -> str:
     pattern = args.get("pattern")
     if not isinstance(pattern, str) or not pattern:
         return tool_error("search_files needs a 'pattern'.")
@@ -167,14 +177,22 @@ def search_here(args: dict[str, Any], ctx: ToolCallContext) -> str:
         return tool_error(f"the path {raw_path!r} contains a NUL byte; give the folder's name "
                           "without it.")
     root = ctx.resolve(str(raw_path))
+    policy = default_policy(ctx.cwd) if policy is None else policy
+    if policy.confined and (hidden := precheck_read(str(raw_path), policy, root)) is not None:
+        empty: dict[str, Any] = ({"files": []} if target == "files" or mode == "files_only"
+                                 else {"counts": [], "total_matches": 0} if mode == "count"
+                                 else {"matches": []})
+        return json.dumps({"root": str(root), "total": 0, **empty, "note": hidden},
+                          ensure_ascii=False)
     if not root.exists():
         return tool_error(f"Path not found: {raw_path} (resolved to {root}).")
     limit = _int_arg(args, "limit", 50, 1, 1000)
     offset = _int_arg(args, "offset", 0, 0)
     context = _int_arg(args, "context", 0, 0, 20)
     file_glob = args.get("file_glob") if isinstance(args.get("file_glob"), str) else ""
-    files = [(p, rel) for p, rel in ([(root, root.name)] if root.is_file() else walk(root))
-             if target == "content" or not holds_secret(p)]  # contents: _read_lines judges
+    files = [(p, rel) for p, rel in ([(root, root.name)] if root.is_file() else walk(root, policy))
+             if target == "content" or not (holds_secret(p) or policy.is_hidden(
+                 Path(os.path.realpath(p))))]  # contents: _read_lines judges
     if file_glob:
         files = [(p, rel) for p, rel in files if _glob_match(p.name, rel, file_glob)]
     if target == "files":
@@ -188,13 +206,13 @@ def search_here(args: dict[str, Any], ctx: ToolCallContext) -> str:
                             "characters such as ( [ . * with a backslash for a literal search.")
     if mode == "files_only":
         matched = [rel for p, rel in files
-                   if (lines := _read_lines(p)) and any(regex.search(x) for x in lines)]
+                   if (lines := _read_lines(p, policy)) and any(regex.search(x) for x in lines)]
         page = matched[offset:offset + limit]
         return _result(root, total=len(matched), offset=offset, page_size=len(page), files=page)
     if mode == "count":
         counts = []
         for p, rel in files:
-            lines = _read_lines(p) or []
+            lines = _read_lines(p, policy) or []
             n = sum(1 for x in lines if regex.search(x))
             if n:
                 counts.append({"path": rel, "count": n})
@@ -204,7 +222,7 @@ def search_here(args: dict[str, Any], ctx: ToolCallContext) -> str:
     matches: list[dict[str, Any]] = []
     total = 0
     for p, rel in files:
-        lines = _read_lines(p)
+        lines = _read_lines(p, policy)
         if not lines:
             continue
         for index, line in enumerate(lines):
@@ -236,19 +254,21 @@ _CHILD = ("import sys; from hermes_agent.builtin_plugins.core_tools.search impor
 
 
 def run_in_child(args: dict[str, Any], ctx: ToolCallContext, *,
-                 seconds: float | None = None) -> str:
+                 seconds: float | None = None, policy: SandboxPolicy | None = None) -> str:
     """:func:`search_here` in a child process with a deadline."""
     from .danger.paths import current_hermes_home
 
     seconds = SEARCH_SECONDS if seconds is None else seconds
+    policy = default_policy(ctx.cwd) if policy is None else policy
     payload = json.dumps({"args": args, "cwd": str(ctx.cwd),
-                          "hermes_home": current_hermes_home()})
+                          "hermes_home": current_hermes_home(),
+                          "policy": policy_to_json(policy)})
     try:
         child = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                  encoding="utf-8", errors="replace")
     except OSError:  # no interpreter to start (an embedded Python): search here, unbounded
-        return search_here(args, ctx)
+        return search_here(args, ctx, policy)
     box: list[tuple[str, str]] = []
     reader = threading.Thread(target=lambda: box.append(child.communicate(payload)),
                               daemon=True)
@@ -282,5 +302,5 @@ def child_main() -> None:
     ctx = ToolCallContext(cwd=Path(payload["cwd"]))
     home = payload.get("hermes_home")
     with kernel_home(home) if home else contextlib.nullcontext():
-        result = search_here(payload["args"], ctx)
+        result = search_here(payload["args"], ctx, policy_from_json(payload["policy"]))
     sys.stdout.buffer.write(result.encode("utf-8"))

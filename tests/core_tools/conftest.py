@@ -22,9 +22,14 @@ def core_kernel(home: Path, config: dict[str, Any] | None = None) -> Kernel:
     return kernel
 
 
+#: the kernel fixture's config for a test of today's file tools without the sandbox's
+#: boundary (``@pytest.mark.parametrize("kernel", [SANDBOX_OFF], indirect=True)``)
+SANDBOX_OFF = {"sandbox": {"mode": "off"}}
+
+
 @pytest.fixture
-def kernel(tmp_path: Path) -> Kernel:
-    return core_kernel(tmp_path / "home")
+def kernel(tmp_path: Path, request: pytest.FixtureRequest) -> Kernel:
+    return core_kernel(tmp_path / "home", config=getattr(request, "param", None))
 
 
 @pytest.fixture

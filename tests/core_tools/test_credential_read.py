@@ -13,7 +13,7 @@ import pytest
 from hermes_agent import Kernel
 from hermes_agent.builtin_plugins.core_tools.danger import analyse
 
-from .conftest import Call
+from .conftest import SANDBOX_OFF, Call
 from .danger_corpus import ATTACKS
 
 SENTINEL = "SENTINEL-7f3a9c-do-not-leak"
@@ -106,6 +106,7 @@ def test_read_file_refuses_secrets_and_says_why(call: Call, secrets: Secrets, pa
     assert "holds secrets" in result["error"] and "paste" in result["error"]
 
 
+@pytest.mark.parametrize("kernel", [SANDBOX_OFF], indirect=True)  # sandboxed, ~/.ssh is hidden
 def test_read_file_still_reads_public_keys_and_the_project_env(call: Call,
                                                                secrets: Secrets) -> None:
     assert "AAAAC3public" in call("read_file",

@@ -15,7 +15,7 @@ import pytest
 from hermes_agent import Kernel
 from hermes_agent.builtin_plugins.core_tools.danger.paths import is_secret_file, kernel_home
 
-from .conftest import Call
+from .conftest import SANDBOX_OFF, Call, core_kernel
 from .test_credential_read import SENTINEL, Secrets, secrets  # noqa: F401  (the fixture)
 
 CONFIG = f"""\
@@ -46,6 +46,13 @@ mcp_servers:
 # old key: sk-or-v1-{SENTINEL}
 toolsets: [terminal, file]
 """
+#: what these tests show is the file tools without the sandbox (``sandbox.mode: off``): under
+#: it $HERMES_HOME is hidden whole, config.yaml included (tests/core_tools/test_file_boundary.py)
+@pytest.fixture
+def kernel(tmp_path: Path) -> Kernel:
+    return core_kernel(tmp_path / "home", config=SANDBOX_OFF)
+
+
 #: what the agent may still see of its configuration
 VISIBLE = ("anthropic/claude-sonnet-4", "key_env: OPENROUTER_API_KEY", "${DEEPSEEK_API_KEY}",
            "mcp.example.com", "LOG_LEVEL: debug", "command: npx", "toolsets: [terminal, file]",
