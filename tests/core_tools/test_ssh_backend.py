@@ -60,9 +60,14 @@ def _run(kernel: Kernel, args: dict[str, Any], cwd: Path,
 
 
 def _gone(pid: int, tries: int = 400) -> bool:
-    """Whether process ``pid`` ends (polled, up to ~20 s on a loaded machine)."""
+    """Whether process ``pid`` ends (polled, up to ~20 s on a loaded machine); a zombie has
+    ended (an init that does not reap keeps it listed)."""
     for _ in range(tries):
-        if not os.path.exists(f"/proc/{pid}"):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return True
+        if stat.rsplit(")", 1)[1].split()[0] in ("Z", "X"):
             return True
         time.sleep(0.05)
     return False
@@ -274,3 +279,28 @@ def test_an_unshipped_backend_named_by_terminal_env_is_an_error_not_local(
     result = _run(kernel, {"command": "touch ran-locally"}, tmp_path)
     assert "'docker' is not available in this version" in result["error"]
     assert not (tmp_path / "ran-locally").exists()
+
+
+def test_a_killed_shared_connection_is_replaced_without_noise(sshd: Sshd, remote: Path) -> None:
+    import signal
+
+    from hermes_agent.builtin_plugins.core_tools.backends import SSHBackend, SSHSettings
+
+    settings = SSHSettings(host="127.0.0.1", user=sshd.user, port=sshd.port, key=str(sshd.key),
+                           cwd=str(remote), options=(f"UserKnownHostsFile={sshd.known_hosts}",))
+    backend = SSHBackend(settings)
+    try:
+        first = backend.run("echo $SSH_CONNECTION", None, 30, 10_000, {}, None, None)
+        check = subprocess.run(backend._base("-O", "check"), env=backend.client_env,
+                               capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        master = int(check.stderr.split("pid=")[1].split(")")[0])
+        os.kill(master, signal.SIGKILL)  # its socket stays behind
+        assert _gone(master)
+        second = backend.run("echo $SSH_CONNECTION", None, 30, 10_000, {}, None, None)
+        third = backend.run("echo $SSH_CONNECTION", None, 30, 10_000, {}, None, None)
+    finally:
+        backend.close()
+    assert first.returncode == second.returncode == 0
+    assert second.output != first.output  # a new connection ...
+    assert third.output == second.output  # ... shared again
+    assert second.output.startswith("127.0.0.1 ") and "Control socket" not in second.output

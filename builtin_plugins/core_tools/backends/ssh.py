@@ -18,6 +18,7 @@ import os
 import re
 import shlex
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
@@ -163,7 +164,17 @@ class SSHBackend:
     # --- connection -----------------------------------------------------------------------
 
     def _connected(self) -> bool:
-        return self._socket_dir is not None and any(Path(self._socket_dir).iterdir())
+        """Whether the shared connection's master answers; a dead one's socket is removed."""
+        if self._socket_dir is None:
+            return False
+        for path in Path(self._socket_dir).iterdir():
+            with socket.socket(socket.AF_UNIX) as probe:
+                try:
+                    probe.connect(str(path))
+                    return True
+                except OSError:
+                    path.unlink(missing_ok=True)  # its master was killed
+        return False
 
     def connect(self) -> None:
         """Start the shared connection (a no-op while it is up); SSHError says why it failed."""
