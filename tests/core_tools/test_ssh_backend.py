@@ -304,3 +304,24 @@ def test_a_killed_shared_connection_is_replaced_without_noise(sshd: Sshd, remote
     assert second.output != first.output  # a new connection ...
     assert third.output == second.output  # ... shared again
     assert second.output.startswith("127.0.0.1 ") and "Control socket" not in second.output
+
+
+def test_the_ssh_agent_socket_is_for_the_ssh_client_not_for_commands(
+        home: Path, tmp_path: Path) -> None:
+    # SSH_AUTH_SOCK lets whoever holds it sign with your keys: local commands do not get it
+    socket_path = str(tmp_path / "agent.sock")
+    withheld = make_kernel(home, env={"SSH_AUTH_SOCK": socket_path, "PATH": os.defpath},
+                           config={"approvals": {"mode": "off"}})
+    assert withheld.register_plugin(core_tools, "core-tools").state == "loaded"
+    assert socket_path not in _run(withheld, {"command": "printenv"}, tmp_path)["output"]
+    opted_in = make_kernel(tmp_path / "home2", env={"SSH_AUTH_SOCK": socket_path},
+                           config={"approvals": {"mode": "off"},
+                                   "terminal": {"env_passthrough": ["SSH_AUTH_SOCK"]}})
+    assert opted_in.register_plugin(core_tools, "core-tools").state == "loaded"
+    assert socket_path in _run(opted_in, {"command": "printenv"}, tmp_path)["output"]
+    from hermes_agent.builtin_plugins.core_tools.backends import SSHSettings
+
+    remote = make_kernel(tmp_path / "home3", env={"SSH_AUTH_SOCK": socket_path},
+                         config={"terminal": {"backend": "ssh", "ssh_host": "127.0.0.1"}})
+    settings = SSHSettings.from_kernel(remote)  # no passthrough: the ssh client has it still
+    assert dict(settings.client_env)["SSH_AUTH_SOCK"] == socket_path

@@ -41,7 +41,7 @@ CLIENT_ENV = ("HOME", "PATH", "USER", "LOGNAME", "SSH_AUTH_SOCK")
 # Runs on the remote host under bash: $1 cwd, $2 workdir, $3 deadline, $4 the command.
 WRAPPER = r"""
 here() { case $1 in "~") printf %s "$HOME";; "~/"*) printf %s "$HOME/${1#"~/"}";; *) printf %s "$1";; esac; }
-cd -- "$(here "$1")" 2>/dev/null || { echo "hermes: no directory $1 on $(hostname) (set terminal.cwd)" >&2; exit 126; }
+cd -- "$(here "$1")" 2>/dev/null || { echo "hermes: no directory $1 on ${HOSTNAME:-this host} (set terminal.cwd)" >&2; exit 126; }
 if [ -n "$2" ]; then cd -- "$(here "$2")" || exit 126; fi
 exec 3<&0 </dev/null
 set -m
