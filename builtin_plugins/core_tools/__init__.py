@@ -60,15 +60,20 @@ class CoreTools:
     def terminal(self) -> "TerminalTool":
         with self._lock:
             if self._terminal is None:
+                from .backends import remote_backend
                 from .terminal import TerminalTool
 
-                self._terminal = TerminalTool(self.kernel, self.gate)
+                self._terminal = TerminalTool(self.kernel, self.gate, remote_backend(self.kernel))
             return self._terminal
 
     def stop_commands(self, **_: Any) -> None:
-        """``on_shutdown``: kill the commands still running (their whole process groups)."""
+        """``on_shutdown``: kill the commands still running (their whole process groups) and
+        end a remote backend's shared connection."""
         if self._terminal is not None:
             self._terminal.groups.kill_all()
+            close = getattr(self._terminal.remote, "close", None)
+            if close is not None:
+                close()
 
     def policy(self, ctx: ToolCallContext) -> "SandboxPolicy":
         """What the file tools may reach in this call's session (sandbox.*, its cwd)."""

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+_SSH_NAME = re.compile(r"^[A-Za-z0-9_.:%\[\]@-]+\Z")
 
 
 class ApprovalsSection(BaseModel):
@@ -53,6 +54,42 @@ class TerminalSection(BaseModel):
         if bad:
             raise ValueError(f"not environment variable names: {', '.join(map(repr, bad))} "
                              "(write names such as GITHUB_TOKEN, without $)")
+        return value
+
+    # --- where commands run (core_tools/backends, docs/terminal-backends.md). A key left unset
+    # falls back to the original's variable: TERMINAL_ENV, TERMINAL_SSH_HOST/_USER/_PORT/_KEY.
+    backend: str | None = None  # local (default) | ssh
+    ssh_host: str | None = None
+    ssh_user: str | None = None
+    ssh_port: int | None = Field(None, gt=0, lt=65536)
+    ssh_key: str | None = None  # private key file; unset: ssh's own defaults and agent
+    ssh_options: list[str] = Field(default_factory=list)  # more `ssh -o` options, Key=value
+
+    @field_validator("backend")
+    @classmethod
+    def _known_backend(cls, value: str | None) -> str | None:
+        if value is None or value.strip().lower() in ("local", "ssh"):
+            return value and value.strip().lower()
+        raise ValueError(f"backend {value!r} is not available in this version: write local "
+                         "or ssh (container backends such as docker are not shipped)")
+
+    @field_validator("ssh_host", "ssh_user")
+    @classmethod
+    def _target_name(cls, value: str | None) -> str | None:
+        if value is not None and (value.startswith("-") or not _SSH_NAME.match(value)):
+            raise ValueError(f"{value!r} is not a host or user name")
+        return value
+
+    @field_validator("ssh_options")
+    @classmethod
+    def _option_words(cls, value: list[str]) -> list[str]:
+        for option in value:
+            key = option.split("=", 1)[0].strip().lower()
+            if option.startswith("-") or "=" not in option:
+                raise ValueError(f"{option!r}: write options as Key=value, e.g. Port=2222")
+            if key == "sendenv":
+                raise ValueError("SendEnv is refused: local variables (hermes's keys) stay "
+                                 "local; opt names in with terminal.env_passthrough")
         return value
 
 

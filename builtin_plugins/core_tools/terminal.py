@@ -17,7 +17,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from hermes_agent.api import ToolCallContext, tool_error
 from hermes_agent.kits.secrets import command_env
@@ -145,10 +145,22 @@ def _wait(proc: subprocess.Popen[bytes], started: float, timeout: float, keep: i
                      timed_out, interrupted, time.monotonic() - started)
 
 
+class RemoteBackend(Protocol):
+    """A host the commands run on instead of this machine (``terminal.backend``, see
+    :mod:`.backends`); ``workdir`` is taken on that host."""
+
+    name: str
+
+    def run(self, command: str, workdir: str | None, timeout: float, keep: int,
+            env: dict[str, str], interrupt: threading.Event | None,
+            groups: ProcessGroups | None) -> RunResult: ...
+
+
 class TerminalTool:
-    def __init__(self, kernel: "Kernel", gate: ApprovalGate):
+    def __init__(self, kernel: "Kernel", gate: ApprovalGate, remote: RemoteBackend | None = None):
         self.kernel = kernel
         self.gate = gate
+        self.remote = remote  # None: commands run here (the local backend)
         self.groups = ProcessGroups()  # killed when the kernel closes
 
     def _limits(self) -> tuple[float, int]:
@@ -169,22 +181,28 @@ class TerminalTool:
                 return tool_error("timeout must be a number of seconds.")
             timeout = min(max(timeout, 1.0), MAX_TIMEOUT)
         cwd = ctx.cwd
-        if isinstance(args.get("workdir"), str) and args["workdir"].strip():
-            cwd = ctx.resolve(args["workdir"])
-        if not cwd.is_dir():
+        workdir = args["workdir"] if isinstance(args.get("workdir"), str) else None
+        if self.remote is None and workdir and workdir.strip():
+            cwd = ctx.resolve(workdir)
+        if self.remote is None and not cwd.is_dir():
             return tool_error(f"Working directory does not exist: {cwd}.")
         verdict = self.gate.check_command(command, ctx, cwd)
         if not verdict.allowed:
             return json.dumps({"output": "", "exit_code": None, "error": verdict.message,
                                "status": "blocked", "approval": verdict.choice})
         opted_in = self.kernel.config.get("terminal.env_passthrough") or ()
-        result = run_command(command, cwd, timeout, keep=max(max_chars * 10, 1_000_000),
-                             env=command_env(self.kernel, COMMAND_VARS, opted_in),
-                             interrupt=ctx.interrupt_event, groups=self.groups)
+        keep, env = max(max_chars * 10, 1_000_000), command_env(self.kernel, COMMAND_VARS, opted_in)
+        if self.remote is not None:
+            result = self.remote.run(command, workdir, timeout, keep, env, ctx.interrupt_event,
+                                     self.groups)
+        else:
+            result = run_command(command, cwd, timeout, keep=keep, env=env,
+                                 interrupt=ctx.interrupt_event, groups=self.groups)
         output = result.output
         replaced = self.kernel.hooks.fire("transform_terminal_output", command=command,
                                           output=output, returncode=result.returncode,
-                                          task_id=ctx.task_id or None, env_type="local")
+                                          task_id=ctx.task_id or None,
+                                          env_type=self.remote.name if self.remote else "local")
         if isinstance(replaced, str):
             output = replaced
         output = strip_ansi(shorten(output, max_chars)).strip()
