@@ -13,6 +13,7 @@ config.yaml (``sandbox:``, ``terminal.writable_paths``) by :func:`policy_for`.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -90,11 +91,20 @@ def policy_for(config: Any, cwd: Path, hermes_home: Path,
     writable = [workspace] if workspace is not None else []
     writable += _expanded(config.get("terminal.writable_paths", []) or [], home, cwd)
     hidden = [hermes_home.resolve(), *(_resolved(home / name) for name in HOME_CREDENTIALS),
-              _resolved(cache_key_path().parent)]  # the key that seals hermes's caches
+              _key_folder(env.get("HERMES_HOME", ""), env.get("HOME", ""),
+                          env.get("XDG_STATE_HOME", ""))]  # the key sealing hermes's caches
     hidden += _expanded(config.get("sandbox.hidden_paths", []) or [], home, cwd)
     network = bool(config.get("sandbox.network", True)) and mode != "strict"
     return SandboxPolicy(mode, workspace, tuple(dict.fromkeys(writable)),  # type: ignore[arg-type]
                          tuple(dict.fromkeys(hidden)), network, why)
+
+
+@functools.lru_cache(maxsize=8)
+def _key_folder(hermes_home: str, home: str, state: str) -> Path:
+    """The cache key's folder (finding it reads $HERMES_HOME/.env: once per process and
+    environment, not on every tool call)."""
+    named = {"HERMES_HOME": hermes_home, "HOME": home, "XDG_STATE_HOME": state}
+    return _resolved(cache_key_path({k: v for k, v in named.items() if v}).parent)
 
 
 def _expanded(paths: Iterable[Any], home: Path, cwd: Path) -> list[Path]:
