@@ -24,6 +24,8 @@ from hermes_agent.kits.secrets import command_env
 
 from .approval import ApprovalGate
 from .process_groups import ProcessGroups, die_with_hermes, kill_group
+from .sandbox.policy import SandboxPolicy, policy_for
+from .sandbox.runner import command_cwd_visible, confine, sandbox_note, warn_if_unconfined
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
@@ -99,12 +101,17 @@ COMMAND_VARS = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
 
 def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[str, str],
                 interrupt: threading.Event | None = None,
-                groups: ProcessGroups | None = None) -> RunResult:
-    """Run ``command`` with exactly ``env`` (callers pass ``command_env(kernel, ...)``);
-    its group is in ``groups`` while it runs."""
+                groups: ProcessGroups | None = None,
+                policy: SandboxPolicy | None = None) -> RunResult:
+    """Run ``command`` with exactly ``env`` (callers pass ``command_env(kernel, ...)``),
+    confined by ``policy`` (None: unconfined, for an approved ``unconfined`` call); its group
+    is in ``groups`` while it runs."""
     shell = shutil.which("bash") or "/bin/sh"
+    argv = [shell, "-c", command]
+    if policy is not None:
+        argv = confine(policy, argv, cwd)
     started = time.monotonic()
-    proc = subprocess.Popen([shell, "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True, env=env, preexec_fn=die_with_hermes())
     if groups is not None:
@@ -175,12 +182,28 @@ class TerminalTool:
             return tool_error(f"Working directory does not exist: {cwd}.")
         verdict = self.gate.check_command(command, ctx, cwd)
         if not verdict.allowed:
-            return json.dumps({"output": "", "exit_code": None, "error": verdict.message,
-                               "status": "blocked", "approval": verdict.choice})
+            return _blocked(verdict.message, verdict.choice)
+        session_policy = policy_for(self.kernel.config, ctx.cwd, Path(self.kernel.home))
+        policy: SandboxPolicy | None = session_policy
+        notes = [warn_if_unconfined(session_policy)]
+        if args.get("unconfined") is True and session_policy.confined:
+            leave = self.gate.decide(
+                command, "run this command outside the sandbox (it may write anywhere and "
+                "read hermes's home and credentials)", (f"unconfined:{command}",), ctx)
+            if not leave.allowed:
+                return _blocked(leave.message, leave.choice)
+            policy, verdict = None, leave
+            notes.append("Ran unconfined (approved by the user).")
+        elif not command_cwd_visible(session_policy, cwd):
+            return tool_error(f"{cwd} is not visible inside the sandbox (hidden, or under the "
+                              "private /tmp); run the command in the workspace.")
+        if policy is not None and policy.confined and policy.workspace is None:
+            notes.append(f"No writable workspace: {policy.why_no_workspace}; only a private "
+                         "/tmp is writable.")
         opted_in = self.kernel.config.get("terminal.env_passthrough") or ()
         result = run_command(command, cwd, timeout, keep=max(max_chars * 10, 1_000_000),
                              env=command_env(self.kernel, COMMAND_VARS, opted_in),
-                             interrupt=ctx.interrupt_event, groups=self.groups)
+                             interrupt=ctx.interrupt_event, groups=self.groups, policy=policy)
         output = result.output
         replaced = self.kernel.hooks.fire("transform_terminal_output", command=command,
                                           output=output, returncode=result.returncode,
@@ -198,4 +221,13 @@ class TerminalTool:
                              "its process group.")
         if verdict.choice in ("once", "session", "always", "allowlist"):
             body["approval"] = verdict.choice
+        if policy is not None and result.returncode not in (0, None):
+            notes.append(sandbox_note(policy, command, result.output))
+        if any(notes):
+            body["sandbox"] = " ".join(note for note in notes if note)
         return json.dumps(body, ensure_ascii=False)
+
+
+def _blocked(message: str, choice: str) -> str:
+    return json.dumps({"output": "", "exit_code": None, "error": message, "status": "blocked",
+                       "approval": choice})

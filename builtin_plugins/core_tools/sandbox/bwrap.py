@@ -1,0 +1,93 @@
+"""The bubblewrap runner: the argv that runs ``bash -c CMD`` confined by a
+:class:`~.policy.SandboxPolicy`, and the check that bubblewrap works on this machine.
+
+The mount tree, in order (bubblewrap applies its options in order, later ones on top):
+
+- ``/`` read-only (recursively), a minimal ``/dev`` (null, zero, random, tty, pts, shm), a
+  fresh ``/proc`` of the sandbox's own PID namespace with ``/proc/sys`` read-only;
+- a private tmpfs ``/tmp`` (``$TMPDIR`` points there), gone when the command ends;
+- the writable roots bound read-write on top (also a workspace under ``/tmp``);
+- the hidden paths masked last, so also those under the workspace: an empty read-only tmpfs
+  over a folder, ``/dev/null`` over a file.
+
+Every capability is dropped (hermes often runs as root: with them a command could unmount a
+mask or remount ``/`` read-write); PID, IPC, UTS and cgroup namespaces are private; the
+command gets a new session (no typing into the user's terminal) and dies with hermes.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from .policy import SandboxPolicy
+
+#: where the private temporary folder is mounted inside the sandbox
+PRIVATE_TMP = "/tmp"
+#: files of a hidden ``.ssh`` folder shown again, read-only: public, and what ``ssh`` and
+#: ``git`` read to check a host (the danger rules treat them as public too)
+SSH_PUBLIC = ("*.pub", "config", "known_hosts")
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def bwrap_argv(bwrap: str, policy: SandboxPolicy, command_argv: Sequence[str],
+               cwd: Path) -> list[str]:
+    """``bwrap ... -- command_argv`` for ``policy`` (confined: ``policy.mode != "off"``)."""
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--ro-bind-try", "/proc/sys", "/proc/sys",
+            "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
+            "--tmpfs", PRIVATE_TMP]
+    for root in policy.writable:
+        if root.is_dir():
+            argv += ["--bind", str(root), str(root)]
+    for hidden in policy.hidden:
+        argv += _mask(hidden)
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+             "--cap-drop", "ALL", "--new-session", "--die-with-parent"]
+    if not policy.network:
+        argv.append("--unshare-net")
+    argv += ["--setenv", "TMPDIR", PRIVATE_TMP, "--chdir", str(cwd), "--", *command_argv]
+    return argv
+
+
+def _mask(path: Path) -> list[str]:
+    """The options that make ``path`` invisible (nothing for a path that does not exist:
+    outside the writable roots nobody can create it, inside them it is the workspace's own)."""
+    if path.is_symlink() or not path.exists():
+        return []
+    if path.is_dir():
+        shown = []
+        if path.name == ".ssh":
+            for public in sorted({f for pattern in SSH_PUBLIC for f in path.glob(pattern)}):
+                if public.is_file() and not public.is_symlink():
+                    shown += ["--ro-bind", str(public), str(public)]
+        return ["--tmpfs", str(path), *shown, "--remount-ro", str(path)]
+    return ["--ro-bind", "/dev/null", str(path)]
+
+
+def bwrap_works(bwrap: str) -> tuple[bool, str]:
+    """Whether ``bwrap`` can build a sandbox here (user namespaces allowed, ...), and why not."""
+    probe = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+             "--tmpfs", PRIVATE_TMP, "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL",
+             "--new-session", "--die-with-parent", "--", "/bin/sh", "-c", "exit 0"]
+    try:
+        done = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"{bwrap} could not run: {exc}"
+    if done.returncode != 0:
+        reason = done.stderr.decode(errors="replace").strip() or f"exit {done.returncode}"
+        return False, f"{bwrap} cannot build a sandbox here: {reason}"
+    return True, ""
+
+
+def bwrap_version(bwrap: str) -> str:
+    try:
+        done = subprocess.run([bwrap, "--version"], capture_output=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.decode(errors="replace").strip()
