@@ -128,6 +128,11 @@ def sandbox_note(policy: SandboxPolicy, command: str, output: str) -> str:
     if hidden:
         notes.append(f"{', '.join(hidden[:5])} is hidden by the sandbox (hermes's home and "
                      "credential locations are not visible to commands).")
+    tmp_paths = sorted({m.group(0) for m in re.finditer(r"/tmp/[^\s:'\"`]+", command)
+                        if not policy.may_write(Path(m.group(0)))})
+    if tmp_paths and "No such file" in output:
+        notes.append(f"The host's /tmp is not visible ({', '.join(tmp_paths[:3])}): commands "
+                     f"get a private, empty {PRIVATE_TMP}.")
     if not policy.writable and ("Read-only file system" in output or "Permission denied" in output):
         notes.append(policy.why_no_workspace)
     if output.startswith("bwrap:"):
