@@ -115,3 +115,32 @@ def test_hermes_sandbox_status_and_run(tmp_path: Path) -> None:
     done = hermes_run("run", "--", f"echo in > made; touch {home}/x; cat {home}/.hermes/.env")
     assert done.returncode != 0 and (work / "made").read_text() == "in\n"
     assert "sk-hidden-7" not in done.stdout + done.stderr and not (home / "x").exists()
+
+
+@pytest.mark.skipif(not runner.mechanism().works, reason="no sandbox mechanism here")
+def test_a_daemon_socket_cannot_be_reached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-only mount does not stop connect(): docker's socket is root on the host."""
+    import socket
+
+    from hermes_agent.builtin_plugins.core_tools.sandbox import bwrap
+
+    path = Path("/var/tmp") / f"hermes-sbx-{os.getpid()}.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(1)
+    try:
+        probe = (f"{sys.executable} -c \"import socket; s = socket.socket(socket.AF_UNIX); "
+                 f"s.connect('{path}'); print('connected')\"")
+        work = tmp_path / "w"
+        work.mkdir()
+        policy = SandboxPolicy("workspace", work, (work,), (), True)
+        plain = subprocess.run(runner.confine(policy, ["bash", "-c", probe], work),
+                               capture_output=True, text=True, cwd=work)
+        assert "connected" in plain.stdout, plain.stderr  # the control: reachable unmasked
+        monkeypatch.setattr(bwrap, "DAEMON_SOCKETS", (str(path),))
+        masked = subprocess.run(runner.confine(policy, ["bash", "-c", probe], work),
+                                capture_output=True, text=True, cwd=work)
+        assert "connected" not in masked.stdout and "refused" in masked.stderr.lower()
+    finally:
+        server.close()
+        path.unlink()

@@ -8,7 +8,8 @@ The mount tree, in order (bubblewrap applies its options in order, later ones on
 - a private tmpfs ``/tmp`` (``$TMPDIR`` points there), gone when the command ends;
 - the writable roots bound read-write on top (also a workspace under ``/tmp``);
 - the hidden paths masked last, so also those under the workspace: an empty read-only tmpfs
-  over a folder, ``/dev/null`` over a file.
+  over a folder, ``/dev/null`` over a file; the same for the daemon sockets that would give
+  root or keys away (docker, containerd, podman, gpg-agent, the keyring).
 
 Every capability is dropped (hermes often runs as root: with them a command could unmount a
 mask or remount ``/`` read-write); PID, IPC, UTS and cgroup namespaces are private; the
@@ -17,6 +18,7 @@ command gets a new session (no typing into the user's terminal) and dies with he
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -29,6 +31,12 @@ PRIVATE_TMP = "/tmp"
 #: files of a hidden ``.ssh`` folder shown again, read-only: public, and what ``ssh`` and
 #: ``git`` read to check a host (the danger rules treat them as public too)
 SSH_PUBLIC = ("*.pub", "config", "known_hosts")
+#: daemon sockets that hand out root or the user's keys (a read-only mount does not stop a
+#: connect()): replaced by /dev/null when present
+DAEMON_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock",
+                  "/run/podman/podman.sock", "/run/user/{uid}/docker.sock",
+                  "/run/user/{uid}/podman/podman.sock", "/run/user/{uid}/gnupg",
+                  "/run/user/{uid}/keyring")
 
 
 def bwrap_path() -> str | None:
@@ -45,7 +53,7 @@ def bwrap_argv(bwrap: str, policy: SandboxPolicy, command_argv: Sequence[str],
     for root in policy.writable:
         if root.is_dir():
             argv += ["--bind", str(root), str(root)]
-    for hidden in policy.hidden:
+    for hidden in (*policy.hidden, *daemon_sockets()):
         argv += _mask(hidden)
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
              "--cap-drop", "ALL", "--new-session", "--die-with-parent"]
@@ -53,6 +61,11 @@ def bwrap_argv(bwrap: str, policy: SandboxPolicy, command_argv: Sequence[str],
         argv.append("--unshare-net")
     argv += ["--setenv", "TMPDIR", PRIVATE_TMP, "--chdir", str(cwd), "--", *command_argv]
     return argv
+
+
+def daemon_sockets() -> list[Path]:
+    uid = os.getuid()
+    return [Path(os.path.realpath(path.format(uid=uid))) for path in DAEMON_SOCKETS]
 
 
 def _mask(path: Path) -> list[str]:
