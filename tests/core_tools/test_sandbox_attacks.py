@@ -10,6 +10,7 @@ test would pass for a command that simply fails)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import sys
@@ -61,6 +62,10 @@ SHAPES = [
     ("hermes .env by sqlite3 readfile()", "sqlite3 :memory: \"select readfile('{E}/.env')\""),
     ("state.db by sqlite3", "sqlite3 {E}/state.db 'select v from secrets'"),
     ("ssh key by cat", "cat {H}/.ssh/id_rsa"),
+    ("unmount a mask (root)", "umount {E} 2>/dev/null; cat {E}/.env"),
+    ("remount / read-write (root)",
+     "mount -o remount,rw / 2>/dev/null; mount -o remount,rw {H} 2>/dev/null; "
+     "echo evil > {H}/.bashrc"),
     ("hard link made in Python",
      f"{PY} -c \"import os; os.link('{{E}}/.env', 'env-link')\" && cat env-link"),
     ("hard link to ~/.bashrc, then written",
@@ -245,3 +250,23 @@ def test_the_private_tmp_is_private_and_devices_are_minimal(world) -> None:
         assert "vda" not in result["output"] and "mem" not in result["output"].split()
     finally:
         marker.unlink()
+
+
+def test_the_hosts_name_and_sysctls_stay_as_they_are(world) -> None:
+    """As root (as hermes often runs) a command owns /proc/sys: it must stay read-only."""
+    import socket
+
+    kernel, _home, work = world
+    name = Path("/proc/sys/kernel/hostname")
+    before = name.read_text()
+    core = Path("/proc/sys/kernel/core_pattern").read_text()
+    try:
+        result = run(kernel, work, "terminal", {"command": (
+            "hostname sbx-evil; echo sbx-evil > /proc/sys/kernel/hostname; "
+            "echo '|/bin/sh' > /proc/sys/kernel/core_pattern; cat /proc/sys/kernel/hostname")})
+        assert socket.gethostname() == before.strip() and name.read_text() == before
+        assert "sbx-evil" not in result["output"].splitlines()[-1]
+        assert Path("/proc/sys/kernel/core_pattern").read_text() == core
+    finally:
+        if name.read_text() != before and os.geteuid() == 0:
+            name.write_text(before)  # put the machine's name back
