@@ -132,19 +132,19 @@ def _wait(proc: subprocess.Popen[bytes], started: float, timeout: float, keep: i
     reader.start()
     timed_out = interrupted = False
     deadline = started + timeout
-    while proc.poll() is None:
+    # A blocking wait in a thread sees the exit at once (Popen.wait(timeout) polls with
+    # sleeps growing to 50 ms, which would add up to that much to every command).
+    exited = threading.Event()
+    threading.Thread(target=lambda: (proc.wait(), exited.set()), daemon=True).start()
+    while not exited.wait(0.05):
         if interrupt is not None and interrupt.is_set():
             interrupted = True
         elif time.monotonic() >= deadline:
             timed_out = True
         else:
-            try:
-                proc.wait(timeout=0.05)
-            except subprocess.TimeoutExpired:
-                pass
             continue
         kill_group(proc)
-        proc.wait()
+        exited.wait()
     # Background children may keep the pipe open; do not wait for them forever.
     reader.join(timeout=0.2 if (timed_out or interrupted) else 1.0)
     if not reader.is_alive():
