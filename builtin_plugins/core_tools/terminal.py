@@ -1,9 +1,11 @@
 """The terminal tool: one foreground shell command with a timeout and an output limit.
 
-Steps: approval gate, run ``bash -c`` in its own process group (stdin closed, stderr merged
-into stdout; registered while it runs, see :mod:`.process_groups`, so it never outlives
-hermes), kill the group on timeout or interrupt, let ``transform_terminal_output``
-replace the captured output, shorten it to the limit (40% head, 60% tail), strip ANSI escapes.
+Steps: approval gate, the sandbox (:mod:`.sandbox`: the session's policy; leaving it with
+``unconfined: true`` is a second approval), run ``bash -c`` in its own process group (stdin
+closed, stderr merged into stdout; registered while it runs, see :mod:`.process_groups`, so it
+never outlives hermes), kill the group on timeout or interrupt, let
+``transform_terminal_output`` replace the captured output, shorten it to the limit (40% head,
+60% tail), strip ANSI escapes, add a ``sandbox`` note when the sandbox stopped something.
 """
 
 from __future__ import annotations
@@ -102,11 +104,12 @@ COMMAND_VARS = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
 
 def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[str, str],
                 interrupt: threading.Event | None = None,
-                groups: ProcessGroups | None = None,
-                policy: SandboxPolicy | None = None) -> RunResult:
+                groups: ProcessGroups | None = None, *,
+                policy: SandboxPolicy | None) -> RunResult:
     """Run ``command`` with exactly ``env`` (callers pass ``command_env(kernel, ...)``),
-    confined by ``policy`` (None: unconfined, for an approved ``unconfined`` call); its group
-    is in ``groups`` while it runs."""
+    confined by ``policy`` (required, so that no caller runs unconfined by forgetting it;
+    None: unconfined, for ``sandbox.mode: off`` or an approved ``unconfined`` call); its
+    group is in ``groups`` while it runs."""
     shell = shutil.which("bash") or "/bin/sh"
     argv = [shell, "-c", command]
     if policy is not None:

@@ -270,3 +270,19 @@ def test_the_hosts_name_and_sysctls_stay_as_they_are(world) -> None:
     finally:
         if name.read_text() != before and os.geteuid() == 0:
             name.write_text(before)  # put the machine's name back
+
+
+def test_skills_scripts_under_hermes_home_run_and_its_secrets_stay_hidden(world) -> None:
+    """$HERMES_HOME is hidden, but for its skills/ folder (read-only): the agent runs skills'
+    scripts with this tool."""
+    kernel, home, work = world
+    scripts = home / ".hermes" / "skills" / "devops" / "deploy" / "scripts"
+    scripts.mkdir(parents=True)
+    (scripts / "hello.sh").write_text("echo skill says hi\n")
+    (scripts / "leak").symlink_to(home / ".hermes" / ".env")
+    result = run(kernel, work, "terminal", {"command": (
+        f"bash {scripts}/hello.sh; cat {scripts}/leak; cat {home}/.hermes/.env; "
+        f"echo evil >> {scripts}/hello.sh; ls {home}/.hermes")})
+    assert "skill says hi" in result["output"] and SENTINEL not in json.dumps(result)
+    assert (scripts / "hello.sh").read_text() == "echo skill says hi\n"
+    assert result["output"].splitlines()[-1] == "skills"  # nothing else of hermes's home

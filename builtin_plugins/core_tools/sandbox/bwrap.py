@@ -68,7 +68,7 @@ def bwrap_argv(bwrap: str, policy: SandboxPolicy, command_argv: Sequence[str],
         if root.is_dir():
             argv += ["--bind", str(root), str(root)]
     for hidden in (*policy.hidden, *daemon_sockets()):
-        argv += _mask(hidden)
+        argv += _mask(hidden, policy.shown)
     argv += ["--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL", "--new-session",
              "--die-with-parent"]
     if not policy.network:
@@ -82,18 +82,20 @@ def daemon_sockets() -> list[Path]:
     return [Path(os.path.realpath(path.format(uid=uid))) for path in DAEMON_SOCKETS]
 
 
-def _mask(path: Path) -> list[str]:
-    """The options that make ``path`` invisible (nothing for a path that does not exist:
-    outside the writable roots nobody can create it, inside them it is the workspace's own)."""
+def _mask(path: Path, shown: tuple[Path, ...] = ()) -> list[str]:
+    """The options that make ``path`` invisible but for what ``shown`` lists directly in it
+    (read-only), and nothing for a path that does not exist: outside the writable roots nobody
+    can create it, inside them it is the workspace's own."""
     if path.is_symlink() or not path.exists():
         return []
     if path.is_dir():
-        shown = []
+        again = [item for item in shown if item.parent == path and item.is_dir()
+                 and not item.is_symlink()]
         if path.name == ".ssh":
-            for public in sorted({f for pattern in SSH_PUBLIC for f in path.glob(pattern)}):
-                if public.is_file() and not public.is_symlink():
-                    shown += ["--ro-bind", str(public), str(public)]
-        return ["--tmpfs", str(path), *shown, "--remount-ro", str(path)]
+            again += sorted(f for f in {f for pattern in SSH_PUBLIC for f in path.glob(pattern)}
+                            if f.is_file() and not f.is_symlink())
+        binds = [arg for item in again for arg in ("--ro-bind", str(item), str(item))]
+        return ["--tmpfs", str(path), *binds, "--remount-ro", str(path)]
     return ["--ro-bind", "/dev/null", str(path)]
 
 
