@@ -286,3 +286,16 @@ def test_skills_scripts_under_hermes_home_run_and_its_secrets_stay_hidden(world)
     assert "skill says hi" in result["output"] and SENTINEL not in json.dumps(result)
     assert (scripts / "hello.sh").read_text() == "echo skill says hi\n"
     assert result["output"].splitlines()[-1] == "skills"  # nothing else of hermes's home
+
+
+def test_hermes_process_and_its_environment_are_out_of_reach(world, monkeypatch) -> None:
+    """hermes holds its keys in its environment: its /proc entry must not exist inside."""
+    kernel, _home, work = world
+    monkeypatch.setenv("OPENAI_API_KEY", SENTINEL)  # withheld from the command's environment
+    me = os.getpid()
+    result = run(kernel, work, "terminal", {"command": (
+        f"cat /proc/{me}/environ; cat /proc/$PPID/environ | tr '\\0' '\\n'; "
+        f"kill -0 {me} && echo signalled; ls /proc | grep -c '^[0-9]'")})
+    assert SENTINEL not in json.dumps(result) and "signalled" not in result["output"]
+    assert int(result["output"].splitlines()[-1]) < 10  # only the sandbox's own processes
+    assert os.environ["OPENAI_API_KEY"] == SENTINEL  # the control: hermes's really holds it

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from hermes_agent.kits.cli import cli_kernel
+from hermes_agent.kits.cli import ListingGroup, cli_kernel
 
 from .bwrap import PRIVATE_TMP
 from .policy import SandboxPolicy, policy_for
@@ -42,7 +42,7 @@ def status_lines(policy: SandboxPolicy) -> list[str]:
     return lines
 
 
-@click.group(name="sandbox")
+@click.group(name="sandbox", cls=ListingGroup)
 def sandbox() -> None:
     """The OS sandbox of the commands the agent runs (docs/sandbox.md)."""
 
