@@ -68,6 +68,8 @@ SHAPES = [
      "echo evil > {H}/.bashrc"),
     ("hard link made in Python",
      f"{PY} -c \"import os; os.link('{{E}}/.env', 'env-link')\" && cat env-link"),
+    ("symlink out of the workspace, written", "ln -sf {H}/.bashrc rc-link && "
+                                              "echo evil >> rc-link"),
     ("hard link to ~/.bashrc, then written",
      f"{PY} -c \"import os; os.link('{{H}}/.bashrc', 'rc'); open('rc', 'a').write('evil')\""),
 ]
