@@ -40,6 +40,7 @@ class CoreTools:
         self._lock = threading.Lock()
         self._todos: TodoStore | None = None
         self._terminal: TerminalTool | None = None
+        self._warned = False
 
     @property
     def gate(self) -> "ApprovalGate":
@@ -80,6 +81,20 @@ class CoreTools:
         from .sandbox.policy import policy_for
 
         return policy_for(self.kernel.config, Path(ctx.cwd), Path(self.kernel.home))
+
+    def warn_unconfined(self, **_: Any) -> None:
+        """``on_session_start``: a loud warning (stderr, once per process) when commands
+        should be sandboxed but no mechanism works on this machine."""
+        import sys
+
+        from .sandbox.policy import policy_for
+        from .sandbox.runner import warn_if_unconfined
+
+        cwd = Path(self.kernel.cwd) if self.kernel.cwd else Path.cwd()
+        text = warn_if_unconfined(policy_for(self.kernel.config, cwd, Path(self.kernel.home)))
+        if text and not self._warned:
+            self._warned = True
+            print(text, file=sys.stderr)
 
     def _read_file(self, args: dict[str, Any], ctx: ToolCallContext) -> str:
         from .files import read_file
@@ -151,6 +166,8 @@ def register(ctx: "PluginContext") -> None:
                           description=schema["description"], emoji=emoji)
     ctx.register_hook("on_shutdown", core.stop_commands,
                       description="kill the terminal commands still running")
+    ctx.register_hook("on_session_start", core.warn_unconfined,
+                      description="warn when commands cannot be sandboxed on this machine")
 
 
 @hookimpl

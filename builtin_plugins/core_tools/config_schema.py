@@ -41,6 +41,13 @@ class TerminalSection(BaseModel):
     # Variables that commands the agent runs may see although they came from .env or hold a
     # provider key (they are withheld otherwise).
     env_passthrough: list[str] = Field(default_factory=list)
+    # Folders commands may write besides the workspace (``~/x``, absolute, or relative to it).
+    writable_paths: list[str] = Field(default_factory=list)
+
+    @field_validator("writable_paths", mode="before")
+    @classmethod
+    def _one_path(cls, value: Any) -> Any:  # `writable_paths: ~/.cache/pip` means a list of one
+        return [value] if isinstance(value, str) else value
 
     @field_validator("env_passthrough", mode="before")
     @classmethod
@@ -91,6 +98,32 @@ class TerminalSection(BaseModel):
                 raise ValueError("SendEnv is refused: local variables (hermes's keys) stay "
                                  "local; opt names in with terminal.env_passthrough")
         return value
+
+
+class SandboxSection(BaseModel):
+    """``sandbox:``: the OS sandbox of every command the agent runs (docs/sandbox.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # strict: workspace writes, no network; workspace: workspace writes, network; off: none
+    mode: Literal["strict", "workspace", "off"] = "workspace"
+    network: bool = True
+    # more paths no command may see (besides $HERMES_HOME and the credential locations)
+    hidden_paths: list[str] = Field(default_factory=list)
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _yaml_bool(cls, value: Any) -> Any:  # YAML reads a bare `off` as false
+        if value is False:
+            return "off"
+        if value is True:
+            raise ValueError("write strict, workspace or off (a bare yes/on reads as true)")
+        return value
+
+    @field_validator("hidden_paths", mode="before")
+    @classmethod
+    def _one_hidden(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
 
 
 class ToolOutputSection(BaseModel):

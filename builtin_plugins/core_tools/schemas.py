@@ -77,12 +77,17 @@ TERMINAL = _schema(
     "exit code. Commands run non-interactively: pass flags such as -y and avoid editors or "
     "pagers. Long output is shortened in the middle. Dangerous commands (recursive deletes, "
     "disk formatting, piping downloads into a shell, restarting services, ...) need the "
-    "user's approval and may be denied. Prefer read_file, patch and search_files for files.",
+    "user's approval and may be denied. Commands run in a sandbox: only the workspace and a "
+    "private /tmp are writable, hermes's home and credentials are hidden; a result's "
+    "`sandbox` note says when the sandbox stopped something. Prefer read_file, patch and "
+    "search_files for files.",
     {"command": {"type": "string", "description": "The command line to run"},
      "timeout": {"type": "integer", "minimum": 1,
                  "description": "Seconds before the command is killed (default from config)"},
      "workdir": {"type": "string", "description": "Directory to run in, absolute or relative "
-                 "to the working directory"}},
+                 "to the working directory"},
+     "unconfined": {"type": "boolean", "description": "Run outside the sandbox. Only when a "
+                    "sandbox note showed it is needed; the user must approve this command"}},
     ["command"])
 
 TODO = _schema(

@@ -1,9 +1,11 @@
 """The terminal tool: one foreground shell command with a timeout and an output limit.
 
-Steps: approval gate, run ``bash -c`` in its own process group (stdin closed, stderr merged
-into stdout; registered while it runs, see :mod:`.process_groups`, so it never outlives
-hermes), kill the group on timeout or interrupt, let ``transform_terminal_output``
-replace the captured output, shorten it to the limit (40% head, 60% tail), strip ANSI escapes.
+Steps: approval gate, the sandbox (:mod:`.sandbox`: the session's policy; leaving it with
+``unconfined: true`` is a second approval), run ``bash -c`` in its own process group (stdin
+closed, stderr merged into stdout; registered while it runs, see :mod:`.process_groups`, so it
+never outlives hermes), kill the group on timeout or interrupt, let
+``transform_terminal_output`` replace the captured output, shorten it to the limit (40% head,
+60% tail), strip ANSI escapes, add a ``sandbox`` note when the sandbox stopped something.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from hermes_agent.kits.secrets import command_env
 
 from .approval import ApprovalGate
 from .process_groups import ProcessGroups, die_with_hermes, kill_group
+from .sandbox.policy import SandboxPolicy, policy_for
+from .sandbox.runner import (command_cwd_visible, confine, mechanism, sandbox_note,
+                             warn_if_unconfined)
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
@@ -99,12 +104,18 @@ COMMAND_VARS = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
 
 def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[str, str],
                 interrupt: threading.Event | None = None,
-                groups: ProcessGroups | None = None) -> RunResult:
-    """Run ``command`` with exactly ``env`` (callers pass ``command_env(kernel, ...)``);
-    its group is in ``groups`` while it runs."""
+                groups: ProcessGroups | None = None, *,
+                policy: SandboxPolicy | None) -> RunResult:
+    """Run ``command`` with exactly ``env`` (callers pass ``command_env(kernel, ...)``),
+    confined by ``policy`` (required, so that no caller runs unconfined by forgetting it;
+    None: unconfined, for ``sandbox.mode: off`` or an approved ``unconfined`` call); its
+    group is in ``groups`` while it runs."""
     shell = shutil.which("bash") or "/bin/sh"
+    argv = [shell, "-c", command]
+    if policy is not None:
+        argv = confine(policy, argv, cwd)
     started = time.monotonic()
-    proc = subprocess.Popen([shell, "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True, env=env, preexec_fn=die_with_hermes())
     if groups is not None:
@@ -124,19 +135,19 @@ def _wait(proc: subprocess.Popen[bytes], started: float, timeout: float, keep: i
     reader.start()
     timed_out = interrupted = False
     deadline = started + timeout
-    while proc.poll() is None:
+    # A blocking wait in a thread sees the exit at once (Popen.wait(timeout) polls with
+    # sleeps growing to 50 ms, which would add up to that much to every command).
+    exited = threading.Event()
+    threading.Thread(target=lambda: (proc.wait(), exited.set()), daemon=True).start()
+    while not exited.wait(0.05):
         if interrupt is not None and interrupt.is_set():
             interrupted = True
         elif time.monotonic() >= deadline:
             timed_out = True
         else:
-            try:
-                proc.wait(timeout=0.05)
-            except subprocess.TimeoutExpired:
-                pass
             continue
         kill_group(proc)
-        proc.wait()
+        exited.wait()
     # Background children may keep the pipe open; do not wait for them forever.
     reader.join(timeout=0.2 if (timed_out or interrupted) else 1.0)
     if not reader.is_alive():
@@ -188,16 +199,35 @@ class TerminalTool:
             return tool_error(f"Working directory does not exist: {cwd}.")
         verdict = self.gate.check_command(command, ctx, cwd)
         if not verdict.allowed:
-            return json.dumps({"output": "", "exit_code": None, "error": verdict.message,
-                               "status": "blocked", "approval": verdict.choice})
+            return _blocked(verdict.message, verdict.choice)
+        policy: SandboxPolicy | None = None  # a remote host's commands are not wrapped here
+        notes: list[str] = []
+        if self.remote is None:
+            session_policy = policy_for(self.kernel.config, ctx.cwd, Path(self.kernel.home))
+            policy = session_policy
+            notes.append(warn_if_unconfined(session_policy))
+            if args.get("unconfined") is True and session_policy.confined:
+                leave = self.gate.decide(
+                    command, "run this command outside the sandbox (it may write anywhere and "
+                    "read hermes's home and credentials)", (f"unconfined:{command}",), ctx)
+                if not leave.allowed:
+                    return _blocked(leave.message, leave.choice)
+                policy, verdict = None, leave
+                notes.append("Ran unconfined (approved by the user).")
+            elif not command_cwd_visible(session_policy, cwd):
+                return tool_error(f"{cwd} is not visible inside the sandbox (hidden, or under the "
+                                  "private /tmp); run the command in the workspace.")
+            if policy is not None and policy.confined and policy.workspace is None:
+                notes.append(f"No writable workspace: {policy.why_no_workspace}; only a private "
+                             "/tmp is writable.")
         opted_in = self.kernel.config.get("terminal.env_passthrough") or ()
         keep, env = max(max_chars * 10, 1_000_000), command_env(self.kernel, COMMAND_VARS, opted_in)
-        if self.remote is not None:
+        if self.remote is not None:  # the host runs it: the local sandbox does not wrap it
             result = self.remote.run(command, workdir, timeout, keep, env, ctx.interrupt_event,
                                      self.groups)
         else:
             result = run_command(command, cwd, timeout, keep=keep, env=env,
-                                 interrupt=ctx.interrupt_event, groups=self.groups)
+                                 interrupt=ctx.interrupt_event, groups=self.groups, policy=policy)
         output = result.output
         replaced = self.kernel.hooks.fire("transform_terminal_output", command=command,
                                           output=output, returncode=result.returncode,
@@ -208,12 +238,24 @@ class TerminalTool:
         output = strip_ansi(shorten(output, max_chars)).strip()
         body: dict[str, Any] = {"output": output, "exit_code": result.returncode, "error": None}
         if result.timed_out:
+            confined = policy is not None and policy.confined and mechanism().works
+            later = ("in the sandbox, processes a command leaves in the background end with "
+                     "it" if confined else "or in the background with nohup and a log file "
+                     "you can read later")
             body["error"] = (f"Command timed out after {timeout:g} s and was killed. Run long "
-                             "jobs with a larger timeout, or in the background with nohup and "
-                             "a log file you can read later.")
+                             f"jobs with a larger timeout (up to {MAX_TIMEOUT} s); {later}.")
         elif result.interrupted:
             body["error"] = ("Command interrupted (Ctrl-C, or hermes was stopped) and killed with "
                              "its process group.")
         if verdict.choice in ("once", "session", "always", "allowlist"):
             body["approval"] = verdict.choice
+        if policy is not None and result.returncode not in (0, None):
+            notes.append(sandbox_note(policy, command, result.output))
+        if any(notes):
+            body["sandbox"] = " ".join(note for note in notes if note)
         return json.dumps(body, ensure_ascii=False)
+
+
+def _blocked(message: str, choice: str) -> str:
+    return json.dumps({"output": "", "exit_code": None, "error": message, "status": "blocked",
+                       "approval": choice})

@@ -38,7 +38,10 @@ def test_the_provider_gets_the_dotenv_key_and_the_terminal_does_not(home: Path,
         # reading /proc/$PPID/environ asks first (credential_read), and `chat -q` has nobody
         # to ask: with approvals off the probe runs, and hermes's environment must still not
         # hold the key
-        "approvals:\n  mode: off\n")
+        "approvals:\n  mode: off\n"
+        # hermes's own environment is under test: in the sandbox /proc/$PPID is not hermes
+        # (and hermes's home, the cwd here, is hidden)
+        "sandbox:\n  mode: off\n")
     server.script(reply_tool_call("terminal", {"command": PROBE}), reply_text("looked"))
     proc = _hermes(home, "chat", "-q", "show me your environment")
     assert proc.returncode == 0, proc.stderr

@@ -76,7 +76,8 @@ def test_the_terminal_refuses_to_print_secrets_without_an_approver(
 def test_the_secrets_are_real_and_an_approved_read_prints_them(
         call: Call, secrets: Secrets) -> None:
     """So the test above would notice a command that slipped through."""
-    ran = call("terminal", {"command": "cat ~/.ssh/id_ed25519"},
+    # (the sandbox hides ~/.ssh: reading it takes an approved unconfined call too)
+    ran = call("terminal", {"command": "cat ~/.ssh/id_ed25519", "unconfined": True},
                approval_callback=lambda request: "once")
     assert SENTINEL in ran["output"] and ran["approval"] == "once"
 

@@ -85,7 +85,7 @@ def test_closing_the_kernel_kills_the_commands_still_running(kernel: Kernel, cal
                                                              work: Path) -> None:
     """What a gateway or cron daemon does on its way out (kernel.close(), on_shutdown):
     no command it started outlives it, background children of the command included."""
-    from .test_terminal_signals import alive, wait_until
+    from .test_terminal_signals import alive, host_pid, wait_until
 
     results: list[dict] = []
     command = (f"sleep 300 & echo $! > {work}/child.tmp; mv {work}/child.tmp {work}/child; "
@@ -94,7 +94,7 @@ def test_closing_the_kernel_kills_the_commands_still_running(kernel: Kernel, cal
         call("terminal", {"command": command, "timeout": 600})))
     worker.start()
     wait_until(lambda: (work / "child").exists(), "the command to start")
-    child = int((work / "child").read_text())
+    child = host_pid(int((work / "child").read_text()), "sleep 300")
     kernel.close()
     worker.join(10)
     assert not worker.is_alive() and results and results[0]["exit_code"] != 0

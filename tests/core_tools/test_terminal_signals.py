@@ -38,6 +38,22 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def host_pid(pid: int, marker: str) -> int:
+    """The host's pid of a process that reported ``pid`` from inside the sandbox's PID
+    namespace (its last NSpid) and whose command line holds ``marker``; ``pid`` itself when
+    no such process runs in a namespace (unconfined, or not Linux)."""
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            nspids = next(line.split()[1:] for line in status.read_text().splitlines()
+                          if line.startswith("NSpid:"))
+            cmdline = (status.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, StopIteration):
+            continue
+        if len(nspids) > 1 and int(nspids[-1]) == pid and marker in cmdline:
+            return int(nspids[0])
+    return pid
+
+
 def wait_until(check: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
     deadline = time.monotonic() + timeout
     while not check():
@@ -74,7 +90,9 @@ def start_chat(home: Path, server: FakeLLMServer, work: Path) -> subprocess.Pope
 
 
 def pids(work: Path) -> tuple[int, int]:
-    return int((work / "leader").read_text()), int((work / "grandchild").read_text())
+    """The leader's and the grandchild's pids as the host sees them."""
+    return (host_pid(int((work / "leader").read_text()), "grandchild"),
+            host_pid(int((work / "grandchild").read_text()), "http.server"))
 
 
 def stored_session(home: Path) -> tuple[dict[str, object], list[dict[str, object]]]:

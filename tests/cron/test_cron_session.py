@@ -42,7 +42,8 @@ def test_cron_mode_approve_lets_a_job_run_a_dangerous_command(kernel_for, server
     victim = tmp_path / "scratch"
     victim.mkdir()
     (victim / "old.log").write_text("x")
-    kernel = kernel_for(approvals={"cron_mode": "approve"})
+    # the approval is under test; the sandbox would hide tmp_path (its own tests: core_tools)
+    kernel = kernel_for(approvals={"cron_mode": "approve"}, sandbox={"mode": "off"})
     add_job(kernel, "every 1h", "Delete the scratch folder.")
     server.script(reply_tool_call("terminal", {"command": f"rm -rf {victim}"}),
                   reply_text("Deleted."))

@@ -421,7 +421,8 @@ def test_always_from_a_chat_approves_the_session_not_every_chat(kernel_for, serv
                   reply_text("done"),
                   reply_tool_call("terminal", {"command": f"rm -rf {other}"}),
                   reply_text("asked again"))
-    kernel = kernel_for()
+    # the approval is under test; the sandbox would hide tmp_path (its own tests: core_tools)
+    kernel = kernel_for(sandbox={"mode": "off"})
 
     async def scenario() -> None:
         async with running(kernel) as (_, chat):
@@ -452,7 +453,8 @@ def test_the_owner_may_let_chats_answer_always(kernel_for, server, home, tmp_pat
     victim.mkdir()
     server.script(reply_tool_call("terminal", {"command": f"rm -rf {victim}"}),
                   reply_text("done"))
-    kernel = kernel_for(gateway={"chat_always_approvals": True})
+    # the approval is under test; the sandbox would hide tmp_path (its own tests: core_tools)
+    kernel = kernel_for(gateway={"chat_always_approvals": True}, sandbox={"mode": "off"})
 
     async def scenario() -> None:
         async with running(kernel) as (_, chat):

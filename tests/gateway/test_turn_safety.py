@@ -121,7 +121,8 @@ def test_an_approval_given_in_the_chat_runs_the_command(kernel_for, server, tmp_
     victim = tmp_path / "victim"
     victim.mkdir()
     server.script(*danger_script(victim), reply_text("bob's turn"))
-    texts = approval_turn(kernel_for(), "once")
+    # the approval is under test; the sandbox would hide tmp_path (its own tests: core_tools)
+    texts = approval_turn(kernel_for(sandbox={"mode": "off"}), "once")
     assert texts[1] == "done"
     assert not victim.exists()
 

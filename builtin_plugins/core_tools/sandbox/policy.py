@@ -48,6 +48,7 @@ class SandboxPolicy:
     hidden: tuple[Path, ...]  # $HERMES_HOME, credential locations, cache key, sandbox.hidden_paths
     network: bool
     why_no_workspace: str = ""  # said to the user and the model when workspace is None
+    shown: tuple[Path, ...] = ()  # inside hidden folders, readable again ($HERMES_HOME/skills)
 
     @property
     def confined(self) -> bool:
@@ -95,8 +96,10 @@ def policy_for(config: Any, cwd: Path, hermes_home: Path,
                           env.get("XDG_STATE_HOME", ""))]  # the key sealing hermes's caches
     hidden += _expanded(config.get("sandbox.hidden_paths", []) or [], home, cwd)
     network = bool(config.get("sandbox.network", True)) and mode != "strict"
+    # skills' scripts are run by the agent's terminal; they hold no secret
+    shown = (hermes_home.resolve() / "skills",)
     return SandboxPolicy(mode, workspace, tuple(dict.fromkeys(writable)),  # type: ignore[arg-type]
-                         tuple(dict.fromkeys(hidden)), network, why)
+                         tuple(dict.fromkeys(hidden)), network, why, shown)
 
 
 @functools.lru_cache(maxsize=8)
