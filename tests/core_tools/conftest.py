@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,10 @@ def core_kernel(home: Path, config: dict[str, Any] | None = None) -> Kernel:
     assert status.state == "loaded", status.reason
     return kernel
 
+
+#: a Python interpreter sandboxed commands can run: the one behind this venv (for stdlib-only
+#: commands), since the venv may sit under the host's /tmp, which the sandbox replaces
+SANDBOX_PYTHON = os.path.realpath(getattr(sys, "_base_executable", "") or sys.executable)
 
 #: the kernel fixture's config for a test of today's file tools without the sandbox's
 #: boundary (``@pytest.mark.parametrize("kernel", [SANDBOX_OFF], indirect=True)``)

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import sqlite3
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,13 +21,13 @@ import pytest
 
 from hermes_agent.builtin_plugins.core_tools.sandbox.runner import mechanism
 
-from .conftest import core_kernel
+from .conftest import SANDBOX_PYTHON, core_kernel
 
 pytestmark = pytest.mark.skipif(not mechanism().works,
                                 reason=f"no sandbox mechanism here: {mechanism().why_none}")
 
 SENTINEL = "SENTINEL-5b1e-sandbox-do-not-leak"
-PY = sys.executable
+PY = SANDBOX_PYTHON  # stdlib only; visible inside the sandbox wherever the venv is
 
 #: (name, command); {H} is the home under attack (or its copy), {Hx} the same in hex, {E} its
 #: hermes home

@@ -16,7 +16,7 @@ from hermes_agent.builtin_plugins.core_tools.sandbox import runner
 from hermes_agent.builtin_plugins.core_tools.sandbox.bwrap import bwrap_argv
 from hermes_agent.builtin_plugins.core_tools.sandbox.policy import SandboxPolicy
 
-from .conftest import core_kernel
+from .conftest import SANDBOX_PYTHON, core_kernel
 
 
 def test_argv_binds_roots_masks_hidden_after_them_and_drops_everything(tmp_path: Path) -> None:
@@ -129,7 +129,7 @@ def test_a_daemon_socket_cannot_be_reached(tmp_path: Path, monkeypatch: pytest.M
     server.bind(str(path))
     server.listen(1)
     try:
-        probe = (f"{sys.executable} -c \"import socket; s = socket.socket(socket.AF_UNIX); "
+        probe = (f"{SANDBOX_PYTHON} -c \"import socket; s = socket.socket(socket.AF_UNIX); "
                  f"s.connect('{path}'); print('connected')\"")
         work = tmp_path / "w"
         work.mkdir()

@@ -19,6 +19,8 @@ import pytest
 
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text, reply_tool_call
 
+from .conftest import SANDBOX_PYTHON
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 WAIT = 30.0
 
@@ -68,7 +70,7 @@ def start_chat(home: Path, server: FakeLLMServer, work: Path) -> subprocess.Pope
     (home / "config.yaml").write_text(
         f"model:\n  provider: custom\n  base_url: {server.openai_base_url}\n"
         "  default: fake-model\n  max_retries: 0\nsessions:\n  auto_title: false\n")
-    command = (f"{sys.executable} -m http.server 0 --bind 127.0.0.1 >/dev/null 2>&1 & "
+    command = (f"{SANDBOX_PYTHON} -m http.server 0 --bind 127.0.0.1 >/dev/null 2>&1 & "
                f"echo $! > {work}/grandchild.tmp; mv {work}/grandchild.tmp {work}/grandchild; "
                f"echo $$ > {work}/leader; wait")
     server.script(reply_tool_call("terminal", {"command": command, "timeout": 600}),
