@@ -59,7 +59,8 @@ def test_hidden_paths_are_hermes_home_credentials_and_configured_ones(home: Path
     found = policy(home, home / "proj", sandbox={"hidden_paths": ["~/secrets", "/srv/keys"]})
     hidden = set(found.hidden)
     assert (home / ".hermes").resolve() in hidden
-    for name in (".ssh", ".aws", ".gnupg", ".netrc", ".config/gh", ".docker"):
+    for name in (".ssh", ".aws", ".gnupg", ".netrc", ".config/gh", ".docker", ".bash_history",
+                 ".python_history", ".local/share/fish/fish_history"):
         assert name in HOME_CREDENTIALS and (home / name).resolve() in hidden
     assert (home / "secrets").resolve() in hidden and Path("/srv/keys") in hidden
     assert found.is_hidden((home / ".ssh" / "id_rsa").resolve())

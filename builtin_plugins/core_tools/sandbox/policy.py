@@ -22,6 +22,8 @@ from typing import Any, Literal
 
 from hermes_agent import cache_key_path
 
+from ..danger.paths import HISTORIES
+
 Mode = Literal["strict", "workspace", "off"]
 MODES: tuple[Mode, ...] = ("strict", "workspace", "off")
 
@@ -30,7 +32,9 @@ HOME_CREDENTIALS = (
     ".ssh", ".aws", ".azure", ".gnupg", ".kube", ".docker", ".config/gcloud", ".config/gh",
     ".config/hub", ".config/rclone", ".local/share/keyrings", ".password-store", ".netrc",
     "_netrc", ".git-credentials", ".npmrc", ".pypirc", ".pgpass", ".my.cnf", ".vault-token",
-    ".dockercfg", ".terraform.d/credentials.tfrc.json")
+    ".dockercfg", ".terraform.d/credentials.tfrc.json",
+    # shell and REPL histories: `export OPENAI_API_KEY=...` typed or pasted there
+    *HISTORIES)
 #: folders whose own path is never a workspace (a session started there gets none)
 SYSTEM_TOP = frozenset({"/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32",
                         "/lib64", "/media", "/mnt", "/opt", "/proc", "/root", "/run", "/sbin",
