@@ -63,6 +63,7 @@ def test_hidden_paths_are_hermes_home_credentials_and_configured_ones(home: Path
                  ".python_history", ".local/share/fish/fish_history"):
         assert name in HOME_CREDENTIALS and (home / name).resolve() in hidden
     assert (home / "secrets").resolve() in hidden and Path("/srv/keys") in hidden
+    assert found.is_hidden(Path("/etc/shadow")) and found.is_hidden(Path("/etc/gshadow"))
     assert found.is_hidden((home / ".ssh" / "id_rsa").resolve())
     assert found.is_hidden((home / ".hermes" / ".env").resolve())
     assert not found.is_hidden((home / "proj" / "x").resolve())

@@ -35,6 +35,10 @@ HOME_CREDENTIALS = (
     ".dockercfg", ".terraform.d/credentials.tfrc.json",
     # shell and REPL histories: `export OPENAI_API_KEY=...` typed or pasted there
     *HISTORIES)
+#: the system's own secrets, readable by commands when hermes runs as root
+SYSTEM_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+                  "/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
+                  "/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key")
 #: folders whose own path is never a workspace (a session started there gets none)
 SYSTEM_TOP = frozenset({"/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32",
                         "/lib64", "/media", "/mnt", "/opt", "/proc", "/root", "/run", "/sbin",
@@ -98,6 +102,7 @@ def policy_for(config: Any, cwd: Path, hermes_home: Path,
     hidden = [hermes_home.resolve(), *(_resolved(home / name) for name in HOME_CREDENTIALS),
               _key_folder(env.get("HERMES_HOME", ""), env.get("HOME", ""),
                           env.get("XDG_STATE_HOME", ""))]  # the key sealing hermes's caches
+    hidden += [Path(name) for name in SYSTEM_SECRETS]
     hidden += _expanded(config.get("sandbox.hidden_paths", []) or [], home, cwd)
     network = bool(config.get("sandbox.network", True)) and mode != "strict"
     # skills' scripts are run by the agent's terminal; they hold no secret
