@@ -24,7 +24,7 @@ _EXPORTS = {
     "UserInterrupt": "containment", "reraise_shutdown": "containment",
     # configuration
     "Config": "config", "load_config": "config", "hermes_home": "home",
-    "read_env_file": "config", "write_config_value": "config_write",
+    "read_env_file": "dotenv", "write_config_value": "config_write",
     # plugins found without a kernel, for a surface's listings (the CLI's command table and
     # its cached help), and the home's validation cache they are read through
     "discover": "discovery", "discovery_inputs": "discovery", "resolve": "loader",

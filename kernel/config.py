@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from .errors import ConfigError
 from .home import ValidationCache, hermes_home
+from .dotenv import read_env_file
 from .seal import EXPORTED_FROM_DOTENV
 from .manifest import SlotDeclaration
 from .slots import declared_slots, slot_defaults
@@ -72,28 +73,6 @@ class Config:
     def plugin_entry(self, *names: str) -> dict[str, Any]:
         entries = self.get("plugins.entries") or {}
         return next((entries[name] or {} for name in names if name in entries), {})
-
-
-def read_env_file(path: Path) -> dict[str, str]:
-    """Parse KEY=VALUE lines (``export`` prefix, quotes and # comments allowed)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return {}
-    values: dict[str, str] = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.removeprefix("export ").partition("=")
-        value = value.strip()
-        end = value.find(value[:1], 1) if value[:1] in ("'", '"') else -1
-        if end > 0:
-            value = value[1:end]  # quoted: anything after the quote is a comment
-        elif " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
-        values[key.strip()] = value
-    return values
 
 
 # What this process put into os.environ from a .env file: name -> value (see effective_env;

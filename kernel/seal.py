@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .dotenv import read_env_file
+
 try:  # the builtin module: importing hashlib first loads OpenSSL, a few ms of a quick command
     from _sha2 import sha256  # Python 3.12+
 except ImportError:
@@ -62,20 +64,9 @@ def cache_key_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 def _dotenv_names(env: Mapping[str, str]) -> set[str]:
-    """The names ``$HERMES_HOME/.env`` assigns (``NAME=`` or ``export NAME=`` lines)."""
+    """The names ``$HERMES_HOME/.env`` assigns."""
     home = env.get("HERMES_HOME") or os.path.join(os.path.expanduser("~"), ".hermes")  # as hermes_home()
-    try:
-        with open(os.path.join(os.path.expanduser(home), ".env"), encoding="utf-8",
-                  errors="replace") as handle:
-            lines = [line.strip() for line in handle]
-    except OSError:
-        return set()
-    names = set()
-    for line in lines:
-        name = line.removeprefix("export ").partition("=")[0].strip()
-        if name and not name.startswith("#") and "=" in line:
-            names.add(name)
-    return names
+    return set(read_env_file(Path(os.path.expanduser(home)) / ".env"))
 
 
 def _account_home() -> str:
@@ -158,7 +149,7 @@ def _make_key(path: Path) -> bytes | None:
 
 def _mac(key: bytes, purpose: str, body: str) -> str:
     """HMAC-SHA256 (RFC 2104) of ``purpose`` NUL ``body``."""
-    block = key.ljust(64, b"\0")
+    block = (sha256(key).digest() if len(key) > 64 else key).ljust(64, b"\0")
     inner = sha256(block.translate(_IPAD))
     inner.update(purpose.encode() + b"\0" + body.encode("utf-8", "surrogatepass"))
     outer = sha256(block.translate(_OPAD))

@@ -276,3 +276,17 @@ def test_a_key_file_that_is_no_key_is_not_used_and_a_loose_one_is_tightened(
     key = cache_key(made)
     assert key is not None and len(key) == 32 and bytes.fromhex(made.read_text()) == key
     assert not [p for p in made.parent.iterdir() if p.name != "cache.key"]  # no temporary left
+
+
+def test_the_seal_is_rfc_2104_hmac_sha256() -> None:
+    """The seal's own HMAC (hashlib would load OpenSSL on every quick command) equals the
+    standard library's, for short, block-sized and long keys and bodies."""
+    import hmac
+
+    from hermes_agent import seal
+
+    for key in (b"k", bytes(range(32)), bytes(64), bytes(range(200))):
+        for body in ("", "{}", '{"a":1}', "x" * 5000, "é\u2028"):
+            expected = hmac.new(key, b"purpose\0" + body.encode("utf-8", "surrogatepass"),
+                                "sha256").hexdigest()
+            assert seal._mac(key, "purpose", body) == expected
