@@ -46,6 +46,7 @@ class LayerRequest:
     tool_names: tuple[str, ...]
     home: Path
     cwd: Path | None = None
+    fence_nonce: str = ""  # the session's delimiter for untrusted text (hermes_agent.kits.fence)
 
 
 LayerFn = Callable[[LayerRequest], "str | None"]

@@ -46,6 +46,25 @@ def fence(text: str, source: str, nonce: str) -> str:
             f"</{PREFIX}-{nonce}>")
 
 
+_OPEN_TAG = re.compile(PREFIX + r'-([0-9a-f]{16}) source="([^"\n]*)">')
+
+
+def sources(text: str, nonce: str = "") -> list[str]:
+    """The sources named by the fences opened in ``text`` (only those of ``nonce`` when given),
+    in order: how a session finds untrusted blocks in a system prompt it did not build.
+    Fenced text is defused, so a tag found here was made by :func:`fence`."""
+    found = []
+    for match in _OPEN_TAG.finditer(text):
+        if match.start() and text[match.start() - 1] == "<" and (not nonce or match.group(1) == nonce):
+            found.append(_unquote(match.group(2)))
+    return found
+
+
+def _unquote(label: str) -> str:
+    return (label.replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
+            .replace("&amp;", "&"))
+
+
 def notice(nonce: str) -> str:
     """The system prompt's sentence telling the model what the session's fences mean."""
     return NOTICE.format(nonce=nonce)
