@@ -280,7 +280,7 @@ def tick(as_json: bool) -> None:
 @click.option("--interval", type=float, help="Seconds between looks at jobs.json at most "
                                              "(default: cron.tick_interval, 60).")
 def daemon(interval: float | None) -> None:
-    """Run the scheduler in the foreground until SIGTERM or Ctrl-C (without the gateway)."""
+    """Run the scheduler in the foreground until SIGTERM, SIGHUP or Ctrl-C (without the gateway)."""
     import asyncio
     import os
     import signal
@@ -297,7 +297,8 @@ def daemon(interval: float | None) -> None:
     async def serve() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        # SIGHUP (a closed terminal) too: the running job is interrupted and recorded.
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, stop.set)
         click.echo(f"cron scheduler running (pid {os.getpid()}); SIGTERM or Ctrl-C stops it",
                    err=True)

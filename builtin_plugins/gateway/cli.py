@@ -1,4 +1,4 @@
-"""``hermes gateway run`` (start the enabled platforms; SIGTERM or Ctrl-C finishes the
+"""``hermes gateway run`` (start the enabled platforms; SIGTERM, SIGHUP or Ctrl-C finishes the
 accepted turns, then exits) and ``hermes gateway status``."""
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ from .state import StateFile
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
+
+# A closed terminal (SIGHUP) stops the gateway as SIGTERM and Ctrl-C do: accepted turns finish
+# and every command's process group is ended, instead of the process dying mid-turn.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
 @click.group(cls=ListingGroup)
@@ -58,7 +62,7 @@ async def _serve(kernel: Kernel, adapters: dict[str, Any], entries: dict[str, An
         raise click.ClickException(str(exc)) from None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
     connected = await runner.start()
     if not connected:

@@ -119,6 +119,21 @@ def test_tick_runs_what_is_due_for_a_system_crontab(home, server, capsys):
     assert run(capsys, "cron", "tick")[1] == "No job is due.\n"
 
 
+def _start_daemon(hermes: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    """``hermes cron daemon``, once ``cron status`` reports it running."""
+    daemon = subprocess.Popen([hermes, "cron", "daemon"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + WAIT
+    status = ""
+    while "Scheduler: running in daemon" not in status and time.monotonic() < deadline:
+        status = subprocess.run([hermes, "cron", "status"], env=env, capture_output=True,
+                                text=True, timeout=WAIT).stdout
+    if f"Scheduler: running in daemon (pid {daemon.pid})" not in status:
+        daemon.kill()
+        raise AssertionError(f"the daemon did not report running: {status!r}")
+    return daemon
+
+
 def test_the_daemon_runs_due_jobs_and_stops_on_sigterm(home, server):
     configure(home, server, cron={"tick_interval": 0.2})
     env = {**os.environ, "HERMES_HOME": str(home)}
@@ -126,15 +141,8 @@ def test_the_daemon_runs_due_jobs_and_stops_on_sigterm(home, server):
     subprocess.run([hermes, "cron", "create", "every 1h"], input="Daemon job.\n", env=env,
                    check=True, capture_output=True, text=True, timeout=WAIT)  # prompt on stdin
     assert jobs(home)[0]["prompt"] == "Daemon job."
-    daemon = subprocess.Popen([hermes, "cron", "daemon"], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    daemon = _start_daemon(hermes, env)
     try:
-        deadline = time.monotonic() + WAIT
-        status = ""
-        while "Scheduler: running in daemon" not in status and time.monotonic() < deadline:
-            status = subprocess.run([hermes, "cron", "status"], env=env, capture_output=True,
-                                    text=True, timeout=WAIT).stdout
-        assert f"Scheduler: running in daemon (pid {daemon.pid})" in status
         now = datetime.now(timezone.utc).isoformat()  # a one-shot time: now
         subprocess.run([hermes, "cron", "edit", jobs(home)[0]["id"], "--schedule", now],
                        env=env, check=True, capture_output=True, timeout=WAIT)
@@ -147,5 +155,21 @@ def test_the_daemon_runs_due_jobs_and_stops_on_sigterm(home, server):
         daemon.send_signal(signal.SIGTERM)
         out, err = daemon.communicate(timeout=WAIT)
     assert daemon.returncode == 0, err
+    assert "cron scheduler stopped" in err
+    assert not (home / "cron" / "scheduler.json").exists()
+
+
+def test_the_daemon_stops_cleanly_when_its_terminal_closes(home, server):
+    configure(home, server, cron={"tick_interval": 0.2})
+    env = {**os.environ, "HERMES_HOME": str(home)}
+    hermes = str(Path(sys.executable).parent / "hermes")
+    daemon = _start_daemon(hermes, env)
+    try:
+        daemon.send_signal(signal.SIGHUP)
+        out, err = daemon.communicate(timeout=WAIT)
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+    assert daemon.returncode == 0, err  # not -SIGHUP: it stopped through its handler
     assert "cron scheduler stopped" in err
     assert not (home / "cron" / "scheduler.json").exists()

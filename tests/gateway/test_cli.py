@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -58,8 +59,12 @@ def wait_for(check, what: str, bound: float = 30.0):  # type: ignore[no-untyped-
     raise AssertionError(f"timed out waiting for {what}")
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_gateway_run_status_and_graceful_sigterm(home: Path, server, tmp_path: Path) -> None:
+HERMES = Path(sys.executable).parent / "hermes"
+
+
+def _start_held_gateway(home: Path, server, tmp_path: Path) -> tuple[subprocess.Popen[str], Path, dict[str, str]]:
+    """``hermes gateway run`` with a file-based platform whose one turn is held in a tool
+    until ``box/open`` exists."""
     box = tmp_path / "box"
     box.mkdir()
     plugin = home / "plugins" / "filechat"
@@ -74,18 +79,23 @@ def test_gateway_run_status_and_graceful_sigterm(home: Path, server, tmp_path: P
         "platforms": {"filechat": {"enabled": True, "dir": str(box),
                                    "allowed_users": ["alice"]}}}))
     server.script(reply_tool_call("hold", {}), reply_text("door held"))
-    hermes = Path(sys.executable).parent / "hermes"
     env = {**os.environ, "HERMES_HOME": str(home), "FILECHAT_DIR": str(box)}
-    proc = subprocess.Popen([str(hermes), "gateway", "run"], env=env, text=True,
+    proc = subprocess.Popen([str(HERMES), "gateway", "run"], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return proc, box, env
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_gateway_run_status_and_graceful_sigterm(home: Path, server, tmp_path: Path) -> None:
+    proc, box, env = _start_held_gateway(home, server, tmp_path)
     try:
         wait_for(lambda: (box / "entered").exists(), "the turn to reach its tool")
-        status = subprocess.run([str(hermes), "gateway", "status", "--json"], env=env,
+        status = subprocess.run([str(HERMES), "gateway", "status", "--json"], env=env,
                                 capture_output=True, text=True, timeout=60)
         state = json.loads(status.stdout)
         assert state["running"] is True and state["pid"] == proc.pid
         assert state["platforms"] == ["filechat"] and state["chats"] == 1
-        stop = subprocess.run([str(hermes), "gateway", "stop"], env=env,
+        stop = subprocess.run([str(HERMES), "gateway", "stop"], env=env,
                               capture_output=True, text=True, timeout=60)
         assert stop.returncode == 0, stop.stderr  # SIGTERM to the pid in the state file
         (box / "open").write_text("yes")  # the turn finishes after SIGTERM
@@ -96,6 +106,27 @@ def test_gateway_run_status_and_graceful_sigterm(home: Path, server, tmp_path: P
     assert proc.returncode == 0, err
     assert (box / "outbox").read_text() == "door held\n"
     assert (box / "disconnected").exists()
-    status = subprocess.run([str(hermes), "gateway", "status"], env=env, capture_output=True,
+    status = subprocess.run([str(HERMES), "gateway", "status"], env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert status.returncode != 0 and "not running" in status.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_closed_terminal_stops_the_gateway_as_sigterm_does(home: Path, server,
+                                                             tmp_path: Path) -> None:
+    proc, box, env = _start_held_gateway(home, server, tmp_path)
+    try:
+        wait_for(lambda: (box / "entered").exists(), "the turn to reach its tool")
+        proc.send_signal(signal.SIGHUP)  # what the terminal's session leader gets on close
+        (box / "open").write_text("yes")
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err  # not -SIGHUP: the handler ran
+    assert "gateway stopping: finishing accepted turns" in err
+    assert (box / "outbox").read_text() == "door held\n"  # the accepted turn finished
+    assert (box / "disconnected").exists()
+    status = subprocess.run([str(HERMES), "gateway", "status"], env=env, capture_output=True,
                             text=True, timeout=60)
     assert status.returncode != 0 and "not running" in status.stderr
