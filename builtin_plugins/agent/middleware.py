@@ -18,6 +18,9 @@ order (``kernel.middleware_for(kind)``), each given the payload by keyword plus
   it succeeded is logged and the downstream result is kept; an error from downstream (the
   tool, the model call, a later callback's) propagates.
 
+A callback that tries to stop hermes (``sys.exit``, a ``KeyboardInterrupt`` the user did not
+press) is skipped like any failure, and its plugin is unloaded for the rest of the session.
+
 The agent's tool executor and the model client (through ``CallContext.middleware``) call
 this module; it imports nothing of the agent.
 """
@@ -61,11 +64,20 @@ def owner(callback: Callable[..., Any]) -> str:
     return f"{module}:{getattr(callback, '__qualname__', repr(callback))}"
 
 
-def _failed(kind: str, callback: Callable[..., Any], exc: BaseException, outcome: str) -> None:
+def _failed(kernel: Kernel, kind: str, callback: Callable[..., Any], exc: BaseException,
+            outcome: str) -> None:
+    """Log a callback's failure. One that tried to stop hermes (``SystemExit``, a
+    ``KeyboardInterrupt`` the user did not press, any non-``Exception``) gets its plugin
+    unloaded, as a hook or a tool doing the same does."""
     reraise_shutdown(exc)  # the user's Ctrl-C is not the plugin's failure
     text = str(exc).strip().splitlines()
     log.warning("middleware %r: callback %s raised %s%s (%s)", kind, owner(callback),
                 type(exc).__name__, f": {text[0]}" if text else "", outcome)
+    if not isinstance(exc, Exception):
+        plugin = next((name for registered, fn, name in kernel.middleware
+                       if registered == kind and fn is callback), None)
+        if plugin is not None:
+            kernel.quarantine(plugin, f"its {kind} middleware", exc)
 
 
 def trace_entry(result: Payload) -> dict[str, str]:
@@ -108,7 +120,7 @@ class Middleware:
                 result = callback(**_kwargs(context, {key: _copy(current),
                                                       f"original_{key}": _copy(original)}))
             except BaseException as exc:  # noqa: BLE001 - isolated like a hook's failure
-                _failed(kind, callback, exc, "skipped")
+                _failed(self.kernel, kind, callback, exc, "skipped")
                 continue
             replaced = result.get(key) if isinstance(result, dict) else None
             if isinstance(replaced, dict):
@@ -145,8 +157,8 @@ class Middleware:
             except BaseException as exc:  # noqa: BLE001 - the rules below decide
                 if frame.called and not frame.succeeded:
                     raise  # downstream failed: its error (or what the callback made of it)
-                _failed(kind, callback, exc, "downstream result kept" if frame.succeeded
-                        else "skipped")
+                _failed(self.kernel, kind, callback, exc,
+                        "downstream result kept" if frame.succeeded else "skipped")
                 return frame.result if frame.succeeded else call_at(index + 1, value)
 
         return call_at(0, payload)

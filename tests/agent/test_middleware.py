@@ -321,3 +321,33 @@ def test_no_middleware_leaves_the_call_as_built(kernel_for, server) -> None:
     assert all(p["middleware_trace"] == [] for _, p in recorder.calls)
     assert {name for name, _ in recorder.calls} == {"pre_tool_call", "post_tool_call",
                                                     "pre_api_request"}
+
+
+@pytest.mark.parametrize("kind", ["tool_request", "tool_execution"])
+def test_middleware_that_tries_to_stop_hermes_unloads_its_plugin(kernel_for, server, home: Path,
+                                                                  kind: str) -> None:
+    _plugin(home, "quitter", f'''
+CALLS = []
+
+def middleware(ctx):
+    def leave(**context):
+        CALLS.append(1)
+        raise SystemExit(3)
+
+    ctx.register_middleware("{kind}", leave)
+''')
+    kernel = _boot(kernel_for, "quitter")
+    server.script(reply_tool_call("echo", {"text": "hi"}), reply_text("done"))
+    agent = Agent(kernel)
+    assert agent.run_conversation("echo hi").final_response == "done"  # hermes went on
+    # the plugin went with its tool, before the call could run
+    assert _tool_results(server) == [{"error": "Unknown tool: echo"}]
+    status = kernel.plugins["quitter"]
+    assert status.state == "failed" and "SystemExit" in status.reason
+    assert f"its {kind} middleware" in status.reason
+    assert kernel.middleware_for(kind) == []
+    calls = _module("quitter").CALLS
+    assert calls == [1]
+    server.script(reply_text("still here"))
+    assert agent.run_conversation("again").final_response == "still here"
+    assert calls == [1]  # never called again
