@@ -10,7 +10,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import LastActiveSessions, SessionStore, session_store
-from hermes_agent.kits.sql.values import USAGE_ESTIMATED, model_config_dict
+from hermes_agent.kits.sql.values import mark_usage_estimated
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
@@ -107,15 +107,8 @@ class SessionLink:
             self._mark_estimated(session_id)
 
     def _mark_estimated(self, session_id: str) -> None:
-        """Note in the session's ``model_config`` JSON that its token counts include
-        estimates (the server reported no usage): state.db keeps the original's columns."""
         self._estimated.add(session_id)
-        session = self.get(session_id) or {}
-        config = model_config_dict(session)
-        if config.get(USAGE_ESTIMATED):
-            return
-        config[USAGE_ESTIMATED] = True
-        self.store.update_session_model(session_id, session.get("model") or "", config)
+        mark_usage_estimated(self.store, session_id)
 
     def end(self, session_id: str, reason: str) -> None:
         self.store.end_session(session_id, reason)

@@ -9,10 +9,14 @@ Per task, each setting comes from (highest first): the call's arguments, the env
 ``auxiliary.<task>`` (``provider``, ``model``, ``base_url``, ``api_key``, ``timeout``,
 ``extra_body``), then the main provider with its profile's auxiliary model. Provider
 ``auto`` (the default) means the main provider.
+
+A call made for a session (``session_id=``) counts toward that session's tokens, model calls
+and cost.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -25,6 +29,8 @@ from .runtime import RuntimeProvider
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
+
+log = logging.getLogger("hermes_agent.models")
 
 # Default timeout (seconds) per task; other tasks get DEFAULT_AUX_TIMEOUT.
 TASK_TIMEOUTS = {"vision": 120.0, "web_extract": 360.0, "compression": 120.0, "skills_hub": 30.0,
@@ -93,5 +99,35 @@ def call_llm(task: str, messages: list[dict[str, Any]], *, kernel: Kernel,
     request = ChatRequest(messages, tools=tools, max_tokens=max_tokens, temperature=temperature,
                           reasoning_effort=reasoning_effort, extra_body=extra_body,
                           stream=stream, timeout=timeout)
-    return client.chat(request, on_event=on_event, interrupt=interrupt,
-                       context=CallContext(session_id=session_id, task=task, platform="auxiliary"))
+    response = client.chat(request, on_event=on_event, interrupt=interrupt,
+                           context=CallContext(session_id=session_id, task=task,
+                                               platform="auxiliary"))
+    if session_id:
+        record_for_session(kernel, session_id, response)
+    return response
+
+
+def record_for_session(kernel: Kernel, session_id: str, response: ChatResponse) -> None:
+    """Count a side task's tokens, call and cost toward the session it served, as ``/usage``,
+    ``hermes sessions show`` and ``sessions stats`` report them (the session's model and
+    labels are left as they are). Nothing when no store is selected or the session is not
+    stored."""
+    from hermes_agent import HermesError
+    from hermes_agent.api import session_store
+    from hermes_agent.kits.sql.values import mark_usage_estimated
+
+    usage, cost = response.usage, response.cost
+    try:
+        store = session_store(kernel)
+        store.update_token_counts(
+            session_id, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens, reasoning_tokens=usage.reasoning_tokens,
+            api_call_count=1, estimated_cost_usd=cost.amount_usd if cost else None)
+        if usage.estimated:
+            mark_usage_estimated(store, session_id)
+    except HermesError:  # no store selected, or a session id that is not stored
+        return
+    except Exception as exc:  # noqa: BLE001 - bookkeeping never costs the caller its answer
+        log.warning("usage of a %s call not recorded for session %s: %s", response.provider
+                    or "side-task", session_id, exc)

@@ -229,6 +229,16 @@ def model_config_dict(session: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, dict) else {}
 
 
+def mark_usage_estimated(store: Any, session_id: str) -> None:
+    """Note in a stored session's ``model_config`` that its token counts include estimates
+    (state.db keeps the original's columns, so the mark lives in that JSON)."""
+    session = store.get_session(session_id) or {}
+    config = model_config_dict(session)
+    if session and not config.get(USAGE_ESTIMATED):
+        config[USAGE_ESTIMATED] = True
+        store.update_session_model(session_id, session.get("model") or "", config)
+
+
 def usage_estimated(session: Any) -> bool:
     """Whether a session row's token counts include estimates (a server reported no usage);
     surfaces show them with ``~``."""

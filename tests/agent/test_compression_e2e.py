@@ -4,6 +4,7 @@ auxiliary ``compression`` model (the summariser) on another, so each is scripted
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -475,6 +476,13 @@ def test_slash_compress_says_why_it_did_not_run_once(
     assert any("summariser down" in r.getMessage() for r in caplog.records)  # INFO: kept
 
 
+def _tokens(line: str, kind: str) -> int:
+    """The ``input``/``output`` token count in a ``/usage`` line."""
+    match = re.search(rf"(\d+) {kind} tokens?", line)
+    assert match, line
+    return int(match.group(1))
+
+
 def test_slash_usage_after_compress_carries_the_totals_across_the_split(
         agent_for: Any, server: FakeLLMServer, summariser: FakeLLMServer) -> None:
     summariser.script(reply_text("## Goal\nPlan the move."))
@@ -489,14 +497,18 @@ def test_slash_usage_after_compress_carries_the_totals_across_the_split(
     # the new session made no call yet: no cost, not $0.0000
     assert usage[0] == (f"session {agent.session_id}: 0 model calls, 0 input tokens (0 cached),"
                         " 0 output tokens, estimated cost none (no model call yet)")
-    assert usage[1] == (f"conversation since {parent} (2 sessions, split by 1 compression): "
-                        + before.split(": ", 1)[1])
+    # the eight calls, and the summariser's: a side task's call counts toward its session
+    assert usage[1].startswith(f"conversation since {parent} (2 sessions, split by 1 "
+                               "compression): 9 model calls, ")
+    assert [r.method for r in summariser.requests].count("POST") == 1
+    assert _tokens(usage[1], "input") > _tokens(before, "input")
+    assert _tokens(usage[1], "output") > _tokens(before, "output")
     assert usage[2].startswith("context: ~") and "(estimated until the next answer)" in usage[2]
     assert not usage[2].startswith("context: ~0 ")
     talk(agent, 1, start=50)
     usage = run_slash(state, "/usage").splitlines()
     assert usage[0].startswith(f"session {agent.session_id}: 1 model call, ")
-    assert "9 model calls" in usage[1]
+    assert "10 model calls" in usage[1]
     # a resumed chat shows the same totals (they are the store's, not the process's)
     resumed = Agent(agent.kernel, AgentOptions(stream=False), session_id=parent)
     again = run_slash(ChatState(agent=resumed, kernel=agent.kernel), "/usage").splitlines()

@@ -65,3 +65,33 @@ def test_each_call_gets_its_own_client_over_one_resolved_provider(kernel_for, se
     first.active = object()  # what taking a fallback does to a client
     assert second.active is second.primary
     assert aux_client(kernel, "vision").primary is not first.primary  # per task settings
+
+
+def test_a_call_for_a_session_counts_toward_that_session(tmp_path, server) -> None:
+    """A side task's call (a summary, a title, a page extract) costs tokens like a turn's:
+    its usage lands in the session it served, an estimated one marked as such."""
+    from hermes_agent.api import session_store
+    from hermes_agent.kits.sql.values import usage_estimated
+
+    from hermes_agent.testing import make_kernel
+
+    kernel = make_kernel(tmp_path / "home", config={"model": {
+        "provider": "custom", "base_url": server.openai_base_url, "default": "big"}},
+        env={}, builtins=True)  # with the builtin session store
+    store = session_store(kernel)
+    session = store.create_session(source="cli", model="big")
+    server.script(reply_text("summary", usage={"input_tokens": 120, "output_tokens": 7}),
+                  reply_text("title", report_usage=False), reply_text("unrelated"))
+    call_llm(task="compression", messages=ASK, kernel=kernel, session_id=session)
+    row = store.get_session(session)
+    assert (row["api_call_count"], row["input_tokens"], row["output_tokens"]) == (1, 120, 7)
+    assert row["model"] == "big" and not usage_estimated(row)  # the session's model stays
+    call_llm(task="title_generation", messages=ASK, kernel=kernel, session_id=session)
+    row = store.get_session(session)
+    assert row["api_call_count"] == 2 and row["input_tokens"] > 120  # estimated from the text
+    assert usage_estimated(row)  # shown with ~
+    call_llm(task="title_generation", messages=ASK, kernel=kernel)  # for no session
+    assert store.get_session(session)["api_call_count"] == 2
+    server.script(reply_text("still answered"))  # a session that is not stored: no record
+    assert call_llm(task="web_extract", messages=ASK, kernel=kernel,
+                    session_id="not-stored").content == "still answered"
