@@ -22,12 +22,15 @@ if TYPE_CHECKING:
     from hermes_agent import Kernel, PluginContext
 
     from .approval import ApprovalGate
+    from .checkpoints.manager import Checkpointer
     from .sandbox.policy import SandboxPolicy
     from .terminal import TerminalTool
     from .todo import TodoStore
 
 
 Handler = Callable[[dict[str, Any], ToolCallContext], str]
+#: the tools the workspace is checkpointed before (docs/checkpoints.md)
+CHANGING_TOOLS = frozenset({"write_file", "patch", "terminal"})
 
 
 class CoreTools:
@@ -40,6 +43,7 @@ class CoreTools:
         self._lock = threading.Lock()
         self._todos: TodoStore | None = None
         self._terminal: TerminalTool | None = None
+        self._checkpointer: Checkpointer | None = None
         self._warned = False
 
     @property
@@ -66,6 +70,24 @@ class CoreTools:
 
                 self._terminal = TerminalTool(self.kernel, self.gate, remote_backend(self.kernel))
             return self._terminal
+
+    def checkpoint(self, name: str, ctx: ToolCallContext) -> None:
+        """Before a file-changing tool runs: the turn's checkpoint of the workspace, once (a
+        command on a remote backend changes no local file)."""
+        if name not in CHANGING_TOOLS:
+            return
+        from .backends import backend_name
+        from .checkpoints.manager import Checkpointer
+
+        try:
+            if name == "terminal" and backend_name(self.kernel) != "local":
+                return
+        except RuntimeError:
+            return  # the terminal says what is wrong with terminal.backend
+        with self._lock:
+            if self._checkpointer is None:
+                self._checkpointer = Checkpointer(self.kernel)
+        self._checkpointer.before(name, ctx, self.policy(ctx).workspace)
 
     def stop_commands(self, **_: Any) -> None:
         """``on_shutdown``: kill the commands still running (their whole process groups) and
@@ -120,6 +142,7 @@ class CoreTools:
                 from .danger.paths import kernel_home
 
                 with kernel_home(self.kernel.home):  # its .env and auth.json are secrets
+                    self.checkpoint(name, ctx)
                     return target()(args, ctx)
             handler.__name__ = handler.__qualname__ = name
             return with_context(handler, default_cwd=cwd)
@@ -168,6 +191,15 @@ def register(ctx: "PluginContext") -> None:
                       description="kill the terminal commands still running")
     ctx.register_hook("on_session_start", core.warn_unconfined,
                       description="warn when commands cannot be sandboxed on this machine")
+
+    def rollback(raw_args: str) -> str:
+        from .checkpoints.cli import rollback_command
+
+        return rollback_command(ctx.kernel)(raw_args)
+
+    ctx.register_command("rollback", rollback, "list the workspace's checkpoints, or restore "
+                         "checkpoint N (1 = before the latest turn that changed files)",
+                         args_hint="[N]")
 
 
 @hookimpl

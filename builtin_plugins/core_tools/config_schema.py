@@ -136,3 +136,15 @@ class ToolOutputSection(BaseModel):
 
 # Command patterns approved "always" (written by the approval prompt).
 command_allowlist = (list[str], Field(default_factory=list))
+
+
+class CheckpointsSection(BaseModel):
+    """``checkpoints:``: snapshots of the workspace before each turn's first file change, for
+    ``/rollback`` and ``hermes checkpoints`` (docs/checkpoints.md)."""
+
+    model_config = ConfigDict(extra="allow")  # keys of the original's that we do not use
+
+    enabled: bool = True
+    max_snapshots: int = Field(50, ge=1)  # per workspace; older ones are pruned
+    max_file_size_mb: float = Field(10, gt=0)  # larger files are left out of checkpoints
+    max_files: int = Field(50_000, ge=1)  # a workspace with more is not checkpointed

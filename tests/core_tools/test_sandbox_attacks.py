@@ -94,11 +94,12 @@ def plant(home: Path) -> None:
         db.execute("INSERT INTO secrets VALUES (?)", (f"token {SENTINEL}",))
 
 
-def snapshot(root: Path, skip: Path | None = None) -> dict[str, bytes | str]:
-    """Every path under ``root`` (but ``skip``) with its bytes, or its link target / "dir"."""
+def snapshot(root: Path, *skip: Path) -> dict[str, bytes | str]:
+    """Every path under ``root`` (but those under ``skip``) with its bytes, or its link target
+    / "dir"."""
     found: dict[str, bytes | str] = {}
     for path in sorted(root.rglob("*")):
-        if skip is not None and (path == skip or skip in path.parents):
+        if any(path == s or s in path.parents for s in skip):
             continue
         key = str(path.relative_to(root))
         if path.is_symlink():
@@ -148,14 +149,16 @@ def attempt(kernel, work: Path, name: str, command: str) -> str:
 def test_an_escape_leaves_the_home_intact_and_prints_no_secret(world, name: str,
                                                                template: str) -> None:
     kernel, home, work = world
-    before = snapshot(home, skip=work)
+    # hermes itself writes the workspace's checkpoints there (hidden from the command)
+    own = home / ".hermes" / "checkpoints"
+    before = snapshot(home, work, own)
     said = attempt(kernel, work, name, shape(template, home))
     # a script written by write_file and run by the next call
     script = shape(template, home)
     assert run(kernel, work, "write_file", {"path": "step.sh", "content": script + "\n"}
                ).get("error") is None
     said += attempt(kernel, work, name, "bash step.sh")
-    assert snapshot(home, skip=work) == before, name
+    assert snapshot(home, work, own) == before, name
     assert SENTINEL not in said, name
 
 
