@@ -19,6 +19,13 @@ class DelegationSection(BaseModel):
 
     max_iterations: int = Field(50, gt=0)
     max_spawn_depth: int = Field(1, ge=1)
+    max_concurrent_children: int = Field(3, ge=1)  # tasks per call, run in parallel
+    child_timeout_seconds: float = Field(0, ge=0)  # 0: no limit
+    # the subagents' model (empty: the parent's), e.g. a cheaper one
+    model: str = ""
+    provider: str = ""
+    base_url: str = ""
+    api_key: str = ""
 
 
 # Context files (AGENTS.md, ...) longer than this are cut, head and tail (default 20,000).

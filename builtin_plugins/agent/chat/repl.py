@@ -74,6 +74,12 @@ def _send_injected(agent: Any, renderer: TerminalRenderer, questions: TerminalQu
         run_turn(agent, text, renderer, questions, status)
 
 
+def _arrived(out: TextIO, text: str) -> None:
+    """Said from a background thread while the chat waits at its prompt."""
+    out.write(f"\n⚙ {text}; press Enter to hand the results to the model\n{PROMPT}")
+    out.flush()
+
+
 def interactive(agent: Any, kernel: Kernel, questions: TerminalQuestions, *,
                 out: TextIO | None = None) -> int:
     out = out or sys.stdout
@@ -85,6 +91,7 @@ def interactive(agent: Any, kernel: Kernel, questions: TerminalQuestions, *,
     questions.status = status
     state = ChatState(agent, kernel)
     notices = FaultNotices(kernel)
+    agent.extra_tool_kwargs["background_notify"] = lambda text: _arrived(out, text)
     out.write(banner(agent, color=color) + "\n")
     if agent.history:
         out.write(recap(agent, color=color) + "\n")
@@ -100,7 +107,11 @@ def interactive(agent: Any, kernel: Kernel, questions: TerminalQuestions, *,
             if message is None:
                 out.write("\n")
                 break
-            if not message.strip():
+            if not message.strip():  # Enter alone: what background work sent goes in now
+                try:
+                    _send_injected(agent, renderer, questions, status)
+                except KeyboardInterrupt:
+                    out.write("\n[interrupted]\n")
                 continue
             if message.startswith("/") and "\n" not in message:
                 try:
@@ -126,6 +137,10 @@ def interactive(agent: Any, kernel: Kernel, questions: TerminalQuestions, *,
         reason = "interrupted"
         raise
     finally:
+        from ..delegate import subagents_of
+
+        if subagents_of(agent).stop():  # background subagents end with the chat
+            subagents_of(agent).wait(10)
         if readline is not None:
             try:
                 readline.write_history_file(history_file)

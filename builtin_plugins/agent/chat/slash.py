@@ -131,6 +131,28 @@ def _quit(state: ChatState, args: str) -> Any:
     return QUIT
 
 
+def _agents(state: ChatState, args: str) -> str:
+    from ..delegate import subagents_of
+
+    children = subagents_of(state.agent).children
+    if not children:
+        return "No subagents in this chat yet (the model starts them with delegate_task)."
+    rows = [(child.status, "background" if child.background else "foreground",
+             f"{child.seconds:.0f}s" if child.status == "running" else "-",
+             str(child.api_calls) if child.status != "running" else "-", child.session_id,
+             ellipsize(child.goal, 60)) for child in children[-20:]]
+    return "\n".join(table(("STATUS", "RUNS", "FOR", "CALLS", "SESSION", "GOAL"), rows,
+                           indent="  "))
+
+
+def _stop(state: ChatState, args: str) -> str:
+    from ..delegate import subagents_of
+
+    stopped = subagents_of(state.agent).stop()
+    return (f"Stopping {plural(stopped, 'background subagent')}." if stopped
+            else "No background subagent is running.")
+
+
 BUILTIN: dict[str, tuple[Callable[[ChatState, str], Any], str]] = {
     "help": (_help, "this list"),
     "new": (_new, "end this session and start a new one"),
@@ -142,6 +164,8 @@ BUILTIN: dict[str, tuple[Callable[[ChatState, str], Any], str]] = {
     "compress": (_compress, "summarise the conversation now: /compress [FOCUS TOPIC]"),
     "retry": (_retry, "send the last message again"),
     "undo": (_undo, "remove the last exchange"),
+    "agents": (_agents, "the subagents of this chat: running and finished"),
+    "stop": (_stop, "stop the subagents running in the background"),
     "quit": (_quit, "leave (also /exit, Ctrl-D)"),
 }
 ALIASES = {"exit": "quit", "q": "quit", "?": "help"}
