@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_agent import hookimpl
 from hermes_agent.api import APPROVAL_GATE, ToolCallContext, with_context
+from hermes_agent.api.services import SANDBOX
 
 from . import schemas
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
     from .approval import ApprovalGate
     from .sandbox.policy import SandboxPolicy
+    from .sandbox.service import SandboxService
     from .terminal import TerminalTool
     from .todo import TodoStore
 
@@ -40,6 +42,7 @@ class CoreTools:
         self._lock = threading.Lock()
         self._todos: TodoStore | None = None
         self._terminal: TerminalTool | None = None
+        self._sandbox: SandboxService | None = None
         self._warned = False
 
     @property
@@ -67,9 +70,20 @@ class CoreTools:
                 self._terminal = TerminalTool(self.kernel, self.gate, remote_backend(self.kernel))
             return self._terminal
 
+    def sandbox(self) -> "SandboxService":
+        """The ``sandbox`` service: other plugins' commands confined as ``terminal``'s are."""
+        with self._lock:
+            if self._sandbox is None:
+                from .sandbox.service import SandboxService
+
+                self._sandbox = SandboxService(self.kernel)
+            return self._sandbox
+
     def stop_commands(self, **_: Any) -> None:
         """``on_shutdown``: kill the commands still running (their whole process groups) and
         end a remote backend's shared connection."""
+        if self._sandbox is not None:
+            self._sandbox.groups.kill_all()
         if self._terminal is not None:
             self._terminal.groups.kill_all()
             close = getattr(self._terminal.remote, "close", None)
@@ -160,6 +174,7 @@ def register(ctx: "PluginContext") -> None:
     # the agent routes hook-requested approvals through the same gate as ``terminal``
     ctx.register_service(APPROVAL_GATE, _approval_gate)
     core = CoreTools(ctx.kernel)
+    ctx.register_service(SANDBOX, lambda _kernel: core.sandbox())  # shell hooks
     handlers = core.handlers()
     for name, toolset, schema, emoji in TOOLS:
         ctx.register_tool(name=name, toolset=toolset, schema=schema, handler=handlers[name],
