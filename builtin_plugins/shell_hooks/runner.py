@@ -34,9 +34,15 @@ log = logging.getLogger("hermes_agent.shell_hooks")
 TOOL_HOOKS = frozenset({"pre_tool_call", "post_tool_call", "transform_tool_result"})
 TRANSFORMS = {"transform_tool_result": "result", "transform_terminal_output": "output",
               "transform_llm_output": "response_text"}
-#: event hooks a shell hook may not subscribe to: their arguments are live objects
-#: (the gateway, the plugins) or they run while hermes starts or stops
-NOT_FOR_SHELL = frozenset({"pre_gateway_dispatch", "on_plugins_loaded", "on_shutdown"})
+#: the hooks a shell hook may subscribe to: Hermes Agent 0.19's, but for
+#: ``pre_gateway_dispatch`` (its arguments are the live gateway and session store)
+SHELL_HOOKS = (
+    "pre_tool_call", "post_tool_call", "transform_tool_result", "transform_terminal_output",
+    "pre_llm_call", "post_llm_call", "transform_llm_output", "pre_api_request",
+    "post_api_request", "api_request_error", "on_session_start", "on_session_end",
+    "on_session_finalize", "on_session_reset", "subagent_start", "subagent_stop",
+    "on_memory_write", "pre_approval_request", "post_approval_response", "pre_verify",
+    "kanban_task_claimed", "kanban_task_completed", "kanban_task_blocked")
 MAX_OUTPUT = 64 * 1024
 BLOCK_EXIT = 2
 
@@ -58,16 +64,13 @@ class ShellHook:
 
 def configured(config: Any) -> tuple[list[ShellHook], list[str]]:
     """The hooks of config.yaml's ``hooks:``, and what is wrong with the rest."""
-    from hermes_agent.hookspecs import EVENT_HOOKS
-
     hooks: list[ShellHook] = []
     problems: list[str] = []
     for event, specs in (config.get("hooks") or {}).items():
-        if event not in EVENT_HOOKS or event in NOT_FOR_SHELL:
+        if event not in SHELL_HOOKS:
             import difflib
 
-            close = difflib.get_close_matches(event, [h for h in EVENT_HOOKS
-                                                      if h not in NOT_FOR_SHELL], 1)
+            close = difflib.get_close_matches(event, SHELL_HOOKS, 1)
             problems.append(f"hooks.{event}: not a hook shell hooks can use"
                             + (f" (did you mean {close[0]}?)" if close else ""))
             continue
