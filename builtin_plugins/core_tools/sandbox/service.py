@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING
 from hermes_agent.kits.secrets import command_env
 
 from ..process_groups import ProcessGroups, die_with_hermes, kill_group
-from ..terminal import COMMAND_VARS, BoundedCapture
+from ..terminal import COMMAND_VARS, BoundedCapture, shorten
 from .policy import policy_for
 from .runner import command_cwd_visible, confine, mechanism, warn_if_unconfined
 
@@ -86,7 +86,8 @@ class SandboxService:
 
 def _communicate(proc: subprocess.Popen[bytes], data: bytes, timeout: float,
                  keep: int) -> tuple[str, str, bool]:
-    """Feed ``data``, read both streams (each cut to ``keep`` bytes), kill the group at
+    """Feed ``data``, read both streams (each cut to ``keep`` characters and a marker of
+    what was left out in the middle), kill the group at
     ``timeout``; (stdout, stderr, timed out)."""
     captures = (BoundedCapture(keep), BoundedCapture(keep))
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
@@ -104,7 +105,8 @@ def _communicate(proc: subprocess.Popen[bytes], data: bytes, timeout: float,
         proc.wait()
     for thread in threads[1:]:  # a child left in the background may hold the pipes open
         thread.join(timeout=0.2 if timed_out else 1.0)
-    return captures[0].text(), captures[1].text(), timed_out
+    out, err = (shorten(capture.text(), keep) for capture in captures)
+    return out, err, timed_out
 
 
 def _feed(stream: IO[bytes], data: bytes) -> None:

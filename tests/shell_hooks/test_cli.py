@@ -1,0 +1,120 @@
+"""``hermes hooks list|test|approve|revoke|doctor`` and ``hermes --accept-hooks`` as a user
+runs them, and ``chat -q`` with nobody to approve: the unapproved hook is skipped and the
+warning says how to approve it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.api.services import SANDBOX, Sandbox
+from hermes_agent.builtin_plugins.core_tools.sandbox.runner import mechanism
+from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text, reply_tool_call
+
+from .conftest import World
+
+HERMES = str(Path(sys.executable).with_name("hermes"))
+
+
+def hermes(world: World, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(world.home), "HERMES_HOME": str(world.hermes),
+           "NO_PROXY": "127.0.0.1,localhost"}
+    env.pop("HERMES_ACCEPT_HOOKS", None)
+    return subprocess.run([HERMES, *args], capture_output=True, text=True, timeout=120,
+                          cwd=world.work, env=env, input=stdin if stdin is not None else "")
+
+
+def test_list_approve_revoke_and_doctor(world: World) -> None:
+    guard = world.script("guard.sh", 'echo \'{"action": "block", "message": "no"}\'\n')
+    world.configure({"pre_tool_call": [{"matcher": "terminal", "command": str(guard),
+                                        "timeout": 5}]})
+    listed = hermes(world, "hooks", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert f"pre_tool_call [matcher: terminal]: {guard}  (timeout 5 s)" in listed.stdout
+    assert "NOT APPROVED (does not run)" in listed.stdout
+    doctor = hermes(world, "hooks", "doctor")
+    assert doctor.returncode == 1 and "run `hermes hooks approve pre_tool_call`" in doctor.stdout
+
+    refused = hermes(world, "hooks", "approve", "pre_tool_call", stdin="n\n")
+    assert "not approved" in refused.stdout
+    approved = hermes(world, "hooks", "approve", "pre_tool_call", stdin="y\n")
+    assert approved.returncode == 0 and "  approved" in approved.stdout, approved.stderr
+    rows = json.loads(hermes(world, "hooks", "list", "--json").stdout)["hooks"]
+    assert [r["status"] for r in rows] == ["approved"]
+    doctor = hermes(world, "hooks", "doctor")
+    assert doctor.returncode == (0 if mechanism().works else 1), doctor.stdout
+    assert "hooks: 1, approved: 1" in doctor.stdout
+
+    revoked = hermes(world, "hooks", "revoke", "pre_tool_call")
+    assert f"revoked pre_tool_call: {guard}" in revoked.stdout
+    assert "NOT APPROVED" in hermes(world, "hooks", "list").stdout
+    accepted = hermes(world, "--accept-hooks", "hooks", "list")
+    assert "every hook runs without approval (HERMES_ACCEPT_HOOKS is set)" in accepted.stdout
+
+
+def test_approve_with_nobody_to_answer_asks_for_yes(world: World) -> None:
+    world.configure({"post_tool_call": [{"command": "true"}]})
+    done = hermes(world, "hooks", "approve")
+    assert done.returncode == 1 and "hermes hooks approve --yes" in done.stderr
+    assert hermes(world, "hooks", "approve", "--yes").returncode == 0
+    assert "approved" in hermes(world, "hooks", "list").stdout
+
+
+def test_doctor_reports_a_forged_allowlist_entry(world: World) -> None:
+    world.configure({"post_tool_call": [{"command": "true"}]})
+    (world.hermes / "shell-hooks-allowlist.json").write_text(json.dumps(
+        {"approvals": [{"event": "post_tool_call", "command": "true",
+                        "approved_at": "2026-01-01T00:00:00Z", "hermes-seal": "0" * 64}]}))
+    doctor = hermes(world, "hooks", "doctor")
+    assert doctor.returncode == 1
+    assert "1 entry was changed or written outside `hermes hooks approve`" in doctor.stdout
+
+
+def test_test_runs_a_hook_once_and_shows_its_answer(world: World) -> None:
+    guard = world.script("guard.sh", 'cat > event.json\necho \'{"decision": "block", '
+                                     '"reason": "tested"}\'\n')
+    world.configure({"pre_tool_call": [{"command": str(guard)}]})
+    done = hermes(world, "hooks", "test", "pre_tool_call", "--tool", "write_file")
+    assert done.returncode == 0, done.stderr
+    assert '  answer: {"action": "block", "message": "tested"}' in done.stdout
+    assert json.loads((world.work / "event.json").read_text())["tool_name"] == "write_file"
+    missing = hermes(world, "hooks", "test", "on_session_start")
+    assert missing.returncode == 1 and "no shell hook for 'on_session_start'" in missing.stderr
+
+
+@pytest.mark.skipif(not mechanism().works, reason=f"no sandbox here: {mechanism().why_none}")
+def test_chat_q_skips_an_unapproved_hook_and_accept_hooks_runs_it(world: World) -> None:
+    guard = world.script("guard.sh", 'echo \'{"action": "block", "message": "hook says no"}\'\n')
+    with FakeLLMServer() as server:
+        world.configure({"pre_tool_call": [{"command": str(guard)}]},
+                        model={"provider": "custom", "base_url": server.openai_base_url,
+                               "default": "fake-model", "max_retries": 0})
+        server.script(reply_tool_call("terminal", {"command": "touch ran1"}), reply_text("one"),
+                      reply_tool_call("terminal", {"command": "touch ran2"}), reply_text("two"))
+        first = hermes(world, "chat", "-q", "go")
+        assert first.returncode == 0 and first.stdout.strip() == "one", first.stderr
+        assert (world.work / "ran1").exists()  # not approved: skipped, the tool ran
+        assert "did not run: it is not approved" in first.stderr
+        assert "hermes hooks approve pre_tool_call" in first.stderr
+        second = hermes(world, "--accept-hooks", "chat", "-q", "go")
+        assert second.returncode == 0 and second.stdout.strip() == "two", second.stderr
+        assert not (world.work / "ran2").exists()
+        blocked = [m for m in server.posts()[-1].body["messages"] if m["role"] == "tool"]
+        assert "hook says no" in blocked[-1]["content"]
+
+
+def test_the_sandbox_service_is_core_tools(world: World) -> None:
+    kernel = world.kernel()
+    service = kernel.service(SANDBOX)
+    assert isinstance(service, Sandbox) and kernel.service_owner(SANDBOX) == "core-tools"
+    run = service.run("cat; echo oops >&2; exit 3", cwd=world.work, timeout=10, stdin="in",
+                      max_output=1000)
+    assert (run.stdout, run.stderr, run.returncode, run.timed_out) == ("in", "oops\n", 3, False)
+    big = service.run("head -c 100000 /dev/zero | tr '\\0' x", cwd=world.work, timeout=10,
+                      max_output=1000)
+    assert len(big.stdout) < 1200 and "[output shortened: " in big.stdout
