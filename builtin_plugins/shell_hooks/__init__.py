@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .runner import TRANSFORMS, ShellHook, answer, configured, payload
+from .runner import MAX_OUTPUT, TRANSFORMS, ShellHook, answer, configured, payload
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel, PluginContext
@@ -105,7 +105,7 @@ class ShellHooks:
                             hook.command)
             return None
         cwd = str(Path(self.kernel.cwd) if self.kernel.cwd else Path.cwd())
-        run = sandbox.run(hook.command, cwd=cwd, timeout=hook.timeout,
+        run = sandbox.run(hook.command, cwd=cwd, timeout=hook.timeout, max_output=MAX_OUTPUT,
                           stdin=payload(hook.event, arguments, cwd),
                           env={"HERMES_HOOK_EVENT": hook.event})
         if hook.event in TRANSFORMS and run.returncode == 0:
