@@ -4,8 +4,9 @@ Its shape is Hermes Agent 0.19's, ``{"approvals": [{"event", "command", "approve
 ...}]}``, with one difference: every entry is sealed (``hermes_agent.seal_json``, purpose
 ``shell-hook-approval``; docs/cache.md), so an entry that a file tool, a command or anyone
 but ``hermes hooks approve`` wrote or changed is not believed (a warning names the file).
-An approval binds the hook's name and its exact command; when the command starts with a
-script that exists, also the script's SHA-256, so an edited script needs approving again.
+An approval binds the hook's name and its exact command, and the SHA-256 of the scripts it
+names (each word with a ``/`` that is a file: ``~/hooks/guard.sh``, ``python3 ./check.py``), so
+an edited script needs approving again.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import hashlib
 import json
 import os
 import shlex
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,25 +32,34 @@ def hook_id(event: str, command: str) -> str:
     return hashlib.sha256(f"{event}\0{command}".encode()).hexdigest()[:16]
 
 
-def script_of(command: str) -> Path | None:
-    """The script a command starts with (``~/hooks/guard.sh --strict``), if it is a file."""
+def scripts_of(command: str) -> list[Path]:
+    """The files a command names by path (``~/hooks/guard.sh --strict``, ``sh ./x.sh``)."""
     try:
-        first = shlex.split(command)[0]
-    except (ValueError, IndexError):
-        return None
-    path = Path(os.path.expanduser(first))
-    return path if "/" in first and path.is_file() else None
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    paths = [Path(os.path.expanduser(word)) for word in words if "/" in word]
+    return [path for path in paths if path.is_file()]
+
+
+def script_of(command: str) -> Path | None:
+    """The first script a command names, if any."""
+    found = scripts_of(command)
+    return found[0] if found else None
 
 
 def script_digest(command: str) -> str:
-    """SHA-256 of the command's script ("" without one, or when it cannot be read)."""
-    path = script_of(command)
-    if path is None:
+    """SHA-256 over the command's scripts ("" without any)."""
+    paths = scripts_of(command)
+    if not paths:
         return ""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return ""
+    digest = hashlib.sha256()
+    for path in paths:
+        try:
+            digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+        except OSError:
+            digest.update(str(path).encode() + b"\0unreadable\0")
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -72,8 +83,13 @@ class Allowlist:
         self._stamp: tuple[int, int] | None = None
         self._entries: dict[str, Approval] = {}
         self.rejected = 0  # entries of the file whose seal does not match
+        self._lock = threading.Lock()  # tool calls run hooks from several threads
 
     def entries(self) -> dict[str, Approval]:
+        with self._lock:
+            return self._current()
+
+    def _current(self) -> dict[str, Approval]:
         try:
             info = self.path.stat()
             stamp = (info.st_mtime_ns, info.st_size)

@@ -11,7 +11,7 @@ from typing import Any
 import click
 from hermes_agent.kits.cli import ListingGroup, cli_kernel, confirm_at_terminal
 
-from .allowlist import Allowlist, hook_id, script_of
+from .allowlist import Allowlist, hook_id, script_of, scripts_of
 from .runner import TOOL_HOOKS, ShellHook, answer, configured, payload
 
 STATUS = {"approved": "approved", "unapproved": "NOT APPROVED (does not run)",
@@ -180,10 +180,16 @@ def doctor() -> None:
         if status != "approved":
             bad.append(f"{label}: {STATUS[status]}; run `hermes hooks approve {hook.event}`")
         script = script_of(hook.command)
-        if script is None and "/" in hook.command.split()[0]:
+        first = os.path.expanduser(hook.command.split()[0])
+        if script is None and "/" in first:
             bad.append(f"{label}: its script does not exist")
-        elif script is not None and not os.access(script, os.X_OK):
+        elif script is not None and str(script) == first and not os.access(script, os.X_OK):
             bad.append(f"{label}: {script} is not executable (chmod +x)")
+        home = Path(kernel.home).resolve()
+        for path in scripts_of(hook.command):
+            if path.resolve() == home or home in path.resolve().parents:
+                bad.append(f"{label}: {path} is inside $HERMES_HOME, which the sandbox hides "
+                           "from commands: move it out (e.g. to ~/.config/hermes-hooks/)")
         if hook.matcher and hook.event not in TOOL_HOOKS:
             notes.append(f"{label}: matcher is used only by tool hooks; it runs at every event")
         if hook.event in TRANSFORMS or hook.event in ("pre_tool_call", "pre_llm_call"):

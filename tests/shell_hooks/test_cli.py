@@ -118,3 +118,15 @@ def test_the_sandbox_service_is_core_tools(world: World) -> None:
     big = service.run("head -c 100000 /dev/zero | tr '\\0' x", cwd=world.work, timeout=10,
                       max_output=1000)
     assert len(big.stdout) < 1200 and "[output shortened: " in big.stdout
+
+
+def test_doctor_says_a_script_in_hermes_home_cannot_run(world: World) -> None:
+    (world.hermes / "agent-hooks").mkdir()
+    script = world.hermes / "agent-hooks" / "guard.sh"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o644)
+    world.configure({"pre_tool_call": [{"command": str(script)}]})
+    doctor = hermes(world, "hooks", "doctor")
+    assert doctor.returncode == 1
+    assert f"{script} is inside $HERMES_HOME, which the sandbox hides" in doctor.stdout
+    assert f"{script} is not executable (chmod +x)" in doctor.stdout

@@ -168,3 +168,15 @@ def test_config_mistakes_are_named(world: World, caplog: pytest.LogCaptureFixtur
         in caplog.text
     assert "matcher '([' is not a regular expression" in caplog.text
     assert [c.plugin for c in kernel.hooks.callbacks("post_tool_call")] == ["shell-hooks"]
+
+
+def test_a_script_given_to_an_interpreter_is_pinned_too(world: World) -> None:
+    hook = recorder(world)
+    command = f"sh ./{hook.name}"  # the script is an argument, relative to the workspace
+    world.configure({"pre_tool_call": [{"command": command}]})
+    world.approve("pre_tool_call", command)
+    kernel = world.kernel()
+    fire_pre_tool_call(kernel)
+    hook.write_text("#!/bin/sh\necho changed >> marks.txt\n")  # as the agent could
+    fire_pre_tool_call(kernel)
+    assert (world.work / "marks.txt").read_text() == "ran\n"
