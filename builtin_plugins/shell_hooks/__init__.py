@@ -68,6 +68,10 @@ class ShellHooks:
             self.kernel.hooks.add_callback(event, self._callback(event, listed),
                                            plugin=self.plugin,
                                            description=f"shell hooks of config.yaml ({event})")
+        if hooks and not accept_all(self.kernel):
+            from .consent import ask_at_chat_start
+
+            ask_at_chat_start(self.allowlist, hooks, self._warned)
 
     def _callback(self, event: str, hooks: list[ShellHook]) -> Callable[..., Any]:
         def run_shell_hooks(**arguments: Any) -> Any:

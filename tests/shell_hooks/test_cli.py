@@ -130,3 +130,50 @@ def test_doctor_says_a_script_in_hermes_home_cannot_run(world: World) -> None:
     assert doctor.returncode == 1
     assert f"{script} is inside $HERMES_HOME, which the sandbox hides" in doctor.stdout
     assert f"{script} is not executable (chmod +x)" in doctor.stdout
+
+
+def _pty_terminal() -> type:
+    """tests/agent's pseudo-terminal driver (loaded by path: the folders are separate packages)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "agent" / "pty_terminal.py"
+    spec = importlib.util.spec_from_file_location("shell_hooks_pty_terminal", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Terminal  # type: ignore[no-any-return]
+
+
+@pytest.mark.skipif(not mechanism().works, reason=f"no sandbox here: {mechanism().why_none}")
+def test_the_interactive_chat_asks_before_its_first_prompt(world: World) -> None:
+    guard = world.script("guard.sh", 'echo \'{"action": "block", "message": "hook says no"}\'\n')
+    other = world.script("other.sh", "echo ran >> marks.txt\n")
+    with FakeLLMServer() as server:
+        world.configure({"pre_tool_call": [{"matcher": "terminal", "command": str(guard)}],
+                         "post_tool_call": [{"command": str(other)}]},
+                        model={"provider": "custom", "base_url": server.openai_base_url,
+                               "default": "fake-model", "max_retries": 0})
+        server.script(reply_tool_call("terminal", {"command": "touch ran.txt"}),
+                      reply_text("Blocked, as asked."))
+        env = {"HERMES_HOME": str(world.hermes), "HOME": str(world.home), "TERM": "dumb",
+               "PATH": os.environ.get("PATH", ""), "NO_PROXY": "127.0.0.1,localhost",
+               "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}
+        term = _pty_terminal()([HERMES, "chat"], env, cwd=world.work)
+        asked = []
+        for _ in range(2):  # in config.yaml's order; guard.sh approved, other.sh not
+            shown = term.read_until("at every such event? [y/N]: ").replace("\r", "")
+            asked.append(shown)
+            term.type("y\r" if str(guard) in shown else "n\r")
+        assert any(f"Shell hook pre_tool_call (matcher terminal)\n  {guard}\n" in a for a in asked)
+        assert any(f"Shell hook post_tool_call\n  {other}\n" in a for a in asked)
+        screen = "".join(asked) + term.read_until("› ")
+        assert "approved (`hermes hooks revoke` withdraws it)" in screen
+        assert "not approved: skipped (`hermes hooks approve post_tool_call` later)" in screen
+        term.type("make a file\r")
+        assert "Blocked, as asked." in term.read_until("› ")
+        term.type("/quit\r")
+        assert term.wait() == 0
+    assert not (world.work / "ran.txt").exists() and not (world.work / "marks.txt").exists()
+    statuses = json.loads(hermes(world, "hooks", "list", "--json").stdout)["hooks"]
+    assert {s["event"]: s["status"] for s in statuses} == {"pre_tool_call": "approved",
+                                                           "post_tool_call": "unapproved"}
