@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .runner import MAX_OUTPUT, TRANSFORMS, ShellHook, answer, configured, payload
+from .runner import MAX_OUTPUT, ShellHook, answer, configured, payload
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel, PluginContext
@@ -112,8 +112,6 @@ class ShellHooks:
         run = sandbox.run(hook.command, cwd=cwd, timeout=hook.timeout, max_output=MAX_OUTPUT,
                           stdin=payload(hook.event, arguments, cwd),
                           env={"HERMES_HOOK_EVENT": hook.event})
-        if hook.event in TRANSFORMS and run.returncode == 0:
-            log.debug("shell hook %s `%s` answered %r", hook.event, hook.command, run.stdout[:200])
         return answer(hook, run)
 
     def allowed(self, hook: ShellHook) -> bool:
