@@ -7,7 +7,7 @@ offers it). Every Protocol here is ``runtime_checkable``. Contracts only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from hermes_agent import ServiceKey
@@ -18,6 +18,7 @@ from .tools import ToolCallContext
 
 if TYPE_CHECKING:
     import asyncio
+    from os import PathLike
 
 
 
@@ -222,3 +223,36 @@ class McpServers(Protocol):
 
 
 MCP = ServiceKey("mcp", McpServers)
+
+
+# --- sandbox: commands run confined, as the agent's terminal runs them --------------------
+@runtime_checkable
+class SandboxedRun(Protocol):
+    """How one confined command ended (``returncode`` None: killed at its timeout)."""
+
+    stdout: str
+    stderr: str
+    returncode: int | None
+    timed_out: bool
+    confined: bool  # False: ``sandbox.mode: off``, or no mechanism works on this machine
+    duration_s: float
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """The OS sandbox of the commands hermes runs for the agent (docs/sandbox.md): the
+    session's policy for ``cwd``, an environment without hermes's secrets, its process group
+    killed at the timeout and when hermes stops, each stream kept to ``max_output`` bytes."""
+
+    def run(self, command: str, *, cwd: str | PathLike[str], timeout: float,
+            stdin: str = "", max_output: int = 65536,
+            env: Mapping[str, str] | None = None) -> SandboxedRun:
+        """Run ``bash -c command`` confined in ``cwd``, ``stdin`` written to it and ``env``
+        added to its environment."""
+
+    def describe(self) -> str:
+        """The mechanism in use, or why commands run unconfined (one line)."""
+
+
+#: not in ``hermes_agent.api.__all__`` (its budget is full): import it from this module
+SANDBOX = ServiceKey("sandbox", Sandbox)

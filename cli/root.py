@@ -192,6 +192,8 @@ def _build_root() -> Any:
                           message="%(prog)s %(version)s")
     @click.option("--safe-mode", is_flag=True, help="Load builtin plugins only.",
                   callback=_safe_mode, expose_value=False)
+    @click.option("--accept-hooks", is_flag=True, callback=_accept_hooks, expose_value=False,
+                  help="Run config.yaml's shell hooks without approval, for this run.")
     @click.pass_context
     def hermes(ctx: click.Context) -> Any:
         """hermes: a self-hosted AI agent whose every capability is a plugin.
@@ -222,6 +224,12 @@ def _chat_options_to_chat(group: Any, ctx: Any, args: list[str]) -> list[str]:
         if arg not in own:
             return [*args[:index], "chat", *args[index:]]
     return args
+
+
+def _accept_hooks(ctx: Any, param: Any, value: bool) -> None:
+    """``--accept-hooks`` is ``HERMES_ACCEPT_HOOKS=1`` for this run (docs/hooks.md)."""
+    if value:
+        os.environ["HERMES_ACCEPT_HOOKS"] = "1"
 
 
 def _safe_mode(ctx: Any, param: Any, value: bool) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_agent import hookimpl
 from hermes_agent.api import APPROVAL_GATE, ToolCallContext, with_context
+from hermes_agent.api.services import SANDBOX
 
 from . import schemas
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from .approval import ApprovalGate
     from .checkpoints.manager import Checkpointer
     from .sandbox.policy import SandboxPolicy
+    from .sandbox.service import SandboxService
     from .terminal import TerminalTool
     from .todo import TodoStore
 
@@ -44,6 +46,7 @@ class CoreTools:
         self._todos: TodoStore | None = None
         self._terminal: TerminalTool | None = None
         self._checkpointer: Checkpointer | None = None
+        self._sandbox: SandboxService | None = None
         self._warned = False
 
     @property
@@ -89,9 +92,20 @@ class CoreTools:
                 self._checkpointer = Checkpointer(self.kernel)
         self._checkpointer.before(name, ctx, self.policy(ctx).workspace)
 
+    def sandbox(self) -> "SandboxService":
+        """The ``sandbox`` service: other plugins' commands confined as ``terminal``'s are."""
+        with self._lock:
+            if self._sandbox is None:
+                from .sandbox.service import SandboxService
+
+                self._sandbox = SandboxService(self.kernel)
+            return self._sandbox
+
     def stop_commands(self, **_: Any) -> None:
         """``on_shutdown``: kill the commands still running (their whole process groups) and
         end a remote backend's shared connection."""
+        if self._sandbox is not None:
+            self._sandbox.groups.kill_all()
         if self._terminal is not None:
             self._terminal.groups.kill_all()
             close = getattr(self._terminal.remote, "close", None)
@@ -183,6 +197,7 @@ def register(ctx: "PluginContext") -> None:
     # the agent routes hook-requested approvals through the same gate as ``terminal``
     ctx.register_service(APPROVAL_GATE, _approval_gate)
     core = CoreTools(ctx.kernel)
+    ctx.register_service(SANDBOX, lambda _kernel: core.sandbox())  # shell hooks
     handlers = core.handlers()
     for name, toolset, schema, emoji in TOOLS:
         ctx.register_tool(name=name, toolset=toolset, schema=schema, handler=handlers[name],

@@ -1,0 +1,127 @@
+"""The ``sandbox`` service (``hermes_agent.api.services.SANDBOX``): a command other plugins
+run for the agent (shell hooks, skills' scripts) is confined exactly as a ``terminal`` command
+is: the session's :class:`~.policy.SandboxPolicy` for its working directory, the
+environment without hermes's secrets, its own process group (killed at the timeout, on
+interrupt and when hermes stops), stdin written from a thread, stdout and stderr kept
+apart and each bounded.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from hermes_agent.kits.secrets import command_env
+
+from ..process_groups import ProcessGroups, die_with_hermes, kill_group
+from ..terminal import COMMAND_VARS, BoundedCapture, shorten
+from .policy import policy_for
+from .runner import command_cwd_visible, confine, mechanism, warn_if_unconfined
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
+
+
+@dataclass
+class CommandRun:
+    """A :class:`hermes_agent.api.services.SandboxedRun`."""
+
+    stdout: str
+    stderr: str
+    returncode: int | None
+    timed_out: bool = False
+    confined: bool = True
+    duration_s: float = 0.0
+
+
+class SandboxService:
+    """The sandbox of one kernel (its config, home and environment)."""
+
+    def __init__(self, kernel: "Kernel"):
+        self.kernel = kernel
+        self.groups = ProcessGroups()  # killed with the terminal's at on_shutdown
+
+    def describe(self) -> str:
+        cwd = Path(self.kernel.cwd) if self.kernel.cwd else Path.cwd()
+        policy = policy_for(self.kernel.config, cwd, Path(self.kernel.home))
+        found = mechanism()
+        if not policy.confined:
+            return "off (sandbox.mode: off in config.yaml): commands run unconfined"
+        if not found.works:
+            return f"NONE, commands are NOT confined: {found.why_none}"
+        return f"{found.name} ({found.path})"
+
+    def run(self, command: str, *, cwd: str | PathLike[str], timeout: float, stdin: str = "",
+            max_output: int = 65536, env: Mapping[str, str] | None = None) -> CommandRun:
+        where = Path(cwd).resolve()
+        policy = policy_for(self.kernel.config, where, Path(self.kernel.home))
+        confined = policy.confined and mechanism().works
+        warn_if_unconfined(policy)
+        if not where.is_dir() or not command_cwd_visible(policy, where):
+            return CommandRun("", f"{where} is not a folder the sandbox shows; run the command "
+                              "in the workspace", None, confined=confined)
+        opted_in = self.kernel.config.get("terminal.env_passthrough") or ()
+        environment = command_env(self.kernel, {**COMMAND_VARS, **(env or {})}, opted_in)
+        shell = shutil.which("bash") or "/bin/sh"
+        started = time.monotonic()
+        proc = subprocess.Popen(confine(policy, [shell, "-c", command], where), cwd=where,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True, env=environment,
+                                preexec_fn=die_with_hermes())
+        self.groups.add(proc)
+        try:
+            out, err, timed_out = _communicate(proc, stdin.encode(), timeout, max_output)
+        finally:
+            self.groups.discard(proc)
+        return CommandRun(out, err, None if timed_out else proc.returncode, timed_out, confined,
+                          time.monotonic() - started)
+
+
+def _communicate(proc: subprocess.Popen[bytes], data: bytes, timeout: float,
+                 keep: int) -> tuple[str, str, bool]:
+    """Feed ``data``, read both streams (each cut to ``keep`` characters and a marker of
+    what was left out in the middle), kill the group at
+    ``timeout``; (stdout, stderr, timed out)."""
+    captures = (BoundedCapture(keep), BoundedCapture(keep))
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    threads = [threading.Thread(target=_feed, args=(proc.stdin, data), daemon=True),
+               *(threading.Thread(target=_drain, args=(stream, capture), daemon=True)
+                 for stream, capture in zip((proc.stdout, proc.stderr), captures))]
+    for thread in threads:
+        thread.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=max(timeout, 0.1))
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        kill_group(proc)
+        proc.wait()
+    for thread in threads[1:]:  # a child left in the background may hold the pipes open
+        thread.join(timeout=0.2 if timed_out else 1.0)
+    out, err = (shorten(capture.text(), keep) for capture in captures)
+    return out, err, timed_out
+
+
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    try:
+        if data:
+            stream.write(data)
+        stream.close()
+    except (BrokenPipeError, OSError):  # the command did not read it all: its business
+        pass
+
+
+def _drain(stream: IO[bytes], capture: BoundedCapture) -> None:
+    read = getattr(stream, "read1", stream.read)
+    try:
+        while chunk := read(65536):
+            capture.feed(chunk)
+    except (OSError, ValueError):
+        pass
