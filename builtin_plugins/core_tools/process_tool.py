@@ -183,6 +183,19 @@ def _new_output(proc: Proc, limit: int) -> dict[str, Any]:
     return body
 
 
+def _fit(lines: list[str], limit: int, from_end: bool) -> list[str]:
+    """The most whole lines (at least one) that fit in ``limit`` characters, taken from the
+    start of ``lines`` or from their end."""
+    order = reversed(lines) if from_end else iter(lines)
+    kept, size = [], 0
+    for line in order:
+        size += len(line) + 1
+        if kept and size > limit:
+            break
+        kept.append(line)
+    return kept[::-1] if from_end else kept
+
+
 class ProcessTool:
     """The ``process`` tool of one terminal tool's processes and shells."""
 
@@ -243,15 +256,14 @@ class ProcessTool:
             offset = None if args.get("offset") is None else max(int(args["offset"]), 0)
         except (TypeError, ValueError):
             return tool_error("offset and limit are numbers of lines.")
-        lines = proc.log.read().decode("utf-8", errors="replace").splitlines()
+        lines = strip_ansi(proc.log.read().decode("utf-8", errors="replace")).splitlines()
+        tail = offset is None  # the last lines: drop from the front to fit the bound
         start = max(len(lines) - count, 0) if offset is None else offset
-        window = lines[start:start + count]
-        text = strip_ansi("\n".join(window))
+        window = _fit(lines[start:start + count], limit, from_end=tail)
+        if tail:
+            start = len(lines) - len(window)
         shown = len(window)
-        while len(text) > limit and shown > 1:  # whole lines, within the bound
-            shown = max(shown // 2, 1)
-            text = strip_ansi("\n".join(window[:shown]))
-        text = shorten(text, limit)
+        text = shorten("\n".join(window), limit)  # one line longer than the bound
         body = self._state(proc) | {"output": text, "offset": start, "lines": shown,
                                     "total_lines": len(lines)}
         if start + shown < len(lines):
