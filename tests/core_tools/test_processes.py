@@ -12,6 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
@@ -24,6 +25,13 @@ from .conftest import SANDBOX_OFF, SANDBOX_PYTHON, Call
 from .test_terminal_signals import alive, wait_until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
+
+
+@pytest.fixture(autouse=True)
+def _closed(kernel: Any) -> Iterator[None]:
+    """Each test's kernel closes after it (its processes end, as when hermes exits)."""
+    yield
+    kernel.close()
 
 
 def free_port() -> int:
