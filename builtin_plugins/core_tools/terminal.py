@@ -27,7 +27,7 @@ from hermes_agent.kits.secrets import command_env
 from .approval import ApprovalGate
 from .process_groups import ProcessGroups, die_with_hermes, kill_group
 from .sandbox.policy import SandboxPolicy, policy_for
-from .sandbox.runner import (command_cwd_visible, confine, mechanism, sandbox_note,
+from .sandbox.runner import (command_cwd_visible, confine, sandbox_note,
                              warn_if_unconfined)
 
 if TYPE_CHECKING:
@@ -286,12 +286,11 @@ class TerminalTool:
         output = strip_ansi(shorten(output, max_chars)).strip()
         body: dict[str, Any] = {"output": output, "exit_code": result.returncode, "error": None}
         if result.timed_out:
-            confined = policy is not None and policy.confined and mechanism().works
-            later = ("in the sandbox, processes a command leaves in the background end with "
-                     "it" if confined else "or in the background with nohup and a log file "
-                     "you can read later")
+            later = ("run servers and watchers with background: true and follow them with the "
+                     "process tool" if self.remote is None else "or in the background with "
+                     "nohup and a log file you can read later")
             body["error"] = (f"Command timed out after {timeout:g} s and was killed. Run long "
-                             f"jobs with a larger timeout (up to {MAX_TIMEOUT} s); {later}.")
+                             f"jobs with a larger timeout (up to {MAX_TIMEOUT} s), {later}.")
         elif result.interrupted:
             body["error"] = ("Command interrupted (Ctrl-C, or hermes was stopped) and killed with "
                              "its process group.")
