@@ -30,6 +30,7 @@ START_GLANCE = 0.3  # seconds the start waits for a command that fails at once
 WAIT_DEFAULT, WAIT_MAX = 30.0, 600.0
 LOG_LINES, LOG_MAX_LINES = 200, 2000
 SHELL_PREFIX = "shell:"
+MAX_RUNNING = 64  # background processes running at once, per kernel
 DEFAULT_LOG_BYTES = 10 * 1024 * 1024  # terminal.background_max_log_bytes
 
 
@@ -102,8 +103,12 @@ def _confinement(ready: Prepared) -> str:
 def start_background(tool: Terminal, ready: Prepared, args: dict[str, Any],
                      ctx: ToolCallContext) -> str:
     keep = args.get("keep") is True
-    argv = command_argv(["-c", ready.command], ready.cwd, ready.policy)
     processes = tool.processes
+    running = [proc for proc in processes.visible("") if proc.running]
+    if len(running) >= MAX_RUNNING:
+        return tool_error(f"{len(running)} background processes are running already (at most "
+                          f"{MAX_RUNNING}); kill the ones no longer needed (process list).")
+    argv = command_argv(["-c", ready.command], ready.cwd, ready.policy)
     proc = processes.start(ready.command, argv, ready.cwd, ready.env, ctx.session_id, keep)
     proc.sandbox = _confinement(ready)
     deadline = time.monotonic() + START_GLANCE
@@ -228,7 +233,7 @@ class ProcessTool:
         if action == "kill":
             self.terminal.processes.kill(proc)
             return _dump(self._state(proc) | _new_output(proc, limit))
-        return self._stdin(proc, action, args)
+        return self._stdin(proc, action, args, ctx)
 
     @staticmethod
     def _state(proc: Proc) -> dict[str, Any]:
@@ -300,7 +305,8 @@ class ProcessTool:
                             f"{WAIT_MAX:g} s per call); wait again, poll, or kill it.")
         return _dump(body)
 
-    def _stdin(self, proc: Proc, action: str, args: dict[str, Any]) -> str:
+    def _stdin(self, proc: Proc, action: str, args: dict[str, Any],
+               ctx: ToolCallContext) -> str:
         if action == "close":
             self.terminal.processes.close_stdin(proc)
             return _dump(self._state(proc) | {"stdin": "closed"})
@@ -313,6 +319,12 @@ class ProcessTool:
         if not proc.stdin_open or stream is None or not proc.running:
             return tool_error(f"{proc.id}'s stdin is closed (the process "
                               f"{'ended' if not proc.running else 'had close called'}).")
+        # what goes into a shell's stdin runs like a command: the same approval gate
+        verdict = self.terminal.gate.check_command(data, ctx, Path(proc.cwd))
+        if not verdict.allowed:
+            state = self._state(proc)
+            return _dump({**state, "error": verdict.message, "status": "blocked",
+                          "process_status": state["status"], "approval": verdict.choice})
         payload = (data + "\n" if action == "submit" else data).encode()
         try:
             stream.write(payload)

@@ -159,6 +159,12 @@ def test_write_submit_and_close_feed_cat_and_a_python_repl(call: Call) -> None:
     refused = call("process", {"action": "submit", "session_id": cat, "data": "late"})
     assert "stdin is closed" in refused["error"]
 
+    bash = start(call, "bash")["session_id"]  # a shell's stdin is a command line
+    blocked = call("process", {"action": "submit", "session_id": bash, "data": "rm -rf ~"})
+    assert blocked["status"] == "blocked" and blocked["process_status"] == "running"
+    call("process", {"action": "submit", "session_id": bash, "data": "echo fine"})
+    assert poll_until(call, bash, "fine") == "fine\n"
+
     repl = start(call, f"{SANDBOX_PYTHON} -i -q -u")["session_id"]
     call("process", {"action": "submit", "session_id": repl, "data": "x = 6"})
     call("process", {"action": "submit", "session_id": repl, "data": "print(x * 7)"})
@@ -186,7 +192,19 @@ def sleepers(pid: int) -> list[int]:
             if Path(f"/proc/{child}/cmdline").read_bytes().startswith(b"sleep")]
 
 
-def test_unknown_ids_actions_and_a_remote_style_refusal_say_what_to_do(call: Call) -> None:
+def test_too_many_running_processes_are_refused(call: Call,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_agent.builtin_plugins.core_tools import process_tool
+
+    monkeypatch.setattr(process_tool, "MAX_RUNNING", 2)
+    first, _second = start(call, "sleep 30"), start(call, "sleep 30")
+    refused = call("terminal", {"command": "sleep 30", "background": True})
+    assert "at most 2" in refused["error"] and "kill the ones" in refused["error"]
+    call("process", {"action": "kill", "session_id": first["session_id"]})
+    assert start(call, "true")["session_id"]  # room again
+
+
+def test_unknown_ids_and_actions_say_what_to_do(call: Call) -> None:
     assert "one of list, poll, log" in call("process", {"action": "peek"})["error"]
     assert "needs the session_id" in call("process", {"action": "poll"})["error"]
     missing = call("process", {"action": "poll", "session_id": "proc_nope"})
