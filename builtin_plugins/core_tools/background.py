@@ -246,7 +246,7 @@ class Processes:
         return proc
 
     def _reap(self, proc: Proc) -> None:
-        code = proc.popen.wait()
+        code: int | None = proc.popen.wait()
         if proc.keep:
             code = kept.read_exit(proc.log.path, code)
         proc.exit_code, proc.ended = code, time.time()

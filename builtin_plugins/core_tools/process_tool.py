@@ -147,8 +147,11 @@ def run_in_shell(tool: Terminal, ready: Prepared, args: dict[str, Any],
         command = f"cd {json.dumps(str(ready.cwd))} && {command}"
     argv = command_argv(["-s"], ready.cwd, ready.policy)
     keep = max(ready.max_chars * 10, 1_000_000)
-    result, note = tool.shells.run(ctx.session_id, name, command, argv, ready.cwd, ready.env,
-                                   ready.timeout, keep, ctx.interrupt_event)
+    def lineage() -> tuple[str, ...]:
+        return tool.processes.ancestors(ctx.session_id) if ctx.session_id else ()
+
+    result, note = tool.shells.run(ctx.session_id, lineage, name, command, argv, ready.cwd,
+                                   ready.env, ready.timeout, keep, ctx.interrupt_event)
     output = strip_ansi(shorten(result.output, ready.max_chars)).strip()
     body: dict[str, Any] = {"output": output, "exit_code": result.returncode, "error": None,
                             "session": name}
@@ -192,7 +195,8 @@ def _fit(lines: list[str], limit: int, from_end: bool) -> list[str]:
     """The most whole lines (at least one) that fit in ``limit`` characters, taken from the
     start of ``lines`` or from their end."""
     order = reversed(lines) if from_end else iter(lines)
-    kept, size = [], 0
+    kept: list[str] = []
+    size = 0
     for line in order:
         size += len(line) + 1
         if kept and size > limit:

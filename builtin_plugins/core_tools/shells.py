@@ -18,6 +18,7 @@ import shlex
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,12 +56,19 @@ class Shells:
             return [shell for (owner, _), shell in self._shells.items()
                     if owners is None or owner in owners]
 
-    def _shell(self, owner: str, name: str, argv: list[str], cwd: Path,
-               env: dict[str, str]) -> tuple[Shell, bool]:
+    def _shell(self, owner: str, lineage: Callable[[], tuple[str, ...]], name: str,
+               argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[Shell, bool]:
         with self._lock:
-            shell = self._shells.get((owner, name))
-            if shell is not None and shell.alive:
-                return shell, False
+            mine = self._shells.get((owner, name))
+            earlier_owners = () if mine is not None and mine.alive else lineage()
+            for earlier in (owner, *earlier_owners):  # after compression: the same talk's
+                shell = self._shells.get((earlier, name))
+                if shell is not None and shell.alive:
+                    if earlier != owner:
+                        del self._shells[(earlier, name)]
+                        shell.owner = owner
+                        self._shells[(owner, name)] = shell
+                    return shell, False
             popen = SPAWNER.run(lambda: subprocess.Popen(
                 argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT, start_new_session=True, env=env,
@@ -70,12 +78,13 @@ class Shells:
             self._shells[(owner, name)] = shell
             return shell, True
 
-    def run(self, owner: str, name: str, command: str, argv: list[str], cwd: Path,
-            env: dict[str, str], timeout: float, keep: int,
+    def run(self, owner: str, lineage: Callable[[], tuple[str, ...]], name: str, command: str,
+            argv: list[str], cwd: Path, env: dict[str, str], timeout: float, keep: int,
             interrupt: threading.Event | None) -> tuple[RunResult, str]:
-        """Run ``command`` in the shell ``name`` (started with ``argv``, ``bash -s``
-        confined, when it is not running); returns the result and a note for the model."""
-        shell, fresh = self._shell(owner, name, argv, cwd, env)
+        """Run ``command`` in the shell ``name`` of session ``owner`` (or of a session it
+        continues, ``lineage``), started with ``argv`` (``bash -s`` confined) when none is
+        running; returns the result and a note for the model."""
+        shell, fresh = self._shell(owner, lineage, name, argv, cwd, env)
         with shell.lock:
             result = _call(shell, command, timeout, keep, interrupt)
         note = (f"New shell session {name!r}: cd, variables and an activated virtualenv "

@@ -197,7 +197,8 @@ def test_too_many_running_processes_are_refused(call: Call,
     from hermes_agent.builtin_plugins.core_tools import process_tool
 
     monkeypatch.setattr(process_tool, "MAX_RUNNING", 2)
-    first, _second = start(call, "sleep 30"), start(call, "sleep 30")
+    first = start(call, "sleep 30")
+    start(call, "sleep 30")
     refused = call("terminal", {"command": "sleep 30", "background": True})
     assert "at most 2" in refused["error"] and "kill the ones" in refused["error"]
     call("process", {"action": "kill", "session_id": first["session_id"]})

@@ -60,3 +60,41 @@ def test_an_agent_turn_starts_a_background_command_and_polls_it(
     agent.finalize("shutdown")  # the session ends: so does its process
     wait_until(lambda: not alive(pid), "the background process to end with the session", 10)
     kernel.close()
+
+
+def test_processes_and_shells_survive_a_real_compress(
+        tmp_path: Path, work: Path, server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(background, "new_id", lambda: "proc_beforecompress")
+    home = tmp_path / "home"
+    config = {"model": {"provider": "custom", "base_url": server.openai_base_url,
+                        "default": "fake-model", "max_retries": 0},
+              "sessions": {"auto_title": False},
+              "compression": {"protect_first_n": 1, "protect_last_n": 1}}
+    kernel = make_kernel(home, config=config, env={"HERMES_HOME": str(home)}, builtins=True)
+    (work / "sub").mkdir()
+    server.script(
+        reply_tool_call("terminal", {"command": "echo one; sleep 60", "background": True}),
+        reply_tool_call("terminal", {"command": "cd sub && export MARK=kept", "session": "main"}),
+        reply_text("Started."), reply_text("You are welcome."))
+    agent = Agent(kernel, AgentOptions(cwd=str(work)))
+    agent.run_conversation("start it")
+    agent.run_conversation("thanks")  # the first turn is now before the kept tail
+    before = agent.session_id
+    server.default_reply = reply_text("Summary: a background process and a shell were started.")
+    assert agent.compress() and agent.session_id != before
+    server.default_reply = None
+    server.script(
+        reply_tool_call("process", {"action": "list"}),
+        reply_tool_call("terminal", {"command": 'pwd; echo "$MARK"', "session": "main"}),
+        reply_text("Still there."))
+    agent.run_conversation("are they still there?")
+    results = [json.loads(m["content"]) for m in server.posts()[-1].body["messages"]
+               if m["role"] == "tool"][-2:]
+    listed, shell = results
+    assert [p["session_id"] for p in listed["processes"]] == ["proc_beforecompress"]
+    assert listed["shells"] == ["shell:main"]
+    assert shell["output"].splitlines() == [str(work / "sub"), "kept"] and "note" not in shell
+    pid = listed["processes"][0]["pid"]
+    agent.finalize("shutdown")
+    wait_until(lambda: not alive(pid), "the process to end with the compressed session", 10)
+    kernel.close()
