@@ -88,7 +88,7 @@ def test_a_background_http_server_answers_is_polled_and_dies_with_the_session(
 
     finalize(kernel)
     wait_until(lambda: not port_open(port), "the port to close", 10)
-    assert not [p for p in tree if alive(p)]
+    wait_until(lambda: not [p for p in tree if alive(p)], "every pid of it to be gone", 10)
     assert call("process", {"action": "list"})["processes"] == []
     assert not list((Path(kernel.home) / "processes").glob(f"{proc_id}*"))  # its log too
 
