@@ -14,6 +14,9 @@ and hang-up away from it: hermes must stop it itself. Three layers do:
 
 A command that detaches itself on purpose (``setsid``, or ``nohup cmd &`` left running after
 the command returned) is not tracked: the tool tracks a group only while its command runs.
+Background processes (:mod:`.background`) and shell sessions (:mod:`.shells`) keep a registry
+each, and are stopped with :func:`kill_tree`, which also reaches descendants that left the
+group while it runs.
 """
 
 from __future__ import annotations
