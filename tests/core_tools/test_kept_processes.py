@@ -80,3 +80,40 @@ def test_a_kept_process_outlives_hermes_and_hermes_processes_lists_and_kills_it(
     assert "No kept background processes." in hermes(home, "processes").stdout
     unknown = hermes(home, "processes", "kill", kept["session_id"])
     assert unknown.returncode == 1 and "hermes processes" in unknown.stderr
+
+
+KILLED = textwrap.dedent("""
+    import os, signal, sys, threading
+    from pathlib import Path
+    import hermes_agent.builtin_plugins.core_tools as core_tools
+    from hermes_agent.api import ToolCallContext
+    from hermes_agent.testing import make_kernel
+
+    home, work = sys.argv[1:3]
+    kernel = make_kernel(Path(home))
+    kernel.register_plugin(core_tools, "core-tools")
+    context = ToolCallContext(session_id="s1", cwd=Path(work))
+    def call():  # from a thread that ends, as a tool call's may
+        print(kernel.tools.dispatch("terminal", {"command": "sleep 300", "background": True},
+                                    context=context), flush=True)
+    worker = threading.Thread(target=call)
+    worker.start()
+    worker.join()
+    sys.stdin.readline()
+    os.kill(os.getpid(), signal.SIGKILL)
+""")
+
+
+def test_a_sigkilled_hermes_takes_its_background_processes_along(tmp_path: Path,
+                                                                work: Path) -> None:
+    hermes_like = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path / "home"),
+                                    str(work)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   text=True)
+    assert hermes_like.stdout is not None and hermes_like.stdin is not None
+    started = json.loads(hermes_like.stdout.readline())
+    family = [started["pid"], *descendants(started["pid"])]
+    assert alive(started["pid"])  # the call's thread ended; the process did not
+    hermes_like.stdin.write("\n")
+    hermes_like.stdin.flush()
+    assert hermes_like.wait(timeout=30) == -9
+    wait_until(lambda: not [pid for pid in family if alive(pid)], "the sandbox to die", 10)
