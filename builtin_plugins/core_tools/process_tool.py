@@ -180,8 +180,12 @@ def _new_output(proc: Proc, limit: int) -> dict[str, Any]:
     proc.cursor = end
     text = strip_ansi(data.decode("utf-8", errors="replace"))
     if len(text) > limit:
-        skipped += len(text) - limit
+        skipped += len(text[:-limit].encode())
         text = text[-limit:]
+    cut = text.find("\n", 0, max(len(text) // 10, 1)) if skipped else -1
+    if cut >= 0:  # start the tail at a whole line
+        skipped += len(text[:cut + 1].encode())
+        text = text[cut + 1:]
     body: dict[str, Any] = {"output": text, "new_bytes": new}
     if skipped:
         body["skipped_bytes"] = skipped

@@ -122,6 +122,7 @@ def test_fifty_megabytes_never_send_more_than_the_bound(tmp_path: Path, work: Pa
     waited = results[-4][0]
     assert waited["exit_code"] == 0 and waited["output"].endswith("THE END\n")
     assert "pages the whole log" in waited["summary"]
+    assert waited["output"].startswith(line + "\n")  # the tail starts at a whole line
     polled = [body for body, _ in results[:-2]]
     assert sum(body["new_bytes"] for body in polled) == 500000 * 100 + 8  # all counted
     assert sum(body.get("skipped_bytes", 0) for body in polled) > 49_000_000  # most not shown
