@@ -25,14 +25,14 @@ if TYPE_CHECKING:
     from .approval import ApprovalGate
     from .checkpoints.manager import Checkpointer
     from .sandbox.policy import SandboxPolicy
+    from .process_tool import Terminal
     from .sandbox.service import SandboxService
-    from .terminal import TerminalTool
     from .todo import TodoStore
 
 
 Handler = Callable[[dict[str, Any], ToolCallContext], str]
 #: the tools the workspace is checkpointed before (docs/checkpoints.md)
-CHANGING_TOOLS = frozenset({"write_file", "patch", "terminal"})
+CHANGING_TOOLS = frozenset({"write_file", "patch", "terminal", "process"})
 
 
 class CoreTools:
@@ -44,7 +44,7 @@ class CoreTools:
         self.kernel = kernel
         self._lock = threading.Lock()
         self._todos: TodoStore | None = None
-        self._terminal: TerminalTool | None = None
+        self._terminal: Terminal | None = None
         self._checkpointer: Checkpointer | None = None
         self._sandbox: SandboxService | None = None
         self._warned = False
@@ -65,13 +65,13 @@ class CoreTools:
             return self._todos
 
     @property
-    def terminal(self) -> "TerminalTool":
+    def terminal(self) -> "Terminal":
         with self._lock:
             if self._terminal is None:
                 from .backends import remote_backend
-                from .terminal import TerminalTool
+                from .process_tool import Terminal
 
-                self._terminal = TerminalTool(self.kernel, self.gate, remote_backend(self.kernel))
+                self._terminal = Terminal(self.kernel, self.gate, remote_backend(self.kernel))
             return self._terminal
 
     def checkpoint(self, name: str, ctx: ToolCallContext) -> None:
@@ -83,7 +83,7 @@ class CoreTools:
         from .checkpoints.manager import Checkpointer
 
         try:
-            if name == "terminal" and backend_name(self.kernel) != "local":
+            if name in ("terminal", "process") and backend_name(self.kernel) != "local":
                 return
         except RuntimeError:
             return  # the terminal says what is wrong with terminal.backend
@@ -107,10 +107,21 @@ class CoreTools:
         if self._sandbox is not None:
             self._sandbox.groups.kill_all()
         if self._terminal is not None:
-            self._terminal.groups.kill_all()
+            self._terminal.kill_all()
             close = getattr(self._terminal.remote, "close", None)
             if close is not None:
                 close()
+
+    def end_session(self, session_id: str = "", **_: Any) -> None:
+        """``on_session_finalize``: the session's background processes (but kept ones) and
+        shell sessions end with it."""
+        if self._terminal is not None and session_id:
+            self._terminal.end_session(session_id)
+
+    def process(self, args: dict[str, Any], ctx: ToolCallContext) -> str:
+        from .process_tool import ProcessTool
+
+        return ProcessTool(self.terminal)(args, ctx)
 
     def policy(self, ctx: ToolCallContext) -> "SandboxPolicy":
         """What the file tools may reach in this call's session (sandbox.*, its cwd)."""
@@ -170,6 +181,7 @@ class CoreTools:
                 "search_files": bind("search_files",
                                      lambda: self._file_tool("search", "search_files")),
                 "terminal": bind("terminal", lambda: self.terminal),
+                "process": bind("process", lambda: self.process),
                 "todo": bind("todo", lambda: self.todos.handle),
                 "clarify": bind("clarify", function("clarify", "clarify"))}
 
@@ -180,6 +192,7 @@ TOOLS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("patch", "file", schemas.PATCH, "🩹"),
     ("search_files", "file", schemas.SEARCH_FILES, "🔎"),
     ("terminal", "terminal", schemas.TERMINAL, "💻"),
+    ("process", "terminal", schemas.PROCESS, "⚙️"),
     ("todo", "todo", schemas.TODO, "📋"),
     ("clarify", "clarify", schemas.CLARIFY, "❓"),
 )
@@ -204,6 +217,8 @@ def register(ctx: "PluginContext") -> None:
                           description=schema["description"], emoji=emoji)
     ctx.register_hook("on_shutdown", core.stop_commands,
                       description="kill the terminal commands still running")
+    ctx.register_hook("on_session_finalize", core.end_session,
+                      description="end the session's background processes and shells")
     ctx.register_hook("on_session_start", core.warn_unconfined,
                       description="warn when commands cannot be sandboxed on this machine")
 

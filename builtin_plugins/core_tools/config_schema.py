@@ -63,6 +63,9 @@ class TerminalSection(BaseModel):
                              "(write names such as GITHUB_TOKEN, without $)")
         return value
 
+    # Size of one part of a background process's log on disk (two parts are kept).
+    background_max_log_bytes: int = Field(10 * 1024 * 1024, ge=4096)
+
     # --- where commands run (core_tools/backends, docs/terminal-backends.md). A key left unset
     # falls back to the original's variable: TERMINAL_ENV, TERMINAL_SSH_HOST/_USER/_PORT/_KEY.
     backend: str | None = None  # local (default) | ssh

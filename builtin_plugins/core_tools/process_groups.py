@@ -14,6 +14,9 @@ and hang-up away from it: hermes must stop it itself. Three layers do:
 
 A command that detaches itself on purpose (``setsid``, or ``nohup cmd &`` left running after
 the command returned) is not tracked: the tool tracks a group only while its command runs.
+Background processes (:mod:`.background`) and shell sessions (:mod:`.shells`) keep a registry
+each, and are stopped with :func:`kill_tree`, which also reaches descendants that left the
+group while it runs.
 """
 
 from __future__ import annotations
@@ -104,3 +107,39 @@ def die_with_hermes() -> Callable[[], None] | None:
             os._exit(137)
 
     return preexec
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of ``pid`` (Linux: from /proc; elsewhere none)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as file:
+                stat = file.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def kill_tree(pid: int, sig: int) -> None:
+    """Send ``sig`` to ``pid``'s process group and to each of its descendants (those that
+    made a group or session of their own too)."""
+    for target in (pid, *descendants(pid)):
+        for send in (os.killpg, os.kill):
+            try:
+                send(target, sig)
+            except (ProcessLookupError, PermissionError, OSError):
+                pass

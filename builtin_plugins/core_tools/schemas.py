@@ -87,8 +87,37 @@ TERMINAL = _schema(
      "workdir": {"type": "string", "description": "Directory to run in, absolute or relative "
                  "to the working directory"},
      "unconfined": {"type": "boolean", "description": "Run outside the sandbox. Only when a "
-                    "sandbox note showed it is needed; the user must approve this command"}},
+                    "sandbox note showed it is needed; the user must approve this command"},
+     "background": {"type": "boolean", "description": "Start the command in the background "
+                    "(servers, watchers, long builds) and return its session_id at once; "
+                    "watch it with the process tool. It ends with this session"},
+     "keep": {"type": "boolean", "description": "With background: keep it running after this "
+              "session and hermes end (only when the user asks for that)"},
+     "session": {"type": "string", "description": "Run in the persistent shell of this name "
+                 "(e.g. 'main'): cd, variables and an activated virtualenv carry over to the "
+                 "next calls with the same session"}},
     ["command"])
+
+PROCESS = _schema(
+    "process",
+    "Manage the background processes terminal started with background: true. list: all of "
+    "this session; poll: status and the output since the last poll; log: a window of the "
+    "whole output by lines (offset, limit; default the last 200); wait: block until it ends "
+    "or `timeout` seconds pass; kill: stop it and its children; write: send `data` to its "
+    "stdin; submit: send `data` and a newline; close: close its stdin. Long output comes "
+    "back as its tail, with how much was skipped.",
+    {"action": {"type": "string", "enum": ["list", "poll", "log", "wait", "kill", "write",
+                                           "submit", "close"]},
+     "session_id": {"type": "string", "description": "The process's id (proc_...) from "
+                    "terminal or list; not needed for list"},
+     "data": {"type": "string", "description": "Text for write and submit"},
+     "timeout": {"type": "integer", "minimum": 0, "maximum": 600,
+                 "description": "wait: seconds to wait at most (default 30)"},
+     "offset": {"type": "integer", "minimum": 0,
+                "description": "log: first line to return (0-based)"},
+     "limit": {"type": "integer", "minimum": 1, "maximum": 2000,
+               "description": "log: how many lines to return (default 200)"}},
+    ["action"])
 
 TODO = _schema(
     "todo",

@@ -27,7 +27,7 @@ from hermes_agent.kits.secrets import command_env
 from .approval import ApprovalGate
 from .process_groups import ProcessGroups, die_with_hermes, kill_group
 from .sandbox.policy import SandboxPolicy, policy_for
-from .sandbox.runner import (command_cwd_visible, confine, mechanism, sandbox_note,
+from .sandbox.runner import (command_cwd_visible, confine, sandbox_note,
                              warn_if_unconfined)
 
 if TYPE_CHECKING:
@@ -102,6 +102,13 @@ class RunResult:
 COMMAND_VARS = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
 
 
+def command_argv(shell_args: list[str], cwd: Path, policy: SandboxPolicy | None) -> list[str]:
+    """``bash SHELL_ARGS`` wrapped in the sandbox of ``policy`` (None: unconfined): the one
+    place foreground commands, background processes and persistent shells get their argv."""
+    argv = [shutil.which("bash") or "/bin/sh", *shell_args]
+    return confine(policy, argv, cwd) if policy is not None else argv
+
+
 def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[str, str],
                 interrupt: threading.Event | None = None,
                 groups: ProcessGroups | None = None, *,
@@ -110,10 +117,7 @@ def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[st
     confined by ``policy`` (required, so that no caller runs unconfined by forgetting it;
     None: unconfined, for ``sandbox.mode: off`` or an approved ``unconfined`` call); its
     group is in ``groups`` while it runs."""
-    shell = shutil.which("bash") or "/bin/sh"
-    argv = [shell, "-c", command]
-    if policy is not None:
-        argv = confine(policy, argv, cwd)
+    argv = command_argv(["-c", command], cwd, policy)
     started = time.monotonic()
     proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -127,25 +131,30 @@ def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[st
             groups.discard(proc)
 
 
+def watch(done: threading.Event, deadline: float, interrupt: threading.Event | None) -> str:
+    """Wait for ``done``: "" once it is set, "timeout" at ``deadline`` or "interrupt" when
+    ``interrupt`` is set first (the caller then stops the command)."""
+    while not done.wait(0.05):
+        if interrupt is not None and interrupt.is_set():
+            return "interrupt"
+        if time.monotonic() >= deadline:
+            return "timeout"
+    return ""
+
+
 def _wait(proc: subprocess.Popen[bytes], started: float, timeout: float, keep: int,
           interrupt: threading.Event | None) -> RunResult:
     capture = BoundedCapture(keep)
     assert proc.stdout is not None
     reader = threading.Thread(target=_drain, args=(proc.stdout, capture), daemon=True)
     reader.start()
-    timed_out = interrupted = False
-    deadline = started + timeout
     # A blocking wait in a thread sees the exit at once (Popen.wait(timeout) polls with
     # sleeps growing to 50 ms, which would add up to that much to every command).
     exited = threading.Event()
     threading.Thread(target=lambda: (proc.wait(), exited.set()), daemon=True).start()
-    while not exited.wait(0.05):
-        if interrupt is not None and interrupt.is_set():
-            interrupted = True
-        elif time.monotonic() >= deadline:
-            timed_out = True
-        else:
-            continue
+    stop = watch(exited, started + timeout, interrupt)
+    timed_out, interrupted = stop == "timeout", stop == "interrupt"
+    if stop:
         kill_group(proc)
         exited.wait()
     # Background children may keep the pipe open; do not wait for them forever.
@@ -154,6 +163,21 @@ def _wait(proc: subprocess.Popen[bytes], started: float, timeout: float, keep: i
         proc.stdout.close()
     return RunResult(capture.text(), None if (timed_out or interrupted) else proc.returncode,
                      timed_out, interrupted, time.monotonic() - started)
+
+
+@dataclass
+class Prepared:
+    """A terminal call that passed its checks and the approval gate."""
+
+    command: str
+    cwd: Path
+    workdir: str | None
+    timeout: float
+    max_chars: int
+    policy: SandboxPolicy | None  # None: unconfined (or a remote host's)
+    verdict: Any  # the approval gate's verdict
+    notes: list[str]
+    env: dict[str, str]
 
 
 class RemoteBackend(Protocol):
@@ -174,12 +198,28 @@ class TerminalTool:
         self.remote = remote  # None: commands run here (the local backend)
         self.groups = ProcessGroups()  # killed when the kernel closes
 
+    def kill_all(self) -> None:
+        """hermes exits: kill every command still running."""
+        self.groups.kill_all()
+
     def _limits(self) -> tuple[float, int]:
         timeout = float(self.kernel.config.get("terminal.timeout") or 180)
         max_chars = int(self.kernel.config.get("tool_output.max_bytes") or 50_000)
         return timeout, max_chars
 
     def __call__(self, args: dict[str, Any], ctx: ToolCallContext) -> str:
+        ready = self._prepare(args, ctx)
+        if isinstance(ready, str):
+            return ready
+        return self._run(ready, args, ctx)
+
+    def _run(self, ready: "Prepared", args: dict[str, Any], ctx: ToolCallContext) -> str:
+        """Run a prepared call (the process tool's subclass adds background and sessions)."""
+        return self._foreground(ready, ctx)
+
+    def _prepare(self, args: dict[str, Any], ctx: ToolCallContext) -> "Prepared | str":
+        """What every way of running a command shares: its arguments checked, the approval
+        gate, the sandbox policy (None: unconfined) and notes, the environment."""
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
             return tool_error("terminal needs a 'command' to run.")
@@ -221,13 +261,21 @@ class TerminalTool:
                 notes.append(f"No writable workspace: {policy.why_no_workspace}; only a private "
                              "/tmp is writable.")
         opted_in = self.kernel.config.get("terminal.env_passthrough") or ()
-        keep, env = max(max_chars * 10, 1_000_000), command_env(self.kernel, COMMAND_VARS, opted_in)
+        env = command_env(self.kernel, COMMAND_VARS, opted_in)
+        return Prepared(command, cwd, workdir, timeout, max_chars, policy, verdict, notes, env)
+
+    def _foreground(self, ready: "Prepared", ctx: ToolCallContext) -> str:
+        command, policy, timeout, max_chars = (ready.command, ready.policy, ready.timeout,
+                                               ready.max_chars)
+        verdict, notes, env = ready.verdict, ready.notes, ready.env
+        keep = max(max_chars * 10, 1_000_000)
         if self.remote is not None:  # the host runs it: the local sandbox does not wrap it
-            result = self.remote.run(command, workdir, timeout, keep, env, ctx.interrupt_event,
-                                     self.groups)
+            result = self.remote.run(command, ready.workdir, timeout, keep, env,
+                                     ctx.interrupt_event, self.groups)
         else:
-            result = run_command(command, cwd, timeout, keep=keep, env=env,
-                                 interrupt=ctx.interrupt_event, groups=self.groups, policy=policy)
+            result = run_command(command, ready.cwd, timeout, keep=keep, env=env,
+                                 interrupt=ctx.interrupt_event, groups=self.groups,
+                                 policy=policy)
         output = result.output
         replaced = self.kernel.hooks.fire("transform_terminal_output", command=command,
                                           output=output, returncode=result.returncode,
@@ -238,12 +286,11 @@ class TerminalTool:
         output = strip_ansi(shorten(output, max_chars)).strip()
         body: dict[str, Any] = {"output": output, "exit_code": result.returncode, "error": None}
         if result.timed_out:
-            confined = policy is not None and policy.confined and mechanism().works
-            later = ("in the sandbox, processes a command leaves in the background end with "
-                     "it" if confined else "or in the background with nohup and a log file "
-                     "you can read later")
+            later = ("run servers and watchers with background: true and follow them with the "
+                     "process tool" if self.remote is None else "or in the background with "
+                     "nohup and a log file you can read later")
             body["error"] = (f"Command timed out after {timeout:g} s and was killed. Run long "
-                             f"jobs with a larger timeout (up to {MAX_TIMEOUT} s); {later}.")
+                             f"jobs with a larger timeout (up to {MAX_TIMEOUT} s), {later}.")
         elif result.interrupted:
             body["error"] = ("Command interrupted (Ctrl-C, or hermes was stopped) and killed with "
                              "its process group.")

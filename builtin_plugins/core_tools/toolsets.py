@@ -13,7 +13,7 @@ from typing import Any
 LEAVES: dict[str, tuple[str, tuple[str, ...]]] = {
     "file": ("Read, write, patch and search files", ("read_file", "write_file", "patch",
                                                      "search_files")),
-    "terminal": ("Run shell commands", ("terminal",)),
+    "terminal": ("Run shell commands and background processes", ("terminal", "process")),
     "todo": ("Task list for multi-step work", ("todo",)),
     "clarify": ("Ask the user clarifying questions", ("clarify",)),
 }

@@ -8,7 +8,8 @@ from pathlib import Path
 from hermes_agent.builtin_plugins.agent.tool_selection import select_tools
 from hermes_agent.testing import make_kernel
 
-CORE = {"read_file", "write_file", "patch", "search_files", "terminal", "todo", "clarify"}
+CORE = {"read_file", "write_file", "patch", "search_files", "terminal", "process", "todo",
+        "clarify"}
 
 
 def test_builtin_plugin_registers_tools_and_toolsets(tmp_path: Path) -> None:
@@ -19,7 +20,8 @@ def test_builtin_plugin_registers_tools_and_toolsets(tmp_path: Path) -> None:
     assert kernel.tools.resolve_toolsets(["file"]) == (
         ["read_file", "write_file", "patch", "search_files"], [])
     debugging, notes = kernel.tools.resolve_toolsets(["debugging"])
-    assert set(debugging) == {"terminal", "read_file", "write_file", "patch", "search_files"}
+    assert set(debugging) == {"terminal", "process", "read_file", "write_file", "patch",
+                              "search_files"}
     cli, notes = kernel.tools.resolve_toolsets(["hermes-cli"])
     assert CORE <= set(cli) and notes == []
     assert kernel.tools.toolsets["hermes-cli"].kind == "platform"

@@ -83,7 +83,7 @@ def test_a_jobs_own_toolsets_and_platform_toolsets_cron_choose_the_tools(kernel_
     clock = Clock()
     kernel.service("cron").scheduler(clock=clock).tick(clock.advance(hours=1))
     chosen = [sorted(t["function"]["name"] for t in p.body["tools"]) for p in server.posts()]
-    assert chosen == [["patch", "read_file", "search_files", "write_file"], ["terminal"]]
+    assert chosen == [["patch", "read_file", "search_files", "write_file"], ["process", "terminal"]]
 
 
 def test_a_run_cannot_schedule_jobs_or_turn_its_approvals_on(kernel_for, server, tmp_path: Path,
