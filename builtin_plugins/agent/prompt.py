@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hermes_agent import ProjectTrust
 from hermes_agent.api import LAYER_SEPARATOR, LayerRequest
+from hermes_agent.kits.fence import new_nonce
 
 from . import context_files
 from .layers import collect
@@ -120,12 +122,14 @@ def started_line(now: _dt.datetime | _dt.date, session_id: str) -> str:
 def build_system_prompt(kernel: Kernel, *, session_id: str = "", platform: str = "cli",
                         tool_names: Iterable[str] = (), cwd: Path | str | None = None,
                         system_message: str = "", now: _dt.datetime | _dt.date | None = None,
-                        skip_context_files: bool = False) -> SystemPrompt:
+                        skip_context_files: bool = False, fence_nonce: str = "") -> SystemPrompt:
     """The system prompt for a new session of ``kernel``'s agent.
 
     ``tool_names`` are the tools the session offers (they select the guidance); ``cwd`` is
     where project context files are looked up (default: the kernel's working directory, else
-    the process's); ``now`` defaults to the current local time.
+    the process's); ``now`` defaults to the current local time. ``fence_nonce`` is the
+    session's delimiter for untrusted text (a fresh one when empty): context files of a
+    folder ``projects.trusted`` does not cover are fenced with it.
     """
     home = Path(kernel.home)
     tools = tuple(sorted(set(tool_names)))
@@ -135,7 +139,8 @@ def build_system_prompt(kernel: Kernel, *, session_id: str = "", platform: str =
     cache = cache if callable(getattr(cache, "key", None)) else None
     identity = load_identity(home, max_chars=max_chars, cache=cache)
     notices = list(identity.notices)
-    request = LayerRequest(session_id, platform, tools, home, work)
+    nonce = fence_nonce or new_nonce()
+    request = LayerRequest(session_id, platform, tools, home, work, fence_nonce=nonce)
     extra, layer_notices = collect(kernel, request)
     notices += layer_notices
     configured = kernel.config.get("agent.system_prompt") or ""
@@ -143,7 +148,7 @@ def build_system_prompt(kernel: Kernel, *, session_id: str = "", platform: str =
     context = ""
     if not skip_context_files:
         found = context_files.load(work, max_chars, hermes_home=home, cache=cache)
-        context = found.render()
+        context = found.render(ProjectTrust(kernel.config, kernel.env).covers, nonce)
         notices += found.notices
     if cache is not None:
         cache.save()  # the scan results of new text
