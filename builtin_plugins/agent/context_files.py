@@ -57,9 +57,11 @@ class ContextFiles:
         return [f for f in self.files if f.folder is None or not trusted(f.folder)]
 
     def render(self, trusted: Callable[[Path], bool] = lambda folder: True,
-               nonce: str = "") -> str:
+               nonce: str = "", *, explain: bool = True) -> str:
         """The prompt's project context: files of trusted folders as instructions, the
-        others fenced with ``nonce`` as untrusted data (``file:<path> (untrusted project)``)."""
+        others fenced with ``nonce`` as untrusted data (``file:<path> (untrusted project)``)
+        after a line saying they are data; ``explain``: add what the fences mean
+        (:func:`~hermes_agent.kits.fence.notice`), unless the prompt states it elsewhere."""
         if not self.files:
             return ""
         fenced = self.untrusted(trusted)
@@ -74,7 +76,8 @@ class ContextFiles:
                 raise ValueError("untrusted context files need the session's fence nonce")
             blocks = [fence.fence(f.text, f"file:{f.source or f.name} (untrusted project)", nonce)
                       for f in fenced]
-            parts.append("\n\n".join([f"{UNTRUSTED_LINE} {fence.notice(nonce)}", *blocks]))
+            line = f"{UNTRUSTED_LINE} {fence.notice(nonce)}" if explain else UNTRUSTED_LINE
+            parts.append("\n\n".join([line, *blocks]))
         return "\n\n".join(parts)
 
 

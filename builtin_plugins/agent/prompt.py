@@ -139,8 +139,7 @@ def build_system_prompt(kernel: Kernel, *, session_id: str = "", platform: str =
     cache = cache if callable(getattr(cache, "key", None)) else None
     identity = load_identity(home, max_chars=max_chars, cache=cache)
     notices = list(identity.notices)
-    nonce = fence_nonce or new_nonce()
-    request = LayerRequest(session_id, platform, tools, home, work, fence_nonce=nonce)
+    request = LayerRequest(session_id, platform, tools, home, work)
     extra, layer_notices = collect(kernel, request)
     notices += layer_notices
     configured = kernel.config.get("agent.system_prompt") or ""
@@ -148,7 +147,10 @@ def build_system_prompt(kernel: Kernel, *, session_id: str = "", platform: str =
     context = ""
     if not skip_context_files:
         found = context_files.load(work, max_chars, hermes_home=home, cache=cache)
-        context = found.render(ProjectTrust(kernel.config, kernel.env).covers, nonce)
+        # An untrusted folder's files are fenced with the session's nonce; without one, with a
+        # nonce of this prompt's own, whose meaning the layer then states itself.
+        context = found.render(ProjectTrust(kernel.config, kernel.env).covers,
+                               fence_nonce or new_nonce(), explain=not fence_nonce)
         notices += found.notices
     if cache is not None:
         cache.save()  # the scan results of new text
