@@ -59,9 +59,10 @@ class ContextFiles:
     def render(self, trusted: Callable[[Path], bool] = lambda folder: True,
                nonce: str = "", *, explain: bool = True) -> str:
         """The prompt's project context: files of trusted folders as instructions, the
-        others fenced with ``nonce`` as untrusted data (``file:<path> (untrusted project)``)
-        after a line saying they are data; ``explain``: add what the fences mean
-        (:func:`~hermes_agent.kits.fence.notice`), unless the prompt states it elsewhere."""
+        others fenced with ``nonce`` (a fresh one when empty) as untrusted data
+        (``file:<path> (untrusted project)``) after a line saying they are data; ``explain``:
+        add what the fences mean (:func:`~hermes_agent.kits.fence.notice`), unless the prompt
+        states it elsewhere."""
         if not self.files:
             return ""
         fenced = self.untrusted(trusted)
@@ -72,8 +73,7 @@ class ContextFiles:
             parts.append("The following project context was loaded from the working directory "
                          f"and should be followed:\n\n{body}")
         if fenced:
-            if not nonce:
-                raise ValueError("untrusted context files need the session's fence nonce")
+            nonce = nonce or fence.new_nonce()
             blocks = [fence.fence(f.text, f"file:{f.source or f.name} (untrusted project)", nonce)
                       for f in fenced]
             line = f"{UNTRUSTED_LINE} {fence.notice(nonce)}" if explain else UNTRUSTED_LINE

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 
 from hermes_agent import ProjectTrust
 from hermes_agent.api import LAYER_SEPARATOR, LayerRequest
-from hermes_agent.kits.fence import new_nonce
 
 from . import context_files
 from .layers import collect
@@ -149,8 +148,8 @@ def build_system_prompt(kernel: Kernel, *, session_id: str = "", platform: str =
         found = context_files.load(work, max_chars, hermes_home=home, cache=cache)
         # An untrusted folder's files are fenced with the session's nonce; without one, with a
         # nonce of this prompt's own, whose meaning the layer then states itself.
-        context = found.render(ProjectTrust(kernel.config, kernel.env).covers,
-                               fence_nonce or new_nonce(), explain=not fence_nonce)
+        context = found.render(ProjectTrust(kernel.config, kernel.env).covers, fence_nonce,
+                               explain=not fence_nonce)
         notices += found.notices
     if cache is not None:
         cache.save()  # the scan results of new text
