@@ -132,6 +132,18 @@ def test_a_project_plugin_loads_only_in_a_trusted_folder(home: Path, tmp_path: P
     assert rows["projtool"]["state"] == "loaded"
 
 
+def test_a_project_plugin_in_a_category_folder_needs_the_trust_of_its_project(
+        home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    write_plugin(project / ".hermes" / "plugins" / "tools", "nested", TOOL,
+                 manifest="name: nested\nprovides_tools: [proj_tool]\n")
+    (home / "config.yaml").write_text(f"plugins:\n  enabled: [nested]\nprojects:\n"
+                                      f"  trusted: [{project / 'elsewhere'}]\n")
+    env = {"HERMES_HOME": str(home), "HERMES_ENABLE_PROJECT_PLUGINS": "1"}
+    status = Kernel(home, env=env, cwd=project, entry_points=False).boot().plugins["nested"]
+    assert status.state == "untrusted" and f"hermes trust {project}`" in status.reason
+
+
 def _config(tmp_path: Path, folders: list[Path | str]) -> object:
     home = tmp_path / "hermes-config"
     home.mkdir(exist_ok=True)
