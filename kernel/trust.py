@@ -51,7 +51,8 @@ def trusted_folders(config: Config | Mapping[str, Any], env: Mapping[str, str] |
     ignored: validation already reported them)."""
     raw = (config.get(TRUST_KEY) if isinstance(config, Config)
            else (config.get("projects") or {}).get("trusted"))
-    return [folder_path(item, env) for item in raw or [] if isinstance(item, str) and item]
+    return [folder_path(item, env) for item in raw or []  # relative entries: never (invalid)
+            if isinstance(item, str) and (item.startswith("/") or item.split("/")[0] == "~")]
 
 
 def is_trusted(path: Path | str, config: Config | Mapping[str, Any],
@@ -103,6 +104,12 @@ class ProjectTrust:
     @staticmethod
     def project_folder(cwd: Path | str) -> Path:
         return project_folder(cwd)
+
+    def folder_to_trust(self, cwd: Path | str) -> Path:
+        """What trusting "this project" means in ``cwd``: its git root, or ``cwd`` itself when
+        it is in no repository or the repository is the home folder (or ``/``)."""
+        folder = project_folder(cwd)
+        return self.folder(cwd) if self.never_implicit(folder) else folder
 
     def add(self, path: Path | str) -> bool:
         """List ``path`` (resolved) in config.yaml; False when it is listed already."""

@@ -101,6 +101,12 @@ def test_trust_never_takes_the_home_folder_implicitly(home: Path, tmp_path: Path
     code, _, err = run(capsys, "trust")
     assert code == 1 and "never trusts by itself" in err and f"`hermes trust {me}`" in err
     assert not (home / "config.yaml").exists() or trusted(home) == []
+    (me / ".git").mkdir()  # a home folder kept in git: "this project" is the working folder
+    (me / "notes").mkdir()
+    monkeypatch.chdir(me / "notes")
+    code, out, _ = run(capsys, "trust")
+    assert code == 0 and f"trusted {me / 'notes'} " in out
+    assert run(capsys, "trust", "--revoke", str(me / "notes"))[0] == 0
     code, out, _ = run(capsys, "trust", "~")  # named: trusted, that folder alone
     assert code == 0 and "its subfolders are not trusted through it" in out
     assert trusted(home) == [str(me)]

@@ -39,7 +39,7 @@ def trust(path: Path | None, show: bool, revoke: Path | None) -> None:
 
 
 def _add(trust: ProjectTrust, path: Path | None) -> None:
-    target = trust.folder(path) if path is not None else trust.project_folder(Path.cwd())
+    target = trust.folder(path) if path is not None else trust.folder_to_trust(Path.cwd())
     if path is None and trust.never_implicit(target):
         what = "your home folder" if target.parent != target else "/"
         raise click.ClickException(

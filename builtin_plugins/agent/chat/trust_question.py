@@ -44,9 +44,7 @@ def ask_about_trust(kernel: Kernel) -> Kernel:
     items = what_needs_trust(kernel, cwd)
     if not items:
         return kernel
-    folder = trust.project_folder(cwd)
-    if trust.never_implicit(folder):
-        folder = cwd
+    folder = trust.folder_to_trust(cwd)
     listing = ", ".join(items)
     if trust.never_implicit(folder):
         click.echo(f"note: {folder} is not trusted and hermes never trusts it by itself, so "
