@@ -116,3 +116,11 @@ def test_the_home_folder_is_never_offered(home, server) -> None:
     assert QUESTION not in screen and "never trusts it by itself" in screen
     assert trusted(home) == []
     assert sources(server.posts()[-1].body["messages"][0]["content"]) == [SOURCE]
+
+
+def test_ctrl_d_at_the_question_ends_hermes_and_asks_again_next_time(home, project) -> None:
+    term = Terminal([hermes(), "chat"], environment(home), cwd=project)
+    term.read_until(QUESTION)
+    term.type("\x04")  # Ctrl-D: no answer
+    assert term.wait() != 0
+    assert trusted(home) == [] and not (home / "trust_asked").exists()

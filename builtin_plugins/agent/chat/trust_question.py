@@ -60,12 +60,9 @@ def ask_about_trust(kernel: Kernel) -> Kernel:
                "files are instructions for the agent and its project plugins run as code; "
                "untrusted, the files are shown to the model as data only and no project "
                "plugin loads.")
-    try:
-        yes = click.confirm("Trust this folder (saved in config.yaml)? "
-                            "No continues untrusted for this session", default=False)
-    except click.Abort:
-        yes = False
-    _remember(kernel.home, asked, folder)
+    yes = click.confirm("Trust this folder (saved in config.yaml)? "
+                        "No continues untrusted for this session", default=False)
+    _remember(kernel.home, asked, folder)  # not after Ctrl-C / Ctrl-D: asked again next time
     if not yes:
         click.echo(f"Continuing untrusted; `hermes trust {folder}` trusts it later.")
         return kernel
