@@ -25,6 +25,9 @@ _EXPORTS = {
     # configuration
     "Config": "config", "load_config": "config", "hermes_home": "home",
     "read_env_file": "dotenv", "write_config_value": "config_write",
+    # project trust (projects.trusted): whose folder's context files and plugins count as
+    # the user's own
+    "ProjectTrust": "trust",
     # plugins found without a kernel, for a surface's listings (the CLI's command table and
     # its cached help), and the home's validation cache they are read through
     "discover": "discovery", "discovery_inputs": "discovery", "resolve": "loader",

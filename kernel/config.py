@@ -24,7 +24,8 @@ from .slots import declared_slots, slot_defaults
 
 CONFIG_FILE = "config.yaml"
 #: The kernel's own keys; the slots' selections and the sections plugins own add theirs.
-DEFAULTS: dict[str, Any] = {"plugins": {"enabled": None, "disabled": [], "entries": {}}}
+DEFAULTS: dict[str, Any] = {"plugins": {"enabled": None, "disabled": [], "entries": {}},
+                            "projects": {"trusted": []}}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from shlex import quote
 
 from .config import Config
 from .discovery import PluginRecord
 from .slots import enabling_keys
+from .trust import is_trusted
 
 DEFAULT_ON_KINDS = ("backend", "model-provider", "platform")
 SHIPPED = ("builtin", "bundled")  # installed together with hermes itself
@@ -63,6 +65,11 @@ def decide(record: PluginRecord, config: Config, env: Mapping[str, str]) -> Deci
     if truthy(env.get("HERMES_SAFE_MODE")):
         return Decision(False, "disabled", "safe mode (HERMES_SAFE_MODE) loads builtin plugins only",
                         "safe_mode")
+    project = project_of(record)
+    if project is not None and not is_trusted(project, config, env):
+        return Decision(False, "untrusted", f"the project folder {project} is not trusted; "
+                        f"project plugins load only in a trusted folder (run `hermes trust "
+                        f"{quote(str(project))}` if you trust its code)", "untrusted_project")
     only = load_filter(env)
     if only is not None and not record.matches(only):
         return Decision(False, "disabled", "not listed in HERMES_LOAD_PLUGINS", "load_filter")
@@ -83,6 +90,17 @@ def decide(record: PluginRecord, config: Config, env: Mapping[str, str]) -> Deci
                         f"{'it' if len(missing) == 1 else 'them'} in the environment or in "
                         f"{config.home / '.env'}", "missing_env")
     return Decision(True, "enabled")
+
+
+def project_of(record: PluginRecord) -> Path | None:
+    """The project folder a ``project`` plugin came from (the folder holding
+    ``.hermes/plugins``); None for other sources."""
+    if record.source != "project" or record.path is None:
+        return None
+    for folder in record.path.parents:
+        if folder.name == "plugins" and folder.parent.name == ".hermes":
+            return folder.parent.parent
+    return record.path.parent
 
 
 def selected_by_slot(record: PluginRecord, config: Config) -> bool:

@@ -133,10 +133,24 @@ class PluginsSection(_Section):
     entries: dict[str, PluginEntry] = Field(default_factory=dict)
 
 
+class ProjectsSection(_Section):
+    trusted: list[str] = Field(default_factory=list)  # folders (kernel/trust.py)
+
+    @field_validator("trusted")
+    @classmethod
+    def _folders(cls, value: list[str]) -> list[str]:
+        for item in value:
+            if not (item.startswith("/") or item == "~" or item.startswith("~/")):
+                raise ValueError(f"{item!r} is not an absolute folder; write it as /full/path "
+                                 "or ~/path (`hermes trust PATH` writes it for you)")
+        return value
+
+
 #: The keys the kernel reads; plugins add theirs (:func:`config_model`).
 ConfigModel = create_model(  # type: ignore[call-overload]
     "ConfigModel", __base__=_Section,
-    plugins=(PluginsSection, Field(default_factory=PluginsSection)))
+    plugins=(PluginsSection, Field(default_factory=PluginsSection)),
+    projects=(ProjectsSection, Field(default_factory=ProjectsSection)))
 
 
 def _slot_sections(slots: dict[str, dict[str, str]]) -> dict[str, type[BaseModel]]:

@@ -142,6 +142,9 @@ def test_project_plugins_are_listed_for_the_folder_hermes_runs_in(home, tmp_path
     age(project)
     monkeypatch.setenv("HERMES_ENABLE_PROJECT_PLUGINS", "1")
     monkeypatch.chdir(project)
+    assert "weather" not in from_cache(capsys, monkeypatch, home)  # the folder is not trusted
+    (home / "config.yaml").write_text(f"plugins:\n  enabled: [weather]\n"
+                                      f"projects:\n  trusted: [{project}]\n")
     assert "weather" in from_cache(capsys, monkeypatch, home)
     monkeypatch.chdir(elsewhere)
     assert "weather" not in listed(capsys)[0]

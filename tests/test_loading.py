@@ -199,8 +199,11 @@ def test_category_layout_and_project_plugins_need_opt_in(home, tmp_path):
     kernel = Kernel(home, env={"HERMES_HOME": str(home)}, cwd=project, entry_points=False).boot()
     assert kernel.plugins["nested"].state == "loaded"
     assert "proj" not in kernel.plugins
-    kernel = Kernel(home, env={"HERMES_HOME": str(home), "HERMES_ENABLE_PROJECT_PLUGINS": "1"},
-                    cwd=project, entry_points=False).boot()
+    env = {"HERMES_HOME": str(home), "HERMES_ENABLE_PROJECT_PLUGINS": "1"}
+    kernel = Kernel(home, env=env, cwd=project, entry_points=False).boot()
+    assert kernel.plugins["proj"].state == "untrusted"  # docs/projects.md
+    configure(home, f"plugins:\n  enabled: [nested, proj]\nprojects:\n  trusted: [{project}]\n")
+    kernel = Kernel(home, env=env, cwd=project, entry_points=False).boot()
     assert kernel.plugins["proj"].state == "loaded" and kernel.plugins["proj"].record.source == "project"
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hermes_agent import ProjectTrust
 from hermes_agent.api import LAYER_SEPARATOR, LayerRequest
 
 from . import context_files
@@ -120,12 +121,14 @@ def started_line(now: _dt.datetime | _dt.date, session_id: str) -> str:
 def build_system_prompt(kernel: Kernel, *, session_id: str = "", platform: str = "cli",
                         tool_names: Iterable[str] = (), cwd: Path | str | None = None,
                         system_message: str = "", now: _dt.datetime | _dt.date | None = None,
-                        skip_context_files: bool = False) -> SystemPrompt:
+                        skip_context_files: bool = False, fence_nonce: str = "") -> SystemPrompt:
     """The system prompt for a new session of ``kernel``'s agent.
 
     ``tool_names`` are the tools the session offers (they select the guidance); ``cwd`` is
     where project context files are looked up (default: the kernel's working directory, else
-    the process's); ``now`` defaults to the current local time.
+    the process's); ``now`` defaults to the current local time. ``fence_nonce`` is the
+    session's delimiter for untrusted text (a fresh one when empty): context files of a
+    folder ``projects.trusted`` does not cover are fenced with it.
     """
     home = Path(kernel.home)
     tools = tuple(sorted(set(tool_names)))
@@ -143,7 +146,10 @@ def build_system_prompt(kernel: Kernel, *, session_id: str = "", platform: str =
     context = ""
     if not skip_context_files:
         found = context_files.load(work, max_chars, hermes_home=home, cache=cache)
-        context = found.render()
+        # An untrusted folder's files are fenced with the session's nonce; without one, with a
+        # nonce of this prompt's own, whose meaning the layer then states itself.
+        context = found.render(ProjectTrust(kernel.config, kernel.env).covers, fence_nonce,
+                               explain=not fence_nonce)
         notices += found.notices
     if cache is not None:
         cache.save()  # the scan results of new text

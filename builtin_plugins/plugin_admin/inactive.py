@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from hermes_agent import Config, Kernel, PluginRecord, PluginStatus
 
 #: PluginStatus codes of plugins that are off because someone chose so.
-CHOSEN_OFF = frozenset({"disabled", "safe_mode", "load_filter", "not_enabled", "not_selected"})
+CHOSEN_OFF = frozenset({"disabled", "safe_mode", "load_filter", "not_enabled", "not_selected",
+                        "untrusted_project"})
 #: Short labels for the codes whose kernel message is long or multi-line.
 LABELS = {"manifest_invalid": "invalid plugin.yaml", "incompatible": "incompatible plugin.yaml",
           "missing_env": "missing environment variable", "import_error": "import failed",

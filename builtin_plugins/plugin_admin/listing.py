@@ -13,7 +13,7 @@ from .ledger import recorded_statuses, status_dict
 from .lockfile import lock_notes
 
 GLYPHS = {"loaded": "✓", "enabled": "•", "disabled": "✗", "failed": "!", "missing env": "○",
-          "not enabled": "○", "not selected": "○"}
+          "not enabled": "○", "not selected": "○", "untrusted": "○"}
 
 
 def plugin_rows(kernel: Kernel, include_builtin: bool = False,

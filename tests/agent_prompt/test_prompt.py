@@ -43,7 +43,8 @@ def full_plugin(ctx) -> None:
 
 def test_layers_come_in_the_specified_order(tmp_path: Path, work: Path) -> None:
     kernel = make_kernel(tmp_path / "home", config={"memory": {"provider": "honcho"},
-                                                     "agent": {"system_prompt": "CONFIGURED"}})
+                                                     "agent": {"system_prompt": "CONFIGURED"},
+                                                     "projects": {"trusted": [str(work)]}})
     kernel.register_plugin(full_plugin, "full")
     prompt = build_system_prompt(kernel, session_id="abc", platform="cli",
                                  tool_names=["memory", "read_file"], cwd=work,
@@ -79,11 +80,12 @@ def test_the_prompt_is_byte_identical_for_the_same_session(tmp_path: Path, work:
     kernel = make_kernel(tmp_path / "home")
     kernel.register_plugin(full_plugin, "full")
     tools = ["terminal", "todo", "clarify", "read_file"]
+    nonce = "0123456789abcdef"  # the session's: an untrusted AGENTS.md is fenced with it
     first = build_system_prompt(kernel, session_id="s", tool_names=tools, cwd=work,
-                                now=dt.datetime(2026, 3, 5, 9, 0))
+                                now=dt.datetime(2026, 3, 5, 9, 0), fence_nonce=nonce)
     later = build_system_prompt(kernel, session_id="s", tool_names=list(reversed(tools)),
-                                cwd=work, now=dt.datetime(2026, 3, 5, 23, 59))
-    assert first.text == later.text
+                                cwd=work, now=dt.datetime(2026, 3, 5, 23, 59), fence_nonce=nonce)
+    assert first.text == later.text and f"<untrusted-{nonce} " in first.text
 
 
 def test_soul_md_is_the_identity_and_is_created_on_first_run(tmp_path: Path, work: Path) -> None:

@@ -72,6 +72,11 @@ def test_installed_folder_shadowed_by_a_project_plugin(home, tmp_path, doctor, m
                  manifest="name: echo\nversion: 9.0.0\n")
     monkeypatch.chdir(project)
     monkeypatch.setenv("HERMES_ENABLE_PROJECT_PLUGINS", "1")
+    code, result = doctor("echo")  # an untrusted folder's plugin does not load
+    untrusted = reasons(result, "echo")["untrusted_project"]
+    assert code == 1 and f"hermes trust {project}" in untrusted["message"]
+    assert main(["trust", str(project)]) == 0
+    capsys.readouterr()
     code, result = doctor("echo")
     assert code == 1
     shadowed = {g["code"]: g for g in result["problems"]}["shadowed"]

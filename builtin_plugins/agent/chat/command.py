@@ -4,6 +4,7 @@
 JSON event per line instead of text (with ``-q`` for that turn, otherwise for every line read
 from standard input). With no provider configured, a person at a terminal is offered
 ``hermes setup``; otherwise the how-to-configure message is printed and the exit code is 1.
+The interactive chat asks about an untrusted project folder first (:mod:`.trust_question`).
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ def run_chat(*, query: str | None = None, resume: str | None = None, continue_: 
 
     kernel = cli_kernel()
     interactive = query is None and not as_json and stdin_is_tty()
+    if interactive:  # -q and --json never trust a folder by themselves
+        from .trust_question import ask_about_trust
+
+        kernel = ask_about_trust(kernel)
     chosen = [t.strip() for t in toolsets.split(",") if t.strip()] if toolsets is not None else None
     _check_toolsets(kernel, chosen)
     options = AgentOptions(platform="cli", provider=provider, model=model,
