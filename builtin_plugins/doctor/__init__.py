@@ -1,0 +1,17 @@
+"""Builtin plugin: ``hermes doctor`` (:mod:`.cli`). It asks every loaded plugin's
+``doctor_checks`` hook what is wrong in its part (:mod:`.gather`) and checks what belongs to
+no plugin itself (:mod:`.home_checks`): config.yaml, the home's file modes and secret files,
+the disk, the cache key. docs/doctor.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_agent import hookimpl
+
+
+@hookimpl
+def doctor_checks(kernel: Any, config: Any, offline: bool) -> list[Any]:
+    from .home_checks import config_findings, home_findings
+
+    return [*config_findings(config), *home_findings(kernel.home, kernel.env)]
