@@ -129,9 +129,9 @@ def secret_findings(home: Path, notes: list[str]) -> list[Finding]:
     except OSError:
         info = None
     secrets = written_secrets(config) if info and info.st_mode & 0o077 else []
-    if secrets:
+    if secrets and info is not None:
         out.append(Finding("keys", "problem", f"{config} holds keys ({', '.join(secrets[:5])}) "
-                           f"and other users may read it (mode {_mode(info)})",  # type: ignore[arg-type]
+                           f"and other users may read it (mode {_mode(info)})",
                            f"chmod 600 {config} (or move the keys to {home / '.env'} and "
                            "write ${NAME} in config.yaml)"))
     if not out:
