@@ -13,3 +13,11 @@ def register(ctx: Any) -> None:
     from .store import SqliteSessionStore
 
     ctx.register_session_store(SqliteSessionStore(home=ctx.kernel.home))
+    ctx.register_hook("doctor_checks", _doctor_checks,
+                      description="hermes doctor: state.db's pages and search indexes")
+
+
+def _doctor_checks(kernel: Any, config: Any, offline: bool, **_: Any) -> Any:
+    from .doctor import store_findings
+
+    return store_findings(kernel, config)

@@ -15,3 +15,11 @@ def register(ctx: Any) -> None:
     kernel = ctx.kernel
     ctx.register_session_store(PostgresSessionStore(
         dsn=lambda: kernel.config.get("sessions.dsn", "") or kernel.env.get("HERMES_POSTGRES_DSN", "")))
+    ctx.register_hook("doctor_checks", _doctor_checks,
+                      description="hermes doctor: the database answers")
+
+
+def _doctor_checks(kernel: Any, config: Any, offline: bool, **_: Any) -> Any:
+    from .doctor import store_findings
+
+    return store_findings(kernel, config, offline)
