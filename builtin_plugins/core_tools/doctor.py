@@ -4,9 +4,12 @@ the agent's commands here, as ``hermes sandbox status`` shows it, and the fix wh
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import Finding
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 
 def sandbox_state(config: Any, cwd: Path, home: Path) -> tuple[Any, Any]:
@@ -18,7 +21,7 @@ def sandbox_state(config: Any, cwd: Path, home: Path) -> tuple[Any, Any]:
     return policy_for(config, cwd, home), mechanism()
 
 
-def sandbox_findings(kernel: Any, config: Any, offline: bool) -> list[Finding]:
+def sandbox_findings(kernel: "Kernel", config: Any, offline: bool) -> list[Finding]:
     cwd = Path(kernel.cwd) if getattr(kernel, "cwd", None) else Path.cwd()
     policy, found = sandbox_state(config, cwd, Path(kernel.home))
     if not policy.confined:

@@ -5,13 +5,19 @@ the disk, the cache key. docs/doctor.md."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent import hookimpl
 
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
+
 
 @hookimpl
-def doctor_checks(kernel: Any, config: Any, offline: bool) -> list[Any]:
+def doctor_checks(kernel: "Kernel", config: Any, offline: bool) -> list[Any]:
+    from hermes_agent.kits.cli import secret_file_notes
+
     from .home_checks import config_findings, home_findings
 
-    return [*config_findings(config), *home_findings(kernel.home, kernel.env)]
+    return [*config_findings(config),
+            *home_findings(kernel.home, kernel.env, secret_file_notes())]

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import Finding
 
 from .home_checks import home_findings, invalid_config
 
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
+
 HOOK = "doctor_checks"
 
 
-def from_kernel(kernel: Any, offline: bool) -> list[Finding]:
+def from_kernel(kernel: "Kernel", offline: bool) -> list[Finding]:
     """The findings of every plugin implementing ``doctor_checks``, in load order."""
     plugins = list(dict.fromkeys(callback.plugin for callback in kernel.hooks.callbacks(HOOK)))
     findings: list[Finding] = []

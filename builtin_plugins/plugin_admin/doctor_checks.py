@@ -7,14 +7,17 @@ a warning; plugins that are merely off are not mentioned."""
 from __future__ import annotations
 
 from shlex import quote
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import Finding
 
 from .doctor import Reason, Report, diagnose
 
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
-def plugin_findings(kernel: Any) -> list[Finding]:
+
+def plugin_findings(kernel: "Kernel") -> list[Finding]:
     reports, general = diagnose(kernel, include_builtin=True, load=True)
     out: list[Finding] = []
     for report in reports:

@@ -6,7 +6,10 @@ the name ``sqlite``; the database is opened on the first call, never at registra
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 
 def register(ctx: Any) -> None:
@@ -17,7 +20,7 @@ def register(ctx: Any) -> None:
                       description="hermes doctor: state.db's pages and search indexes")
 
 
-def _doctor_checks(kernel: Any, config: Any, offline: bool, **_: Any) -> Any:
+def _doctor_checks(kernel: "Kernel", config: Any, offline: bool, **_: Any) -> Any:
     from .doctor import store_findings
 
     return store_findings(kernel, config)

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import Finding
 
 from .health import damaged, quick_check
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 CHECK_BUDGET_S = 30.0
 #: each index and its check: ``rank`` 1 also compares the index with the messages; the
@@ -21,7 +24,7 @@ FTS_TABLES = {"messages_fts": ", rank) VALUES ('integrity-check', 1)",
               "messages_fts_trigram": ") VALUES ('integrity-check')"}
 
 
-def store_findings(kernel: Any, config: Any) -> list[Finding]:
+def store_findings(kernel: "Kernel", config: Any) -> list[Finding]:
     if (config.get("sessions.store") or "sqlite") != "sqlite":
         return []  # another store's plugin checks its own
     return check_database(Path(kernel.home) / "state.db")

@@ -4,15 +4,18 @@ offline). Nothing is created or migrated."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import Finding
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 CHECK = "postgres"
 TIMEOUT_S = 3
 
 
-def store_findings(kernel: Any, config: Any, offline: bool) -> list[Finding]:
+def store_findings(kernel: "Kernel", config: Any, offline: bool) -> list[Finding]:
     if config.get("sessions.store") != "postgres":
         return []
     dsn = config.get("sessions.dsn", "") or kernel.env.get("HERMES_POSTGRES_DSN", "")
