@@ -159,24 +159,38 @@ def test_a_broken_plugin(tmp_path: Path) -> None:
     assert "hermes plugins disable broken" in found["fix"] and run.code == 1
 
 
-def test_a_plugin_whose_checks_raise_is_a_warning_and_the_others_run(tmp_path: Path) -> None:
-    home = make_home(tmp_path, {"plugins": {"enabled": ["checker"]}, "model": {
-        "provider": "custom", "default": "m", "base_url": "http://127.0.0.1:9/v1"}})
-    folder = home / "plugins" / "checker"
+def checking_plugin(home: Path, name: str, body: str) -> None:
+    """A plugin in the home whose doctor_checks callback runs ``body``."""
+    folder = home / "plugins" / name
     folder.mkdir(parents=True)
-    (folder / "plugin.yaml").write_text("name: checker\nversion: 0.1.0\ndescription: x\n"
+    (folder / "plugin.yaml").write_text(f"name: {name}\nversion: 0.1.0\ndescription: x\n"
                                         "kind: standalone\nprovides_hooks: [doctor_checks]\n",
                                         encoding="utf-8")
     (folder / "__init__.py").write_text(
         "def register(ctx):\n"
         "    def check(**kw):\n"
-        "        raise ValueError('the check broke')\n"
+        f"        {body}\n"
         "    ctx.register_hook('doctor_checks', check)\n", encoding="utf-8")
+
+
+def test_plugins_whose_checks_raise_or_exit_are_warnings_and_the_others_run(
+        tmp_path: Path) -> None:
+    home = make_home(tmp_path, {"plugins": {"enabled": ["checker", "quitter"]}, "model": {
+        "provider": "custom", "default": "m", "base_url": "http://127.0.0.1:9/v1"}})
+    checking_plugin(home, "checker", "raise ValueError('the check broke')")
+    checking_plugin(home, "quitter", "import sys; sys.exit(3)")
     run = doctor(home, "--offline")
     (found,) = run.named("plugin checker")
     assert found["status"] == "warn" and "raised" in found["detail"]
     assert "hermes plugins disable checker" in found["fix"]
-    assert run.named("disk") and run.named("plugins")
+    (quit_,) = run.named("plugin quitter")
+    assert quit_["status"] == "warn" and "tried to stop hermes" in quit_["detail"]
+    assert run.named("disk") and run.named("plugins") and run.code == 0
+    # the next run: plugin administration's ledger names the plugin it quarantined
+    again = doctor(home, "--offline")
+    assert any("[halt_attempt] in an earlier session" in f["detail"] and f["status"] == "warn"
+               and "hermes plugins disable quitter" in f["fix"]
+               for f in again.named("plugin quitter")), again.out
 
 
 def test_a_missing_sandbox_mechanism(tmp_path: Path) -> None:

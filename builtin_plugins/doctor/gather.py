@@ -29,8 +29,12 @@ def from_kernel(kernel: "Kernel", offline: bool) -> list[Finding]:
         results = kernel.hooks.call_plugin(HOOK, plugin, kernel=kernel, config=kernel.config,
                                            offline=offline)
         if kernel.hooks.errors.get(plugin, 0) > failed:
+            status = kernel.plugins.get(plugin)
+            unloaded = (" (it tried to stop hermes and was unloaded)"
+                        if status is not None and status.state == "failed" else "")
             findings.append(Finding(f"plugin {plugin}", "warn", f"the doctor checks of plugin "
-                                    f"{plugin!r} raised an error, so its part was not checked",
+                                    f"{plugin!r} raised an error{unloaded}, so its part was "
+                                    "not checked",
                                     f"run `HERMES_TRACE_HOOKS=1 hermes doctor` to see it; "
                                     f"update or disable the plugin: hermes plugins disable {plugin}"))
         for item in _joined(results):
