@@ -121,6 +121,9 @@ def test_a_readable_config_with_a_key_written_in_it(tmp_path: Path) -> None:
                                           "base_url": "http://127.0.0.1:9/v1",
                                           "api_key": "sk-written-here"}})
     os.chmod(home / "config.yaml", 0o644)
+    (private,) = doctor(home, "--offline").named("keys")  # nobody else can enter the home
+    assert private["status"] == "warn" and "only the private home folder" in private["detail"]
+    os.chmod(home, 0o711)
     run = doctor(home, "--offline")
     (found,) = [f for f in run.named("keys") if f["status"] == "problem"]
     assert "model.api_key" in found["detail"] and "mode 0644" in found["detail"]

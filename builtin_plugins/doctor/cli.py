@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import click
 from hermes_agent import ConfigError, HermesError, hermes_home
@@ -19,8 +20,6 @@ ORDER = {"problem": 0, "warn": 1, "ok": 2}
 
 def findings(offline: bool) -> list[Finding]:
     """What the checks found, problems first (a stable sort: each plugin's order is kept)."""
-    import os
-
     try:
         kernel = cli_kernel(boot=False)
     except ConfigError as exc:

@@ -107,8 +107,13 @@ def _writable_by_others(path: Path) -> bool:
 
 def secret_findings(home: Path, notes: list[str]) -> list[Finding]:
     """.env and auth.json readable by their owner only; config.yaml too when it holds a
-    key written into it."""
+    key written into it. A loose file in a home others cannot enter is a warning (they read
+    it once the home is opened), in one they can enter a problem."""
     out = []
+    try:
+        enterable = bool(os.stat(home).st_mode & 0o011)
+    except OSError:
+        enterable = False
     for name in SECRET_FILES:
         path = home / name
         said = [note for note in notes if note.startswith(f"{path} ")]
@@ -121,22 +126,30 @@ def secret_findings(home: Path, notes: list[str]) -> list[Finding]:
         except OSError:
             continue
         if info.st_mode & 0o077:
-            out.append(Finding("keys", "problem", f"{path} holds keys and other users may read "
-                               f"it (mode {_mode(info)})", f"chmod 600 {path}"))
+            out.append(_loose(path, "", info, enterable, f"chmod 600 {path}"))
     config = home / "config.yaml"
     try:
-        info: os.stat_result | None = os.stat(config)
+        info = os.stat(config)
     except OSError:
-        info = None
-    secrets = written_secrets(config) if info and info.st_mode & 0o077 else []
-    if secrets and info is not None:
-        out.append(Finding("keys", "problem", f"{config} holds keys ({', '.join(secrets[:5])}) "
-                           f"and other users may read it (mode {_mode(info)})",
-                           f"chmod 600 {config} (or move the keys to {home / '.env'} and "
-                           "write ${NAME} in config.yaml)"))
-    if not out:
-        out.append(Finding("keys", "ok", "the files holding keys are readable by you only"))
-    return out
+        return out or [_private()]
+    secrets = written_secrets(config) if info.st_mode & 0o077 else []
+    if secrets:
+        out.append(_loose(config, f" ({', '.join(secrets[:5])})", info, enterable,
+                          f"chmod 600 {config} (or move the keys to {home / '.env'} and write "
+                          "${NAME} in config.yaml)"))
+    return out or [_private()]
+
+
+def _loose(path: Path, which: str, info: os.stat_result, enterable: bool, fix: str) -> Finding:
+    if enterable:
+        return Finding("keys", "problem", f"{path} holds keys{which} and other users may read "
+                       f"it (mode {_mode(info)})", fix)
+    return Finding("keys", "warn", f"{path} holds keys{which} and is open to other users "
+                   f"(mode {_mode(info)}); only the private home folder keeps them out", fix)
+
+
+def _private() -> Finding:
+    return Finding("keys", "ok", "the files holding keys are readable by you only")
 
 
 def written_secrets(config: Path) -> list[str]:
