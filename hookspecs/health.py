@@ -30,7 +30,8 @@ def doctor_checks(kernel: Any, config: Any, offline: bool) -> Sequence[Any] | No
         detail, fix), or None when there is nothing to report.
 
     Dispatch: gather. Every implementation runs; the lists they return are joined in call
-    order (a single ``Finding`` counts as a list of one; other values are skipped).
+    order (a single ``Finding`` counts as a list of one; the doctor reports anything that is
+    not a ``Finding`` as a warning naming the plugin).
     firstresult: no. historic: no.
     Implemented by: the builtin core-tools, models, sessions, plugin-admin and doctor
     plugins, the bundled postgres store, and any plugin with something to check.

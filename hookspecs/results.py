@@ -56,13 +56,10 @@ def _first_verify(results: list[Any]) -> Any:
 
 def gather(results: list[Any]) -> list[Any]:
     """doctor_checks results joined in call order: each list or tuple contributes its
-    items, a single value counts as one item."""
+    items, any other value counts as one item (the caller checks their type)."""
     joined: list[Any] = []
     for result in results:
-        if isinstance(result, (list, tuple)):
-            joined.extend(result)
-        elif not isinstance(result, (str, bytes, dict)):
-            joined.append(result)
+        joined.extend(result if isinstance(result, (list, tuple)) else [result])
     return joined
 
 

@@ -178,16 +178,19 @@ def checking_plugin(home: Path, name: str, body: str) -> None:
 
 def test_plugins_whose_checks_raise_or_exit_are_warnings_and_the_others_run(
         tmp_path: Path) -> None:
-    home = make_home(tmp_path, {"plugins": {"enabled": ["checker", "quitter"]}, "model": {
+    home = make_home(tmp_path, {"plugins": {"enabled": ["checker", "quitter", "chatty"]}, "model": {
         "provider": "custom", "default": "m", "base_url": "http://127.0.0.1:9/v1"}})
     checking_plugin(home, "checker", "raise ValueError('the check broke')")
     checking_plugin(home, "quitter", "import sys; sys.exit(3)")
+    checking_plugin(home, "chatty", "return 'all good'")
     run = doctor(home, "--offline")
     (found,) = run.named("plugin checker")
     assert found["status"] == "warn" and "raised" in found["detail"]
     assert "hermes plugins disable checker" in found["fix"]
     (quit_,) = run.named("plugin quitter")
     assert quit_["status"] == "warn" and "tried to stop hermes" in quit_["detail"]
+    (chatty,) = run.named("plugin chatty")
+    assert chatty["status"] == "warn" and "returned str, not a" in chatty["detail"]
     assert run.named("disk") and run.named("plugins") and run.code == 0
     # the next run: plugin administration's ledger names the plugin it quarantined
     again = doctor(home, "--offline")

@@ -45,7 +45,8 @@ def from_kernel(kernel: "Kernel", offline: bool) -> list[Finding]:
 
 
 def _joined(results: list[Any]) -> list[Any]:
-    """The hook's rule (gather): lists joined, a single value counts as one."""
+    """The hook's rule (gather; plugins do not import hookspecs): lists joined, a single
+    value counts as one."""
     return [item for result in results
             for item in (result if isinstance(result, (list, tuple)) else [result])]
 
