@@ -74,6 +74,19 @@ def test_a_search_index_out_of_step_with_the_messages(tmp_path: Path) -> None:
     assert "INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')" in found["fix"]
 
 
+def test_slot_selections_nobody_provides(tmp_path: Path) -> None:
+    home = make_home(tmp_path, {"sessions": {"store": "nosuch"}, "web": {"backend": "nosuch2"}})
+    run = doctor(home, "--offline")
+    (store,) = run.named("session store")
+    assert store["status"] == "problem" and "'nosuch'" in store["detail"]
+    assert "installed: postgres, sqlite" in store["detail"]
+    assert store["fix"] == "set sessions.store to one of those, or install and enable the " \
+                           "plugin that provides 'nosuch'."
+    (web,) = run.named("web search provider")
+    assert web["status"] == "problem" and "'nosuch2'" in web["detail"] and run.code == 1
+    assert run.named("state.db") == []  # sqlite is not the store in use
+
+
 def test_postgres_unreachable_and_reachable(tmp_path: Path, postgres_dsn: str) -> None:
     home = make_home(tmp_path, {"sessions": {"store": "postgres",
                                              "dsn": "postgresql://hermes:pw@127.0.0.1:9/x"},

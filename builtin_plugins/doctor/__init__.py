@@ -1,7 +1,7 @@
 """Builtin plugin: ``hermes doctor`` (:mod:`.cli`). It asks every loaded plugin's
 ``doctor_checks`` hook what is wrong in its part (:mod:`.gather`) and checks what belongs to
-no plugin itself (:mod:`.home_checks`): config.yaml, the home's file modes and secret files,
-the disk, the cache key. docs/doctor.md."""
+no plugin itself (:mod:`.config_checks`, :mod:`.home_checks`): config.yaml and its slot
+selections, the home's file modes and secret files, the disk, the cache key. docs/doctor.md."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 def doctor_checks(kernel: "Kernel", config: Any, offline: bool) -> list[Any]:
     from hermes_agent.kits.cli import secret_file_notes
 
-    from .home_checks import config_findings, home_findings
+    from .config_checks import config_findings, slot_findings
+    from .home_checks import home_findings
 
-    return [*config_findings(config),
+    return [*config_findings(config), *slot_findings(kernel),
             *home_findings(kernel.home, kernel.env, secret_file_notes())]

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import Finding
 
-from .home_checks import home_findings, invalid_config
+from .config_checks import invalid_config
+from .home_checks import home_findings
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel

@@ -1,6 +1,6 @@
-"""The checks that belong to no other plugin: config.yaml (invalid settings, unknown keys),
-the modes of ``$HERMES_HOME`` and of the files holding keys, the free disk space of the
-home's file system and the cache key that seals what hermes keeps there (docs/cache.md).
+"""The checks of the home itself, which belong to no other plugin: the modes of
+``$HERMES_HOME`` and of the files holding keys, the free disk space of the home's file
+system and the cache key that seals what hermes keeps there (docs/cache.md).
 
 Each works from the home's path and the environment alone, so ``hermes doctor`` runs them
 also when config.yaml is too broken for a kernel to start.
@@ -29,27 +29,6 @@ SECRET_FILES = (".env", "auth.json")
 
 def _mode(info: os.stat_result) -> str:
     return f"{stat.S_IMODE(info.st_mode):04o}"
-
-
-def config_findings(config: Any) -> list[Finding]:
-    """config.yaml is valid (the kernel started); its warnings: unknown or misspelt keys,
-    ``${VAR}``s that are not set."""
-    path = config.path
-    warnings = list(getattr(config, "startup_warnings", []) or [])
-    if not warnings:
-        return [Finding("config", "ok", f"{path} is valid")]
-    return [Finding("config", "warn", warning.removeprefix(f"{path}: "),
-                    f"correct or remove it in {path} (`hermes config edit`; "
-                    "`hermes config unset KEY` removes one)") for warning in warnings]
-
-
-def invalid_config(path: Path | str, problems: list[str], message: str) -> Finding:
-    """config.yaml has invalid settings (no kernel could start)."""
-    detail = "; ".join(problems) if problems else message
-    return Finding("config", "problem", f"{path} has invalid settings: {detail}",
-                   f"fix these settings in {path} (`hermes config edit`, or `hermes config "
-                   "unset KEY` to go back to the default); the checks that need the plugins "
-                   "run once it is valid")
 
 
 def home_findings(home: Path, env: Mapping[str, str], notes: list[str] | None = None
