@@ -281,3 +281,31 @@ def test_the_command_is_listed() -> None:
     shown = subprocess.run([sys.executable, "-m", "hermes_agent.cli.root", "--help"],
                            capture_output=True, text=True, timeout=60).stdout
     assert "doctor" in shown
+
+
+def test_a_memory_file_that_cannot_be_used(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    (home / "memories").mkdir(mode=0o700)
+    (home / "memories" / "USER.md").write_bytes(b"likes tea\0\xff")
+    run = doctor(home, "--offline")
+    (found,) = run.named("memory USER.md")
+    assert found["status"] == "problem" and "holds binary data" in found["detail"]
+    assert found["fix"] == "restore it as plain UTF-8 text or delete it" and run.code == 1
+    (home / "memories" / "USER.md").write_text("likes tea\n", encoding="utf-8")
+    assert [f["status"] for f in doctor(home, "--offline").named("memory")] == ["ok"]
+
+
+def test_a_failing_memory_provider(tmp_path: Path) -> None:
+    from hermes_agent.kits.memory_health import ProviderHealth, save_health
+
+    home = make_home(tmp_path, {"memory": {"provider": "local"}, "model": {
+        "provider": "custom", "default": "m", "base_url": "http://127.0.0.1:9/v1"}})
+    assert doctor(home, "--offline").named("memory")[0]["status"] == "ok"
+    record = ProviderHealth("local", calls=10)
+    for _ in range(3):
+        record.failed("prefetch", "OSError: disk full")
+    save_health(home, {"local": record})
+    (found,) = doctor(home, "--offline").named("memory provider local")
+    assert found["status"] == "warn" and "3 of 10 calls failed" in found["detail"]
+    assert "prefetch: OSError: disk full" in found["detail"]
+    assert "hermes memory status" in found["fix"]
