@@ -309,3 +309,23 @@ def test_a_failing_memory_provider(tmp_path: Path) -> None:
     assert found["status"] == "warn" and "3 of 10 calls failed" in found["detail"]
     assert "prefetch: OSError: disk full" in found["detail"]
     assert "hermes memory status" in found["fix"]
+
+
+def test_an_enabled_platform_that_cannot_start(tmp_path: Path) -> None:
+    home = make_home(tmp_path, {"platforms": {"telegram": {"enabled": True}}, "model": {
+        "provider": "custom", "default": "m", "base_url": "http://127.0.0.1:9/v1"}})
+    run = doctor(home, "--offline")
+    (found,) = run.named("platform telegram")
+    assert found["status"] == "problem" and "TELEGRAM_BOT_TOKEN" in found["detail"]
+    assert "platforms.telegram" in found["fix"] and run.code == 1
+    (home / ".env").write_text("TELEGRAM_BOT_TOKEN=123:abc\nTELEGRAM_ALLOWED_USERS=42\n",
+                               encoding="utf-8")
+    os.chmod(home / ".env", 0o600)
+    (home / "gateway").mkdir(mode=0o700)  # a running gateway (this test's pid) stopped one
+    (home / "gateway" / "state.json").write_text(json.dumps({
+        "pid": os.getpid(), "failed_platforms": {"discord": "the token was refused"}}))
+    run = doctor(home, "--offline")
+    assert run.named("platform telegram")[0]["status"] == "ok"
+    (stopped,) = run.named("platform discord")
+    assert stopped["status"] == "problem" and "the token was refused" in stopped["detail"]
+    assert "hermes gateway run" in stopped["fix"]
