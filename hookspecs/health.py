@@ -33,7 +33,7 @@ def doctor_checks(kernel: Any, config: Any, offline: bool) -> Sequence[Any] | No
     order (a single ``Finding`` counts as a list of one; the doctor reports anything that is
     not a ``Finding`` as a warning naming the plugin).
     firstresult: no. historic: no.
-    Implemented by: the builtin core-tools, models, sessions, memory, gateway,
+    Implemented by: the builtin core-tools, models, sessions, memory, gateway, cron,
     plugin-admin and doctor plugins, the bundled postgres store, and any plugin with something to check.
     Fired: by the builtin doctor plugin, in ``hermes doctor``, once per implementing plugin.
     """

@@ -329,3 +329,20 @@ def test_an_enabled_platform_that_cannot_start(tmp_path: Path) -> None:
     (stopped,) = run.named("platform discord")
     assert stopped["status"] == "problem" and "the token was refused" in stopped["detail"]
     assert "hermes gateway run" in stopped["fix"]
+
+
+def test_scheduled_jobs_nothing_runs_and_a_broken_jobs_file(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    (home / "cron").mkdir(mode=0o700)
+    jobs = home / "cron" / "jobs.json"
+    jobs.write_text(json.dumps({"jobs": [{"id": "j1", "name": "daily digest", "enabled": True,
+                                          "schedule": "0 9 * * *", "prompt": "digest",
+                                          "next_run_at": "2020-01-01T09:00:00+00:00"}]}))
+    (found,) = doctor(home, "--offline").named("cron")
+    assert found["status"] == "warn" and "daily digest" in found["detail"]
+    assert "hermes cron tick" in found["fix"]
+    jobs.write_text("{not json")
+    run = doctor(home, "--offline")
+    (broken,) = run.named("cron")
+    assert broken["status"] == "problem" and "is not valid JSON" in broken["detail"]
+    assert "move it away" in broken["fix"] and run.code == 1
