@@ -149,7 +149,7 @@ def test_a_home_writable_by_others(tmp_path: Path) -> None:
 
 
 def test_a_broken_plugin(tmp_path: Path) -> None:
-    home = make_home(tmp_path, {"plugins": {"enabled": ["broken"]}, "model": {
+    home = make_home(tmp_path, {"plugins": {"enabled": ["broken"], "disabled": ["web"]}, "model": {
         "provider": "custom", "default": "m", "base_url": "http://127.0.0.1:9/v1"}})
     folder = home / "plugins" / "broken"
     folder.mkdir(parents=True)
@@ -160,6 +160,7 @@ def test_a_broken_plugin(tmp_path: Path) -> None:
     (found,) = run.named("plugin broken")
     assert found["status"] == "problem" and "RuntimeError: boom at import" in found["detail"]
     assert "hermes plugins disable broken" in found["fix"] and run.code == 1
+    assert run.named("plugin web") == []  # off by the user's choice: not a fault
 
 
 def checking_plugin(home: Path, name: str, body: str) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_agent import ConfigError
 from hermes_agent.api import Finding
 
 from .config_checks import invalid_config
@@ -52,8 +53,8 @@ def _joined(results: list[Any]) -> list[Any]:
             for item in (result if isinstance(result, (list, tuple)) else [result])]
 
 
-def without_kernel(home: Path, env: Mapping[str, str], error: Any, notes: list[str]) -> list[Finding]:
+def without_kernel(home: Path, env: Mapping[str, str], error: ConfigError,
+                   notes: list[str]) -> list[Finding]:
     """config.yaml is invalid: say so, and check what needs no plugin."""
-    problems = list(getattr(error, "problems", []) or [])
-    path = getattr(error, "path", None) or Path(home) / "config.yaml"
-    return [invalid_config(path, problems, str(error)), *home_findings(home, env, notes)]
+    path = error.path or Path(home) / "config.yaml"
+    return [invalid_config(path, error.problems, str(error)), *home_findings(home, env, notes)]

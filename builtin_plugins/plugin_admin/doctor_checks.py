@@ -2,7 +2,8 @@
 plugins doctor`` (:mod:`.doctor`) for the plugins of the doctor run's booted kernel, as
 findings. A plugin that failed to load, or that the user wants and that is not active, is a
 problem; a loaded one that is suspect (undeclared tools, an earlier attempt to stop hermes)
-a warning; plugins that are merely off are not mentioned."""
+a warning; plugins that are off by the user's choice (disabled, not enabled, safe mode) are
+not mentioned."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ from .doctor import Reason, Report, diagnose
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
+
+
+#: reasons a plugin is off that the user chose: not faults
+CHOSEN = frozenset({"disabled", "not_enabled", "not_selected", "safe_mode", "load_filter"})
 
 
 def plugin_findings(kernel: "Kernel") -> list[Finding]:
@@ -37,7 +42,7 @@ def _report_findings(report: Report) -> list[Finding]:
     wanted = report.wanted or report.source == "builtin"
     out = []
     for reason in report.reasons:
-        if reason.level == "note":
+        if reason.level == "note" or reason.code in CHOSEN:
             continue
         if reason.level == "error" and (failed or (wanted and not report.active
                                                    and report.state != "enabled")):
