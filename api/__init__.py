@@ -52,6 +52,8 @@ _EXPORTS: dict[str, str] = {
     # store_capabilities.py: what a session store may offer besides SessionStore
     **dict.fromkeys(("SessionImporter", "LastActiveSessions", "SharedQueueStore",
                      "GatewayQueue"), "store_capabilities"),
+    # doctor.py: what `hermes doctor` reports (the doctor_checks hook's findings)
+    "Finding": "doctor",
     # hook payload types (hookspecs)
     **dict.fromkeys((
         "AllowDirective", "ApiError", "ApprovalChoice", "ApprovalSurface", "ApproveDirective",

@@ -38,6 +38,7 @@ class RunKernel:
         self.factory = factory or new_kernel
         self._kernel: Kernel | None = None
         self._reported: set[str] = set()
+        self.secret_file_notes: list[str] = []  # what tighten_secret_files said (hermes doctor)
 
     def kernel(self, boot: bool = True) -> "Kernel":
         """The kernel, built on first use; with ``boot``, every enabled plugin loaded."""
@@ -77,4 +78,5 @@ class RunKernel:
         (or, where that fails, what to run) once on stderr: one stat each."""
         from hermes_agent import hermes_home, tighten_secret_files
 
-        self.report_warnings(tighten_secret_files(hermes_home()))
+        self.secret_file_notes = tighten_secret_files(hermes_home())
+        self.report_warnings(self.secret_file_notes)

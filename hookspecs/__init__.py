@@ -1,7 +1,7 @@
 """Hook specifications of hermes_agent: the contract between the kernel and plugins.
 
 Every hook is a pluggy hookspec, grouped by phase into :mod:`.tools`, :mod:`.llm`,
-:mod:`.session`, :mod:`.gateway`, :mod:`.boot` and :mod:`.registration`. Each spec's docstring states
+:mod:`.session`, :mod:`.gateway`, :mod:`.boot`, :mod:`.health` and :mod:`.registration`. Each spec's docstring states
 its arguments, its return contract, how results are combined (``Dispatch:``), which
 kinds of plugin implement it and whether this version fires it. ``docs/hooks.md`` is
 the author-facing version of the same reference.
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from types import FunctionType, ModuleType
 
-from . import boot, gateway, llm, registration, session, tools
+from . import boot, gateway, health, llm, registration, session, tools
 from .markers import PROJECT_NAME, hookimpl, hookspec
 
 __all__ = [
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 #: The modules holding hookspecs; pass each to ``PluginManager.add_hookspecs``.
-MODULES: tuple[ModuleType, ...] = (tools, llm, session, gateway, boot, registration)
+MODULES: tuple[ModuleType, ...] = (tools, llm, session, gateway, boot, health, registration)
 
 #: The 14 lifecycle hooks every Hermes plugin author knows about.
 LIFECYCLE_HOOKS: tuple[str, ...] = (
@@ -82,10 +82,11 @@ COMPAT_HOOKS: tuple[str, ...] = (
     "kanban_task_blocked",
 )
 
-#: Events of the kernel itself, and the questions it (and a plugin's ``ctx``) asks the
-#: plugin owning the answer.
+#: Events of the kernel itself, the questions it (and a plugin's ``ctx``) asks the plugin
+#: owning the answer, and the one ``hermes doctor`` asks every plugin.
 KERNEL_HOOKS: tuple[str, ...] = ("on_plugins_loaded", "on_shutdown", "plugin_install_times",
-                                 "find_slot_provider", "inject_message", "platform_adapter")
+                                 "find_slot_provider", "inject_message", "platform_adapter",
+                                 "doctor_checks")
 
 #: Every event hook (``ctx.register_hook`` accepts exactly these names).
 EVENT_HOOKS: tuple[str, ...] = LIFECYCLE_HOOKS + COMPAT_HOOKS + KERNEL_HOOKS
@@ -118,6 +119,7 @@ NOT_FIRED: dict[str, str] = {
 #: ``gateway_directive``   the first skip/rewrite/allow directive wins;
 #: ``verify_directive``    the first continue/block directive with a message wins;
 #: ``first_result``        the first result that is not ``None`` wins;
+#: ``gather``              every callback runs, the lists they return are joined;
 #: ``collector``           every plugin registers through a bound ``register`` callable.
 DISPATCH: dict[str, str] = {
     "pre_tool_call": "veto",
@@ -150,6 +152,7 @@ DISPATCH: dict[str, str] = {
     "find_slot_provider": "first_result",
     "inject_message": "first_result",
     "platform_adapter": "first_result",
+    "doctor_checks": "gather",
     **{name: "collector" for name in REGISTRATION_HOOKS},
 }
 

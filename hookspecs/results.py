@@ -54,10 +54,20 @@ def _first_verify(results: list[Any]) -> Any:
     return next((r for r in results if is_verify_directive(r)), None)
 
 
+def gather(results: list[Any]) -> list[Any]:
+    """doctor_checks results joined in call order: each list or tuple contributes its
+    items, any other value counts as one item (the caller checks their type)."""
+    joined: list[Any] = []
+    for result in results:
+        joined.extend(result if isinstance(result, (list, tuple)) else [result])
+    return joined
+
+
 #: rule -> ("first", accept(result)) or ("all", combine(results)); ``None``: the list itself.
 COMBINE: dict[str, tuple[str, Callable[[Any], Any] | None]] = {
     "broadcast": ("all", None),
     "collector": ("all", None),
+    "gather": ("all", gather),
     "veto": ("all", tool_directive),
     "context": ("all", join_context),
     "verify_directive": ("all", _first_verify),

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from hermes_agent import Kernel
 
 __all__ = ["cli_kernel", "reload_cli_kernel", "report_config_warnings", "ListingGroup",
-           "first_sentence", "confirm_at_terminal"]
+           "first_sentence", "confirm_at_terminal", "secret_file_notes"]
 
 
 def _access() -> Any:
@@ -54,6 +54,14 @@ def report_config_warnings(config: Any) -> None:
     """Print ``config``'s warnings (misspelt or unknown keys, unset ${VAR}s) on stderr, each
     once per ``hermes`` command, for a command that loaded the configuration itself."""
     _access().report_config_warnings(config)
+
+
+def secret_file_notes() -> list[str]:
+    """What the start of the running ``hermes`` command said about $HERMES_HOME's key files
+    (it makes a loose .env or auth.json private, saying so); [] outside a command."""
+    ctx = click.get_current_context(silent=True)
+    access = ctx.find_root().obj if ctx is not None else None
+    return list(getattr(access, "secret_file_notes", None) or [])
 
 
 def confirm_at_terminal(question: str, without_asking: str, default: bool = False) -> bool:

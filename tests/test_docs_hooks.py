@@ -27,6 +27,7 @@ DISPATCH_PHRASES = {
     "first string": "first_str",
     "first result": "first_result",
     "broadcast": "broadcast",
+    "gather": "gather",
     "collector": "collector",
     "context": "context",
     "veto": "veto",

@@ -313,6 +313,28 @@ def test_hook_platform_adapter(kernel: Any) -> None:
     assert ctx.get_platform_adapter("discord") is None
 
 
+def test_hook_doctor_checks(kernel: Any) -> None:
+    # gather: every implementation runs, lists are joined in load order, a single value is
+    # one item, None adds nothing; both styles get the payload.
+    from hermes_agent.api import Finding
+
+    first = Finding("a", "ok", "fine")
+    second = Finding("b", "problem", "broken", "fix it")
+    third = Finding("c", "warn", "odd", "look")
+    seen: list[tuple[str, Any]] = []
+    load(kernel, ctx_plugin("doctor_checks", lambda kernel, config, offline, **kw: (
+        seen.append(("ctx", offline)) or [first, second])), "lists")
+    load(kernel, impl_plugin("doctor_checks", ("offline",),
+                             lambda offline: seen.append(("impl", offline)) or third), "single")
+    load(kernel, ctx_plugin("doctor_checks", returning(None)), "nothing")
+    assert DISPATCH["doctor_checks"] == "gather"
+    assert kernel.hooks.fire("doctor_checks", kernel=kernel, config=kernel.config,
+                             offline=True) == [first, second, third]
+    assert seen == [("ctx", True), ("impl", True)]
+    assert kernel.hooks.call_plugin("doctor_checks", "single", kernel=kernel,
+                                    config=kernel.config, offline=False) == [third]
+
+
 def test_hook_on_memory_write(kernel: Any) -> None:
     check_broadcast(kernel, "on_memory_write")
     mirrored = []

@@ -39,6 +39,7 @@ DISPATCH_PHRASES = {
     "first string": "first_str",
     "first result": "first_result",
     "broadcast": "broadcast",
+    "gather": "gather",
     "collector": "collector",
     "context": "context",
     "veto": "veto",
@@ -95,7 +96,7 @@ spec_params = pytest.mark.parametrize("name", sorted(SPECS))
 
 
 def test_specs_were_found():
-    assert len(SPECS) == len(EVENT_HOOKS) + len(REGISTRATION_HOOKS) == 36
+    assert len(SPECS) == len(EVENT_HOOKS) + len(REGISTRATION_HOOKS) == 37
 
 
 @spec_params
@@ -201,7 +202,7 @@ def test_hook_lists():
     assert LIFECYCLE_HOOKS == EXPECTED_LIFECYCLE
     assert len(COMPAT_HOOKS) == 10
     assert EVENT_HOOKS == LIFECYCLE_HOOKS + COMPAT_HOOKS + KERNEL_HOOKS
-    assert len(EVENT_HOOKS) == 30 == len(set(EVENT_HOOKS))
+    assert len(EVENT_HOOKS) == 31 == len(set(EVENT_HOOKS))
     assert len(set(ALL_HOOKS)) == len(ALL_HOOKS)
     assert set(ALL_HOOKS) == set(SPECS)
 

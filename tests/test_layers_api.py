@@ -17,7 +17,7 @@ def test_the_api_is_small() -> None:
 
     lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in API.glob("*.py"))
     assert lines <= 2000
-    assert len(api.__all__) <= 100
+    assert len(api.__all__) <= 101
 
 
 def kit_modules() -> list[Path]:

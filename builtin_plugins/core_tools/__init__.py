@@ -206,6 +206,12 @@ def _approval_gate(kernel: "Kernel") -> "ApprovalGate":
     return ApprovalGate(kernel)
 
 
+def _doctor_checks(kernel: "Kernel", config: Any, offline: bool, **_: Any) -> list[Any]:
+    from .doctor import sandbox_findings
+
+    return sandbox_findings(kernel, config, offline)
+
+
 def register(ctx: "PluginContext") -> None:
     # the agent routes hook-requested approvals through the same gate as ``terminal``
     ctx.register_service(APPROVAL_GATE, _approval_gate)
@@ -221,6 +227,8 @@ def register(ctx: "PluginContext") -> None:
                       description="end the session's background processes and shells")
     ctx.register_hook("on_session_start", core.warn_unconfined,
                       description="warn when commands cannot be sandboxed on this machine")
+    ctx.register_hook("doctor_checks", _doctor_checks,
+                      description="hermes doctor: the sandbox mechanism")
 
     def rollback(raw_args: str) -> str:
         from .checkpoints.cli import rollback_command

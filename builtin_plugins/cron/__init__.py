@@ -48,6 +48,16 @@ def register(ctx: Any) -> None:
                       handler=with_context(cronjob), description=CRONJOB["description"],
                       emoji="⏰")
     ctx.register_service(CRON, service)
+    ctx.register_hook("doctor_checks", _doctor_checks,
+                      description="hermes doctor: jobs.json and whether anything runs the jobs")
+
+
+def _doctor_checks(kernel: "Kernel", config: Any, offline: bool, **_: Any) -> Any:
+    from pathlib import Path
+
+    from .doctor import cron_findings
+
+    return cron_findings(Path(kernel.home))
 
 
 @hookimpl

@@ -110,6 +110,14 @@ def register(ctx: "PluginContext") -> None:
     ctx.register_tool(name="memory", toolset="memory", schema=MEMORY,
                       handler=with_context(memory.handle), description=MEMORY["description"],
                       emoji="🧠")
+    ctx.register_hook("doctor_checks", _doctor_checks,
+                      description="hermes doctor: the memory files and the memory provider")
+
+
+def _doctor_checks(kernel: "Kernel", config: Any, offline: bool, **_: Any) -> Any:
+    from .doctor import memory_findings
+
+    return memory_findings(kernel)
 
 
 @hookimpl

@@ -18,3 +18,11 @@ def register(ctx):
     from .service import ModelService
 
     ctx.register_service(MODELS, ModelService)
+    ctx.register_hook("doctor_checks", _doctor_checks,
+                      description="hermes doctor: the model providers and their keys")
+
+
+def _doctor_checks(kernel, config, offline, **_):
+    from .doctor import provider_findings
+
+    return provider_findings(kernel, offline)

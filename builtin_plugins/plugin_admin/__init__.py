@@ -7,6 +7,13 @@ plugins unloaded while running) through the same ``register(ctx)`` API third-par
 """
 
 
+def doctor_checks(kernel, config, offline, **_):
+    """``hermes doctor``: broken, failed or quarantined plugins, with their fixes."""
+    from .doctor_checks import plugin_findings
+
+    return plugin_findings(kernel)
+
+
 def register(ctx):
     def show_plugins(raw_args: str) -> str:
         from .listing import format_slash_listing
@@ -26,5 +33,6 @@ def register(ctx):
     ctx.register_hook("plugin_install_times", InstallTimes(ctx.kernel))  # the kernel's load order
     ctx.register_command("plugins", show_plugins, description="Show plugins and their state")
     ctx.register_hook("on_plugins_loaded", record)
+    ctx.register_hook("doctor_checks", doctor_checks)
     home = ctx.kernel.home
     ctx.kernel.fault_listeners.append(lambda status: record_fault(status, home))

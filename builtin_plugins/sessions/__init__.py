@@ -6,10 +6,21 @@ the name ``sqlite``; the database is opened on the first call, never at registra
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 
 def register(ctx: Any) -> None:
     from .store import SqliteSessionStore
 
     ctx.register_session_store(SqliteSessionStore(home=ctx.kernel.home))
+    ctx.register_hook("doctor_checks", _doctor_checks,
+                      description="hermes doctor: state.db's pages and search indexes")
+
+
+def _doctor_checks(kernel: "Kernel", config: Any, offline: bool, **_: Any) -> Any:
+    from .doctor import store_findings
+
+    return store_findings(kernel, config)

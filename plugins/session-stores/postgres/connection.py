@@ -44,6 +44,16 @@ def _reason(exc: BaseException, dsn: str) -> str:
     return text.replace(str(password), "***") if password else text
 
 
+def connect_fix(reason: str) -> str:
+    """What to do about a failed connection, from the server's or libpq's reason."""
+    lower = reason.lower()
+    if "password" in lower or "authentication" in lower or 'role "' in lower:
+        return "check the user name and password in the DSN"
+    if "does not exist" in reason:
+        return "create the database (createdb) or fix its name in the DSN"
+    return "start the server or fix the host and port in the DSN"
+
+
 def is_connection_lost(exc: BaseException) -> bool:
     """The server went away (or the connection broke) rather than refusing the statement."""
     return isinstance(exc, (psycopg.OperationalError, PoolTimeout)) and not isinstance(
@@ -83,13 +93,7 @@ class Database:
                                    row_factory=dict_row)
         except psycopg.Error as exc:
             reason = _reason(exc, self.dsn)
-            lower = reason.lower()
-            if "password" in lower or "authentication" in lower or 'role "' in lower:
-                fix = "check the user name and password in the DSN"
-            elif "does not exist" in reason:
-                fix = "create the database (createdb) or fix its name in the DSN"
-            else:
-                fix = "start the server or fix the host and port in the DSN"
+            fix = connect_fix(reason)
             raise SessionStoreError(f"cannot connect to the PostgreSQL session store at "
                                     f"{self.label}: {reason}. Nothing was written; {fix} "
                                     "(sessions.dsn or HERMES_POSTGRES_DSN).") from None
