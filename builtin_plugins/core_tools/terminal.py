@@ -27,8 +27,8 @@ from hermes_agent.kits.secrets import command_env
 from .approval import ApprovalGate
 from .process_groups import ProcessGroups, die_with_hermes, kill_group
 from .sandbox.policy import SandboxPolicy, policy_for
-from .sandbox.runner import (command_cwd_visible, confine, mechanism, sandbox_note,
-                             warn_if_unconfined)
+from .sandbox.runner import (Launch, SandboxUnavailable, command_cwd_visible, launch,
+                             mechanism_for, sandbox_note, warn_if_unconfined)
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
@@ -112,23 +112,24 @@ def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[st
     group is in ``groups`` while it runs."""
     shell = shutil.which("bash") or "/bin/sh"
     argv = [shell, "-c", command]
-    if policy is not None:
-        argv = confine(policy, argv, cwd)
-    started = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True, env=env, preexec_fn=die_with_hermes())
-    if groups is not None:
-        groups.add(proc)
-    try:
-        return _wait(proc, started, timeout, keep, interrupt)
-    finally:
+    how = (launch(policy, argv, cwd, env, die_with_hermes()) if policy is not None
+           else Launch(argv, env, die_with_hermes()))
+    with how:
+        started = time.monotonic()
+        proc = subprocess.Popen(how.argv, cwd=cwd, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True, env=how.env, preexec_fn=how.preexec_fn)
         if groups is not None:
-            groups.discard(proc)
+            groups.add(proc)
+        try:
+            return _wait(proc, started, timeout, keep, interrupt, how.kill_leftovers)
+        finally:
+            if groups is not None:
+                groups.discard(proc)
 
 
 def _wait(proc: subprocess.Popen[bytes], started: float, timeout: float, keep: int,
-          interrupt: threading.Event | None) -> RunResult:
+          interrupt: threading.Event | None, kill_leftovers: bool = False) -> RunResult:
     capture = BoundedCapture(keep)
     assert proc.stdout is not None
     reader = threading.Thread(target=_drain, args=(proc.stdout, capture), daemon=True)
@@ -148,6 +149,8 @@ def _wait(proc: subprocess.Popen[bytes], started: float, timeout: float, keep: i
             continue
         kill_group(proc)
         exited.wait()
+    if kill_leftovers and not (timed_out or interrupted):
+        kill_group(proc)  # what it left in the background ends with it, as in bubblewrap
     # Background children may keep the pipe open; do not wait for them forever.
     reader.join(timeout=0.2 if (timed_out or interrupted) else 1.0)
     if not reader.is_alive():
@@ -226,8 +229,12 @@ class TerminalTool:
             result = self.remote.run(command, workdir, timeout, keep, env, ctx.interrupt_event,
                                      self.groups)
         else:
-            result = run_command(command, cwd, timeout, keep=keep, env=env,
-                                 interrupt=ctx.interrupt_event, groups=self.groups, policy=policy)
+            try:
+                result = run_command(command, cwd, timeout, keep=keep, env=env,
+                                     interrupt=ctx.interrupt_event, groups=self.groups,
+                                     policy=policy)
+            except SandboxUnavailable as exc:
+                return tool_error(f"Not run: {exc}.")
         output = result.output
         replaced = self.kernel.hooks.fire("transform_terminal_output", command=command,
                                           output=output, returncode=result.returncode,
@@ -238,7 +245,7 @@ class TerminalTool:
         output = strip_ansi(shorten(output, max_chars)).strip()
         body: dict[str, Any] = {"output": output, "exit_code": result.returncode, "error": None}
         if result.timed_out:
-            confined = policy is not None and policy.confined and mechanism().works
+            confined = policy is not None and policy.confined and mechanism_for(policy).works
             later = ("in the sandbox, processes a command leaves in the background end with "
                      "it" if confined else "or in the background with nohup and a log file "
                      "you can read later")

@@ -1,0 +1,228 @@
+"""The Landlock runner: a command confined by a :class:`~.policy.SandboxPolicy` through the
+kernel's Landlock LSM (Linux 5.13+), for machines where bubblewrap is absent or cannot start.
+
+The ruleset is built in hermes (``landlockpy``'s bindings, ABI 1-11, best effort: the rights
+the kernel lacks are dropped and :func:`landlock_abi` says which ABI is in use) and enforced
+in the child between fork and exec (:meth:`LandlockLaunch.preexec`: two syscalls, plus the
+capability drop when hermes runs as root), so nothing but the command itself starts.
+
+What the ruleset allows:
+
+- writes (create, delete, rename, truncate, link) only in the writable roots and a private
+  temporary folder made for the command (``$TMPDIR``, removed when it ends);
+- reads and execution everywhere but the hidden paths, the host's ``/tmp`` and ``/dev``
+  (but for ``null``, ``zero``, ``full``, ``random``, ``urandom``, ``tty``): Landlock only
+  allows, so the readable set is the complement of those, computed by splitting each folder
+  on the way down to a hidden path into its other entries (``~`` -> ``~/proj``, ``~/docs``,
+  ... without ``~/.ssh``); the folders' listings stay readable (``ls ~/.ssh`` shows names);
+- with ``network: false`` (ABI 4+) no TCP ``bind``/``connect``; UDP and Unix sockets stay
+  open below ABI 10 / 9;
+- ABI 6+: no signal to and no abstract Unix socket of a process outside the sandbox; ptrace
+  of, and ``/proc/PID/environ`` or ``mem`` of, hermes and every process outside it are
+  refused by Landlock itself.
+
+As root, every capability is dropped too (bounding, inheritable and ambient sets), so that
+after exec the command holds none: no ``sethostname``, no raw device, no ``CAP_DAC_*``.
+Landlock itself refuses ``mount``/``umount`` to a confined process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import functools
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .bwrap import SSH_PUBLIC
+from .policy import SandboxPolicy
+
+#: what to install when the binding is missing (a pure-Python wheel, no dependency)
+LANDLOCK_FIX = "`pip install landlockpy` (a dependency of hermes on Linux: reinstall hermes)"
+#: devices a command may read and write (everything else under /dev is unreadable)
+HARMLESS_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+                    "/dev/tty")
+#: never readable as a whole: the host's temporary files and the devices
+UNREADABLE_TREES = ("/tmp", "/dev")
+
+# prctl(2) options and the capget/capset header version (linux/prctl.h, linux/capability.h)
+PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+
+def _binding() -> Any:
+    import landlockpy  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    return landlockpy
+
+
+@functools.lru_cache(maxsize=1)
+def landlock_abi() -> tuple[int, str]:
+    """The kernel's Landlock ABI (0: none) and, for 0, why and how to fix it."""
+    try:
+        binding = _binding()
+    except ImportError:
+        return 0, f"the Landlock binding is not installed: {LANDLOCK_FIX}"
+    try:
+        abi = int(binding.abi_version())
+    except OSError as exc:
+        return 0, f"Landlock cannot be queried here: {exc}"
+    if abi < 1:
+        return 0, ("the kernel has no Landlock (Linux 5.13+ with `landlock` in the lsm= boot "
+                   "parameter or CONFIG_LSM)")
+    return abi, ""
+
+
+def read_roots(excluded: Iterable[Path]) -> list[Path]:
+    """The smallest set of paths whose trees cover everything but ``excluded`` (resolved
+    paths): ``/`` split, folder by folder, on the way down to each excluded path. A folder
+    that cannot be listed is left out whole (fail closed); symbolic links are left out (what
+    they point to is judged where it is)."""
+    roots: set[Path] = {Path("/")}
+    for path in sorted({Path(p) for p in excluded if os.path.lexists(p)}):  # parents first
+        cover = next((root for root in roots if root == path or root in path.parents), None)
+        if cover is None:
+            continue  # already inside an excluded tree
+        roots.discard(cover)
+        node = cover
+        for part in path.relative_to(cover).parts:
+            try:
+                entries = list(os.scandir(node))
+            except OSError:
+                break  # unlistable: leave the whole folder out
+            roots.update(Path(entry.path) for entry in entries
+                         if entry.name != part and not entry.is_symlink())
+            node = node / part
+    return sorted(roots)
+
+
+@dataclass
+class LandlockLaunch:
+    """One command's ruleset (an open descriptor) and private temporary folder; ``preexec``
+    enforces it in the child, ``close`` releases both once the command has ended."""
+
+    ruleset: Any
+    tmpdir: Path
+    abi: int
+    drop_caps: bool
+    _cap_last: int = field(default=40)
+
+    def preexec(self) -> None:
+        """Runs in the child between fork and exec: no import, no lock, only syscalls."""
+        if self.drop_caps:
+            _drop_capabilities(self._cap_last)
+        self.ruleset.restrict()  # sets no_new_privs first (no setuid gain after exec)
+
+    def close(self) -> None:
+        self.ruleset.close()
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+
+def landlock_launch(policy: SandboxPolicy) -> LandlockLaunch:
+    """The ruleset of ``policy`` (confined) and a fresh private temporary folder."""
+    binding = _binding()
+    fs, net, scope = binding.AccessFS, binding.AccessNet, binding.Scope
+    read = fs.READ_FILE | fs.EXECUTE
+    write = (fs.WRITE_FILE | fs.TRUNCATE | fs.REMOVE_DIR | fs.REMOVE_FILE | fs.MAKE_DIR
+             | fs.MAKE_REG | fs.MAKE_SOCK | fs.MAKE_FIFO | fs.MAKE_SYM | fs.REFER)
+    handled_net = net.NONE if policy.network else net.BIND_TCP | net.CONNECT_TCP
+    tmpdir = Path(tempfile.mkdtemp(prefix="hermes-sbx-"))
+    ruleset = binding.Ruleset(handled_net=handled_net,
+                              scoped=scope.ABSTRACT_UNIX_SOCKET | scope.SIGNAL)
+    try:
+        ruleset.allow_path("/", fs.READ_DIR)  # listings everywhere (names, not contents)
+        hidden = [path for path in policy.hidden if os.path.lexists(path)]
+        writable = [root for root in policy.writable
+                    if root.is_dir() and not policy.is_hidden(root)]
+        excluded = [*hidden, *(Path(tree) for tree in UNREADABLE_TREES)]
+        for root in read_roots(excluded):
+            ruleset.allow_path(root, read)
+        for root in writable:
+            _allow_outside(ruleset, root, read | write | fs.READ_DIR, hidden, read_roots)
+        ruleset.allow_path(tmpdir, read | write | fs.READ_DIR)
+        for device in HARMLESS_DEVICES:
+            if os.path.exists(device):
+                ruleset.allow_path(device, fs.READ_FILE | fs.WRITE_FILE | fs.TRUNCATE
+                                   | fs.IOCTL_DEV)
+        for path in _shown(policy):
+            ruleset.allow_path(path, read | (fs.READ_DIR if path.is_dir() else fs.NONE))
+    except BaseException:
+        ruleset.close()
+        shutil.rmtree(tmpdir, ignore_errors=True)
+        raise
+    root = os.geteuid() == 0
+    return LandlockLaunch(ruleset, tmpdir, ruleset.abi_version, root, _cap_last())
+
+
+def _allow_outside(ruleset: Any, root: Path, rights: Any, hidden: list[Path],
+                   split: Any) -> None:
+    """``rights`` on ``root``, but for the hidden paths inside it: their write rights stay
+    (Landlock cannot take a right back beneath a rule), their reads are left out by granting
+    reads to ``root``'s other entries only."""
+    inside = [path for path in hidden if path != root and root in path.parents]
+    if not inside:
+        ruleset.allow_path(root, rights)
+        return
+    binding = _binding()
+    read = binding.AccessFS.READ_FILE | binding.AccessFS.EXECUTE
+    ruleset.allow_path(root, rights & ~read)
+    for sub in split(inside):
+        if sub == root or root in sub.parents:
+            ruleset.allow_path(sub, read)
+
+
+def _shown(policy: SandboxPolicy) -> list[Path]:
+    """Readable again inside hidden folders: ``policy.shown`` and ``.ssh``'s public files."""
+    found = [path for path in policy.shown if path.is_dir() and not path.is_symlink()]
+    for hidden in policy.hidden:
+        if hidden.name == ".ssh" and hidden.is_dir() and not hidden.is_symlink():
+            found += sorted(f for pattern in SSH_PUBLIC for f in hidden.glob(pattern)
+                            if f.is_file() and not f.is_symlink())
+    return found
+
+
+def _cap_last() -> int:
+    try:
+        return int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    except (OSError, ValueError):
+        return 63
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_EMPTY_CAPS = (_CapData * 2)()
+_CAP_HEADER = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
+
+
+def _drop_capabilities(last: int) -> None:
+    """Empty the bounding set (no capability can come back at exec, also for uid 0), the
+    ambient set, and the effective, permitted and inheritable sets. Raises on failure, so
+    that the command does not start (fail closed)."""
+    for cap in range(last + 1):
+        if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            _raise("PR_CAPBSET_DROP")
+    if _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0:
+        if ctypes.get_errno() != errno.EINVAL:  # EINVAL: a kernel without ambient sets
+            _raise("PR_CAP_AMBIENT")
+    if _libc.capset(ctypes.byref(_CAP_HEADER), _EMPTY_CAPS) != 0:
+        _raise("capset")
+
+
+def _raise(what: str) -> None:
+    err = ctypes.get_errno()
+    raise OSError(err, f"{what}: {os.strerror(err)}")
