@@ -173,3 +173,25 @@ def test_status_says_landlock_and_what_it_cannot_do(tmp_path: Path) -> None:
     text = "\n".join(status_lines(found))
     assert text.startswith("mechanism: landlock (Landlock ABI") and "limits:" in text
     assert "names listable" in text and "network: off (" in text
+
+
+def test_a_reused_ruleset_follows_the_disk(landlock_world) -> None:
+    """Rulesets are built once per policy and reused: a hidden path that appears later is
+    hidden at the next command, a workspace made anew is writable again."""
+    import shutil
+    import tempfile
+
+    make, home, work = landlock_world
+    keys = Path(tempfile.mkdtemp(prefix="hermes-sbx-", dir="/var/tmp")) / "keys"  # not /tmp
+    (keys.parent / "plain.txt").write_text("plain")
+    kernel = make(hidden_paths=[str(keys)])
+    assert terminal(kernel, work, f"cat {keys.parent}/plain.txt")["output"] == "plain"
+    keys.mkdir()
+    (keys / "k").write_text("LATE-SECRET")
+    out = terminal(kernel, work, f"cat {keys}/k; cat {keys.parent}/plain.txt")["output"]
+    assert "LATE-SECRET" not in out and "plain" in out
+    shutil.rmtree(work)
+    work.mkdir()
+    assert terminal(kernel, work, "echo again > f && cat f")["output"] == "again"
+    kernel.close()
+    shutil.rmtree(keys.parent)

@@ -28,12 +28,14 @@ Landlock itself refuses ``mount``/``umount`` to a confined process.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import errno
 import functools
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,7 +89,7 @@ def read_roots(excluded: Iterable[Path]) -> list[Path]:
     they point to is judged where it is)."""
     roots: set[Path] = {Path("/")}
     for path in sorted({Path(p) for p in excluded if os.path.lexists(p)}):  # parents first
-        cover = next((root for root in roots if root == path or root in path.parents), None)
+        cover = next((up for up in (path, *path.parents) if up in roots), None)
         if cover is None:
             continue  # already inside an excluded tree
         roots.discard(cover)
@@ -104,49 +106,142 @@ def read_roots(excluded: Iterable[Path]) -> list[Path]:
 
 
 @dataclass
-class LandlockLaunch:
-    """One command's ruleset (an open descriptor) and private temporary folder; ``preexec``
-    enforces it in the child, ``close`` releases both once the command has ended."""
+class _Built:
+    """A ruleset built for one policy, reused while what it was built from is unchanged
+    (``stamp``), with the folder its commands' private temporary folders are made in."""
 
     ruleset: Any
+    tmp_root: Path
+    watched: tuple[tuple[str, bool], ...]  # (path, whether its mtime counts)
+    stamp: tuple[Any, ...]
+    users: int = 0
+    retired: bool = False
+
+    def release(self) -> None:
+        self.ruleset.close()
+        shutil.rmtree(self.tmp_root, ignore_errors=True)
+
+
+@dataclass
+class LandlockLaunch:
+    """One command's ruleset and private temporary folder; ``preexec`` enforces the ruleset
+    in the child, ``close`` removes the folder once the command has ended."""
+
+    built: _Built
     tmpdir: Path
     abi: int
     drop_caps: bool
-    _cap_last: int = field(default=40)
+    cap_last: int = 40
+    _closed: bool = field(default=False, repr=False)
 
     def preexec(self) -> None:
         """Runs in the child between fork and exec: no import, no lock, only syscalls."""
         if self.drop_caps:
-            _drop_capabilities(self._cap_last)
-        self.ruleset.restrict()  # sets no_new_privs first (no setuid gain after exec)
+            _drop_capabilities(self.cap_last)
+        self.built.ruleset.restrict()  # sets no_new_privs first (no setuid gain after exec)
 
     def close(self) -> None:
-        self.ruleset.close()
+        if self._closed:
+            return
+        self._closed = True
         shutil.rmtree(self.tmpdir, ignore_errors=True)
+        with _cache_lock:
+            self.built.users -= 1
+            if self.built.retired and not self.built.users:
+                self.built.release()
+
+
+#: rulesets by policy: building one lists the folders on the way to each hidden path and
+#: adds a rule per entry (a few milliseconds); enforcing a built one costs two syscalls
+_cache: dict[tuple[Any, ...], _Built] = {}
+_cache_lock = threading.Lock()
+_CACHE_SIZE = 8
 
 
 def landlock_launch(policy: SandboxPolicy) -> LandlockLaunch:
     """The ruleset of ``policy`` (confined) and a fresh private temporary folder."""
+    key = (policy.writable, policy.hidden, policy.shown, policy.network)
+    with _cache_lock:
+        built = _cache.get(key)
+        if built is not None and built.stamp != _stamp(built.watched):
+            _retire(_cache.pop(key))
+            built = None
+        if built is None:
+            if len(_cache) >= _CACHE_SIZE:
+                _retire(_cache.pop(next(iter(_cache))))
+            built = _cache[key] = _build(policy)
+        built.users += 1
+    try:
+        tmpdir = Path(tempfile.mkdtemp(prefix="cmd-", dir=built.tmp_root))
+    except BaseException:
+        with _cache_lock:
+            built.users -= 1
+        raise
+    abi = int(built.ruleset.abi_version)
+    return LandlockLaunch(built, tmpdir, abi, os.geteuid() == 0, _cap_last())
+
+
+def _retire(built: _Built) -> None:
+    built.retired = True
+    if not built.users:
+        built.release()
+
+
+@atexit.register
+def _release_all() -> None:
+    with _cache_lock:
+        while _cache:
+            _retire(_cache.popitem()[1])
+
+
+def _watched(policy: SandboxPolicy, excluded: list[Path]) -> tuple[tuple[str, bool], ...]:
+    """What a built ruleset depends on: the folders split on the way to each excluded path
+    (an entry added there is not covered yet: their mtimes), whether each excluded path and
+    writable root is there and the same, and ``.ssh`` (its public files are rules)."""
+    watched: dict[str, bool] = {}
+    for path in excluded:
+        for up in path.parents:
+            watched[str(up)] = True
+        watched.setdefault(str(path), path.name == ".ssh")
+    for path in (*policy.writable, *policy.shown):
+        watched.setdefault(str(path), False)
+    return tuple(sorted(watched.items()))
+
+
+def _stamp(watched: tuple[tuple[str, bool], ...]) -> tuple[Any, ...]:
+    found: list[Any] = []
+    for path, with_mtime in watched:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            found.append(None)
+            continue
+        found.append((st.st_dev, st.st_ino, st.st_mtime_ns if with_mtime else 0))
+    return tuple(found)
+
+
+def _build(policy: SandboxPolicy) -> _Built:
     binding = _binding()
     fs, net, scope = binding.AccessFS, binding.AccessNet, binding.Scope
     read = fs.READ_FILE | fs.EXECUTE
     write = (fs.WRITE_FILE | fs.TRUNCATE | fs.REMOVE_DIR | fs.REMOVE_FILE | fs.MAKE_DIR
              | fs.MAKE_REG | fs.MAKE_SOCK | fs.MAKE_FIFO | fs.MAKE_SYM | fs.REFER)
     handled_net = net.NONE if policy.network else net.BIND_TCP | net.CONNECT_TCP
-    tmpdir = Path(tempfile.mkdtemp(prefix="hermes-sbx-"))
+    excluded = [*policy.hidden, *(Path(tree) for tree in UNREADABLE_TREES)]
+    watched = _watched(policy, excluded)
+    stamp = _stamp(watched)  # before the rules: a change while they are added shows next time
+    tmp_root = Path(tempfile.mkdtemp(prefix=f"hermes-sbx-{os.getpid()}-"))
     ruleset = binding.Ruleset(handled_net=handled_net,
                               scoped=scope.ABSTRACT_UNIX_SOCKET | scope.SIGNAL)
     try:
         ruleset.allow_path("/", fs.READ_DIR)  # listings everywhere (names, not contents)
         hidden = [path for path in policy.hidden if os.path.lexists(path)]
-        writable = [root for root in policy.writable
-                    if root.is_dir() and not policy.is_hidden(root)]
-        excluded = [*hidden, *(Path(tree) for tree in UNREADABLE_TREES)]
         for root in read_roots(excluded):
             ruleset.allow_path(root, read)
-        for root in writable:
-            _allow_outside(ruleset, root, read | write | fs.READ_DIR, hidden, read_roots)
-        ruleset.allow_path(tmpdir, read | write | fs.READ_DIR)
+        for root in policy.writable:
+            if root.is_dir() and not policy.is_hidden(root):
+                _allow_outside(ruleset, root, read | write | fs.READ_DIR, hidden, read_roots)
+        ruleset.allow_path(tmp_root, read | write | fs.READ_DIR)
         for device in HARMLESS_DEVICES:
             if os.path.exists(device):
                 ruleset.allow_path(device, fs.READ_FILE | fs.WRITE_FILE | fs.TRUNCATE
@@ -155,10 +250,9 @@ def landlock_launch(policy: SandboxPolicy) -> LandlockLaunch:
             ruleset.allow_path(path, read | (fs.READ_DIR if path.is_dir() else fs.NONE))
     except BaseException:
         ruleset.close()
-        shutil.rmtree(tmpdir, ignore_errors=True)
+        shutil.rmtree(tmp_root, ignore_errors=True)
         raise
-    root = os.geteuid() == 0
-    return LandlockLaunch(ruleset, tmpdir, ruleset.abi_version, root, _cap_last())
+    return _Built(ruleset, tmp_root, watched, stamp)
 
 
 def _allow_outside(ruleset: Any, root: Path, rights: Any, hidden: list[Path],
