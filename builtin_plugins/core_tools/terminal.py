@@ -116,9 +116,14 @@ def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[st
            else Launch(argv, env, die_with_hermes()))
     with how:
         started = time.monotonic()
-        proc = subprocess.Popen(how.argv, cwd=cwd, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True, env=how.env, preexec_fn=how.preexec_fn)
+        try:
+            proc = subprocess.Popen(how.argv, cwd=cwd, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    start_new_session=True, env=how.env,
+                                    preexec_fn=how.preexec_fn)
+        except subprocess.SubprocessError as exc:  # the child could not confine itself
+            raise SandboxUnavailable(f"the {how.mechanism} sandbox could not be applied to the "
+                                     f"command ({exc}); it did not run") from exc
         if groups is not None:
             groups.add(proc)
         try:

@@ -195,3 +195,19 @@ def test_a_reused_ruleset_follows_the_disk(landlock_world) -> None:
     assert terminal(kernel, work, "echo again > f && cat f")["output"] == "again"
     kernel.close()
     shutil.rmtree(keys.parent)
+
+
+def test_a_ruleset_the_child_cannot_enforce_stops_the_command(landlock_world, monkeypatch) -> None:
+    """Fail closed: when enforcing fails between fork and exec, nothing runs unconfined."""
+    from hermes_agent.builtin_plugins.core_tools.sandbox import landlock
+
+    make, home, work = landlock_world
+
+    def refuse(self) -> None:
+        raise OSError(1, "restrict_self: Operation not permitted")
+
+    monkeypatch.setattr(landlock.LandlockLaunch, "preexec", refuse)
+    kernel = make()
+    said = terminal(kernel, work, f"touch {work}/ran")
+    assert "could not be applied" in said["error"] and not (work / "ran").exists()
+    kernel.close()

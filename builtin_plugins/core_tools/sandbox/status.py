@@ -96,10 +96,7 @@ def status_of(policy: SandboxPolicy) -> SandboxStatus:
 def _landlock_network(found: Mechanism) -> str:
     if found.abi < 4:
         return f"NOT enforced: Landlock ABI {found.abi} has no network rules (ABI 4 has)"
-    if found.abi < 10:
-        return (f"TCP only: no TCP connect or bind; UDP (DNS, QUIC) and Unix sockets stay "
-                f"open (Landlock ABI {found.abi})")
-    return "no TCP or UDP; Unix sockets stay open"
+    return "TCP only: no TCP connect or bind; UDP (DNS, QUIC) and Unix sockets stay open"
 
 
 def landlock_limits(found: Mechanism, policy: SandboxPolicy) -> list[str]:
@@ -116,10 +113,9 @@ def landlock_limits(found: Mechanism, policy: SandboxPolicy) -> list[str]:
     if found.abi < 6:
         limits.append(f"signals to the user's processes are not stopped (Landlock ABI "
                       f"{found.abi}; ABI 6 scopes them)")
-    if found.abi < 9:
-        reachable = [str(path) for path in daemon_sockets() if os.path.exists(path)]
-        limits.append("Unix sockets on disk stay reachable (connect() is not a file access "
-                      f"below ABI 9){': ' + ', '.join(reachable) if reachable else ''}")
+    reachable = [str(path) for path in daemon_sockets() if os.path.exists(path)]
+    limits.append("Unix sockets on disk stay reachable (hermes does not use Landlock's ABI 9 "
+                  f"socket rule yet){': ' + ', '.join(reachable) if reachable else ''}")
     return limits
 
 
