@@ -1,10 +1,11 @@
 """The Landlock runner: a command confined by a :class:`~.policy.SandboxPolicy` through the
 kernel's Landlock LSM (ABI 3+: Linux 6.2+), where bubblewrap is absent or cannot start.
 
-The ruleset is built in hermes (``landlockpy``'s bindings, ABI 1-11, best effort: the rights
-the kernel lacks are dropped and :func:`landlock_abi` says which ABI is in use) and enforced
-in the child between fork and exec (:meth:`LandlockLaunch.preexec`: two syscalls, plus the
-capability drop when hermes runs as root), so nothing but the command itself starts.
+The ruleset is built in hermes (``landlockpy``'s bindings: the rights the kernel lacks are
+dropped and :func:`landlock_abi` says which ABI is in use), once per policy and again when a
+folder it was built from changes, and enforced in the child between fork and exec
+(:meth:`LandlockLaunch.preexec`: two syscalls, plus the capability drop when hermes runs as
+root), so nothing but the command itself starts.
 
 What the ruleset allows:
 
@@ -17,9 +18,9 @@ What the ruleset allows:
   ... without ``~/.ssh``); the folders' listings stay readable (``ls ~/.ssh`` shows names);
 - with ``network: false`` (ABI 4+) no TCP ``bind``/``connect``; UDP and Unix sockets stay
   open (ABI 10's UDP and ABI 9's Unix socket rights are not used yet);
-- ABI 6+: no signal to and no abstract Unix socket of a process outside the sandbox; ptrace
-  of, and ``/proc/PID/environ`` or ``mem`` of, hermes and every process outside it are
-  refused by Landlock itself.
+- ptrace of, and ``/proc/PID/environ`` or ``mem`` of, hermes and every process outside the
+  sandbox are refused by Landlock itself; from ABI 6 also signals to them and their abstract
+  Unix sockets. Unix socket files (docker's) stay reachable.
 
 As root, every capability is dropped too (bounding, inheritable and ambient sets), so that
 after exec the command holds none: no ``sethostname``, no raw device, no ``CAP_DAC_*``.
