@@ -78,8 +78,15 @@ def test_hidden_reads_inside_and_outside_the_workspace_and_public_ssh_files(
     out = said["output"]
     assert "TOKEN-in-workspace" not in out and "PRIVATE-KEY" not in out
     assert "host ssh-ed25519" in out and "made" in out
-    # the documented limit: a hidden path in a writable root can be overwritten (not read)
+    # the documented limit: a hidden path in a writable root can be overwritten (not read),
+    # and the status says that it is not protected
     assert (work / ".secrets" / "token").read_text() == "again\n"
+    status = sandbox_status(Config({"sandbox": {"mechanism": "landlock",
+                                                "hidden_paths": [".secrets"]}}),
+                            work, home / ".hermes")
+    assert not status.hidden_enforced
+    assert any(str(work / ".secrets") in limit and "NOT protected" in limit
+               for limit in status.limits)
     # and what is made at the top of a folder split for it is readable from the next call
     terminal(kernel, work, "echo top > top.txt; mkdir new && echo n > new/f")
     assert terminal(kernel, work, "cat top.txt new/f")["output"] == "top\nn"

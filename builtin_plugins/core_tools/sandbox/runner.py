@@ -257,7 +257,7 @@ def sandbox_note(policy: SandboxPolicy, command: str, output: str) -> str:
                         if not policy.may_write(Path(m.group(0)))})
     if tmp_paths and ("No such file" in output or "Permission denied" in output):
         notes.append(f"The host's /tmp is not visible ({', '.join(tmp_paths[:3])}): commands "
-                     f"get {tmp} (use $TMPDIR).")
+                     f"get {tmp}.")
     if not policy.writable and ("Read-only file system" in output or "Permission denied" in output):
         notes.append(policy.why_no_workspace)
     if output.startswith("bwrap:"):

@@ -85,12 +85,20 @@ def status_of(policy: SandboxPolicy) -> SandboxStatus:
             hidden_enforced=True, hidden_listable=False,
             network_enforced="" if policy.network else "no interface but a private loopback",
             limits=["services on the host's loopback stay reachable while the network is on"])
+    exposed = hidden_in_writable(policy)
     return SandboxStatus(**base, statement=(
         f"commands run under Landlock (ABI {found.abi}): writes only in the writable roots and "
         "a private $TMPDIR, hidden paths unreadable; weaker than bubblewrap (see limits)"),
-        private_tmp="$TMPDIR", hidden_enforced=True, hidden_listable=True,
+        private_tmp="$TMPDIR", hidden_enforced=not exposed, hidden_listable=True,
         network_enforced="" if policy.network else _landlock_network(found),
         limits=landlock_limits(found, policy))
+
+
+def hidden_in_writable(policy: SandboxPolicy) -> list[str]:
+    """The hidden paths (present) inside a writable root: under Landlock a command can move
+    them out of their folder (a rename needs only write rights) and read them next time."""
+    return [str(path) for path in policy.hidden if os.path.lexists(path)
+            and any(root in path.parents for root in policy.writable)]
 
 
 def _landlock_network(found: Mechanism) -> str:
@@ -108,8 +116,13 @@ def landlock_limits(found: Mechanism, policy: SandboxPolicy) -> list[str]:
         "$TMPDIR (a command that writes to /tmp by name fails)",
         "hermes's and the user's processes are visible in /proc (no PID namespace); ptrace "
         "and /proc/PID/environ of them are refused",
-        "a hidden path inside a writable root can be overwritten or deleted (not read)",
+        "no /dev/shm (POSIX shared memory: multiprocessing's locks fail)",
     ]
+    exposed = hidden_in_writable(policy)
+    limits.append("a hidden path inside a writable root is NOT protected: a command can "
+                  "overwrite, delete or move it (and read it once moved); keep secrets outside "
+                  "the workspace, or install bubblewrap"
+                  f"{': ' + ', '.join(exposed) if exposed else ''}")
     if found.abi < 6:
         limits.append(f"signals to the user's processes are not stopped (Landlock ABI "
                       f"{found.abi}; ABI 6 scopes them)")
@@ -139,7 +152,8 @@ def status_lines(status: SandboxStatus | SandboxPolicy) -> list[str]:
     elif status.private_tmp:
         lines.append(f"  {status.private_tmp} (a private folder, removed after each command)")
     reads = ("" if not status.confined else " (not visible)" if not status.hidden_listable
-             else " (contents unreadable, names listable)")
+             else " (contents unreadable, names listable)" if status.hidden_enforced
+             else " (contents unreadable, names listable; NOT protected inside a writable root)")
     lines.append(f"hidden{reads}:")
     lines += [f"  {path}{'' if Path(path).exists() else ' (absent)'}" for path in status.hidden]
     network = "on" if status.network else "off"
