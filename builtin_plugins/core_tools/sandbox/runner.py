@@ -96,6 +96,15 @@ def _landlock() -> Mechanism:
                      abi=abi)
 
 
+def _probed(name: str) -> Mechanism:
+    """One mechanism tried on this machine, once for every ``sandbox.mechanism`` that asks
+    (called with ``_lock`` held)."""
+    key = f"probe:{name}"
+    if key not in _found:
+        _found[key] = _bubblewrap() if name == "bubblewrap" else _landlock()
+    return _found[key]
+
+
 def _choose(wanted: str) -> Mechanism:
     if not sys.platform.startswith("linux"):
         none = (Mechanism("none", why_none=(
@@ -112,16 +121,16 @@ def _choose(wanted: str) -> Mechanism:
             f"sandbox.mechanism is {wanted!r} in config.yaml: write auto, bubblewrap or "
             "landlock"))
     if wanted == "bubblewrap" or wanted == "landlock":
-        found = _bubblewrap() if wanted == "bubblewrap" else _landlock()
+        found = _probed(wanted)
         if not found.works:
             return replace(found, error=(
                 f"sandbox.mechanism is {wanted} in config.yaml, but {found.why_none}. Fix "
                 "that, or set sandbox.mechanism: auto to use what works here"))
         return replace(found, why=f"{found.why}, named in sandbox.mechanism")
-    bubblewrap = _bubblewrap()
+    bubblewrap = _probed("bubblewrap")
     if bubblewrap.works:
         return bubblewrap
-    landlock = _landlock()
+    landlock = _probed("landlock")
     if landlock.works:
         return replace(landlock, why=f"{bubblewrap.why}; {landlock.why}")
     return Mechanism("none", why_none=f"{bubblewrap.why_none}; {landlock.why_none}",
