@@ -218,3 +218,31 @@ def test_a_ruleset_the_child_cannot_enforce_stops_the_command(landlock_world, mo
     said = terminal(kernel, work, f"touch {work}/ran")
     assert "could not be applied" in said["error"] and not (work / "ran").exists()
     kernel.close()
+
+
+def test_a_dead_hermes_temporary_folders_are_swept(landlock_world) -> None:
+    """A SIGKILLed hermes cannot remove its commands' temporary folders: the next build does."""
+    import signal
+    import subprocess
+    import tempfile
+
+    from hermes_agent.builtin_plugins.core_tools.sandbox import landlock
+
+    make, _home, work = landlock_world
+    dead = subprocess.Popen(["sleep", "30"])
+    dead.send_signal(signal.SIGKILL)
+    dead.wait()
+    orphan = Path(tempfile.gettempdir()) / f"{landlock.TMP_PREFIX}{dead.pid}-x1"
+    alive = Path(tempfile.gettempdir()) / f"{landlock.TMP_PREFIX}{os.getpid()}-x2"
+    for folder in (orphan, alive):
+        (folder / "cmd-1").mkdir(parents=True)
+    try:
+        kernel = make(network=False)  # a policy not built yet in this process
+        assert terminal(kernel, work, "echo ok")["output"] == "ok"
+        kernel.close()
+        assert not orphan.exists() and alive.exists()
+    finally:
+        import shutil
+
+        shutil.rmtree(orphan, ignore_errors=True)
+        shutil.rmtree(alive, ignore_errors=True)

@@ -50,6 +50,8 @@ LANDLOCK_FIX = "`pip install landlockpy` (a dependency of hermes on Linux: reins
 #: devices a command may read and write (everything else under /dev is unreadable)
 HARMLESS_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
                     "/dev/tty")
+#: the folder of a ruleset's commands' private temporary folders: TMP_PREFIX<hermes pid>-...
+TMP_PREFIX = "hermes-landlock-"
 #: below ABI 3 truncate(2) is not controlled: a command could empty any file it may open
 MIN_ABI = 3
 #: never readable as a whole: the host's temporary files and the devices
@@ -240,7 +242,8 @@ def _build(policy: SandboxPolicy) -> _Built:
     excluded = [*policy.hidden, *(Path(tree) for tree in UNREADABLE_TREES)]
     watched = _watched(policy, excluded)
     stamp = _stamp(watched)  # before the rules: a change while they are added shows next time
-    tmp_root = Path(tempfile.mkdtemp(prefix=f"hermes-sbx-{os.getpid()}-"))
+    _sweep_orphans()
+    tmp_root = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-"))
     ruleset = binding.Ruleset(handled_fs=handled_fs, handled_net=handled_net,
                               scoped=scope.ABSTRACT_UNIX_SOCKET | scope.SIGNAL)
     try:
@@ -263,6 +266,21 @@ def _build(policy: SandboxPolicy) -> _Built:
         shutil.rmtree(tmp_root, ignore_errors=True)
         raise
     return _Built(ruleset, tmp_root, watched, stamp)
+
+
+def _sweep_orphans() -> None:
+    """Remove the temporary folders of hermes processes that died without removing them
+    (SIGKILL): ``TMP_PREFIX<pid>-...`` of a pid that no longer runs, owned by this user."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{TMP_PREFIX}*-*"):
+        pid = folder.name[len(TMP_PREFIX):].split("-", 1)[0]
+        try:
+            if not pid.isdigit() or folder.lstat().st_uid != os.geteuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue  # alive (EPERM: another user's), or gone meanwhile
 
 
 def _allow_if_there(ruleset: Any, path: Path, rights: Any) -> None:
@@ -299,6 +317,7 @@ def _shown(policy: SandboxPolicy) -> list[Path]:
     return found
 
 
+@functools.lru_cache(maxsize=1)
 def _cap_last() -> int:
     try:
         return int(Path("/proc/sys/kernel/cap_last_cap").read_text())
