@@ -124,10 +124,12 @@ def test_network_off_refuses_tcp_connect_and_bind(landlock_world) -> None:
     try:
         for network, works in ((True, True), (False, False)):
             kernel = make(network=network)
-            out = terminal(kernel, work, probe)["output"]
+            said = terminal(kernel, work, probe)
+            out = said["output"]
             assert ("pong" in out and "bound" in out) is works, out
             if not works:
                 assert "pong" not in out and "bound" not in out and "Permission" in out
+                assert "Commands have no network (TCP" in said["sandbox"]
             kernel.close()
     finally:
         server.sock.close()

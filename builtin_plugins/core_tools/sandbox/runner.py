@@ -271,7 +271,18 @@ def sandbox_note(policy: SandboxPolicy, command: str, output: str) -> str:
         notes.append(policy.why_no_workspace)
     if output.startswith("bwrap:"):
         notes.append("The sandbox could not start the command (see the output).")
+    offline = any(marker in output for marker in _OFFLINE) or (
+        found.name == "landlock" and not paths and "Permission denied" in output)
+    if not policy.network and offline:
+        only = " (TCP connections and listening are refused)" if found.name == "landlock" else ""
+        notes.append(f"Commands have no network{only}: sandbox.network is false or "
+                     "sandbox.mode is strict in config.yaml.")
     return " ".join([*notes, how]) if notes else ""
+
+
+#: what a command prints when it has no network
+_OFFLINE = ("Network is unreachable", "Could not resolve host",
+            "Temporary failure in name resolution", "Name or service not known")
 
 
 def _outside(policy: SandboxPolicy, text: str) -> bool:
