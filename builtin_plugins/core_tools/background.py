@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from . import kept
-from .process_groups import ProcessGroups, die_with_hermes, kill_tree
+from .process_groups import ProcessGroups, kill_tree
+from .sandbox.runner import Launch, SandboxUnavailable
 
 RING_BYTES = 1 << 20  # per process, in memory
 CHUNK = 65536
@@ -187,6 +188,7 @@ class Proc:
     cursor: int = 0  # where the last poll stopped
     stdin_open: bool = True
     sandbox: str = ""  # the note of how it is confined
+    launched: Launch | None = None  # closed when it ends (Landlock's temporary folder)
 
     @property
     def pid(self) -> int:
@@ -220,20 +222,27 @@ class Processes:
         self._lock = threading.Lock()
 
     # --- starting ----------------------------------------------------------------------
-    def start(self, command: str, argv: list[str], cwd: Path, env: dict[str, str], owner: str,
+    def start(self, command: str, how: Launch, cwd: Path, owner: str,
               keep: bool = False) -> Proc:
+        """Start ``how`` (from :func:`.terminal.command_launch`); it is closed once the
+        process has ended."""
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         proc_id = new_id()
         log = LogFile(self.dir / f"{proc_id}.log", self.log_cap())
-        if keep:
-            popen = _start_kept(argv, cwd, env, log.path, kept.exit_path(log.path))
-        else:
-            popen = SPAWNER.run(lambda: subprocess.Popen(
-                argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, start_new_session=True, env=env,
-                preexec_fn=die_with_hermes()))
-            self.groups.add(popen)
-        proc = Proc(proc_id, command, str(cwd), owner, keep, popen, log, stdin_open=not keep)
+        try:
+            if keep:
+                popen = _start_kept(how, cwd, log.path, kept.exit_path(log.path))
+            else:
+                popen = SPAWNER.run(lambda: subprocess.Popen(
+                    how.argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT, start_new_session=True, env=how.env,
+                    preexec_fn=how.preexec_fn))
+                self.groups.add(popen)
+        except BaseException:
+            how.close()
+            raise
+        proc = Proc(proc_id, command, str(cwd), owner, keep, popen, log, stdin_open=not keep,
+                    launched=how)
         if keep:
             kept.write_record(self.dir, proc_id, command, str(cwd), popen.pid, owner)
         with self._lock:
@@ -251,6 +260,8 @@ class Processes:
             code = kept.read_exit(proc.log.path, code)
         proc.exit_code, proc.ended = code, time.time()
         self.groups.discard(proc.popen)
+        if proc.launched is not None:
+            proc.launched.close()
         with proc.ring.changed:
             proc.ring.changed.notify_all()
 
@@ -395,13 +406,19 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _start_kept(argv: list[str], cwd: Path, env: dict[str, str], log: Path,
+def _start_kept(how: Launch, cwd: Path, log: Path,
                 exit_file: Path) -> subprocess.Popen[bytes]:
     """``sh`` waits for the command and writes its status to ``exit_file``; it is not tied
     to hermes (no parent-death signal), and the sandbox's ``--die-with-parent`` ties the
-    command to it. The keeper's group is the command's: killing it kills both."""
-    keeper = ['/bin/sh', '-c', '"$@"; echo $? > "$HERMES_EXIT_FILE"', "hermes-keeper", *argv]
+    command to it. The keeper's group is the command's: killing it kills both. Landlock
+    confines the process that applies it and everything it starts, the keeper included,
+    which could then not write its status: a kept process needs bubblewrap (or none)."""
+    if how.mechanism == "landlock":
+        raise SandboxUnavailable("keep: true needs the bubblewrap sandbox (under Landlock the "
+                                 "process cannot outlive hermes confined); run it without "
+                                 "keep, or install bubblewrap")
+    keeper = ['/bin/sh', '-c', '"$@"; echo $? > "$HERMES_EXIT_FILE"', "hermes-keeper", *how.argv]
     with open(log, "ab") as out:
         return subprocess.Popen(keeper, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True,
-                                env={**env, "HERMES_EXIT_FILE": str(exit_file)})
+                                env={**(how.env or os.environ), "HERMES_EXIT_FILE": str(exit_file)})

@@ -111,6 +111,9 @@ class SandboxSection(BaseModel):
     # strict: workspace writes, no network; workspace: workspace writes, network; off: none
     mode: Literal["strict", "workspace", "off"] = "workspace"
     network: bool = True
+    # auto: bubblewrap where it works, else Landlock; a named one that does not work here
+    # refuses commands (docs/sandbox.md#mechanisms)
+    mechanism: Literal["auto", "bubblewrap", "landlock"] = "auto"
     # more paths no command may see (besides $HERMES_HOME and the credential locations)
     hidden_paths: list[str] = Field(default_factory=list)
 

@@ -8,6 +8,7 @@ kept on disk by lines.
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from hermes_agent.api import ToolCallContext, tool_error
 
 from .background import Proc, Processes
-from .sandbox.runner import mechanism, sandbox_note
+from .sandbox.runner import Launch, SandboxUnavailable, mechanism_for, sandbox_note
 from .shells import NAME, Shells
-from .terminal import Prepared, TerminalTool, command_argv, shorten, strip_ansi
+from .terminal import Prepared, TerminalTool, command_launch, shorten, strip_ansi
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
@@ -95,7 +96,7 @@ def _dump(body: dict[str, Any]) -> str:
 
 def _confinement(ready: Prepared) -> str:
     policy = ready.policy
-    if policy is not None and policy.confined and mechanism().works:
+    if policy is not None and policy.confined and mechanism_for(policy).works:
         return "sandboxed"
     return "unconfined"
 
@@ -108,8 +109,11 @@ def start_background(tool: Terminal, ready: Prepared, args: dict[str, Any],
     if len(running) >= MAX_RUNNING:
         return tool_error(f"{len(running)} background processes are running already (at most "
                           f"{MAX_RUNNING}); kill the ones no longer needed (process list).")
-    argv = command_argv(["-c", ready.command], ready.cwd, ready.policy)
-    proc = processes.start(ready.command, argv, ready.cwd, ready.env, ctx.session_id, keep)
+    try:
+        how = command_launch(["-c", ready.command], ready.cwd, ready.policy, ready.env)
+        proc = processes.start(ready.command, how, ready.cwd, ctx.session_id, keep)
+    except (SandboxUnavailable, subprocess.SubprocessError) as exc:  # incl. a failed pre-exec
+        return tool_error(f"Not run: {exc}.")
     proc.sandbox = _confinement(ready)
     deadline = time.monotonic() + START_GLANCE
     while proc.running and time.monotonic() < deadline:
@@ -145,13 +149,18 @@ def run_in_shell(tool: Terminal, ready: Prepared, args: dict[str, Any],
     command = ready.command
     if ready.workdir and ready.workdir.strip():
         command = f"cd {json.dumps(str(ready.cwd))} && {command}"
-    argv = command_argv(["-s"], ready.cwd, ready.policy)
+    def launcher() -> Launch:
+        return command_launch(["-s"], ready.cwd, ready.policy, ready.env)
+
     keep = max(ready.max_chars * 10, 1_000_000)
     def lineage() -> tuple[str, ...]:
         return tool.processes.ancestors(ctx.session_id) if ctx.session_id else ()
 
-    result, note = tool.shells.run(ctx.session_id, lineage, name, command, argv, ready.cwd,
-                                   ready.env, ready.timeout, keep, ctx.interrupt_event)
+    try:
+        result, note = tool.shells.run(ctx.session_id, lineage, name, command, launcher,
+                                       ready.cwd, ready.timeout, keep, ctx.interrupt_event)
+    except (SandboxUnavailable, subprocess.SubprocessError) as exc:
+        return tool_error(f"Not run: {exc}.")
     output = strip_ansi(shorten(result.output, ready.max_chars)).strip()
     body: dict[str, Any] = {"output": output, "exit_code": result.returncode, "error": None,
                             "session": name}

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .background import SPAWNER
-from .process_groups import ProcessGroups, die_with_hermes, kill_tree
+from .process_groups import ProcessGroups, kill_tree
+from .sandbox.runner import Launch
 from .terminal import CHUNK, BoundedCapture, RunResult, watch
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
@@ -34,6 +35,7 @@ class Shell:
     name: str
     owner: str
     popen: subprocess.Popen[bytes]
+    launched: Launch | None = None  # closed with the shell (Landlock's temporary folder)
     mark: str = field(default_factory=lambda: "__hermes_done_" + secrets.token_hex(8))
     calls: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -57,7 +59,7 @@ class Shells:
                     if owners is None or owner in owners]
 
     def _shell(self, owner: str, lineage: Callable[[], tuple[str, ...]], name: str,
-               argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[Shell, bool]:
+               launcher: Callable[[], Launch], cwd: Path) -> tuple[Shell, bool]:
         with self._lock:
             mine = self._shells.get((owner, name))
             earlier_owners = () if mine is not None and mine.alive else lineage()
@@ -69,22 +71,27 @@ class Shells:
                         shell.owner = owner
                         self._shells[(owner, name)] = shell
                     return shell, False
-            popen = SPAWNER.run(lambda: subprocess.Popen(
-                argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, start_new_session=True, env=env,
-                preexec_fn=die_with_hermes()))
+            how = launcher()
+            try:
+                popen = SPAWNER.run(lambda: subprocess.Popen(
+                    how.argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT, start_new_session=True, env=how.env,
+                    preexec_fn=how.preexec_fn))
+            except BaseException:
+                how.close()
+                raise
             self.groups.add(popen)
-            shell = Shell(name, owner, popen)
+            shell = Shell(name, owner, popen, how)
             self._shells[(owner, name)] = shell
             return shell, True
 
     def run(self, owner: str, lineage: Callable[[], tuple[str, ...]], name: str, command: str,
-            argv: list[str], cwd: Path, env: dict[str, str], timeout: float, keep: int,
+            launcher: Callable[[], Launch], cwd: Path, timeout: float, keep: int,
             interrupt: threading.Event | None) -> tuple[RunResult, str]:
         """Run ``command`` in the shell ``name`` of session ``owner`` (or of a session it
-        continues, ``lineage``), started with ``argv`` (``bash -s`` confined) when none is
+        continues, ``lineage``), started with ``launcher()`` (``bash -s`` confined) when none is
         running; returns the result and a note for the model."""
-        shell, fresh = self._shell(owner, lineage, name, argv, cwd, env)
+        shell, fresh = self._shell(owner, lineage, name, launcher, cwd)
         with shell.lock:
             result = _call(shell, command, timeout, keep, interrupt)
         note = (f"New shell session {name!r}: cd, variables and an activated virtualenv "
@@ -107,6 +114,8 @@ class Shells:
         except subprocess.TimeoutExpired:
             pass
         self.groups.discard(shell.popen)
+        if shell.launched is not None:
+            shell.launched.close()
         for stream in (shell.popen.stdin, shell.popen.stdout):
             try:
                 if stream is not None:

@@ -17,6 +17,7 @@ import subprocess
 import threading
 import time
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -27,8 +28,8 @@ from hermes_agent.kits.secrets import command_env
 from .approval import ApprovalGate
 from .process_groups import ProcessGroups, die_with_hermes, kill_group
 from .sandbox.policy import SandboxPolicy, policy_for
-from .sandbox.runner import (command_cwd_visible, confine, sandbox_note,
-                             warn_if_unconfined)
+from .sandbox.runner import (Launch, SandboxUnavailable, command_cwd_visible, launch,
+                             sandbox_note, warn_if_unconfined)
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
@@ -102,11 +103,16 @@ class RunResult:
 COMMAND_VARS = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
 
 
-def command_argv(shell_args: list[str], cwd: Path, policy: SandboxPolicy | None) -> list[str]:
-    """``bash SHELL_ARGS`` wrapped in the sandbox of ``policy`` (None: unconfined): the one
-    place foreground commands, background processes and persistent shells get their argv."""
+def command_launch(shell_args: list[str], cwd: Path, policy: SandboxPolicy | None,
+                   env: Mapping[str, str] | None) -> Launch:
+    """How to start ``bash SHELL_ARGS`` in the sandbox of ``policy`` (None: unconfined): the
+    one place foreground commands, background processes and persistent shells get their argv,
+    environment and pre-exec step (Landlock is applied there); it dies with hermes. Raises
+    :class:`SandboxUnavailable` when the configured mechanism does not work here."""
     argv = [shutil.which("bash") or "/bin/sh", *shell_args]
-    return confine(policy, argv, cwd) if policy is not None else argv
+    if policy is None:
+        return Launch(argv, None if env is None else dict(env), die_with_hermes())
+    return launch(policy, argv, cwd, env, die_with_hermes())
 
 
 def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[str, str],
@@ -117,18 +123,24 @@ def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[st
     confined by ``policy`` (required, so that no caller runs unconfined by forgetting it;
     None: unconfined, for ``sandbox.mode: off`` or an approved ``unconfined`` call); its
     group is in ``groups`` while it runs."""
-    argv = command_argv(["-c", command], cwd, policy)
-    started = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True, env=env, preexec_fn=die_with_hermes())
-    if groups is not None:
-        groups.add(proc)
-    try:
-        return _wait(proc, started, timeout, keep, interrupt)
-    finally:
+    how = command_launch(["-c", command], cwd, policy, env)
+    with how:
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(how.argv, cwd=cwd, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    start_new_session=True, env=how.env,
+                                    preexec_fn=how.preexec_fn)
+        except subprocess.SubprocessError as exc:  # the child could not confine itself
+            raise SandboxUnavailable(f"the {how.mechanism} sandbox could not be applied to the "
+                                     f"command ({exc}); it did not run") from exc
         if groups is not None:
-            groups.discard(proc)
+            groups.add(proc)
+        try:
+            return _wait(proc, started, timeout, keep, interrupt, how.kill_leftovers)
+        finally:
+            if groups is not None:
+                groups.discard(proc)
 
 
 def watch(done: threading.Event, deadline: float, interrupt: threading.Event | None) -> str:
@@ -143,7 +155,7 @@ def watch(done: threading.Event, deadline: float, interrupt: threading.Event | N
 
 
 def _wait(proc: subprocess.Popen[bytes], started: float, timeout: float, keep: int,
-          interrupt: threading.Event | None) -> RunResult:
+          interrupt: threading.Event | None, kill_leftovers: bool = False) -> RunResult:
     capture = BoundedCapture(keep)
     assert proc.stdout is not None
     reader = threading.Thread(target=_drain, args=(proc.stdout, capture), daemon=True)
@@ -157,6 +169,8 @@ def _wait(proc: subprocess.Popen[bytes], started: float, timeout: float, keep: i
     if stop:
         kill_group(proc)
         exited.wait()
+    if kill_leftovers and not (timed_out or interrupted):
+        kill_group(proc)  # what it left in the background ends with it, as in bubblewrap
     # Background children may keep the pipe open; do not wait for them forever.
     reader.join(timeout=0.2 if (timed_out or interrupted) else 1.0)
     if not reader.is_alive():
@@ -273,9 +287,12 @@ class TerminalTool:
             result = self.remote.run(command, ready.workdir, timeout, keep, env,
                                      ctx.interrupt_event, self.groups)
         else:
-            result = run_command(command, ready.cwd, timeout, keep=keep, env=env,
-                                 interrupt=ctx.interrupt_event, groups=self.groups,
-                                 policy=policy)
+            try:
+                result = run_command(command, ready.cwd, timeout, keep=keep, env=env,
+                                     interrupt=ctx.interrupt_event, groups=self.groups,
+                                     policy=policy)
+            except SandboxUnavailable as exc:
+                return tool_error(f"Not run: {exc}.")
         output = result.output
         replaced = self.kernel.hooks.fire("transform_terminal_output", command=command,
                                           output=output, returncode=result.returncode,

@@ -1,6 +1,7 @@
 """The OS sandbox tested as an attacker would: a throwaway ``$HOME`` and ``$HERMES_HOME`` with
-sentinel files, every shape of escape run by the real terminal tool in the real bubblewrap
-sandbox (``approvals.mode: off``, so nothing asks and only the sandbox stands in the way).
+sentinel files, every shape of escape run by the real terminal tool in the real sandbox, under
+each mechanism this machine has (``sandbox.mechanism: bubblewrap`` and ``landlock``;
+``approvals.mode: off``, so nothing asks and only the sandbox stands in the way).
 
 Each shape runs twice: against the home (everything there must stay byte for byte as it was,
 and no hidden file's content may appear in any output), and, as the control, against a copy
@@ -23,8 +24,7 @@ from hermes_agent.builtin_plugins.core_tools.sandbox.runner import mechanism
 
 from .conftest import SANDBOX_PYTHON, core_kernel
 
-pytestmark = pytest.mark.skipif(not mechanism().works,
-                                reason=f"no sandbox mechanism here: {mechanism().why_none}")
+MECHANISMS = ("bubblewrap", "landlock")
 
 SENTINEL = "SENTINEL-5b1e-sandbox-do-not-leak"
 PY = SANDBOX_PYTHON  # stdlib only; visible inside the sandbox wherever the venv is
@@ -120,8 +120,17 @@ def outside_tmp() -> Iterator[Path]:
     shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.fixture(params=MECHANISMS)
+def mech(request: pytest.FixtureRequest) -> str:
+    """Each mechanism in turn, skipped with the reason where this machine lacks it."""
+    found = mechanism(wanted=request.param)
+    if not found.works:
+        pytest.skip(f"no {request.param} here: {found.why_none}")
+    return str(request.param)
+
+
 @pytest.fixture
-def world(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch):
+def world(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch, mech: str):
     home = outside_tmp / "home"
     home.mkdir()
     plant(home)
@@ -129,7 +138,8 @@ def world(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch):
     work.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("HERMES_HOME", str(home / ".hermes"))
-    kernel = core_kernel(home / ".hermes", {"approvals": {"mode": "off"}})
+    kernel = core_kernel(home / ".hermes", {"approvals": {"mode": "off"},
+                                            "sandbox": {"mechanism": mech}})
     yield kernel, home, work
     kernel.close()
 
@@ -212,11 +222,11 @@ def test_unconfined_approved_runs_outside_with_the_command_shown(world) -> None:
     assert "unconfined" in result["sandbox"]
 
 
-def test_sandbox_mode_off_in_config_lifts_it(outside_tmp: Path, monkeypatch) -> None:
+def test_sandbox_mode_off_in_config_lifts_it(outside_tmp: Path, monkeypatch, mech: str) -> None:
     home = outside_tmp / "home"
     (home / "proj").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
-    kernel = core_kernel(home / ".hermes", {"sandbox": {"mode": "off"}})
+    kernel = core_kernel(home / ".hermes", {"sandbox": {"mode": "off", "mechanism": mech}})
     result = run(kernel, home / "proj", "terminal", {"command": f"touch {home}/outside"})
     assert result["exit_code"] == 0 and (home / "outside").exists()
     kernel.close()
@@ -225,33 +235,53 @@ def test_sandbox_mode_off_in_config_lifts_it(outside_tmp: Path, monkeypatch) -> 
 def test_started_in_home_nothing_is_writable_but_the_private_tmp(world) -> None:
     kernel, home, _work = world
     result = run(kernel, home, "terminal",
-                 {"command": f"echo t > /tmp/ok && cat /tmp/ok && touch {home}/x"})
+                 {"command": f"echo t > $TMPDIR/ok && cat $TMPDIR/ok && touch {home}/x"})
     assert result["output"].startswith("t") and not (home / "x").exists()
     assert "home folder" in result["sandbox"] and "No writable workspace" in result["sandbox"]
 
 
 def test_network_off_has_no_interface_but_loopback(tmp_path: Path, monkeypatch) -> None:
+    """bubblewrap's private network namespace (Landlock's TCP rules: test_sandbox_landlock)."""
+    if not mechanism(wanted="bubblewrap").works:
+        pytest.skip(f"no bubblewrap here: {mechanism(wanted='bubblewrap').why_none}")
     home = tmp_path / "home"
     (home / "proj").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
     for network, expect_only_lo in ((False, True), (True, False)):
-        kernel = core_kernel(home / ".hermes", {"sandbox": {"network": network}})
+        kernel = core_kernel(home / ".hermes", {"sandbox": {"network": network,
+                                                            "mechanism": "bubblewrap"}})
         out = run(kernel, home / "proj", "terminal",
                   {"command": "cat /proc/net/dev | tail -n +3 | cut -d: -f1"})["output"]
         assert (out.split() == ["lo"]) is expect_only_lo, out
+        if not network:  # no interface but lo: the lookup fails without sending anything
+            said = run(kernel, home / "proj", "terminal", {"command": (
+                f"{PY} -c \"import socket; socket.getaddrinfo('pypi.org', 443)\"")})
+            assert "Commands have no network: sandbox.network" in said["sandbox"], said
         kernel.close()
 
 
-def test_the_private_tmp_is_private_and_devices_are_minimal(world) -> None:
+def test_the_private_tmp_is_private_and_devices_are_minimal(world, mech: str) -> None:
+    """bubblewrap: a tmpfs /tmp and a minimal /dev. Landlock: the host's /tmp and /dev are
+    listable but neither readable nor writable (but for null, zero, random, ...)."""
     kernel, home, work = world
     marker = Path("/tmp") / f"sbx-host-{work.parent.name}"
-    marker.write_text("host")
+    marker.write_text("host-secret")
+    disk = next((f"/dev/{name}" for name in ("vda", "sda", "nvme0n1", "mem", "kmsg")
+                 if os.path.exists(f"/dev/{name}")), "/dev/kmsg")
     try:
-        result = run(kernel, work, "terminal",
-                     {"command": f"ls {marker}; echo in > /tmp/inside; ls /dev"})
-        assert "No such file" in result["output"] and not Path("/tmp/inside").exists()
-        assert "null" in result["output"] and "sda" not in result["output"]
-        assert "vda" not in result["output"] and "mem" not in result["output"].split()
+        result = run(kernel, work, "terminal", {"command": (
+            f"cat {marker}; echo in > /tmp/inside; echo disk=$(head -c 64 {disk} | wc -c); "
+            "head -c 4 /dev/urandom | wc -c; echo quiet > /dev/null; ls /dev")})
+        said = result["output"]
+        assert "host-secret" not in said and not Path("/tmp/inside").exists()
+        assert "null" in said.split() and said.splitlines().count("4") == 1, said
+        assert "disk=0" in said, said  # no byte of a disk (or of the kernel's log)
+        if mech == "bubblewrap":
+            listed = said.split()  # ls /dev's names (the error lines quote theirs)
+            assert "No such file" in said and "sda" not in listed
+            assert "vda" not in listed and "mem" not in listed
+        else:
+            assert "Permission denied" in said, said
     finally:
         marker.unlink()
 
@@ -276,9 +306,9 @@ def test_the_hosts_name_and_sysctls_stay_as_they_are(world) -> None:
             name.write_text(before)  # put the machine's name back
 
 
-def test_skills_scripts_under_hermes_home_run_and_its_secrets_stay_hidden(world) -> None:
+def test_skills_scripts_under_hermes_home_run_and_its_secrets_stay_hidden(world, mech) -> None:
     """$HERMES_HOME is hidden, but for its skills/ folder (read-only): the agent runs skills'
-    scripts with this tool."""
+    scripts with this tool. (Under Landlock the names in it stay listable.)"""
     kernel, home, work = world
     scripts = home / ".hermes" / "skills" / "devops" / "deploy" / "scripts"
     scripts.mkdir(parents=True)
@@ -289,17 +319,22 @@ def test_skills_scripts_under_hermes_home_run_and_its_secrets_stay_hidden(world)
         f"echo evil >> {scripts}/hello.sh; ls {home}/.hermes")})
     assert "skill says hi" in result["output"] and SENTINEL not in json.dumps(result)
     assert (scripts / "hello.sh").read_text() == "echo skill says hi\n"
-    assert result["output"].splitlines()[-1] == "skills"  # nothing else of hermes's home
+    if mech == "bubblewrap":
+        assert result["output"].splitlines()[-1] == "skills"  # nothing else of hermes's home
 
 
-def test_hermes_process_and_its_environment_are_out_of_reach(world, monkeypatch) -> None:
-    """hermes holds its keys in its environment: its /proc entry must not exist inside."""
+def test_hermes_process_and_its_environment_are_out_of_reach(world, monkeypatch, mech) -> None:
+    """hermes holds its keys in its environment: its /proc entry must not exist inside
+    (bubblewrap), or must refuse reads and signals (Landlock: ptrace rules, ABI 6 scopes)."""
     kernel, _home, work = world
     monkeypatch.setenv("OPENAI_API_KEY", SENTINEL)  # withheld from the command's environment
     me = os.getpid()
     result = run(kernel, work, "terminal", {"command": (
         f"cat /proc/{me}/environ; cat /proc/$PPID/environ | tr '\\0' '\\n'; "
         f"kill -0 {me} && echo signalled; ls /proc | grep -c '^[0-9]'")})
-    assert SENTINEL not in json.dumps(result) and "signalled" not in result["output"]
-    assert int(result["output"].splitlines()[-1]) < 10  # only the sandbox's own processes
+    assert SENTINEL not in json.dumps(result)
+    if mech == "bubblewrap" or mechanism(wanted="landlock").abi >= 6:  # ABI 6 scopes signals
+        assert "signalled" not in result["output"]
+    if mech == "bubblewrap":
+        assert int(result["output"].splitlines()[-1]) < 10  # only the sandbox's own processes
     assert os.environ["OPENAI_API_KEY"] == SENTINEL  # the control: hermes's really holds it

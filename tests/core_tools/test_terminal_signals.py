@@ -48,7 +48,8 @@ def host_pid(pid: int, marker: str) -> int:
         try:
             nspids = next(line.split()[1:] for line in status.read_text().splitlines()
                           if line.startswith("NSpid:"))
-            cmdline = (status.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            cmdline = (status.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(
+                errors="replace")  # another program's arguments need not be UTF-8
         except (OSError, StopIteration):
             continue
         if len(nspids) > 1 and int(nspids[-1]) == pid and marker in cmdline:

@@ -14,32 +14,16 @@ from typing import Any
 import click
 from hermes_agent.kits.cli import ListingGroup, cli_kernel
 
-from .bwrap import PRIVATE_TMP
 from .policy import SandboxPolicy, policy_for
-from .runner import confine, mechanism, warn_if_unconfined
+from .runner import SandboxUnavailable, launch, warn_if_unconfined
+from .status import sandbox_status, status_lines
+
+__all__ = ["sandbox", "status_lines"]
 
 
 def _policy() -> tuple[Any, SandboxPolicy]:
     kernel = cli_kernel(boot=False)
     return kernel, policy_for(kernel.config, Path.cwd(), Path(kernel.home))
-
-
-def status_lines(policy: SandboxPolicy) -> list[str]:
-    found = mechanism()
-    if not policy.confined:
-        used = "off (sandbox.mode: off in config.yaml): commands run unconfined"
-    elif found.works:
-        used = f"{found.name} ({found.path}{', ' + found.version if found.version else ''})"
-    else:
-        used = f"NONE, commands are NOT confined: {found.why_none}"
-    lines = [f"mechanism: {used}", f"mode: {policy.mode}",
-             f"workspace: {policy.workspace or 'none: ' + policy.why_no_workspace}",
-             "writable:"]
-    lines += [f"  {root}{'' if root.exists() else ' (missing)'}" for root in policy.writable]
-    lines += [f"  {PRIVATE_TMP} (private, empty at each command)", "hidden:"]
-    lines += [f"  {path}{'' if path.exists() else ' (absent)'}" for path in policy.hidden]
-    lines.append(f"network: {'on' if policy.network else 'off'}")
-    return lines
 
 
 @click.group(name="sandbox", cls=ListingGroup)
@@ -50,18 +34,13 @@ def sandbox() -> None:
 @sandbox.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(as_json: bool) -> None:
-    """The mechanism in use, the writable roots, the hidden paths and the network."""
-    _kernel, policy = _policy()
+    """The mechanism in use and why, the writable roots, the hidden paths and the network."""
+    kernel = cli_kernel(boot=False)
+    found = sandbox_status(kernel.config, Path.cwd(), Path(kernel.home))
     if as_json:
-        found = mechanism()
-        click.echo(json.dumps({
-            "mechanism": found.name if policy.confined else "off", "why_none": found.why_none,
-            "mode": policy.mode, "workspace": str(policy.workspace or ""),
-            "why_no_workspace": policy.why_no_workspace,
-            "writable": [str(p) for p in policy.writable], "private_tmp": PRIVATE_TMP,
-            "hidden": [str(p) for p in policy.hidden], "network": policy.network}, indent=2))
+        click.echo(json.dumps(found.model_dump(), indent=2))
         return
-    for line in status_lines(policy):
+    for line in status_lines(found):
         click.echo(line)
 
 
@@ -80,7 +59,13 @@ def run(command: tuple[str, ...]) -> None:
     line = command[0] if len(command) == 1 else shlex.join(command)
     shell = shutil.which("bash") or "/bin/sh"
     opted_in = kernel.config.get("terminal.env_passthrough") or ()
-    done = subprocess.run(confine(policy, [shell, "-c", line], Path.cwd()), cwd=Path.cwd(),
-                          stdin=subprocess.DEVNULL,
-                          env=command_env(kernel, COMMAND_VARS, opted_in))
+    env = command_env(kernel, COMMAND_VARS, opted_in)
+    try:
+        how = launch(policy, [shell, "-c", line], Path.cwd(), env)
+    except SandboxUnavailable as exc:
+        click.echo(f"Not run: {exc}.", err=True)
+        sys.exit(2)
+    with how:
+        done = subprocess.run(how.argv, cwd=Path.cwd(), stdin=subprocess.DEVNULL, env=how.env,
+                              preexec_fn=how.preexec_fn)
     sys.exit(done.returncode)

@@ -26,6 +26,9 @@ from ..danger.paths import HISTORIES
 
 Mode = Literal["strict", "workspace", "off"]
 MODES: tuple[Mode, ...] = ("strict", "workspace", "off")
+#: ``sandbox.mechanism``: auto takes the first that works here (bubblewrap, then Landlock)
+MechanismName = Literal["auto", "bubblewrap", "landlock"]
+MECHANISMS: tuple[MechanismName, ...] = ("auto", "bubblewrap", "landlock")
 
 #: credential locations under the home folder that no command or file tool may see
 HOME_CREDENTIALS = (
@@ -57,6 +60,7 @@ class SandboxPolicy:
     network: bool
     why_no_workspace: str = ""  # said to the user and the model when workspace is None
     shown: tuple[Path, ...] = ()  # inside hidden folders, readable again ($HERMES_HOME/skills)
+    mechanism: str = "auto"  # sandbox.mechanism (one of MECHANISMS, else refused)
 
     @property
     def confined(self) -> bool:
@@ -107,8 +111,11 @@ def policy_for(config: Any, cwd: Path, hermes_home: Path,
     network = bool(config.get("sandbox.network", True)) and mode != "strict"
     # skills' scripts are run by the agent's terminal; they hold no secret
     shown = (hermes_home.resolve() / "skills",)
+    # a typo stays as written: the runner refuses commands with the fix, never falls back
+    wanted = str(config.get("sandbox.mechanism", "auto") or "auto")
     return SandboxPolicy(mode, workspace, tuple(dict.fromkeys(writable)),  # type: ignore[arg-type]
-                         tuple(dict.fromkeys(hidden)), network, why, shown)
+                         tuple(dict.fromkeys(hidden)), network, why, shown,
+                         wanted)
 
 
 @functools.lru_cache(maxsize=8)

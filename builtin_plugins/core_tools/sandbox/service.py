@@ -8,7 +8,6 @@ apart and each bounded.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import threading
 import time
@@ -20,10 +19,10 @@ from typing import IO, TYPE_CHECKING
 
 from hermes_agent.kits.secrets import command_env
 
-from ..process_groups import ProcessGroups, die_with_hermes, kill_group
-from ..terminal import COMMAND_VARS, BoundedCapture, shorten
+from ..process_groups import ProcessGroups, kill_group
+from ..terminal import COMMAND_VARS, BoundedCapture, command_launch, shorten
 from .policy import policy_for
-from .runner import command_cwd_visible, confine, mechanism, warn_if_unconfined
+from .runner import SandboxUnavailable, command_cwd_visible, mechanism_for, warn_if_unconfined
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
@@ -51,35 +50,45 @@ class SandboxService:
     def describe(self) -> str:
         cwd = Path(self.kernel.cwd) if self.kernel.cwd else Path.cwd()
         policy = policy_for(self.kernel.config, cwd, Path(self.kernel.home))
-        found = mechanism()
+        found = mechanism_for(policy)
         if not policy.confined:
             return "off (sandbox.mode: off in config.yaml): commands run unconfined"
         if not found.works:
             return f"NONE, commands are NOT confined: {found.why_none}"
-        return f"{found.name} ({found.path})"
+        return f"{found.name} ({found.path or found.version})"
 
     def run(self, command: str, *, cwd: str | PathLike[str], timeout: float, stdin: str = "",
             max_output: int = 65536, env: Mapping[str, str] | None = None) -> CommandRun:
         where = Path(cwd).resolve()
         policy = policy_for(self.kernel.config, where, Path(self.kernel.home))
-        confined = policy.confined and mechanism().works
+        confined = policy.confined and mechanism_for(policy).works
         warn_if_unconfined(policy)
         if not where.is_dir() or not command_cwd_visible(policy, where):
             return CommandRun("", f"{where} is not a folder the sandbox shows; run the command "
                               "in the workspace", None, confined=confined)
         opted_in = self.kernel.config.get("terminal.env_passthrough") or ()
         environment = command_env(self.kernel, {**COMMAND_VARS, **(env or {})}, opted_in)
-        shell = shutil.which("bash") or "/bin/sh"
         started = time.monotonic()
-        proc = subprocess.Popen(confine(policy, [shell, "-c", command], where), cwd=where,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True, env=environment,
-                                preexec_fn=die_with_hermes())
-        self.groups.add(proc)
         try:
-            out, err, timed_out = _communicate(proc, stdin.encode(), timeout, max_output)
-        finally:
-            self.groups.discard(proc)
+            how = command_launch(["-c", command], where, policy, environment)
+        except SandboxUnavailable as exc:
+            return CommandRun("", f"not run: {exc}", 126, confined=False)
+        with how:
+            try:
+                proc = subprocess.Popen(how.argv, cwd=where, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        start_new_session=True, env=how.env,
+                                        preexec_fn=how.preexec_fn)
+            except subprocess.SubprocessError as exc:  # the child could not confine itself
+                return CommandRun("", f"not run: the {how.mechanism} sandbox could not be "
+                                  f"applied ({exc})", 126, confined=False)
+            self.groups.add(proc)
+            try:
+                out, err, timed_out = _communicate(proc, stdin.encode(), timeout, max_output)
+            finally:
+                if how.kill_leftovers:
+                    kill_group(proc)
+                self.groups.discard(proc)
         return CommandRun(out, err, None if timed_out else proc.returncode, timed_out, confined,
                           time.monotonic() - started)
 
