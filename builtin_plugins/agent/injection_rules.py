@@ -48,6 +48,7 @@ _UNRESTRICTED = (r"(?:restrictions|limits|limitations|filters|rules|guidelines|e
                  r"censorship|guardrails|boundaries|safety)\b")
 _PERSON = r"(?:the\s++|your\s++)?(?:user|human|operator)s?"
 _NEGATION = words("don't dont never not")  # "do not" leads with "not"
+_SAFETY = r"(?:approvals?|the\s++sandbox|sandboxing|confirmations?|safety\s++checks)\b"
 
 RULES: dict[str, tuple[Rule, ...]] = {
     "instruction_override": (
@@ -145,6 +146,8 @@ RULES: dict[str, tuple[Rule, ...]] = {
              r"\|\s*+(?:im_start|im_end|im_sep|endoftext|eot_id|eom_id|start_header_id|"
              r"end_header_id|begin_of_text|python_tag|tool_call|system|user|assistant|end)"
              r"\s*+\|>|(?:start_of_turn|end_of_turn)>"),
+        Rule("template_token", ("[",), r"/?inst\]"),
+        Rule("template_token", ("<<",), r"/?sys>>"),
         Rule("turn_marker", ("\n\nhuman:", "\n\nassistant:", "\n\nhuman :"), ""),
         Rule("fake_tool_call", ("<",), r"/?(?:tool_calls?|function_calls?|tool_use|tool_result|"
              r"invoke\s++name\s*+=|parameter\s++name\s*+=)(?![\w-])"),
@@ -156,8 +159,9 @@ RULES: dict[str, tuple[Rule, ...]] = {
              r"secrets?|key|password|passwd|pw|conversation|convo|history|chat|summary|context|"
              r"env|memory|prompt|exfil|leak|payload|info|q|d|p|c)=|[\w.-]{1,40}=[^\s)&]{0,40}?"
              r"(?:\{|\$|<|\[|\.\.\.|…|%s))"),
-        Rule("markdown_image", words("render display embed include append add insert show"),
-             rf"{gap(3)}(?:markdown\s++)?image{gap(6)}(?:url|link|query|address){gap(6)}"
+        Rule("markdown_image", words("render display embed include append add insert show end "
+                                     "finish"),
+             rf"{gap(5)}(?:markdown\s++)?image{gap(6)}(?:url|link|query|address){gap(6)}"
              r"(?:conversation|secrets?|keys?|passwords?|tokens?|data|history|summary|context|"
              r"memory|contents?|messages?)\b"),
     ),
@@ -168,12 +172,10 @@ RULES: dict[str, tuple[Rule, ...]] = {
              r"command_allowlist|terminal|mcp_servers|plugins|toolsets|memory|skills|model|"
              r"providers|gateway|cron|sandbox)\b)?"),
         Rule("approvals_off", ("approvals",),
-             r"(?:\.mode|\s++mode)?+[\s:=\"'`]{0,4}+(?:off|never|yolo|none|false|disabled?|"
-             r"skip)\b"),
-        Rule("approvals_off", words("disable"), rf"{gap(2)}(?:approvals?|the\s++sandbox|"
-             r"sandboxing|confirmations?|safety\s++checks)\b"),
-        Rule("approvals_off", ("turn",), rf"\s++off{gap(2)}(?:approvals?|the\s++sandbox|"
-             r"sandboxing|confirmations?|safety\s++checks)\b"),
+             r"(?:\.mode|\s++mode)?+(?:\s++to\b)?+[\s:=\"'`]{0,4}+(?:off|never|yolo|none|false|"
+             r"disabled?|skip)\b"),
+        Rule("approvals_off", words("disable"), rf"{gap(2)}{_SAFETY}"),
+        Rule("approvals_off", ("turn",), rf"\s++off{gap(2)}{_SAFETY}"),
         Rule("approvals_off", ("--yolo",), r"(?![\w-])"),
         Rule("approvals_off", ("yolo",), r"\s++mode\b"),
         Rule("edit_hermes_files", (".hermes/",),
