@@ -1,4 +1,4 @@
-"""Encoded text for the injection scan: base64, hex, URL-encoding and rot13 pieces of a text,
+"""Encoded text for the injection scan: base64 (the standard alphabet), hex, URL-encoding and rot13 pieces of a text,
 decoded, so the rules can be matched against what they say.
 
 Each kind is looked for only when a cheap test on the text's words says it may be there (a
@@ -18,14 +18,18 @@ from urllib.parse import unquote_plus
 
 MAX_DECODED = 1 << 20  # characters of decoded text per scan, at most
 MAX_PIECES = 512  # encoded pieces tried per kind, at most
-LONG_WORD = 16  # a base64 or hex piece this long (or longer) holds a word this long
+LONG_WORD = 16  # a base64 or hex piece holds a word this long, with a digit unless it is long
 
-_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}+={0,2}+")
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{16,}+={0,2}+")
 _HEX_RUN = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){8,}+(?![0-9a-zA-Z])")
 _HEX_ESCAPES = re.compile(r"(?:\\x[0-9a-fA-F]{2}){4,}+")
 _HEX_SPACED = re.compile(r"(?<![0-9a-zA-Z])[0-9a-fA-F]{2}(?:[ :,-][0-9a-fA-F]{2}){7,}+"
                          r"(?![0-9a-zA-Z])")
 _HEX_PAIR = re.compile(r"[0-9a-f]{2}")
+_HEX_WORD = re.compile(r"[0-9a-f]++")
+#: Bytes of printable ASCII text in hex: a hex dump of text is made of them.
+_DUMP_PAIRS = frozenset(f"{b:02x}" for b in range(0x20, 0xA0))
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _SPACE = re.compile(r"\s")
 _ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm")
@@ -41,16 +45,18 @@ def readable(data: bytes) -> str | None:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if len(text) < 6:
+    if len(text) < 6 or "\ufffd" in text:
         return None
-    printable = sum(1 for c in text if c.isprintable() or c in "\n\t\r")
-    return text if printable >= 0.95 * len(text) else None
+    if text.isprintable():
+        return text
+    controls = len(_CONTROL.findall(text))  # binary data decodes to control characters
+    return text if controls <= 0.05 * len(text) else None
 
 
 def _base64(piece: str) -> str | None:
     if piece.isdigit() or piece.isalpha() and (piece.islower() or piece.isupper()):
         return None  # a long word or number: base64 of text mixes cases and digits
-    body = piece.rstrip("=").replace("-", "+").replace("_", "/")
+    body = piece.rstrip("=")
     try:
         data = base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
     except (binascii.Error, ValueError):
@@ -86,14 +92,15 @@ def decoded(text: str, folded: str, vocabulary: set[str]) -> Iterator[tuple[str,
     """``(kind, decoded text)`` for the encoded pieces of ``text`` (``folded``: its folded
     form; ``vocabulary``: its folded words) that decode to readable text."""
     budget = MAX_DECODED
-    long_words = any(len(word) >= LONG_WORD for word in vocabulary)
+    long = [word for word in vocabulary if len(word) >= LONG_WORD and "_" not in word]
     finders = []
-    if long_words:
+    if any(len(word) >= 24 or not word.isalpha() for word in long):
         finders.append(("base64", _BASE64, _base64))
-        finders.append(("hex", _HEX_RUN, _hex))
+        if any(_HEX_WORD.fullmatch(word) for word in long):
+            finders.append(("hex", _HEX_RUN, _hex))
     if "\\x" in text:
         finders.append(("hex", _HEX_ESCAPES, _hex))
-    if sum(1 for word in vocabulary if len(word) == 2 and _HEX_PAIR.fullmatch(word)) >= 6:
+    if len(_DUMP_PAIRS & vocabulary) >= 6:
         finders.append(("hex", _HEX_SPACED, _hex))
     for kind, pattern, decode in finders:
         for count, match in enumerate(pattern.finditer(text)):

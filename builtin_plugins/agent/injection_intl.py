@@ -12,11 +12,12 @@ unrestricted model; show or replace the system prompt.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
 from .injection_rules import Rule, gap
-from .unicode_fold import fold
+from .unicode_fold import NAMED_INVISIBLE, fold
 
 _STEM = r"[\w'’]*+"
 _WORD_END = r"(?![\w'’])"
@@ -41,7 +42,8 @@ class Language(NamedTuple):
     verbs: str  # ignore, forget (imperative forms: each is a whole-word lead)
     earlier: str  # previous, all, your
     targets: str  # instructions, rules (stems)
-    now: tuple[str, str]  # (leads, the rest of "you are now" up to the unrestricted word)
+    # (leads, the rest of "you are now" up to the unrestricted word[, what comes before])
+    now: tuple[str, ...]
     free: str  # what the model is made into (stems)
     show: str  # show, reveal, new (leads)
     system_prompt: str  # the system prompt, as a pattern over folded words
@@ -52,8 +54,8 @@ LANGUAGES: dict[str, Language] = {
         "ignore ignorez ignorer oublie oubliez oublier", "precedentes precedents anterieures "
         "anterieurs ci-dessus toutes tous tes vos initiales originales", "instruction consigne "
         "regle directive indication ordre",
-        ("tu vous", r"\s++(?:es|etes)\s++(?:maintenant|desormais|dorenavant)\s++"
-                    r"(?:un\s++|une\s++|en\s++)?"),
+        ("maintenant desormais dorenavant", r"\s++(?:un\s++|une\s++|en\s++)?",
+                    r"\b(?:tu\s++es|vous\s++etes)\s++\Z"),
         "dan jailbreak libre libere sans_restriction sans_filtre sans_limite debride "
         "non_censure mode_developpeur en_mode_developpeur une_ia_sans un_assistant_sans",
         "revele revelez affiche affichez montre montrez donne donnez repete repetez nouveau "
@@ -63,8 +65,8 @@ LANGUAGES: dict[str, Language] = {
         "ignoriere ignorieren ignoriert vergiss vergessen vergesst missachte missachten",
         "vorherigen vorherige bisherigen bisherige vorigen obigen alle alles deine ihre "
         "fruheren ursprunglichen", "anweisung instruktion regel vorgabe befehl richtlinie "
-        "anordnung", ("du sie", r"\s++(?:bist|sind)\s++(?:jetzt|nun|ab\s++jetzt|ab\s++sofort)"
-                                r"\s++(?:ein\s++|eine\s++|einen\s++|im\s++)?"),
+        "anordnung", ("jetzt nun sofort", r"\s++(?:ein\s++|eine\s++|einen\s++|im\s++)?",
+                                r"\b(?:du\s++bist|sie\s++sind)(?:\s++ab)?\s++\Z"),
         "dan jailbreak uneingeschrankt unzensiert ungefiltert befreit frei_von "
         "im_entwicklermodus entwicklermodus eine_ki_ohne ein_assistent_ohne",
         "zeige zeig gib verrate wiederhole nenne neuer neue neues",
@@ -108,14 +110,15 @@ LANGUAGES: dict[str, Language] = {
 
 def _rules(code: str, lang: Language) -> dict[str, tuple[Rule, ...]]:
     earlier, targets = alt(lang.earlier), alt(lang.targets, stems=True)
-    now_leads, now_rest = lang.now
+    now_leads, now_rest, *now_before = lang.now
     return {
         "instruction_override": (
             Rule("ignore_previous", leads(lang.verbs),
                  rf"{gap(3)}(?:{earlier}(?:{gap(2)})?{targets}|{targets}{gap(2)}{earlier})"),
         ),
         "role_hijack": (
-            Rule("you_are_now", leads(now_leads), now_rest + alt(lang.free, stems=True)),
+            Rule("you_are_now", leads(now_leads), now_rest + alt(lang.free, stems=True),
+                 *((now_before[0], 32) if now_before else ())),
         ),
         "system_prompt_override": (
             Rule("reveal_prompt", leads(lang.show), rf"{gap(3)}{lang.system_prompt}"),
@@ -216,29 +219,39 @@ def scripts_in(distinct: set[str]) -> set[str]:
         if char < "\u0600":
             continue
         code = ord(char)
+        if code in NAMED_INVISIBLE:  # the Hangul fillers are blank, not Korean
+            continue
         for script, ranges in SCRIPTS.items():
             if script not in found and any(low <= code <= high for low, high in ranges):
                 found.add(script)
     return found
 
 
-_COMPILED: dict[tuple[str, str], re.Pattern[str]] = {}
+@functools.lru_cache(maxsize=16)
+def _leads_of(scripts: frozenset[str]) -> tuple[re.Pattern[str], dict[str, list[tuple[str, re.Pattern[str]]]]]:
+    """One pattern finding any lead of the rules of ``scripts``, and per lead its rules."""
+    by_lead: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+    for rule in SCRIPT_RULES:
+        if rule.script in scripts:
+            for lead in rule.leads:
+                by_lead.setdefault(lead, []).append((rule.name, re.compile(rule.rest)))
+    ordered = sorted(by_lead, key=len, reverse=True)  # the longest lead where two start alike
+    return re.compile("|".join(map(re.escape, ordered))), by_lead
+
+
+#: Occurrences of leads tried per scan, at most (a lead such as 显示 "show" is a common word).
+MAX_LEAD_HITS = 20_000
 
 
 def script_hits(folded: str, scripts: set[str]) -> set[str]:
-    """Names of the :data:`SCRIPT_RULES` of ``scripts`` that match ``folded``: a lead is
-    looked for with one substring search, the rest tried only after a lead found."""
+    """Names of the :data:`SCRIPT_RULES` of ``scripts`` that match ``folded``: one search
+    finds the leads of all of them, and a lead's rules are tried right after it."""
     found: set[str] = set()
-    for rule in SCRIPT_RULES:
-        if rule.script not in scripts or rule.name in found:
-            continue
-        for lead in rule.leads:
-            if lead not in folded:
-                continue
-            pattern = _COMPILED.get((lead, rule.rest))
-            if pattern is None:
-                pattern = _COMPILED[(lead, rule.rest)] = re.compile(re.escape(lead) + rule.rest)
-            if pattern.search(folded):
-                found.add(rule.name)
-                break
+    pattern, by_lead = _leads_of(frozenset(scripts))
+    for count, match in enumerate(pattern.finditer(folded)):
+        if count >= MAX_LEAD_HITS:
+            break
+        for name, rest in by_lead[match.group()]:
+            if name not in found and rest.match(folded, match.end()):
+                found.add(name)
     return found

@@ -69,10 +69,11 @@ RULES: dict[str, tuple[Rule, ...]] = {
              rf"{_EARLIER}(?:{gap(2)})?{_TARGETS}"),
         Rule("ignore_previous", ("stop",), rf"\s++(?:following|obeying|applying){gap(2)}"
              rf"{_TARGETS}"),
-        Rule("void_instructions", words("previous prior above earlier original initial"),
-             rf"\s++{_TARGETS}\s++(?:are|were|is)\s++(?:now\s++|hereby\s++)?(?:void|null|"
-             r"cancell?ed|revoked|outdated|obsolete|superseded|invalid|no\s++longer\s++(?:valid|"
-             r"apply|applicable|relevant|in\s++effect))\b"),
+        Rule("void_instructions", words("instructions guidelines directives"),
+             r"\s++(?:are|were|is)\s++(?:now\s++|hereby\s++)?(?:void|null|cancell?ed|revoked|"
+             r"outdated|obsolete|superseded|invalid|no\s++longer\s++(?:valid|apply|applicable|"
+             r"relevant|in\s++effect))\b",
+             r"\b(?:previous|prior|above|earlier|original|initial|old)\s++\Z", 24),
         Rule("new_instructions", ("new",), r"\s++(?:instructions|orders|directives)\s*+:"),
         Rule("bypass", words("bypass circumvent disable"),
              rf"{gap(2)}(?:your\s++)?(?:guardrails|moderation|(?:safety|content|ethical)\s++"
@@ -94,9 +95,8 @@ RULES: dict[str, tuple[Rule, ...]] = {
              rf"\s++{_AI}"),
         Rule("unrestricted_ai", ("pretend",),
              r"\s++(?:that\s++)?you\s++(?:are|have)\s++(?:no|not\s++bound)\b"),
-        Rule("you_are_now", ("now",), r"[\s,]++on[\s,]++you\s++(?:are|will\s++be|shall\s++be)\s++"
-             r"(?:an?\s++|the\s++)?(?:dan|jailbroken|unrestricted|unfiltered|uncensored|evil|"
-             r"(?:developer|god|admin|sudo|jailbreak|dan)\s++mode)\b"),
+        Rule("you_are_now", ("you",), r"\s++(?:are|will\s++be)\s++(?:now\s++)?(?:dan|"
+             r"jailbroken)(?![\w'’])"),
         Rule("do_anything_now", ("do",), r"\s++anything\s++now\b"),
         Rule("do_anything_now", words("dan jailbreak"), r"\s++mode\b"),
     ),
@@ -159,11 +159,9 @@ RULES: dict[str, tuple[Rule, ...]] = {
              r"secrets?|key|password|passwd|pw|conversation|convo|history|chat|summary|context|"
              r"env|memory|prompt|exfil|leak|payload|info|q|d|p|c)=|[\w.-]{1,40}=[^\s)&]{0,40}?"
              r"(?:\{|\$|<|\[|\.\.\.|…|%s))"),
-        Rule("markdown_image", words("render display embed include append add insert show end "
-                                     "finish"),
-             rf"{gap(5)}(?:markdown\s++)?image{gap(6)}(?:url|link|query|address){gap(6)}"
-             r"(?:conversation|secrets?|keys?|passwords?|tokens?|data|history|summary|context|"
-             r"memory|contents?|messages?)\b"),
+        Rule("markdown_image", words("image images"),
+             rf"{gap(6)}(?:url|link|query|address){gap(6)}(?:conversation|secrets?|api\s++keys?|"
+             r"passwords?|chat\s++history|history|summary|memory|system\s++prompt)\b"),
     ),
     "self_modification": (
         # text that tells the agent to loosen hermes's own safety settings or rewrite its files
