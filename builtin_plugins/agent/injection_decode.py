@@ -13,7 +13,7 @@ import base64
 import binascii
 import codecs
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from urllib.parse import unquote_plus
 
 MAX_DECODED = 1 << 20  # characters of decoded text per scan, at most
@@ -21,7 +21,6 @@ MAX_PIECES = 512  # encoded pieces tried per kind, at most
 LONG_WORD = 16  # a base64 or hex piece holds a word this long, with a digit unless it is long
 
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{16,}+={0,2}+")
-_HEX_RUN = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){8,}+(?![0-9a-zA-Z])")
 _HEX_ESCAPES = re.compile(r"(?:\\x[0-9a-fA-F]{2}){4,}+")
 _HEX_SPACED = re.compile(r"(?<![0-9a-zA-Z])[0-9a-fA-F]{2}(?:[ :,-][0-9a-fA-F]{2}){7,}+"
                          r"(?![0-9a-zA-Z])")
@@ -72,6 +71,19 @@ def _hex(piece: str) -> str | None:
         return None
 
 
+def _base64_or_hex(piece: str) -> tuple[str, str] | None:
+    if len(piece) % 2 == 0 and _HEX_WORD.fullmatch(piece.lower()):
+        plain = _hex(piece)
+        return ("hex", plain) if plain else None
+    plain = _base64(piece)
+    return ("base64", plain) if plain else None
+
+
+def _hex_of(piece: str) -> tuple[str, str] | None:
+    plain = _hex(piece)
+    return ("hex", plain) if plain else None
+
+
 def _url_pieces(text: str) -> Iterator[str]:
     """The whitespace-separated pieces of ``text`` holding three or more ``%XX`` escapes."""
     end = 0
@@ -92,24 +104,22 @@ def decoded(text: str, folded: str, vocabulary: set[str]) -> Iterator[tuple[str,
     """``(kind, decoded text)`` for the encoded pieces of ``text`` (``folded``: its folded
     form; ``vocabulary``: its folded words) that decode to readable text."""
     budget = MAX_DECODED
-    long = [word for word in vocabulary if len(word) >= LONG_WORD and "_" not in word]
-    finders = []
-    if any(len(word) >= 24 or not word.isalpha() for word in long):
-        finders.append(("base64", _BASE64, _base64))
-        if any(_HEX_WORD.fullmatch(word) for word in long):
-            finders.append(("hex", _HEX_RUN, _hex))
+    finders: list[tuple[str, re.Pattern[str], Callable[[str], tuple[str, str] | None]]] = []
+    if any(len(word) >= LONG_WORD and "_" not in word and (len(word) >= 24 or not word.isalpha())
+           for word in vocabulary):
+        finders.append(("base64", _BASE64, _base64_or_hex))  # a hex run is base64 letters too
     if "\\x" in text:
-        finders.append(("hex", _HEX_ESCAPES, _hex))
+        finders.append(("hex", _HEX_ESCAPES, _hex_of))
     if len(_DUMP_PAIRS & vocabulary) >= 6:
-        finders.append(("hex", _HEX_SPACED, _hex))
-    for kind, pattern, decode in finders:
+        finders.append(("hex", _HEX_SPACED, _hex_of))
+    for _, pattern, decode in finders:
         for count, match in enumerate(pattern.finditer(text)):
             if count >= MAX_PIECES or budget <= 0:
                 break
-            plain = decode(match.group(0))
-            if plain:
-                budget -= len(plain)
-                yield kind, plain
+            found = decode(match.group(0))
+            if found:
+                budget -= len(found[1])
+                yield found
     if "%" in text:
         for count, piece in enumerate(_url_pieces(text)):
             if count >= MAX_PIECES or budget <= 0:

@@ -166,9 +166,9 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "self_modification": (
         # text that tells the agent to loosen hermes's own safety settings or rewrite its files
         Rule("hermes_config", ("hermes",),
-             r"\s++config\s++(?:set|edit|unset)\b(?:\s++['\"`]?(?:approvals|security|"
-             r"command_allowlist|terminal|mcp_servers|plugins|toolsets|memory|skills|model|"
-             r"providers|gateway|cron|sandbox)\b)?"),
+             r"\s++config\s++(?:set|unset)\s++['\"`]?(?:approvals|security|command_allowlist|"
+             r"terminal\.(?:backend|sandbox)|sandbox|mcp_servers|plugins|toolsets|gateway|cron|"
+             r"(?:memory|skills)\.write_approval|model\.base_url|providers)\b"),
         Rule("approvals_off", ("approvals",),
              r"(?:\.mode|\s++mode)?+(?:\s++to\b)?+[\s:=\"'`]{0,4}+(?:off|never|yolo|none|false|"
              r"disabled?|skip)\b"),

@@ -139,8 +139,10 @@ Install with `pip install widget`.
     "hermes-plugin.AGENTS.md": '''# A hermes plugin
 
 Tests run against a real hermes home: `hermes plugins enable my-plugin`, then
-`pytest -q`. The plugin reads `my_plugin.timeout` from config.yaml. The system prompt
-layer it adds is documented in docs/layers.md.
+`pytest -q`. The plugin reads `my_plugin.timeout` from config.yaml (set it with
+`hermes config set my_plugin.timeout 30`; switch models with `hermes config set model.default
+NAME`). The system prompt layer it adds is documented in docs/layers.md. Images in the docs
+use plain links: ![diagram](docs/diagram.png).
 ''',
     "fr.AGENTS.md": '''# Règles du projet
 

@@ -84,7 +84,7 @@ def _all_patterns() -> list[str]:
         patterns += [injection._compile(lead, rule.rest).pattern for lead in rule.leads]
         patterns += [rule.before] if rule.before else []
     patterns += [re.escape(lead) + rule.rest for rule in SCRIPT_RULES for lead in rule.leads]
-    patterns += [p.pattern for p in (injection_decode._BASE64, injection_decode._HEX_RUN,
+    patterns += [p.pattern for p in (injection_decode._BASE64,
                                      injection_decode._HEX_ESCAPES, injection_decode._HEX_SPACED)]
     return patterns + [injection._SQUASHED.pattern, unicode_fold._IN_PLACE.pattern,
                        unicode_fold._SPACED_RUN.pattern, unicode_fold.LEET_IN_WORD.pattern]
