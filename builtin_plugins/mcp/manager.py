@@ -29,7 +29,7 @@ from hermes_agent.kits.fence import new_nonce
 from . import calls
 from .cache import ToolCache
 from .connection import ServerConnection, attr
-from .results import described
+from .results import described, short_descriptions
 from .runtime import Runtime
 from .settings import INSTALL_HINT, ServerSettings, server_settings, tool_name, toolset_name
 
@@ -189,8 +189,10 @@ class McpManager:
             schema = {"name": name, "description": described(
                           tool.description, server, f"tool {tool.name}", self.nonce,
                           settings.limits),
-                      "parameters": attr(tool, "input_schema", "inputSchema")
-                      or {"type": "object", "properties": {}}, "x-mcp-tool": tool.name}
+                      "parameters": short_descriptions(
+                          attr(tool, "input_schema", "inputSchema")
+                          or {"type": "object", "properties": {}},
+                          settings.limits.max_description_chars), "x-mcp-tool": tool.name}
             wanted[name] = (schema, calls.tool_handler(self, server, tool.name))
         for name, (schema, handler) in calls.extra_tools(self, conn).items():
             if name in wanted:  # the server's own tool keeps its name

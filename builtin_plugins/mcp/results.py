@@ -54,6 +54,18 @@ def described(text: str | None, server: str, what: str, nonce: str,
     return fence(text, f"MCP server {server}: {what}", nonce)
 
 
+def short_descriptions(schema: Any, limit: int) -> Any:
+    """A tool's input schema with every ``description`` text in it (its parameters') cut to
+    ``limit`` characters, as the tool's own description is."""
+    if isinstance(schema, dict):
+        return {key: (f"{value[:limit]} [... cut by hermes]" if key == "description"
+                      and isinstance(value, str) and len(value) > limit
+                      else short_descriptions(value, limit)) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [short_descriptions(item, limit) for item in schema]
+    return schema
+
+
 def _size(data: str) -> str:
     return f"{len(data) * 3 // 4} bytes"
 

@@ -166,3 +166,16 @@ def test_bounded_keeps_the_limit_and_short_text() -> None:
     kept, omitted = map(lambda n: int(n.replace(",", "")),
                         re.search(r"the first ([\d,]+) shown, ([\d,]+) left out", long).groups())
     assert kept + omitted == 50_000 and long.startswith("y" * kept + "\n[")
+
+
+def test_parameter_descriptions_in_a_schema_are_cut_too() -> None:
+    from hermes_agent.builtin_plugins.mcp.results import short_descriptions
+
+    schema = {"type": "object", "properties": {
+        "path": {"type": "string", "description": "x" * 5000},
+        "mode": {"type": "string", "enum": ["a", "b"], "description": "short"}},
+        "description": ["not text"]}
+    cut = short_descriptions(schema, 100)
+    assert cut["properties"]["path"]["description"] == "x" * 100 + " [... cut by hermes]"
+    assert cut["properties"]["mode"] == schema["properties"]["mode"]
+    assert cut["description"] == ["not text"] and schema["properties"]["path"]["description"] == "x" * 5000
