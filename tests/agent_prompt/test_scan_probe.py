@@ -61,3 +61,18 @@ def test_decoded_text_is_bounded() -> None:
     text = "\n".join([piece] * 20_000)
     total = sum(len(plain) for _, plain in decoded(text, text.lower(), {piece.lower()}))
     assert 0 < total <= MAX_DECODED + 200
+
+
+def test_a_probe_agents_md_is_not_loaded_as_instructions(tmp_path) -> None:
+    """The French AGENTS.md of the probe (and one of each other shape) is replaced by the
+    blocked notice, and the user gets a notice naming the findings."""
+    from hermes_agent.builtin_plugins.agent import context_files
+
+    shapes = dict(PROBES[::-1])  # one text per category
+    for i, text in enumerate([PROBES[0][1], *shapes.values()]):
+        work = tmp_path / f"p{i}"
+        work.mkdir()
+        (work / "AGENTS.md").write_text(f"# Projet\n\n{text}\n", encoding="utf-8")
+        loaded = context_files.load(work)
+        assert loaded.files[0].text.startswith("[BLOCKED: AGENTS.md"), text
+        assert text not in loaded.files[0].text and loaded.notices, text
