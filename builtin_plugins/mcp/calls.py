@@ -32,6 +32,8 @@ class Servers(Protocol):
 
     def unavailable(self, server: str) -> str: ...
 
+    def scan(self, text: str) -> list[str]: ...
+
 
 def request(manager: Servers, server: str, what: str, make: Callable[[ServerConnection], Any],
             ctx: ToolCallContext | None, answer: Callable[[Any], str]) -> str:
@@ -87,7 +89,7 @@ def tool_handler(manager: Servers, server: str, tool: str) -> Callable[..., str]
         return request(manager, server, f"the call of tool '{tool}'",
                        lambda conn: conn.call_tool(tool, args), ctx,
                        lambda result: call_result(result, source, _limits(manager, server),
-                                                  server))
+                                                  server, manager.scan))
     return handler
 
 

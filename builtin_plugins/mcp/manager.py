@@ -284,6 +284,17 @@ class McpManager:
             for name in self.registered.pop(server):
                 self.kernel.tools.discard(name)
 
+    def scan(self, text: str) -> list[str]:
+        """The agent plugin's injection scan of a result (none when it is unavailable)."""
+        from hermes_agent.api import INJECTION_SCAN
+
+        try:
+            scanner = self.kernel.service(INJECTION_SCAN)
+        except Exception as exc:  # the agent plugin is off: the result still goes out fenced
+            log.debug("MCP: injection_scan unavailable (%s)", exc)
+            return []
+        return list(scanner.scan(text))
+
     def unavailable(self, server: str) -> str:
         conn = self.connections.get(server)
         why = conn.error if conn and conn.error else "it is not connected"

@@ -179,3 +179,16 @@ def test_parameter_descriptions_in_a_schema_are_cut_too() -> None:
     assert cut["properties"]["path"]["description"] == "x" * 100 + " [... cut by hermes]"
     assert cut["properties"]["mode"] == schema["properties"]["mode"]
     assert cut["description"] == ["not text"] and schema["properties"]["path"]["description"] == "x" * 5000
+
+
+def test_a_result_the_scan_flags_comes_with_a_warning_and_the_user_is_told(mcp_kernel, llm,
+                                                                         caplog) -> None:
+    kernel = mcp_kernel({"demo": stdio_server()})
+    llm.script(reply_tool_call("mcp__demo__inject", {}, id="i"),
+               reply_tool_call("mcp__demo__echo", {"text": "plain words"}, id="e"),
+               reply_text("done"))
+    Agent(kernel).run_conversation("go")
+    flagged = json.loads(tool_message(llm, 1))
+    assert "instruction_override:ignore_previous" in flagged["warning"]
+    assert "mcp:demo/inject: the result looks like a prompt injection" in caplog.text
+    assert "warning" not in json.loads(tool_message(llm, 2))
