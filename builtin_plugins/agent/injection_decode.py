@@ -21,8 +21,8 @@ MAX_PIECES = 512  # encoded pieces tried per kind, at most
 LONG_WORD = 16  # a base64 or hex piece holds a word this long, with a digit unless it is long
 
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{16,}+={0,2}+")
-_HEX_ESCAPES = re.compile(r"(?:\\x[0-9a-fA-F]{2}){4,}+")
-_HEX_SPACED = re.compile(r"(?<![0-9a-zA-Z])[0-9a-fA-F]{2}(?:[ :,-][0-9a-fA-F]{2}){7,}+"
+_HEX_ESCAPES = re.compile(r"(?>(?:\\x[0-9a-fA-F]{2}){4,})")
+_HEX_SPACED = re.compile(r"(?<![0-9a-zA-Z])[0-9a-fA-F]{2}(?>(?:[ :,-][0-9a-fA-F]{2}){7,})"
                          r"(?![0-9a-zA-Z])")
 _HEX_PAIR = re.compile(r"[0-9a-f]{2}")
 _HEX_WORD = re.compile(r"[0-9a-f]++")

@@ -108,7 +108,7 @@ LANGUAGES: dict[str, Language] = {
 }
 
 
-def _rules(code: str, lang: Language) -> dict[str, tuple[Rule, ...]]:
+def _rules(lang: Language) -> dict[str, tuple[Rule, ...]]:
     earlier, targets = alt(lang.earlier), alt(lang.targets, stems=True)
     now_leads, now_rest, *now_before = lang.now
     return {
@@ -129,8 +129,8 @@ def _rules(code: str, lang: Language) -> dict[str, tuple[Rule, ...]]:
 def word_rules() -> dict[str, tuple[Rule, ...]]:
     """The rules of the languages written with spaces, by category."""
     found: dict[str, tuple[Rule, ...]] = {}
-    for code, lang in LANGUAGES.items():
-        for category, rules in _rules(code, lang).items():
+    for lang in LANGUAGES.values():
+        for category, rules in _rules(lang).items():
             found[category] = found.get(category, ()) + rules
     # German word order: "ab jetzt bist du DAN", "vergiss alles"
     found["role_hijack"] += (Rule("you_are_now", leads("bist"), r"\s++du\s++(?:jetzt\s++|nun\s++)?"

@@ -170,7 +170,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
              r"terminal\.(?:backend|sandbox)|sandbox|mcp_servers|plugins|toolsets|gateway|cron|"
              r"(?:memory|skills)\.write_approval|model\.base_url|providers)\b"),
         Rule("approvals_off", ("approvals",),
-             r"(?:\.mode|\s++mode)?+(?:\s++to\b)?+[\s:=\"'`]{0,4}+(?:off|never|yolo|none|false|"
+             r"(?>(?:\.mode|\s++mode)?)(?>(?:\s++to\b)?)[\s:=\"'`]{0,4}+(?:off|never|yolo|none|false|"
              r"disabled?|skip)\b"),
         Rule("approvals_off", words("disable"), rf"{gap(2)}{_SAFETY}"),
         Rule("approvals_off", ("turn",), rf"\s++off{gap(2)}{_SAFETY}"),
