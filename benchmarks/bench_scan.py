@@ -11,6 +11,11 @@ Shapes (1 MiB each unless noted):
   invisible_only  invisible characters of 28 kinds and nothing else, no white space
   cjk           Chinese prose
   cyrillic      Russian prose (every letter goes through the look-alike table)
+  code          Python source (hermes's own modules but the scanners' tables, concatenated)
+  multilingual  project prose in French, German, Spanish, Russian, Chinese, Japanese, Korean
+                and Arabic, mixed line by line
+  base64_lines  a base64 attachment of random bytes in 76-character lines (every line is a
+                piece the decoder tries)
   agents_10k    a typical 10 KB AGENTS.md (headings, lists, code, an HTML TODO, emoji)
   load_10k      context_files.load of that AGENTS.md from a temporary git-less directory
   load_2g       context_files.load of a sparse 2 GiB AGENTS.md (only its ends are read)
@@ -26,6 +31,7 @@ both run in the same conditions.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import importlib
 import random
@@ -43,7 +49,7 @@ from hermes_agent.builtin_plugins.agent.injection import scan
 MIB = 1 << 20
 REPO = Path(__file__).resolve().parents[1]
 _SCANNER = ("injection.py", "injection_rules.py", "unicode_fold.py", "scan_memo.py",
-            "rule_needs.py")  # the files of the scanner, where a revision has them
+            "rule_needs.py", "injection_intl.py", "injection_decode.py")  # the files of the scanner, where a revision has them
 _WORDS = ("the build uses pytest and ruff run make test before you push to main never commit "
           "secrets use small functions keep docs in sync prefer pathlib over os.path python "
           "3.12 node 20 see docs/setup.md for details when a test fails fix the cause").split()
@@ -91,8 +97,48 @@ def shapes() -> dict[str, str]:
         "invisible_only": (_INVISIBLE * (MIB // len(_INVISIBLE) + 1))[:MIB],
         "cjk": ("请使用 pytest 运行测试，提交前执行 make lint。不要把密钥提交到仓库。" * 30_000)[:MIB // 3],
         "cyrillic": ("Перед коммитом запускайте тесты, не храните пароли в коде. " * 9000)[:MIB // 2],
+        "code": code(MIB),
+        "multilingual": multilingual(MIB // 2),
+        "base64_lines": lines(base64.b64encode(random.Random(3).randbytes(MIB * 3 // 4))
+                              .decode(), 76)[:MIB],
         "agents_10k": agents_md(),
     }
+
+
+_TABLES = ("injection", "unicode_fold", "rule_needs", "fence", "danger")  # the scanners' own
+
+
+def code(size: int) -> str:
+    """hermes's own Python modules (but the scanners' phrase tables), up to ``size``
+    characters."""
+    parts: list[str] = []
+    length = 0
+    for path in sorted((REPO / "builtin_plugins").rglob("*.py")):
+        if any(name in str(path.relative_to(REPO)) for name in _TABLES):
+            continue
+        text = path.read_text(encoding="utf-8")
+        parts.append(text)
+        length += len(text)
+        if length >= size:
+            break
+    return "".join(parts)[:size]
+
+
+_LINES = (
+    "Les tests se lancent avec pytest ; ignorez le dossier build lors des recherches.",
+    "Vor jedem Commit make lint ausführen, die bisherigen Regeln gelten weiter.",
+    "Ejecuta npm test antes de subir cambios; las instrucciones están en el README.",
+    "Запускайте тесты командой pytest, не храните пароли в коде.",
+    "请使用 pytest 运行测试，提交前执行 make lint。系统提示词在 prompts 目录。",
+    "テストは pytest で実行します。build ディレクトリは無視してください。",
+    "테스트는 pytest로 실행합니다. 이전 설치 지침은 docs 폴더에 있습니다.",
+    "شغّل الاختبارات باستخدام pytest ولا تحفظ المفاتيح السرية في المستودع.",
+)
+
+
+def multilingual(size: int) -> str:
+    text = "\n".join(_LINES)
+    return ("\n".join([text] * (size // len(text) + 1)))[:size]
 
 
 def measure(calls: list[Callable[[], object]], repeat: int) -> list[dict[str, float]]:

@@ -323,7 +323,7 @@ def test_the_model_cannot_grow_the_skills_index_without_bound(
                 content=skill("s3", "description: Fine."))["success"]  # bundled ones not counted
     big = call(kernel, "skill_manage", action="edit", name="s3",
                content=skill("s3", "description: Fine.", "Step.\n" * 50_000))
-    assert "error" in big and "over the 256,000 limit" in big["error"]
+    assert "error" in big and "over the 100,000 limit (skills.max_skill_bytes)" in big["error"]
     assert "warning" not in call(kernel, "skill_view", name="s3")  # still loads
 
 

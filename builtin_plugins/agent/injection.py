@@ -17,13 +17,28 @@ from __future__ import annotations
 import functools
 import re
 
+from .injection_decode import decoded
+from .injection_intl import script_hits, scripts_in, word_rules
 from .injection_rules import COMMENT_RULES, RULES, SQUASHED_RULE, Rule
 from .rule_needs import possible
 from .unicode_fold import (LEET_IN_WORD, characters, distinct_pieces, fold, invisible_characters,
                            respell, strip_invisible)
 
 HTML_COMMENT_FINDING = "hidden_html:html_comment"
-CATEGORIES: tuple[str, ...] = (*RULES, "invisible_unicode")
+#: Found in decoded text (injection_decode.py): the text's base64, hex, %XX or rot13 pieces.
+ENCODED_FINDINGS = ("encoded:base64", "encoded:hex", "encoded:url", "encoded:rot13")
+
+
+def _merged() -> dict[str, tuple[Rule, ...]]:
+    """The English rules and, in the same categories, those of other languages."""
+    merged = dict(RULES)
+    for category, rules in word_rules().items():
+        merged[category] = merged.get(category, ()) + rules
+    return merged
+
+
+ALL_RULES: dict[str, tuple[Rule, ...]] = _merged()
+CATEGORIES: tuple[str, ...] = (*ALL_RULES, "encoded", "invisible_unicode")
 
 _LETTER = re.compile(r"[a-z]")  # every rule needs one
 _WORD = re.compile(r"\w++(?>(?:['’]\w++)*)")
@@ -126,14 +141,17 @@ def _named(rules: tuple[Rule, ...], category: str) -> list[tuple[str, Rule]]:
     return [(f"{category}:{rule.name}", rule) for rule in rules]
 
 
-_MAIN = RuleSet([pair for category, rules in RULES.items() for pair in _named(rules, category)])
+_MAIN = RuleSet([pair for category, rules in ALL_RULES.items()
+                 for pair in _named(rules, category)])
 _COMMENT_ONLY = RuleSet(_named(COMMENT_RULES, "comment"))
 _SQUASHED = re.compile(SQUASHED_RULE[1])
 
 #: Every ``<category>:<rule>`` finding the scan can report, in report order.
-RULE_FINDINGS: tuple[str, ...] = (*_MAIN.names, HTML_COMMENT_FINDING, SQUASHED_RULE[0])
+RULE_FINDINGS: tuple[str, ...] = (*_MAIN.names, HTML_COMMENT_FINDING, SQUASHED_RULE[0],
+                                  *ENCODED_FINDINGS)
 
 
+_RULE_ORDER = frozenset(RULE_FINDINGS)
 _SINGLE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")  # what a spaced-out run is made of
 
 
@@ -165,10 +183,11 @@ def _respelled_lines(folded: str, vocabulary: set[str]) -> tuple[str, list[str]]
     return "\n".join(changed), squashed
 
 
-def scan(text: str) -> list[str]:
+def scan(text: str, decode: bool = True) -> list[str]:
     """Findings in ``text`` (empty: clean). Deterministic order: rules in table order, then
-    invisible characters by code point."""
+    invisible characters by code point. ``decode``: also scan its encoded pieces."""
     text = text.removeprefix("\ufeff")
+    scripts: set[str] = set()
     if text.isascii():
         folded, invisible = text.lower(), []
     elif (stripped := strip_invisible(text)) is not None:  # ASCII with a few invisible kinds
@@ -179,13 +198,15 @@ def scan(text: str) -> list[str]:
         distinct = characters(text)
         invisible = [f"invisible_unicode_U+{cp:04X}"
                      for cp in invisible_characters(text, distinct)]
-        if not _LETTER.search(fold("".join(distinct), distinct)):
+        scripts = scripts_in(distinct)
+        if not scripts and not _LETTER.search(fold("".join(distinct), distinct)):
             return invisible  # fold works character by character: no letter comes out
         folded = fold(text, distinct)
-    if not _LETTER.search(folded):  # every rule needs a letter
-        return invisible
+    hits = script_hits(folded, scripts) if scripts else set()
+    if not _LETTER.search(folded):  # every other rule needs a letter
+        return [name for name in RULE_FINDINGS if name in hits] + invisible
     vocabulary = words(folded)
-    hits = _MAIN.hits(folded, vocabulary)
+    hits |= _MAIN.hits(folded, vocabulary)
     respelled, squashed = _respelled_lines(folded, vocabulary)
     if respelled:
         hits |= _MAIN.hits(respelled)
@@ -199,6 +220,12 @@ def scan(text: str) -> list[str]:
         bodies = "\n".join(comment_bodies(folded))
         if bodies and any(rules.hits(bodies, vocabulary) for rules in comment_sets):
             hits.add(HTML_COMMENT_FINDING)
+    if decode:
+        for kind, plain in decoded(text, folded, vocabulary):
+            found = [f for f in scan(plain, decode=False) if f in _RULE_ORDER]
+            if found:
+                hits.update(found)
+                hits.add(f"encoded:{kind}")
     return [name for name in RULE_FINDINGS if name in hits] + invisible
 
 

@@ -48,6 +48,7 @@ _UNRESTRICTED = (r"(?:restrictions|limits|limitations|filters|rules|guidelines|e
                  r"censorship|guardrails|boundaries|safety)\b")
 _PERSON = r"(?:the\s++|your\s++)?(?:user|human|operator)s?"
 _NEGATION = words("don't dont never not")  # "do not" leads with "not"
+_SAFETY = r"(?:approvals?|the\s++sandbox|sandboxing|confirmations?|safety\s++checks)\b"
 
 RULES: dict[str, tuple[Rule, ...]] = {
     "instruction_override": (
@@ -58,12 +59,22 @@ RULES: dict[str, tuple[Rule, ...]] = {
              r"everything(?:\s++(?:else|above))?)[\s,]*+(?:and|then|instead)\s++(?:just\s++|"
              r"only\s++|instead\s++)?(?:say|print|respond|reply|write|output|tell|answer|do|"
              r"follow|obey|execute|run|act)\b"),
-        Rule("forget_everything", ("forget",),
+        Rule("forget_everything", words("forget disregard"),
              rf"\s++(?:about\s++)?(?:everything|all|anything|what)\b{gap(6)}(?:told|taught|"
              r"learned|learnt|instructed|said|given|above|before|so\s++far)\b"),
         Rule("new_instructions", words("your the"),
              r"\s++(?:new|real|actual|updated|true)\s++(?:instructions|task|goal|purpose|"
              r"objective|directive)s?\s++(?:are|is|follow)\b"),
+        Rule("ignore_previous", ("pay",), rf"\s++no\s++(?:attention|heed|mind)\s++to{gap(3)}"
+             rf"{_EARLIER}(?:{gap(2)})?{_TARGETS}"),
+        Rule("ignore_previous", ("stop",), rf"\s++(?:following|obeying|applying){gap(2)}"
+             rf"{_TARGETS}"),
+        Rule("void_instructions", words("instructions guidelines directives"),
+             r"\s++(?:are|were|is)\s++(?:now\s++|hereby\s++)?(?:void|null|cancell?ed|revoked|"
+             r"outdated|obsolete|superseded|invalid|no\s++longer\s++(?:valid|apply|applicable|"
+             r"relevant|in\s++effect))\b",
+             r"\b(?:previous|prior|above|earlier|original|initial|old)\s++\Z", 24),
+        Rule("new_instructions", ("new",), r"\s++(?:instructions|orders|directives)\s*+:"),
         Rule("bypass", words("bypass circumvent disable"),
              rf"{gap(2)}(?:your\s++)?(?:guardrails|moderation|(?:safety|content|ethical)\s++"
              r"(?:filters?|restrictions|measures|guidelines|checks|rules|polic(?:y|ies)|"
@@ -84,6 +95,8 @@ RULES: dict[str, tuple[Rule, ...]] = {
              rf"\s++{_AI}"),
         Rule("unrestricted_ai", ("pretend",),
              r"\s++(?:that\s++)?you\s++(?:are|have)\s++(?:no|not\s++bound)\b"),
+        Rule("you_are_now", ("you",), r"\s++(?:are|will\s++be)\s++(?:now\s++)?(?:dan|"
+             r"jailbroken)(?![\w'’])"),
         Rule("do_anything_now", ("do",), r"\s++anything\s++now\b"),
         Rule("do_anything_now", words("dan jailbreak"), r"\s++mode\b"),
     ),
@@ -126,6 +139,47 @@ RULES: dict[str, tuple[Rule, ...]] = {
         Rule("reveal_prompt", words("repeat print output recite echo"),
              rf"{gap(3)}(?:above|previous|preceding|before\s++this)\b{gap(1)}(?:verbatim|word"
              r"\s++for\s++word)\b"),
+    ),
+    "chat_template": (
+        # the tokens chat models are trained on, written into data to fake a turn
+        Rule("template_token", ("<",),
+             r"\|\s*+(?:im_start|im_end|im_sep|endoftext|eot_id|eom_id|start_header_id|"
+             r"end_header_id|begin_of_text|python_tag|tool_call|system|user|assistant|end)"
+             r"\s*+\|>|(?:start_of_turn|end_of_turn)>"),
+        Rule("template_token", ("[",), r"/?inst\]"),
+        Rule("template_token", ("<<",), r"/?sys>>"),
+        Rule("turn_marker", ("\n\nhuman:", "\n\nassistant:", "\n\nhuman :"), ""),
+        Rule("fake_tool_call", ("<",), r"/?(?:tool_calls?|function_calls?|tool_use|tool_result|"
+             r"invoke\s++name\s*+=|parameter\s++name\s*+=)(?![\w-])"),
+    ),
+    "exfiltration": (
+        # a markdown image whose URL carries data: a client that renders it sends the data
+        Rule("markdown_image", ("![",),
+             r"[^\]\n]{0,200}+\]\(\s*+<?https?://[^\s)]{0,300}?[?&](?:[\w.-]{0,20}?(?:data|"
+             r"secrets?|key|password|passwd|pw|conversation|convo|history|chat|summary|context|"
+             r"env|memory|prompt|exfil|leak|payload|info|q|d|p|c)=|[\w.-]{1,40}=[^\s)&]{0,40}?"
+             r"(?:\{|\$|<|\[|\.\.\.|…|%s))"),
+        Rule("markdown_image", words("image images"),
+             rf"{gap(6)}(?:url|link|query|address){gap(6)}(?:conversation|secrets?|api\s++keys?|"
+             r"passwords?|chat\s++history|history|summary|memory|system\s++prompt)\b"),
+    ),
+    "self_modification": (
+        # text that tells the agent to loosen hermes's own safety settings or rewrite its files
+        Rule("hermes_config", ("hermes",),
+             r"\s++config\s++(?:set|unset)\s++['\"`]?(?:approvals|security|command_allowlist|"
+             r"terminal\.(?:backend|sandbox)|sandbox|mcp_servers|plugins|toolsets|gateway|cron|"
+             r"(?:memory|skills)\.write_approval|model\.base_url|providers)\b"),
+        Rule("approvals_off", ("approvals",),
+             r"(?>(?:\.mode|\s++mode)?)(?>(?:\s++to\b)?)[\s:=\"'`]{0,4}+(?:off|never|yolo|none|false|"
+             r"disabled?|skip)\b"),
+        Rule("approvals_off", words("disable"), rf"{gap(2)}{_SAFETY}"),
+        Rule("approvals_off", ("turn",), rf"\s++off{gap(2)}{_SAFETY}"),
+        Rule("approvals_off", ("--yolo",), r"(?![\w-])"),
+        Rule("approvals_off", ("yolo",), r"\s++mode\b"),
+        Rule("edit_hermes_files", (".hermes/",),
+             r"(?:config\.yaml|soul\.md|memories/|skills/|plugins/|\.env)",
+             r"\b(?:echo|tee|sed|printf|cp|mv|ln|write|edit|modify|append|add|change|"
+             r"overwrite|update|replace)\b", 120),
     ),
     "hidden_html": (
         # html_comment is found by one pass over the comment bodies (see injection.py)

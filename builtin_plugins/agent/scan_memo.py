@@ -16,7 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-_SCANNER_SOURCES = ("injection.py", "injection_rules.py", "rule_needs.py", "unicode_fold.py")
+_SCANNER_SOURCES = ("injection.py", "injection_rules.py", "injection_intl.py",
+                    "injection_decode.py", "rule_needs.py", "unicode_fold.py")
 
 
 @lru_cache(maxsize=1)

@@ -246,7 +246,8 @@ def fold(text: str, distinct: set[str] | None = None) -> str:
     return text.casefold()
 
 
-_LEET = str.maketrans("0134578@$", "oieastbas")
+_LEET_PAIRS = tuple(zip("0134578@$", "oieastbas"))
+_LEET = str.maketrans(dict(_LEET_PAIRS))
 #: A digit or symbol used as a letter: it touches a letter.
 #: A digit or symbol used as a letter (it touches one).
 LEET_IN_WORD = re.compile(r"[0-9@$](?:(?<=[a-z][0-9@$])|(?=[a-z]))")
@@ -293,7 +294,13 @@ def respell(folded: str, spaced: bool = True, leet: bool = True) -> tuple[str, l
     separators between words). Also returns each spaced-out run with every separator
     removed, for text spaced out letter by letter. ``spaced=False`` / ``leet=False``: the
     caller knows the text has no spaced-out run / no digit or symbol touching a letter."""
-    text = folded.translate(_LEET) if leet and LEET_IN_WORD.search(folded) else folded
+    text = folded
+    if leet and LEET_IN_WORD.search(folded):
+        if folded.isascii():
+            text = folded.translate(_LEET)
+        else:  # translate looks each character up in Python: a replace per digit is C
+            for digit, letter in _LEET_PAIRS:
+                text = text.replace(digit, letter)
     squashed: list[str] = []
     if not spaced:
         return text, squashed

@@ -22,6 +22,7 @@ from typing import Any
 from hermes_agent import seal_json, unseal_json, write_atomic
 
 from .connection import attr
+from .results import short_descriptions
 from .settings import ServerSettings
 
 log = logging.getLogger("hermes_agent.mcp")
@@ -36,9 +37,12 @@ def settings_key(settings: ServerSettings) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def listing(tools: list[Any], has: set[str]) -> dict[str, Any]:
-    return {"tools": [{"name": t.name, "description": t.description or "",
-                       "input_schema": attr(t, "input_schema", "inputSchema") or {}}
+def listing(tools: list[Any], has: set[str], limit: int = 4096) -> dict[str, Any]:
+    """What is stored of a listing; descriptions longer than ``limit`` (four times the
+    server's ``max_description_chars``) are cut there, so the file stays small."""
+    return {"tools": [{"name": t.name, "description": (t.description or "")[:limit],
+                       "input_schema": short_descriptions(
+                           attr(t, "input_schema", "inputSchema") or {}, limit)}
                       for t in tools], "has": sorted(has)}
 
 
@@ -70,7 +74,8 @@ class ToolCache:
         """Store the listing; True when it differs from the one stored."""
         data = self._read()
         old = data.get(settings.name)
-        entry = {"key": settings_key(settings), **listing(tools, has)}
+        entry = {"key": settings_key(settings),
+                 **listing(tools, has, 4 * settings.limits.max_description_chars)}
         if isinstance(old, dict) and {k: v for k, v in old.items() if k != "at"} == entry:
             return False
         data[settings.name] = {**entry, "at": time.time()}

@@ -68,7 +68,8 @@ def list_servers(as_json: bool) -> None:
         seen = last.get(s.name) or {}
         data[s.name] = {"transport": s.kind, "enabled": s.enabled, "target": s.target,
                         "problem": s.problem, "tools": seen.get("tools"),
-                        "clashes": seen.get("clashes", []), "error": seen.get("error", "")}
+                        "clashes": seen.get("clashes", []), "warnings": seen.get("warnings", []),
+                        "error": seen.get("error", "")}
         tools = "?" if seen.get("tools") is None else str(len(seen["tools"]))
         rows.append((s.name, s.kind, "yes" if s.enabled else "no", tools, s.target))
     if as_json:
@@ -81,7 +82,8 @@ def list_servers(as_json: bool) -> None:
     for line in table(("NAME", "TRANSPORT", "ENABLED", "TOOLS", "TARGET"), rows):
         click.echo(line)
     for name, entry in data.items():
-        for problem in [entry["problem"], entry["error"], *entry["clashes"]]:
+        for problem in [entry["problem"], entry["error"], *entry["clashes"],
+                        *entry["warnings"]]:
             if problem:
                 click.echo(f"  {name}: {problem}")
 
@@ -169,22 +171,30 @@ def test(name: str, as_json: bool) -> None:
     click.echo(f"{name}: {settings.kind} {settings.target}: "
                f"{plural(len(report['tools']), 'tool')} offered")
     for tool in report["tools"]:
-        click.echo(f"  {tool['name']}: {tool['description']}")
+        click.echo(f"  {tool['name']}: {tool['server_description']}")
         click.echo("    " + json.dumps(tool["parameters"], ensure_ascii=False))
     for clash in report["clashes"]:
         click.echo(f"  clash: {clash}")
+    for warning in report["warnings"]:
+        click.echo(f"  warning: {warning}")
     for kind in ("prompts", "resources"):
         if report[kind]:
             click.echo(f"  {kind}: {', '.join(report[kind])}")
 
 
 def _report(manager: Any, name: str) -> dict[str, Any]:
+    from .settings import tool_name
+
     conn = manager.connections[name]
     schemas = manager.registered.get(name, {})
-    report: dict[str, Any] = {
+    limit = conn.settings.limits.max_description_chars
+    own = {tool_name(name, t.name): (t.description or "").strip()[:limit] for t in conn.tools}
+    report: dict[str, Any] = {  # description: as the model gets it (fenced)
         "tools": [{"name": n, "description": s.get("description", ""),
+                   "server_description": own.get(n, s.get("description", "")),
                    "parameters": s.get("parameters", {})} for n, s in sorted(schemas.items())],
-        "clashes": manager.clashes.get(name, []), "prompts": [], "resources": []}
+        "clashes": manager.clashes.get(name, []), "warnings": manager.warnings.get(name, []),
+        "prompts": [], "resources": []}
     timeout = conn.settings.timeout
     if "prompts" in conn.has:
         listed = manager.runtime.run(conn.list_prompts(), timeout)

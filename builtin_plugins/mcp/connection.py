@@ -9,8 +9,9 @@ import logging
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from .errlog import StderrLog
 from .settings import ServerSettings
 
 log = logging.getLogger("hermes_agent.mcp")
@@ -54,7 +55,9 @@ class ServerConnection:
         self.malformed = ""  # the last message the server sent that was not valid
         self._task: asyncio.Task[None] | None = None
         self._closing: asyncio.Event | None = None
-        self._errlog: IO[str] | None = None
+        self._errlog: StderrLog | None = None
+        self.listing_cut = False  # the server listed more tools than hermes reads
+        self.listed = 0  # how many tools it listed (at least, when listing_cut)
 
     # --- lifecycle (coroutines run on the runtime's loop) --------------------------------
     async def start(self) -> None:
@@ -109,11 +112,12 @@ class ServerConnection:
         if settings.kind == "stdio":
             from mcp import StdioServerParameters, stdio_client
 
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._errlog = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115
+            if self._errlog is not None:
+                self._errlog.close(0)
+            self._errlog = StderrLog(self.log_path, settings.limits.max_log_bytes)
             params = StdioServerParameters(command=settings.command, args=settings.args,
                                            env=settings.env or None, cwd=settings.cwd or None)
-            return stdio_client(params, errlog=self._errlog)
+            return stdio_client(params, errlog=self._errlog.writer)
         if settings.kind == "sse":
             from mcp.client.sse import sse_client
 
@@ -152,7 +156,7 @@ class ServerConnection:
                               describe(exc))
         self.session = None
         if self._errlog is not None:
-            self._errlog.close()
+            self._errlog.close(0.5)
             self._errlog = None
 
     # --- failures -------------------------------------------------------------------------
@@ -180,10 +184,20 @@ class ServerConnection:
     def _stderr_tail(self) -> str:
         if self.settings.kind != "stdio":
             return ""
-        try:
-            lines = self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            return ""
+        if self._errlog is not None:
+            self._errlog.settle()
+        lines: list[str] = []
+        for path in (self.log_path, self.log_path.with_name(self.log_path.name + ".1")):
+            try:
+                with open(path, "rb") as logged:
+                    start = max(0, logged.seek(0, 2) - 4096)  # the end is enough
+                    logged.seek(start)
+                    text = logged.read().decode("utf-8", "replace")
+                lines = text.splitlines()[1 if start else 0:]
+            except OSError:
+                continue
+            if any(line.strip() for line in lines):
+                break
         tail = " | ".join(line.strip() for line in lines[-3:] if line.strip())
         return f" (its stderr ends: {tail[-400:]}; full log: {self.log_path})" if tail else ""
 
@@ -194,7 +208,11 @@ class ServerConnection:
         return self.session
 
     async def list_tools(self) -> list[Any]:
+        """The server's tools, page by page, up to ten times ``max_tools`` (a listing without
+        end is cut there: ``listing_cut``)."""
         session, tools, cursor = self._session(), [], None
+        most = 10 * self.settings.limits.max_tools
+        self.listing_cut = False
         while True:
             if cursor:
                 from mcp import types
@@ -204,6 +222,11 @@ class ServerConnection:
                 page = await session.list_tools()
             tools.extend(page.tools)
             cursor = attr(page, "next_cursor", "nextCursor")
+            if len(tools) > most:
+                self.listed, self.listing_cut = len(tools), bool(cursor)
+                tools = tools[:most]
+                break
+            self.listed = len(tools)
             if not cursor:
                 break
         self.tools, self.tools_changed = tools, False

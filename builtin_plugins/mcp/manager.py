@@ -24,10 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_agent import ToolSpec, write_atomic
 from hermes_agent.api import tool_error
+from hermes_agent.kits.fence import new_nonce
 
 from . import calls
 from .cache import ToolCache
 from .connection import ServerConnection, attr
+from .results import described, short_descriptions
 from .runtime import Runtime
 from .settings import INSTALL_HINT, ServerSettings, server_settings, tool_name, toolset_name
 
@@ -74,6 +76,8 @@ class McpManager:
                             for s in self.settings if s.enabled and not s.problem}
         self.registered: dict[str, dict[str, dict[str, Any]]] = {}  # server -> name -> schema
         self.clashes: dict[str, list[str]] = {}
+        self.warnings: dict[str, list[str]] = {}  # server -> what was dropped (max_tools)
+        self.nonce = new_nonce()  # fences the servers' descriptions while this manager lives
         self._runtime: Runtime | None = None
         self._lock = threading.Lock()
         self._warned: set[str] = set()
@@ -169,17 +173,26 @@ class McpManager:
         toolset = toolset_name(server)
         wanted: dict[str, tuple[dict[str, Any], Any]] = {}
         clashes: list[str] = []
-        for tool in conn.tools:
-            if not settings.wants(tool.name):
-                continue
+        chosen = [tool for tool in conn.tools if settings.wants(tool.name)]
+        most = settings.limits.max_tools
+        offers = max(len(chosen), conn.listed if settings.tools.include is None else 0)
+        warnings = [] if len(chosen) <= most else [
+            f"it offers {'over ' if conn.listing_cut else ''}{offers:,} tools; only the first "
+            f"{most:,} are offered (mcp_servers.{server}.max_tools or mcp.max_tools raises the "
+            "bound; tools.include picks which)"]
+        for tool in chosen[:most]:
             name = tool_name(server, tool.name)
             if name in wanted:
                 clashes.append(f"{name}: tools {wanted[name][0]['x-mcp-tool']!r} and "
                                f"{tool.name!r} of this server map to the same name")
                 continue
-            schema = {"name": name, "description": (tool.description or "")[:1024],
-                      "parameters": attr(tool, "input_schema", "inputSchema")
-                      or {"type": "object", "properties": {}}, "x-mcp-tool": tool.name}
+            schema = {"name": name, "description": described(
+                          tool.description, server, f"tool {tool.name}", self.nonce,
+                          settings.limits),
+                      "parameters": short_descriptions(
+                          attr(tool, "input_schema", "inputSchema")
+                          or {"type": "object", "properties": {}},
+                          settings.limits.max_description_chars), "x-mcp-tool": tool.name}
             wanted[name] = (schema, calls.tool_handler(self, server, tool.name))
         for name, (schema, handler) in calls.extra_tools(self, conn).items():
             if name in wanted:  # the server's own tool keeps its name
@@ -215,7 +228,11 @@ class McpManager:
         for clash in clashes:
             if clash not in self.clashes.get(server, []):
                 log.warning("MCP server %r: tool name clash: %s", server, clash)
+        for warning in warnings:
+            if warning not in self.warnings.get(server, []):
+                log.warning("MCP server %r: %s", server, warning)
         self.registered[server], self.clashes[server] = mine, clashes
+        self.warnings[server] = warnings
         self._join_platform_toolsets(toolset)
 
     def _join_platform_toolsets(self, toolset: str) -> None:
@@ -236,6 +253,7 @@ class McpManager:
                 "tools": (sorted(self.registered[settings.name])
                           if settings.name in self.registered else None),
                 "clashes": self.clashes.get(settings.name, []),
+                "warnings": self.warnings.get(settings.name, []),
                 "at": time.time()}
         return found
 
@@ -265,6 +283,17 @@ class McpManager:
         for server in list(self.registered):
             for name in self.registered.pop(server):
                 self.kernel.tools.discard(name)
+
+    def scan(self, text: str) -> list[str]:
+        """The agent plugin's injection scan of a result (none when it is unavailable)."""
+        from hermes_agent.api import INJECTION_SCAN
+
+        try:
+            scanner = self.kernel.service(INJECTION_SCAN)
+        except Exception as exc:  # the agent plugin is off: the result still goes out fenced
+            log.debug("MCP: injection_scan unavailable (%s)", exc)
+            return []
+        return list(scanner.scan(text))
 
     def unavailable(self, server: str) -> str:
         conn = self.connections.get(server)

@@ -7,7 +7,9 @@ import re
 from typing import Any
 from urllib.parse import urlparse
 
-from .config_schema import McpServerSection
+from pydantic import Field, ValidationError
+
+from .config_schema import BOUNDS, McpBounds, McpServerSection
 
 INSTALL_HINT = ("the MCP client library is not installed: "
                 "pip install 'hermes-agent-runtime[mcp]' (or pip install 'mcp>=2.3,<3')")
@@ -40,6 +42,7 @@ class ServerSettings(McpServerSection):
     once, there) with its name, and what the plugin derives from it."""
 
     name: str = ""
+    limits: McpBounds = Field(default_factory=McpBounds)  # its own bounds over the `mcp:` ones
 
     @property
     def kind(self) -> str:
@@ -87,5 +90,23 @@ def server_settings(config: Any) -> list[ServerSettings]:
     servers = config.get("mcp_servers") or {}
     if not isinstance(servers, dict):
         return []
-    return [ServerSettings.model_validate({**dict(raw or {}), "name": str(name)})
-            for name, raw in servers.items()]
+    defaults = section_bounds(config)
+    found = []
+    for name, raw in servers.items():
+        settings = ServerSettings.model_validate({**dict(raw or {}), "name": str(name)})
+        own = {key: getattr(settings, key) for key in BOUNDS if getattr(settings, key) is not None}
+        settings.limits = defaults.model_copy(update=own)
+        found.append(settings)
+    return found
+
+
+def section_bounds(config: Any) -> McpBounds:
+    """The ``mcp:`` section (validated by the config loader; the defaults when it is not
+    a mapping or did not pass)."""
+    raw = config.get("mcp")
+    if hasattr(raw, "model_dump"):
+        raw = raw.model_dump()
+    try:
+        return McpBounds.model_validate(dict(raw) if isinstance(raw, dict) else {})
+    except ValidationError:
+        return McpBounds()

@@ -95,9 +95,20 @@ class Skills:
             return tools.skill_view(catalog, self.kernel.env, self._plugin_name(args),
                                     self.scanner())
         try:
-            return tools.skill_manage(Path(self.kernel.home), catalog, self.scan, args)
+            return tools.skill_manage(Path(self.kernel.home), catalog, self.scan, args,
+                                      self._limit())
         except ScanUnavailable as exc:
             return tool_error(f"Nothing was written: {exc}.")
+
+    def _limit(self) -> int:
+        """``skills.max_skill_bytes`` (validated by the config loader)."""
+        from .config_schema import SkillsSection
+
+        try:
+            return int(self.kernel.config.get("skills.max_skill_bytes")
+                       or SkillsSection().max_skill_bytes)
+        except (TypeError, ValueError):
+            return SkillsSection().max_skill_bytes
 
     def _plugin_name(self, args: dict[str, Any]) -> dict[str, Any]:
         """``args`` with a plugin skill's ``<plugin>:<name>`` replaced by its installed name."""

@@ -13,13 +13,13 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .config_schema import MAX_SKILL_BYTES
 from .schema import Conditions, Frontmatter, SkillFormatError, parse
 
 log = logging.getLogger("hermes_agent.skills")
 
 FOLDER = "skills"
 SKILL_FILE = "SKILL.md"
-MAX_SKILL_BYTES = 256_000
 
 
 @dataclass(frozen=True)

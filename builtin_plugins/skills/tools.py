@@ -116,12 +116,14 @@ def frontmatter_text(data: Any) -> str:
     return "" if data is None else str(data)
 
 
-def _checked(content: str, name: str, scan: Scanner) -> str | None:
-    """The problem with new SKILL.md ``content`` for skill ``name`` (None: fine)."""
+def _checked(content: str, name: str, scan: Scanner, limit: int = MAX_SKILL_BYTES) -> str | None:
+    """The problem with new SKILL.md ``content`` for skill ``name`` (None: fine); ``limit``:
+    its most bytes (``skills.max_skill_bytes``)."""
     size = len(content.encode("utf-8"))
-    if size > MAX_SKILL_BYTES:  # the catalog would skip it, and the model could not fix it
+    if size > limit:  # each later session could load all of it
         return (f"Nothing was written: SKILL.md would be {size:,} bytes, over the "
-                f"{MAX_SKILL_BYTES:,} limit; keep the instructions short and concrete")
+                f"{limit:,} limit (skills.max_skill_bytes); keep the instructions short and "
+                "concrete")
     try:
         front, _, _ = parse(content)
     except SkillFormatError as exc:
@@ -136,7 +138,8 @@ def _checked(content: str, name: str, scan: Scanner) -> str | None:
     return None
 
 
-def skill_manage(home: Path, catalog: Catalog, scan: Scanner, args: Mapping[str, Any]) -> str:
+def skill_manage(home: Path, catalog: Catalog, scan: Scanner, args: Mapping[str, Any],
+                 limit: int = MAX_SKILL_BYTES) -> str:
     action, name = _text(args, "action"), _text(args, "name").strip()
     if action not in ACTIONS:
         return tool_error(f"'action' must be one of {', '.join(ACTIONS)}")
@@ -154,7 +157,7 @@ def skill_manage(home: Path, catalog: Catalog, scan: Scanner, args: Mapping[str,
                               "each session's prompt. Merge related skills (edit) and delete "
                               "ones no longer used before creating more.")
         content = _text(args, "content")
-        problem = _checked(content, name, scan)
+        problem = _checked(content, name, scan, limit)
         if problem:
             return tool_error(problem)
         _, cond, _ = parse(content)
@@ -193,7 +196,7 @@ def skill_manage(home: Path, catalog: Catalog, scan: Scanner, args: Mapping[str,
             return tool_error(f"'old_string' must occur exactly once in {name}'s SKILL.md "
                               f"(found {count} times); include more surrounding text")
         content = current.replace(old, new, 1)
-    problem = _checked(content, name, scan)
+    problem = _checked(content, name, scan, limit)
     if problem:
         return tool_error(problem)
     write_atomic(path, content, durable=True)

@@ -11,9 +11,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_agent.builtin_plugins.agent import context_files, injection, unicode_fold
-from hermes_agent.builtin_plugins.agent.injection import RULE_FINDINGS, comment_bodies, scan
-from hermes_agent.builtin_plugins.agent.injection_rules import COMMENT_RULES, RULES
+from hermes_agent.builtin_plugins.agent import (context_files, injection, injection_decode,
+                                                unicode_fold)
+from hermes_agent.builtin_plugins.agent.injection import (ALL_RULES as RULES, RULE_FINDINGS,
+                                                          comment_bodies, scan)
+from hermes_agent.builtin_plugins.agent.injection_intl import SCRIPT_RULES
+from hermes_agent.builtin_plugins.agent.injection_rules import COMMENT_RULES
 
 from .benign_corpus import CORPUS
 
@@ -80,6 +83,9 @@ def _all_patterns() -> list[str]:
     for rule in [r for rules in RULES.values() for r in rules] + list(COMMENT_RULES):
         patterns += [injection._compile(lead, rule.rest).pattern for lead in rule.leads]
         patterns += [rule.before] if rule.before else []
+    patterns += [re.escape(lead) + rule.rest for rule in SCRIPT_RULES for lead in rule.leads]
+    patterns += [p.pattern for p in (injection_decode._BASE64,
+                                     injection_decode._HEX_ESCAPES, injection_decode._HEX_SPACED)]
     return patterns + [injection._SQUASHED.pattern, unicode_fold._IN_PLACE.pattern,
                        unicode_fold._SPACED_RUN.pattern, unicode_fold.LEET_IN_WORD.pattern]
 
