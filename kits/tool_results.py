@@ -8,12 +8,26 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hermes_agent.hookspecs.tool_contract import PARALLEL_SAFE_MARK, ErrorResult
+from hermes_agent.hookspecs.tool_contract import PARALLEL_SAFE_MARK, PROVENANCE_MARK, ErrorResult
 
 
 def is_parallel_safe(handler: Any) -> bool:
     """Whether ``handler`` was marked with :func:`~hermes_agent.api.parallel_safe`."""
     return bool(getattr(handler, PARALLEL_SAFE_MARK, False))
+
+
+def untrusted_source(handler: Any, args: dict[str, Any]) -> str | None:
+    """The source a call's result comes from when ``handler`` was marked with
+    :func:`~hermes_agent.api.untrusted_output` (None: trusted). A source function that raises
+    makes the result untrusted, named after the handler: unknown means untrusted."""
+    source = getattr(handler, PROVENANCE_MARK, None)
+    if source is None or isinstance(source, str):
+        return source
+    try:
+        value = source(args)
+    except Exception:
+        return f"tool:{getattr(handler, '__name__', '?')}"
+    return str(value) if value else None
 
 
 def tool_status(result: str) -> tuple[str, str | None, str | None]:

@@ -4,7 +4,8 @@ reused every turn), so it must be deterministic: the same inputs give the same b
 Layers, in order (absent layers leave no trace):
 
  1. identity: ``$HERMES_HOME/SOUL.md`` (created on first run) or the built-in identity
- 2. tool-aware guidance, for the tools this session offers
+ 2. tool-aware guidance, for the tools this session offers, and what the session's fences
+    around untrusted text mean (when it has a fence nonce)
  3. static blocks of the active memory providers
  4. the configured system message (``agent.system_prompt``) and the caller's ``system_message``
  5. the frozen MEMORY snapshot
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_agent.api import LAYER_SEPARATOR, LayerRequest
+from hermes_agent.kits.fence import notice as fence_notice
 
 from . import context_files
 from .layers import collect
@@ -120,7 +122,7 @@ def started_line(now: _dt.datetime | _dt.date, session_id: str) -> str:
 def build_system_prompt(kernel: Kernel, *, session_id: str = "", platform: str = "cli",
                         tool_names: Iterable[str] = (), cwd: Path | str | None = None,
                         system_message: str = "", now: _dt.datetime | _dt.date | None = None,
-                        skip_context_files: bool = False) -> SystemPrompt:
+                        skip_context_files: bool = False, fence_nonce: str = "") -> SystemPrompt:
     """The system prompt for a new session of ``kernel``'s agent.
 
     ``tool_names`` are the tools the session offers (they select the guidance); ``cwd`` is
@@ -135,7 +137,7 @@ def build_system_prompt(kernel: Kernel, *, session_id: str = "", platform: str =
     cache = cache if callable(getattr(cache, "key", None)) else None
     identity = load_identity(home, max_chars=max_chars, cache=cache)
     notices = list(identity.notices)
-    request = LayerRequest(session_id, platform, tools, home, work)
+    request = LayerRequest(session_id, platform, tools, home, work, fence_nonce=fence_nonce)
     extra, layer_notices = collect(kernel, request)
     notices += layer_notices
     configured = kernel.config.get("agent.system_prompt") or ""
@@ -151,6 +153,7 @@ def build_system_prompt(kernel: Kernel, *, session_id: str = "", platform: str =
     layers = [
         ("identity", identity.text),
         ("tool_guidance", tool_guidance(tools)),
+        ("untrusted_data", fence_notice(fence_nonce) if fence_nonce else ""),
         ("memory_blocks", LAYER_SEPARATOR.join(extra["memory_blocks"])),
         ("system_message", LAYER_SEPARATOR.join(messages)),
         ("memory_snapshot", LAYER_SEPARATOR.join(extra["memory_snapshot"])),

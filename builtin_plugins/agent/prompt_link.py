@@ -12,11 +12,11 @@ if TYPE_CHECKING:
 
 
 def build_system_prompt(kernel: Kernel, *, session_id: str, platform: str, tool_names: list[str],
-                        cwd: Path | None, skip_context_files: bool = False
-                        ) -> tuple[str, list[str]]:
+                        cwd: Path | None, skip_context_files: bool = False,
+                        fence_nonce: str = "") -> tuple[str, list[str]]:
     """``(prompt text, notices for the user)``."""
     from .prompt import build_system_prompt as build
 
     prompt = build(kernel, session_id=session_id, platform=platform, tool_names=tool_names,
-                   cwd=cwd, skip_context_files=skip_context_files)
+                   cwd=cwd, skip_context_files=skip_context_files, fence_nonce=fence_nonce)
     return prompt.text, list(prompt.notices)
