@@ -6,7 +6,8 @@ that can reach the network (every ``terminal`` command unless ``sandbox.network:
 ``sandbox.mode: strict``), an ``unconfined`` command, a ``web_extract`` of a URL that no user
 or untrusted message contains (the model built it), ``send_message``-like delivery, writes
 to memory, skills and cron jobs, file writes outside the workspace when the sandbox is off,
-MCP tools and any tool not known to be read-only. A URL the model built with data in it
+MCP tools and any tool not known to be read-only (marked ``parallel_safe``, as an MCP server
+with ``parallel_safe: true`` is). A URL the model built with data in it
 (:mod:`.exfil`) is refused outright. Read-only tools and file writes inside the workspace go
 on. With ``ask`` and nobody to approve (``chat -q``, the gateway without a question, cron)
 the call is refused with a message the model can act on. docs/security.md.
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import APPROVAL_GATE, ToolCallContext
+from hermes_agent.kits.tool_results import is_parallel_safe
 
 from .exfil import data_urls
 
@@ -107,6 +109,9 @@ class TaintPolicy:
             return WRITES[name]
         if name == "delegate_task":
             return "starts a subagent with instructions this turn wrote"
+        spec = self.kernel.tools.tools.get(name)
+        if spec is not None and is_parallel_safe(spec.handler):
+            return None  # declared read-only (``parallel_safe``, an MCP server's setting)
         return "is not known to be read-only"
 
     def _terminal(self, args: dict[str, Any]) -> str | None:

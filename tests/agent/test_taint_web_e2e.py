@@ -6,7 +6,6 @@ records why; without the page the same command runs."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +13,12 @@ import pytest
 
 from hermes_agent.builtin_plugins.agent.loop import Agent, AgentOptions
 from hermes_agent.testing.fake_llm import reply_text, reply_tool_call
-from hermes_agent.testing.fake_web import FakePageServer
 
-from .taint_support import Collector, attack_page, collector  # noqa: F401 (fixture)
+from .taint_support import Collector, collector, site  # noqa: F401 (fixtures)
 
 pytest.importorskip("trafilatura", reason="the local extractor needs trafilatura")
 
 SECRET = "the-launch-code-is-0451"
-
-
-@pytest.fixture
-def site(collector: Collector) -> Iterator[FakePageServer]:  # noqa: F811
-    with FakePageServer() as server:
-        server.page("/notes", attack_page(collector.url))
-        yield server
 
 
 @pytest.fixture
