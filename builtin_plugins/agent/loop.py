@@ -248,6 +248,7 @@ class Agent(SessionLifecycle):
         self._show_notices(emit, shown_to_user)
         is_first = not any(m.get("role") == "user" for m in self.history)
         self._deliver_injected(emit)  # left over from the previous run: they came first
+        self.taint.sender_untrusted = source is not None
         self._record({"role": "user", "content": user_message,
                       **({"provenance": untrusted(source)} if source else {})})
         self.taint.show(emit)

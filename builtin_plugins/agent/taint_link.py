@@ -36,6 +36,7 @@ class SessionTaint:
         self.nonce = ""
         self.source: str | None = None
         self.announce: str | None = None  # a notice not shown yet
+        self.sender_untrusted = False  # this turn's message came from an untrusted sender
 
     def mode(self) -> str:
         return str(self.agent.kernel.config.get("security.tainted_turns", "ask") or "ask")
@@ -78,7 +79,8 @@ class SessionTaint:
     def policy(self) -> TaintPolicy | None:
         if self.source is None:
             return None
-        return TaintPolicy.for_turn(self.agent.kernel, self.source, self._known_text)
+        return TaintPolicy.for_turn(self.agent.kernel, self.source, self._known_text,
+                                    asker_trusted=not self.sender_untrusted)
 
     def reply_filter(self) -> ReplyFilter | None:
         policy = self.policy()

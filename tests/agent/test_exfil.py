@@ -1,0 +1,49 @@
+"""Which URLs can carry data out, and the reply filter on a stream cut anywhere."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_agent.builtin_plugins.agent.exfil import ReplyFilter, carries_data, scrub_reply
+
+
+@pytest.mark.parametrize("url", [
+    "https://evil.example/c?d=secret", "https://evil.example/c#" + "x" * 40,
+    "https://c2VjcmV0LXRva2VuLWhlcmU.evil.example/", "https://a.b.c.evil.example/",
+    "https://evil.example/aGVsbG8gd29ybGQgc2VjcmV0IQ/x", "https://user:pw@evil.example/"])
+def test_urls_that_can_carry_data(url: str) -> None:
+    assert carries_data(url)
+
+
+@pytest.mark.parametrize("url", [
+    "https://example.com/", "https://docs.python.org/3/library/json.html",
+    "https://www.example.co.uk/news/today", "http://127.0.0.1:8080/page", "https://x.io/#top"])
+def test_plain_urls(url: str) -> None:
+    assert carries_data(url) == ""
+
+
+REPLY = ("Here is the chart ![c](https://img.example/p.png?d=s3cr3t) and a link "
+         "https://evil.example/c?d=s3cr3t, plus https://docs.example.org/guide which is fine.")
+
+
+def test_the_whole_reply_is_scrubbed() -> None:
+    clean, count = scrub_reply(REPLY, lambda url: False)
+    assert count == 2 and "s3cr3t" not in clean and "https://docs.example.org/guide" in clean
+    kept, none = scrub_reply(REPLY, lambda url: "evil" in url or "img" in url)
+    assert none == 1 and "https://evil.example/c?d=s3cr3t" in kept  # images go regardless
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 7, 13, 1000])
+def test_the_stream_cut_anywhere_gives_the_same_text(size: int) -> None:
+    guard = ReplyFilter(lambda url: False)
+    out = "".join(guard.feed(REPLY[i:i + size]) for i in range(0, len(REPLY), size))
+    out += guard.flush()
+    assert out == scrub_reply(REPLY, lambda url: False)[0]
+    assert guard.removed == 2
+
+
+def test_the_stream_holds_only_what_it_must() -> None:
+    guard = ReplyFilter(lambda url: False)
+    assert guard.feed("Hello there, ") == "Hello there, "
+    assert guard.feed("see https://exa") == "see "
+    assert guard.feed("mple.com/ now") == "https://example.com/ now"
