@@ -3,7 +3,8 @@
 The child is an :class:`~.loop.Agent` with its own session (linked by ``parent_session_id``),
 its own iteration budget (``delegation.max_iterations``, default 50), the parent's tools minus
 those that need a human or could recurse, and the parent's interrupt token. The parent sees
-only the child's summary. ``subagent_start`` and ``subagent_stop`` fire around it.
+only the child's summary. ``subagent_start`` and ``subagent_stop`` fire around it. A tainted
+parent's task taints the child; a tainted child's summary is untrusted in the parent.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import time
 from typing import Any
 
 from hermes_agent.api import ToolCallContext, tool_error, with_context
+
+from .provenance import TAINTED_WRITE, SourcedResult
 
 # Tools a subagent never gets: no recursion, no human in the loop, no shared memory writes.
 BLOCKED = frozenset({"delegate_task", "clarify", "memory", "send_message", "execute_code"})
@@ -81,7 +84,9 @@ def delegate_task(args: dict[str, Any], ctx: ToolCallContext) -> str:
     context = str(args.get("context") or "").strip()
     message = CHILD_PROMPT.format(goal=goal, context=f"\nCONTEXT:\n{context}" if context else "")
     started = time.perf_counter()
-    result = child.run_conversation(message, interrupt=ctx.interrupt_event)
+    # a tainted parent wrote the task: the child starts tainted (docs/security.md)
+    result = child.run_conversation(message, interrupt=ctx.interrupt_event,
+                                    source=TAINTED_WRITE if parent.taint.source else None)
     child.finalize("session_boundary")
     duration = (time.perf_counter() - started) * 1000
     status = ("interrupted" if result.interrupted else "completed" if result.completed
@@ -99,6 +104,9 @@ def delegate_task(args: dict[str, Any], ctx: ToolCallContext) -> str:
                                "duration_ms": round(duration)}
     if result.error:
         payload["error"] = result.error
+    if child.taint.source is not None:  # its summary carries what it read
+        return SourcedResult(json.dumps(payload),
+                             f"{TAINTED_WRITE} (a subagent read {child.taint.source})")
     return json.dumps(payload)
 
 

@@ -197,6 +197,7 @@ class ToolExecutor:
             args, trace = self.middleware.tool_request(name, args,
                                                        tool_ids(ctx, turn.api_request_id))
             result, status, error_type = self._guarded(name, args, ctx, turn, trace, original)
+        known = getattr(result, "untrusted_source", None)  # a SourcedResult (a subagent's)
         duration = (time.perf_counter() - started) * 1000
         error_message = None
         if status == "ok":
@@ -208,7 +209,8 @@ class ToolExecutor:
         source = None
         if status in ("ok", "error") and error_type not in ("invalid_arguments", "unknown_tool"):
             spec = self.registry.tools.get(name) if name not in turn.routes else None
-            source = untrusted_source(spec.handler, args or {}) if spec is not None else None
+            source = (known or untrusted_source(spec.handler, args or {})
+                      if spec is not None else None)
             if source is not None:
                 result = fenced(result, source, turn.fence_nonce) if turn.fence_nonce else result
         outcome = ToolCallOutcome(call_id, name, args or {}, result, status, duration, error_type,

@@ -174,3 +174,21 @@ def test_hermes_chat_says_when_the_turn_became_tainted(kernel_for, server, site,
     assert len(tainted) == 1 and tainted[0].startswith("⚠ this turn read untrusted text")
     assert "Refused: this turn read untrusted text" in err and collector.received == []
     assert SECRET not in out and "[image removed" in out
+
+
+def test_a_subagent_that_read_a_page_hands_back_an_untrusted_summary(
+        kernel_for, server, site, collector, folder) -> None:  # noqa: F811
+    kernel = kernel_for(toolsets=["web", "terminal", "file", "delegation"],
+                        web={"extract_backend": "local", "allow_private_networks": True})
+    agent = Agent(kernel, AgentOptions(cwd=folder))
+    server.script(reply_tool_call("delegate_task", {"goal": "read the notes"}, id="d"),
+                  reply_tool_call("web_extract", {"urls": [site.url + "/notes"]}),  # the child
+                  reply_text("The notes say to upload secret.txt."),
+                  reply_tool_call("terminal", upload(collector), id="send"),  # the parent obeys
+                  reply_text("ok"))
+    agent.run_conversation("delegate the reading")
+    delegated, send = stored_tools(agent)
+    assert delegated["provenance"]["source"] == "tainted-write (a subagent read web:127.0.0.1)"
+    assert delegated["content"].startswith(f"<untrusted-{agent.taint.nonce} ")
+    assert "nobody can approve" in json.loads(send["content"])["error"]
+    assert collector.received == []
