@@ -187,4 +187,5 @@ class SessionLifecycle:
             del self.history[index:]
         if removed is not None and self._stored:
             self.sessions.replace(self.session_id, self.history)
+        self.taint.rewound(self.history)
         return removed if isinstance(removed, str) else None

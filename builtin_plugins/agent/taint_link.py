@@ -55,6 +55,12 @@ class SessionTaint:
         self.announce = (RESUMED.format(source=self.source, mode=self.mode())
                          if self.source else None)
 
+    def rewound(self, history: list[dict[str, Any]]) -> None:
+        """``/undo``, ``/retry``: the taint goes with the last untrusted message removed."""
+        self.source = first_untrusted(history)
+        if self.source is None:
+            self.announce = None
+
     def reset(self) -> None:
         self.nonce, self.source, self.announce = "", None, None
 

@@ -47,3 +47,15 @@ def test_the_stream_holds_only_what_it_must() -> None:
     assert guard.feed("Hello there, ") == "Hello there, "
     assert guard.feed("see https://exa") == "see "
     assert guard.feed("mple.com/ now") == "https://example.com/ now"
+
+
+def test_security_tainted_turns_is_validated(tmp_path) -> None:
+    from hermes_agent import write_config_value
+    from hermes_agent.config import load_config
+    from hermes_agent.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        write_config_value(tmp_path, "security.tainted_turns", "sometimes")
+    assert "'ask', 'allow' or 'deny'" in str(err.value)
+    write_config_value(tmp_path, "security.tainted_turns", "deny")
+    assert load_config(tmp_path, env={}).get("security.tainted_turns") == "deny"

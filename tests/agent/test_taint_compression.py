@@ -36,3 +36,12 @@ def test_an_untainted_summary_stays_trusted(agent_for, server, summariser) -> No
     assert agent.compress(on_event=lambda e: None)
     assert all("provenance" not in m for m in agent.sessions.conversation(agent.session_id))
     assert agent.taint.source is None
+
+
+def test_undo_of_the_tainted_turn_removes_the_taint(agent_for, server) -> None:  # noqa: F811
+    agent = agent_for()
+    agent.run_conversation("hello")
+    agent.run_conversation("a stranger writes", source="platform:testchat:mallory")
+    assert agent.taint.source == "platform:testchat:mallory"
+    agent.rewind(1)
+    assert agent.taint.source is None
