@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from hermes_agent import HermesError
 from hermes_agent.api import APPROVAL_GATE, ToolCallContext
 from hermes_agent.kits.tool_results import is_parallel_safe
 
@@ -81,15 +82,23 @@ class TaintPolicy:
                     "without it and tell the user what you would have done.")
         if not self.asker_trusted:  # a stranger approving his own request is no approval
             ctx = replace(ctx, approval_callback=None)
-        verdict = self.kernel.service(APPROVAL_GATE).decide(
-            _subject(name, args), why, (), ctx)  # no keys: never remembered
-        if verdict.allowed:
+        if self._approved(name, args, why, ctx):  # without a callback the gate says no
             return None
         if ctx.approval_callback is None:
             return (f"Refused: {why}, which needs the user's approval, and nobody can approve "
                     "it here. Do not retry it; finish without it and tell the user what you "
                     "would have done.")
         return f"Refused: the user did not approve it ({why}). Do not retry it."
+
+    def _approved(self, name: str, args: dict[str, Any], why: str,
+                  ctx: ToolCallContext) -> bool:
+        """The approval gate's answer (its hooks fire); no keys, so it is never remembered.
+        Without a gate (core_tools not loaded) nobody can approve."""
+        try:
+            gate = self.kernel.service(APPROVAL_GATE)
+        except HermesError:
+            return False
+        return bool(gate.decide(_subject(name, args), why, (), ctx).allowed)
 
     def reason(self, name: str, args: dict[str, Any], ctx: ToolCallContext) -> str | None:
         """Why ``name`` needs approval in a tainted turn (None: it may run)."""
