@@ -185,17 +185,19 @@ def parallel_safe(handler: Callable[..., Any]) -> Callable[..., Any]:
     return handler
 
 
-#: A call's arguments -> the source its result comes from, or None when that result is trusted.
-SourceOf = Callable[[dict[str, Any]], "str | None"]
+#: A call's arguments (and, if it takes a second parameter, its ToolCallContext) -> the source
+#: its result comes from, or None when that result is trusted.
+SourceOf = Callable[..., "str | None"]
 
 
 def untrusted_output(source: "str | SourceOf") -> Callable[[Callable[..., Any]],
                                                           Callable[..., Any]]:
     """Declare that a handler's results are untrusted data: text someone other than the user
     wrote (a web page, an MCP server's answer). ``source`` names where it comes from
-    (``"web:example.com"``, ``"mcp:github"``), or is a function of the call's arguments giving
-    that name, or None for a call whose result is trusted. The agent fences such results and
-    taints the turn (docs/security.md)::
+    (``"web:example.com"``, ``"mcp:github"``), or is a function of the call's arguments (and of
+    its :class:`ToolCallContext`, when it takes two parameters: relative paths resolve against
+    ``ctx.cwd``) giving that name, or None for a call whose result is trusted. The agent
+    fences such results and taints the turn (docs/security.md)::
 
         register(..., handler=untrusted_output(lambda args: f"web:{host(args['url'])}")(fn))
     """

@@ -209,7 +209,7 @@ class ToolExecutor:
         source = None
         if status in ("ok", "error") and error_type not in ("invalid_arguments", "unknown_tool"):
             spec = self.registry.tools.get(name) if name not in turn.routes else None
-            source = (known or untrusted_source(spec.handler, args or {})
+            source = (known or untrusted_source(spec.handler, args or {}, ctx)
                       if spec is not None else None)
             if source is not None:
                 result = fenced(result, source, turn.fence_nonce) if turn.fence_nonce else result

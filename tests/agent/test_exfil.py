@@ -59,3 +59,23 @@ def test_security_tainted_turns_is_validated(tmp_path) -> None:
     assert "'ask', 'allow' or 'deny'" in str(err.value)
     write_config_value(tmp_path, "security.tainted_turns", "deny")
     assert load_config(tmp_path, env={}).get("security.tainted_turns") == "deny"
+
+
+def test_a_source_function_may_read_the_call_context(tmp_path) -> None:
+    from hermes_agent.api import ToolCallContext
+    from hermes_agent.api.tools import untrusted_output
+    from hermes_agent.kits.tool_results import untrusted_source
+
+    inside = tmp_path / "project"
+
+    def where(args: dict, ctx: ToolCallContext) -> str | None:
+        path = ctx.resolve(args["path"])
+        return None if path.is_relative_to(inside) else f"file:{path}"
+
+    handler = untrusted_output(where)(lambda args, **kw: "")
+    ctx = ToolCallContext(cwd=inside)
+    assert untrusted_source(handler, {"path": "notes.md"}, ctx) is None
+    assert untrusted_source(handler, {"path": "/tmp/x.md"}, ctx) == "file:/tmp/x.md"
+    broken = untrusted_output(lambda args: args["missing"])(lambda args, **kw: "")
+    assert untrusted_source(broken, {}) == "tool:<lambda>"  # unknown means untrusted
+    assert untrusted_source(lambda args: "", {}) is None  # unmarked: trusted
