@@ -36,8 +36,8 @@ from .history import SentContext, api_messages, repair_text
 from .inbox import Inbox, into_tool_result
 from .memory_fence import StreamScrubber, strip_fences
 from .middleware import model_middleware
-from .session_life import SessionLifecycle
 from .provenance import untrusted
+from .session_life import SessionLifecycle
 from .store_link import SessionLink, active_store
 from .taint_link import SessionTaint
 from .tool_selection import select_tools
