@@ -54,8 +54,10 @@ class AgentSession(Protocol):
         """Whether the session has its row in the store."""
 
     def run_conversation(self, user_message: str, *,
-                         on_event: Callable[[dict[str, Any]], None] | None = None) -> AgentTurn:
-        """Run one user turn to its final answer (or interrupt, failure, spent budget)."""
+                         on_event: Callable[[dict[str, Any]], None] | None = None,
+                         source: str | None = None) -> AgentTurn:
+        """Run one user turn to its final answer (or interrupt, failure, spent budget).
+        ``source``: the message is untrusted, from there (``platform:<name>:<user>``)."""
 
     def interrupt(self) -> None:
         """Stop the running model call or tool (from any thread)."""

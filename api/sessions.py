@@ -88,6 +88,7 @@ class MessageRow(TypedDict, total=False):
     reasoning_details: Any
     codex_reasoning_items: Any
     codex_message_items: Any
+    provenance: Any  # {"trust": "untrusted", "source": "web:example.com"}; None: trusted
 
 
 class SearchResult(TypedDict):
@@ -147,9 +148,11 @@ class SessionStore(Protocol):
                        finish_reason: str | None = None, reasoning: str | None = None,
                        reasoning_content: str | None = None, reasoning_details: Any = None,
                        codex_reasoning_items: Any = None, codex_message_items: Any = None,
-                       timestamp: float | None = None) -> int:
+                       timestamp: float | None = None, provenance: Any = None) -> int:
         """Store one message durably and return its id (counters are updated in the same
-        transaction)."""
+        transaction). ``provenance``: ``{"trust": "untrusted", "source": ...}`` for text that
+        did not come from the user (None: trusted); replayed by
+        :meth:`get_messages_as_conversation`."""
 
     def get_messages(self, session_id: str, limit: int | None = None,
                      offset: int = 0) -> list[MessageRow]: ...

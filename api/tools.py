@@ -38,11 +38,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.hookspecs.tool_contract import PARALLEL_SAFE_MARK, TAKES_CONTEXT, tool_error
+from hermes_agent.hookspecs.tool_contract import (
+    PARALLEL_SAFE_MARK, PROVENANCE_MARK, TAKES_CONTEXT, tool_error,
+)
 
 __all__ = ["APPROVAL_CHOICES", "ApprovalCallback", "ApprovalRequest", "ClarifyCallback",
            "ToolCallContext", "parallel_safe", "tool_error", "tool_result",
-           "with_context"]
+           "untrusted_output", "with_context"]
 
 #: Answers an approval callback may give.
 APPROVAL_CHOICES = ("once", "session", "always", "deny")
@@ -181,6 +183,32 @@ def parallel_safe(handler: Callable[..., Any]) -> Callable[..., Any]:
     same model response (the agent batches such calls in a thread pool)."""
     setattr(handler, PARALLEL_SAFE_MARK, True)
     return handler
+
+
+#: A call's arguments (and, if it takes a second parameter, its ToolCallContext) -> the source
+#: its result comes from, or None when that result is trusted.
+SourceOf = Callable[..., "str | None"]
+
+
+def untrusted_output(source: "str | SourceOf") -> Callable[[Callable[..., Any]],
+                                                          Callable[..., Any]]:
+    """Declare that a handler's results are untrusted data: text someone other than the user
+    wrote (a web page, an MCP server's answer). ``source`` names where it comes from
+    (``"web:example.com"``, ``"mcp:github"``), or is a function of the call's arguments (and of
+    its :class:`ToolCallContext`, when it takes two parameters: relative paths resolve against
+    ``ctx.cwd``) giving that name, or None for a call whose result is trusted. The agent
+    fences such results and taints the turn (docs/security.md)::
+
+        register(..., handler=untrusted_output(lambda args: f"web:{host(args['url'])}")(fn))
+    """
+    if not (isinstance(source, str) and source.strip()) and not callable(source):
+        raise TypeError("untrusted_output needs a source name or a function of the arguments")
+
+    def mark(handler: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(handler, PROVENANCE_MARK, source)
+        return handler
+
+    return mark
 
 
 def tool_result(data: Any = None, **fields: Any) -> str:

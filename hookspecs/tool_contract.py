@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["PARALLEL_SAFE_MARK", "TAKES_CONTEXT", "ErrorResult", "tool_error"]
+__all__ = ["PARALLEL_SAFE_MARK", "PROVENANCE_MARK", "TAKES_CONTEXT", "ErrorResult", "tool_error"]
 
 TAKES_CONTEXT = "takes_tool_context"  # set by hermes_agent.api.with_context
 PARALLEL_SAFE_MARK = "tool_parallel_safe"  # set by hermes_agent.api.parallel_safe
+PROVENANCE_MARK = "tool_untrusted_source"  # set by hermes_agent.api.untrusted_output
 
 
 class ErrorResult(str):

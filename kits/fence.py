@@ -60,6 +60,17 @@ def sources(text: str, nonce: str = "") -> list[str]:
     return found
 
 
+def unfence(text: str) -> str:
+    """The text inside a whole-text fence made by :func:`fence` (still defused); ``text``
+    itself when it is not one (a reader of a transcript, a test)."""
+    first, _, rest = text.partition("\n")
+    match = _OPEN_TAG.match(first, 1)
+    if not first.startswith("<") or match is None or match.end() != len(first):
+        return text
+    body, _, last = rest.rpartition("\n")
+    return body if last == f"</{PREFIX}-{match.group(1)}>" else text
+
+
 def _unquote(label: str) -> str:
     return (label.replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
             .replace("&amp;", "&"))

@@ -113,6 +113,21 @@ def test_conformance_append_every_column_and_read_back(conformance_store: Any) -
         store.append_message("nope", "user", "x")
 
 
+def test_conformance_provenance_is_kept_replayed_and_rewritten(conformance_store: Any) -> None:
+    store = conformance_store
+    sid = store.create_session(source="cli")
+    web = {"trust": "untrusted", "source": "web:example.com"}
+    store.append_message(sid, "user", "read the page")
+    store.append_message(sid, "assistant", None, tool_calls=CALLS)
+    store.append_message(sid, "tool", "page text", tool_name="web_extract",
+                         tool_call_id="call_1", provenance=web)
+    assert [m["provenance"] for m in store.get_messages(sid)] == [None, None, web]
+    replay = store.get_messages_as_conversation(sid)
+    assert "provenance" not in replay[0] and replay[2]["provenance"] == web
+    store.replace_messages(sid, replay)
+    assert store.get_messages_as_conversation(sid)[2]["provenance"] == web
+
+
 def test_conformance_conversation_replay_and_rewrite(conformance_store: Any) -> None:
     store = conformance_store
     sid = store.create_session(source="cli")

@@ -3,6 +3,8 @@ in ``config_sections:`` of its plugin.yaml). Imports nothing but pydantic."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -12,6 +14,13 @@ class AgentSection(BaseModel):
     system_prompt: str = ""
     max_turns: int = Field(90, gt=0)  # tool-calling iterations per user message
     parallel_tools: list[str] = Field(default_factory=list)  # more read-only tools to batch
+
+
+class SecuritySection(BaseModel):
+    model_config = ConfigDict(extra="allow")  # the original's other security keys are kept
+
+    # what a turn whose context holds untrusted text may do (docs/security.md)
+    tainted_turns: Literal["ask", "allow", "deny"] = "ask"
 
 
 class DelegationSection(BaseModel):

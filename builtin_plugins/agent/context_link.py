@@ -24,6 +24,7 @@ from . import context_tools, memory_link
 from .engine_calls import call_filtered
 from .history import last_user_index
 from .host import AgentHost
+from .provenance import mark_written
 from .turn_types import EventSink, new_session_id
 
 log = logging.getLogger("hermes_agent.agent.context")
@@ -185,9 +186,11 @@ def split_session(agent: AgentHost, compressed: list[dict[str, Any]]) -> None:
     sessions.end(old, "compression")  # first: a continuation starts after its parent ended
     try:
         sessions.create(new, source=agent.platform, model=agent.model, provider=agent.provider,
-                        parent_session_id=old)
+                        parent_session_id=old, fence_nonce=agent.taint.nonce)
         if title:
             sessions.set_title(new, sessions.next_title(title))
+        if agent.taint.source is not None:  # a summary of untrusted text is untrusted too
+            mark_written(compressed, agent.history)
         sessions.replace(new, compressed)
     except Exception:
         sessions.reopen(old)

@@ -33,6 +33,7 @@ class AgentHost(Protocol):
     tool_routes: dict[str, Callable[..., str]]
     tool_origins: dict[str, tuple[str, str]]
     _interrupt: CancelToken
+    taint: Any  # the session's fence nonce and taint (a .taint_link.SessionTaint)
 
     @property
     def model(self) -> str: ...

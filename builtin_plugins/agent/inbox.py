@@ -39,15 +39,19 @@ class Inbox:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._items: list[str] = []
+        self._items: list[tuple[str, str | None]] = []
+        #: the untrusted source of what the last :meth:`take` returned (None: all trusted)
+        self.taken_source: str | None = None
 
-    def put(self, content: str, role: str = "user") -> bool:
-        """Queue ``content``; False (not accepted) for an empty or non-text message."""
+    def put(self, content: str, role: str = "user", source: str | None = None) -> bool:
+        """Queue ``content``; False (not accepted) for an empty or non-text message.
+        ``source``: the text is untrusted, from there (a background subagent that read the
+        web): it enters the conversation marked so (docs/security.md)."""
         if not isinstance(content, str) or not content.strip():
             return False
         text = content if role in ("", "user") else f"[{role}] {content}"
         with self._lock:
-            self._items.append(text)
+            self._items.append((text, source))
         return True
 
     def __bool__(self) -> bool:
@@ -58,7 +62,8 @@ class Inbox:
         """Every queued message, joined by blank lines (None when there is none)."""
         with self._lock:
             items, self._items = self._items, []
-        return "\n\n".join(items) if items else None
+            self.taken_source = next((src for _, src in items if src is not None), None)
+        return "\n\n".join(text for text, _ in items) if items else None
 
     @contextmanager
     def installed(self, kernel: Kernel) -> Iterator[None]:

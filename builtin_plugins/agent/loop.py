@@ -36,8 +36,10 @@ from .history import SentContext, api_messages, repair_text
 from .inbox import Inbox, into_tool_result
 from .memory_fence import StreamScrubber, strip_fences
 from .middleware import model_middleware
+from .provenance import untrusted
 from .session_life import SessionLifecycle
 from .store_link import SessionLink, active_store
+from .taint_link import SessionTaint
 from .tool_selection import select_tools
 from .turn_types import AgentOptions, EventSink, TurnResult, new_session_id
 
@@ -90,9 +92,11 @@ class Agent(SessionLifecycle):
         self._stored = False  # the session row exists
         self._interrupt = CancelToken()
         self.inbox = Inbox()  # messages plugins inject (ctx.inject_message)
+        self._injected: tuple[str, str] | None = None  # an untrusted one take_injected gave
         self._notices: list[str] = []  # system prompt notices not yet shown
         self._notices_shown: set[str] = set()  # this session's, shown already
         self._turn_start = 0  # where this turn's messages begin in the history
+        self.taint = SessionTaint(self)  # the session's fence nonce and taint
         if session_id is not None:
             self.resume(session_id)
 
@@ -193,10 +197,17 @@ class Agent(SessionLifecycle):
     # --- the turn ----------------------------------------------------------------------------
     def run_conversation(self, user_message: str, *, task_id: str | None = None,
                          on_event: EventSink | None = None,
-                         interrupt: CancelToken | None = None) -> TurnResult:
+                         interrupt: CancelToken | None = None,
+                         source: str | None = None) -> TurnResult:
         """Run one user turn to its final answer (or interrupt, failure, spent budget).
-        ``interrupt``: a token shared with a caller (a parent agent) that stops this turn."""
+        ``interrupt``: a token shared with a caller (a parent agent) that stops this turn.
+        ``source``: the message is untrusted, from there (a gateway user who is not the
+        owner: ``platform:<name>:<user>``)."""
         emit = on_event or _ignore
+        if self._injected is not None:  # the text take_injected handed out, sent back
+            if source is None and user_message == self._injected[0]:
+                source = self._injected[1]
+            self._injected = None
         task_id = task_id or uuid.uuid4().hex[:12]
         self._interrupt = interrupt if interrupt is not None else CancelToken()
         self.client.new_turn()
@@ -204,7 +215,7 @@ class Agent(SessionLifecycle):
         self._turn_start = len(self.history)
         with self._receiving_injected():
             try:
-                self._run(turn, user_message, emit, on_event is not None)
+                self._run(turn, user_message, emit, on_event is not None, source)
             except RequestInterrupted:
                 turn.interrupted, turn.exit_reason = True, "interrupted"
             except ProviderError as exc:
@@ -226,11 +237,15 @@ class Agent(SessionLifecycle):
 
     def take_injected(self) -> str | None:
         """Injected messages still waiting (they arrived after the last model call of the
-        run); a front end sends them as the next user message."""
-        return self.inbox.take()
+        run); a front end sends them as the next user message, which keeps their provenance
+        (an untrusted one's source is the next run's)."""
+        text = self.inbox.take()
+        self._injected = (text, self.inbox.taken_source) if text and self.inbox.taken_source \
+            else None
+        return text
 
     def _run(self, turn: TurnResult, user_message: str, emit: EventSink,
-             shown_to_user: bool) -> None:
+             shown_to_user: bool, source: str | None = None) -> None:
         if self.memory and not self.memory.initialized:
             memory_link.initialize(self)
         if self.system_prompt is None:
@@ -242,7 +257,10 @@ class Agent(SessionLifecycle):
         self._show_notices(emit, shown_to_user)
         is_first = not any(m.get("role") == "user" for m in self.history)
         self._deliver_injected(emit)  # left over from the previous run: they came first
-        self._record({"role": "user", "content": user_message})
+        self.taint.sender_untrusted = source is not None
+        self._record({"role": "user", "content": user_message,
+                      **({"provenance": untrusted(source)} if source else {})})
+        self.taint.show(emit)
         # preflight compression: plugins' pre_llm_call sees the history the model will see
         current = self._compress_if_due(turn, len(self.history) - 1, emit)
         context = memory_link.turn_context(
@@ -278,13 +296,17 @@ class Agent(SessionLifecycle):
                 return
             tool_turn = tool_turn or self._tool_turn(turn, emit)
             tool_turn.api_request_id = response.id or None
+            tool_turn.taint = self.taint.policy()  # the context the model made the calls in
             outcomes = self.executor.run_all(response.tool_calls, tool_turn)
             injected = self.inbox.take() if outcomes else None
             if injected is not None:
                 outcomes[-1].result = into_tool_result(outcomes[-1].result, injected)
+                if self.inbox.taken_source and outcomes[-1].source is None:
+                    outcomes[-1].source = self.inbox.taken_source
                 emit({"type": "injected", "content": injected, "session_id": self.session_id})
             for outcome in outcomes:
                 self._record(outcome.message())
+            self.taint.show(emit)
             if self.interrupted:
                 raise RequestInterrupted(self.provider, self.model)
         # Budget spent: one more call without tools for a summary.
@@ -315,7 +337,7 @@ class Agent(SessionLifecycle):
             clarify_callback=self.options.clarify_callback, interrupt_event=self._interrupt,
             extra=self.extra_tool_kwargs)
         return ToolTurn(context, allowed=frozenset(self.tool_names), on_event=emit,
-                        routes=self.tool_routes,
+                        routes=self.tool_routes, fence_nonce=self.taint.nonce,
                         parallel_safe=PARALLEL_SAFE | frozenset(
                             self.kernel.config.get("agent.parallel_tools") or ()) | frozenset(
                             name for name in self.tool_names if is_parallel_safe(
@@ -346,10 +368,12 @@ class Agent(SessionLifecycle):
                                                         "message": notice.text()}))
         partial: list[str] = []
         scrub = StreamScrubber() if self.memory else None  # no memory fence reaches the user
+        guard = self.taint.reply_filter()  # tainted: no link built with data reaches a client
 
         def on_delta(event: StreamEvent) -> None:
             if event.kind == "text":
                 text = scrub.feed(event.text) if scrub else event.text
+                text = guard.feed(text) if guard and text else text
                 if text:
                     partial.append(text)
                     emit({"type": "text_delta", "text": text})
@@ -367,9 +391,15 @@ class Agent(SessionLifecycle):
             raise
         if scrub:
             tail = scrub.flush()
+            tail = guard.feed(tail) if guard and tail else tail
             if tail:
                 emit({"type": "text_delta", "text": tail})
             response.content = strip_fences(response.content or "")
+        if guard:
+            tail = guard.flush()
+            if tail:
+                emit({"type": "text_delta", "text": tail})
+            response.content = self.taint.scrub(response.content or "")
         message = response.assistant_message()
         self._record(message, finish_reason=response.finish_reason,
                      token_count=response.usage.output_tokens or None)
@@ -390,7 +420,9 @@ class Agent(SessionLifecycle):
             return
         text = self.inbox.take()
         if text is not None:
-            self._record({"role": "user", "content": text})
+            source = self.inbox.taken_source
+            self._record({"role": "user", "content": text,
+                          **({"provenance": untrusted(source)} if source else {})})
             emit({"type": "injected", "content": text, "session_id": self.session_id})
 
     def _record(self, message: dict[str, Any], finish_reason: str | None = None,
@@ -401,6 +433,7 @@ class Agent(SessionLifecycle):
         self.history.append(message)
         self.sessions.append(self.session_id, message, finish_reason=finish_reason,
                              token_count=token_count)
+        self.taint.recorded(message)
 
     def _account(self, turn: TurnResult, response: ChatResponse) -> None:
         turn.usage = turn.usage + response.usage

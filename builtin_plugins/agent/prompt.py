@@ -4,7 +4,8 @@ reused every turn), so it must be deterministic: the same inputs give the same b
 Layers, in order (absent layers leave no trace):
 
  1. identity: ``$HERMES_HOME/SOUL.md`` (created on first run) or the built-in identity
- 2. tool-aware guidance, for the tools this session offers
+ 2. tool-aware guidance, for the tools this session offers, and what the session's fences
+    around untrusted text mean (when it has a fence nonce)
  3. static blocks of the active memory providers
  4. the configured system message (``agent.system_prompt``) and the caller's ``system_message``
  5. the frozen MEMORY snapshot
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from hermes_agent import ProjectTrust
 from hermes_agent.api import LAYER_SEPARATOR, LayerRequest
+from hermes_agent.kits.fence import notice as fence_notice
 
 from . import context_files
 from .layers import collect
@@ -138,7 +140,7 @@ def build_system_prompt(kernel: Kernel, *, session_id: str = "", platform: str =
     cache = cache if callable(getattr(cache, "key", None)) else None
     identity = load_identity(home, max_chars=max_chars, cache=cache)
     notices = list(identity.notices)
-    request = LayerRequest(session_id, platform, tools, home, work)
+    request = LayerRequest(session_id, platform, tools, home, work, fence_nonce=fence_nonce)
     extra, layer_notices = collect(kernel, request)
     notices += layer_notices
     configured = kernel.config.get("agent.system_prompt") or ""
@@ -157,6 +159,7 @@ def build_system_prompt(kernel: Kernel, *, session_id: str = "", platform: str =
     layers = [
         ("identity", identity.text),
         ("tool_guidance", tool_guidance(tools)),
+        ("untrusted_data", fence_notice(fence_nonce) if fence_nonce else ""),
         ("memory_blocks", LAYER_SEPARATOR.join(extra["memory_blocks"])),
         ("system_message", LAYER_SEPARATOR.join(messages)),
         ("memory_snapshot", LAYER_SEPARATOR.join(extra["memory_snapshot"])),

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .history import SentContext
     from .inbox import Inbox
     from .store_link import SessionLink
+    from .taint_link import SessionTaint
     from .turn_types import AgentOptions
 
 log = logging.getLogger("hermes_agent.agent")
@@ -43,6 +44,7 @@ class SessionLifecycle:
     _stored: bool
     _notices: list[str]
     _notices_shown: set[str]
+    taint: "SessionTaint"
     session_usage: Usage
     session_cost: float | None
     session_api_calls: int
@@ -62,6 +64,7 @@ class SessionLifecycle:
         memory_link.session_switch(self, old)
         self.system_prompt = stored.get("system_prompt") or None
         self.history = self.sessions.conversation(session_id)
+        self.taint.resumed(session_id, self.history)
         self._sent_context.clear()
         self._stored = True
         self._resume_model()
@@ -85,11 +88,15 @@ class SessionLifecycle:
                                  f"not available now ({exc}); going on with {self.model}")
 
     def _start_session(self) -> None:
+        self.taint.started()
         if not self._stored:
             self.sessions.create(self.session_id, source=self.platform, model=self.model,
                                  provider=self.provider,
-                                 parent_session_id=self.options.parent_session_id)
+                                 parent_session_id=self.options.parent_session_id,
+                                 fence_nonce=self.taint.nonce)
             self._stored = True
+        else:
+            self.sessions.set_fence_nonce(self.session_id, self.taint.nonce)
         self.system_prompt = self._build_prompt()
         self.sessions.set_system_prompt(self.session_id, self.system_prompt)
         context_link.session_started(self)
@@ -108,7 +115,8 @@ class SessionLifecycle:
         text, notices = build_system_prompt(self.kernel, session_id=self.session_id,
                                             platform=self.platform, tool_names=self.tool_names,
                                             cwd=self.options.cwd,
-                                            skip_context_files=self.options.depth > 0)
+                                            skip_context_files=self.options.depth > 0,
+                                            fence_nonce=self.taint.nonce)
         self._notices += [n for n in notices
                           if n not in self._notices_shown and n not in self._notices]
         return text
@@ -155,6 +163,7 @@ class SessionLifecycle:
         old, new = self.session_id, new_session_id()
         self.finalize("new_session", new_session_id=new)
         self.session_id, self.history, self.system_prompt, self._stored = new, [], None, False
+        self.taint.reset()
         self._sent_context.clear()
         self._notices, self._notices_shown = [], set()
         self.session_usage, self.session_cost, self.session_api_calls = Usage(), 0.0, 0
@@ -178,4 +187,5 @@ class SessionLifecycle:
             del self.history[index:]
         if removed is not None and self._stored:
             self.sessions.replace(self.session_id, self.history)
+        self.taint.rewound(self.history)
         return removed if isinstance(removed, str) else None

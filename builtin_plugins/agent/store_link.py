@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from hermes_agent.api import LastActiveSessions, SessionStore, session_store
 from hermes_agent.kits.sql.values import mark_usage_estimated
 
+from .provenance import NONCE_KEY
+
 if TYPE_CHECKING:
     from hermes_agent import Kernel
 
@@ -29,10 +31,22 @@ class SessionLink:
         self._estimated: set[str] = set()  # sessions marked as holding estimated counts
 
     def create(self, session_id: str, *, source: str, model: str, provider: str,
-               parent_session_id: str | None = None) -> None:
+               parent_session_id: str | None = None, fence_nonce: str = "") -> None:
+        config = {"provider": provider, "model": model}
+        if fence_nonce:
+            config[NONCE_KEY] = fence_nonce
         self.store.create_session(session_id, source=source, model=model,
-                                  parent_session_id=parent_session_id,
-                                  model_config={"provider": provider, "model": model})
+                                  parent_session_id=parent_session_id, model_config=config)
+
+    def fence_nonce(self, session_id: str) -> str:
+        """The session's fence nonce, kept in its ``model_config`` JSON ("" when none)."""
+        return str(self._model_config(session_id).get(NONCE_KEY) or "")
+
+    def set_fence_nonce(self, session_id: str, nonce: str) -> None:
+        session = self.get(session_id) or {}
+        config = self._model_config(session_id)
+        self.store.update_session_model(session_id, session.get("model") or "",
+                                        {**config, NONCE_KEY: nonce})
 
     def chosen_model(self, session_id: str) -> tuple[str, str] | None:
         """The (provider, model) the session last used, as :meth:`set_model` stored it."""
@@ -77,7 +91,8 @@ class SessionLink:
             tool_calls=calls if calls else None,
             tool_call_id=message.get("tool_call_id"), finish_reason=finish_reason,
             token_count=token_count, reasoning=message.get("reasoning"),
-            reasoning_details=message.get("reasoning_details") or None)
+            reasoning_details=message.get("reasoning_details") or None,
+            **({"provenance": message["provenance"]} if message.get("provenance") else {}))
 
     def conversation(self, session_id: str) -> list[dict[str, Any]]:
         messages = self.store.get_messages_as_conversation(session_id)

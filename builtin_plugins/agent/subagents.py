@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import MODELS, CancelToken
 
+from .provenance import TAINTED_WRITE, SourcedResult
+
 if TYPE_CHECKING:
     from .loop import Agent
 
@@ -119,7 +121,9 @@ class Subagents:
             results = self._batch(tasks, children, turn_id)
         finally:
             unlink()
-        return json.dumps(results[0] if len(results) == 1 else _combined(results))
+        text = json.dumps(results[0] if len(results) == 1 else _combined(results))
+        source = self._tainted(children)
+        return SourcedResult(text, source) if source else text
 
     def _child_record(self, task: Task, token: CancelToken, *, background: bool) -> Child:
         child = Child(task.goal, self._build(task), background, CancelToken())
@@ -128,11 +132,18 @@ class Subagents:
             self.children.append(child)
         return child
 
+    @staticmethod
+    def _tainted(children: list[Child]) -> str | None:
+        """Where the batch's summaries came from when a child read untrusted text: they are
+        untrusted in the parent too (docs/security.md)."""
+        read = [c.agent.taint.source for c in children if c.agent.taint.source is not None]
+        return f"{TAINTED_WRITE} (a subagent read {read[0]})" if read else None
+
     def _background_batch(self, tasks: list[Task], children: list[Child],
                           turn_id: str | None) -> None:
         results = self._batch(tasks, children, turn_id)
         text = json.dumps(results[0] if len(results) == 1 else _combined(results))
-        self.parent.inbox.put(f"{BACKGROUND_NOTE}\n{text}")
+        self.parent.inbox.put(f"{BACKGROUND_NOTE}\n{text}", source=self._tainted(children))
         notify = self.parent.extra_tool_kwargs.get("background_notify")
         if callable(notify):
             notify(f"background delegation finished: {_one_line(results)}")
@@ -175,8 +186,10 @@ class Subagents:
             timer.start()
         context = f"\nCONTEXT:\n{task.context}" if task.context else ""
         try:
-            result = child.run_conversation(CHILD_PROMPT.format(goal=task.goal, context=context),
-                                            interrupt=record.token)
+            # a tainted parent wrote the task: the child starts tainted (docs/security.md)
+            result = child.run_conversation(
+                CHILD_PROMPT.format(goal=task.goal, context=context), interrupt=record.token,
+                source=TAINTED_WRITE if parent.taint.source else None)
         finally:
             if timer is not None:
                 timer.cancel()

@@ -14,6 +14,10 @@ order of the calls.
 Each call's arguments are parsed once (the plan and the run share them) and each call gets
 one ``ToolCallContext``: the turn's, stamped with the call's id. It goes to the approval
 gate and to the handler (``kernel.tools.dispatch(name, args, context=...)``).
+
+In a tainted turn the turn's :class:`~.taint_policy.TaintPolicy` judges each call first (it may
+ask the approval gate, or refuse). The result of a handler marked ``untrusted_output`` goes
+back fenced with the session's nonce, its source named, and marked untrusted.
 """
 
 from __future__ import annotations
@@ -30,12 +34,15 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import APPROVAL_GATE, ToolCallContext, tool_error
 from hermes_agent.kits.interrupt import set_interrupted
-from hermes_agent.kits.tool_results import tool_status
+from hermes_agent.kits.tool_results import tool_status, untrusted_source
+
+from .middleware import Middleware, Trace, tool_ids
+from .provenance import fenced, untrusted
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
 
-from .middleware import Middleware, Trace, tool_ids
+    from .taint_policy import TaintPolicy
 
 # Tools that only read: safe to run side by side.
 PARALLEL_SAFE = frozenset({"read_file", "search_files", "web_search", "web_extract",
@@ -55,10 +62,14 @@ class ToolCallOutcome:
     status: str  # ok | error | blocked | cancelled
     duration_ms: float = 0.0
     error_type: str | None = None
+    source: str | None = None  # untrusted: where the result came from
 
     def message(self) -> dict[str, Any]:
-        return {"role": "tool", "tool_call_id": self.call_id, "tool_name": self.name,
-                "content": self.result}
+        message = {"role": "tool", "tool_call_id": self.call_id, "tool_name": self.name,
+                   "content": self.result}
+        if self.source is not None:
+            message["provenance"] = untrusted(self.source)
+        return message
 
 
 @dataclass
@@ -74,6 +85,8 @@ class ToolTurn:
     api_request_id: str | None = None
     parallel_safe: frozenset[str] = PARALLEL_SAFE  # plus config ``agent.parallel_tools``
     on_event: Callable[[dict[str, Any]], None] | None = None
+    fence_nonce: str = ""  # the session's (untrusted results are fenced with it)
+    taint: "TaintPolicy | None" = None  # the turn's, when its context holds untrusted text
 
     def __post_init__(self) -> None:
         if self.context.interrupt_event is None:
@@ -184,6 +197,7 @@ class ToolExecutor:
             args, trace = self.middleware.tool_request(name, args,
                                                        tool_ids(ctx, turn.api_request_id))
             result, status, error_type = self._guarded(name, args, ctx, turn, trace, original)
+        known = getattr(result, "untrusted_source", None)  # a SourcedResult (a subagent's)
         duration = (time.perf_counter() - started) * 1000
         error_message = None
         if status == "ok":
@@ -192,7 +206,15 @@ class ToolExecutor:
             error_message = tool_status(result)[2]
         result = self._after(name, args or {}, str(result), ctx, turn, duration, status,
                              error_type, error_message, trace)
-        outcome = ToolCallOutcome(call_id, name, args or {}, result, status, duration, error_type)
+        source = None
+        if status in ("ok", "error") and error_type not in ("invalid_arguments", "unknown_tool"):
+            spec = self.registry.tools.get(name) if name not in turn.routes else None
+            source = (known or untrusted_source(spec.handler, args or {}, ctx)
+                      if spec is not None else None)
+            if source is not None:
+                result = fenced(result, source, turn.fence_nonce) if turn.fence_nonce else result
+        outcome = ToolCallOutcome(call_id, name, args or {}, result, status, duration, error_type,
+                                  source)
         if turn.on_event:
             turn.on_event({"type": "tool_end", "name": name, "tool_call_id": call_id,
                            "status": status, "duration_ms": round(duration, 2),
@@ -201,6 +223,9 @@ class ToolExecutor:
 
     def _guarded(self, name: str, args: dict[str, Any], ctx: ToolCallContext, turn: ToolTurn,
                  trace: Trace, original: dict[str, Any]) -> tuple[str, str, str | None]:
+        refusal = turn.taint.check(name, args, ctx) if turn.taint is not None else None
+        if refusal:
+            return tool_error(refusal, blocked=True), "blocked", "tainted_turn"
         directive = None
         if self.hooks.has_hook("pre_tool_call"):
             directive = self.hooks.fire(

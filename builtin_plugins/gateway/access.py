@@ -59,6 +59,15 @@ class AccessPolicy:
                     f"platforms.{platform}.allowed_users")
         return None
 
+    def untrusted_source(self, platform: str, user_id: str, user_name: str = "") -> str | None:
+        """``platform:<name>:<user>`` for a sender who may talk only because the platform is
+        open to anyone (not on its allow-list): the owner did not vouch for that text, so the
+        agent treats it as untrusted (docs/security.md). None for a listed user."""
+        listed = str(user_id) in self.users or (bool(user_name) and _name(user_name) in self.names)
+        if listed or not self.anyone:
+            return None
+        return f"platform:{platform}:{user_name or user_id}"
+
     def allows(self, user_id: str, user_name: str = "") -> bool:
         return self.allow_all or str(user_id) in self.users or (
             bool(user_name) and _name(user_name) in self.names)

@@ -238,7 +238,8 @@ class ChatWorker:
         try:
             async with self.typing(chat), Pump(stream) as pump:
                 result = await self.runner.in_thread(functools.partial(
-                    self._run_turn, chat, agent, message.text, pump.on_event))
+                    self._run_turn, chat, agent, message.text, pump.on_event,
+                    self._untrusted_source(message)))
         finally:
             chat.busy = False
             chat.turns += 1
@@ -292,12 +293,22 @@ class ChatWorker:
             return EditedReply(adapter, chat.chat_id, message.message_id, chat.metadata)
         return stream
 
+    def _untrusted_source(self, message: InboundMessage) -> str | None:
+        policy = self.runner.policies.get(message.platform)
+        if policy is None:
+            return None
+        return policy.untrusted_source(message.platform, message.user_id, message.user_name)
+
     def _run_turn(self, chat: Chat, agent: AgentSession, text: str,
-                  on_event: Callable[[dict[str, Any]], None]) -> AgentTurn:
+                  on_event: Callable[[dict[str, Any]], None],
+                  source: str | None = None) -> AgentTurn:
         """The turn, in a worker thread: session hygiene first, then the agent's turn (one
-        hop from the loop for both, and the window estimate off the loop)."""
+        hop from the loop for both, and the window estimate off the loop). ``source``: the
+        sender is not the owner's (:meth:`AccessPolicy.untrusted_source`)."""
         self.hygiene(chat, agent)
-        return agent.run_conversation(text, on_event=on_event)
+        if source is None:
+            return agent.run_conversation(text, on_event=on_event)
+        return agent.run_conversation(text, on_event=on_event, source=source)
 
     def hygiene(self, chat: Chat, agent: AgentSession) -> None:
         """Compress the session first when it fills ``gateway.session_hygiene`` of the window."""

@@ -1,6 +1,7 @@
 """The handlers of MCP tools: each submits the request to the runtime's loop and waits at
 most the server's ``timeout``; a hung call is cut off there with an error that says so. A
-failure concerns that server's tools only."""
+failure concerns that server's tools only. Every handler is marked ``untrusted_output`` with
+source ``mcp:<server>``: whatever a server answers is data, fenced by the agent."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from hermes_agent.api import ToolCallContext, tool_error, tool_result, with_context
+from hermes_agent.api.tools import untrusted_output
 
 from .connection import ServerConnection, attr, describe
 from .results import (NOTICE, bounded, call_result, content_text, described, resource_text,
@@ -84,6 +86,7 @@ def _timed_out(conn: ServerConnection, what: str) -> str:
 def tool_handler(manager: Servers, server: str, tool: str) -> Callable[..., str]:
     source = f"mcp:{server}/{tool}"
 
+    @untrusted_output(f"mcp:{server}")
     @with_context
     def handler(args: dict[str, Any], ctx: ToolCallContext) -> str:
         return request(manager, server, f"the call of tool '{tool}'",
@@ -160,6 +163,7 @@ def _schema(server: str, what: str, description: str, properties: dict[str, Any]
 def _simple(manager: Servers, server: str, what: str,
             make: Callable[[ServerConnection, dict[str, Any]], Any],
             answer: Callable[[Any], str], required: str = "") -> Callable[..., str]:
+    @untrusted_output(f"mcp:{server}")
     @with_context
     def handler(args: dict[str, Any], ctx: ToolCallContext) -> str:
         if required and not args.get(required):

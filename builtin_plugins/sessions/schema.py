@@ -51,6 +51,7 @@ MESSAGE_COLUMNS: dict[str, str] = {
     "timestamp": "REAL NOT NULL", "token_count": "INTEGER", "finish_reason": "TEXT",
     "reasoning": "TEXT", "reasoning_content": "TEXT", "reasoning_details": "TEXT",
     "codex_reasoning_items": "TEXT", "codex_message_items": "TEXT",
+    "provenance": "TEXT",  # JSON {"trust": "untrusted", "source": ...}; NULL: trusted
     "search_text": SEARCH_TEXT,
 }
 TABLES = {"sessions": SESSION_COLUMNS, "messages": MESSAGE_COLUMNS}

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_agent import hookimpl
 from hermes_agent.api import with_context
+from hermes_agent.api.tools import untrusted_output
 
 if TYPE_CHECKING:
     from hermes_agent import PluginContext
@@ -26,12 +27,23 @@ def register(ctx: "PluginContext") -> None:
     from .tools import WebTools
 
     tools = WebTools(ctx.kernel)
+    # results are written by anyone on the web: untrusted, named by their host
+    search = untrusted_output("web:search")(with_context(tools.search))
+    extract = untrusted_output(pages_source)(with_context(tools.extract))
     ctx.register_tool(name="web_search", toolset="web", schema=WEB_SEARCH,
-                      handler=with_context(tools.search), description=WEB_SEARCH["description"],
-                      emoji="🔎")
+                      handler=search, description=WEB_SEARCH["description"], emoji="🔎")
     ctx.register_tool(name="web_extract", toolset="web", schema=WEB_EXTRACT,
-                      handler=with_context(tools.extract), description=WEB_EXTRACT["description"],
-                      emoji="📄")
+                      handler=extract, description=WEB_EXTRACT["description"], emoji="📄")
+
+
+def pages_source(args: dict[str, Any]) -> str:
+    """``web:<host>`` of the pages a ``web_extract`` call reads (hosts joined by commas)."""
+    from urllib.parse import urlsplit
+
+    urls = args.get("urls") or []
+    urls = [urls] if isinstance(urls, str) else urls
+    hosts = dict.fromkeys(urlsplit(str(u)).hostname or "?" for u in urls)
+    return "web:" + (",".join(hosts) or "?")
 
 
 @hookimpl

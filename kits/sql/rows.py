@@ -39,13 +39,14 @@ def message_values(session_id: str, role: str, content: Any, tool_call_id: str |
                    tool_calls: Any, tool_name: str | None, timestamp: float,
                    token_count: int | None, finish_reason: str | None, reasoning: str | None,
                    reasoning_content: str | None, reasoning_details: Any,
-                   codex_reasoning_items: Any, codex_message_items: Any) -> tuple[Any, ...]:
+                   codex_reasoning_items: Any, codex_message_items: Any,
+                   provenance: Any = None) -> tuple[Any, ...]:
     """A message's values in the order of ``MESSAGE_COLUMNS`` (content and JSON encoded)."""
     return (session_id, role, encode_content(content), tool_call_id, encode_json(tool_calls),
             clean_optional(tool_name), timestamp, token_count, finish_reason,
             clean_optional(reasoning), clean_optional(reasoning_content),
             encode_json(reasoning_details), encode_json(codex_reasoning_items),
-            encode_json(codex_message_items))
+            encode_json(codex_message_items), encode_json(provenance))
 
 
 def _from_dict(session_id: str, m: dict[str, Any], timestamp: float) -> tuple[Any, ...]:
@@ -56,7 +57,7 @@ def _from_dict(session_id: str, m: dict[str, Any], timestamp: float) -> tuple[An
         float(m.get("timestamp") or timestamp), m.get("token_count"),
         clean_optional(m.get("finish_reason")), m.get("reasoning"), m.get("reasoning_content"),
         m.get("reasoning_details"), m.get("codex_reasoning_items"),
-        m.get("codex_message_items"))
+        m.get("codex_message_items"), m.get("provenance"))
 
 
 def insert_message_rows(conn: Any, sql: "SessionSql", session_id: str,

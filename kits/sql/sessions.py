@@ -172,11 +172,12 @@ class SqlSessionMethods:
                        finish_reason: str | None = None, reasoning: str | None = None,
                        reasoning_content: str | None = None, reasoning_details: Any = None,
                        codex_reasoning_items: Any = None, codex_message_items: Any = None,
-                       timestamp: float | None = None) -> int:
+                       timestamp: float | None = None, provenance: Any = None) -> int:
         row = message_values(session_id, role, content, tool_call_id, tool_calls, tool_name,
                              time.time() if timestamp is None else float(timestamp),
                              token_count, finish_reason, reasoning, reasoning_content,
-                             reasoning_details, codex_reasoning_items, codex_message_items)
+                             reasoning_details, codex_reasoning_items, codex_message_items,
+                             provenance)
         return self._append(row, tool_call_count(tool_calls))
 
     def get_messages(self, session_id: str, limit: int | None = None,
@@ -190,7 +191,7 @@ class SqlSessionMethods:
         out = []
         for msg in self.get_messages(session_id):
             item: dict[str, Any] = {"role": msg["role"], "content": msg["content"]}
-            for key in ("tool_calls", "tool_call_id", "tool_name"):
+            for key in ("tool_calls", "tool_call_id", "tool_name", "provenance"):
                 if msg[key]:
                     item[key] = msg[key]
             if msg["role"] == "assistant" and msg["codex_message_items"]:

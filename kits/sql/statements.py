@@ -19,7 +19,7 @@ TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tok
 MESSAGE_COLUMNS = ("session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name",
                    "timestamp", "token_count", "finish_reason", "reasoning",
                    "reasoning_content", "reasoning_details", "codex_reasoning_items",
-                   "codex_message_items")
+                   "codex_message_items", "provenance")
 MESSAGE_SELECT = "id, " + ", ".join(MESSAGE_COLUMNS)
 
 def _token_update(d: SqlDialect, absolute: bool) -> str:

@@ -148,7 +148,8 @@ def public_methods_at_edge(cls: type) -> type:
 # Content that is a list of parts (multimodal) is stored as JSON behind this marker; stores
 # written by Hermes Agent use the same marker, so imported rows decode alike.
 JSON_PREFIX = "\x00json:"
-JSON_COLUMNS = ("tool_calls", "reasoning_details", "codex_reasoning_items", "codex_message_items")
+JSON_COLUMNS = ("tool_calls", "reasoning_details", "codex_reasoning_items", "codex_message_items",
+                "provenance")
 MAX_TITLE = 100
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0 and C1 (CSI drives terminals)
 #: invisible and reordering format characters (bidi overrides, zero-width spaces)

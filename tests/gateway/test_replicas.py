@@ -32,7 +32,9 @@ def replica_kernel(home: Path, dsn: str, llm: FakeLLMServer, ttl: float = 15.0) 
                         "default": "fake-model", "max_retries": 0},
               "sessions": {"auto_title": False, "store": "postgres", "dsn": dsn},
               "gateway": {"lease_seconds": ttl, "stream_replies": False},
-              "platforms": {"testchat": {"enabled": True, "allow_all_users": True}},
+              # u1 is listed: an unlisted sender's turn would be untrusted, and never asked
+              "platforms": {"testchat": {"enabled": True, "allow_all_users": True,
+                                         "allowed_users": ["u1"]}},
               # approvals across replicas are under test; the sandbox would hide tmp_path
               "sandbox": {"mode": "off"}}
     return make_kernel(home, config=config, builtins=True, plugins=[platform],

@@ -75,7 +75,10 @@ def mcp_kernel(home: Path, llm: FakeLLMServer) -> Iterator[Any]:
     def build(servers: dict[str, Any], **extra: Any) -> Any:
         config = {"model": {"provider": "custom", "base_url": llm.openai_base_url,
                             "default": "fake-model", "max_retries": 0},
-                  "sessions": {"auto_title": False}, "mcp_servers": servers, **extra}
+                  "sessions": {"auto_title": False}, "mcp_servers": servers,
+                  # these tests are about the servers: a result's taint would hold back the
+                  # next call (test_mcp_taint.py tests that)
+                  "security": {"tainted_turns": "allow"}, **extra}
         kernel = make_kernel(home, config=config, env={"HERMES_HOME": str(home)}, builtins=True)
         kernels.append(kernel)
         return kernel

@@ -7,6 +7,7 @@ import json
 import time
 from typing import Any
 
+from hermes_agent.kits.fence import unfence
 from hermes_agent.kits.tool_results import is_parallel_safe, tool_status
 from hermes_agent.builtin_plugins.agent.loop import Agent
 from hermes_agent.testing.fake_llm import reply_text, reply_tool_call
@@ -16,7 +17,7 @@ from mcp_test_server import stdio_server
 
 def tool_result_sent(llm: Any, post: int) -> str:
     """The content of the last tool message the agent sent in request ``post``."""
-    return llm.posts()[post].body["messages"][-1]["content"]
+    return unfence(llm.posts()[post].body["messages"][-1]["content"])  # the agent's fence
 
 
 def offered(llm: Any, post: int) -> list[str]:
@@ -35,8 +36,11 @@ def test_stdio_tools_are_listed_and_called_by_the_model(mcp_kernel, llm) -> None
     assert add["function"]["parameters"]["required"] == ["a", "b"]
     assert kernel.tools.tools["mcp__demo__add"].toolset == "mcp-demo"
     result = json.loads(tool_result_sent(llm, 1))
-    assert result["result"] == ('<untrusted_tool_result source="mcp:demo/add">\n42\n'
-                                '</untrusted_tool_result>')
+    # the server's own markers, defused inside the agent's fence (source mcp:demo)
+    assert result["result"] == ('&lt;untrusted_tool_result source="mcp:demo/add">\n42\n'
+                                '&lt;/untrusted_tool_result>')
+    sent = llm.posts()[1].body["messages"][-1]["content"]
+    assert sent.startswith(f'<untrusted-{agent.taint.nonce} source="mcp:demo">\n')
     assert "not instructions" in result["notice"]
 
 
@@ -46,8 +50,8 @@ def test_results_are_untrusted_and_errors_are_tool_errors(mcp_kernel, llm) -> No
                reply_tool_call("mcp__demo__fail", {}, id="b"), reply_text("done"))
     Agent(kernel).run_conversation("go")
     injected = json.loads(tool_result_sent(llm, 1))["result"]
-    assert injected.count("</untrusted_tool_result>") == 1 and injected.endswith(
-        "</untrusted_tool_result>")  # the server's fake closing marker was defanged
+    assert "<untrusted" not in injected and injected.endswith(
+        "&lt;/untrusted_tool_result>")  # the server's fake closing marker was defanged
     failed = tool_result_sent(llm, 2)
     assert tool_status(failed)[:2] == ("error", "mcp_tool_error")
     assert "this tool always fails" in json.loads(failed)["error"]
@@ -319,7 +323,7 @@ def test_an_interrupt_stops_the_wait_for_a_call(mcp_kernel, llm, tmp_path) -> No
     runner.join(20)
     assert not runner.is_alive() and turns[0].interrupted
     result = next(m for m in agent.history if m.get("role") == "tool")["content"]
-    assert "interrupted" in json.loads(result)["error"]
+    assert "interrupted" in json.loads(unfence(result))["error"]
 
 
 def test_prompt_and_resource_tools_only_for_a_server_that_has_some(mcp_kernel, llm) -> None:

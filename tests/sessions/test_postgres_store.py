@@ -88,7 +88,7 @@ def test_a_newer_schema_is_refused_and_left_untouched(pg_schemas):
         conn.execute("UPDATE hermes_schema SET version = 99")
     before = _tables(dsn)
     newer = PostgresSessionStore(dsn)
-    with pytest.raises(SessionStoreError, match=r"schema version 99.*up to 2.*Nothing was "
+    with pytest.raises(SessionStoreError, match=r"schema version 99.*up to 3.*Nothing was "
                        r"written") as raised:
         newer.append_message("kept", "user", "must not be written")
     assert "search_path" not in str(raised.value) or "***" not in str(raised.value)
@@ -111,8 +111,8 @@ def test_processes_starting_together_migrate_once(pg_schemas):
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
         changes.append(json.loads(out))
-    assert sorted(len(c) for c in changes) == [0, 0, 0, 0, 0, 3]
-    assert ["created", "migrated to 1", "migrated to 2"] in changes
+    assert sorted(len(c) for c in changes) == [0, 0, 0, 0, 0, 4]
+    assert ["created", "migrated to 1", "migrated to 2", "migrated to 3"] in changes
     assert _tables(dsn)["sessions"] == 6
 
 

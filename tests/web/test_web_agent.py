@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from hermes_agent.builtin_plugins.agent.loop import Agent, AgentOptions
+from hermes_agent.kits.fence import unfence
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text, reply_tool_call
 
 
@@ -24,7 +25,7 @@ def test_the_agent_searches_then_reads_a_page(kernel_with, web, tmp_path) -> Non
         assert result.completed and result.final_response == "The tower is 330 metres tall."
         offered = {t["function"]["name"] for t in llm.posts()[0].body["tools"]}
         assert {"web_search", "web_extract"} <= offered
-        tool_messages: dict[str, Any] = {m["tool_call_id"]: json.loads(m["content"])
+        tool_messages: dict[str, Any] = {m["tool_call_id"]: json.loads(unfence(m["content"]))
                                          for m in llm.posts()[2].body["messages"]
                                          if m["role"] == "tool"}
     assert tool_messages["s"]["data"]["web"][0]["url"] == page

@@ -19,6 +19,7 @@ pytest.importorskip("trafilatura", reason="the local extractor's library is not 
                                           "pip install 'hermes-agent-runtime[web-local]'")
 
 from hermes_agent.builtin_plugins.agent.loop import Agent  # noqa: E402
+from hermes_agent.kits.fence import unfence  # noqa: E402
 from hermes_agent.testing import make_kernel  # noqa: E402
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text, reply_tool_call  # noqa: E402
 from hermes_agent.testing.fake_web import FakeSearXNG  # noqa: E402
@@ -73,4 +74,4 @@ def test_the_agent_searches_then_extracts_through_searxng(home: Path) -> None:
     assert "green.example" not in found  # not a match for every word of the query
     extracted = tool_results(posts[2])["e1"]
     assert FACT in extracted
-    assert json.loads(extracted)  # a JSON-string tool result
+    assert json.loads(unfence(extracted))  # a JSON-string tool result, in the agent's fence

@@ -23,7 +23,7 @@ from typing import Any
 
 from hermes_agent.api import SessionStoreError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 OWNER = "hermes"
 LOCK_KEY = "hermes-session-store-migrate"  # one lock for every schema (CREATE EXTENSION is global)
 TSV_CHARS = 200_000  # text indexed by words; a tsvector holds at most 1 MB
@@ -82,10 +82,13 @@ CREATE TABLE gateway_cron_runs (
 );
 """
 
+# Where each message's text came from (JSON; NULL: trusted), as the sqlite store keeps it.
+V3 = "ALTER TABLE messages ADD COLUMN provenance TEXT;"
+
 TABLES = ("hermes_schema", "sessions", "messages", "gateway_inbox", "gateway_leases",
           "gateway_chats", "gateway_replicas", "gateway_cron_runs")  # every version's tables
 # version -> DDL that brings the previous version to it ({trgm}: pg_trgm's schema)
-MIGRATIONS: dict[int, str] = {1: V1, 2: V2}
+MIGRATIONS: dict[int, str] = {1: V1, 2: V2, 3: V3}
 
 
 def _one(conn: Any, sql: str, args: tuple[Any, ...] = ()) -> Any:
