@@ -33,7 +33,7 @@ from hermes_agent.kits.private_process import keep_process_private
 
 from . import context_link, memory_link
 from .history import SentContext, api_messages, repair_text
-from .inbox import Inbox, into_tool_result
+from .inbox import Inbox, into_tool_result, steer_into_tool_result
 from .memory_fence import StreamScrubber, strip_fences
 from .middleware import model_middleware
 from .session_life import SessionLifecycle
@@ -186,6 +186,15 @@ class Agent(SessionLifecycle):
         they stop too."""
         self._interrupt.set()
 
+    def steer(self, text: str) -> bool:
+        """Add guidance to the running turn without stopping it (thread-safe, ``/steer``):
+        appended to the next tool result the model reads; False for empty text."""
+        return self.inbox.steer(text)
+
+    def take_steer(self) -> str | None:
+        """Steer text no tool result carried before the run ended."""
+        return self.inbox.take_steer()
+
     @property
     def interrupted(self) -> bool:
         return self._interrupt.is_set()
@@ -283,6 +292,10 @@ class Agent(SessionLifecycle):
             if injected is not None:
                 outcomes[-1].result = into_tool_result(outcomes[-1].result, injected)
                 emit({"type": "injected", "content": injected, "session_id": self.session_id})
+            steer = self.inbox.take_steer() if outcomes else None
+            if steer is not None:
+                outcomes[-1].result = steer_into_tool_result(outcomes[-1].result, steer)
+                emit({"type": "steered", "content": steer, "session_id": self.session_id})
             for outcome in outcomes:
                 self._record(outcome.message())
             if self.interrupted:

@@ -93,6 +93,10 @@ class TerminalRenderer:
             self._note(f"  ⇣ {event['message']}")
         elif kind == "injected":
             self._note(f"  ↳ message added to the conversation: {_short(event['content'])}")
+        elif kind == "steered":
+            self._note(f"  ⏩ steer delivered with the tool result: {_short(event['content'])}")
+        elif kind == "chat_note":
+            self._note(event["message"])
         elif kind == "error":
             self._note(f"Error: {event['message']}", RED)
         elif kind == "turn_end":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from collections import deque
 from dataclasses import dataclass, field
 from shlex import quote
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,8 @@ class ChatState:
     resend: str | None = None  # set by /retry: the message to send again
     quit: bool = False
     notes: list[str] = field(default_factory=list)
+    pending: deque[str] = field(default_factory=deque)  # lines to handle after the turn
+    turn_running: bool = False
 
 
 def _help(state: ChatState, args: str) -> str:
@@ -126,6 +129,28 @@ def _undo(state: ChatState, args: str) -> str:
     return f"Removed the last exchange ({message[:60]!r})."
 
 
+def _queue(state: ChatState, args: str) -> str | None:
+    prompt = args.strip()
+    if not prompt:
+        return "Usage: /queue PROMPT (sent as the next message when the running turn ends)"
+    if not state.turn_running:
+        state.resend = prompt  # nothing runs: it is the next message now
+        return None
+    state.pending.append(prompt)
+    return f"Queued for after this turn ({len(state.pending)} waiting): {ellipsize(prompt, 60)}"
+
+
+def _steer(state: ChatState, args: str) -> str | None:
+    text = args.strip()
+    if not text:
+        return "Usage: /steer TEXT (guidance the running turn reads with its next tool result)"
+    if not state.turn_running:
+        state.resend = text
+        return "No turn is running; sending it as a message."
+    state.agent.steer(text)
+    return "⏩ Steer queued: the model reads it with the next tool result."
+
+
 def _quit(state: ChatState, args: str) -> Any:
     state.quit = True
     return QUIT
@@ -164,11 +189,13 @@ BUILTIN: dict[str, tuple[Callable[[ChatState, str], Any], str]] = {
     "compress": (_compress, "summarise the conversation now: /compress [FOCUS TOPIC]"),
     "retry": (_retry, "send the last message again"),
     "undo": (_undo, "remove the last exchange"),
+    "queue": (_queue, "send PROMPT after the running turn: /queue PROMPT (also /q)"),
+    "steer": (_steer, "add guidance to the running turn at its next model call: /steer TEXT"),
     "agents": (_agents, "the subagents of this chat: running and finished"),
     "stop": (_stop, "stop the subagents running in the background"),
     "quit": (_quit, "leave (also /exit, Ctrl-D)"),
 }
-ALIASES = {"exit": "quit", "q": "quit", "?": "help"}
+ALIASES = {"exit": "quit", "q": "queue", "?": "help"}
 
 
 async def _await(awaitable: Any) -> Any:
