@@ -137,6 +137,12 @@ class Agent(SessionLifecycle):
         self.tool_defs = self.kernel.tools.definitions(names) + [d for _, d in routed]
         return True
 
+    def reselect_tools(self) -> None:
+        """Select the tools again now (``/tools disable``, ``/toolsets enable``: the
+        options changed, not the registry)."""
+        self._tools_generation = -1
+        self.refresh_tools()
+
     def _select_tools(self) -> tuple[list[str], list[str]]:
         toolsets = self.options.toolsets
         if toolsets is None:
@@ -225,9 +231,9 @@ class Agent(SessionLifecycle):
         return turn
 
     def _receiving_injected(self) -> Any:
-        """The top-level agent receives ``ctx.inject_message`` while it runs (a subagent
-        leaves them to its parent)."""
-        if self.options.depth > 0:
+        """The top-level agent receives ``ctx.inject_message`` while it runs (a subagent,
+        or a ``/background`` run, leaves them to the chat's agent)."""
+        if self.options.depth > 0 or not self.options.receive_injected:
             from contextlib import nullcontext
 
             return nullcontext()
@@ -343,12 +349,14 @@ class Agent(SessionLifecycle):
     def _call(self, turn: TurnResult, user_message: str, current: int, context: str,
               emit: EventSink, *, tools: bool, note: str = "") -> ChatResponse:
         contexts = self._sent_context.for_request(self.history, current, context)
-        messages = api_messages(self.system_prompt or "", self.history, contexts,
-                                self.options.ephemeral_system_prompt)
+        ephemeral = "\n\n".join(part for part in (self.options.ephemeral_system_prompt,
+                                                   self.options.personality) if part)
+        messages = api_messages(self.system_prompt or "", self.history, contexts, ephemeral)
         if note:
             messages.append({"role": "user", "content": note})
         request = ChatRequest(messages, tools=self.tool_defs if tools and self.tool_defs else None,
-                              stream=self.options.stream, max_tokens=self.options.max_tokens)
+                              stream=self.options.stream, max_tokens=self.options.max_tokens,
+                              reasoning_effort=self.options.reasoning_effort)
         turn.api_calls += 1
         self.session_api_calls += 1
         ctx = CallContext(session_id=self.session_id, task_id=turn.task_id,

@@ -19,16 +19,9 @@ from collections.abc import Callable
 from typing import TextIO
 
 from .slash import ALIASES
+from .terminal_input import terminal_fd
 
 RUN_AT_ONCE = frozenset({"steer", "queue", "background", "agents", "stop", "help"})
-
-
-def _terminal_fd(stream: TextIO) -> int | None:
-    try:
-        fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return None
-    return fd if os.isatty(fd) else None
 
 
 class TurnInput:
@@ -36,7 +29,7 @@ class TurnInput:
 
     def __init__(self, on_line: Callable[[str], None], stdin: TextIO | None = None):
         self.on_line = on_line
-        self.fd = _terminal_fd(stdin or sys.stdin)
+        self.fd = terminal_fd(stdin or sys.stdin)
         self.ended = False  # Ctrl-D or a closed terminal: nothing more is read this turn
 
     def start_turn(self) -> None:

@@ -124,6 +124,12 @@ def _arrived(out: TextIO, text: str) -> None:
     out.flush()
 
 
+def _said(out: TextIO, text: str) -> None:
+    """Printed from a background thread (a ``/background`` task's answer)."""
+    out.write(f"\n⚙ {text}\n{PROMPT}")
+    out.flush()
+
+
 def interactive(agent: Any, kernel: Kernel, questions: TerminalQuestions, *,
                 out: TextIO | None = None) -> int:
     out = out or sys.stdout
@@ -133,7 +139,8 @@ def interactive(agent: Any, kernel: Kernel, questions: TerminalQuestions, *,
     status = StatusLine(sys.stderr) if sys.stderr.isatty() else None
     renderer = TerminalRenderer(out, sys.stderr, color=color, status=status)
     questions.status = status
-    state = ChatState(agent, kernel)
+    state = ChatState(agent, kernel, renderer=renderer,
+                      say=lambda text: _said(out, text))
     turns = Turns(state, renderer, questions, status, readline)
     notices = FaultNotices(kernel)
     agent.extra_tool_kwargs["background_notify"] = lambda text: _arrived(out, text)
