@@ -51,11 +51,17 @@ def test_steer_and_queue_typed_while_a_turn_runs(home: Path, calculator: Path,
     term.read_until("Queued for after this turn (1 waiting): what comes next?")
     term.type("a plain line\r")
     term.read_until("Queued as the next message")
+    term.type("/agents\r")  # answered at once
+    term.read_until("No subagents in this chat yet")
+    term.type("/usage\r")  # any other command waits for the turn to end
+    term.read_until("/usage runs when this turn ends.")
     release.set()
     screen = term.read_until("Plain answer.")
     assert "It is 42." in screen and "Queued answer." in screen
+    assert "› what comes next?" in screen and "› a plain line" in screen  # as if typed
+    assert term.read_until("/usage\r\n").endswith("› /usage\r\n")  # after the rest
     assert "steer delivered with the tool result: answer in French" in screen
-    term.read_until("› ")
+    assert "4 model calls" in term.read_until("› ")
     posts = server.posts()
     assert len(posts) == 4
     tool = posts[1].body["messages"][-1]
@@ -218,6 +224,10 @@ def test_personality_tools_toolsets_verbose_and_reasoning(home: Path, calculator
     assert '"from_unit": "km"' in screen and "→ ok in" in screen and "1000" in screen
     term.read_until("› ")
 
+    term.type("/verbose\r")
+    assert "Tool progress: off" in term.read_until("› ")
+    term.type("/verbose\r")
+    assert "Tool progress: new (a line when the tool changes)" in term.read_until("› ")
     term.type("/toolsets\r")
     assert re.search(r"on\s+calculator\s+calculate, unit_convert", term.read_until("› "))
     term.type("/toolsets disable calculator\r")

@@ -78,4 +78,4 @@ def personality(state: ChatState, args: str) -> str:
         return (f"Unknown personality {name!r}; known: {', '.join(sorted(known))} "
                 "(config.yaml agent.personalities adds more).")
     agent.options.personality, state.personality = known[name], name
-    return f"Personality: {name} (for this session)."
+    return f"Personality: {name} (for the rest of this chat)."
