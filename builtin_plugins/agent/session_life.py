@@ -187,6 +187,7 @@ class SessionLifecycle:
         self.session_id = new
         self.session_usage, self.session_cost, self.session_api_calls = Usage(), 0.0, 0
         memory_link.session_switch(self, old)
+        context_link.session_started(self)
         return new
 
     def switch_session(self, session_id: str) -> None:
