@@ -64,6 +64,8 @@ class TerminalRenderer:
         with self.status.paused():
             self._render(event)
             label = _waiting_for(event)
+            if event.get("type") == "reasoning_delta" and self.show_reasoning:
+                label = ""  # the reasoning text is on the line the status would take
             if label == "":
                 self.status.hide()
             elif label is not None:

@@ -1,6 +1,7 @@
 """The interactive terminal chat: banner, line editing with history (readline), multi-line
 input (end a line with ``\\``, or wrap a block in triple quotes), streamed answers, Ctrl-C to
-interrupt a turn, slash commands, Ctrl-D or ``/quit`` to leave."""
+interrupt a turn, lines typed during a turn (``/steer``, ``/queue``; see :mod:`.busy_input`),
+slash commands, Ctrl-D or ``/quit`` to leave."""
 
 from __future__ import annotations
 
