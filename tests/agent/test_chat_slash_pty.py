@@ -286,3 +286,32 @@ def test_background_runs_in_its_own_session(home: Path, calculator: Path, server
     term.type("/quit\r")
     assert term.wait() == 0
     assert chat_session != background
+
+
+def test_background_typed_while_a_turn_runs_starts_at_once(home: Path, calculator: Path,
+                                                           server) -> None:
+    import time
+
+    configure(home, server)
+    release = threading.Event()
+    server.script(reply_text("Main answer.", hold=release), reply_text("Side answer."))
+    term = start_chat(home)
+    term.read_until("› ")
+    term.type("the main question\r")
+    deadline = time.monotonic() + 20
+    while not server.posts():  # the main turn's request holds the first reply
+        assert time.monotonic() < deadline, "the chat sent no request"
+        time.sleep(0.02)
+    term.type("/bg the side question\r")
+    screen = term.read_until("Side answer.")  # while the main turn still waits
+    assert "Background task #1 started in session" in screen and "Main answer." not in screen
+    release.set()
+    term.read_until("Main answer.")
+    term.read_until("› ")
+    main, side = server.posts()
+    assert [m["content"] for m in side.body["messages"] if m["role"] == "user"] == [
+        "the side question"]
+    assert [m["content"] for m in main.body["messages"] if m["role"] == "user"] == [
+        "the main question"]
+    term.type("/quit\r")
+    assert term.wait() == 0
