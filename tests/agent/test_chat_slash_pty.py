@@ -30,8 +30,13 @@ def configure(home: Path, server: Any, **extra: Any) -> None:
     (home / "config.yaml").write_text(yaml.safe_dump(config))
 
 
+def users(post: Any) -> list[Any]:
+    """What the user said in a recorded request, in order."""
+    return [m["content"] for m in post.body["messages"] if m["role"] == "user"]
+
+
 def last_user(post: Any) -> Any:
-    return [m for m in post.body["messages"] if m["role"] == "user"][-1]["content"]
+    return users(post)[-1]
 
 
 def test_steer_and_queue_typed_while_a_turn_runs(home: Path, calculator: Path,
@@ -159,8 +164,7 @@ def test_branch_and_resume_switch_sessions(home: Path, calculator: Path, server)
     term.type("try something\r")
     term.read_until("On the branch.")
     term.read_until("› ")
-    sent = server.posts()[-1].body["messages"]  # the branch holds the copied history
-    assert [m["content"] for m in sent if m["role"] == "user"] == [
+    assert users(server.posts()[-1]) == [  # the branch holds the copied history
         "remember the number 7", "try something"]
     term.type("/resume\r")  # no argument: the recent sessions
     screen = term.read_until("› ")
@@ -171,8 +175,7 @@ def test_branch_and_resume_switch_sessions(home: Path, calculator: Path, server)
     term.type("and now?\r")
     term.read_until("Back on the original.")
     term.read_until("› ")
-    sent = server.posts()[-1].body["messages"]
-    assert [m["content"] for m in sent if m["role"] == "user"] == [
+    assert users(server.posts()[-1]) == [
         "remember the number 7", "and now?"]  # the branch's turn is not in the original
     term.type("/resume nosuchsession\r")
     assert "No session 'nosuchsession'" in term.read_until("› ")
@@ -280,9 +283,9 @@ def test_background_runs_in_its_own_session(home: Path, calculator: Path, server
     term.read_until("Foreground.")
     term.read_until("› ")
     first, second = server.posts()
-    assert [m["content"] for m in first.body["messages"] if m["role"] == "user"] == [
+    assert users(first) == [
         "list the planets"]
-    assert [m["content"] for m in second.body["messages"] if m["role"] == "user"] == ["hello"]
+    assert users(second) == ["hello"]
     term.type("/quit\r")
     assert term.wait() == 0
     assert chat_session != background
@@ -309,9 +312,9 @@ def test_background_typed_while_a_turn_runs_starts_at_once(home: Path, calculato
     term.read_until("Main answer.")
     term.read_until("› ")
     main, side = server.posts()
-    assert [m["content"] for m in side.body["messages"] if m["role"] == "user"] == [
+    assert users(side) == [
         "the side question"]
-    assert [m["content"] for m in main.body["messages"] if m["role"] == "user"] == [
+    assert users(main) == [
         "the main question"]
     term.type("/quit\r")
     assert term.wait() == 0
