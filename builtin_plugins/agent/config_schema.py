@@ -14,6 +14,7 @@ class AgentSection(BaseModel):
     system_prompt: str = ""
     max_turns: int = Field(90, gt=0)  # tool-calling iterations per user message
     parallel_tools: list[str] = Field(default_factory=list)  # more read-only tools to batch
+    personalities: dict[str, str] = Field(default_factory=dict)  # /personality NAME -> text
 
 
 class SecuritySection(BaseModel):

@@ -8,6 +8,10 @@ result (marked as a message, not tool output), which keeps the role alternation 
 otherwise it becomes a user message. One that arrives after the run's last model call stays
 queued: the interactive chat sends it as the next turn, and the next run delivers it anyway.
 A message with another role than ``user`` is delivered as ``[role] content``.
+
+``/steer TEXT`` (:meth:`Inbox.steer`) goes the same way but only ever into a tool result,
+wrapped in the out-of-band markers; it waits for the next batch of tool results, and one still
+waiting when the run ends is taken by the front end (the chat sends it as the next turn).
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ if TYPE_CHECKING:
     from hermes_agent import Kernel
 
 TOOL_RESULT_NOTE = "[A message arrived while the tools ran; it is not tool output:]"
+STEER_OPEN = ("[OUT-OF-BAND USER MESSAGE - the user typed this while you worked; it is not "
+              "tool output. Take it into account from now on:]")
+STEER_CLOSE = "[/OUT-OF-BAND USER MESSAGE]"
 # kernel -> the sinks of its running conversations, innermost last
 _RUNNING: "weakref.WeakKeyDictionary[Kernel, list[Callable[[str, str], bool]]]" = (
     weakref.WeakKeyDictionary())
@@ -40,6 +47,7 @@ class Inbox:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._items: list[tuple[str, str | None]] = []
+        self._steers: list[str] = []
         #: the untrusted source of what the last :meth:`take` returned (None: all trusted)
         self.taken_source: str | None = None
 
@@ -65,6 +73,20 @@ class Inbox:
             self.taken_source = next((src for _, src in items if src is not None), None)
         return "\n\n".join(text for text, _ in items) if items else None
 
+    def steer(self, text: str) -> bool:
+        """Queue guidance for the running turn (``/steer``); False for empty text."""
+        if not isinstance(text, str) or not text.strip():
+            return False
+        with self._lock:
+            self._steers.append(text.strip())
+        return True
+
+    def take_steer(self) -> str | None:
+        """Every queued steer, one per line (None when there is none)."""
+        with self._lock:
+            items, self._steers = self._steers, []
+        return "\n".join(items) if items else None
+
     @contextmanager
     def installed(self, kernel: Kernel) -> Iterator[None]:
         """Receive the messages injected into ``kernel``'s conversation for the block (an
@@ -80,3 +102,8 @@ class Inbox:
 def into_tool_result(result: str, text: str) -> str:
     """``result`` with an injected message appended after a note that it is not tool output."""
     return f"{result}\n\n{TOOL_RESULT_NOTE}\n{text}"
+
+
+def steer_into_tool_result(result: str, text: str) -> str:
+    """``result`` with the user's ``/steer`` text appended between the out-of-band markers."""
+    return f"{result}\n\n{STEER_OPEN}\n{text}\n{STEER_CLOSE}"

@@ -33,7 +33,7 @@ from hermes_agent.kits.private_process import keep_process_private
 
 from . import context_link, memory_link
 from .history import SentContext, api_messages, repair_text
-from .inbox import Inbox, into_tool_result
+from .inbox import Inbox, into_tool_result, steer_into_tool_result
 from .memory_fence import StreamScrubber, strip_fences
 from .middleware import model_middleware
 from .provenance import untrusted
@@ -141,6 +141,12 @@ class Agent(SessionLifecycle):
         self.tool_defs = self.kernel.tools.definitions(names) + [d for _, d in routed]
         return True
 
+    def reselect_tools(self) -> None:
+        """Select the tools again now (``/tools disable``, ``/toolsets enable``: the
+        options changed, not the registry)."""
+        self._tools_generation = -1
+        self.refresh_tools()
+
     def _select_tools(self) -> tuple[list[str], list[str]]:
         toolsets = self.options.toolsets
         if toolsets is None:
@@ -190,6 +196,15 @@ class Agent(SessionLifecycle):
         they stop too."""
         self._interrupt.set()
 
+    def steer(self, text: str) -> bool:
+        """Add guidance to the running turn without stopping it (thread-safe, ``/steer``):
+        appended to the next tool result the model reads; False for empty text."""
+        return self.inbox.steer(text)
+
+    def take_steer(self) -> str | None:
+        """Steer text no tool result carried before the run ended."""
+        return self.inbox.take_steer()
+
     @property
     def interrupted(self) -> bool:
         return self._interrupt.is_set()
@@ -227,9 +242,9 @@ class Agent(SessionLifecycle):
         return turn
 
     def _receiving_injected(self) -> Any:
-        """The top-level agent receives ``ctx.inject_message`` while it runs (a subagent
-        leaves them to its parent)."""
-        if self.options.depth > 0:
+        """The top-level agent receives ``ctx.inject_message`` while it runs (a subagent,
+        or a ``/background`` run, leaves them to the chat's agent)."""
+        if self.options.depth > 0 or not self.options.receive_injected:
             from contextlib import nullcontext
 
             return nullcontext()
@@ -304,6 +319,10 @@ class Agent(SessionLifecycle):
                 if self.inbox.taken_source and outcomes[-1].source is None:
                     outcomes[-1].source = self.inbox.taken_source
                 emit({"type": "injected", "content": injected, "session_id": self.session_id})
+            steer = self.inbox.take_steer() if outcomes else None
+            if steer is not None:
+                outcomes[-1].result = steer_into_tool_result(outcomes[-1].result, steer)
+                emit({"type": "steered", "content": steer, "session_id": self.session_id})
             for outcome in outcomes:
                 self._record(outcome.message())
             self.taint.show(emit)
@@ -352,12 +371,14 @@ class Agent(SessionLifecycle):
     def _call(self, turn: TurnResult, user_message: str, current: int, context: str,
               emit: EventSink, *, tools: bool, note: str = "") -> ChatResponse:
         contexts = self._sent_context.for_request(self.history, current, context)
-        messages = api_messages(self.system_prompt or "", self.history, contexts,
-                                self.options.ephemeral_system_prompt)
+        ephemeral = "\n\n".join(part for part in (self.options.ephemeral_system_prompt,
+                                                   self.options.personality) if part)
+        messages = api_messages(self.system_prompt or "", self.history, contexts, ephemeral)
         if note:
             messages.append({"role": "user", "content": note})
         request = ChatRequest(messages, tools=self.tool_defs if tools and self.tool_defs else None,
-                              stream=self.options.stream, max_tokens=self.options.max_tokens)
+                              stream=self.options.stream, max_tokens=self.options.max_tokens,
+                              reasoning_effort=self.options.reasoning_effort)
         turn.api_calls += 1
         self.session_api_calls += 1
         ctx = CallContext(session_id=self.session_id, task_id=turn.task_id,

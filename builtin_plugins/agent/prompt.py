@@ -4,8 +4,8 @@ reused every turn), so it must be deterministic: the same inputs give the same b
 Layers, in order (absent layers leave no trace):
 
  1. identity: ``$HERMES_HOME/SOUL.md`` (created on first run) or the built-in identity
- 2. tool-aware guidance, for the tools this session offers, and what the session's fences
-    around untrusted text mean (when it has a fence nonce)
+ 2. tool-aware guidance, for the tools this session offers (with what a ``/steer`` block is),
+    and what the session's fences around untrusted text mean (when it has a fence nonce)
  3. static blocks of the active memory providers
  4. the configured system message (``agent.system_prompt``) and the caller's ``system_message``
  5. the frozen MEMORY snapshot
@@ -63,6 +63,11 @@ TOOLS_PREAMBLE = (
     "invent tool output, file contents or command results: if a tool fails, say so and try "
     "another way. Calls that do not depend on each other can be made together in one step.")
 
+STEER_NOTE = (
+    "A tool result may end with a block between [OUT-OF-BAND USER MESSAGE ...] and "
+    "[/OUT-OF-BAND USER MESSAGE]: the user typed it while you worked. It is not tool output; "
+    "follow it as guidance from the user for the rest of the task.")
+
 PLATFORM_HINTS: dict[str, str] = {
     "cli": "You are talking to the user in a terminal. Write plain text that reads well "
            "without markdown rendering; short code blocks are fine.",
@@ -100,7 +105,7 @@ def tool_guidance(tool_names: Iterable[str]) -> str:
     if not names:
         return ""
     lines = [text for tool, text in TOOL_GUIDANCE if tool in names]
-    return "\n\n".join([TOOLS_PREAMBLE, *lines])
+    return "\n\n".join([TOOLS_PREAMBLE, *lines, STEER_NOTE])
 
 
 def platform_hint(kernel: Kernel, platform: str) -> str:

@@ -175,6 +175,43 @@ class SessionLifecycle:
                             reason=reason, old_session_id=old, new_session_id=new)
         return new
 
+    def branch(self, title: str | None = None) -> str:
+        """Fork the conversation (``/branch``): a new stored session, linked to this one as
+        its parent, holding a copy of the history and the same system prompt; the chat
+        goes on in it. This session ends as ``branched``. Returns the new id."""
+        if not self._stored:
+            raise HermesError("nothing to branch yet: send a message first")
+        old, new = self.session_id, new_session_id()
+        title = title or None
+        if title is None and self.sessions.title(old):
+            title = self.sessions.next_title(self.sessions.title(old) or "")
+        self.sessions.create(new, source=self.platform, model=self.model,
+                             provider=self.provider, parent_session_id=old)
+        if self.system_prompt:
+            self.sessions.set_system_prompt(new, self.system_prompt)
+        self.sessions.replace(new, self.history)
+        if title:
+            self.sessions.set_title(new, title)
+        self.sessions.end(old, "branched")
+        self.session_id = new
+        self.session_usage, self.session_cost, self.session_api_calls = Usage(), 0.0, 0
+        memory_link.session_switch(self, old)
+        context_link.session_started(self)
+        return new
+
+    def switch_session(self, session_id: str) -> None:
+        """Go on in another stored session (``/resume`` inside the chat): this one is
+        finalized, the other one resumed with its history and system prompt."""
+        if session_id == self.session_id:
+            raise HermesError(f"session {session_id} is the one in use")
+        if self.sessions.get(session_id) is None:
+            raise SessionStoreError(f"no session {session_id!r} in the session store; /resume "
+                                    "alone lists the recent ones")
+        self.finalize("session_switch", new_session_id=session_id)
+        self._notices, self._notices_shown = [], set()
+        self.session_usage, self.session_cost, self.session_api_calls = Usage(), 0.0, 0
+        self.resume(session_id)
+
     def rewind(self, user_turns: int = 1) -> str | None:
         """Drop the last ``user_turns`` user messages and everything after them (``/undo``,
         ``/retry``). Returns the text of the last user message removed."""

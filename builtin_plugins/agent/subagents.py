@@ -96,6 +96,17 @@ class Subagents:
         for thread in list(self._background):
             thread.join(timeout)
 
+    def add(self, child: Child, work: Any) -> int:
+        """Track a background run started elsewhere (``/background``) and start ``work`` on
+        its own thread; the child's number in :attr:`children` (from 1)."""
+        thread = threading.Thread(target=work, daemon=True, name="hermes-background")
+        with self._lock:
+            self.children.append(child)
+            number = len(self.children)
+        self._background.append(thread)
+        thread.start()
+        return number
+
     # --- running a batch ------------------------------------------------------------------
     def run(self, tasks: list[Task], *, turn_id: str | None,
             interrupt: threading.Event | None, background: bool = False) -> str:

@@ -28,12 +28,15 @@ class AgentOptions:
     stream: bool = True
     max_tokens: int | None = None
     ephemeral_system_prompt: str = ""
+    personality: str = ""  # sent after the system prompt, never stored (``/personality``)
+    reasoning_effort: str | None = None  # low, medium, high where the provider has it
     parent_session_id: str | None = None
     cwd: Path | None = None
     sender_id: str | None = None
     chat_id: str | None = None  # the platform's chat (the gateway's agents), for tools
     approval_callback: Callable[[Any], str] | None = None
     clarify_callback: Callable[..., str] | None = None
+    receive_injected: bool = True  # False: ctx.inject_message goes to another agent
     depth: int = 0  # 0 for a top-level agent, 1 for its subagents, ...
 
 

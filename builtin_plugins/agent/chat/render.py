@@ -20,9 +20,12 @@ def _short(value: Any, limit: int = 80) -> str:
 class TerminalRenderer:
     """Streams the answer to ``out``; tool progress, retries and errors go to ``err``.
 
-    ``tools``: ``"live"`` shows a line as each tool starts (and one more if it did not
-    succeed); ``"summary"`` one line per call when it ends, with its outcome (for ``-q``);
-    ``"off"`` none. With a ``status`` line, it says what the turn is waiting for."""
+    ``tools``: ``"live"`` (or ``"all"``) shows a line as each tool starts (and one more if
+    it did not succeed); ``"new"`` only when the tool differs from the previous call's;
+    ``"verbose"`` each call's full arguments and its result; ``"summary"`` one line per call
+    when it ends, with its outcome (for ``-q``); ``"off"`` none. ``show_reasoning`` streams
+    the model's reasoning text (dim, on ``err``). With a ``status`` line, it says what the
+    turn is waiting for."""
 
     def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *,
                  color: bool | None = None, tools: str = "live",
@@ -35,6 +38,9 @@ class TerminalRenderer:
         self.at_line_start = True
         self.streamed = False
         self._started: dict[str, str] = {}  # tool_call_id -> "name args" (summary mode)
+        self.show_reasoning = False
+        self._last_tool = ""  # for "new"
+        self._in_reasoning = False
 
     def _style(self, text: str, code: str) -> str:
         return f"{code}{text}{RESET}" if self.color else text
@@ -58,6 +64,8 @@ class TerminalRenderer:
         with self.status.paused():
             self._render(event)
             label = _waiting_for(event)
+            if event.get("type") == "reasoning_delta" and self.show_reasoning:
+                label = ""  # the reasoning text is on the line the status would take
             if label == "":
                 self.status.hide()
             elif label is not None:
@@ -65,6 +73,16 @@ class TerminalRenderer:
 
     def _render(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
+        if kind == "reasoning_delta":
+            if self.show_reasoning:
+                self._newline()
+                self.err.write(self._style(event["text"], DIM))
+                self.err.flush()
+                self._in_reasoning = True
+            return
+        if self._in_reasoning:  # the reasoning's line ends before anything else
+            self.err.write("\n")
+            self._in_reasoning = False
         if kind == "text_delta":
             text = event["text"]
             self.out.write(text)
@@ -73,16 +91,22 @@ class TerminalRenderer:
             self.at_line_start = text.endswith("\n")
         elif kind == "tool_start" and self.tools != "off":
             args = event.get("args")
-            call = f"{event['name']} {_short(args) if args else ''}".rstrip()
+            limit = 2000 if self.tools == "verbose" else 80
+            call = f"{event['name']} {_short(args, limit) if args else ''}".rstrip()
+            new = event["name"] != self._last_tool
+            self._last_tool = event["name"]
             if self.tools == "summary":
                 self._started[str(event.get("tool_call_id"))] = call
-            else:
+            elif self.tools != "new" or new:
                 self._note(f"  ⚙ {call}")
         elif kind == "tool_end" and self.tools != "off":
             problem = _problem(event)
             if self.tools == "summary":
                 call = self._started.pop(str(event.get("tool_call_id")), event["name"])
                 self._note(f"  ⚙ {call}" + (f" → {problem}" if problem else ""))
+            elif self.tools == "verbose":
+                self._note(f"    → {event.get('status')} in {event.get('duration_ms', 0):.0f} ms: "
+                           f"{_short(event.get('result') or '', 300)}")
             elif problem:
                 self._note(f"    {problem}")
         elif kind == "retry":
@@ -93,6 +117,10 @@ class TerminalRenderer:
             self._note(f"  ⇣ {event['message']}")
         elif kind == "injected":
             self._note(f"  ↳ message added to the conversation: {_short(event['content'])}")
+        elif kind == "steered":
+            self._note(f"  ⏩ steer delivered with the tool result: {_short(event['content'])}")
+        elif kind == "chat_note":
+            self._note(event["message"])
         elif kind == "error":
             self._note(f"Error: {event['message']}", RED)
         elif kind == "turn_end":

@@ -1,6 +1,7 @@
 """The interactive terminal chat: banner, line editing with history (readline), multi-line
 input (end a line with ``\\``, or wrap a block in triple quotes), streamed answers, Ctrl-C to
-interrupt a turn, slash commands, Ctrl-D or ``/quit`` to leave."""
+interrupt a turn, lines typed during a turn (``/steer``, ``/queue``; see :mod:`.busy_input`),
+slash commands, Ctrl-D or ``/quit`` to leave."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .busy_input import RUN_AT_ONCE, TurnInput, command_name
 from .plugin_notices import FaultNotices
 from .questions import TerminalQuestions
 from .render import TerminalRenderer, banner, recap, resume_hint
@@ -62,21 +64,70 @@ def read_message(out: TextIO) -> str | None:
         return "\n".join(lines)
 
 
-def _send_injected(agent: Any, renderer: TerminalRenderer, questions: TerminalQuestions,
-                   status: StatusLine | None, limit: int = 5) -> None:
-    """Messages plugins injected after a turn's last model call go in as the next turns
-    (at most ``limit`` in a row; more wait for the next message)."""
-    for _ in range(limit):
-        text = agent.take_injected()
-        if text is None:
+class Turns:
+    """Runs the chat's turns, reading what is typed meanwhile (see :mod:`.busy_input`)."""
+
+    def __init__(self, state: ChatState, renderer: TerminalRenderer,
+                 questions: TerminalQuestions, status: StatusLine | None, readline: Any):
+        self.state, self.renderer, self.questions, self.status = state, renderer, questions, status
+        self.readline = readline
+        self.input = TurnInput(self.typed)
+
+    def note(self, text: str) -> None:
+        self.renderer({"type": "chat_note", "message": text})
+
+    def typed(self, line: str) -> None:
+        """A line typed while the turn runs."""
+        state = self.state
+        if self.readline is not None:
+            self.readline.add_history(line)
+        name = command_name(line.strip())
+        if name in RUN_AT_ONCE:
+            result = run_slash(state, line.strip())
+            if isinstance(result, str):
+                self.note(result)
             return
-        renderer({"type": "injected", "content": text})
-        run_turn(agent, text, renderer, questions, status)
+        state.pending.append(line)
+        if name is None:
+            self.note("Queued as the next message (/steer TEXT adds it to the running turn "
+                      "instead).")
+        else:
+            self.note(f"/{name} runs when this turn ends.")
+
+    def run(self, message: str) -> None:
+        self.state.turn_running = True
+        self.input.start_turn()
+        try:
+            run_turn(self.state.agent, message, self.renderer, self.questions, self.status,
+                     self.input)
+        finally:
+            self.state.turn_running = False
+            left = self.state.agent.take_steer()
+            if left is not None:  # no tool result came to carry it
+                self.state.pending.appendleft(left)
+                self.note("The turn ended before a tool result could carry the /steer text; "
+                          "it is sent as the next message.")
+
+    def send_injected(self, limit: int = 5) -> None:
+        """Messages plugins injected after a turn's last model call go in as the next turns
+        (at most ``limit`` in a row; more wait for the next message)."""
+        for _ in range(limit):
+            text = self.state.agent.take_injected()
+            if text is None:
+                return
+            self.renderer({"type": "injected", "content": text})
+            self.run(text)
 
 
 def _arrived(out: TextIO, text: str) -> None:
     """Said from a background thread while the chat waits at its prompt."""
     out.write(f"\n⚙ {text}; press Enter to hand the results to the model\n{PROMPT}")
+    out.flush()
+
+
+def _said(out: TextIO, text: str) -> None:
+    """Printed from a background thread (a ``/background`` task's answer)."""
+    out.write(f"\n⚙ {text}\n{PROMPT}")
     out.flush()
 
 
@@ -89,7 +140,9 @@ def interactive(agent: Any, kernel: Kernel, questions: TerminalQuestions, *,
     status = StatusLine(sys.stderr) if sys.stderr.isatty() else None
     renderer = TerminalRenderer(out, sys.stderr, color=color, status=status)
     questions.status = status
-    state = ChatState(agent, kernel)
+    state = ChatState(agent, kernel, renderer=renderer,
+                      say=lambda text: _said(out, text))
+    turns = Turns(state, renderer, questions, status, readline)
     notices = FaultNotices(kernel)
     agent.extra_tool_kwargs["background_notify"] = lambda text: _arrived(out, text)
     out.write(banner(agent, color=color) + "\n")
@@ -99,17 +152,21 @@ def interactive(agent: Any, kernel: Kernel, questions: TerminalQuestions, *,
     reason = "shutdown"
     try:
         while not state.quit:
-            try:
-                message = read_message(out)
-            except KeyboardInterrupt:
-                out.write("\n(Ctrl-D or /quit leaves)\n")
-                continue
+            if state.pending:  # typed during the last turn
+                message = state.pending.popleft()
+                out.write(f"{PROMPT}{message}\n")
+            else:
+                try:
+                    message = read_message(out)
+                except KeyboardInterrupt:
+                    out.write("\n(Ctrl-D or /quit leaves)\n")
+                    continue
             if message is None:
                 out.write("\n")
                 break
             if not message.strip():  # Enter alone: what background work sent goes in now
                 try:
-                    _send_injected(agent, renderer, questions, status)
+                    turns.send_injected()
                 except KeyboardInterrupt:
                     out.write("\n[interrupted]\n")
                 continue
@@ -127,8 +184,8 @@ def interactive(agent: Any, kernel: Kernel, questions: TerminalQuestions, *,
                     continue
                 message, state.resend = state.resend, None
             try:
-                run_turn(agent, message, renderer, questions, status)
-                _send_injected(agent, renderer, questions, status)
+                turns.run(message)
+                turns.send_injected()
             except KeyboardInterrupt:  # a Ctrl-C just before or after a turn: no turn to stop
                 out.write("\n[interrupted]\n")
             for line in notices.new():

@@ -3,7 +3,8 @@
 The turn runs on a worker thread; the main thread waits and turns ``KeyboardInterrupt`` into
 :meth:`Agent.interrupt`, which stops the model call or the running tool promptly and leaves a
 valid history. A second Ctrl-C while the turn winds down is ignored. While it waits, the main
-thread asks the questions the turn's tools queue (see :mod:`.questions`).
+thread asks the questions the turn's tools queue (see :mod:`.questions`) and reads the lines
+typed meanwhile (``/steer``, ``/queue``; see :mod:`.busy_input`).
 
 SIGTERM and SIGHUP (a service manager, ``timeout``, a closed terminal) interrupt the turn the
 same way, so the commands its tools started are stopped and the turn is stored as
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -44,14 +45,17 @@ STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP")
                      if hasattr(signal, name))
 
 
+InputPoll = Callable[[float], None]  # reads what was typed, waiting up to that many seconds
+
+
 def run_turn(agent: Agent, message: str, on_event: EventSink,
              questions: TerminalQuestions | None = None,
-             status: StatusLine | None = None) -> TurnResult:
+             status: StatusLine | None = None, poll_input: InputPoll | None = None) -> TurnResult:
     """Run one turn; raises :class:`ChatStopped` after the turn when SIGTERM or SIGHUP came."""
     received: list[int] = []
     try:
         with _stop_signals(received):
-            result = _run_turn(agent, message, on_event, questions, status)
+            result = _run_turn(agent, message, on_event, questions, status, poll_input)
     except _StopSignal:  # before the turn started: nothing to interrupt
         raise ChatStopped(received[0]) from None
     if received:
@@ -81,7 +85,8 @@ def _stop_signals(received: list[int]) -> Iterator[None]:
 
 
 def _run_turn(agent: Agent, message: str, on_event: EventSink,
-              questions: TerminalQuestions | None, status: StatusLine | None) -> TurnResult:
+              questions: TerminalQuestions | None, status: StatusLine | None,
+              poll_input: InputPoll | None) -> TurnResult:
     box: dict[str, Any] = {}
     done = threading.Event()  # (an interrupted Thread.join can misreport is_alive)
 
@@ -108,12 +113,12 @@ def _run_turn(agent: Agent, message: str, on_event: EventSink,
     worker = threading.Thread(target=work, name="hermes-turn", daemon=True)
     try:
         worker.start()
-        _wait(agent, done, questions, status, held, interrupted=False)
+        _wait(agent, done, questions, status, poll_input, held, interrupted=False)
     except KeyboardInterrupt:
         if not (worker.is_alive() or done.is_set()):
             raise  # the turn never started: nothing to stop
         _interrupt(agent, questions)
-        _wait(agent, done, questions, status, held=False, interrupted=True)
+        _wait(agent, done, questions, status, None, held=False, interrupted=True)
     finally:
         if held and _is_blocked():
             _release_sigint()
@@ -125,9 +130,10 @@ def _run_turn(agent: Agent, message: str, on_event: EventSink,
 
 
 def _wait(agent: Agent, done: threading.Event, questions: TerminalQuestions | None,
-          status: StatusLine | None, held: bool, interrupted: bool) -> None:
+          status: StatusLine | None, poll_input: InputPoll | None, held: bool,
+          interrupted: bool) -> None:
     """Wait for the turn on the main thread: redraw the status line, ask the tools'
-    questions, and turn the first Ctrl-C into :meth:`Agent.interrupt` (later ones are
+    questions, read the lines typed meanwhile, and turn the first Ctrl-C into :meth:`Agent.interrupt` (later ones are
     ignored while the turn winds down)."""
     while not done.is_set():
         try:
@@ -137,8 +143,10 @@ def _wait(agent: Agent, done: threading.Event, questions: TerminalQuestions | No
             if status is not None:
                 status.tick()
             if questions is not None:
-                questions.serve(0.05)
-            else:
+                questions.serve(0.02 if poll_input else 0.05)
+            if poll_input is not None and not done.is_set():
+                poll_input(0.03)
+            elif questions is None:
                 done.wait(0.05)
         except KeyboardInterrupt:
             if not interrupted:

@@ -5,27 +5,19 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from shlex import quote
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hermes_agent import HermesError
 from hermes_agent.kits.secrets import mask_url
 from hermes_agent.kits.text import ellipsize, plural, table
 
-if TYPE_CHECKING:
-    from hermes_agent import Kernel
+from . import background, session_commands, tool_commands
+from .state import ChatState
+
+__all__ = ["ALIASES", "BUILTIN", "QUIT", "ChatState", "run_slash"]
 
 QUIT = object()  # a handler result: leave the chat
-
-
-@dataclass
-class ChatState:
-    agent: Any
-    kernel: Kernel
-    resend: str | None = None  # set by /retry: the message to send again
-    quit: bool = False
-    notes: list[str] = field(default_factory=list)
 
 
 def _help(state: ChatState, args: str) -> str:
@@ -63,6 +55,11 @@ def _model(state: ChatState, args: str) -> str:
 
 def _tools(state: ChatState, args: str) -> str:
     agent = state.agent
+    action, _, name = args.strip().partition(" ")
+    if action in ("enable", "disable"):
+        return tool_commands.tools_switch(state, action, name.strip())
+    if action:
+        return "Usage: /tools [enable|disable NAME]"
     rows = []
     schemas = {d["function"].get("name"): d["function"] for d in agent.tool_defs}
     for name in agent.tool_names:
@@ -126,6 +123,28 @@ def _undo(state: ChatState, args: str) -> str:
     return f"Removed the last exchange ({message[:60]!r})."
 
 
+def _queue(state: ChatState, args: str) -> str | None:
+    prompt = args.strip()
+    if not prompt:
+        return "Usage: /queue PROMPT (sent as the next message when the running turn ends)"
+    if not state.turn_running:
+        state.resend = prompt  # nothing runs: it is the next message now
+        return None
+    state.pending.append(prompt)
+    return f"Queued for after this turn ({len(state.pending)} waiting): {ellipsize(prompt, 60)}"
+
+
+def _steer(state: ChatState, args: str) -> str | None:
+    text = args.strip()
+    if not text:
+        return "Usage: /steer TEXT (guidance the running turn reads with its next tool result)"
+    if not state.turn_running:
+        state.resend = text
+        return "No turn is running; sending it as a message."
+    state.agent.steer(text)
+    return "⏩ Steer queued: the model reads it with the next tool result."
+
+
 def _quit(state: ChatState, args: str) -> Any:
     state.quit = True
     return QUIT
@@ -158,17 +177,31 @@ BUILTIN: dict[str, tuple[Callable[[ChatState, str], Any], str]] = {
     "new": (_new, "end this session and start a new one"),
     "reset": (_reset, "clear the conversation (a new session)"),
     "model": (_model, "show or switch the model: /model NAME [PROVIDER]"),
-    "tools": (_tools, "the tools the model can call"),
+    "tools": (_tools, "the tools the model can call; /tools enable|disable NAME for this chat"),
+    "toolsets": (tool_commands.toolsets, "the toolsets; /toolsets enable|disable NAME for this chat"),
     "usage": (_usage, "tokens and estimated cost of this session"),
     "title": (_title, "show or set the session title"),
     "compress": (_compress, "summarise the conversation now: /compress [FOCUS TOPIC]"),
     "retry": (_retry, "send the last message again"),
     "undo": (_undo, "remove the last exchange"),
+    "queue": (_queue, "send PROMPT after the running turn: /queue PROMPT (also /q)"),
+    "steer": (_steer, "add guidance to the running turn at its next model call: /steer TEXT"),
+    "background": (background.start, "run PROMPT on its own, in a new session: "
+                                      "/background PROMPT (also /bg)"),
+    "branch": (session_commands.branch, "fork the session: go on in a copy, /branch [TITLE]"),
+    "resume": (session_commands.resume, "go on in a stored session: /resume [ID|TITLE] "
+                                         "(alone: the recent ones)"),
+    "personality": (session_commands.personality, "show or set the personality: "
+                                                  "/personality [NAME|none]"),
+    "verbose": (tool_commands.verbose, "cycle how much of the tool calls is shown: "
+                                       "off, new, all, verbose"),
+    "reasoning": (tool_commands.reasoning, "/reasoning show|hide the model's reasoning, or "
+                                           "low|medium|high its effort"),
     "agents": (_agents, "the subagents of this chat: running and finished"),
     "stop": (_stop, "stop the subagents running in the background"),
     "quit": (_quit, "leave (also /exit, Ctrl-D)"),
 }
-ALIASES = {"exit": "quit", "q": "quit", "?": "help"}
+ALIASES = {"exit": "quit", "q": "queue", "bg": "background", "?": "help"}
 
 
 async def _await(awaitable: Any) -> Any:

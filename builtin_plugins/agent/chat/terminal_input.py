@@ -30,7 +30,7 @@ def read_line(prompt: str, *, stdin: TextIO | None = None, out: TextIO | None = 
     not a terminal, on Windows, or off the main thread (only it runs signal handlers)."""
     stdin = stdin or sys.stdin
     out = out or sys.stdout
-    fd = _terminal_fd(stdin)
+    fd = terminal_fd(stdin)
     if (fd is None or sys.platform == "win32"
             or threading.current_thread() is not threading.main_thread()):
         return input(prompt)
@@ -52,7 +52,7 @@ def read_line(prompt: str, *, stdin: TextIO | None = None, out: TextIO | None = 
     return data.decode("utf-8", "replace").rstrip("\r\n")
 
 
-def _terminal_fd(stream: TextIO) -> int | None:
+def terminal_fd(stream: TextIO) -> int | None:
     try:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):
