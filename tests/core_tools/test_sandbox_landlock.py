@@ -248,3 +248,36 @@ def test_a_dead_hermes_temporary_folders_are_swept(landlock_world) -> None:
 
         shutil.rmtree(orphan, ignore_errors=True)
         shutil.rmtree(alive, ignore_errors=True)
+
+
+def test_background_processes_shell_sessions_and_the_sandbox_service_are_confined_too(
+        landlock_world) -> None:
+    """Every path that starts a command (background, a shell session, the service shell hooks
+    use) goes through the same launch, so Landlock applies to each."""
+    from hermes_agent.api.services import SANDBOX
+
+    make, home, work = landlock_world
+    (home / ".hermes").mkdir(exist_ok=True)
+    (home / ".hermes" / ".env").write_text("SECRET_X=sk-landlock-9\n")
+    kernel = make()
+    try:
+        def call(args: dict) -> dict:
+            return json.loads(kernel.tools.dispatch(
+                args.pop("tool", "terminal"), args, cwd=str(work), session_id="s1"))
+
+        escape = f"echo in > made-$N; touch {home}/x-$N; cat {home}/.hermes/.env"
+        started = call({"command": escape.replace("$N", "bg"), "background": True})
+        waited = call({"tool": "process", "action": "wait", "session_id": started["session_id"],
+                       "timeout": 30})
+        assert waited["status"] == "exited", waited
+        said = call({"command": escape.replace("$N", "sh"), "session": "main"})
+        ran = kernel.service(SANDBOX).run(escape.replace("$N", "svc"), cwd=work, timeout=30)
+        assert ran.confined
+        for tag in ("bg", "sh", "svc"):
+            assert (work / f"made-{tag}").read_text() == "in\n"  # the workspace is writable
+            assert not (home / f"x-{tag}").exists()
+        assert "sk-landlock-9" not in json.dumps([waited, said]) + ran.stdout + ran.stderr
+        kept = call({"command": "sleep 30", "background": True, "keep": True})
+        assert "keep: true needs the bubblewrap sandbox" in kept["error"]
+    finally:
+        kernel.close()
