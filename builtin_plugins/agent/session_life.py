@@ -65,6 +65,7 @@ class SessionLifecycle:
         self.system_prompt = stored.get("system_prompt") or None
         self.history = self.sessions.conversation(session_id)
         self.taint.resumed(session_id, self.history)
+        self.taint.prompt_built(self.system_prompt)
         self._sent_context.clear()
         self._stored = True
         self._resume_model()
@@ -99,6 +100,7 @@ class SessionLifecycle:
             self.sessions.set_fence_nonce(self.session_id, self.taint.nonce)
         self.system_prompt = self._build_prompt()
         self.sessions.set_system_prompt(self.session_id, self.system_prompt)
+        self.taint.prompt_built(self.system_prompt)
         context_link.session_started(self)
         if self.hooks.has_hook("on_session_start"):
             self.hooks.fire("on_session_start", session_id=self.session_id, model=self.model,
@@ -109,6 +111,7 @@ class SessionLifecycle:
         compression, the one time a session's prompt changes)."""
         self.system_prompt = self._build_prompt()
         self.sessions.set_system_prompt(self.session_id, self.system_prompt)
+        self.taint.prompt_built(self.system_prompt)
         return self.system_prompt
 
     def _build_prompt(self) -> str:

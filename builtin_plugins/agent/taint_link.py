@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.kits.fence import new_nonce
+from hermes_agent.kits.fence import new_nonce, sources
 
 from .exfil import ReplyFilter, scrub_reply
 from .provenance import first_untrusted, source_of, user_and_untrusted_text
@@ -55,9 +55,20 @@ class SessionTaint:
         self.announce = (RESUMED.format(source=self.source, mode=self.mode())
                          if self.source else None)
 
+    def prompt_built(self, prompt: str | None) -> None:
+        """The system prompt holds untrusted text (an untrusted project's context files,
+        fenced with the session's nonce): the session is tainted from its start."""
+        if self.source is None and prompt and self.nonce:
+            found = sources(prompt, self.nonce)
+            if found:
+                self.source = found[0]
+                self.announce = NOTICE.format(source=self.source, mode=self.mode())
+
     def rewound(self, history: list[dict[str, Any]]) -> None:
-        """``/undo``, ``/retry``: the taint goes with the last untrusted message removed."""
+        """``/undo``, ``/retry``: the taint goes with the last untrusted message removed
+        (not the one the system prompt holds)."""
         self.source = first_untrusted(history)
+        self.prompt_built(self.agent.system_prompt)
         if self.source is None:
             self.announce = None
 
