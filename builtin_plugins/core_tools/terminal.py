@@ -115,6 +115,17 @@ def command_launch(shell_args: list[str], cwd: Path, policy: SandboxPolicy | Non
     return launch(policy, argv, cwd, env, die_with_hermes())
 
 
+def spawn(how: Launch, cwd: Path, **streams: Any) -> subprocess.Popen[bytes]:
+    """``Popen`` of ``how`` in ``cwd``, in a session of its own; a child that could not
+    confine itself (Landlock's pre-exec step failed) raises :class:`SandboxUnavailable`."""
+    try:
+        return subprocess.Popen(how.argv, cwd=cwd, start_new_session=True, env=how.env,
+                                preexec_fn=how.preexec_fn, **streams)
+    except subprocess.SubprocessError as exc:
+        raise SandboxUnavailable(f"the {how.mechanism} sandbox could not be applied to the "
+                                 f"command ({exc}); it did not run") from exc
+
+
 def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[str, str],
                 interrupt: threading.Event | None = None,
                 groups: ProcessGroups | None = None, *,
@@ -126,14 +137,8 @@ def run_command(command: str, cwd: Path, timeout: float, keep: int, env: dict[st
     how = command_launch(["-c", command], cwd, policy, env)
     with how:
         started = time.monotonic()
-        try:
-            proc = subprocess.Popen(how.argv, cwd=cwd, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    start_new_session=True, env=how.env,
-                                    preexec_fn=how.preexec_fn)
-        except subprocess.SubprocessError as exc:  # the child could not confine itself
-            raise SandboxUnavailable(f"the {how.mechanism} sandbox could not be applied to the "
-                                     f"command ({exc}); it did not run") from exc
+        proc = spawn(how, cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                     stderr=subprocess.STDOUT)
         if groups is not None:
             groups.add(proc)
         try:

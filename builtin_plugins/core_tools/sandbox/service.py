@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING
 from hermes_agent.kits.secrets import command_env
 
 from ..process_groups import ProcessGroups, kill_group
-from ..terminal import COMMAND_VARS, BoundedCapture, command_launch, shorten
+from ..terminal import COMMAND_VARS, BoundedCapture, command_launch, shorten, spawn
 from .policy import policy_for
 from .runner import SandboxUnavailable, command_cwd_visible, mechanism_for, warn_if_unconfined
 
@@ -75,13 +75,10 @@ class SandboxService:
             return CommandRun("", f"not run: {exc}", 126, confined=False)
         with how:
             try:
-                proc = subprocess.Popen(how.argv, cwd=where, stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        start_new_session=True, env=how.env,
-                                        preexec_fn=how.preexec_fn)
-            except subprocess.SubprocessError as exc:  # the child could not confine itself
-                return CommandRun("", f"not run: the {how.mechanism} sandbox could not be "
-                                  f"applied ({exc})", 126, confined=False)
+                proc = spawn(how, where, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+            except SandboxUnavailable as exc:
+                return CommandRun("", f"not run: {exc}", 126, confined=False)
             self.groups.add(proc)
             try:
                 out, err, timed_out = _communicate(proc, stdin.encode(), timeout, max_output)
