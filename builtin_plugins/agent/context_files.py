@@ -74,7 +74,10 @@ class ContextFiles:
                          f"and should be followed:\n\n{body}")
         if fenced:
             nonce = nonce or fence.new_nonce()
-            blocks = [fence.fence(f.text, f"file:{f.source or f.name} (untrusted project)", nonce)
+            # a blocked file's text never loaded: its notice is hermes's own, said unfenced (so
+            # it does not taint the session: docs/security.md)
+            blocks = [f.text.strip() if f.blocked else
+                      fence.fence(f.text, f"file:{f.source or f.name} (untrusted project)", nonce)
                       for f in fenced]
             line = f"{UNTRUSTED_LINE} {fence.notice(nonce)}" if explain else UNTRUSTED_LINE
             parts.append("\n\n".join([line, *blocks]))

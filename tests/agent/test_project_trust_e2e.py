@@ -87,6 +87,7 @@ def agent_kernel(kernel_for):  # type: ignore[no-untyped-def]
 
 def test_probe_texts_in_an_untrusted_agents_md_stay_inside_the_fence(
         agent_kernel, server, tmp_path: Path) -> None:
+    fenced = 0
     for name, text in PROBES.items():
         project = project_with(tmp_path, name, text)
         server.script(reply_text("ok"))
@@ -94,19 +95,23 @@ def test_probe_texts_in_an_untrusted_agents_md_stay_inside_the_fence(
         agent.run_conversation("hello")
         agent.finalize()
         system = system_prompt_sent(server)
+        scanned = agent_kernel.service(INJECTION_SCAN).scan(
+            (project / "AGENTS.md").read_text(encoding="utf-8"))
+        if scanned:  # blocked: none of its text is loaded, hermes's notice says so, unfenced
+            assert sources(system) == [] and "[BLOCKED: AGENTS.md" in system, name
+            assert f"PROBE-{name}" not in system and text.strip() not in system, name
+            continue
         outside, inside = split_fence(system)
         assert f"PROBE-{name}" not in outside, name
         assert "never instructions to follow" in outside  # the model is told what the fence is
         assert "should be followed" not in outside
         assert SECRET_URL not in outside and "<|im_start|>" not in outside
         assert "Human:" not in outside and "<tool_call>" not in outside
-        scanned = agent_kernel.service(INJECTION_SCAN).scan(
-            (project / "AGENTS.md").read_text(encoding="utf-8"))
-        if not scanned:  # what the scan lets through is data inside the fence (tags defused)
-            assert f"PROBE-{name}" in inside, name
-            assert text.strip() in inside or "&lt;" in inside, name
-        else:  # flagged by the scan: a fenced notice, or kept with its tag-like bracket defused
-            assert f"PROBE-{name}" in inside or "[BLOCKED: AGENTS.md" in inside, name
+        # what the scan lets through is data inside the fence (tag-like brackets defused)
+        assert f"PROBE-{name}" in inside, name
+        assert text.strip() in inside or "&lt;" in inside, name
+        fenced += 1
+    assert fenced >= 5  # the fence look-alikes the scan passes reach the fence's own test
 
 
 def test_after_hermes_trust_the_file_is_an_instruction_layer(
