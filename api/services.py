@@ -248,9 +248,11 @@ class Sandbox(Protocol):
 
     def run(self, command: str, *, cwd: str | PathLike[str], timeout: float,
             stdin: str = "", max_output: int = 65536,
-            env: Mapping[str, str] | None = None) -> SandboxedRun:
-        """Run ``bash -c command`` confined in ``cwd``, ``stdin`` written to it and ``env``
-        added to its environment."""
+            env: Mapping[str, str] | None = None,
+            pass_fds: Sequence[int] = ()) -> SandboxedRun:
+        """Run ``bash -c command`` confined in ``cwd``, ``stdin`` written to it, ``env``
+        added to its environment and the descriptors ``pass_fds`` left open in it (a
+        socket to talk back to hermes)."""
 
     def describe(self) -> str:
         """The mechanism in use, or why commands run unconfined (one line)."""

@@ -56,6 +56,8 @@ REPEATED_NOTE = ("{model} kept repeating itself, so the reply was stopped: {kept
 BUDGET_NOTE = ("You have used every tool-calling step allowed for this request. Do not call "
                "any more tools: reply now with a final answer that summarises what you found "
                "and did, and what is left to do.")
+# Responses that only ran execute_code are free (as in the original), this many in a row.
+FREE_CODE_STEPS = 3
 
 
 class Agent(SessionLifecycle):
@@ -295,7 +297,8 @@ class Agent(SessionLifecycle):
     def _tool_loop(self, turn: TurnResult, user_message: str, current: int, context: str,
                    emit: EventSink) -> None:
         tool_turn: ToolTurn | None = None
-        for step in range(self.max_iterations):
+        step, free = -1, 0  # free: consecutive execute_code-only steps not counted
+        while (step := step + 1) < self.max_iterations:
             if self.interrupted:
                 raise RequestInterrupted(self.provider, self.model)
             self._deliver_injected(emit)
@@ -313,6 +316,10 @@ class Agent(SessionLifecycle):
             tool_turn.api_request_id = response.id or None
             tool_turn.taint = self.taint.policy()  # the context the model made the calls in
             outcomes = self.executor.run_all(response.tool_calls, tool_turn)
+            code_only = all(call.name == "execute_code" for call in response.tool_calls)
+            free = free + 1 if code_only else 0
+            if code_only and free <= FREE_CODE_STEPS:
+                step -= 1  # as in the original: a step that only ran scripts is refunded
             injected = self.inbox.take() if outcomes else None
             if injected is not None:
                 outcomes[-1].result = into_tool_result(outcomes[-1].result, injected)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -58,7 +58,8 @@ class SandboxService:
         return f"{found.name} ({found.path or found.version})"
 
     def run(self, command: str, *, cwd: str | PathLike[str], timeout: float, stdin: str = "",
-            max_output: int = 65536, env: Mapping[str, str] | None = None) -> CommandRun:
+            max_output: int = 65536, env: Mapping[str, str] | None = None,
+            pass_fds: Sequence[int] = ()) -> CommandRun:
         where = Path(cwd).resolve()
         policy = policy_for(self.kernel.config, where, Path(self.kernel.home))
         confined = policy.confined and mechanism_for(policy).works
@@ -76,7 +77,7 @@ class SandboxService:
         with how:
             try:
                 proc = spawn(how, where, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
+                             stderr=subprocess.PIPE, pass_fds=tuple(pass_fds))
             except SandboxUnavailable as exc:
                 return CommandRun("", f"not run: {exc}", 126, confined=False)
             self.groups.add(proc)

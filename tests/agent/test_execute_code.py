@@ -1,0 +1,141 @@
+"""``execute_code`` against the fake model server: real Python scripts in the sandbox that
+call hermes tools through the socket, every inner call through the executor's hooks; the
+time limit, the sandbox and the iteration-budget rule."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_agent.builtin_plugins.agent.code_exec import NOT_OFFERED
+from hermes_agent.builtin_plugins.agent.loop import FREE_CODE_STEPS, Agent, AgentOptions
+from hermes_agent.builtin_plugins.core_tools.sandbox.runner import mechanism
+from hermes_agent.testing import HookRecorder
+from hermes_agent.testing.fake_llm import reply_text, reply_tool_call
+
+GREP_SCRIPT = """
+from hermes_tools import read_file, search_files
+sizes = [len(read_file(path=name)["content"]) > 0 for name in ("a.txt", "b.txt", "c.txt")]
+found = search_files("needle", target="content", path=".")
+print("read", sizes, "matches", sorted(m["path"].split("/")[-1] for m in found["matches"]))
+"""
+
+
+def code_result(agent: Agent) -> dict[str, Any]:
+    [message] = [m for m in agent.history if m.get("role") == "tool"
+                 and m["tool_name"] == "execute_code"]
+    return json.loads(message["content"])
+
+
+def test_a_script_reads_three_files_and_greps_them_in_one_step(kernel_for, server,
+                                                               workdir: Path) -> None:
+    for name, text in (("a.txt", "a needle here\n"), ("b.txt", "nothing\n"),
+                       ("c.txt", "another needle\n")):
+        (workdir / name).write_text(text)
+    kernel = kernel_for()
+    recorder = HookRecorder(kernel, ["pre_tool_call", "post_tool_call"])
+    server.script(reply_tool_call("execute_code", {"code": GREP_SCRIPT}, id="x1"),
+                  reply_text("Two files mention it."))
+    agent = Agent(kernel, AgentOptions(cwd=workdir))
+    turn = agent.run_conversation("which files mention needle?")
+    assert turn.final_response == "Two files mention it."
+    result = code_result(agent)
+    assert result["status"] == "success", result
+    assert result["output"].strip() == "read [True, True, True] matches ['a.txt', 'c.txt']"
+    assert result["tool_calls_made"] == 4
+    pre = [(p["tool_name"], p["tool_call_id"]) for p in recorder.payloads("pre_tool_call")]
+    assert pre == [("execute_code", "x1"), ("read_file", "x1:1"), ("read_file", "x1:2"),
+                   ("read_file", "x1:3"), ("search_files", "x1:4")]
+    post = [(p["tool_name"], p["status"]) for p in recorder.payloads("post_tool_call")]
+    assert post == [("read_file", "ok")] * 3 + [("search_files", "ok"), ("execute_code", "ok")]
+    assert [p["args"]["path"] for p in recorder.payloads("pre_tool_call")[1:4]] == [
+        "a.txt", "b.txt", "c.txt"]
+    assert len(server.posts()) == 2  # one model step for all four tool calls
+
+
+def test_scripts_do_not_get_agent_level_tools(kernel_for, server, workdir: Path) -> None:
+    script = ("import hermes_tools\n"
+              "print(sorted(set(hermes_tools.__all__) & {'execute_code', 'delegate_task', "
+              "'clarify', 'memory'}), 'read_file' in hermes_tools.__all__)\n")
+    server.script(reply_tool_call("execute_code", {"code": script}), reply_text("ok"))
+    agent = Agent(kernel_for(), AgentOptions(cwd=workdir))
+    agent.run_conversation("list")
+    assert code_result(agent)["output"].strip() == "[] True"
+    assert {"execute_code", "delegate_task", "clarify", "memory"} <= NOT_OFFERED
+
+
+def test_a_script_that_loops_forever_is_stopped_at_its_limit(kernel_for, server,
+                                                             workdir: Path) -> None:
+    script = "import time\nprint('started', flush=True)\nwhile True:\n    time.sleep(0.05)\n"
+    server.script(reply_tool_call("execute_code", {"code": script}), reply_text("stopped"))
+    agent = Agent(kernel_for(code_execution={"timeout": 2}), AgentOptions(cwd=workdir))
+    agent.run_conversation("loop")
+    result = code_result(agent)
+    assert result["status"] == "timeout"
+    assert "stopped after 2 s (code_execution.timeout)" in result["error"]
+    assert result["output"].strip() == "started"
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A folder outside /tmp (the sandbox's private /tmp would swallow a write under it)."""
+    base = Path(tempfile.mkdtemp(prefix="hermes-exec-", dir="/var/tmp"))
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("mech", ["bubblewrap", "landlock"])
+def test_the_sandbox_confines_the_script(kernel_for, server, workdir: Path, home: Path,
+                                         outside: Path, mech: str) -> None:
+    if not mechanism(wanted=mech).works:
+        pytest.skip(f"no {mech} here: {mechanism(wanted=mech).why_none}")
+    (home / ".env").write_text("OPENAI_API_KEY=sk-secret-value\n")
+    target = outside / "written.txt"
+    script = f"""
+import os
+for label, action in (("env", lambda: open({str(home / '.env')!r}).read()),
+                      ("write", lambda: open({str(target)!r}, "w").write("x")),
+                      ("inside", lambda: open("ok.txt", "w").write("x"))):
+    try:
+        action()
+        print(label, "allowed")
+    except OSError:
+        print(label, "refused")
+print("key", "OPENAI_API_KEY" in os.environ)
+"""
+    server.script(reply_tool_call("execute_code", {"code": script}), reply_text("done"))
+    agent = Agent(kernel_for(sandbox={"mechanism": mech}), AgentOptions(cwd=workdir))
+    agent.run_conversation("try")
+    result = code_result(agent)
+    assert result["output"].split("\n")[:4] == ["env refused", "write refused",
+                                                "inside allowed", "key False"], result
+    assert not target.exists() and (workdir / "ok.txt").read_text() == "x"
+    assert "sk-secret-value" not in json.dumps(result) and "sandbox" not in result
+
+
+def test_code_only_steps_are_free_but_bounded(kernel_for, server, workdir: Path) -> None:
+    step = reply_tool_call("execute_code", {"code": "print('step')"})
+    server.script(*[step] * FREE_CODE_STEPS, reply_text("all done"))
+    agent = Agent(kernel_for(agent={"max_turns": 1}), AgentOptions(cwd=workdir))
+    turn = agent.run_conversation("work")
+    assert turn.exit_reason == "final_answer" and turn.final_response == "all done"
+    assert len(server.posts()) == FREE_CODE_STEPS + 1
+
+    server.script(*[step] * (FREE_CODE_STEPS + 1), reply_text("summary"))
+    agent = Agent(kernel_for(agent={"max_turns": 1}), AgentOptions(cwd=workdir))
+    turn = agent.run_conversation("work more")
+    assert turn.exit_reason == "budget_exhausted" and turn.final_response == "summary"
+    last = server.posts()[-1].body
+    assert "tools" not in last or not last["tools"]  # the summary call offers no tools
+
+
+def test_a_step_with_another_tool_counts(kernel_for, server, workdir: Path) -> None:
+    server.script(reply_tool_call("read_file", {"path": "missing.txt"}), reply_text("summary"))
+    agent = Agent(kernel_for(agent={"max_turns": 1}), AgentOptions(cwd=workdir))
+    assert agent.run_conversation("read").exit_reason == "budget_exhausted"
