@@ -206,7 +206,8 @@ def execute_code(args: dict[str, Any], ctx: ToolCallContext) -> str:
         command = f"exec {shlex.quote(interpreter())} -I -c {shlex.quote(BOOTSTRAP)}"
         run = agent.kernel.service(SANDBOX).run(
             command, cwd=Path(ctx.cwd), timeout=timeout, max_output=max_output,
-            env={"HERMES_RPC_FD": str(child.fileno())}, pass_fds=(child.fileno(),))
+            env={"HERMES_RPC_FD": str(child.fileno())}, pass_fds=(child.fileno(),),
+            interrupt=ctx.interrupt_event)
     finally:
         child.close()
         parent.shutdown(socket.SHUT_RDWR)
@@ -221,6 +222,10 @@ def execute_code(args: dict[str, Any], ctx: ToolCallContext) -> str:
         body["status"] = "timeout"
         body["error"] = (f"The script was stopped after {timeout:g} s (code_execution.timeout) "
                          "with its processes. Do less per script, or raise the limit.")
+    elif run.returncode is None and ctx.interrupt_event is not None \
+            and ctx.interrupt_event.is_set():
+        body["status"] = "interrupted"
+        body["error"] = "The script was interrupted (Ctrl-C, or hermes was stopped) and killed."
     if not run.confined:
         body["sandbox"] = "The script ran unconfined: " + agent.kernel.service(SANDBOX).describe()
     text = json.dumps(body, ensure_ascii=False)
