@@ -214,3 +214,9 @@ def test_ctrl_c_kills_a_running_script(kernel_for, server, workdir: Path) -> Non
     runner.join(30)
     assert not runner.is_alive() and outcome[0].interrupted
     assert code_result(agent)["status"] == "interrupted"
+
+
+def test_the_cli_toolset_offers_execute_code(kernel_for) -> None:
+    tools, notes = kernel_for().tools.resolve_toolsets(["hermes-cli"])
+    assert "execute_code" in tools and notes == []
+    assert kernel_for().tools.tools["execute_code"].toolset == "code_execution"
