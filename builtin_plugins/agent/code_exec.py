@@ -13,7 +13,8 @@ line ``{"id", "tool", "args"}`` answered by ``{"id", "result"}`` (the result par
 when it is JSON). Every inner call goes through :meth:`ToolExecutor.run_one` with a
 :class:`ToolTurn` built from this call's context: approval gate, the turn's taint policy,
 middleware, ``pre_tool_call`` / ``post_tool_call``. When any inner result was untrusted, the
-whole result is too (a :class:`~.provenance.SourcedResult`).
+whole result is too (a :class:`~.provenance.SourcedResult`), and the script's later calls
+are judged as a tainted turn's.
 """
 
 from __future__ import annotations
@@ -179,6 +180,8 @@ class Rpc:
         outcome = self.agent.executor.run_one(InnerCall(call_id, str(tool), args), self.turn)
         if outcome.source is not None:
             self.sources.append(outcome.source)
+            if self.turn.taint is None:  # what the script does next may follow that text
+                self.turn.taint = self.agent.taint.policy(outcome.source)
         return {"id": rid, "result": outcome.result}
 
 
