@@ -244,3 +244,29 @@ def test_after_an_untrusted_inner_result_later_calls_are_judged_tainted(
     agent = Agent(kernel, AgentOptions(cwd=workdir))  # nobody to approve
     agent.run_conversation("go")
     assert code_result_text(agent).split("\n")[:2] == ["before", "True None"]
+
+
+def test_in_a_tainted_turn_a_script_needs_approval(kernel_for, server, workdir: Path) -> None:
+    kernel = kernel_for()
+    kernel.register_plugin(notes_plugin, "notes")
+    server.script(reply_tool_call("fetch_note", {"topic": "cats"}),
+                  reply_tool_call("execute_code", {"code": "open('ran', 'w').close()"}),
+                  reply_text("refused"))
+    agent = Agent(kernel, AgentOptions(cwd=workdir))  # nobody to approve
+    agent.run_conversation("read the board, then run a script")
+    [message] = [m for m in agent.history if m.get("tool_name") == "execute_code"]
+    result = json.loads(message["content"])
+    assert result["blocked"] and "runs a script that can reach the network" in result["error"]
+    assert not (workdir / "ran").exists()
+
+
+def test_with_no_network_a_tainted_turn_may_run_a_script(kernel_for, server,
+                                                         workdir: Path) -> None:
+    kernel = kernel_for(sandbox={"network": False})
+    kernel.register_plugin(notes_plugin, "notes")
+    server.script(reply_tool_call("fetch_note", {"topic": "cats"}),
+                  reply_tool_call("execute_code", {"code": "open('ran', 'w').close()"}),
+                  reply_text("ran"))
+    agent = Agent(kernel, AgentOptions(cwd=workdir))
+    agent.run_conversation("read the board, then run a script")
+    assert (workdir / "ran").exists()
