@@ -63,7 +63,7 @@ SCHEMA: dict[str, Any] = {
 
 # Runs in the sandbox as `python -I -c BOOTSTRAP`: stdlib only, no hermes import.
 BOOTSTRAP = r'''
-import json, os, socket, sys, types
+import json, os, socket, sys, threading, types
 _sock = socket.socket(fileno=int(os.environ.pop("HERMES_RPC_FD")))
 _io = _sock.makefile("rwb")
 def _read():
@@ -73,6 +73,7 @@ def _read():
     return json.loads(line)
 _hello = _read()
 _count = [0]
+_lock = threading.Lock()  # one call at a time: a reply belongs to the request before it
 def _call(tool, params, args, kwargs):
     if len(args) > len(params):
         raise TypeError(f"{tool}() takes at most {len(params)} positional arguments")
@@ -80,10 +81,11 @@ def _call(tool, params, args, kwargs):
         if key in kwargs:
             raise TypeError(f"{tool}() got two values for {key!r}")
         kwargs[key] = value
-    _count[0] += 1
-    _io.write((json.dumps({"id": _count[0], "tool": tool, "args": kwargs}) + "\n").encode())
-    _io.flush()
-    result = _read().get("result")
+    with _lock:
+        _count[0] += 1
+        _io.write((json.dumps({"id": _count[0], "tool": tool, "args": kwargs}) + "\n").encode())
+        _io.flush()
+        result = _read().get("result")
     try:
         return json.loads(result)
     except (TypeError, ValueError):

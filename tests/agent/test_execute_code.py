@@ -270,3 +270,21 @@ def test_with_no_network_a_tainted_turn_may_run_a_script(kernel_for, server,
     agent = Agent(kernel, AgentOptions(cwd=workdir))
     agent.run_conversation("read the board, then run a script")
     assert (workdir / "ran").exists()
+
+
+def test_output_is_kept_to_the_limit_and_threads_may_call_tools(kernel_for, server,
+                                                                workdir: Path) -> None:
+    (workdir / "n.txt").write_text("x\n")
+    script = ("import threading\nfrom hermes_tools import read_file\n"
+              "found = []\n"
+              "workers = [threading.Thread(target=lambda: found.append("
+              "read_file(path='n.txt')['content'])) for _ in range(4)]\n"
+              "[w.start() for w in workers]; [w.join() for w in workers]\n"
+              "print(len(found), len(set(found)))\n"
+              "print('y' * 100_000)\n")
+    server.script(reply_tool_call("execute_code", {"code": script}), reply_text("long"))
+    agent = Agent(kernel_for(tool_output={"max_bytes": 2000}), AgentOptions(cwd=workdir))
+    agent.run_conversation("print a lot")
+    result = code_result(agent)
+    assert result["output"].startswith("4 1\n") and result["tool_calls_made"] == 4
+    assert len(result["output"]) < 2200 and "output shortened" in result["output"]
