@@ -144,8 +144,12 @@ class Rpc:
 
         self.agent, self.sock, self.tools = agent, sock, tools
         self.hello = {"code": code, "tools": tools}
+        # The running turn's events and request id; no fence: the results go to the script.
+        outer = agent.tool_turn
         self.turn = ToolTurn(ctx, allowed=frozenset(tools), routes=agent.tool_routes,
-                             fence_nonce="", taint=agent.taint.policy())
+                             fence_nonce="", taint=agent.taint.policy(),
+                             on_event=outer.on_event if outer else None,
+                             api_request_id=outer.api_request_id if outer else None)
         self.calls = 0
         self.sources: list[str] = []
         self.thread = threading.Thread(target=self._serve, daemon=True,

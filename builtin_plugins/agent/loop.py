@@ -98,6 +98,7 @@ class Agent(SessionLifecycle):
         self._notices: list[str] = []  # system prompt notices not yet shown
         self._notices_shown: set[str] = set()  # this session's, shown already
         self._turn_start = 0  # where this turn's messages begin in the history
+        self.tool_turn: ToolTurn | None = None  # the running turn's (execute_code reuses it)
         self.taint = SessionTaint(self)  # the session's fence nonce and taint
         if session_id is not None:
             self.resume(session_id)
@@ -312,7 +313,7 @@ class Agent(SessionLifecycle):
                 turn.final_response, turn.completed = response.content, True
                 turn.exit_reason = "final_answer"
                 return
-            tool_turn = tool_turn or self._tool_turn(turn, emit)
+            tool_turn = self.tool_turn = tool_turn or self._tool_turn(turn, emit)
             tool_turn.api_request_id = response.id or None
             tool_turn.taint = self.taint.policy()  # the context the model made the calls in
             outcomes = self.executor.run_all(response.tool_calls, tool_turn)

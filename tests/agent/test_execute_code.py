@@ -63,7 +63,8 @@ def test_a_script_reads_three_files_and_greps_them_in_one_step(kernel_for, serve
     server.script(reply_tool_call("execute_code", {"code": GREP_SCRIPT}, id="x1"),
                   reply_text("Two files mention it."))
     agent = Agent(kernel, AgentOptions(cwd=workdir))
-    turn = agent.run_conversation("which files mention needle?")
+    events: list[dict[str, Any]] = []
+    turn = agent.run_conversation("which files mention needle?", on_event=events.append)
     assert turn.final_response == "Two files mention it."
     result = code_result(agent)
     assert result["status"] == "success", result
@@ -77,6 +78,10 @@ def test_a_script_reads_three_files_and_greps_them_in_one_step(kernel_for, serve
     assert [p["args"]["path"] for p in recorder.payloads("pre_tool_call")[1:4]] == [
         "a.txt", "b.txt", "c.txt"]
     assert len(server.posts()) == 2  # one model step for all four tool calls
+    started = [e["name"] for e in events if e["type"] == "tool_start"]
+    assert started == ["execute_code", "read_file", "read_file", "read_file", "search_files"]
+    request_ids = {p["api_request_id"] for p in recorder.payloads("pre_tool_call")}
+    assert len(request_ids) == 1 and None not in request_ids  # the response that asked
 
 
 def test_scripts_do_not_get_agent_level_tools(kernel_for, server, workdir: Path) -> None:
