@@ -65,6 +65,7 @@ SCHEMA: dict[str, Any] = {
 BOOTSTRAP = r'''
 import json, os, socket, sys, threading, types
 _sock = socket.socket(fileno=int(os.environ.pop("HERMES_RPC_FD")))
+_sock.set_inheritable(False)  # not for the commands the script starts
 _io = _sock.makefile("rwb")
 def _read():
     line = _io.readline()
@@ -176,6 +177,8 @@ class Rpc:
         try:
             request = json.loads(line)
             tool, args, rid = request["tool"], request.get("args") or {}, request.get("id")
+            if not isinstance(args, dict):
+                raise TypeError("args must be an object")
         except (ValueError, KeyError, TypeError):
             return {"id": None, "result": tool_error("malformed request from the script")}
         if tool not in self.tools:
