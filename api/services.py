@@ -18,6 +18,7 @@ from .tools import ToolCallContext
 
 if TYPE_CHECKING:
     import asyncio
+    import threading
     from os import PathLike
 
 
@@ -248,9 +249,13 @@ class Sandbox(Protocol):
 
     def run(self, command: str, *, cwd: str | PathLike[str], timeout: float,
             stdin: str = "", max_output: int = 65536,
-            env: Mapping[str, str] | None = None) -> SandboxedRun:
-        """Run ``bash -c command`` confined in ``cwd``, ``stdin`` written to it and ``env``
-        added to its environment."""
+            env: Mapping[str, str] | None = None,
+            pass_fds: Sequence[int] = (),
+            interrupt: threading.Event | None = None) -> SandboxedRun:
+        """Run ``bash -c command`` confined in ``cwd``, ``stdin`` written to it, ``env``
+        added to its environment and the descriptors ``pass_fds`` left open in it (a
+        socket to talk back to hermes); killed (``returncode`` None) once ``interrupt`` is
+        set."""
 
     def describe(self) -> str:
         """The mechanism in use, or why commands run unconfined (one line)."""

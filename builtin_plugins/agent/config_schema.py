@@ -38,6 +38,12 @@ class DelegationSection(BaseModel):
     api_key: str = ""
 
 
+class CodeExecutionSection(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    timeout: float = Field(300, gt=0)  # seconds an execute_code script may run
+
+
 # Context files (AGENTS.md, ...) longer than this are cut, head and tail (default 20,000).
 context_file_max_chars = (int | None, Field(None, gt=0))
 

@@ -56,6 +56,8 @@ REPEATED_NOTE = ("{model} kept repeating itself, so the reply was stopped: {kept
 BUDGET_NOTE = ("You have used every tool-calling step allowed for this request. Do not call "
                "any more tools: reply now with a final answer that summarises what you found "
                "and did, and what is left to do.")
+# Responses that only ran execute_code are free (as in the original), this many in a row.
+FREE_CODE_STEPS = 3
 
 
 class Agent(SessionLifecycle):
@@ -96,6 +98,7 @@ class Agent(SessionLifecycle):
         self._notices: list[str] = []  # system prompt notices not yet shown
         self._notices_shown: set[str] = set()  # this session's, shown already
         self._turn_start = 0  # where this turn's messages begin in the history
+        self.tool_turn: ToolTurn | None = None  # the running turn's (execute_code reuses it)
         self.taint = SessionTaint(self)  # the session's fence nonce and taint
         if session_id is not None:
             self.resume(session_id)
@@ -295,7 +298,8 @@ class Agent(SessionLifecycle):
     def _tool_loop(self, turn: TurnResult, user_message: str, current: int, context: str,
                    emit: EventSink) -> None:
         tool_turn: ToolTurn | None = None
-        for step in range(self.max_iterations):
+        step, free = -1, 0  # free: consecutive execute_code-only steps not counted
+        while (step := step + 1) < self.max_iterations:
             if self.interrupted:
                 raise RequestInterrupted(self.provider, self.model)
             self._deliver_injected(emit)
@@ -309,10 +313,14 @@ class Agent(SessionLifecycle):
                 turn.final_response, turn.completed = response.content, True
                 turn.exit_reason = "final_answer"
                 return
-            tool_turn = tool_turn or self._tool_turn(turn, emit)
+            tool_turn = self.tool_turn = tool_turn or self._tool_turn(turn, emit)
             tool_turn.api_request_id = response.id or None
             tool_turn.taint = self.taint.policy()  # the context the model made the calls in
             outcomes = self.executor.run_all(response.tool_calls, tool_turn)
+            code_only = all(call.name == "execute_code" for call in response.tool_calls)
+            free = free + 1 if code_only else 0
+            if code_only and free <= FREE_CODE_STEPS:
+                step -= 1  # as in the original: a step that only ran scripts is refunded
             injected = self.inbox.take() if outcomes else None
             if injected is not None:
                 outcomes[-1].result = into_tool_result(outcomes[-1].result, injected)

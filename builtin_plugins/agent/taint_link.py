@@ -93,10 +93,13 @@ class SessionTaint:
     def _known_text(self) -> str:
         return user_and_untrusted_text(self.agent.history)
 
-    def policy(self) -> TaintPolicy | None:
-        if self.source is None:
+    def policy(self, source: str | None = None) -> TaintPolicy | None:
+        """The turn's policy; ``source`` taints it when the session is not (yet) tainted: a
+        script's later calls after one of its calls returned untrusted text."""
+        source = self.source or source
+        if source is None:
             return None
-        return TaintPolicy.for_turn(self.agent.kernel, self.source, self._known_text,
+        return TaintPolicy.for_turn(self.agent.kernel, source, self._known_text,
                                     asker_trusted=not self.sender_untrusted)
 
     def reply_filter(self) -> ReplyFilter | None:

@@ -2,8 +2,8 @@
 
 Once untrusted text is in the context, the model may be following someone else's orders, so
 a call that could send data out or change what later sessions see needs a human: commands
-that can reach the network (every ``terminal`` command unless ``sandbox.network: false`` or
-``sandbox.mode: strict``), an ``unconfined`` command, a ``web_extract`` of a URL that no user
+that can reach the network (every ``terminal`` command and ``execute_code`` script unless
+``sandbox.network: false`` or ``sandbox.mode: strict``), an ``unconfined`` command, a ``web_extract`` of a URL that no user
 or untrusted message contains (the model built it), ``send_message``-like delivery, writes
 to memory, skills and cron jobs, file writes outside the workspace when the sandbox is off,
 MCP tools and any tool not known to be read-only (marked ``parallel_safe``, as an MCP server
@@ -106,6 +106,9 @@ class TaintPolicy:
             return None
         if name == "terminal":
             return self._terminal(args)
+        if name == "execute_code":  # its calls are judged one by one; the script itself
+            found = self._terminal({})  # runs in the sandbox as a command does
+            return found and found.replace("a command", "a script")
         if name == "web_extract":
             urls = [str(u) for u in args.get("urls") or [args.get("url", "")] if u]
             built = [u for u in urls if not self.known(u)]

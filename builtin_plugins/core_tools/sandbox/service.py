@@ -11,7 +11,7 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING
 from hermes_agent.kits.secrets import command_env
 
 from ..process_groups import ProcessGroups, kill_group
-from ..terminal import COMMAND_VARS, BoundedCapture, command_launch, shorten, spawn
+from ..terminal import COMMAND_VARS, BoundedCapture, command_launch, shorten, spawn, watch
 from .policy import policy_for
 from .runner import SandboxUnavailable, command_cwd_visible, mechanism_for, warn_if_unconfined
 
@@ -58,7 +58,9 @@ class SandboxService:
         return f"{found.name} ({found.path or found.version})"
 
     def run(self, command: str, *, cwd: str | PathLike[str], timeout: float, stdin: str = "",
-            max_output: int = 65536, env: Mapping[str, str] | None = None) -> CommandRun:
+            max_output: int = 65536, env: Mapping[str, str] | None = None,
+            pass_fds: Sequence[int] = (),
+            interrupt: threading.Event | None = None) -> CommandRun:
         where = Path(cwd).resolve()
         policy = policy_for(self.kernel.config, where, Path(self.kernel.home))
         confined = policy.confined and mechanism_for(policy).works
@@ -76,25 +78,26 @@ class SandboxService:
         with how:
             try:
                 proc = spawn(how, where, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
+                             stderr=subprocess.PIPE, pass_fds=tuple(pass_fds))
             except SandboxUnavailable as exc:
                 return CommandRun("", f"not run: {exc}", 126, confined=False)
             self.groups.add(proc)
             try:
-                out, err, timed_out = _communicate(proc, stdin.encode(), timeout, max_output)
+                out, err, stop = _communicate(proc, stdin.encode(), timeout, max_output,
+                                              interrupt)
             finally:
                 if how.kill_leftovers:
                     kill_group(proc)
                 self.groups.discard(proc)
-        return CommandRun(out, err, None if timed_out else proc.returncode, timed_out, confined,
+        return CommandRun(out, err, None if stop else proc.returncode, stop == "timeout", confined,
                           time.monotonic() - started)
 
 
-def _communicate(proc: subprocess.Popen[bytes], data: bytes, timeout: float,
-                 keep: int) -> tuple[str, str, bool]:
+def _communicate(proc: subprocess.Popen[bytes], data: bytes, timeout: float, keep: int,
+                 interrupt: threading.Event | None = None) -> tuple[str, str, str]:
     """Feed ``data``, read both streams (each cut to ``keep`` characters and a marker of
-    what was left out in the middle), kill the group at
-    ``timeout``; (stdout, stderr, timed out)."""
+    what was left out in the middle), kill the group at ``timeout`` or when ``interrupt``
+    is set; (stdout, stderr, "" or "timeout" or "interrupt")."""
     captures = (BoundedCapture(keep), BoundedCapture(keep))
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     threads = [threading.Thread(target=_feed, args=(proc.stdin, data), daemon=True),
@@ -102,17 +105,16 @@ def _communicate(proc: subprocess.Popen[bytes], data: bytes, timeout: float,
                  for stream, capture in zip((proc.stdout, proc.stderr), captures))]
     for thread in threads:
         thread.start()
-    timed_out = False
-    try:
-        proc.wait(timeout=max(timeout, 0.1))
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    exited = threading.Event()
+    threading.Thread(target=lambda: (proc.wait(), exited.set()), daemon=True).start()
+    stop = watch(exited, time.monotonic() + max(timeout, 0.1), interrupt)
+    if stop:
         kill_group(proc)
         proc.wait()
     for thread in threads[1:]:  # a child left in the background may hold the pipes open
-        thread.join(timeout=0.2 if timed_out else 1.0)
+        thread.join(timeout=0.2 if stop else 1.0)
     out, err = (shorten(capture.text(), keep) for capture in captures)
-    return out, err, timed_out
+    return out, err, stop
 
 
 def _feed(stream: IO[bytes], data: bytes) -> None:
