@@ -421,4 +421,4 @@ def _start_kept(how: Launch, cwd: Path, log: Path,
     with open(log, "ab") as out:
         return subprocess.Popen(keeper, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True,
-                                env={**(how.env or os.environ), "HERMES_EXIT_FILE": str(exit_file)})
+                                env={**(how.env or {}), "HERMES_EXIT_FILE": str(exit_file)})
