@@ -1,7 +1,8 @@
 """The daily slash commands in a real ``hermes chat`` on a pseudo-terminal, against the
 scripted fake model server: typing during a turn (``/steer``, ``/queue``, ``/q``, a plain
 line), ``/background``, ``/branch``, ``/resume``, ``/personality``, ``/tools`` and
-``/toolsets`` for the session, ``/verbose`` and ``/reasoning``."""
+``/toolsets`` for the session, ``/verbose``, ``/reasoning``, ``/retry``, ``/undo``, ``/title``
+and ``/usage``."""
 
 from __future__ import annotations
 
@@ -316,5 +317,34 @@ def test_background_typed_while_a_turn_runs_starts_at_once(home: Path, calculato
         "the side question"]
     assert users(main) == [
         "the main question"]
+    term.type("/quit\r")
+    assert term.wait() == 0
+
+
+def test_retry_undo_title_and_usage_in_the_chat(home: Path, calculator: Path, server) -> None:
+    configure(home, server)
+    server.script(reply_text("First answer."), reply_text("Second try."),
+                  reply_text("Fresh start."))
+    term = start_chat(home)
+    term.read_until("› ")
+    term.type("what is the plan\r")
+    assert "First answer." in term.read_until("› ")
+    term.type("/retry\r")  # the same message again, the first exchange replaced
+    assert "Second try." in term.read_until("› ")
+    assert users(server.posts()[1]) == ["what is the plan"]
+    term.type("/undo\r")
+    term.read_until("› ")
+    term.type("/title my plans\r")
+    term.read_until("› ")
+    term.type("/title\r")
+    assert "my plans" in term.read_until("› ")
+    term.type("something else\r")
+    assert "Fresh start." in term.read_until("› ")
+    sent = server.posts()[2].body["messages"]
+    assert users(server.posts()[2]) == ["something else"]  # the undone exchange is gone
+    assert not any(m.get("content") == "Second try." for m in sent)
+    term.type("/usage\r")
+    usage = term.read_until("› ")
+    assert "model calls" in usage and "cost" in usage.lower()
     term.type("/quit\r")
     assert term.wait() == 0
