@@ -5,7 +5,9 @@ ends the shell and the next call says it is new; the session's end kills it."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
@@ -62,13 +64,15 @@ def test_exit_status_stderr_and_syntax_errors_fail_one_call_only(call: Call) -> 
 
 
 def test_the_shell_is_sandboxed_like_any_command(call: Call, tmp_path: Path) -> None:
-    outside = Path(sys.prefix) / "hermes-shell-probe.txt"  # writable by us, not by commands
+    # writable by us, not by commands; outside /tmp, which the sandbox replaces with its own
+    folder = Path(tempfile.mkdtemp(prefix="hermes-shell-", dir="/var/tmp"))
+    outside = folder / "probe.txt"
     try:
         blocked = shell(call, f"echo x > {outside}")
         assert blocked["exit_code"] != 0 and not outside.exists()
         assert "Read-only file system" in blocked["output"] and "sandbox" in blocked
     finally:
-        outside.unlink(missing_ok=True)
+        shutil.rmtree(folder, ignore_errors=True)
     private = shell(call, f"echo x > {tmp_path}/inside.txt && cat {tmp_path}/inside.txt")
     assert private["output"] == "x" and not (tmp_path / "inside.txt").exists()  # its own /tmp
 
