@@ -90,7 +90,7 @@ class CoreTools:
         with self._lock:
             if self._checkpointer is None:
                 self._checkpointer = Checkpointer(self.kernel)
-        self._checkpointer.before(name, ctx, self.policy(ctx).workspace)
+        self._checkpointer.before(name, ctx, lambda: self.policy(ctx).workspace)
 
     def sandbox(self) -> "SandboxService":
         """The ``sandbox`` service: other plugins' commands confined as ``terminal``'s are."""

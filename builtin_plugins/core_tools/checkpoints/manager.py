@@ -12,7 +12,7 @@ import fcntl
 import logging
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,7 +47,7 @@ class Checkpointer:
 
     def __init__(self, kernel: "Kernel"):
         self.kernel = kernel
-        self._done: set[tuple[str, str, Path]] = set()  # (session, turn, workspace) checkpointed
+        self._turns: dict[tuple[str, str], str] = {}  # (session, cwd) -> turn checkpointed
         self._too_big: set[Path] = set()
         self._lock = threading.Lock()
 
@@ -63,15 +63,21 @@ class Checkpointer:
         return ShadowRepo(Path(self.kernel.home), workspace,
                           max_file_bytes=int(self.setting("max_file_size_mb", 10) * 1_000_000))
 
-    def before(self, tool: str, ctx: "ToolCallContext", workspace: Path | None) -> None:
-        """Called before a tool call runs: checkpoint once per turn and workspace."""
-        if workspace is None or not self.enabled:
+    def before(self, tool: str, ctx: "ToolCallContext",
+               workspace_of: Callable[[], Path | None]) -> None:
+        """Called before a tool call runs: checkpoint once per turn and folder. The workspace
+        (``workspace_of()``: the sandbox's, None for none) is worked out only for a turn's
+        first call."""
+        if not self.enabled:
             return
-        key = (ctx.session_id or ctx.task_id, ctx.turn_id, workspace)
-        with self._lock:
-            if key in self._done or workspace in self._too_big:
+        key = (ctx.session_id or ctx.task_id, str(ctx.cwd))
+        with self._lock:  # one entry per session and folder: its latest checkpointed turn
+            if self._turns.get(key) == ctx.turn_id:
                 return
-            self._done.add(key)
+            self._turns[key] = ctx.turn_id
+        workspace = workspace_of()
+        if workspace is None or workspace in self._too_big:
+            return
         try:
             self.take(workspace, session_id=ctx.session_id, turn_id=ctx.turn_id, tool=tool)
         except (CheckpointError, OSError, ValueError) as exc:
