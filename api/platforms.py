@@ -17,7 +17,9 @@ from typing import Any
 @dataclass
 class InboundMessage:
     """One message a platform received. ``chat_type``: ``"dm"``, ``"group"``, ``"channel"``
-    or ``"thread"``; ``raw``: the platform's own payload, untouched."""
+    or ``"thread"``; ``raw``: the platform's own payload, untouched; ``images``: the image
+    parts it carries (OpenAI ``image_url`` parts with a ``data:`` or http(s) URL; the agent
+    stores them, docs/vision.md)."""
 
     platform: str
     chat_id: str
@@ -28,6 +30,7 @@ class InboundMessage:
     message_id: str | None = None
     chat_type: str = "dm"
     raw: Any = None
+    images: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

@@ -73,3 +73,68 @@ def image_bytes(block: Any, style: str) -> bytes:
     head, _, payload = url.partition(",")
     assert head.startswith("data:image/") and head.endswith(";base64"), head
     return base64.b64decode(payload)
+
+
+class ImageSite:
+    """A loopback web server with one image at ``/picture.png`` (``hits`` counts its GETs)."""
+
+    def __init__(self, body: bytes):
+        import threading
+        from http.server import BaseHTTPRequestHandler
+
+        from hermes_agent.testing.local_server import LocalHTTPServer
+
+        site = self
+        self.body, self.hits = body, 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                site.hits += 1
+                found = self.path == "/picture.png"
+                payload = site.body if found else b"not found"
+                self.send_response(200 if found else 404)
+                self.send_header("Content-Type", "image/png" if found else "text/plain")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.server = LocalHTTPServer(Handler, None)
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/picture.png"
+
+    def __enter__(self) -> "ImageSite":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def serving(kernel: Any, platform: str) -> Any:
+    """A started gateway whose one enabled platform is ``platform`` (async context manager
+    yielding ``(runner, adapter)``), as the gateway tests start one."""
+    import contextlib
+
+    @contextlib.asynccontextmanager
+    async def run() -> Any:
+        from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
+        from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
+
+        adapters, entries, problems = build_adapters(kernel)
+        assert not problems, problems
+        runner = GatewayRunner(kernel, adapters, entries=entries)
+        assert await runner.start() == [platform]
+        try:
+            yield runner, adapters[platform]
+        finally:
+            await runner.stop(30.0)
+
+    return run()
