@@ -15,6 +15,7 @@ from hermes_agent.kits.platform_config import http_url
 
 from .bot_api import BotAPI, TelegramError
 from .formatting import to_html, visible_length
+from .media import image_parts
 from .settings import Settings
 from .updates import PLATFORM, UPDATE_KINDS, chat_type, inbound
 
@@ -166,6 +167,8 @@ class TelegramAdapter(PlatformAdapter):
         if message is None:
             log.debug("telegram: ignored update %s", update_id)
             return True
+        if self.api is not None:
+            message.images = await image_parts(self.api, update)
         try:
             outcome = await self.handle_message(message)
         except Exception:
