@@ -18,6 +18,7 @@ from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResu
 
 from .formatting import format_message
 from .gateway import FatalGatewayError, GatewayClient
+from .media import image_parts, is_image
 from .rest import DiscordAuthError, DiscordREST
 from .settings import Settings
 
@@ -118,6 +119,7 @@ class DiscordAdapter(PlatformAdapter):
             try:
                 message = self.inbound(data)
                 if message is not None:
+                    message.images = await image_parts(data, self.settings.api_base)
                     await self.handle_message(message)
             except Exception:  # one bad message must not stop the others
                 log.exception("discord: handling message %s failed", data.get("id"))
@@ -188,10 +190,12 @@ class DiscordAdapter(PlatformAdapter):
 
 
 def _text(data: Mapping[str, Any], me: str | None) -> str:
-    """The message's text without the bot's own mention, its attachments' URLs appended."""
+    """The message's text without the bot's own mention, its attachments' URLs appended
+    (images are named only: they come as image parts, :mod:`.media`)."""
     text = str(data.get("content") or "")
     if me:
         text = text.replace(f"<@{me}>", "").replace(f"<@!{me}>", "")
-    lines = [text.strip()] + [f"[attachment: {a.get('filename', 'file')} {a.get('url', '')}]"
+    lines = [text.strip()] + [f"[image: {a.get('filename', 'image')}]" if is_image(a) else
+                              f"[attachment: {a.get('filename', 'file')} {a.get('url', '')}]"
                               for a in data.get("attachments") or [] if isinstance(a, Mapping)]
     return "\n".join(line for line in lines if line)
