@@ -338,20 +338,18 @@ def _resolved(content: list[Any], store: ImageStore, vision: bool) -> list[dict[
 _PATH = re.compile(r"""(?:"([^"]+)"|'([^']+)'|((?:[~/.]|[A-Za-z]:\\)(?:\\ |[^\s])+))""")
 
 
-def image_paths(text: str, cwd: str | os.PathLike[str] = ".") -> tuple[str, list[Path]]:
-    """Paths of existing image files written in ``text`` (quoted, or with escaped spaces
-    as a terminal pastes a dragged file), and the text with them left out."""
+def image_paths(text: str, cwd: str | os.PathLike[str] = ".") -> list[Path]:
+    """Paths of existing image files written in ``text``: quoted, or bare with ``\\ `` for
+    spaces as a terminal pastes a dragged file (trailing punctuation ignored)."""
     found: list[Path] = []
-    kept = text
-
     for match in _PATH.finditer(text):
-        raw = next(g for g in match.groups() if g)
+        quoted = match.group(1) or match.group(2)
+        raw = quoted or match.group(3).rstrip("?!,;:)]")
         if not raw.lower().endswith(IMAGE_EXTENSIONS):
             continue
         path = Path(raw.replace("\\ ", " ")).expanduser()
         if not path.is_absolute():
             path = Path(cwd) / path
-        if path.is_file():
+        if path.is_file() and path not in found:
             found.append(path)
-            kept = kept.replace(match.group(0), "", 1)
-    return (" ".join(kept.split()) if found else text), found
+    return found

@@ -150,6 +150,12 @@ def _quit(state: ChatState, args: str) -> Any:
     return QUIT
 
 
+def _image(state: ChatState, args: str) -> str:
+    from .images import attach
+
+    return attach(state, args)
+
+
 def _agents(state: ChatState, args: str) -> str:
     from ..delegate import subagents_of
 
@@ -197,6 +203,7 @@ BUILTIN: dict[str, tuple[Callable[[ChatState, str], Any], str]] = {
                                        "off, new, all, verbose"),
     "reasoning": (tool_commands.reasoning, "/reasoning show|hide the model's reasoning, or "
                                            "low|medium|high its effort"),
+    "image": (_image, "attach an image to your next message: /image PATH (/image clear)"),
     "agents": (_agents, "the subagents of this chat: running and finished"),
     "stop": (_stop, "stop the subagents running in the background"),
     "quit": (_quit, "leave (also /exit, Ctrl-D)"),

@@ -20,6 +20,7 @@ class ChatState:
     quit: bool = False
     notes: list[str] = field(default_factory=list)
     pending: deque[str] = field(default_factory=deque)  # lines to handle after the turn
+    images: list[dict[str, Any]] = field(default_factory=list)  # /image: for the next message
     turn_running: bool = False
     renderer: Any = None  # the chat's TerminalRenderer (/verbose, /reasoning)
     say: Callable[[str], None] | None = None  # prints from another thread (/background)
