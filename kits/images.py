@@ -27,9 +27,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent import HermesError, private_dir
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 REF_PREFIX = "hermes-image:"
 DEFAULT_MAX_BYTES = 10_000_000  # per image (``vision.max_image_bytes``)
@@ -155,7 +158,7 @@ class ImageStore:
         self.max_images = max_images
 
     @classmethod
-    def of(cls, kernel: Any) -> "ImageStore":
+    def of(cls, kernel: Kernel) -> "ImageStore":
         """The store of ``kernel``'s home, with its ``vision.*`` limits."""
         config = kernel.config
         return cls(kernel.home,
@@ -254,7 +257,7 @@ class ImageStore:
         raise ImageError(f"an image_url must be an https URL or a data: URL, not {url[:40]!r}")
 
 
-def web_fetcher(kernel: Any) -> UrlFetcher:
+def web_fetcher(kernel: Kernel) -> UrlFetcher:
     """Fetches an image URL as ``web_extract`` fetches pages (``hermes_agent.kits.http``):
     public addresses only unless ``web.allow_private_networks``, every redirect re-checked,
     the body capped at the image limit."""

@@ -5,12 +5,15 @@ checked and sent with the question to the auxiliary ``vision`` model."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent import HermesError
 from hermes_agent.api import MODELS, ProviderError, ToolCallContext, tool_error, tool_result
 from hermes_agent.kits.images import (REF_PREFIX, ImageError, ImageStore, data_url,
                                       human_size, parse_data_url, sniff, web_fetcher)
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 VISION_ANALYZE: dict[str, Any] = {
     "name": "vision_analyze",
@@ -33,7 +36,7 @@ DEFAULT_QUESTION = "Describe this image in detail."
 
 
 class VisionTool:
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
 
     def analyze(self, args: dict[str, Any], ctx: ToolCallContext) -> str:

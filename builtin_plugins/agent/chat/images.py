@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.kits.images import ImageError, ImageStore, describe, image_paths
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 
 def attach(state: Any, args: str) -> str:
@@ -42,7 +45,7 @@ def names_an_image(line: str, cwd: str | Path) -> bool:
     return bool(first) and bool(image_paths(first, cwd))
 
 
-def compose(kernel: Any, text: str, attached: Iterable[dict[str, Any]] = (),
+def compose(kernel: Kernel, text: str, attached: Iterable[dict[str, Any]] = (),
             paths: Iterable[str | Path] = (), cwd: str | Path | None = None
             ) -> tuple[str | list[dict[str, Any]], list[str]]:
     """The message the agent gets (text alone, or text and image parts) and a note per
