@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 REF_PREFIX = "hermes-image:"
 DEFAULT_MAX_BYTES = 10_000_000  # per image (``vision.max_image_bytes``)
 DEFAULT_MAX_IMAGES = 10  # per message (``vision.max_images``)
+# the largest image an API mode takes (Anthropic: 5 MB of base64); a larger one is described
+SENDABLE_BYTES = {"anthropic_messages": 3_900_000}
 SUFFIXES = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 _REF = re.compile(r"^hermes-image:([0-9a-f]{64})\.(png|jpg|gif|webp)$")
@@ -302,20 +304,23 @@ def describe(part: dict[str, Any], store: ImageStore | None = None) -> str:
     return f"[image: {', '.join(bits)}]"
 
 
-def for_model(messages: Iterable[dict[str, Any]], store: ImageStore, *, vision: bool
-              ) -> list[dict[str, Any]]:
+def for_model(messages: Iterable[dict[str, Any]], store: ImageStore, *, vision: bool,
+              api_mode: str = "") -> list[dict[str, Any]]:
     """Request copies of ``messages``: stored images as ``data:`` URLs when ``vision``,
-    else as their description; messages without images are passed through as they are."""
+    else as their description (also an image larger than ``api_mode`` takes, see
+    :data:`SENDABLE_BYTES`); messages without images are passed through as they are."""
+    limit = SENDABLE_BYTES.get(api_mode)
     out = []
     for message in messages:
         content = message.get("content")
         if isinstance(content, list) and any(is_image_part(p) for p in content):
-            message = {**message, "content": _resolved(content, store, vision)}
+            message = {**message, "content": _resolved(content, store, vision, limit)}
         out.append(message)
     return out
 
 
-def _resolved(content: list[Any], store: ImageStore, vision: bool) -> list[dict[str, Any]]:
+def _resolved(content: list[Any], store: ImageStore, vision: bool,
+              limit: int | None = None) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for part in content:
         if not is_image_part(part):
@@ -329,6 +334,11 @@ def _resolved(content: list[Any], store: ImageStore, vision: bool) -> list[dict[
                 data = store.load(url)
             except ImageError as exc:
                 parts.append({"type": "text", "text": f"[image unavailable: {exc}]"})
+                continue
+            if limit is not None and len(data) > limit:
+                parts.append({"type": "text", "text": describe(part, store).replace(
+                    "[image: ", f"[image too large for this model (over {human_size(limit)}): ",
+                    1)})
                 continue
             media = (part.get("image") or {}).get("media_type") or (
                 sniff(data) or ImageInfo("image/png", 0, 0)).media_type

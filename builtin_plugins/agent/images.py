@@ -51,7 +51,8 @@ def with_images_resolved(kernel: Kernel, client: Any,
     """The request's messages with stored images as data URLs or descriptions."""
     if not any(isinstance(m.get("content"), list) for m in messages):
         return messages
-    return for_model(messages, ImageStore.of(kernel), vision=sees_images(kernel, client))
+    return for_model(messages, ImageStore.of(kernel), vision=sees_images(kernel, client),
+                     api_mode=str(getattr(client.active, "api_mode", "") or ""))
 
 
 __all__ = ["content_text", "sees_images", "stored_content", "with_images_resolved"]

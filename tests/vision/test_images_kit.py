@@ -73,3 +73,15 @@ def test_images_survive_merged_turns_and_appended_context(tmp_path: Path) -> Non
     [blind] = [m for m in for_model(messages, store, vision=False) if m["role"] == "user"]
     assert "[image: image.png, 3x1, " in str(blind["content"])
     assert describe(stored[1]).startswith("[image: image.png, 3x1, ")
+
+
+def test_an_image_larger_than_the_api_takes_is_described(tmp_path: Path) -> None:
+    store = ImageStore(tmp_path)
+    big = png(2, 2) + b"\0" * 4_000_000  # a PNG with trailing bytes: 4 MB
+    parts = store.store_parts([{"type": "image_url", "image_url": {"url": data_url(big)}}])
+    message = [{"role": "user", "content": parts}]
+    [anthropic] = for_model(message, store, vision=True, api_mode="anthropic_messages")
+    assert anthropic["content"][0]["type"] == "text"
+    assert "too large for this model" in anthropic["content"][0]["text"]
+    [chat] = for_model(message, store, vision=True, api_mode="chat_completions")
+    assert chat["content"][0]["type"] == "image_url"
