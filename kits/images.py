@@ -348,7 +348,7 @@ def _resolved(content: list[Any], store: ImageStore, vision: bool,
     return parts
 
 
-_PATH = re.compile(r"""(?:"([^"]+)"|'([^']+)'|((?:[~/.]|[A-Za-z]:\\)(?:\\ |[^\s])+))""")
+_PATH = re.compile(r"""(?:"([^"]+)"|'([^']+)'|((?:\\ |[^\s"'])+))""")
 
 
 def image_paths(text: str, cwd: str | os.PathLike[str] = ".") -> list[Path]:

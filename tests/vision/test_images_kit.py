@@ -85,3 +85,9 @@ def test_an_image_larger_than_the_api_takes_is_described(tmp_path: Path) -> None
     assert "too large for this model" in anthropic["content"][0]["text"]
     [chat] = for_model(message, store, vision=True, api_mode="chat_completions")
     assert chat["content"][0]["type"] == "image_url"
+
+
+def test_a_bare_file_name_in_the_working_directory_counts(tmp_path: Path) -> None:
+    (tmp_path / "shot.png").write_bytes(png())
+    assert image_paths("what is in shot.png, and in https://x.example/y.png?",
+                       tmp_path) == [tmp_path / "shot.png"]
