@@ -353,14 +353,20 @@ _PATH = re.compile(r"""(?:"([^"]+)"|'([^']+)'|((?:\\ |[^\s"'])+))""")
 
 def image_paths(text: str, cwd: str | os.PathLike[str] = ".") -> list[Path]:
     """Paths of existing image files written in ``text``: quoted, or bare with ``\\ `` for
-    spaces as a terminal pastes a dragged file (trailing punctuation ignored)."""
+    spaces as a terminal pastes a dragged file, or as a ``file://`` URL (trailing
+    punctuation ignored)."""
     found: list[Path] = []
     for match in _PATH.finditer(text):
         quoted = match.group(1) or match.group(2)
         raw = quoted or match.group(3).rstrip("?!,;:)]")
         if not raw.lower().endswith(IMAGE_EXTENSIONS):
             continue
-        path = Path(raw.replace("\\ ", " ")).expanduser()
+        raw = raw.replace("\\ ", " ")
+        if raw.startswith("file://"):  # a file dropped on some terminals
+            from urllib.parse import unquote, urlsplit
+
+            raw = unquote(urlsplit(raw).path)
+        path = Path(raw).expanduser()
         if not path.is_absolute():
             path = Path(cwd) / path
         if path.is_file() and path not in found:

@@ -91,3 +91,8 @@ def test_a_bare_file_name_in_the_working_directory_counts(tmp_path: Path) -> Non
     (tmp_path / "shot.png").write_bytes(png())
     assert image_paths("what is in shot.png, and in https://x.example/y.png?",
                        tmp_path) == [tmp_path / "shot.png"]
+
+
+def test_a_dropped_file_url_counts(tmp_path: Path) -> None:
+    (tmp_path / "a b.png").write_bytes(png())
+    assert image_paths(f"file://{tmp_path}/a%20b.png", tmp_path) == [tmp_path / "a b.png"]
