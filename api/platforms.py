@@ -192,6 +192,11 @@ class PlatformAdapter(abc.ABC):
         """Deliver ``content`` (at most ``max_message_length`` long) to ``chat_id``.
         ``metadata`` may carry ``thread_id``."""
 
+    async def fetch_images(self, message: InboundMessage) -> None:
+        """Download the images ``message`` names (from its ``raw`` payload) into
+        ``message.images``; the gateway calls it once the sender is allowed, so nobody else
+        makes the bot download anything. Nothing by default."""
+
     def keeps_chat(self, chat_id: str) -> bool:
         """False for a chat that ends with its turn (a one-turn chat no client can continue):
         once its messages are answered the gateway forgets it, its agent and its line in the

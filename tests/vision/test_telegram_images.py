@@ -69,3 +69,18 @@ def test_an_image_file_without_a_caption_is_a_message(tmp_path: Path, fake_llm: 
     request = fake_llm.posts()[-1]
     [block] = sent_images(request)
     assert image_bytes(block, request.style) == picture
+
+
+def test_an_unknown_senders_photo_is_not_downloaded(tmp_path: Path, fake_llm: FakeLLMServer,
+                                                    telegram: FakeTelegram) -> None:
+    stranger = 6666
+    k = kernel(tmp_path / "home", fake_llm, telegram, "chat_completions")
+
+    async def scenario() -> str:
+        async with serving(k, "telegram"):
+            telegram.user_photo(stranger, stranger, png(), caption="look", width=3, height=2)
+            [refusal] = await asyncio.to_thread(telegram.wait_sent, 1, stranger, 30.0)
+            return refusal.plain
+
+    assert "not allowed" in asyncio.run(scenario())
+    assert telegram.requests("getFile") == [] and fake_llm.posts() == []

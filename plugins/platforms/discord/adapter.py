@@ -119,7 +119,6 @@ class DiscordAdapter(PlatformAdapter):
             try:
                 message = self.inbound(data)
                 if message is not None:
-                    message.images = await image_parts(data, self.settings.api_base)
                     await self.handle_message(message)
             except Exception:  # one bad message must not stop the others
                 log.exception("discord: handling message %s failed", data.get("id"))
@@ -153,6 +152,11 @@ class DiscordAdapter(PlatformAdapter):
             user_name=str(author.get("username") or ""), thread_id=channel if parent else None,
             message_id=message_id or None,
             chat_type="thread" if parent else ("group" if guild else "dm"), raw=dict(data))
+
+    async def fetch_images(self, message: InboundMessage) -> None:
+        """An allowed sender's image attachments, downloaded from the CDN (:mod:`.media`)."""
+        if isinstance(message.raw, dict):
+            message.images = await image_parts(message.raw, self.settings.api_base)
 
     # --- outbound ----------------------------------------------------------------------------
     def _target(self, chat_id: str, metadata: Mapping[str, Any] | None) -> str:

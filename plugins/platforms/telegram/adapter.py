@@ -9,7 +9,7 @@ import logging
 from collections import deque
 from typing import Any
 
-from hermes_agent.api import ChatInfo, PlatformAdapter, SendResult
+from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResult
 from hermes_agent.kits.chat_text import split_message
 from hermes_agent.kits.platform_config import http_url
 
@@ -167,8 +167,6 @@ class TelegramAdapter(PlatformAdapter):
         if message is None:
             log.debug("telegram: ignored update %s", update_id)
             return True
-        if self.api is not None:
-            message.images = await image_parts(self.api, update)
         try:
             outcome = await self.handle_message(message)
         except Exception:
@@ -180,6 +178,11 @@ class TelegramAdapter(PlatformAdapter):
         if isinstance(update_id, int):
             self._seen.append(update_id)
         return True
+
+    async def fetch_images(self, message: InboundMessage) -> None:
+        """A photo or image file of an allowed sender, downloaded (:mod:`.media`)."""
+        if self.api is not None and isinstance(message.raw, dict):
+            message.images = await image_parts(self.api, message.raw)
 
     # --- outbound ----------------------------------------------------------------------------
     async def send(self, chat_id: str, content: str, reply_to: str | None = None,
