@@ -96,3 +96,12 @@ def test_a_bare_file_name_in_the_working_directory_counts(tmp_path: Path) -> Non
 def test_a_dropped_file_url_counts(tmp_path: Path) -> None:
     (tmp_path / "a b.png").write_bytes(png())
     assert image_paths(f"file://{tmp_path}/a%20b.png", tmp_path) == [tmp_path / "a b.png"]
+
+
+def test_an_image_counts_as_an_image_in_the_context_estimate() -> None:
+    from hermes_agent.kits.tokens import IMAGE_TOKENS, estimate_message_tokens
+
+    big = data_url(png(2, 2) + b"\0" * 400_000)  # a long data URL from an older session
+    message = {"role": "user", "content": [{"type": "text", "text": "look"},
+                                           {"type": "image_url", "image_url": {"url": big}}]}
+    assert IMAGE_TOKENS <= estimate_message_tokens(message) < IMAGE_TOKENS + 50
