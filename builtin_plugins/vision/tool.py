@@ -33,6 +33,10 @@ VISION_ANALYZE: dict[str, Any] = {
     },
 }
 DEFAULT_QUESTION = "Describe this image in detail."
+_BLIND = ("vision_analyze asks the auxiliary vision model, here {model}, which does not see "
+          "images. Set auxiliary.vision.provider and auxiliary.vision.model in config.yaml to "
+          "a model that does (e.g. provider openrouter, model google/gemini-2.5-flash), or "
+          "model.supports_vision: true if this one does.")
 
 
 class VisionTool:
@@ -44,6 +48,9 @@ class VisionTool:
         question = str(args.get("question") or "").strip() or DEFAULT_QUESTION
         if not where:
             return tool_error("image_url is required: an http(s) URL or a local image path")
+        blind = self._blind_model()
+        if blind:
+            return tool_error(blind)
         store = ImageStore.of(self.kernel)
         try:
             data = self._read(where, store, ctx.cwd)
@@ -65,6 +72,26 @@ class VisionTool:
             "source": where if not where.startswith("data:") else "data URL",
             "media_type": info.media_type, "width": info.width, "height": info.height,
             "size": human_size(len(data))}, model=reply.model)
+
+    def _blind_model(self) -> str | None:
+        """Why the auxiliary vision model would not see the image: ``auxiliary.vision`` is
+        left to the main provider (``auto``), whose profile does not see images and
+        ``model.supports_vision`` does not say it does. None when it may see."""
+        config, env = self.kernel.config, self.kernel.env
+        task = (config.get("auxiliary") or {}).get("vision") or {}
+        if any(str(task.get(key) or "") not in ("", "auto") for key in ("provider", "model",
+                                                                         "base_url")) \
+                or env.get("AUXILIARY_VISION_PROVIDER") or env.get("AUXILIARY_VISION_MODEL"):
+            return None
+        override = config.get("model.supports_vision")
+        if override is not None:
+            return None if override else _BLIND.format(model="the main model")
+        try:
+            active = self.kernel.service(MODELS).client().active
+            sees, name = bool(active.profile.supports_vision), f"{active.name}/{active.model}"
+        except (HermesError, AttributeError):
+            return None  # no provider resolved: the call says why
+        return None if sees else _BLIND.format(model=name)
 
     def _read(self, where: str, store: ImageStore, cwd: Path) -> bytes:
         if where.startswith(REF_PREFIX):

@@ -49,7 +49,7 @@ def test_an_image_url_on_a_private_address_needs_the_web_policy(
         tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     picture = png(2, 2)
     model = {"provider": "custom", "base_url": fake_llm.openai_base_url, "default": "m",
-             "max_retries": 0}
+             "max_retries": 0, "supports_vision": True}
     with ImageSite(picture) as site:
         refused = agent_kernel(tmp_path / "a", model)
         fake_llm.script(reply_tool_call("vision_analyze", {"image_url": site.url,
@@ -70,3 +70,18 @@ def test_an_image_url_on_a_private_address_needs_the_web_policy(
     assert image_bytes(block, "chat") == picture
     tool = [m for m in fake_llm.posts()[-1].body["messages"] if m["role"] == "tool"][-1]
     assert "Two by two." in tool["content"]
+
+
+def test_a_blind_auxiliary_model_is_not_asked(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    (tmp_path / "a.png").write_bytes(png())
+    kernel = agent_kernel(tmp_path / "home", {
+        "provider": "custom", "base_url": fake_llm.openai_base_url, "default": "text-only",
+        "max_retries": 0})
+    fake_llm.script(reply_tool_call("vision_analyze", {"image_url": str(tmp_path / "a.png"),
+                                                       "question": "what?"}),
+                    reply_text("no luck"))
+    Agent(kernel, AgentOptions(stream=False)).run_conversation("look at a.png")
+    assert len(fake_llm.posts()) == 2  # the main model twice; no vision call
+    tool = [m for m in fake_llm.posts()[-1].body["messages"] if m["role"] == "tool"][-1]
+    assert "custom/text-only, which does not see images" in tool["content"]
+    assert "auxiliary.vision.provider" in tool["content"]
