@@ -1,5 +1,5 @@
-"""Images in ``hermes chat``: ``/image PATH`` in a real pseudo-terminal, an image path
-written in a message, and ``-q ... --image PATH``; each reaches the fake model as an image
+"""Images in ``hermes chat``: ``/image PATH`` in a real pseudo-terminal (and ``/retry`` of
+that message), an image path written in a message, and ``-q ... --image PATH``; each reaches the fake model as an image
 part (the custom endpoint, told its model sees images)."""
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def test_image_command_and_pasted_paths_in_a_pty(tmp_path: Path,
     shot.write_bytes(first)
     other = tmp_path / "other.png"
     other.write_bytes(second)
-    fake_llm.script(reply_text("First seen."), reply_text("Second seen."),
-                    reply_text("Third seen."))
+    fake_llm.script(reply_text("First seen."), reply_text("Seen again."),
+                    reply_text("Second seen."), reply_text("Third seen."))
     term = Terminal([hermes(), "chat"], env, cwd=tmp_path)
     term.read_until("› ")
     term.type("/image my\\ shot.png\r")
@@ -55,6 +55,10 @@ def test_image_command_and_pasted_paths_in_a_pty(tmp_path: Path,
     assert "First seen." in term.read_until("› ")
     request = fake_llm.posts()[-1]
     [block] = sent_images(request)
+    assert image_bytes(block, "chat") == first
+    term.type("/retry\r")  # sent again with its image
+    assert "Seen again." in term.read_until("› ")
+    [block] = sent_images(fake_llm.posts()[-1])
     assert image_bytes(block, "chat") == first
     term.type(f"and {other}?\r")
     assert "Second seen." in term.read_until("› ")

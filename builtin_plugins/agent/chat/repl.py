@@ -129,6 +129,8 @@ def with_images(state: ChatState, message: str, out: TextIO) -> Any:
     """The message with the images ``/image`` attached and those whose paths it names."""
     from .images import compose
 
+    if not isinstance(message, str):  # /retry of a message with images: as it was
+        return message
     content, notes = compose(state.kernel, message, state.images)
     state.images = []
     for note in notes:

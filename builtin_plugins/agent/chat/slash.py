@@ -109,10 +109,14 @@ def _compress(state: ChatState, args: str) -> str:
 
 
 def _retry(state: ChatState, args: str) -> str | None:
+    from ..history import last_user_index
+
+    index = last_user_index(state.agent.history)
+    content = state.agent.history[index].get("content") if index is not None else None
     message = state.agent.rewind(1)
     if message is None:
         return "Nothing to retry."
-    state.resend = message
+    state.resend = content if isinstance(content, list) else message  # with its images
     return None
 
 
