@@ -17,7 +17,9 @@ from typing import Any
 @dataclass
 class InboundMessage:
     """One message a platform received. ``chat_type``: ``"dm"``, ``"group"``, ``"channel"``
-    or ``"thread"``; ``raw``: the platform's own payload, untouched."""
+    or ``"thread"``; ``raw``: the platform's own payload, untouched. ``attachments``: the
+    files that came with it, already downloaded, each a JSON-able dict: ``type`` (``"image"``
+    or ``"file"``), ``path`` (the local copy), ``name``, ``mime_type``, ``size`` (bytes)."""
 
     platform: str
     chat_id: str
@@ -28,6 +30,7 @@ class InboundMessage:
     message_id: str | None = None
     chat_type: str = "dm"
     raw: Any = None
+    attachments: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -117,6 +120,18 @@ class PlatformAdapter(abc.ABC):
     def set_fatal_handler(self, handler: Callable[[str], None]) -> None:
         """The gateway installs what :meth:`report_fatal` calls."""
         self._fatal_handler = handler
+
+    def set_access_check(self, check: Callable[[str, str], bool]) -> None:
+        """The gateway installs its allow-list here (see :meth:`may_talk`)."""
+        self._access_check = check
+
+    def may_talk(self, user_id: str, user_name: str = "") -> bool:
+        """Whether the gateway's allow-list lets this user talk to the agent: a platform that
+        fetches what a message carries (its files) asks first, so nothing of a stranger's is
+        stored. True before the gateway installed its check; the gateway still checks every
+        message itself."""
+        check = getattr(self, "_access_check", None)
+        return True if check is None else bool(check(str(user_id), user_name))
 
     def report_fatal(self, reason: str) -> None:
         """Tell the gateway this platform stopped for good after connecting (a revoked
