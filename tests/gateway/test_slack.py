@@ -112,26 +112,39 @@ def test_two_users_in_two_chats_get_their_own_sessions(home, fake_llm, slack):
 
 
 def test_a_thread_is_its_own_session_and_followups_need_no_mention(home, fake_llm, slack):
-    fake_llm.script(reply_text("first"), reply_text("second"), reply_text("elsewhere"))
-    k = kernel(home, fake_llm, slack)
+    fake_llm.script(reply_text("first"), reply_text("second"), reply_text("elsewhere"),
+                    reply_text("after the restart"))
 
-    async def scenario() -> None:
-        async with served(k) as (runner, _):
+    async def scenario() -> str:
+        async with served(kernel(home, fake_llm, slack)) as (runner, _):
             root = slack.user_says("C0OPS", ALICE, "start", channel_type="channel", mention=True)
             await until(slack, lambda: slack.texts("C0OPS", root) == ["first"])
             slack.user_says("C0OPS", ALICE, "no mention, but in the thread",
                             channel_type="channel", thread_ts=root)
             await until(slack, lambda: slack.texts("C0OPS", root) == ["first", "second"])
             slack.user_says("C0OPS", ALICE, "chatter without a mention", channel_type="channel")
+            slack.user_says("C0OPS", ALICE, "a thread it is not in", channel_type="channel",
+                            thread_ts="1600000000.000001")
             other = slack.user_says("C0OPS", BOB, "again", channel_type="channel", mention=True)
             await until(slack, lambda: slack.texts("C0OPS", other) == ["elsewhere"])
             assert set(runner.chats) == {f"slack:C0OPS:{other}", f"slack:C0OPS:{root}"}
+        return root
 
-    asyncio.run(scenario())
+    root = asyncio.run(scenario())
+
+    async def restarted() -> None:  # a new gateway still follows the thread
+        async with served(kernel(home, fake_llm, slack)):
+            slack.user_says("C0OPS", ALICE, "still here?", channel_type="channel",
+                            thread_ts=root)
+            await until(slack, lambda: len(slack.texts("C0OPS", root)) == 3)
+
+    asyncio.run(restarted())
     posts = model_posts(fake_llm)
     assert [m["content"] for m in posts[1].body["messages"] if m["role"] == "user"] == [
         "start", "no mention, but in the thread"]  # one session for the thread
-    assert len(posts) == 3  # the unmentioned channel chatter was not answered
+    assert len(posts) == 4  # the unmentioned channel chatter was not answered
+    assert [m["content"] for m in posts[3].body["messages"] if m["role"] == "user"] == [
+        "start", "no mention, but in the thread", "still here?"]
 
 
 def test_an_unknown_user_is_refused_and_nothing_is_stored(home, fake_llm, slack):

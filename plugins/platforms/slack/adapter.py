@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import json
 import logging
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,7 @@ from .web import SlackAuthError, SlackWeb, guess_type
 log = logging.getLogger("hermes_agent.gateway.slack")
 PLATFORM = "slack"
 LIMIT = 39000  # Slack cuts a message's text at 40,000 characters; this leaves room
-REMEMBERED = 5000  # event ids, messages and threads remembered (duplicates, engaged threads)
+REMEMBERED = 2000  # event ids, messages and threads remembered (duplicates, engaged threads)
 
 
 class _Recent(collections.OrderedDict):  # type: ignore[type-arg]
@@ -38,6 +40,34 @@ class _Recent(collections.OrderedDict):  # type: ignore[type-arg]
         self.move_to_end(key)
         if len(self) > REMEMBERED:
             self.popitem(last=False)
+
+
+class _Threads(_Recent):
+    """The threads the bot talks in, kept in ``$HERMES_HOME/gateway/slack_threads.json`` so
+    a restarted gateway still follows them without a mention."""
+
+    def __init__(self, path: Path):
+        super().__init__()
+        self.path = path
+        try:
+            for channel, thread in json.loads(path.read_text(encoding="utf-8")):
+                super().add((str(channel), str(thread)))
+        except (OSError, ValueError, TypeError):
+            pass  # none yet, or unreadable: start afresh
+
+    def add(self, key: Any) -> None:
+        if key in self:
+            return
+        super().add(key)
+        try:
+            folder = private_dir(self.path.parent)
+            partial = folder / f".{self.path.name}.{os.getpid()}"
+            partial.write_text(json.dumps(list(self)), encoding="utf-8")
+            os.chmod(partial, 0o600)
+            os.replace(partial, self.path)
+        except OSError as exc:
+            log.warning("slack: cannot keep the threads the bot talks in (%s): %s",
+                        self.path, exc)
 
 
 class SlackAdapter(PlatformAdapter):
@@ -55,7 +85,8 @@ class SlackAdapter(PlatformAdapter):
         self.team = ""
         self.socket: Any = None  # slack-sdk's SocketModeClient in Socket Mode
         self.server: Any = None  # the Events API's AsgiServer in HTTP mode
-        self.engaged = _Recent()  # (channel, thread_ts) the bot talks in: no mention needed
+        # (channel, thread_ts) the bot talks in: no mention needed there
+        self.engaged = _Threads(self.home / "gateway" / "slack_threads.json")
         self._events = _Recent()  # event ids handled
         self._messages = _Recent()  # (channel, ts) handled: a mention comes twice
         self._inflight: dict[tuple[str, str], asyncio.Future[bool]] = {}
@@ -184,6 +215,8 @@ class SlackAdapter(PlatformAdapter):
             return True
         event_id = str(payload.get("event_id") or "")
         key = message_key(event)
+        if not all(key):  # no message (a channel event, an app home opened...)
+            return await self._take(event)
         if (event_id and event_id in self._events) or key in self._messages:
             return True
         running = self._inflight.get(key)
