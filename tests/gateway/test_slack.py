@@ -5,6 +5,7 @@ the agent behind it talks to the fake model server."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import time
@@ -14,7 +15,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from hermes_agent.api import session_store
+from hermes_agent.api import InboundMessage, session_store
 from hermes_agent.testing import make_kernel
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 
@@ -216,6 +217,26 @@ def test_an_image_and_a_file_arrive_as_attachments(home, fake_llm, slack):
     assert "huge.bin (2000 bytes) not downloaded" in prompt
     assert "liar.bin could not be downloaded" in prompt  # cut off at the limit
     assert not list(Path(image["path"]).parent.glob("*liar*"))
+
+
+@pytest.mark.skipif(not hasattr(InboundMessage("x", "c", "u", "t"), "images"),
+                    reason="this platform SDK has no image parts for the model yet")
+def test_an_image_also_reaches_the_model_as_an_image_part(home, fake_llm, slack):
+    fake_llm.script(reply_text("a picture"))
+    seen: list[Any] = []
+    k = kernel(home, fake_llm, slack, plugins=[recorder(seen)])
+
+    async def scenario() -> None:
+        async with served(k):
+            photo = slack.add_file("photo.png", PNG, "image/png")
+            slack.user_says("D0ALICE", ALICE, "what is this?", files=[photo])
+            await until(slack, lambda: slack.texts("D0ALICE") == ["a picture"])
+
+    asyncio.run(scenario())
+    [message] = seen
+    [part] = message.images
+    assert part["type"] == "image_url" and part["image_url"]["url"] == (
+        "data:image/png;base64," + base64.b64encode(PNG).decode())
 
 
 def test_a_streamed_reply_is_one_message_edited_into_the_answer(home, fake_llm, slack,

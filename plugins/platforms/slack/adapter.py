@@ -24,7 +24,7 @@ from hermes_agent.kits.platform_config import http_url
 from .events import Addressed, addressed, message_key
 from .formatting import to_mrkdwn
 from .settings import Settings
-from .web import SlackAuthError, SlackWeb, guess_type
+from .web import SlackAuthError, SlackWeb, guess_type, image_parts
 
 log = logging.getLogger("hermes_agent.gateway.slack")
 PLATFORM = "slack"
@@ -254,6 +254,8 @@ class SlackAdapter(PlatformAdapter):
             PLATFORM, found.channel, found.user, text, thread_id=found.thread_ts,
             message_id=found.ts, chat_type=found.chat_type, raw=dict(event),
             attachments=attachments)
+        if hasattr(message, "images"):  # the SDK carries image parts for the model too
+            message.images = image_parts(attachments)
         try:
             outcome = await self.accept_message(message)
         except Exception:
