@@ -57,7 +57,8 @@ class FakeSlack:
         async def serve() -> Any:
             from websockets.asyncio.server import serve as ws_serve
 
-            server = await ws_serve(self._socket_handler, "127.0.0.1", 0, ping_interval=None)
+            server = await ws_serve(self._socket_handler, "127.0.0.1", 0, ping_interval=None,
+                                    close_timeout=1)
             self._ws_port = server.sockets[0].getsockname()[1]
             return server
 
@@ -204,6 +205,14 @@ class FakeSlack:
         envelopes are sent again there)."""
         self._on_loop(self._send_raw({"type": "disconnect", "reason": "refresh_requested",
                                       "debug_info": {"host": "fake"}}))
+
+    def drop(self) -> None:
+        """Close the app's websocket without a word, as a network failure would."""
+        async def close() -> None:
+            for ws in list(self._sockets):
+                ws.transport.abort()
+
+        self._on_loop(close())
 
     def rate_limit(self, times: int = 1, retry_after: float = 0.05) -> None:
         with self._changed:

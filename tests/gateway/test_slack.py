@@ -299,6 +299,22 @@ def test_unacknowledged_events_come_again_on_a_new_connection_and_are_answered_o
     assert len(model_posts(fake_llm)) == 2
 
 
+def test_a_dropped_connection_is_opened_again(home, fake_llm, slack):
+    fake_llm.script(reply_text("still here"))
+    k = kernel(home, fake_llm, slack, ping_interval=1)
+
+    async def scenario() -> None:
+        async with served(k):
+            slack.drop()
+            await until(slack, lambda: len(slack.connections) >= 2)
+            slack.user_says("D0ALICE", ALICE, "are you there?")
+            await until(slack, lambda: slack.texts("D0ALICE") == ["still here"])
+
+    asyncio.run(scenario())
+    opened = [r for r in slack.requests if r.path.endswith("/apps.connections.open")]
+    assert len(opened) == len(slack.connections) >= 2  # a fresh URL for each connection
+
+
 # --- the Events API over HTTP ----------------------------------------------------------------
 
 def http_kernel(home: Path, llm: FakeLLMServer, fake: FakeSlack, **section: Any) -> Any:

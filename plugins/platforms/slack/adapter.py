@@ -125,6 +125,7 @@ class SlackAdapter(PlatformAdapter):
         self._hello = asyncio.Event()
         self.socket = SocketModeClient(app_token=self.settings.app_token,
                                        web_client=self.web.socket_client,
+                                       ping_interval=self.settings.ping_interval,
                                        logger=logging.getLogger("hermes_agent.gateway.slack.socket"))
         self.socket.message_listeners.append(self._on_socket_message)
         self.socket.socket_mode_request_listeners.append(self._on_request)

@@ -47,6 +47,7 @@ class Settings:
     home_channel_name: str = ""
     max_attachment_bytes: int = MAX_ATTACHMENT_BYTES
     connect_timeout: float = 30.0
+    ping_interval: float = 5.0  # Socket Mode's pings; a connection silent 4 times as long is renewed
     limits: ClientLimits = field(default_factory=ClientLimits)
 
     @property
@@ -103,9 +104,12 @@ def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
         port = int(pick("port", "SLACK_PORT", DEFAULT_PORT))
         max_bytes = int(pick("max_attachment_bytes", "", MAX_ATTACHMENT_BYTES))
         connect_timeout = float(pick("connect_timeout", "", 30.0))
+        ping_interval = float(pick("ping_interval", "", 5.0))
     except (TypeError, ValueError):
-        raise SettingsError("platforms.slack.port, max_attachment_bytes and "
-                            "connect_timeout must be numbers") from None
+        raise SettingsError("platforms.slack.port, max_attachment_bytes, connect_timeout and "
+                            "ping_interval must be numbers") from None
+    if not 0 < ping_interval < 3600:
+        raise SettingsError("platforms.slack.ping_interval must be a number of seconds above 0")
     try:
         limits = client_limits(config, "platforms.slack")
     except ValueError as exc:
@@ -127,4 +131,5 @@ def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
         allow_bots=allow_bots,
         home_channel=str(pick("home_channel", "SLACK_HOME_CHANNEL", "")),
         home_channel_name=str(pick("home_channel_name", "SLACK_HOME_CHANNEL_NAME", "")),
-        max_attachment_bytes=max(0, max_bytes), connect_timeout=connect_timeout, limits=limits)
+        max_attachment_bytes=max(0, max_bytes), connect_timeout=connect_timeout,
+        ping_interval=ping_interval, limits=limits)
