@@ -17,7 +17,7 @@ import pytest
 
 from hermes_agent.api import InboundMessage, session_store
 from hermes_agent.testing import make_kernel
-from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
+from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text, reply_tool_call
 
 pytest.importorskip("slack_sdk", reason="the Slack platform needs slack-sdk: "
                     "pip install 'hermes-agent-runtime[platform-slack]'")
@@ -62,6 +62,14 @@ async def served(kernel: Any) -> AsyncIterator[tuple[Any, Any]]:
 
 async def until(fake: FakeSlack, predicate: Callable[[], T]) -> T:
     return await asyncio.to_thread(fake.wait, predicate, WAIT)
+
+
+async def polled(predicate: Callable[[], bool]) -> None:
+    """Until ``predicate()`` (state outside the fake Slack, checked every 20 ms)."""
+    deadline = time.monotonic() + WAIT
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.02)
 
 
 def model_posts(llm: FakeLLMServer) -> list[Any]:
@@ -297,6 +305,34 @@ def test_unacknowledged_events_come_again_on_a_new_connection_and_are_answered_o
 
     asyncio.run(scenario())
     assert len(model_posts(fake_llm)) == 2
+
+
+def test_a_message_the_gateway_cannot_take_is_not_acknowledged(home, fake_llm, slack, gate):
+    fake_llm.script(reply_tool_call("wait_gate"), reply_text("slow"), reply_text("queued"))
+    seen: list[Any] = []
+
+    def plugin(ctx: Any) -> None:
+        recorder(seen)(ctx)
+        ctx.register_tool("wait_gate", "testing", {
+            "name": "wait_gate", "description": "Wait for the gate.",
+            "parameters": {"type": "object", "properties": {}}}, gate.handler)
+    plugin.__name__ = "slack_gate"
+    k = kernel(home, fake_llm, slack, plugins=[plugin])
+
+    async def scenario() -> None:
+        async with serving(k, "slack", max_queue=1):
+            slack.user_says("D0ALICE", ALICE, "one")
+            await asyncio.to_thread(gate.entered.wait, WAIT)  # its turn is running
+            slack.user_says("D0ALICE", ALICE, "two")
+            slack.user_says("D0ALICE", ALICE, "three")  # the chat's queue is full
+            await polled(lambda: len(seen) == 3)  # the gateway decided on all three
+            gate.opened.set()
+            await until(slack, lambda: slack.texts("D0ALICE") == ["slow", "queued"])
+            events = [slack.envelopes[e]["payload"]["event"] for e in slack.unacked]
+            assert [e["text"] for e in events if e["user"] == ALICE] == ["three"]
+
+    asyncio.run(scenario())
+    assert len(model_posts(fake_llm)) == 3  # one's two calls, two's one
 
 
 def test_a_dropped_connection_is_opened_again(home, fake_llm, slack):

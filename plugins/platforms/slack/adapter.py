@@ -194,7 +194,13 @@ class SlackAdapter(PlatformAdapter):
         while True:
             client, request = await self._requests.get()
             payload = request.payload if isinstance(request.payload, dict) else {}
-            if await self._on_payload(payload):
+            try:
+                taken = await self._on_payload(payload)
+            except Exception:  # one bad event must not stop the others
+                log.exception("slack: handling envelope %s failed; Slack sends it again",
+                              request.envelope_id)
+                continue
+            if taken:
                 await self._ack(client, request.envelope_id)
             # else: not acknowledged, so Slack sends it again
 

@@ -52,7 +52,13 @@ def build_app(path: str, signing_secret: str, on_payload: OnPayload) -> Starlett
             return PlainTextResponse("the body must be a JSON object", status_code=400)
         if payload.get("type") == "url_verification":  # Slack checking the Request URL
             return JSONResponse({"challenge": str(payload.get("challenge", ""))})
-        if payload.get("type") == "event_callback" and not await on_payload(payload):
+        try:
+            taken = payload.get("type") != "event_callback" or await on_payload(payload)
+        except Exception:
+            log.exception("slack: handling event %s failed; Slack sends it again",
+                          payload.get("event_id"))
+            taken = False
+        if not taken:
             # not taken (the gateway is stopping, or the chat's queue is full): Slack retries
             return PlainTextResponse("not taken now; send it again", status_code=503)
         return Response(status_code=200)
