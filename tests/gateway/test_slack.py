@@ -423,6 +423,18 @@ def test_settings_say_what_to_set(home, fake_llm, slack, env, section, says):
     assert any(says in str(p) for p in problems), problems
 
 
+def test_the_originals_top_level_slack_section_is_read(home, fake_llm, slack):
+    from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
+
+    k = kernel(home, fake_llm, slack, allowed_channels="C0KEPT")
+    k.config.data["slack"] = {"require_mention": False, "allowed_channels": ["C0LEGACY"],
+                              "free_response_channels": "C0FREE"}
+    settings = build_adapters(k)[0]["slack"].settings
+    assert settings.require_mention is False
+    assert settings.allowed_channels == frozenset({"C0KEPT"})  # platforms.slack wins
+    assert settings.free_response_channels == frozenset({"C0FREE"})
+
+
 def test_a_refused_token_stops_the_platform_naming_the_variable(home, fake_llm, slack, caplog):
     from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
     from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner

@@ -25,7 +25,8 @@ def register(ctx: Any) -> None:
     kernel = ctx.kernel
 
     def factory(config: Any) -> Any:
-        settings = load(config, kernel.env)  # SettingsError says what to set
+        # SettingsError says what to set
+        settings = load(config, kernel.env, kernel.config.get("slack"))
         if settings.mode == "http" and not all(
                 importlib.util.find_spec(m) for m in ("starlette", "uvicorn")):
             raise SettingsError(f"the Events API over HTTP needs starlette and uvicorn: "

@@ -66,8 +66,13 @@ def _flag(value: Any, name: str) -> bool:
     raise SettingsError(f"platforms.slack.{name} must be true or false, not {value!r}")
 
 
-def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
-    """The settings, or :class:`SettingsError` when the platform must refuse to start."""
+def load(config: Mapping[str, Any], env: Mapping[str, str],
+         legacy: Mapping[str, Any] | None = None) -> Settings:
+    """The settings, or :class:`SettingsError` when the platform must refuse to start.
+    ``legacy``: the original's top-level ``slack:`` section of config.yaml
+    (``require_mention``, ``allowed_channels``...), read below ``platforms.slack``'s keys."""
+    if isinstance(legacy, Mapping) and legacy:
+        config = {**{k: v for k, v in legacy.items() if k != "extra"}, **config}
     def pick(name: str, env_name: str | None, default: Any) -> Any:
         return platform_setting(config, env, name, env_name, default)
 
