@@ -13,6 +13,7 @@ import collections
 import json
 import logging
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -280,8 +281,8 @@ class SlackAdapter(PlatformAdapter):
         for each telling the model where it is (or why it is not)."""
         assert self.web is not None
         limit = self.settings.max_attachment_bytes
-        folder = private_dir(self.home / "gateway" / "media") / PLATFORM / (
-            f"{found.channel}-{found.ts}".replace(".", "_"))
+        folder = private_dir(self.home / "gateway" / "media") / PLATFORM / re.sub(
+            r"[^A-Za-z0-9_-]+", "_", f"{found.channel}-{found.ts}")
         attachments, notes = [], []
         for index, file in enumerate(found.files):
             name = str(file.get("name") or file.get("title") or f"file-{index}")
