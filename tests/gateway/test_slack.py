@@ -435,11 +435,14 @@ def test_the_originals_top_level_slack_section_is_read(home, fake_llm, slack):
     assert settings.free_response_channels == frozenset({"C0FREE"})
 
 
-def test_a_refused_token_stops_the_platform_naming_the_variable(home, fake_llm, slack, caplog):
+@pytest.mark.parametrize(("variable", "wrong"), [("SLACK_APP_TOKEN", "xapp-wrong-token-value"),
+                                               ("SLACK_BOT_TOKEN", "xoxb-wrong-token-value")])
+def test_a_refused_token_stops_the_platform_naming_the_variable(home, fake_llm, slack, caplog,
+                                                                variable, wrong):
     from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
     from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
 
-    k = kernel(home, fake_llm, slack, env={"SLACK_APP_TOKEN": "xapp-wrong-token-value"})
+    k = kernel(home, fake_llm, slack, env={variable: wrong})
 
     async def scenario() -> list[str]:
         adapters, entries, _ = build_adapters(k)
@@ -450,8 +453,8 @@ def test_a_refused_token_stops_the_platform_naming_the_variable(home, fake_llm, 
             await runner.stop(WAIT)
 
     assert asyncio.run(scenario()) == []
-    assert "Slack refused SLACK_APP_TOKEN" in caplog.text
-    for secret in (slack.bot_token, "xapp-wrong-token-value"):
+    assert f"Slack refused {variable}" in caplog.text
+    for secret in (slack.bot_token, slack.app_token, wrong):
         assert secret not in caplog.text
 
 
