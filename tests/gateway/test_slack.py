@@ -156,6 +156,28 @@ def test_a_thread_is_its_own_session_and_followups_need_no_mention(home, fake_ll
         "start", "no mention, but in the thread", "still here?"]
 
 
+def test_bang_commands_work_where_slack_keeps_slash_for_itself(home, fake_llm, slack):
+    fake_llm.script(reply_text("one"), reply_text("two"))
+    k = kernel(home, fake_llm, slack)
+
+    async def scenario() -> None:
+        async with served(k) as (runner, _):
+            root = slack.user_says("C0OPS", ALICE, "hi", channel_type="channel", mention=True)
+            await until(slack, lambda: slack.texts("C0OPS", root) == ["one"])
+            first = runner.chats[f"slack:C0OPS:{root}"].agent.session_id
+            slack.user_says("C0OPS", ALICE, "!new", channel_type="channel", thread_ts=root)
+            await until(slack, lambda: len(slack.texts("C0OPS", root)) == 2)
+            assert slack.texts("C0OPS", root)[1] == "Started a new conversation."
+            slack.user_says("C0OPS", ALICE, "!nice work", channel_type="channel",
+                            thread_ts=root)
+            await until(slack, lambda: len(slack.texts("C0OPS", root)) == 3)
+            assert runner.chats[f"slack:C0OPS:{root}"].agent.session_id != first
+
+    asyncio.run(scenario())
+    last = model_posts(fake_llm)[-1].body["messages"]
+    assert [m["content"] for m in last if m["role"] == "user"] == ["!nice work"]
+
+
 def test_an_unknown_user_is_refused_and_nothing_is_stored(home, fake_llm, slack):
     k = kernel(home, fake_llm, slack)
 

@@ -33,7 +33,8 @@ def register(ctx: Any) -> None:
                                 f"{INSTALL_HINT}")
         from .adapter import SlackAdapter
 
-        return SlackAdapter(config, settings, kernel.home)
+        return SlackAdapter(config, settings, kernel.home,
+                            commands=lambda: kernel.registered("slash_command"))
 
     ctx.register_platform("slack", "Slack", adapter_factory=factory, check_fn=available,
                           install_hint=INSTALL_HINT, allowed_users_env="SLACK_ALLOWED_USERS",

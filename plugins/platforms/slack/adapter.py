@@ -14,7 +14,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from .web import SlackAuthError, SlackWeb, guess_type, image_parts
 log = logging.getLogger("hermes_agent.gateway.slack")
 PLATFORM = "slack"
 LIMIT = 39000  # Slack cuts a message's text at 40,000 characters; this leaves room
+GATEWAY_COMMANDS = ("new", "reset", "stop", "status")  # the chat commands the gateway answers
 REMEMBERED = 2000  # event ids, messages and threads remembered (duplicates, engaged threads)
 
 
@@ -76,10 +77,13 @@ class SlackAdapter(PlatformAdapter):
     max_message_length = LIMIT
     supports_streaming = True  # chat.update grows a posted reply in place
 
-    def __init__(self, config: Any, settings: Settings, home: Path):
+    def __init__(self, config: Any, settings: Settings, home: Path,
+                 commands: Callable[[], Collection[str]] = lambda: ()):
+        """``commands()``: the plugins' chat command names, for the ``!cmd`` prefix."""
         super().__init__(config)
         self.settings = settings
         self.home = Path(home)
+        self.commands = commands
         self.web: SlackWeb | None = None
         self.bot_user = ""  # the bot's user id (U...), from auth.test
         self.bot_id = ""  # its bot id (B...)
@@ -255,7 +259,7 @@ class SlackAdapter(PlatformAdapter):
         attachments, notes = [], []
         if found.files and self.may_talk(found.user):  # a stranger's files are not fetched
             attachments, notes = await self._download(found)
-        text = "\n".join(part for part in (found.text, *notes) if part)
+        text = "\n".join(part for part in (self._bang(found.text), *notes) if part)
         if not text and not attachments:
             return True
         message = InboundMessage(
@@ -275,6 +279,15 @@ class SlackAdapter(PlatformAdapter):
         if found.thread_ts and outcome in ("queued", "answered"):
             self.engaged.add((found.channel, found.thread_ts))
         return True
+
+    def _bang(self, text: str) -> str:
+        """``!new``, ``!stop``... as ``/new``, ``/stop``: Slack keeps a message starting with
+        ``/`` for its own slash commands (and refuses them in threads). Only a chat command's
+        name counts, so ``!nice work`` stays as it is."""
+        name, _, rest = text[1:].partition(" ") if text.startswith("!") else ("", "", "")
+        if name and (name.lower() in GATEWAY_COMMANDS or name.lower() in self.commands()):
+            return f"/{name.lower()}" + (f" {rest}" if rest else "")
+        return text
 
     async def _download(self, found: Addressed) -> tuple[list[dict[str, Any]], list[str]]:
         """The message's files saved under ``$HERMES_HOME/gateway/media/slack``, and a line
