@@ -112,9 +112,8 @@ class SlackAdapter(PlatformAdapter):
             me = await self.web.whoami()
             self.bot_user, self.bot_id = str(me.get("user_id", "")), str(me.get("bot_id", ""))
             self.team = str(me.get("team", "") or me.get("team_id", ""))
-            if s.mode == "http":
-                return await self._serve_events_api()
-            return await self._open_socket()
+            if await (self._serve_events_api() if s.mode == "http" else self._open_socket()):
+                return True
         except SlackAuthError as exc:
             log.error("slack: cannot start: %s", exc)
         except Exception as exc:  # unreachable API, refused websocket...
@@ -128,10 +127,10 @@ class SlackAdapter(PlatformAdapter):
 
         assert self.web is not None
         self._hello = asyncio.Event()
-        self.socket = SocketModeClient(app_token=self.settings.app_token,
-                                       web_client=self.web.socket_client,
-                                       ping_interval=self.settings.ping_interval,
-                                       logger=logging.getLogger("hermes_agent.gateway.slack.socket"))
+        self.socket = SocketModeClient(
+            app_token=self.settings.app_token, web_client=self.web.socket_client,
+            ping_interval=self.settings.ping_interval,
+            logger=logging.getLogger("hermes_agent.gateway.slack.socket"))
         self.socket.message_listeners.append(self._on_socket_message)
         self.socket.socket_mode_request_listeners.append(self._on_request)
         self.socket.wss_uri = await self.web.socket_url()  # a refused app token fails here

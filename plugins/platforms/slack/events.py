@@ -76,7 +76,7 @@ def addressed(event: Mapping[str, Any], settings: Settings, bot_user: str, bot_i
             thread = ts  # answered in the message's own thread: that thread is the session
     if mention:
         text = text.replace(mention, " ")
-    files = [f for f in event.get("files") or [] if isinstance(f, Mapping)]
-    return Addressed(channel=channel, user=user, ts=ts, text=re.sub(r"[ \t]{2,}", " ", text).strip(),
-                     thread_ts=thread, chat_type="thread" if thread else (
-                         "dm" if is_dm else "group"), files=[dict(f) for f in files])
+    files = [dict(f) for f in event.get("files") or [] if isinstance(f, Mapping)]
+    kind = "thread" if thread else ("dm" if is_dm else "group")
+    return Addressed(channel=channel, user=user, ts=ts, thread_ts=thread, chat_type=kind,
+                     text=re.sub(r"[ \t]{2,}", " ", text).strip(), files=files)

@@ -47,7 +47,7 @@ class Settings:
     home_channel_name: str = ""
     max_attachment_bytes: int = MAX_ATTACHMENT_BYTES
     connect_timeout: float = 30.0
-    ping_interval: float = 5.0  # Socket Mode's pings; a connection silent 4 times as long is renewed
+    ping_interval: float = 5.0  # Socket Mode's pings; silent 4 times as long: a new connection
     limits: ClientLimits = field(default_factory=ClientLimits)
 
     @property
