@@ -72,6 +72,13 @@ async def polled(predicate: Callable[[], bool]) -> None:
         await asyncio.sleep(0.02)
 
 
+def text_of(content: Any) -> str:
+    """A user message's text, whether sent as a string or as parts (text and images)."""
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") for p in content if p.get("type") == "text")
+    return str(content)
+
+
 def model_posts(llm: FakeLLMServer) -> list[Any]:
     return [r for r in llm.requests if r.method == "POST"]
 
@@ -242,7 +249,7 @@ def test_an_image_and_a_file_arrive_as_attachments(home, fake_llm, slack):
     downloads = [r for r in slack.requests if r.path.startswith("/files/")]
     assert {r.headers["authorization"] for r in downloads} == {"Bearer ***"}
     assert len(downloads) == 3  # the one declared too large was never fetched
-    prompt = model_posts(fake_llm)[0].body["messages"][-1]["content"]
+    prompt = text_of(model_posts(fake_llm)[0].body["messages"][-1]["content"])
     assert prompt.startswith("look at these\n[image attached: photo.png (image/png")
     assert "huge.bin (2000 bytes) not downloaded" in prompt
     assert "liar.bin could not be downloaded" in prompt  # cut off at the limit
@@ -255,6 +262,7 @@ def test_an_image_also_reaches_the_model_as_an_image_part(home, fake_llm, slack)
     fake_llm.script(reply_text("a picture"))
     seen: list[Any] = []
     k = kernel(home, fake_llm, slack, plugins=[recorder(seen)])
+    k.config.data["model"]["supports_vision"] = True  # the fake model sees images
 
     async def scenario() -> None:
         async with served(k):
@@ -267,6 +275,9 @@ def test_an_image_also_reaches_the_model_as_an_image_part(home, fake_llm, slack)
     [part] = message.images
     assert part["type"] == "image_url" and part["image_url"]["url"] == (
         "data:image/png;base64," + base64.b64encode(PNG).decode())
+    content = model_posts(fake_llm)[0].body["messages"][-1]["content"]
+    assert [p["type"] for p in content if p["type"] != "text"] == ["image_url"]
+    assert text_of(content).startswith("what is this?\n[image attached: photo.png")
 
 
 def test_a_streamed_reply_is_one_message_edited_into_the_answer(home, fake_llm, slack,
