@@ -28,6 +28,10 @@ class InboundMessage:
     message_id: str | None = None
     chat_type: str = "dm"
     raw: Any = None
+    #: attachments received, each ``{"type": "image"|"file", "name", "mime_type", "size",
+    #: "url", "path"}`` (``path``: the downloaded file; ``note`` instead when not downloaded);
+    #: the adapter also describes each in ``text``, so a model that sees text only knows of it
+    parts: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
