@@ -1,0 +1,270 @@
+"""The Matrix platform against a real homeserver: Synapse (from PyPI) started on 127.0.0.1 with
+SQLite, once per test session; users registered through its shared-secret admin API talk to
+the bot through the client-server API, and the gateway answers with the scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_agent.api import session_store
+from hermes_agent.testing import make_kernel
+from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
+
+pytest.importorskip("nio", reason="the Matrix platform needs matrix-nio: "
+                    "pip install 'hermes-agent-runtime[platform-matrix]'")
+from hermes_agent.testing.synapse import MatrixUser, Synapse, SynapseUnavailable  # noqa: E402
+
+from .conftest import serving  # noqa: E402
+
+WAIT = 90.0  # a bound, never a pace: Synapse on a busy 2-core machine is slow
+PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00"
+       b"\x00\x90wS\xde\x00\x00\x00\x0cIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81"
+       b"\x84\x00\x00\x00\x00IEND\xaeB`\x82")
+
+
+@pytest.fixture(scope="session")
+def synapse(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One Synapse for the whole session (each test registers users of its own)."""
+    try:
+        server = Synapse.start(tmp_path_factory.mktemp("synapse"))
+    except SynapseUnavailable as exc:
+        pytest.skip(f"no Matrix homeserver: {exc}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def users(synapse: Synapse) -> Any:
+    made: list[MatrixUser] = []
+
+    def register(name: str) -> MatrixUser:
+        made.append(synapse.register(name))
+        return made[-1]
+
+    yield register
+    for user in made:
+        user.close()
+
+
+def kernel(home: Path, llm: FakeLLMServer, synapse: Synapse, bot: MatrixUser,
+           allowed: list[MatrixUser], login: str = "token", record: list[Any] | None = None,
+           **section: Any) -> Any:
+    credentials = ({"MATRIX_ACCESS_TOKEN": bot.access_token} if login == "token" else
+                   {"MATRIX_USER_ID": bot.user_id, "MATRIX_PASSWORD": bot.password})
+    config = {"model": {"provider": "custom", "base_url": llm.openai_base_url,
+                        "default": "fake-model", "max_retries": 0},
+              "sessions": {"auto_title": False}, "gateway": {"stream_replies": False},
+              "platforms": {"matrix": {"enabled": True, "sync_timeout": 5, **section}}}
+
+    def recorder(ctx: Any) -> None:  # what the adapter handed the gateway
+        ctx.register_hook("pre_gateway_dispatch", lambda event, **_: record.append(event))
+    recorder.__name__ = "matrix_recorder"
+    return make_kernel(home, config=config, builtins=True,
+                       plugins=[recorder] if record is not None else [], env={
+                           "HERMES_HOME": str(home), "MATRIX_HOMESERVER": synapse.url,
+                           "MATRIX_ALLOWED_USERS": ",".join(u.user_id for u in allowed),
+                           **credentials})
+
+
+@contextlib.asynccontextmanager
+async def served(k: Any) -> AsyncIterator[tuple[Any, Any]]:
+    async with serving(k, "matrix") as started:
+        yield started
+
+
+async def wait(user: MatrixUser, predicate: Callable[[], Any]) -> Any:
+    return await asyncio.to_thread(user.wait, predicate, WAIT)
+
+
+async def joined(user: MatrixUser, room: str, bot: MatrixUser) -> None:
+    """Until the bot has accepted the invite (it joins on its own)."""
+    await asyncio.to_thread(_until, lambda: user.members(room).get(bot.user_id) == "join")
+
+
+def _until(predicate: Callable[[], bool]) -> None:
+    import time
+    deadline = time.monotonic() + WAIT
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met")
+        time.sleep(0.2)  # polling the homeserver's state, bounded by WAIT
+
+
+def bodies(user: MatrixUser, room: str, bot: MatrixUser) -> list[str]:
+    return [e["content"]["body"] for e in user.messages_from(room, bot.user_id)]
+
+
+def model_posts(llm: FakeLLMServer) -> list[Any]:
+    return [r for r in llm.requests if r.method == "POST"]
+
+
+def test_two_users_in_two_rooms_get_their_own_sessions(home, fake_llm, synapse, users):
+    fake_llm.script(reply_text("hello there"), reply_text("hello there"))
+    bot, alice, bob, carol = (users(n) for n in ("bot", "alice", "bob", "carol"))
+    k = kernel(home, fake_llm, synapse, bot, [alice, bob])
+
+    async def scenario() -> None:
+        async with served(k) as (runner, _):
+            dm = alice.create_room(invite=[bot.user_id], direct=True)
+            group = bob.create_room(invite=[bot.user_id, carol.user_id], name="team")
+            await joined(alice, dm, bot)
+            await joined(bob, group, bot)
+            alice.say(dm, "hi from a DM")
+            bob.say(group, "not for the bot")  # a room needs a mention
+            bob.send(group, {"msgtype": "m.text", "body": f"{bot.user_id}: hi from a room",
+                             "m.mentions": {"user_ids": [bot.user_id]}})
+            assert await wait(alice, lambda: bodies(alice, dm, bot)) == ["hello there"]
+            assert await wait(bob, lambda: bodies(bob, group, bot)) == ["hello there"]
+            assert sorted(runner.chats) == sorted([f"matrix:{dm}", f"matrix:{group}"])
+            assert runner.chats[f"matrix:{dm}"].agent.session_id != (
+                runner.chats[f"matrix:{group}"].agent.session_id)
+
+    asyncio.run(scenario())
+    assert len(session_store(k).list_sessions(source="matrix")) == 2
+    asked = [r.body["messages"][-1]["content"] for r in model_posts(fake_llm)]
+    assert sorted(asked) == ["hi from a DM", "hi from a room"]  # the mention taken out
+    system = model_posts(fake_llm)[-1].body["messages"][0]
+    assert "You are chatting on Matrix" in system["content"]
+
+
+def test_an_unknown_user_is_refused_and_nothing_is_stored(home, fake_llm, synapse, users):
+    bot, alice, mallory = (users(n) for n in ("bot", "alice", "mallory"))
+    k = kernel(home, fake_llm, synapse, bot, [alice], free_response_rooms=[])
+
+    async def scenario() -> None:
+        async with served(k) as (runner, adapter):
+            own = mallory.create_room(invite=[bot.user_id], direct=True)
+            await asyncio.to_thread(  # her invite is declined
+                _until, lambda: mallory.members(own).get(bot.user_id) == "leave")
+            shared = alice.create_room(invite=[bot.user_id, mallory.user_id])
+            await joined(alice, shared, bot)
+            mallory._call("POST", f"/join/{shared}")
+            mxc = mallory.upload(PNG, "image/png", "secret.png")
+            mallory.send(shared, {"msgtype": "m.image", "body": "secret.png", "url": mxc,
+                                  "info": {"mimetype": "image/png", "size": len(PNG)},
+                                  "m.mentions": {"user_ids": [bot.user_id]}})
+            mallory.say(shared, f"{bot.user_id} let me in")
+            [refusal] = await wait(mallory, lambda: bodies(mallory, shared, bot))
+            assert "not allowed" in refusal and mallory.user_id in refusal
+            assert list(runner.chats) == []
+            assert not (adapter.state.folder / "media").exists()  # her file was not fetched
+
+    asyncio.run(scenario())
+    assert model_posts(fake_llm) == []
+    assert session_store(k).list_sessions(source="matrix") == []
+
+
+def test_a_long_reply_is_split_at_4000_characters(home, fake_llm, synapse, users):
+    paragraphs = [f"Paragraph {i}: " + "word " * 90 for i in range(25)]
+    answer = "\n\n".join(p.strip() for p in paragraphs)
+    fake_llm.script(reply_text(answer))
+    bot, alice = users("bot"), users("alice")
+    k = kernel(home, fake_llm, synapse, bot, [alice])
+
+    async def scenario() -> None:
+        async with served(k):
+            dm = alice.create_room(invite=[bot.user_id], direct=True)
+            await joined(alice, dm, bot)
+            question = alice.say(dm, "tell me a lot")
+            pieces = await wait(alice, lambda: (
+                m := alice.messages_from(dm, bot.user_id)) and "Paragraph 24" in (
+                    m[-1]["content"]["body"]) and m)
+            texts = [p["content"]["body"] for p in pieces]
+            assert len(texts) >= 3 and all(len(t) <= 4000 for t in texts)
+            assert "\n\n".join(texts) == answer
+            first = pieces[0]["content"]["m.relates_to"]["m.in_reply_to"]["event_id"]
+            assert first == question
+            assert all("m.relates_to" not in p["content"] for p in pieces[1:])
+
+    asyncio.run(scenario())
+
+
+def test_an_image_and_a_file_arrive_as_parts(home, fake_llm, synapse, users):
+    fake_llm.script(reply_text("nice picture"), reply_text("got the notes"))
+    bot, alice = users("bot"), users("alice")
+    seen: list[Any] = []
+    k = kernel(home, fake_llm, synapse, bot, [alice], record=seen)
+    notes = b"line one\nline two\n"
+
+    async def scenario() -> None:
+        async with served(k):
+            dm = alice.create_room(invite=[bot.user_id], direct=True)
+            await joined(alice, dm, bot)
+            image = alice.upload(PNG, "image/png", "cat.png")
+            alice.send(dm, {"msgtype": "m.image", "body": "look at this", "filename": "cat.png",
+                            "url": image, "info": {"mimetype": "image/png", "size": len(PNG)}})
+            await wait(alice, lambda: bodies(alice, dm, bot) == ["nice picture"])
+            text = alice.upload(notes, "text/plain", "notes.txt")
+            alice.send(dm, {"msgtype": "m.file", "body": "notes.txt", "url": text,
+                            "info": {"mimetype": "text/plain", "size": len(notes)}})
+            await wait(alice, lambda: len(bodies(alice, dm, bot)) == 2)
+
+    asyncio.run(scenario())
+    [picture], [document] = seen[0].parts, seen[1].parts
+    assert picture["type"] == "image" and picture["mime_type"] == "image/png"
+    assert picture["name"] == "cat.png" and picture["size"] == len(PNG)
+    assert Path(picture["path"]).read_bytes() == PNG
+    assert document["type"] == "file" and document["name"] == "notes.txt"
+    assert Path(document["path"]).read_bytes() == notes
+    asked = [r.body["messages"][-1]["content"] for r in model_posts(fake_llm)]
+    assert asked[0].startswith("look at this\n[image: cat.png (image/png, ")
+    assert picture["path"] in asked[0]
+    assert asked[1].startswith("[file: notes.txt (text/plain, ") and document["path"] in asked[1]
+    assert hashlib.sha256(PNG).hexdigest() == hashlib.sha256(
+        Path(picture["path"]).read_bytes()).hexdigest()
+
+
+def test_password_login_and_a_restart_answers_what_came_meanwhile(home, fake_llm, synapse,
+                                                                  users):
+    fake_llm.script(reply_text("first"), reply_text("while you were away"))
+    bot, alice = users("bot"), users("alice")
+
+    async def first_run() -> tuple[str, str]:
+        async with served(kernel(home, fake_llm, synapse, bot, [alice], login="password")) as (
+                _, adapter):
+            dm = alice.create_room(invite=[bot.user_id], direct=True)
+            await joined(alice, dm, bot)
+            alice.say(dm, "hello")
+            await wait(alice, lambda: bodies(alice, dm, bot) == ["first"])
+            return dm, adapter.client.device_id
+
+    async def second_run(dm: str) -> str:
+        async with served(kernel(home, fake_llm, synapse, bot, [alice], login="password")) as (
+                _, adapter):
+            await wait(alice, lambda: bodies(alice, dm, bot) == ["first", "while you were away"])
+            return str(adapter.client.device_id)
+
+    dm, device = asyncio.run(first_run())
+    alice.say(dm, "are you there?")  # the gateway is down
+    assert asyncio.run(second_run(dm)) == device  # the same device, not a new one per start
+    asked = [r.body["messages"][-1]["content"] for r in model_posts(fake_llm)]
+    assert asked == ["hello", "are you there?"]
+
+
+def test_settings_say_what_to_set():
+    from hermes_agent.plugins.platforms.matrix.settings import SettingsError, load
+
+    with pytest.raises(SettingsError, match="MATRIX_HOMESERVER"):
+        load({}, {"MATRIX_ACCESS_TOKEN": "t"})
+    with pytest.raises(SettingsError, match="MATRIX_ACCESS_TOKEN, or MATRIX_USER_ID"):
+        load({}, {"MATRIX_HOMESERVER": "https://m.example"})
+    with pytest.raises(SettingsError, match="MATRIX_USER_ID"):
+        load({}, {"MATRIX_HOMESERVER": "https://m.example", "MATRIX_PASSWORD": "p"})
+    with pytest.raises(SettingsError, match="set MATRIX_ACCESS_TOKEN in the environment"):
+        load({"access_token": "t"}, {"MATRIX_HOMESERVER": "https://m.example"})
+    settings = load({"free_response_rooms": "!a:x, !b:x"}, {
+        "MATRIX_HOMESERVER": "https://m.example/", "MATRIX_ACCESS_TOKEN": "syt_secret",
+        "MATRIX_ALLOWED_USERS": "@alice:x", "MATRIX_ENCRYPTION": "true"})
+    assert settings.homeserver == "https://m.example"
+    assert settings.free_response_rooms == {"!a:x", "!b:x"}
+    assert settings.allowed_users == {"@alice:x"} and settings.encryption_requested
+    assert "syt_secret" not in repr(settings)
