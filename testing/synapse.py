@@ -8,9 +8,9 @@ client (httpx2) for the test's human users.
         alice.say(room, "hello")
 
 Synapse is looked for, in order: the interpreter named by ``HERMES_SYNAPSE_PYTHON``, this
-interpreter (``matrix-synapse`` installed here), ``.venv-synapse/bin/python`` at the
-repository's root (``.ci/run`` makes it: ``python3 -m venv .venv-synapse &&
-.venv-synapse/bin/pip install matrix-synapse``)."""
+interpreter (``matrix-synapse`` installed here), then the venv ``.ci/run`` makes:
+``~/.cache/hermes-agent-runtime/synapse-venv`` (``$XDG_CACHE_HOME`` instead of ``~/.cache``
+when set)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,6 @@ import httpx2
 
 SERVER_NAME = "localhost"
 START_TIMEOUT = 120.0  # a cold Synapse creates its SQLite schema first: slow on a busy machine
-_REPO = Path(__file__).resolve().parents[1]
 _names = itertools.count(1)
 
 
@@ -50,12 +49,17 @@ def synapse_python() -> str:
         return named
     if importlib.util.find_spec("synapse") is not None:
         return sys.executable
-    local = _REPO / ".venv-synapse" / "bin" / "python"
-    if local.exists():
-        return str(local)
+    venv = synapse_venv()
+    if (venv / "bin" / "python").exists():
+        return str(venv / "bin" / "python")
     raise SynapseUnavailable(
-        "Synapse is not installed: python3 -m venv .venv-synapse && .venv-synapse/bin/pip "
-        "install matrix-synapse (or set HERMES_SYNAPSE_PYTHON to a Python that has it)")
+        f"Synapse is not installed: python3 -m venv {venv} && {venv}/bin/pip install "
+        "matrix-synapse (.ci/run does it), or set HERMES_SYNAPSE_PYTHON to a Python that has it")
+
+
+def synapse_venv() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "hermes-agent-runtime" / "synapse-venv"
 
 
 def _free_port() -> int:
