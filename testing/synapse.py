@@ -240,11 +240,14 @@ class MatrixUser:
         return answer.json()  # type: ignore[no-any-return]
 
     def create_room(self, invite: list[str] = (), direct: bool = False,  # type: ignore[assignment]
-                    name: str = "") -> str:
+                    name: str = "", encrypted: bool = False) -> str:
         body: dict[str, Any] = {"invite": list(invite), "is_direct": direct,
                                 "preset": "trusted_private_chat" if direct else "private_chat"}
         if name:
             body["name"] = name
+        if encrypted:
+            body["initial_state"] = [{"type": "m.room.encryption", "state_key": "",
+                                      "content": {"algorithm": "m.megolm.v1.aes-sha2"}}]
         return str(self._call("POST", "/createRoom", json=body)["room_id"])
 
     def invite(self, room_id: str, user_id: str) -> None:

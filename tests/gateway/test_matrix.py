@@ -223,6 +223,60 @@ def test_an_image_and_a_file_arrive_as_parts(home, fake_llm, synapse, users):
         Path(picture["path"]).read_bytes()).hexdigest()
 
 
+def test_a_thread_is_its_own_chat_answered_in_the_thread(home, fake_llm, synapse, users):
+    fake_llm.script(reply_text("in the thread"), reply_text("still here"))
+    bot, bob, carol = users("bot"), users("bob"), users("carol")
+    k = kernel(home, fake_llm, synapse, bot, [bob])
+
+    def in_thread(root: str, text: str, **extra: Any) -> dict[str, Any]:
+        return {"msgtype": "m.text", "body": text, **extra, "m.relates_to": {
+            "rel_type": "m.thread", "event_id": root, "is_falling_back": True,
+            "m.in_reply_to": {"event_id": root}}}
+
+    async def scenario() -> None:
+        async with served(k) as (runner, _):
+            room = bob.create_room(invite=[bot.user_id, carol.user_id])
+            await joined(bob, room, bot)
+            root = bob.say(room, "a topic, not for the bot")
+            bob.send(room, in_thread(root, f"{bot.user_id} what do you think?",
+                                     **{"m.mentions": {"user_ids": [bot.user_id]}}))
+            [first] = await wait(bob, lambda: bob.messages_from(room, bot.user_id))
+            assert first["content"]["m.relates_to"]["rel_type"] == "m.thread"
+            assert first["content"]["m.relates_to"]["event_id"] == root
+            bob.send(room, in_thread(root, "and without a mention?"))
+            await wait(bob, lambda: bodies(bob, room, bot) == ["in the thread", "still here"])
+            assert list(runner.chats) == [f"matrix:{room}:{root}"]
+
+    asyncio.run(scenario())
+    asked = [r.body["messages"][-1]["content"] for r in model_posts(fake_llm)]
+    assert asked == ["what do you think?", "and without a mention?"]
+
+
+def test_an_encrypted_room_gets_one_notice_and_nothing_reaches_the_model(home, fake_llm,
+                                                                          synapse, users):
+    bot, alice = users("bot"), users("alice")
+    k = kernel(home, fake_llm, synapse, bot, [alice])
+    sealed = {"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AwgAEnB1bmt", "device_id": "D",
+              "sender_key": "c2VuZGVy", "session_id": "c2Vzc2lvbg"}
+
+    async def scenario() -> None:
+        async with served(k) as (runner, _):
+            room = alice.create_room(invite=[bot.user_id], direct=True, encrypted=True)
+            await joined(alice, room, bot)
+            alice.send(room, sealed, event_type="m.room.encrypted")
+            alice.send(room, sealed, event_type="m.room.encrypted")
+            [notice] = await wait(alice, lambda: bodies(alice, room, bot))
+            assert "cannot read end-to-end encrypted messages" in notice
+            alice.say(room, "plain text in an encrypted room")  # as a client without E2EE
+            await wait(alice, lambda: len(bodies(alice, room, bot)) == 2)
+            assert runner.chats  # the plain message was answered
+
+    fake_llm.script(reply_text("plain answer"))
+    asyncio.run(scenario())
+    asked = [r.body["messages"][-1]["content"] for r in model_posts(fake_llm)]
+    assert asked == ["plain text in an encrypted room"]
+
+
 def test_password_login_and_a_restart_answers_what_came_meanwhile(home, fake_llm, synapse,
                                                                   users):
     fake_llm.script(reply_text("first"), reply_text("while you were away"))

@@ -47,6 +47,7 @@ class MatrixAdapter(PlatformAdapter):
         self._closing = False
         self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._warned_encrypted: set[str] = set()
+        self._threads: set[tuple[str, str | None]] = set()  # (room, root) the bot talks in
         self._pending_txn: dict[tuple[str, str, str | None], tuple[str, float]] = {}
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -250,10 +251,13 @@ class MatrixAdapter(PlatformAdapter):
             return None
         kind = self.chat_type(room_id)
         thread = events.thread_root(source)
-        if (kind != "dm" and thread is None and self.settings.require_mention
+        if (kind != "dm" and self.settings.require_mention
                 and room_id not in self.settings.free_response_rooms
+                and (room_id, thread) not in self._threads
                 and not events.mentions(source, self.user_id, self.display_name)):
             return None
+        if thread is not None:  # a thread the bot was called into: answered from now on
+            self._threads.add((room_id, thread))
         parts: list[dict[str, Any]] = []
         if media is not None:
             text = events.caption(source)
