@@ -98,6 +98,7 @@ signing_key_path: "{folder}/signing.key"
 registration_shared_secret: "{shared_secret}"
 enable_registration: false
 report_stats: false
+bcrypt_rounds: 4  # cheap password hashes: registering and logging in test users is fast
 trusted_key_servers: []
 suppress_key_server_warning: true
 enable_metrics: false
