@@ -7,11 +7,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from hermes_agent.api import session_store
 from hermes_agent.testing import make_kernel
@@ -322,3 +328,59 @@ def test_settings_say_what_to_set():
     assert settings.free_response_rooms == {"!a:x", "!b:x"}
     assert settings.allowed_users == {"@alice:x"} and settings.encryption_requested
     assert "syt_secret" not in repr(settings)
+
+
+def _handed_over(home: Path) -> list[str]:
+    """The event ids the bot's saved state says are in the gateway's inbox."""
+    return [e for path in (home / "gateway" / "matrix").glob("*.json")
+            for e in json.loads(path.read_text()).get("recent") or []]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigkill_mid_turn_loses_no_handed_over_message(home, fake_llm, synapse, users):
+    bot, alice = users("bot"), users("alice")
+    (home / "config.yaml").write_text(yaml.safe_dump({
+        "model": {"provider": "custom", "base_url": fake_llm.openai_base_url,
+                  "default": "fake-model", "max_retries": 0},
+        "sessions": {"auto_title": False}, "gateway": {"stream_replies": False},
+        "platforms": {"matrix": {"enabled": True, "sync_timeout": 5}}}))
+    env = {**os.environ, "HERMES_HOME": str(home), "MATRIX_HOMESERVER": synapse.url,
+           "MATRIX_ACCESS_TOKEN": bot.access_token, "MATRIX_ALLOWED_USERS": alice.user_id}
+
+    def gateway() -> subprocess.Popen[str]:
+        hermes = Path(sys.executable).parent / "hermes"
+        return subprocess.Popen([str(hermes), "gateway", "run"], env=env, text=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    fake_llm.script(reply_text("first answer"), reply_text("never sent", delay=WAIT))
+    first = gateway()
+    try:
+        dm = alice.create_room(invite=[bot.user_id], direct=True)
+        _until(lambda: alice.members(dm).get(bot.user_id) == "join")
+        alice.say(dm, "first")
+        alice.wait(lambda: bodies(alice, dm, bot) == ["first answer"], WAIT)
+        alice.say(dm, "second")  # its model call hangs
+        _until(lambda: fake_llm.pending == 0)
+        third = alice.say(dm, "third")  # waits behind it, in the inbox
+        _until(lambda: third in _handed_over(home))
+        first.send_signal(signal.SIGKILL)
+        first.wait(WAIT)
+    finally:
+        if first.poll() is None:
+            first.kill()
+
+    fake_llm.script(reply_text("second answer"), reply_text("third answer"))
+    second = gateway()
+    try:
+        alice.wait(lambda: len(bodies(alice, dm, bot)) >= 3, WAIT)
+        second.send_signal(signal.SIGTERM)
+        second.wait(WAIT)
+    finally:
+        if second.poll() is None:
+            second.kill()
+    alice.sync(timeout_ms=0)
+    assert bodies(alice, dm, bot) == ["first answer", "second answer", "third answer"]
+    posts = model_posts(fake_llm)
+    assert [m["content"] for m in posts[-1].body["messages"] if m["role"] == "user"] == [
+        "first", "second", "third"]  # one session, each message once, in order
+    assert second.returncode == 0

@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import InboundMessage, PlatformAdapter, SendResult
+from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResult
 
 from . import events
 from .media import download_part
@@ -24,6 +24,7 @@ from .state import SyncState
 log = logging.getLogger("hermes_agent.gateway.matrix")
 PLATFORM = events.PLATFORM
 SEEN = 2000  # event ids remembered, so an event a retried sync brings again is handled once
+RECENT = 200  # of them saved with the sync token, for a restart after a kill mid-batch
 MAX_BACKOFF = 30.0
 RETRY_TXN_FOR = 300.0  # seconds a failed send keeps its transaction id for the gateway's retry
 TYPING_MS = 30_000
@@ -75,6 +76,8 @@ class MatrixAdapter(PlatformAdapter):
             saved = self.state.load()  # now that the account is known (a token alone)
             self._since = saved.get("since") if saved.get("user_id") == self.user_id else None
             self.direct_rooms = set(saved.get("direct_rooms") or [])
+            for event_id in saved.get("recent") or []:
+                self._remember(str(event_id))
             if self._since is None:  # first start: the rooms' history is not answered
                 await asyncio.wait_for(self._first_sync(), s.connect_timeout)
         except (asyncio.TimeoutError, OSError, ClientError) as exc:
@@ -155,6 +158,9 @@ class MatrixAdapter(PlatformAdapter):
                     timeout=int(self.settings.sync_timeout * 1000), since=self._since)
             except (OSError, asyncio.TimeoutError, ClientError) as exc:
                 answer = exc
+            except Exception as exc:  # nio could not read the answer: try again, later
+                log.exception("matrix: sync failed")
+                answer = exc
             if not isinstance(answer, SyncResponse):
                 if getattr(answer, "status_code", "") in ("M_UNKNOWN_TOKEN", "M_FORBIDDEN"):
                     reason = (f"matrix: the homeserver no longer accepts the bot's login "
@@ -188,12 +194,17 @@ class MatrixAdapter(PlatformAdapter):
                 event_id = str(source.get("event_id") or "")
                 if event_id in self._seen:
                     continue
-                message = await self.inbound(room_id, source)
-                if message is not None:
-                    outcome = await self.handle_message(message)
-                    if outcome == "closed":
-                        return False
+                try:
+                    message = await self.inbound(room_id, source)
+                    outcome = await self.handle_message(message) if message else None
+                except Exception:  # one bad event must not stop the others
+                    log.exception("matrix: handling event %s failed", event_id)
+                    outcome = None
+                if outcome == "closed":
+                    return False
                 self._remember(event_id)
+                if message is not None:  # in the inbox now: never handed over a second time
+                    self._save(self._since)
         for room_id in answer.rooms.leave:
             self.direct_rooms.discard(room_id)
         return True
@@ -282,9 +293,9 @@ class MatrixAdapter(PlatformAdapter):
             while len(self._seen) > SEEN:
                 self._seen.popitem(last=False)
 
-    def _save(self, since: str) -> None:
+    def _save(self, since: str | None) -> None:
         self._since = since
-        self.state.save(since, sorted(self.direct_rooms))
+        self.state.save(since, sorted(self.direct_rooms), list(self._seen)[-RECENT:])
 
     # --- sending -----------------------------------------------------------------------------
     async def send(self, chat_id: str, content: str, reply_to: str | None = None,
@@ -330,12 +341,27 @@ class MatrixAdapter(PlatformAdapter):
         return kept[0] if kept else uuid.uuid4().hex
 
     async def send_typing(self, chat_id: str, metadata: dict[str, Any] | None = None) -> None:
-        if self.client is not None:
-            await self.client.room_typing(chat_id, typing_state=True, timeout=TYPING_MS)
+        await self._typing(chat_id, True)
 
     async def stop_typing(self, chat_id: str, metadata: dict[str, Any] | None = None) -> None:
+        await self._typing(chat_id, False)
+
+    async def _typing(self, chat_id: str, state: bool) -> None:
+        from aiohttp import ClientError
+
         if self.client is not None:
-            await self.client.room_typing(chat_id, typing_state=False)
+            try:
+                await self.client.room_typing(chat_id, typing_state=state, timeout=TYPING_MS)
+            except (OSError, asyncio.TimeoutError, ClientError) as exc:
+                log.debug("matrix: typing in %s: %s", chat_id, type(exc).__name__)
+
+    async def get_chat_info(self, chat_id: str) -> ChatInfo:
+        room = self.client.rooms.get(chat_id) if self.client is not None else None
+        if room is None:
+            return ChatInfo(name=str(chat_id))
+        return ChatInfo(name=str(room.display_name or chat_id), type=self.chat_type(chat_id),
+                        extra={k: v for k, v in (("topic", room.topic),
+                                                 ("members", room.member_count)) if v})
 
 
 def _error(answer: Any) -> str:

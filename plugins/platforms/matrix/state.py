@@ -1,6 +1,6 @@
 """What the Matrix platform keeps between starts, in
 ``$HERMES_HOME/gateway/matrix/<account>.json``: the sync token (the point up to which every
-message was handed to the gateway), the device id a password login created (reused, so
+message was handed to the gateway) with the last event ids handed over, the device id a password login created (reused, so
 restarts do not pile up devices) and the rooms joined as direct messages. No secret is kept."""
 
 from __future__ import annotations
@@ -42,8 +42,10 @@ class SyncState:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def save(self, since: str, direct_rooms: list[str]) -> None:
+    def save(self, since: str | None, direct_rooms: list[str], recent: list[str]) -> None:
+        """``recent``: the last event ids handed to the gateway, some maybe after ``since``
+        (saved after each one, so a kill before the next token does not hand it over twice)."""
         private_dir(self.folder)
         write_atomic(self.path, json.dumps({
             "homeserver": self.homeserver, "user_id": self.user_id, "device_id": self.device_id,
-            "since": since, "direct_rooms": direct_rooms}), durable=True)
+            "since": since, "direct_rooms": direct_rooms, "recent": recent}), durable=True)
