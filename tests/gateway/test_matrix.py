@@ -154,6 +154,8 @@ def test_an_unknown_user_is_refused_and_nothing_is_stored(home, fake_llm, synaps
             shared = alice.create_room(invite=[bot.user_id, mallory.user_id])
             await joined(alice, shared, bot)
             mallory._call("POST", f"/join/{shared}")
+            mallory._call("PUT", f"/profile/{mallory.user_id}/displayname",  # posing as alice
+                          json={"displayname": alice.user_id})
             mxc = mallory.upload(PNG, "image/png", "secret.png")
             mallory.send(shared, {"msgtype": "m.image", "body": "secret.png", "url": mxc,
                                   "info": {"mimetype": "image/png", "size": len(PNG)},
@@ -384,3 +386,38 @@ def test_sigkill_mid_turn_loses_no_handed_over_message(home, fake_llm, synapse, 
     assert [m["content"] for m in posts[-1].body["messages"] if m["role"] == "user"] == [
         "first", "second", "third"]  # one session, each message once, in order
     assert second.returncode == 0
+
+
+def test_without_matrix_nio_the_platform_is_skipped_with_the_install_hint(home, fake_llm,
+                                                                          monkeypatch):
+    from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
+
+    monkeypatch.setitem(sys.modules, "nio", None)  # as if not installed
+    k = make_kernel(home, builtins=True, config={"platforms": {"matrix": {"enabled": True}}},
+                    env={"HERMES_HOME": str(home), "MATRIX_HOMESERVER": "http://127.0.0.1:9",
+                         "MATRIX_ACCESS_TOKEN": "syt_x"})
+    adapters, _, [problem] = build_adapters(k)
+    assert adapters == {} and "pip install 'hermes-agent-runtime[platform-matrix]'" in problem
+
+
+def test_a_refused_token_keeps_the_platform_down_with_a_clear_error(home, fake_llm, synapse,
+                                                                    users, caplog):
+    from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
+    from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
+
+    bot, alice = users("bot"), users("alice")
+    bot.access_token = "syt_not_a_real_token_4f2a9c"
+    k = kernel(home, fake_llm, synapse, bot, [alice])
+
+    async def scenario() -> list[str]:
+        adapters, entries, _ = build_adapters(k)
+        runner = GatewayRunner(k, adapters, entries=entries)
+        try:
+            return list(await runner.start())
+        finally:
+            await runner.stop(WAIT)
+
+    with caplog.at_level("ERROR"):
+        assert asyncio.run(scenario()) == []
+    assert "refused MATRIX_ACCESS_TOKEN" in caplog.text
+    assert "syt_not_a_real_token" not in caplog.text
