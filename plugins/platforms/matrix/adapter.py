@@ -175,7 +175,12 @@ class MatrixAdapter(PlatformAdapter):
                 await asyncio.sleep(wait)
                 continue
             failures = 0
-            if await self._handle(answer):
+            try:
+                handled = await self._handle(answer)
+            except (OSError, asyncio.TimeoutError, ClientError) as exc:  # joining a room
+                log.warning("matrix: %s; syncing again", type(exc).__name__)
+                handled = False
+            if handled:
                 self._save(answer.next_batch)
             elif not self._closing:
                 await asyncio.sleep(1.0)  # a message was not taken: synced again, after a pause
@@ -194,6 +199,7 @@ class MatrixAdapter(PlatformAdapter):
                 event_id = str(source.get("event_id") or "")
                 if event_id in self._seen:
                     continue
+                message = None
                 try:
                     message = await self.inbound(room_id, source)
                     outcome = await self.handle_message(message) if message else None
