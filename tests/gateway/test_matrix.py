@@ -232,7 +232,7 @@ def test_an_image_and_a_file_arrive_as_parts(home, fake_llm, synapse, users):
 
 
 def test_a_thread_is_its_own_chat_answered_in_the_thread(home, fake_llm, synapse, users):
-    fake_llm.script(reply_text("in the thread"), reply_text("still here"))
+    fake_llm.script(reply_text("in **the** thread"), reply_text("still here"))
     bot, bob, carol = users("bot"), users("bob"), users("carol")
     k = kernel(home, fake_llm, synapse, bot, [bob])
 
@@ -251,8 +251,13 @@ def test_a_thread_is_its_own_chat_answered_in_the_thread(home, fake_llm, synapse
             [first] = await wait(bob, lambda: bob.messages_from(room, bot.user_id))
             assert first["content"]["m.relates_to"]["rel_type"] == "m.thread"
             assert first["content"]["m.relates_to"]["event_id"] == root
+            assert first["content"]["body"] == "in **the** thread"  # markdown, and as HTML:
+            assert first["content"]["format"] == "org.matrix.custom.html"
+            assert first["content"]["formatted_body"] == "in <strong>the</strong> thread"
             bob.send(room, in_thread(root, "and without a mention?"))
-            await wait(bob, lambda: bodies(bob, room, bot) == ["in the thread", "still here"])
+            await wait(bob, lambda: bodies(bob, room, bot) == ["in **the** thread",
+                                                               "still here"])
+            assert "format" not in bob.messages_from(room, bot.user_id)[1]["content"]  # plain
             assert list(runner.chats) == [f"matrix:{room}:{root}"]
 
     asyncio.run(scenario())
@@ -421,3 +426,16 @@ def test_a_refused_token_keeps_the_platform_down_with_a_clear_error(home, fake_l
         assert asyncio.run(scenario()) == []
     assert "refused MATRIX_ACCESS_TOKEN" in caplog.text
     assert "syt_not_a_real_token" not in caplog.text
+
+
+def test_markdown_becomes_the_html_matrix_renders():
+    from hermes_agent.plugins.platforms.matrix.formatting import to_html
+
+    assert to_html("plain <text> & more\nline two") is None  # sent as body alone
+    assert to_html("## Plan\n**bold**, *it*, ~~old~~ and `a<b`\n[docs](https://x.org/?a=1&b=2)"
+                   ) == ("<h2>Plan</h2>\n<strong>bold</strong>, <em>it</em>, <del>old</del> and "
+                         '<code>a&lt;b</code><br>\n<a href="https://x.org/?a=1&amp;b=2">docs</a>')
+    assert to_html("```python\nif a < b:\n    pass\n```\nafter <script>") == (
+        '<pre><code class="language-python">if a &lt; b:\n    pass</code></pre>'
+        "after &lt;script&gt;")
+    assert to_html("[x](javascript:alert(1)) **b**") == "[x](javascript:alert(1)) <strong>b</strong>"

@@ -13,8 +13,9 @@ from .settings import Settings, SettingsError, load
 __all__ = ["Settings", "SettingsError", "register"]
 INSTALL_HINT = "pip install 'hermes-agent-runtime[platform-matrix]'"
 MAX_LENGTH = 4000
-PROMPT_HINT = ("You are chatting on Matrix. Replies are shown as plain text; keep them short "
-               f"(a reply over {MAX_LENGTH} characters is split into several).")
+PROMPT_HINT = ("You are chatting on Matrix. Keep messages short (a reply over "
+               f"{MAX_LENGTH} characters is split into several); bold, italics, code, links "
+               "and headings render, tables do not.")
 
 
 def available() -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResult
 
 from . import events
+from .formatting import to_html
 from .media import download_part
 from .settings import Settings
 from .state import SyncState
@@ -313,6 +314,9 @@ class MatrixAdapter(PlatformAdapter):
             return SendResult(False, error="matrix is not connected")
         thread = (metadata or {}).get("thread_id")
         body: dict[str, Any] = {"msgtype": "m.text", "body": content}
+        rendered = to_html(content)
+        if rendered is not None:
+            body.update(format="org.matrix.custom.html", formatted_body=rendered)
         if thread:
             body["m.relates_to"] = {"rel_type": "m.thread", "event_id": thread,
                                     "is_falling_back": not reply_to,
