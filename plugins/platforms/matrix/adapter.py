@@ -29,6 +29,10 @@ RECENT = 200  # of them saved with the sync token, for a restart after a kill mi
 MAX_BACKOFF = 30.0
 RETRY_TXN_FOR = 300.0  # seconds a failed send keeps its transaction id for the gateway's retry
 TYPING_MS = 30_000
+#: the first sync skips the history (one event a room is enough); later ones bring up to 100
+#: events a room, so a gateway that was down a while still sees what came meanwhile
+FIRST_SYNC = {"room": {"timeline": {"limit": 1}}}
+NEXT_SYNCS = {"room": {"timeline": {"limit": 100}}}
 
 
 class MatrixAdapter(PlatformAdapter):
@@ -126,7 +130,7 @@ class MatrixAdapter(PlatformAdapter):
         """Skip the timeline the account already has; accept the invites waiting for it."""
         from nio import SyncResponse
 
-        answer = await self.client.sync(timeout=0, full_state=True)
+        answer = await self.client.sync(timeout=0, full_state=True, sync_filter=FIRST_SYNC)
         if not isinstance(answer, SyncResponse):
             raise OSError(f"the first sync failed: {_error(answer)}")
         await self._invites(answer)
@@ -156,7 +160,8 @@ class MatrixAdapter(PlatformAdapter):
         while not self._closing:
             try:
                 answer = await self.client.sync(
-                    timeout=int(self.settings.sync_timeout * 1000), since=self._since)
+                    timeout=int(self.settings.sync_timeout * 1000), since=self._since,
+                    sync_filter=NEXT_SYNCS)
             except (OSError, asyncio.TimeoutError, ClientError) as exc:
                 answer = exc
             except Exception as exc:  # nio could not read the answer: try again, later
