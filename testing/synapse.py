@@ -42,6 +42,10 @@ class SynapseUnavailable(RuntimeError):
     """Synapse is not installed or did not start; the message says why (tests skip with it)."""
 
 
+class SynapseExited(SynapseUnavailable):
+    """Synapse stopped while starting (the message has the end of its log)."""
+
+
 def synapse_python() -> str:
     """An interpreter that can run Synapse, or :class:`SynapseUnavailable`."""
     named = os.environ.get("HERMES_SYNAPSE_PYTHON", "").strip()
@@ -145,7 +149,19 @@ class Synapse:
         self.url = f"http://127.0.0.1:{port}"
 
     @classmethod
-    def start(cls, folder: Path, timeout: float = START_TIMEOUT) -> "Synapse":
+    def start(cls, folder: Path, timeout: float = START_TIMEOUT, tries: int = 3) -> "Synapse":
+        """Started and answering; a Synapse that exits at once (its free port was taken
+        meanwhile, say) is started again on another port, ``tries`` times in all."""
+        for attempt in range(1, tries + 1):
+            try:
+                return cls._start(folder / f"try{attempt}", timeout)
+            except SynapseExited:
+                if attempt == tries:
+                    raise
+        raise AssertionError("unreachable")
+
+    @classmethod
+    def _start(cls, folder: Path, timeout: float) -> "Synapse":
         python = synapse_python()
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "media").mkdir(exist_ok=True)
@@ -172,7 +188,7 @@ class Synapse:
         with httpx2.Client(timeout=2.0) as http:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
-                    raise SynapseUnavailable(f"Synapse exited with {self.process.returncode}: "
+                    raise SynapseExited(f"Synapse exited with {self.process.returncode}: "
                                              f"{self.log_tail()}")
                 with contextlib.suppress(httpx2.HTTPError):
                     if http.get(f"{self.url}/_matrix/client/versions").status_code == 200:
