@@ -137,7 +137,7 @@ class MatrixAdapter(PlatformAdapter):
         for room_id in answer.rooms.join:
             for event in answer.rooms.join[room_id].timeline.events:
                 self._remember(str(getattr(event, "event_id", "")))
-        self._save(answer.next_batch)
+        await self._save(answer.next_batch)
 
     async def start_receiving(self) -> None:
         if self._syncer is None:
@@ -187,7 +187,7 @@ class MatrixAdapter(PlatformAdapter):
                 log.warning("matrix: %s; syncing again", type(exc).__name__)
                 handled = False
             if handled:
-                self._save(answer.next_batch)
+                await self._save(answer.next_batch)
             elif not self._closing:
                 await asyncio.sleep(1.0)  # a message was not taken: synced again, after a pause
 
@@ -216,7 +216,7 @@ class MatrixAdapter(PlatformAdapter):
                     return False
                 self._remember(event_id)
                 if message is not None:  # in the inbox now: never handed over a second time
-                    self._save(self._since)
+                    await self._save(self._since)
         for room_id in answer.rooms.leave:
             self.direct_rooms.discard(room_id)
         return True
@@ -305,9 +305,11 @@ class MatrixAdapter(PlatformAdapter):
             while len(self._seen) > SEEN:
                 self._seen.popitem(last=False)
 
-    def _save(self, since: str | None) -> None:
+    async def _save(self, since: str | None) -> None:
+        """A durable write (fsync), in a worker thread: the loop serves every chat."""
         self._since = since
-        self.state.save(since, sorted(self.direct_rooms), list(self._seen)[-RECENT:])
+        await asyncio.to_thread(self.state.save, since, sorted(self.direct_rooms),
+                                list(self._seen)[-RECENT:])
 
     # --- sending -----------------------------------------------------------------------------
     async def send(self, chat_id: str, content: str, reply_to: str | None = None,
