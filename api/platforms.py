@@ -17,7 +17,9 @@ from typing import Any
 @dataclass
 class InboundMessage:
     """One message a platform received. ``chat_type``: ``"dm"``, ``"group"``, ``"channel"``
-    or ``"thread"``; ``raw``: the platform's own payload, untouched."""
+    or ``"thread"``; ``raw``: the platform's own payload, untouched. ``attachments``: what
+    came with the text, as content parts in OpenAI's chat format (``image_url`` with a data
+    URL, ``file`` with ``filename`` and ``file_data``), JSON like the rest of the message."""
 
     platform: str
     chat_id: str
@@ -28,6 +30,7 @@ class InboundMessage:
     message_id: str | None = None
     chat_type: str = "dm"
     raw: Any = None
+    attachments: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

@@ -70,10 +70,19 @@ class Chat:
         return {"thread_id": self.thread_id} if self.thread_id else {}
 
 
-def _last_user_text(history: list[dict[str, Any]]) -> str | None:
+def user_content(message: InboundMessage) -> Any:
+    """What the agent gets as the user's message: the text, or with attachments a list of
+    content parts (the text first)."""
+    if not message.attachments:
+        return message.text
+    text = [{"type": "text", "text": message.text}] if message.text else []
+    return [*text, *message.attachments]
+
+
+def _last_user_content(history: list[dict[str, Any]]) -> Any:
     for entry in reversed(history):
         if entry.get("role") == "user":
-            return entry.get("content") if isinstance(entry.get("content"), str) else None
+            return entry.get("content")
     return None
 
 
@@ -230,7 +239,7 @@ class ChatWorker:
         # The chat's session is known before the turn, so a gateway killed mid-turn resumes it;
         # a replayed turn drops what its first, cut-short run stored of it.
         await self.remember_session(chat, agent)
-        if replayed and _last_user_text(agent.history) == message.text:
+        if replayed and _last_user_content(agent.history) == user_content(message):
             await self.runner.in_thread(agent.rewind, 1)
         chat.busy, chat.asker = True, message.user_id
         self.runner.write_state()
@@ -238,7 +247,7 @@ class ChatWorker:
         try:
             async with self.typing(chat), Pump(stream) as pump:
                 result = await self.runner.in_thread(functools.partial(
-                    self._run_turn, chat, agent, message.text, pump.on_event,
+                    self._run_turn, chat, agent, user_content(message), pump.on_event,
                     self._untrusted_source(message)))
         finally:
             chat.busy = False
@@ -299,7 +308,7 @@ class ChatWorker:
             return None
         return policy.untrusted_source(message.platform, message.user_id, message.user_name)
 
-    def _run_turn(self, chat: Chat, agent: AgentSession, text: str,
+    def _run_turn(self, chat: Chat, agent: AgentSession, text: Any,
                   on_event: Callable[[dict[str, Any]], None],
                   source: str | None = None) -> AgentTurn:
         """The turn, in a worker thread: session hygiene first, then the agent's turn (one
