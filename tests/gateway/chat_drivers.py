@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +59,10 @@ class Driver:
 
     async def ready(self, count: int = 1) -> None:
         """Until the bot's ``count``-th receiving connection is up."""
-        await asyncio.to_thread(self.fake.wait_until, lambda: self.connections() >= count, WAIT)
+        await asyncio.to_thread(self.wait_ready, count)
+
+    def wait_ready(self, count: int = 1, timeout: float = WAIT) -> None:
+        self.fake.wait_until(lambda: self.connections() >= count, timeout)
 
     def texts(self, user: str) -> list[str]:
         return self.fake.texts(self.chat_of(user))
@@ -90,6 +95,17 @@ class WhatsAppDriver(Driver):
 
     async def ready(self, count: int = 1) -> None:
         """The webhook listens once the platform connected."""
+
+    def wait_ready(self, count: int = 1, timeout: float = WAIT) -> None:
+        """Until the webhook answers (a gateway started in another process)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=5):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError(f"the webhook did not listen within {timeout}s")
 
     def say(self, user: str, text: str, attachment: tuple[bytes, str, str] | None = None
             ) -> int:
