@@ -10,9 +10,10 @@ import itertools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from .local_server import LocalHTTPServer, RecordedRequest, ServedInBackground
+from .local_server import LocalHTTPServer, RecordedRequest, ServedInBackground, read_request
 
 WAIT = 30.0
 
@@ -61,6 +62,38 @@ class ChatState:
         with self.lock:
             self.receipts.append(receipt)
             self.lock.notify_all()
+
+
+class ChatHandler(BaseHTTPRequestHandler):
+    """A fake service's request handler: every request recorded, then :meth:`serve`."""
+
+    server: Any
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        state = self.server.state
+        request = read_request(self)
+        state.record(request)
+        self.serve(state, request)
+
+    do_POST = do_PUT = do_GET
+
+    def serve(self, state: Any, request: RecordedRequest) -> None:
+        raise NotImplementedError
+
+    def file(self, state: ChatState, file_id: str) -> tuple[bytes, str, str] | None:
+        with state.lock:
+            return state.files.get(file_id)
+
+    def send_bytes(self, data: bytes, media_type: str) -> None:
+        self.send_response(200)
+        self.send_header("content-type", media_type)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 class FakeChat(ServedInBackground):

@@ -19,19 +19,17 @@ post (the bot's own included), with ``seq`` counting up.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import threading
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from .fake_chat import ChatState, FakeChat, Sent
-from .local_server import read_request, send_json
+from .fake_chat import WAIT, ChatHandler, ChatState, FakeChat, Sent
+from .local_server import RecordedRequest, send_json
+from .local_websocket import LocalWebsocketServer
 
 MAX_POST = 16383
-WAIT = 30.0
 QUIET = logging.getLogger("hermes_agent.testing.fake_mattermost")
 QUIET.setLevel(logging.WARNING)
 
@@ -49,26 +47,8 @@ def _error(handler: BaseHTTPRequestHandler, status: int, message: str, error_id:
                                 "request_id": "fake", "status_code": status})
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: Any
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self._serve()
-
-    def do_POST(self) -> None:
-        self._serve()
-
-    def do_PUT(self) -> None:
-        self._serve()
-
-    def _serve(self) -> None:
-        state: MattermostState = self.server.state
-        request = read_request(self)
-        state.record(request)
+class _Handler(ChatHandler):
+    def serve(self, state: MattermostState, request: RecordedRequest) -> None:
         if request.headers.get("authorization") != f"Bearer {state.token}":
             _error(self, 401, "Invalid or expired session, please login again.",
                    "api.context.session_expired.app_error")
@@ -129,20 +109,13 @@ class _Handler(BaseHTTPRequestHandler):
                                   "channel_id": sent.chat_id})
 
     def _file(self, state: MattermostState, file_id: str, info: bool) -> None:
-        with state.lock:
-            found = state.files.get(file_id)
+        found = self.file(state, file_id)
         if found is None:
             _error(self, 404, "Unable to find the file.", "app.file_info.get.app_error")
-            return
-        data, media_type, name = found
-        if info:
-            send_json(self, 200, _file_info(file_id, data, media_type, name))
-            return
-        self.send_response(200)
-        self.send_header("content-type", media_type)
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        elif info:
+            send_json(self, 200, _file_info(file_id, *found))
+        else:
+            self.send_bytes(found[0], found[1])
 
 
 def _file_info(file_id: str, data: bytes, media_type: str, name: str) -> dict[str, Any]:
@@ -177,8 +150,8 @@ class FakeMattermost(FakeChat):
         state.broadcast = self._broadcast
         self._state = state
         self.websocket_url = ""
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._ws_thread: threading.Thread | None = None
+        self._ws = LocalWebsocketServer(self._socket, name="fake-mattermost-ws", logger=QUIET,
+                                        process_request=self._authorize)
         self._sockets: set[Any] = set()
         self.hellos = 0
         self._seq = 0
@@ -189,46 +162,12 @@ class FakeMattermost(FakeChat):
 
     def start(self) -> FakeMattermost:
         super().start()
-        if self._loop is not None:
-            return self
-        started = threading.Event()
-        self._loop = asyncio.new_event_loop()
-
-        async def serve() -> Any:
-            from websockets.asyncio.server import serve as ws_serve
-
-            server = await ws_serve(self._socket, "127.0.0.1", 0, ping_interval=None,
-                                    process_request=self._authorize, logger=QUIET)
-            port = server.sockets[0].getsockname()[1]
-            self.websocket_url = f"ws://127.0.0.1:{port}/api/v4/websocket"
-            return server
-
-        def run() -> None:
-            assert self._loop is not None
-            asyncio.set_event_loop(self._loop)
-            self._ws_server = self._loop.run_until_complete(serve())
-            started.set()
-            self._loop.run_forever()
-
-        self._ws_thread = threading.Thread(target=run, name="fake-mattermost-ws", daemon=True)
-        self._ws_thread.start()
-        if not started.wait(WAIT):
-            raise RuntimeError("the fake Mattermost websocket did not start")
+        self.websocket_url = f"{self._ws.start()}/api/v4/websocket"
         return self
 
     def close(self) -> None:
         super().close()
-        if self._loop is not None and self._loop.is_running():
-            async def stop() -> None:
-                self._ws_server.close()
-                await self._ws_server.wait_closed()
-
-            asyncio.run_coroutine_threadsafe(stop(), self._loop).result(WAIT)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            assert self._ws_thread is not None
-            self._ws_thread.join(WAIT)
-            self._loop.close()
-            self._loop = None
+        self._ws.close()
 
     def _authorize(self, connection: Any, request: Any) -> Any:
         if request.headers.get("Authorization") != f"Bearer {self._state.token}":
@@ -270,8 +209,7 @@ class FakeMattermost(FakeChat):
                 except Exception:
                     pass
 
-        assert self._loop is not None
-        asyncio.run_coroutine_threadsafe(send(), self._loop).result(WAIT)
+        self._ws.run(send())
 
     # --- what users do -----------------------------------------------------------------------
     def add_user(self, user_id: str, username: str) -> None:
@@ -301,8 +239,7 @@ class FakeMattermost(FakeChat):
             for ws in list(self._sockets):
                 await ws.close()
 
-        assert self._loop is not None
-        asyncio.run_coroutine_threadsafe(close(), self._loop).result(WAIT)
+        self._ws.run(close())
 
     def wait_hellos(self, count: int, timeout: float = WAIT) -> None:
         self.wait_until(lambda: self.hellos >= count, timeout)

@@ -20,11 +20,10 @@ from __future__ import annotations
 import base64
 import json
 import time
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from .fake_chat import ChatState, FakeChat, Sent
-from .local_server import read_request, send_json
+from .fake_chat import ChatHandler, ChatState, FakeChat, Sent
+from .local_server import RecordedRequest, send_json
 
 KEPT = 1000
 
@@ -35,32 +34,18 @@ class SignalState(ChatState):
     generation: int  # bumped by drop(): open streams end
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: Any
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        state: SignalState = self.server.state
-        request = read_request(self)
-        state.record(request)
-        if request.path == "/api/v1/check":
+class _Handler(ChatHandler):
+    def serve(self, state: SignalState, request: RecordedRequest) -> None:
+        if request.method == "GET" and request.path == "/api/v1/check":
             send_json(self, 200, {"versions": {"signal-cli": "0.13.x-fake"}})
-        elif request.path == "/api/v1/events":
+        elif request.method == "GET" and request.path == "/api/v1/events":
             self._stream(state, request.headers.get("last-event-id"))
+        elif request.method == "POST" and request.path == "/api/v1/rpc":
+            self._rpc(state, request.body if isinstance(request.body, dict) else {})
         else:
             send_json(self, 404, {"error": "not found"})
 
-    def do_POST(self) -> None:
-        state: SignalState = self.server.state
-        request = read_request(self)
-        state.record(request)
-        body = request.body if isinstance(request.body, dict) else {}
-        if request.path != "/api/v1/rpc":
-            send_json(self, 404, {"error": "not found"})
-            return
+    def _rpc(self, state: SignalState, body: dict[str, Any]) -> None:
         method, params, rid = body.get("method"), body.get("params") or {}, body.get("id")
         if params.get("account") not in (None, state.token):
             self._error(rid, -32602, f"Specified account does not exist: {params['account']}")
@@ -77,8 +62,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif method == "sendTyping":
             self._result(rid, {})
         elif method == "getAttachment":
-            with state.lock:
-                found = state.files.get(str(params.get("id")))
+            found = self.file(state, str(params.get("id")))
             if found is None:
                 self._error(rid, -1, "Attachment file not found")
             else:

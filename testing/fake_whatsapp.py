@@ -23,11 +23,10 @@ import json
 import time
 import urllib.error
 import urllib.request
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from .fake_chat import ChatState, FakeChat, Sent
-from .local_server import read_request, send_json
+from .fake_chat import ChatHandler, ChatState, FakeChat, Sent
+from .local_server import RecordedRequest, send_json
 
 LIMIT = 4096
 
@@ -37,62 +36,35 @@ def graph_error(message: str, code: int, kind: str = "OAuthException") -> dict[s
                       "fbtrace_id": "AFakeTrace"}}
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: Any
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self._serve()
-
-    def do_POST(self) -> None:
-        self._serve()
-
-    def _serve(self) -> None:
-        state: ChatState = self.server.state
-        request = read_request(self)
-        state.record(request)
+class _Handler(ChatHandler):
+    def serve(self, state: ChatState, request: RecordedRequest) -> None:
         if request.headers.get("authorization") != f"Bearer {state.token}":
             send_json(self, 401, graph_error("Invalid OAuth access token - Cannot parse access "
                                              "token", 190))
             return
         parts = request.path.strip("/").split("/")
-        if request.method == "GET" and parts[0] == "media" and len(parts) == 2:
-            self._file(state, parts[1])
-        elif request.method == "GET" and len(parts) == 2:
-            self._media_info(state, parts[1])
+        if request.method == "GET" and len(parts) == 2:
+            self._media(state, parts[1], raw=parts[0] == "media")
         elif request.method == "POST" and len(parts) == 3 and parts[2] == "messages":
             self._message(state, request.body or {})
         else:
             send_json(self, 400, graph_error("Unsupported request", 100, "GraphMethodException"))
 
-    def _media_info(self, state: ChatState, media_id: str) -> None:
-        with state.lock:
-            found = state.files.get(media_id)
+    def _media(self, state: ChatState, media_id: str, raw: bool) -> None:
+        """``GET /{version}/{media-id}``: where the file is; ``GET /media/{id}``: the file."""
+        found = self.file(state, media_id)
         if found is None:
             send_json(self, 404, graph_error("Object does not exist", 100, "GraphMethodException"))
             return
         data, media_type, _ = found
+        if raw:
+            self.send_bytes(data, media_type)
+            return
         host, port = self.server.server_address[:2]
         send_json(self, 200, {"messaging_product": "whatsapp", "id": media_id,
                               "url": f"http://{host}:{port}/media/{media_id}",
                               "mime_type": media_type, "file_size": len(data),
                               "sha256": hashlib.sha256(data).hexdigest()})
-
-    def _file(self, state: ChatState, media_id: str) -> None:
-        with state.lock:
-            found = state.files.get(media_id)
-        if found is None:
-            send_json(self, 404, graph_error("Object does not exist", 100, "GraphMethodException"))
-            return
-        data, media_type, _ = found
-        self.send_response(200)
-        self.send_header("content-type", media_type)
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def _message(self, state: ChatState, body: dict[str, Any]) -> None:
         if body.get("status") == "read":
