@@ -265,3 +265,40 @@ class InboundQueue:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
+
+
+class Receiver:
+    """A platform's receiving side: ``listen()`` (one connection, until it ends) kept up by
+    :func:`keep_connected`, and the :class:`InboundQueue` the messages it ``put``\\ s go
+    through to ``adapter.handle_message``. A fatal end (:class:`FatalConnectionError`) is
+    reported with ``adapter.report_fatal``."""
+
+    def __init__(self, adapter: Any, listen: Callable[[], Awaitable[None]],
+                 on_taken: Callable[[InboundMessage, str, Any], Awaitable[None]] | None = None,
+                 *, first_delay: float = 1.0, max_delay: float = 60.0):
+        self.adapter, self._listen = adapter, listen
+        self.queue = InboundQueue(adapter.name, adapter.handle_message, on_taken)
+        self._delays = (first_delay, max_delay)
+        self._task: asyncio.Task[str | None] | None = None
+        self._closing = False
+
+    def start(self) -> None:
+        self.queue.start()
+        self._task = asyncio.get_running_loop().create_task(keep_connected(
+            self.adapter.name, self._listen, closing=lambda: self._closing,
+            first_delay=self._delays[0], max_delay=self._delays[1]))
+        self._task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[str | None]) -> None:
+        if not task.cancelled() and task.exception() is None and task.result():
+            self.adapter.report_fatal(task.result())
+
+    def put(self, message: InboundMessage, cursor: Any = None) -> None:
+        self.queue.put(message, cursor)
+
+    async def close(self) -> None:
+        self._closing = True
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        await self.queue.close()

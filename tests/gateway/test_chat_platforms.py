@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 
 from .chat_drivers import Driver, fakes
 from .conftest import serving
+from .test_telegram import message_rows
 
 pytest.importorskip("websockets", reason="the Mattermost platform and its fake need websockets")
 pytest.importorskip("starlette", reason="the WhatsApp webhook needs starlette and uvicorn")
@@ -68,17 +68,6 @@ def posts(server: FakeLLMServer) -> list[Any]:
 
 def user_contents(request: Any) -> list[Any]:
     return [m["content"] for m in request.body["messages"] if m["role"] == "user"]
-
-
-def message_rows(home: Path) -> int:
-    """Every message row in every SQLite database under ``home``."""
-    total = 0
-    for path in home.rglob("*.db"):
-        with contextlib.closing(sqlite3.connect(path)) as db:
-            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-            if "messages" in tables:
-                total += db.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
-    return total
 
 
 def test_two_users_in_two_chats_get_their_own_sessions(home, fake_llm, driver):

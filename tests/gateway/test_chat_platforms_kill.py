@@ -8,8 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,32 +16,14 @@ import yaml
 
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 
-from .chat_drivers import Driver, fakes
+from .chat_drivers import Driver
+from .test_chat_platforms import driver  # noqa: F401  (the fixture: one run per platform)
+from .test_kill import user_texts, wait_for
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 pytest.importorskip("websockets", reason="the Mattermost platform and its fake need websockets")
 pytest.importorskip("starlette", reason="the WhatsApp webhook needs starlette and uvicorn")
-WAIT = 60.0
-
-
-@pytest.fixture(params=sorted(fakes()))
-def driver(request: Any, home: Path) -> Iterator[Driver]:
-    fake_class, driver_class = fakes()[request.param]
-    with fake_class() as fake:
-        yield driver_class(fake, home)
-
-
-def wait_for(check: Any, what: str, proc: subprocess.Popen[str]) -> Any:
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        if proc.poll() is not None:
-            raise AssertionError(f"the gateway exited ({proc.returncode}) before {what}: "
-                                 f"{proc.stderr.read() if proc.stderr else ''}")
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+WAIT = 60.0  # as test_kill's
 
 
 def gateway(home: Path, driver: Driver, connections: int) -> subprocess.Popen[str]:
@@ -57,10 +37,6 @@ def gateway(home: Path, driver: Driver, connections: int) -> subprocess.Popen[st
         proc.kill()
         raise
     return proc
-
-
-def user_texts(request: Any) -> list[str]:
-    return [m["content"] for m in request.body["messages"] if m["role"] == "user"]
 
 
 def test_sigkill_mid_turn_loses_no_acknowledged_message(home: Path, fake_llm: FakeLLMServer,

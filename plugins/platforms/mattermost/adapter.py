@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResult
-from hermes_agent.kits.chat_api import (ChatAPI, ChatAPIError, FatalConnectionError,
-                                        InboundQueue, RecentIds, keep_connected)
+from hermes_agent.kits.chat_api import (ChatAPI, ChatAPIError, FatalConnectionError, Receiver,
+                                        RecentIds)
 from hermes_agent.kits.chat_media import Pending, fetch_attachments, with_notes
 
 from .settings import TOKEN_ENV, Settings
@@ -44,9 +44,9 @@ class MattermostAdapter(PlatformAdapter):
         self.me: dict[str, Any] = {}
         self.connected = asyncio.Event()  # the websocket said hello
         self._seen = RecentIds()
-        self._queue = InboundQueue(PLATFORM, self.handle_message, self._taken)
-        self._task: asyncio.Task[Any] | None = None
-        self._closing = False
+        self.receiver = Receiver(self, self._listen, self._taken,
+                                 first_delay=settings.reconnect_delay,
+                                 max_delay=settings.max_reconnect_delay)
 
     # --- lifecycle ---------------------------------------------------------------------------
     async def connect(self, *, is_reconnect: bool = False) -> bool:
@@ -60,24 +60,12 @@ class MattermostAdapter(PlatformAdapter):
             log.error("mattermost: cannot start: %s", exc)
             await self.api.close()
             return False
-        self._queue.start()
-        self._task = asyncio.get_running_loop().create_task(keep_connected(
-            "mattermost", self._listen, closing=lambda: self._closing,
-            first_delay=s.reconnect_delay, max_delay=s.max_reconnect_delay))
-        self._task.add_done_callback(self._stopped)
+        self.receiver.start()
         log.info("mattermost: @%s connected to %s", self.me.get("username", "?"), s.url)
         return True
 
-    def _stopped(self, task: asyncio.Task[Any]) -> None:
-        if not task.cancelled() and isinstance(task.result(), str):
-            self.report_fatal(task.result())
-
     async def disconnect(self) -> None:
-        self._closing = True
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-        await self._queue.close()
+        await self.receiver.close()
         if self.api is not None:
             await self.api.close()
             self.api = None
@@ -113,7 +101,7 @@ class MattermostAdapter(PlatformAdapter):
         elif event.get("event") == "posted":
             message = self.inbound(event.get("data") or {})
             if message is not None:
-                self._queue.put(await self._with_files(message))
+                self.receiver.put(await self._with_files(message))
 
     def inbound(self, data: Mapping[str, Any]) -> InboundMessage | None:
         """A ``posted`` event's post, or None for one the agent must not see."""

@@ -18,7 +18,7 @@ from typing import Any
 
 from hermes_agent import write_atomic
 from hermes_agent.api import InboundMessage, PlatformAdapter, SendResult
-from hermes_agent.kits.chat_api import ChatAPIError, InboundQueue, RecentIds, keep_connected
+from hermes_agent.kits.chat_api import ChatAPIError, Receiver, RecentIds
 from hermes_agent.kits.chat_media import Pending, fetch_attachments, with_notes
 from hermes_agent.kits.chat_text import light_markdown
 
@@ -43,9 +43,9 @@ class SignalAdapter(PlatformAdapter):
         self.connected = asyncio.Event()  # the event stream is open
         self._last_event = self._read_cursor()
         self._seen = RecentIds()
-        self._queue = InboundQueue(PLATFORM, self.handle_message, self._taken)
-        self._task: asyncio.Task[Any] | None = None
-        self._closing = False
+        self.receiver = Receiver(self, self._listen, self._taken,
+                                 first_delay=settings.reconnect_delay,
+                                 max_delay=settings.max_reconnect_delay)
 
     # --- lifecycle ---------------------------------------------------------------------------
     async def connect(self, *, is_reconnect: bool = False) -> bool:
@@ -59,19 +59,12 @@ class SignalAdapter(PlatformAdapter):
                       s.account)
             await self.daemon.close()
             return False
-        self._queue.start()
-        self._task = asyncio.get_running_loop().create_task(keep_connected(
-            "signal", self._listen, closing=lambda: self._closing,
-            first_delay=s.reconnect_delay, max_delay=s.max_reconnect_delay))
+        self.receiver.start()
         log.info("signal: %s receiving from signal-cli at %s", s.account, s.http_url)
         return True
 
     async def disconnect(self) -> None:
-        self._closing = True
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-        await self._queue.close()
+        await self.receiver.close()
         if self.daemon is not None:
             await self.daemon.close()
             self.daemon = None
@@ -87,7 +80,7 @@ class SignalAdapter(PlatformAdapter):
                     continue
                 message = self.inbound(*found)
                 if message is not None:
-                    self._queue.put(await self._with_attachments(message), event.id)
+                    self.receiver.put(await self._with_attachments(message), event.id)
         finally:
             self.connected.clear()
 
