@@ -149,7 +149,7 @@ def _cut(line: str, room: int, size: Callable[[str], int]) -> int:
     return space if space > end // 2 else end
 
 
-_FENCE = re.compile(r"(```.*?```|`[^`\n]+`)", re.S)
+_CODE = re.compile(r"(```.*?```|`[^`\n]+`)", re.S)
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
@@ -168,4 +168,4 @@ def light_markdown(text: str, bold: str = "*", strike: str = "~") -> str:
                          else f"{m.group(1)} ({m.group(2)})", part)
 
     return "".join(piece if index % 2 else convert(piece)
-                   for index, piece in enumerate(_FENCE.split(text)))
+                   for index, piece in enumerate(_CODE.split(text)))

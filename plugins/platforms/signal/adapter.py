@@ -8,7 +8,6 @@ after it."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import logging
@@ -40,7 +39,6 @@ class SignalAdapter(PlatformAdapter):
         self.settings = settings
         self.cursor_path = cursor_path  # the id of the last event taken
         self.daemon: SignalDaemon | None = None
-        self.connected = asyncio.Event()  # the event stream is open
         self._last_event = self._read_cursor()
         self._seen = RecentIds()
         self.receiver = Receiver(self, self._listen, self._taken,
@@ -72,17 +70,11 @@ class SignalAdapter(PlatformAdapter):
     # --- inbound -----------------------------------------------------------------------------
     async def _listen(self) -> None:
         assert self.daemon is not None
-        try:
-            async for event in self.daemon.events(self._last_event):
-                self.connected.set()
-                found = envelope(event)
-                if found is None:
-                    continue
-                message = self.inbound(*found)
-                if message is not None:
-                    self.receiver.put(await self._with_attachments(message), event.id)
-        finally:
-            self.connected.clear()
+        async for event in self.daemon.events(self._last_event):
+            found = envelope(event)
+            message = self.inbound(*found) if found is not None else None
+            if message is not None:
+                self.receiver.put(await self._with_attachments(message), event.id)
 
     def inbound(self, data: Mapping[str, Any], account: str) -> InboundMessage | None:
         """The envelope's message, or None (a receipt, typing, our own, a group not
