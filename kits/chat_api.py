@@ -283,6 +283,9 @@ class Receiver:
         self._closing = False
 
     def start(self) -> None:
+        """Begin receiving (again: a no-op)."""
+        if self._task is not None:
+            return
         self.queue.start()
         self._task = asyncio.get_running_loop().create_task(keep_connected(
             self.adapter.name, self._listen, closing=lambda: self._closing,

@@ -35,6 +35,7 @@ _WS_LOG.setLevel(logging.INFO)
 class MattermostAdapter(PlatformAdapter):
     name = PLATFORM
     supports_streaming = True
+    exclusive_receiver = True  # every websocket gets every event
 
     def __init__(self, config: Any, settings: Settings):
         super().__init__(config)
@@ -60,9 +61,14 @@ class MattermostAdapter(PlatformAdapter):
             log.error("mattermost: cannot start: %s", exc)
             await self.api.close()
             return False
-        self.receiver.start()
+        if self.receive_on_connect:
+            self.receiver.start()
         log.info("mattermost: @%s connected to %s", self.me.get("username", "?"), s.url)
         return True
+
+    async def start_receiving(self) -> None:
+        """With gateway replicas, only the elected one receives (each would get every event)."""
+        self.receiver.start()
 
     async def disconnect(self) -> None:
         await self.receiver.close()

@@ -33,6 +33,7 @@ GROUP = "group."  # base64 group ids never hold a dot
 class SignalAdapter(PlatformAdapter):
     name = PLATFORM
     max_message_length = LIMIT
+    exclusive_receiver = True  # every connected client gets every event
 
     def __init__(self, config: Any, settings: Settings, cursor_path: Path):
         super().__init__(config)
@@ -57,9 +58,14 @@ class SignalAdapter(PlatformAdapter):
                       s.account)
             await self.daemon.close()
             return False
-        self.receiver.start()
+        if self.receive_on_connect:
+            self.receiver.start()
         log.info("signal: %s receiving from signal-cli at %s", s.account, s.http_url)
         return True
+
+    async def start_receiving(self) -> None:
+        """With gateway replicas, only the elected one receives (each would get every event)."""
+        self.receiver.start()
 
     async def disconnect(self) -> None:
         await self.receiver.close()
