@@ -6,8 +6,9 @@
   ``sendReceipt``, ``sendTyping``, ``getAttachment`` (``{"data": base64}``); errors are
   JSON-RPC error objects;
 - ``GET /api/v1/events``: server-sent events, ``event: receive`` with the ``{"envelope",
-  "account"}`` of each message and an ``id``; the last 1000 are kept, and a client sending
-  ``Last-Event-ID`` first gets the ones after it (all kept ones for an unknown id).
+  "account"}`` of each message and an ``id`` (``<start time>-<sequence>``); the last 1000
+  are kept, and a client sending ``Last-Event-ID`` first gets the ones after it (all kept
+  ones for an unknown id); a client without it gets the events from then on.
 
     with FakeSignal() as signal:
         # SIGNAL_HTTP_URL=signal.base_url, SIGNAL_ACCOUNT=signal.account
@@ -29,6 +30,7 @@ KEPT = 1000
 
 
 class SignalState(ChatState):
+    run: int  # event ids are "<run>-<sequence>", as signal-cli's: an earlier run's never match
     events: list[tuple[int, dict[str, Any]]]
     streams: int  # event streams open now
     generation: int  # bumped by drop(): open streams end
@@ -99,13 +101,13 @@ class _Handler(ChatHandler):
         self.send_header("cache-control", "no-cache")
         self.end_headers()
         with state.lock:
-            ids = [event_id for event_id, _ in state.events]
+            ids = [f"{state.run}-{event_id}" for event_id, _ in state.events]
             if last is None:
                 position = len(state.events)  # a fresh client: what comes from now on
-            elif last.isdigit() and int(last) in ids:
-                position = ids.index(int(last)) + 1
+            elif last in ids:
+                position = ids.index(last) + 1
             else:
-                position = 0  # unknown id: everything kept
+                position = 0  # unknown (too old, or of an earlier run): everything kept
             generation = state.generation
             state.streams += 1
             state.lock.notify_all()
@@ -120,8 +122,8 @@ class _Handler(ChatHandler):
                     pending = state.events[position:]
                     position = len(state.events)
                 for event_id, data in pending:
-                    self.wfile.write(f"event:receive\ndata:{json.dumps(data)}\nid:{event_id}\n\n"
-                                     .encode())
+                    self.wfile.write(f"id:{state.run}-{event_id}\nevent:receive\n"
+                                     f"data:{json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             return
@@ -142,6 +144,7 @@ class FakeSignal(FakeChat):
     def __init__(self, account: str = "+15550009999"):
         state = SignalState(account)
         state.events, state.streams, state.generation = [], 0, 0
+        state.run = int(time.time() * 1000)
         self._state = state
         self.account = account
 

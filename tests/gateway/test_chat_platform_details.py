@@ -223,3 +223,20 @@ def test_mattermost_with_a_refused_token_does_not_start(home, fake_llm, mattermo
 
     assert asyncio.run(scenario()) is False
     assert mattermost.fake.hellos == 0
+
+
+def test_mattermost_reconnects_a_dropped_websocket(home, fake_llm, mattermost):
+    fake_llm.script(reply_text("before"), reply_text("after"))
+    k = kernel(home, fake_llm, mattermost)
+
+    async def scenario() -> None:
+        async with served(k, mattermost):
+            await say(mattermost, "alice", "one")
+            await replies(mattermost, "alice", 1)
+            await asyncio.to_thread(mattermost.fake.drop)
+            await mattermost.ready(2)
+            await say(mattermost, "alice", "two")
+            assert await replies(mattermost, "alice", 2) == ["before", "after"]
+
+    asyncio.run(scenario())
+    assert mattermost.fake.viewed == ["dm-alice", "dm-alice"]
