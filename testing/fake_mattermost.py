@@ -2,7 +2,8 @@
 (on ``websocket_url``; a real server has both on one port, so point
 ``platforms.mattermost.websocket_url`` at it).
 
-REST: ``GET /api/v4/users/me``, ``POST /api/v4/posts`` (201; a message over 16383 characters
+REST: ``GET /api/v4/users/me`` and ``/users/{id}``, ``GET /api/v4/channels/{id}/posts?since=``
+(the posts created or changed since, ``{"order", "posts"}``), ``POST /api/v4/posts`` (201; a message over 16383 characters
 gets a 400 as the server answers), ``PUT /api/v4/posts/{id}/patch``,
 ``POST /api/v4/users/{id}/typing``, ``POST /api/v4/channels/members/me/view``,
 ``GET /api/v4/channels/{id}``, ``GET /api/v4/files/{id}`` and ``/info``. A wrong token gets a
@@ -38,6 +39,7 @@ class MattermostState(ChatState):
     bot: dict[str, Any]
     users: dict[str, dict[str, Any]]
     channels: dict[str, dict[str, Any]]
+    posts: list[dict[str, Any]]  # every post, in order
     viewed: list[str]
     broadcast: Any  # posts an event to every websocket (set by the fake)
 
@@ -67,6 +69,20 @@ class _Handler(ChatHandler):
         elif route == ("POST", "channels", "members", "me", "view"):
             state.add_receipt(str(body.get("channel_id")))
             send_json(self, 200, {"status": "OK", "last_viewed_at_times": {}})
+        elif request.method == "GET" and path[0] == "channels" and path[-1] == "posts":
+            since = int(request.param("since") or 0)
+            with state.lock:
+                posts = {p["id"]: p for p in state.posts
+                         if p["channel_id"] == path[1] and p["update_at"] > since}
+            send_json(self, 200, {"order": sorted(posts, key=lambda i: -posts[i]["create_at"]),
+                                  "posts": posts, "next_post_id": "", "prev_post_id": ""})
+        elif request.method == "GET" and path[0] == "users" and len(path) == 2:
+            with state.lock:
+                user = state.users.get(path[1])
+            if user is None:
+                _error(self, 404, "Unable to find the user.", "app.user.missing_account.const")
+            else:
+                send_json(self, 200, user)
         elif request.method == "GET" and path[0] == "channels" and len(path) == 2:
             channel = state.channels.get(path[1])
             if channel is None:
@@ -125,17 +141,18 @@ def _file_info(file_id: str, data: bytes, media_type: str, name: str) -> dict[st
 
 def _post(state: MattermostState, channel: str, user: str, message: str, root: str,
           files: list[str] | None = None) -> dict[str, Any]:
-    with state.lock:
+    with state.lock:  # a post's time is unique and grows, as the server's ordering needs
         post_id = f"post{next(state.ids):022d}"
-    now = int(time.time() * 1000)
+        now = max(int(time.time() * 1000), state.posts[-1]["create_at"] + 1 if state.posts else 0)
     post: dict[str, Any] = {"id": post_id, "create_at": now, "update_at": now, "edit_at": 0,
                             "delete_at": 0, "user_id": user, "channel_id": channel,
                             "root_id": root, "original_id": "", "message": message, "type": "",
                             "props": {}, "hashtags": "", "pending_post_id": "",
                             "file_ids": list(files or []), "metadata": {}}
-    if files:
-        with state.lock:
+    with state.lock:
+        if files:
             post["metadata"]["files"] = [_file_info(f, *state.files[f]) for f in files]
+        state.posts.append(post)
     return post
 
 
@@ -146,7 +163,7 @@ class FakeMattermost(FakeChat):
     def __init__(self, token: str = "fakemattermostbottoken0000a"):
         state = MattermostState(token)
         state.bot = {"id": "botuserid00000000000000000", "username": "hermes", "is_bot": True}
-        state.users, state.channels, state.viewed = {}, {}, []
+        state.users, state.channels, state.viewed, state.posts = {}, {}, [], []
         state.broadcast = self._broadcast
         self._state = state
         self.websocket_url = ""

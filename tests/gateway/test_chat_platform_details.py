@@ -240,3 +240,23 @@ def test_mattermost_reconnects_a_dropped_websocket(home, fake_llm, mattermost):
 
     asyncio.run(scenario())
     assert mattermost.fake.viewed == ["dm-alice", "dm-alice"]
+
+
+def test_mattermost_answers_what_was_posted_while_the_gateway_was_down(home, fake_llm,
+                                                                       mattermost):
+    fake_llm.script(reply_text("first"), reply_text("second"))
+    fake, alice = mattermost.fake, mattermost.ids["alice"]
+
+    async def run(connections: int, count: int, text: str | None = None) -> None:
+        async with serving(kernel(home, fake_llm, mattermost), "mattermost"):
+            await mattermost.ready(connections)
+            if text is not None:
+                await say(mattermost, "alice", text)
+            await replies(mattermost, "alice", count)
+
+    fake.user_posts("dm-alice", alice, "before", kind="D")  # before the bot was in the chat
+    asyncio.run(run(1, 1, "one"))
+    fake.user_posts("dm-alice", alice, "while it was down", kind="D")
+    asyncio.run(run(2, 2))  # a new gateway asks for what came after "one"
+    assert [user_contents(p) for p in posts(fake_llm)] == [["one"], ["one", "while it was down"]]
+    assert mattermost.texts("alice") == ["first", "second"]

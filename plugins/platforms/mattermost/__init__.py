@@ -20,13 +20,14 @@ def available() -> bool:
 
 
 def register(ctx: Any) -> None:
-    env = ctx.kernel.env
+    kernel = ctx.kernel
 
     def factory(config: Any) -> Any:
-        settings = load(config, env)  # SettingsError says what to set
+        settings = load(config, kernel.env)  # SettingsError says what to set
         from .adapter import MattermostAdapter
 
-        return MattermostAdapter(config, settings)
+        return MattermostAdapter(config, settings,
+                                 kernel.home / "gateway" / "mattermost-posts.json")
 
     ctx.register_platform("mattermost", "Mattermost", adapter_factory=factory,
                           check_fn=available, install_hint=INSTALL_HINT,

@@ -14,6 +14,7 @@ import json
 import logging
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResult
@@ -21,6 +22,7 @@ from hermes_agent.kits.chat_api import (ChatAPI, ChatAPIError, FatalConnectionEr
                                         RecentIds)
 from hermes_agent.kits.chat_media import Pending, fetch_attachments, with_notes
 
+from .catchup import PostCursor, missed_posts
 from .settings import TOKEN_ENV, Settings
 
 log = logging.getLogger("hermes_agent.gateway.mattermost")
@@ -37,9 +39,10 @@ class MattermostAdapter(PlatformAdapter):
     supports_streaming = True
     exclusive_receiver = True  # every websocket gets every event
 
-    def __init__(self, config: Any, settings: Settings):
+    def __init__(self, config: Any, settings: Settings, cursor_path: Path):
         super().__init__(config)
         self.settings = settings
+        self.cursor = PostCursor(cursor_path)
         self.max_message_length = settings.max_message_length
         self.api: ChatAPI | None = None
         self.me: dict[str, Any] = {}
@@ -104,10 +107,16 @@ class MattermostAdapter(PlatformAdapter):
             return
         if event.get("event") == "hello":
             self.connected.set()
+            assert self.api is not None
+            for data in await missed_posts(self.api, self.cursor):  # before what comes live
+                await self._post(data)
         elif event.get("event") == "posted":
-            message = self.inbound(event.get("data") or {})
-            if message is not None:
-                self.receiver.put(await self._with_files(message))
+            await self._post(event.get("data") or {})
+
+    async def _post(self, data: Mapping[str, Any]) -> None:
+        message = self.inbound(data)
+        if message is not None:
+            self.receiver.put(await self._with_files(message))
 
     def inbound(self, data: Mapping[str, Any]) -> InboundMessage | None:
         """A ``posted`` event's post, or None for one the agent must not see."""
@@ -164,6 +173,9 @@ class MattermostAdapter(PlatformAdapter):
         return fetch
 
     async def _taken(self, message: InboundMessage, outcome: str, _cursor: Any) -> None:
+        post = message.raw["post"]
+        self.cursor.advance(message.chat_id, message.raw["channel_type"],
+                            int(post.get("create_at") or 0))
         if outcome == "queued" and self.api is not None:
             await self.api.call("POST", "/channels/members/me/view",
                                 json={"channel_id": message.chat_id})
