@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx2
 
-from hermes_agent.api import InboundMessage, SendResult
+from hermes_agent.api import InboundMessage, PlatformAdapter, SendResult
 
 from .http import retry_after_seconds
 from .secrets import mask_values
@@ -305,3 +305,21 @@ class Receiver:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
         await self.queue.close()
+
+
+class ReceivingAdapter(PlatformAdapter):
+    """A platform adapter whose messages come over one connection it keeps up (an event
+    stream, a websocket) through its :attr:`receiver`: every connected client gets every
+    message, so with gateway replicas only the elected one receives (``exclusive_receiver``).
+    Call :meth:`begin_receiving` at the end of ``connect``, ``await self.receiver.close()`` in
+    ``disconnect``."""
+
+    exclusive_receiver = True
+    receiver: Receiver
+
+    def begin_receiving(self) -> None:
+        if self.receive_on_connect:
+            self.receiver.start()
+
+    async def start_receiving(self) -> None:
+        self.receiver.start()

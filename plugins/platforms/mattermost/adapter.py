@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResult
-from hermes_agent.kits.chat_api import (ChatAPI, ChatAPIError, FatalConnectionError, Receiver,
-                                        RecentIds)
+from hermes_agent.api import ChatInfo, InboundMessage, SendResult
+from hermes_agent.kits.chat_api import (ChatAPI, ChatAPIError, FatalConnectionError,
+                                        ReceivingAdapter, Receiver, RecentIds)
 from hermes_agent.kits.chat_media import Pending, fetch_attachments, with_notes
 
 from .catchup import PostCursor, missed_posts
@@ -34,10 +34,9 @@ _WS_LOG = logging.getLogger("hermes_agent.gateway.mattermost.websocket")
 _WS_LOG.setLevel(logging.INFO)
 
 
-class MattermostAdapter(PlatformAdapter):
+class MattermostAdapter(ReceivingAdapter):
     name = PLATFORM
     supports_streaming = True
-    exclusive_receiver = True  # every websocket gets every event
 
     def __init__(self, config: Any, settings: Settings, cursor_path: Path):
         super().__init__(config)
@@ -64,14 +63,9 @@ class MattermostAdapter(PlatformAdapter):
             log.error("mattermost: cannot start: %s", exc)
             await self.api.close()
             return False
-        if self.receive_on_connect:
-            self.receiver.start()
+        self.begin_receiving()
         log.info("mattermost: @%s connected to %s", self.me.get("username", "?"), s.url)
         return True
-
-    async def start_receiving(self) -> None:
-        """With gateway replicas, only the elected one receives (each would get every event)."""
-        self.receiver.start()
 
     async def disconnect(self) -> None:
         await self.receiver.close()

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from hermes_agent import write_atomic
-from hermes_agent.api import InboundMessage, PlatformAdapter, SendResult
-from hermes_agent.kits.chat_api import ChatAPIError, Receiver, RecentIds
+from hermes_agent.api import InboundMessage, SendResult
+from hermes_agent.kits.chat_api import ChatAPIError, ReceivingAdapter, Receiver, RecentIds
 from hermes_agent.kits.chat_media import Pending, fetch_attachments, with_notes
 from hermes_agent.kits.chat_text import light_markdown
 
@@ -30,10 +30,9 @@ LIMIT = 8000  # what one Signal message carries here; longer replies are split
 GROUP = "group."  # base64 group ids never hold a dot
 
 
-class SignalAdapter(PlatformAdapter):
+class SignalAdapter(ReceivingAdapter):
     name = PLATFORM
     max_message_length = LIMIT
-    exclusive_receiver = True  # every connected client gets every event
 
     def __init__(self, config: Any, settings: Settings, cursor_path: Path):
         super().__init__(config)
@@ -58,14 +57,9 @@ class SignalAdapter(PlatformAdapter):
                       s.account)
             await self.daemon.close()
             return False
-        if self.receive_on_connect:
-            self.receiver.start()
+        self.begin_receiving()
         log.info("signal: %s receiving from signal-cli at %s", s.account, s.http_url)
         return True
-
-    async def start_receiving(self) -> None:
-        """With gateway replicas, only the elected one receives (each would get every event)."""
-        self.receiver.start()
 
     async def disconnect(self) -> None:
         await self.receiver.close()
