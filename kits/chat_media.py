@@ -1,9 +1,11 @@
 """Owner: the builtin plugin `gateway`. The files a chat message carries, as the content parts
-an ``InboundMessage`` hands the agent (``attachments``): an image as an ``image_url`` part with
-a data URL, anything else as a ``file`` part (``filename``, ``file_data``), both in OpenAI's
-chat format. The media type is taken from the bytes when they say (a platform's declared type
-can be wrong), else the declared one. Not part of the contract docs/api.md locks
-(docs/kits.md)."""
+an ``InboundMessage`` hands the agent (``attachments``), in OpenAI's chat format: an image as
+an ``image_url`` part with a data URL; a small text file (source, CSV, JSON, ...) as a
+``text`` part holding its content, which every model reads; anything else as a ``file`` part
+(``filename``, ``file_data``), also named in the message's text, so a model whose API cannot
+take the file still knows it came. The media type is taken from the bytes when they say (a
+platform's declared type can be wrong), else the declared one. Not part of the contract
+docs/api.md locks (docs/kits.md)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,10 @@ Pending = tuple[str, str, Callable[[], Awaitable[tuple[bytes, str]]]]
 
 #: the largest attachment a platform downloads by default (``max_attachment_bytes``)
 MAX_ATTACHMENT_BYTES = 20_000_000
+MAX_INLINE_TEXT = 100_000  # a text file up to this size goes to the model as text
+TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/x-yaml",
+              "application/toml", "application/javascript", "application/x-sh",
+              "application/x-python", "application/sql", "application/csv")
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"),
           (b"GIF87a", "image/gif"), (b"GIF89a", "image/gif"), (b"%PDF-", "application/pdf"))
@@ -36,12 +42,27 @@ def sniff_media_type(data: bytes, declared: str = "") -> str:
 
 
 def attachment_part(data: bytes, declared_type: str = "", name: str = "") -> dict[str, Any]:
-    """One attachment as a content part: an image the models can see, else a file."""
+    """One attachment as a content part: an image the models can see, a small text file's
+    content as text, else a file."""
     media_type = sniff_media_type(data, declared_type)
     url = f"data:{media_type};base64,{base64.b64encode(data).decode()}"
     if media_type in IMAGE_TYPES:
         return {"type": "image_url", "image_url": {"url": url}}
+    text = _text_of(data, media_type)
+    if text is not None:
+        return {"type": "text", "text": f"[file {name or 'attachment'}]\n```\n{text}\n```"}
     return {"type": "file", "file": {"filename": name or "attachment", "file_data": url}}
+
+
+def _text_of(data: bytes, media_type: str) -> str | None:
+    if len(data) > MAX_INLINE_TEXT or not (media_type.startswith("text/")
+                                          or media_type in TEXT_TYPES):
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return None if "\x00" in text or "```" in text else text
 
 
 def skipped_note(name: str, why: str) -> str:
@@ -65,5 +86,9 @@ async def fetch_attachments(pending: Iterable[Pending]) -> tuple[list[dict[str, 
             log.warning("gateway: attachment %s not received: %s", name, exc)
             notes.append(skipped_note(name, str(exc)))
             continue
-        parts.append(attachment_part(data, declared or served_type, name))
+        part = attachment_part(data, declared or served_type, name)
+        parts.append(part)
+        if part["type"] == "file":
+            media_type = part["file"]["file_data"][5:].split(";", 1)[0]
+            notes.append(f"[attached file: {name} ({media_type}, {len(data)} bytes)]")
     return parts, notes

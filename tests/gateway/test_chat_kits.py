@@ -29,9 +29,14 @@ def test_media_types_come_from_the_bytes_first(data, declared, expected):
 def test_images_become_image_parts_and_the_rest_file_parts():
     assert attachment_part(JPEG, "image/jpeg", "a.jpg") == {"type": "image_url", "image_url": {
         "url": "data:image/jpeg;base64," + base64.b64encode(JPEG).decode()}}
-    part = attachment_part(b"a,b\n1,2\n", "text/csv", "table.csv")
-    assert part == {"type": "file", "file": {"filename": "table.csv", "file_data":
-                                             "data:text/csv;base64,YSxiCjEsMgo="}}
+    assert attachment_part(b"a,b\n1,2", "text/csv", "table.csv") == {
+        "type": "text", "text": "[file table.csv]\n```\na,b\n1,2\n```"}
+    # a text file too large, or not UTF-8, goes as a file
+    big = attachment_part(b"x" * 100_001, "text/plain", "big.txt")
+    latin = attachment_part("café".encode("latin-1"), "text/plain", "old.txt")
+    assert big["type"] == latin["type"] == "file"
+    assert latin == {"type": "file", "file": {"filename": "old.txt", "file_data":
+                                              "data:text/plain;base64,Y2Fm6Q=="}}
     # an SVG is not an image the models take: a file
     assert attachment_part(b"<svg/>", "image/svg+xml", "x.svg")["type"] == "file"
 

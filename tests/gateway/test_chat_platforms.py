@@ -27,6 +27,7 @@ pytest.importorskip("starlette", reason="the WhatsApp webhook needs starlette an
 WAIT = 30.0
 PNG = (b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + b"\x00" * 17, "image/png", "photo.png")
 PDF = (b"%PDF-1.4\n% a small document\n", "application/pdf", "report.pdf")
+CSV = (b"name,count\napples,3", "text/csv", "table.csv")
 
 
 @pytest.fixture(params=sorted(fakes()))
@@ -138,7 +139,7 @@ def test_a_long_reply_is_split_at_the_platforms_limit(home, fake_llm, driver):
 
 
 def test_an_image_and_a_file_arrive_as_parts(home, fake_llm, driver):
-    fake_llm.script(reply_text("a photo"), reply_text("a report"))
+    fake_llm.script(reply_text("a photo"), reply_text("a report"), reply_text("a table"))
     k = kernel(home, fake_llm, driver)
 
     async def scenario() -> None:
@@ -147,17 +148,25 @@ def test_an_image_and_a_file_arrive_as_parts(home, fake_llm, driver):
             await replies(driver, "alice", 1)
             await say(driver, "alice", "", PDF)  # a file without a caption
             await replies(driver, "alice", 2)
+            await say(driver, "alice", "and this?", CSV)
+            await replies(driver, "alice", 3)
 
     asyncio.run(scenario())
-    first, second = posts(fake_llm)
+    first, second, third = posts(fake_llm)
     image_turn = user_contents(first)[-1]
     assert image_turn[0] == {"type": "text", "text": "what is this?"}
     assert image_turn[1] == {"type": "image_url", "image_url": {
         "url": "data:image/png;base64," + base64.b64encode(PNG[0]).decode()}}
-    [file_part] = user_contents(second)[-1]
+    # named in the text too: a model whose API drops file parts still knows it came
+    note, file_part = user_contents(second)[-1]
+    assert note == {"type": "text", "text": f"[attached file: report.pdf (application/pdf, "
+                                            f"{len(PDF[0])} bytes)]"}
     assert file_part["type"] == "file"
     assert file_part["file"]["filename"] == "report.pdf"
     assert file_part["file"]["file_data"] == (
         "data:application/pdf;base64," + base64.b64encode(PDF[0]).decode())
     # the image stays in the session: the second request carries it as history
     assert user_contents(second)[0] == image_turn
+    # a small text file reaches every model as text
+    assert user_contents(third)[-1] == [{"type": "text", "text": "and this?"}, {
+        "type": "text", "text": "[file table.csv]\n```\nname,count\napples,3\n```"}]
