@@ -101,7 +101,10 @@ def available(kernel: Any) -> bool:
 def playwright_missing() -> bool:
     import importlib.util
 
-    return importlib.util.find_spec("playwright") is None
+    try:
+        return importlib.util.find_spec("playwright") is None
+    except (ImportError, ValueError):  # a broken install, or an import hook that hides it
+        return True
 
 
 @hookimpl

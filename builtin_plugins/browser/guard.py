@@ -121,3 +121,9 @@ class RequestGuard:
             await ws.close(code=1008, reason="refused by hermes (SSRF policy)")
             return
         ws.connect_to_server()
+
+
+def guard_for(settings: Any, config: Any) -> RequestGuard:
+    """The policy ``browser`` settings (and ``web.allow_private_networks``) give."""
+    return RequestGuard(settings.private_allowed(config),
+                        tuple(str(h).lower().rstrip(".") for h in settings.allowed_hosts))

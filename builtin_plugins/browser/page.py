@@ -8,6 +8,7 @@ import asyncio
 import base64
 import secrets
 from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from hermes_agent.api.browser import BrowserLaunch, BrowserProvider
@@ -141,28 +142,51 @@ class PageSession:
                               "stale_ref")
         return locator.first
 
-    async def after_action(self, page: Any, before: str) -> dict[str, Any]:
-        """What the model needs after a click or a key press: where it is now."""
+    async def acting(self, page: Any, action: Callable[[], Awaitable[Any]]) -> dict[str, Any]:
+        """Run ``action`` (a click, a key) and wait for what it started: a navigation (its
+        request seen within 0.3 s, its document committed and loaded), then quiet network."""
+        before = page.url
+        started, committed = asyncio.Event(), asyncio.Event()
+
+        def request(req: Any) -> None:
+            if req.is_navigation_request() and req.frame == page.main_frame:
+                started.set()
+
+        def navigated(frame: Any) -> None:
+            if frame == page.main_frame:
+                committed.set()
+
+        page.on("request", request)
+        page.on("framenavigated", navigated)
         try:
-            await page.wait_for_load_state("load", timeout=min(5000, self.ms))
-        except Exception:
-            pass
+            await action()
+            await wait_for(started, 0.3)
+            if started.is_set():
+                await wait_for(committed, self.settings.command_timeout)
+                try:
+                    await page.wait_for_load_state("load", timeout=self.ms)
+                except Exception:
+                    pass
+        finally:
+            page.remove_listener("request", request)
+            page.remove_listener("framenavigated", navigated)
         await self.settle(page)
         page = await self.current()
         answer: dict[str, Any] = {"url": page.url, "title": await page.title()}
-        if page.url != before:
+        if page.url != before or committed.is_set():
             answer["navigated"] = True
         return answer
 
     async def click(self, ref: str) -> dict[str, Any]:
         target = await self.element(ref)
-        page = self.page
-        before = page.url
-        try:
-            await target.click(timeout=self.ms)
-        except Exception as exc:
-            raise ActionError(f"could not click {ref}: {first_line(exc)}", "action") from exc
-        return {"clicked": ref, **await self.after_action(page, before)}
+
+        async def click() -> None:
+            try:
+                await target.click(timeout=self.ms)
+            except Exception as exc:
+                raise ActionError(f"could not click {ref}: {first_line(exc)}", "action") from exc
+
+        return {"clicked": ref, **await self.acting(self.page, click)}
 
     async def type(self, ref: str, text: str) -> dict[str, Any]:
         target = await self.element(ref)
@@ -175,13 +199,16 @@ class PageSession:
 
     async def press(self, key: str) -> dict[str, Any]:
         page = await self.current()
-        before = page.url
-        try:
-            await page.keyboard.press(key)
-        except Exception as exc:
-            raise ActionError(f"could not press {key!r}: {first_line(exc)} (keys are named "
-                              "like Enter, Tab, Escape, ArrowDown, Control+a)", "invalid") from exc
-        return {"pressed": key, **await self.after_action(page, before)}
+
+        async def press() -> None:
+            try:
+                await page.keyboard.press(key)
+            except Exception as exc:
+                raise ActionError(f"could not press {key!r}: {first_line(exc)} (keys are "
+                                  "named like Enter, Tab, Escape, ArrowDown, Control+a)",
+                                  "invalid") from exc
+
+        return {"pressed": key, **await self.acting(page, press)}
 
     async def scroll(self, direction: str) -> dict[str, Any]:
         page = await self.current()
@@ -231,6 +258,13 @@ class PageSession:
                 await self.browser.close()
         finally:
             await asyncio.to_thread(self.provider.close_session, self.launch.session_id)
+
+
+async def wait_for(event: asyncio.Event, seconds: float) -> None:
+    try:
+        await asyncio.wait_for(event.wait(), seconds)
+    except (asyncio.TimeoutError, TimeoutError):
+        pass
 
 
 def first_line(exc: BaseException) -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_agent.api.browser import BrowserProvider, as_launch
 
-from .guard import RequestGuard
+from .guard import guard_for
 from .page import PageSession
 from .settings import BrowserSettings
 
@@ -109,9 +109,9 @@ class BrowserRuntime:
 
     async def _start_playwright(self) -> Any:
         if self._playwright is None:
-            import importlib.util
+            from . import playwright_missing
 
-            if importlib.util.find_spec("playwright") is None:
+            if playwright_missing():
                 raise BrowserFailure(INSTALL_EXTRA, "missing_dependency")
             from playwright.async_api import async_playwright
 
@@ -146,8 +146,7 @@ class BrowserRuntime:
             await asyncio.to_thread(provider.emergency_cleanup, launch.session_id)
             raise BrowserFailure(f"could not start the browser ({name}): "
                                  f"{str(exc).splitlines()[0][:300]}", "unavailable") from exc
-        guard = RequestGuard(settings.private_allowed(self.kernel.config),
-                             tuple(h.lower() for h in settings.allowed_hosts))
+        guard = guard_for(settings, self.kernel.config)
         session = PageSession(context, browser, provider, launch, guard, settings)
         await session.start()
         log.info("browser: opened a %s browser for session %s", name, key)

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from hermes_agent.api import MODELS, ToolCallContext, tool_error, tool_result
+from hermes_agent.api import MODELS, ToolCallContext, WebError, tool_error, tool_result
 
-from .page import ActionError, PageSession
+from .guard import guard_for
+from .page import ActionError, PageSession, private_hint
 from .runtime import BrowserFailure, BrowserRuntime
 from .settings import load_settings
 
@@ -73,6 +74,13 @@ class BrowserTools:
             return tool_error("'url' is required: the http(s) address to open.", kind="invalid")
         if "://" not in url:
             url = "https://" + url
+        settings = load_settings(self.kernel)
+        guard = guard_for(settings, self.kernel.config)
+        try:  # refused before any browser starts; the page's own requests are checked there
+            guard.check(url)
+        except WebError as exc:
+            return tool_error(private_hint(str(exc)), kind=exc.kind,
+                              error_type=f"browser_{exc.kind}")
         return self._run(ctx, lambda s: s.navigate(url))
 
     def snapshot(self, args: dict[str, Any], ctx: ToolCallContext) -> str:
