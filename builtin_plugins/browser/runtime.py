@@ -107,6 +107,23 @@ class BrowserRuntime:
         future.set_result(opened)
         return opened
 
+    def missing(self, settings: BrowserSettings) -> BrowserFailure | None:
+        """What keeps a browser from opening here (Playwright, the provider), else None."""
+        from . import playwright_missing
+
+        if playwright_missing():
+            return BrowserFailure(INSTALL_EXTRA, "missing_dependency")
+        try:
+            name, provider = self.select(settings)
+        except BrowserFailure as failure:
+            return failure
+        if provider.is_available():
+            return None
+        explain = getattr(provider, "unavailable_reason", None)
+        reason = (explain() if callable(explain) else "") or "it is not configured"
+        kind = "missing_dependency" if "apt-get install" in reason else "unavailable"
+        return BrowserFailure(f"browser provider {name!r} cannot open a browser: {reason}", kind)
+
     async def _start_playwright(self) -> Any:
         if self._playwright is None:
             from . import playwright_missing
@@ -120,13 +137,10 @@ class BrowserRuntime:
 
     async def _open(self, key: str, settings: BrowserSettings) -> PageSession:
         playwright = await self._start_playwright()
+        missing = self.missing(settings)
+        if missing is not None:
+            raise missing
         name, provider = self.select(settings)
-        if not provider.is_available():
-            explain = getattr(provider, "unavailable_reason", None)
-            reason = (explain() if callable(explain) else "") or "it is not configured"
-            kind = "missing_dependency" if "apt-get install" in reason else "unavailable"
-            raise BrowserFailure(f"browser provider {name!r} cannot open a browser: {reason}",
-                                 kind)
         launch = as_launch(await asyncio.to_thread(provider.create_session, key))
         ms = settings.command_timeout * 1000
         browser = None

@@ -75,6 +75,9 @@ class BrowserTools:
         if "://" not in url:
             url = "https://" + url
         settings = load_settings(self.kernel)
+        missing = self.runtime.missing(settings)
+        if missing is not None:
+            return tool_error(str(missing), kind=missing.kind, error_type=f"browser_{missing.kind}")
         guard = guard_for(settings, self.kernel.config)
         try:  # refused before any browser starts; the page's own requests are checked there
             guard.check(url)
