@@ -21,8 +21,6 @@ from hermes_agent import hookimpl
 if TYPE_CHECKING:
     from hermes_agent import PluginContext
 
-    from .runtime import BrowserRuntime
-
 TOOLS = ("browser_navigate", "browser_snapshot", "browser_click", "browser_type",
          "browser_press", "browser_scroll", "browser_back", "browser_get_images",
          "browser_console", "browser_vision")
@@ -34,15 +32,56 @@ EMOJI = {"browser_navigate": "🌐", "browser_snapshot": "📸", "browser_click"
          "browser_vision": "👁️"}
 
 
+class Browser:
+    """The plugin's state, built on the first browser call (start-up imports neither
+    Playwright nor the tools' modules)."""
+
+    def __init__(self, kernel: Any):
+        self.kernel = kernel
+        self._tools: Any = None
+
+    def tools(self) -> Any:
+        if self._tools is None:
+            from .runtime import BrowserRuntime
+            from .tools import BrowserTools
+
+            runtime = BrowserRuntime(self.kernel, lambda settings: select(self.kernel, settings))
+            self._tools = BrowserTools(self.kernel, runtime)
+        return self._tools
+
+    def handler(self, name: str) -> Any:
+        method = name.removeprefix("browser_")
+
+        def handle(args: dict[str, Any], ctx: Any) -> str:
+            return str(getattr(self.tools(), method)(args, ctx))
+
+        handle.__name__ = handle.__qualname__ = name
+        return handle
+
+    def source(self, args: dict[str, Any], ctx: Any) -> str:
+        """``web:<host>`` of the page a call read (asked after the call ran)."""
+        if self._tools is not None:
+            return str(self._tools.source(args, ctx))
+        from urllib.parse import urlsplit
+
+        return f"web:{urlsplit(str(args.get('url') or '')).hostname or '?'}"
+
+    def end_session(self, **payload: Any) -> None:
+        if self._tools is not None:
+            self._tools.runtime.end_session(**payload)
+
+    def close_all(self, **payload: Any) -> None:
+        if self._tools is not None:
+            self._tools.runtime.close_all(**payload)
+
+
 def register(ctx: "PluginContext") -> None:
     from hermes_agent.api import parallel_safe, with_context
     from hermes_agent.api.tools import untrusted_output
 
     from .providers import LocalChromium, RemoteCDP
-    from .runtime import BrowserRuntime
     from .schema import SCHEMAS
     from .settings import load_settings
-    from .tools import BrowserTools
 
     kernel = ctx.kernel
 
@@ -51,20 +90,18 @@ def register(ctx: "PluginContext") -> None:
 
     ctx.register_browser_provider(LocalChromium(section))
     ctx.register_browser_provider(RemoteCDP(section, kernel.env))
-    runtime = BrowserRuntime(kernel, lambda settings: select(kernel, settings))
-    tools = BrowserTools(kernel, runtime)
+    browser = Browser(kernel)
     for name in TOOLS:
-        handler = with_context(getattr(tools, name.removeprefix("browser_")))
-        handler = untrusted_output(tools.source)(handler)
+        handler = untrusted_output(browser.source)(with_context(browser.handler(name)))
         if name in READING:
             handler = parallel_safe(handler)
         schema = SCHEMAS[name]
         ctx.register_tool(name=name, toolset="browser", schema=schema, handler=handler,
                           check_fn=lambda: available(kernel), description=schema["description"],
                           emoji=EMOJI[name])
-    ctx.register_hook("on_session_finalize", runtime.end_session,
+    ctx.register_hook("on_session_finalize", browser.end_session,
                       description="close the session's browser")
-    ctx.register_hook("on_shutdown", runtime.close_all, description="close every browser")
+    ctx.register_hook("on_shutdown", browser.close_all, description="close every browser")
 
 
 def select(kernel: Any, settings: Any) -> tuple[str, Any]:

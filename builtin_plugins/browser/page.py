@@ -22,6 +22,9 @@ IMAGES = r"""
   .slice(0, limit).map((img) => ({src: img.currentSrc || img.src, alt: img.alt || '',
     width: img.naturalWidth, height: img.naturalHeight}))
 """
+QUIET = 0.25  # seconds without a request in flight: the page has rendered
+SETTLE_MAX = 3.0  # seconds a page is given to go quiet
+NAVIGATION_WAIT = 0.2  # seconds a click or key has to start a navigation
 SCROLL = "(dy) => { window.scrollBy(0, dy * window.innerHeight * 0.8); return window.scrollY; }"
 
 
@@ -47,12 +50,16 @@ class PageSession:
         self.attr = f"data-hermes-{secrets.token_hex(4)}"  # the page cannot guess it
         self.lock = asyncio.Lock()
         self.closed = False
+        self.in_flight: set[Any] = set()  # the context's requests not answered yet
 
     @property
     def ms(self) -> float:
         return self.settings.command_timeout * 1000
 
     async def start(self) -> None:
+        self.context.on("request", lambda request: self.in_flight.add(request))
+        self.context.on("requestfinished", lambda request: self.in_flight.discard(request))
+        self.context.on("requestfailed", lambda request: self.in_flight.discard(request))
         await self.context.route("**/*", self.guard.route)
         route_ws = getattr(self.context, "route_web_socket", None)
         if route_ws is not None:
@@ -118,11 +125,18 @@ class PageSession:
                 **({"truncated": True} if shot.truncated else {})}
 
     async def settle(self, page: Any) -> None:
-        """Give the page's scripts a moment to render (network quiet, at most 3 s)."""
-        try:
-            await page.wait_for_load_state("networkidle", timeout=min(3000, self.ms))
-        except Exception:
-            pass  # a page that keeps polling never goes quiet: take it as it is
+        """Give the page's scripts a moment to render: until no request has been in flight
+        for :data:`QUIET` seconds, at most :data:`SETTLE_MAX` (a page that keeps polling
+        never goes quiet: it is taken as it is then)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + min(SETTLE_MAX, self.settings.command_timeout)
+        quiet_since = loop.time()
+        while loop.time() < deadline:
+            if self.in_flight:
+                quiet_since = loop.time()
+            elif loop.time() - quiet_since >= QUIET:
+                return
+            await asyncio.sleep(0.025)
 
     async def snapshot(self, full: bool = False) -> Snapshot:
         page = await self.current()
@@ -144,7 +158,7 @@ class PageSession:
 
     async def acting(self, page: Any, action: Callable[[], Awaitable[Any]]) -> dict[str, Any]:
         """Run ``action`` (a click, a key) and wait for what it started: a navigation (its
-        request seen within 0.3 s, its document committed and loaded), then quiet network."""
+        request seen within :data:`NAVIGATION_WAIT`, its document committed and loaded), then quiet network."""
         before = page.url
         started, committed = asyncio.Event(), asyncio.Event()
 
@@ -160,7 +174,7 @@ class PageSession:
         page.on("framenavigated", navigated)
         try:
             await action()
-            await wait_for(started, 0.3)
+            await wait_for(started, NAVIGATION_WAIT)
             if started.is_set():
                 await wait_for(committed, self.settings.command_timeout)
                 try:
