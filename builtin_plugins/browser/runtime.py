@@ -13,7 +13,7 @@ import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hermes_agent.api.browser import BrowserProvider, as_launch
+from hermes_agent.api.browser import BrowserLaunch, BrowserProvider
 
 from .guard import guard_for
 from .page import PageSession
@@ -157,7 +157,7 @@ class BrowserRuntime:
                     launch.user_data_dir, executable_path=launch.executable,
                     args=list(launch.args), headless=True, timeout=ms)
         except Exception as exc:
-            await asyncio.to_thread(provider.emergency_cleanup, launch.session_id)
+            await asyncio.to_thread(quietly, provider.close_session, launch.session_id)
             raise BrowserFailure(f"could not start the browser ({name}): "
                                  f"{str(exc).splitlines()[0][:300]}", "unavailable") from exc
         guard = guard_for(settings, self.kernel.config)
@@ -202,3 +202,27 @@ class BrowserRuntime:
 
     def open_sessions(self) -> list[str]:
         return [key for key, s in self._sessions.items() if not s.closed]
+
+
+def as_launch(answer: Any) -> BrowserLaunch:
+    """A provider's ``create_session`` answer as a :class:`BrowserLaunch` (a provider written
+    for the original answers a dict: ``cdp_url``, ``bb_session_id`` or ``session_name``)."""
+    if isinstance(answer, BrowserLaunch):
+        return answer
+    if isinstance(answer, dict) and (answer.get("cdp_url") or answer.get("executable")):
+        session = (answer.get("session_id") or answer.get("bb_session_id")
+                   or answer.get("session_name") or "")
+        return BrowserLaunch(cdp_url=str(answer.get("cdp_url") or ""),
+                             headers=dict(answer.get("headers") or {}),
+                             executable=str(answer.get("executable") or ""),
+                             args=tuple(answer.get("args") or ()), session_id=str(session))
+    raise BrowserFailure("the browser provider's create_session() returned "
+                         f"{type(answer).__name__}, not a BrowserLaunch or a dict with "
+                         "'cdp_url'; a bug of the provider plugin", "malformed")
+
+
+def quietly(close: Callable[[str], Any], session_id: str) -> None:
+    try:
+        close(session_id)
+    except Exception as exc:
+        log.debug("browser: closing provider session %s: %s", session_id, exc)
