@@ -111,6 +111,7 @@ class PageSession:
                 response = next((r for r in reversed(documents) if r.url == target), None)
         except Exception as exc:
             if len(self.guard.refused) > refusals:  # a redirect to a refused address
+                await self.error_page_shown(page)
                 why = private_hint(self.guard.refused[-1][1])
                 raise ActionError(f"the page redirected to {self.guard.refused[-1][0]}, which "
                                   f"is refused: {why}", "refused") from exc
@@ -123,6 +124,15 @@ class PageSession:
                 "status": response.status if response is not None else None,
                 "snapshot": shot.text, "element_count": shot.refs,
                 **({"truncated": True} if shot.truncated else {})}
+
+    async def error_page_shown(self, page: Any) -> None:
+        """Wait until Chromium shows its error page for the refused request (it commits a
+        moment after the refusal; a navigation started before would be cut short by it)."""
+        try:
+            await page.wait_for_url(lambda now: now.startswith("chrome-error:"),
+                                    timeout=min(3000, self.ms))
+        except Exception:
+            pass
 
     async def settle(self, page: Any) -> None:
         """Give the page's scripts a moment to render: until no request has been in flight

@@ -76,7 +76,7 @@ def test_a_redirect_to_a_private_address_is_refused(only_127: Any, site: Site) -
 def test_subresources_and_scripts_cannot_reach_a_private_address(only_127: Any,
                                                                   site: Site) -> None:
     opened = call(only_127, "browser_navigate", url=site.url + "/mixed")
-    assert opened["success"] and opened["title"] == "Mixed"
+    assert opened.get("success") and opened["title"] == "Mixed", opened
     console = call(only_127, "browser_console")
     assert any(m["text"] == "fetch blocked" for m in console["messages"])
     assert "/secret.png" not in site.paths() and "/secret-fetch" not in site.paths()
