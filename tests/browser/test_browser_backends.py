@@ -107,3 +107,74 @@ def test_shutdown_ends_the_local_chromium_and_deletes_its_profile(tmp_path: Path
         time.sleep(0.05)
     assert chromium_with(profile) == []
     assert not (Path(tempfile.gettempdir()) / profile).exists()
+
+
+CLOUD_PLUGIN = '''
+import json
+from pathlib import Path
+from agent.browser_provider import BrowserProvider   # the original's module path
+
+
+class Cloud(BrowserProvider):
+    """A cloud browser service as the original's providers are written: a dict answer."""
+
+    def __init__(self, config):
+        self.config = config
+
+    @property
+    def name(self):
+        return "legacy-cloud"
+
+    def is_available(self):
+        return bool(self.config.get("cdp_url"))
+
+    def create_session(self, task_id):
+        return {"session_name": task_id, "bb_session_id": "bb-" + task_id,
+                "cdp_url": self.config["cdp_url"], "features": {}}
+
+    def close_session(self, session_id):
+        log = Path(self.config["log"])
+        log.write_text(log.read_text() + session_id + "\\n" if log.exists() else session_id + "\\n")
+        return True
+
+    def emergency_cleanup(self, session_id):
+        self.close_session(session_id)
+
+
+def register(ctx):
+    ctx.register_browser_provider(Cloud(ctx.config))
+'''
+
+
+def test_a_cloud_provider_plugin_written_for_the_original_opens_the_browser(
+        home: Path, site: Site, devtools: str) -> None:
+    from hermes_agent.testing import write_plugin
+
+    write_plugin(home / "plugins", "legacy-cloud", CLOUD_PLUGIN)
+    log = home / "closed.log"
+    kernel = make_kernel(home, config={
+        "plugins": {"enabled": ["legacy-cloud"],
+                    "entries": {"legacy-cloud": {"cdp_url": devtools, "log": str(log)}}},
+        "browser": {"cloud_provider": "legacy-cloud", "allowed_hosts": ["127.0.0.1"]}},
+        env={"HERMES_HOME": str(home)}, builtins=True)
+    try:
+        assert kernel.plugins["legacy-cloud"].state == "loaded", kernel.plugins["legacy-cloud"]
+        opened = call(kernel, "browser_navigate", url=site.url + "/form")
+        assert opened["success"] and opened["title"] == "Book a boat"
+        kernel.hooks.fire("on_session_finalize", session_id="backend", platform="cli",
+                          reason="session_boundary", old_session_id=None, new_session_id=None)
+        assert log.read_text() == "bb-backend\n"  # closed with the agent session, by its id
+    finally:
+        kernel.close()
+
+
+def test_a_provider_name_that_is_not_installed_is_named(tmp_path: Path) -> None:
+    kernel = make_kernel(tmp_path, config={"browser": {"cloud_provider": "browserbase"}},
+                         env={"HERMES_HOME": str(tmp_path)}, builtins=True)
+    try:
+        error = call(kernel, "browser_navigate", url="http://93.184.216.34/")
+        assert error["kind"] == "unavailable"
+        assert "'browserbase'" in error["error"] and "local" in error["error"]
+        assert "browser.cloud_provider" in error["error"]
+    finally:
+        kernel.close()
