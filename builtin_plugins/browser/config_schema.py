@@ -20,3 +20,6 @@ class BrowserSection(BaseModel):
     command_timeout: float = Field(30.0, gt=0)  # seconds one browser action may take
     snapshot_char_limit: int = Field(20000, gt=0)  # longer snapshots are cut, with a note
     console_entries: int = Field(200, gt=0)  # console messages kept per page
+    # a session's browser unused this long (seconds) is closed; its next call opens a new one
+    # (logins and cookies are lost then). 0: kept until the agent session ends
+    idle_timeout: float = Field(1800.0, ge=0)

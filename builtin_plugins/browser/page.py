@@ -50,6 +50,7 @@ class PageSession:
         self.attr = f"data-hermes-{secrets.token_hex(4)}"  # the page cannot guess it
         self.lock = asyncio.Lock()
         self.closed = False
+        self.last_used = asyncio.get_running_loop().time()
         self.in_flight: set[Any] = set()  # the context's requests not answered yet
 
     @property

@@ -49,6 +49,7 @@ class BrowserRuntime:
         self._playwright: Any = None
         self._sessions: dict[str, PageSession] = {}
         self._opening: dict[str, asyncio.Future[PageSession]] = {}
+        self._reaper: asyncio.Task[None] | None = None
 
     # --- the loop thread ----------------------------------------------------------------
     def _loop_running(self) -> asyncio.AbstractEventLoop:
@@ -89,6 +90,8 @@ class BrowserRuntime:
         calls ask at the same time)."""
         found = self._sessions.get(key)
         if found is not None and not found.closed:
+            found.last_used = asyncio.get_running_loop().time()
+            self._reap_later(settings.idle_timeout)
             return found
         pending = self._opening.get(key)
         if pending is not None:
@@ -104,6 +107,7 @@ class BrowserRuntime:
         finally:
             self._opening.pop(key, None)
         self._sessions[key] = opened
+        self._reap_later(settings.idle_timeout)
         future.set_result(opened)
         return opened
 
@@ -123,6 +127,27 @@ class BrowserRuntime:
         reason = (explain() if callable(explain) else "") or "it is not configured"
         kind = "missing_dependency" if "apt-get install" in reason else "unavailable"
         return BrowserFailure(f"browser provider {name!r} cannot open a browser: {reason}", kind)
+
+    def _reap_later(self, idle: float) -> None:
+        """Start the task that closes browsers unused for ``idle`` seconds (once)."""
+        if idle <= 0 or (self._reaper is not None and not self._reaper.done()):
+            return
+        self._reaper = asyncio.get_running_loop().create_task(self._reap(idle))
+
+    async def _reap(self, idle: float) -> None:
+        loop = asyncio.get_running_loop()
+        while self._sessions:
+            await asyncio.sleep(min(30.0, max(idle / 2, 0.05)))
+            for key, session in list(self._sessions.items()):
+                if session.lock.locked() or loop.time() - session.last_used < idle:
+                    continue
+                self._sessions.pop(key, None)
+                log.info("browser: closing the browser of %s (unused for %gs: "
+                         "browser.idle_timeout)", key, idle)
+                try:
+                    await session.close()
+                except Exception as exc:
+                    log.warning("browser: closing the idle browser of %s: %s", key, exc)
 
     async def _start_playwright(self) -> Any:
         if self._playwright is None:
@@ -182,6 +207,9 @@ class BrowserRuntime:
         loop, self._loop = self._loop, None
         if loop is None:
             return
+        if self._reaper is not None:
+            loop.call_soon_threadsafe(self._reaper.cancel)
+            self._reaper = None
         if self._playwright is not None:
             stop: Callable[[], Awaitable[None]] = self._playwright.stop
             self._playwright = None

@@ -5,6 +5,7 @@ untrusted (``web:<host>`` of the page), so the agent fences them and taints the 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Coroutine
@@ -52,6 +53,7 @@ class BrowserTools:
             session = await self.runtime.session(key, settings)
             async with session.lock:
                 answer = await action(session)
+                session.last_used = asyncio.get_running_loop().time()
                 if session.page is not None:
                     self.last_url[key] = session.page.url
                 return answer

@@ -178,3 +178,23 @@ def test_a_provider_name_that_is_not_installed_is_named(tmp_path: Path) -> None:
         assert "browser.cloud_provider" in error["error"]
     finally:
         kernel.close()
+
+
+def test_an_idle_browser_is_closed_and_the_next_call_opens_a_new_one(tmp_path: Path,
+                                                                     site: Site) -> None:
+    before = _profiles_now()
+    kernel = make_kernel(tmp_path, config={"browser": {"allowed_hosts": ["127.0.0.1"],
+                                                       "idle_timeout": 0.5}},
+                         env={"HERMES_HOME": str(tmp_path)}, builtins=True)
+    try:
+        assert call(kernel, "browser_navigate", url=site.url + "/form")["success"]
+        (profile,) = _profiles_now() - before
+        deadline = time.monotonic() + 30
+        while (Path(tempfile.gettempdir()) / profile).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not (Path(tempfile.gettempdir()) / profile).exists()  # closed while unused
+        assert chromium_with(profile) == []
+        again = call(kernel, "browser_navigate", url=site.url + "/js")
+        assert again["success"] and again["title"] == "Tide tables"
+    finally:
+        kernel.close()
