@@ -47,7 +47,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("AGENT", "AgentFactory", "AgentSession", "AgentTurn", "MODELS", "Models",
                      "APPROVAL_GATE", "ApprovalGate", "ApprovalVerdict", "INJECTION_SCAN",
                      "InjectionScanner", "PLUGIN_HEALTH", "PluginHealth", "InactivePlugin",
-                     "CRON", "CronScheduler", "GATEWAY", "GatewayService", "MCP", "McpServers"),
+                     "CRON", "CronScheduler", "GATEWAY", "GatewayService", "DELIVERY",
+                     "MessageDelivery", "MCP", "McpServers"),
                     "services"),
     # store_capabilities.py: what a session store may offer besides SessionStore
     **dict.fromkeys(("SessionImporter", "LastActiveSessions", "SharedQueueStore",

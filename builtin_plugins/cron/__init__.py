@@ -42,7 +42,7 @@ def register(ctx: Any) -> None:
     def service(k: Kernel) -> CronService:
         from .service import CronService
 
-        return CronService(k, ctx.get_platform_adapter)
+        return CronService(k)
 
     ctx.register_tool(name="cronjob", toolset="cronjob", schema=CRONJOB,
                       handler=with_context(cronjob), description=CRONJOB["description"],

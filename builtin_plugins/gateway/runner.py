@@ -23,6 +23,7 @@ from hermes_agent.kits.chat_text import split_message
 from .access import AccessPolicy, RefusalLimiter
 from .chat import Chat, ChatWorker, Queued
 from .chatmap import ChatMap, session_key
+from .control import start_control
 from .inbox import Inbox
 from .questions import answers_question
 from .shared import Replica, SharedChatMap
@@ -75,6 +76,7 @@ class GatewayRunner:
         self._state_due: asyncio.TimerHandle | None = None
         self._state_lock, self._state_seq, self._state_written = threading.Lock(), 0, 0
         self.failed: dict[str, str] = {}  # platforms that stopped for good: why
+        self.control: Any = None  # the control socket's server (.control), once started
 
     def _replica(self, kernel: Kernel) -> Replica | None:
         """A replica's part when the session store shares a queue (the postgres store)."""
@@ -123,6 +125,7 @@ class GatewayRunner:
                 del self.adapters[name]
         self.accepting = True
         self._requeue()
+        self.control = await start_control(self)  # hermes send / cron in other processes
         if self.replica is not None:
             self.replica.start()
         self._flush_state()
@@ -192,6 +195,8 @@ class GatewayRunner:
                 chat.task.cancel()
             if not chat.busy:  # an agent still in its turn is not finalized under it
                 await self.worker.finalize(chat)
+        if self.control is not None:
+            await self.control.close()
         for name, adapter in self.adapters.items():
             self.live.pop(name, None)
             try:
@@ -380,6 +385,27 @@ class GatewayRunner:
                 await asyncio.sleep(min(float(wait), MAX_RETRY_WAIT))
         return result
 
+    async def deliver(self, platform: str, chat_id: str, text: str,
+                      thread_id: str | None = None) -> dict[str, Any]:
+        """Send ``text`` to a chat outside any turn (``send_message``, ``hermes send``, cron
+        delivery; the target was checked by :mod:`.delivery`): formatted and split as a
+        reply, retried as one."""
+        adapter = self.live.get(platform)
+        if adapter is None:
+            return {"success": False, "error": (
+                f"{platform} is not connected in the running gateway (connected: "
+                f"{', '.join(sorted(self.live)) or 'none'}); enable it and restart the gateway")}
+        limit = getattr(adapter, "max_message_length", 0) or 0
+        metadata = {"thread_id": thread_id} if thread_id else {}
+        ids: list[str | None] = []
+        for piece in split_message(adapter.format_message(text), limit):
+            result = await self._send(adapter, chat_id, piece, None, metadata)
+            if not getattr(result, "success", True):
+                return {"success": False, "pieces_sent": len(ids), "error": str(
+                    getattr(result, "error", None) or f"{platform} did not take the message")}
+            ids.append(getattr(result, "message_id", None))
+        return {"success": True, "message_id": ids[0] if ids else None, "pieces": len(ids)}
+
     # --- state ---------------------------------------------------------------------------
     def write_state(self) -> None:
         """Have state.json rewritten soon: at most every ``STATE_EVERY`` seconds, in a worker
@@ -396,6 +422,7 @@ class GatewayRunner:
             "failed_platforms": dict(self.failed), "chats": len(self.chats),
             "turns_running": sum(chat.busy for chat in self.chats.values()),
             "queue_depth": sum(chat.queue.qsize() for chat in self.chats.values()),
+            "control": getattr(self.control, "path", None),
         }
         if self.accepting:
             self._state_seq += 1
