@@ -422,7 +422,7 @@ class GatewayRunner:
             "failed_platforms": dict(self.failed), "chats": len(self.chats),
             "turns_running": sum(chat.busy for chat in self.chats.values()),
             "queue_depth": sum(chat.queue.qsize() for chat in self.chats.values()),
-            "control": getattr(self.control, "path", None),
+            "control": str(self.control.path) if self.control is not None else None,
         }
         if self.accepting:
             self._state_seq += 1

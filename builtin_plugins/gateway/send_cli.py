@@ -58,10 +58,10 @@ def _text(message: str | None, path: str | None) -> str:
         return message
     if path is not None:
         with click.open_file(path, encoding="utf-8", errors="replace") as handle:
-            return str(handle.read())
+            return str(handle.read()).rstrip("\n")
     if sys.stdin.isatty():
         raise click.UsageError("nothing to send: give MESSAGE, --file or pipe the text in")
-    return sys.stdin.read()
+    return sys.stdin.read().rstrip("\n")  # a command's output ends with a newline
 
 
 def _print_targets(rows: list[dict], as_json: bool) -> None:
