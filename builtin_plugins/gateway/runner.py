@@ -77,6 +77,7 @@ class GatewayRunner:
         self._state_lock, self._state_seq, self._state_written = threading.Lock(), 0, 0
         self.failed: dict[str, str] = {}  # platforms that stopped for good: why
         self.control: Any = None  # the control socket's server (.control), once started
+        self.workers: Any = None  # gateway.workers: the worker processes (.workers), once started
 
     def _replica(self, kernel: Kernel) -> Replica | None:
         """A replica's part when the session store shares a queue (the postgres store)."""
@@ -96,6 +97,11 @@ class GatewayRunner:
         answer; returns the platforms that connected."""
         self.loop = asyncio.get_running_loop()
         self.kernel.service(GATEWAY).runner = self
+        count = int(self.kernel.config.get("gateway.workers", 0) or 0)
+        if count > 0:  # turns in worker processes (each boots its kernel meanwhile)
+            from .workers import WorkerPool
+
+            self.workers = await self.in_thread(WorkerPool, self.kernel, count)
         if self.replica is not None:
             self.replica.prepare(self.adapters)
         connected = []
@@ -207,6 +213,8 @@ class GatewayRunner:
             self._state_due.cancel()
         if self.replica is not None:
             await self.replica.stop()
+        if self.workers is not None:
+            await self.in_thread(self.workers.close)
         self.executor.shutdown(wait=True)
         self.closed = True
         self.inbox.close()

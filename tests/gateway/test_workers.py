@@ -1,0 +1,99 @@
+"""``gateway.workers: 2``: the turns run in worker processes. Two chats are answered; every
+hook of their turns fires in a worker (never in the gateway's process), the sessions land in
+the shared store, and a worker's tool that needs approval asks in the chat and, approved,
+sends through the gateway (send_message over its control socket)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_agent.api import session_store
+from hermes_agent.testing import write_plugin
+from hermes_agent.testing.fake_llm import reply_text, reply_tool_call
+
+from .conftest import running
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="Unix sockets")
+
+RECORDER = '''
+import json, os
+from pathlib import Path
+
+from hermes_agent.api.tools import untrusted_output
+
+HOOKS = ("on_session_start", "pre_llm_call", "post_llm_call", "pre_tool_call",
+         "post_tool_call")
+
+
+def register(ctx):
+    log = Path(__file__).parent / "hooks.log"
+
+    def recorder(name):
+        def record(**kwargs):
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write(f"{os.getpid()} {name}\\n")
+        return record
+
+    for name in HOOKS:
+        ctx.register_hook(name, recorder(name))
+    ctx.register_tool("whoami", "testing", {
+        "name": "whoami", "description": "The process id.",
+        "parameters": {"type": "object", "properties": {}}},
+        lambda args, **_: json.dumps({"pid": os.getpid()}))
+    ctx.register_tool("read_feed", "testing", {
+        "name": "read_feed", "description": "Read the feed.",
+        "parameters": {"type": "object", "properties": {}}},
+        untrusted_output("feed:news")(lambda args, **_: json.dumps({"items": ["hi"]})))
+'''
+
+
+def worker_of(key: str) -> int:
+    return zlib.crc32(key.encode()) % 2
+
+
+def test_turns_run_in_worker_processes_with_their_hooks(kernel_for, server, home: Path) -> None:
+    assert worker_of("testchat:A") != worker_of("testchat:D")  # the two chats: two workers
+    log = home / "plugins" / "recorder" / "hooks.log"
+    write_plugin(home / "plugins", "recorder", RECORDER)
+    server.script(reply_tool_call("whoami", {}), reply_text("A answered"),
+                  reply_text("D answered"),
+                  reply_tool_call("read_feed", {}),
+                  reply_tool_call("send_message", {"target": "testchat", "message": "news"}),
+                  reply_text("posted"))
+    kernel = kernel_for(gateway={"workers": 2},
+                        plugins={"enabled": ["recorder"]},
+                        platforms={"testchat": {"enabled": True,
+                                                "allowed_users": ["alice", "bob"],
+                                                "home_channel": "home-1"}})
+
+    async def scenario() -> tuple[Any, list[int]]:
+        async with running(kernel) as (runner, chat):
+            pids = runner.workers.pids
+            await chat.inject("A", "alice", "who runs this?")
+            assert await chat.wait_for("A", 1) == ["A answered"]
+            await chat.inject("D", "bob", "hello")
+            assert await chat.wait_for("D", 1) == ["D answered"]
+            await chat.inject("A", "alice", "post the news")
+            texts = await chat.wait_for("A", 2)
+            assert texts[1].startswith("⚠ Approval needed") and "send_message" in texts[1]
+            await chat.inject("A", "alice", "once")
+            assert (await chat.wait_for("A", 3))[2] == "posted"
+            return chat, pids
+
+    chat, pids = asyncio.run(scenario())
+    assert chat.texts("home-1") == ["news"]  # from the worker, through the control socket
+    assert len(set(pids)) == 2 and os.getpid() not in pids
+    fired = [line.split() for line in log.read_text().splitlines()]
+    assert {pid for pid, _ in fired} == {str(p) for p in pids}  # both workers, never here
+    assert {name for _, name in fired} >= {"on_session_start", "pre_llm_call",
+                                           "pre_tool_call", "post_tool_call"}
+    whoami = [m for m in server.posts()[1].body["messages"] if m["role"] == "tool"][0]
+    assert str(pids[worker_of("testchat:A")]) in whoami["content"]
+    assert len(session_store(kernel).list_sessions(source="testchat")) == 2
