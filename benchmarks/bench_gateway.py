@@ -35,11 +35,10 @@ Four runs:
   the gateway costs once turns queue for the interpreter lock;
 * a model taking ``--delay`` seconds: how many model calls were in flight at once. All
   ``--chats`` of them means no chat waited for another chat's turn;
-* worker scaling (``--workers 1,2``): ``--chats`` warm chats split over N processes of direct
-  agents sharing one ``$HERMES_HOME`` (one SQLite session store, several writers), all
-  started together: turns per second with N processes against one. This is the ceiling a
-  gateway running turns in N worker processes (``gateway.workers``, not in this version)
-  could reach on this machine; the target for it is 1.6x with 2 workers.
+* worker scaling (``--workers 0,1,2``): the saturated run through the gateway with
+  ``gateway.workers: N`` (turns in N worker processes sharing the home's session store; 0:
+  the gateway's threads): turns per second against one worker (target: 1.6x with 2), and CPU
+  per turn counting the workers' CPU.
 
 The targets it checks (issue 37): the gateway's CPU per turn at most 1.15x the direct
 agent's (200 chats, instant model), and at 50% of the direct path's throughput a p95 added
@@ -64,13 +63,13 @@ from typing import Any
 KEY = "bench-key"
 
 
-def kernel(base_url: str) -> Any:
+def kernel(base_url: str, workers: int = 0) -> Any:
     from hermes_agent.testing import make_kernel
 
     home = tempfile.mkdtemp(prefix="bench-gateway-")
     config = {"model": {"provider": "custom", "base_url": base_url, "default": "fake-model",
                         "max_retries": 0},
-              "sessions": {"auto_title": False},
+              "sessions": {"auto_title": False}, "gateway": {"workers": workers},
               "platforms": {"api_server": {"enabled": True, "port": 0}}}
     return make_kernel(home, config=config, builtins=True,
                        env={"HERMES_HOME": home, "API_SERVER_KEY": KEY})
@@ -151,6 +150,7 @@ async def run_gateway(k: Any, chats: int, rounds: int, rate: float = 0.0
     assert not problems, problems
     runner = GatewayRunner(k, adapters, entries=entries)
     assert await runner.start() == ["api_server"]
+    workers_cpu = runner.workers.cpu_seconds() if runner.workers else 0.0  # booted already
     agent_ms = time_agent_turns()
     url = f"http://127.0.0.1:{adapters['api_server'].port}/v1/chat/completions"
     clients = await asyncio.create_subprocess_exec(
@@ -158,6 +158,8 @@ async def run_gateway(k: Any, chats: int, rounds: int, rate: float = 0.0
         "--rounds", str(rounds), "--rate", str(rate), stdout=asyncio.subprocess.PIPE)
     out, _ = await clients.communicate()
     sessions = {chat.agent.session_id: int(chat.chat_id[1:]) for chat in runner.chats.values()}
+    if runner.workers:  # gateway.workers: the turns' CPU in the worker processes
+        WORKERS_CPU.append(await runner.in_thread(runner.workers.cpu_seconds) - workers_cpu)
     await runner.stop(60)
     if clients.returncode:
         raise SystemExit("the client process failed (see above)")
@@ -165,14 +167,15 @@ async def run_gateway(k: Any, chats: int, rounds: int, rate: float = 0.0
     per_chat = result["per_chat"]
     samples = [[per_chat[n][r] for n in range(chats)] for r in range(rounds)]
     outside = [[] for _ in range(rounds)]  # the part of each turn spent outside the agent
-    for session, n in sessions.items():
-        for r, inside in enumerate(agent_ms[session][1 if rate else 0:]):  # paced: warm-up first
-            outside[r].append(per_chat[n][r] - inside)
+    for session, n in sessions.items():  # (with gateway.workers the agents run elsewhere)
+        for r, inside in enumerate(agent_ms.get(session, [])[1 if rate else 0:]):  # paced:
+            outside[r].append(per_chat[n][r] - inside)  # the warm-up turn first
     OUTSIDE.extend(outside)
     return samples, result["wall"]
 
 
 OUTSIDE: list[list[float]] = []
+WORKERS_CPU: list[float] = []
 
 
 def time_agent_turns() -> dict[str, list[float]]:
@@ -274,12 +277,13 @@ async def _response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
     return int(lines[0].split(" ", 2)[1]), await reader.readexactly(length)
 
 
-def child(mode: str, chats: int, rounds: int, delay: float, rate: float) -> None:
+def child(mode: str, chats: int, rounds: int, delay: float, rate: float,
+          workers: int = 0) -> None:
     from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 
     server = FakeLLMServer(default_reply=reply_text("hi there", delay=delay or None))
     with server:
-        k = kernel(server.openai_base_url)
+        k = kernel(server.openai_base_url, workers)
         usage = resource.getrusage(resource.RUSAGE_SELF)
         before, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
         if mode == "direct":
@@ -288,17 +292,18 @@ def child(mode: str, chats: int, rounds: int, delay: float, rate: float) -> None
         else:
             samples, wall = asyncio.run(run_gateway(k, chats, rounds, rate))
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        peak, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime - cpu
+        peak, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime - cpu + sum(WORKERS_CPU)
         in_flight = server.max_in_flight
     print(json.dumps({"samples": samples, "wall": wall, "rss_before_kb": before,
                       "rss_peak_kb": peak, "cpu_s": cpu, "outside": OUTSIDE,
                       "max_in_flight": in_flight}))
 
 
-def measure(mode: str, chats: int, rounds: int, delay: float = 0.0, rate: float = 0.0
-            ) -> dict[str, Any]:
+def measure(mode: str, chats: int, rounds: int, delay: float = 0.0, rate: float = 0.0,
+            workers: int = 0) -> dict[str, Any]:
     out = subprocess.run([sys.executable, __file__, "--child", mode, "--chats", str(chats),
-                          "--rounds", str(rounds), "--delay", str(delay), "--rate", str(rate)],
+                          "--rounds", str(rounds), "--delay", str(delay), "--rate", str(rate),
+                          "--gateway-workers", str(workers)],
                          capture_output=True, text=True, check=False)
     if out.returncode:
         raise SystemExit(f"{mode} run failed:\n{out.stderr[-3000:]}")
@@ -344,82 +349,23 @@ def saturated_reps(chats: int, rounds: int, reps: int) -> None:
           f"{statistics.median(ratio):.2f}x direct")
 
 
-def scaling_child(home: str, chats: int, rounds: int) -> None:
-    """``chats`` warm chats of direct agents in this process, on the shared ``home``; starts
-    their turns when the parent writes a line, and prints when it finished (epoch)."""
-    from hermes_agent.testing import make_kernel
-    from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
-
-    with FakeLLMServer(default_reply=reply_text("hi there")) as server:
-        k = make_kernel(home, builtins=True,  # config.yaml: written once by the parent
-                        env={"HERMES_HOME": home, "BENCH_LLM_URL": server.openai_base_url})
-        agents = [k.service("agent").create(platform="api_server", sender_id=f"u{n}")
-                  for n in range(chats)]
-        for agent in agents:
-            assert agent.run_conversation("warm up").final_response
-        print("ready", flush=True)
-        sys.stdin.readline()
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        cpu = usage.ru_utime + usage.ru_stime
-
-        def chat(agent: Any) -> None:
-            for r in range(rounds):
-                assert agent.run_conversation(f"hello {r}").final_response
-
-        with ThreadPoolExecutor(chats) as pool:
-            list(pool.map(chat, agents))
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        print(json.dumps({"turns": chats * rounds, "end": time.time(),
-                          "cpu_s": usage.ru_utime + usage.ru_stime - cpu}), flush=True)
-
-
-def scaling(chats: int, rounds: int, procs: int) -> dict[str, float]:
-    """Turns per second of ``chats`` chats split over ``procs`` processes sharing one home."""
-    import yaml
-
-    home = tempfile.mkdtemp(prefix="bench-workers-")
-    with open(f"{home}/config.yaml", "w", encoding="utf-8") as handle:
-        yaml.safe_dump({"model": {"provider": "custom", "base_url": "${BENCH_LLM_URL}",
-                                  "default": "fake-model", "max_retries": 0},
-                        "sessions": {"auto_title": False}}, handle)
-    shares = [chats // procs + (1 if n < chats % procs else 0) for n in range(procs)]
-    children = [subprocess.Popen([sys.executable, __file__, "--scaling-child", home,
-                                  "--chats", str(share), "--rounds", str(rounds)],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-                for share in shares]
-    for child_proc in children:
-        assert child_proc.stdout is not None
-        if child_proc.stdout.readline().strip() != "ready":
-            raise SystemExit("a scaling child failed (see above)")
-    began = time.time()
-    for child_proc in children:
-        assert child_proc.stdin is not None
-        child_proc.stdin.write("go\n")
-        child_proc.stdin.flush()
-    results = []
-    for child_proc in children:
-        out, _ = child_proc.communicate()
-        if child_proc.returncode:
-            raise SystemExit("a scaling child failed (see above)")
-        results.append(json.loads(out.strip().splitlines()[-1]))
-    turns = sum(r["turns"] for r in results)
-    wall = max(r["end"] for r in results) - began
-    return {"rps": turns / wall, "cpu_ms": sum(r["cpu_s"] for r in results) * 1000 / turns}
-
-
 def report_scaling(chats: int, rounds: int, workers: list[int]) -> None:
+    """The saturated run through the gateway with ``gateway.workers`` at each of ``workers``
+    (0: turns in the gateway's threads), against one worker."""
     import os
 
-    print(f"worker scaling: {chats} warm chats x {rounds} turns, direct agents in N processes "
-          f"sharing one home (one SQLite session store), instant model, {os.cpu_count()} CPUs")
+    print(f"worker scaling: {chats} concurrent chats x {rounds} turns through the gateway, "
+          f"instant model, {os.cpu_count()} CPUs (CPU: the gateway's and its workers')")
     base = None
-    for procs in workers:
-        row = scaling(chats, rounds, procs)
-        base = base or row["rps"]
-        print(f"  {procs} process(es): {row['rps']:.1f} turns/s ({row['rps'] / base:.2f}x one), "
-              f"CPU {row['cpu_ms']:.2f} ms per turn", flush=True)
-    print("  (the ceiling for gateway.workers, which this version does not have; target 1.6x "
-          "with 2 workers)")
+    for count in workers:
+        row = summary(measure("gateway", chats, rounds, workers=count))
+        if count == 1:
+            base = row["rps"]
+        scale = f" ({row['rps'] / base:.2f}x one worker)" if base and count > 1 else ""
+        label = f"gateway.workers: {count}" if count else "threads (workers: 0)"
+        print(f"  {label:<21} {row['rps']:7.1f} turns/s{scale}, p95 {row['p95']:.1f} ms, CPU "
+              f"{row['cpu_ms']:.2f} ms per turn", flush=True)
+    print("  (target: 1.6x one worker with 2 workers, on a machine whose 2 cores are free)")
 
 
 def main() -> None:
@@ -438,16 +384,13 @@ def main() -> None:
                         "interleaved, and their medians (single saturated runs swing widely)")
     parser.add_argument("--rate", type=float, default=0.0, help=argparse.SUPPRESS)
     parser.add_argument("--clients", metavar="URL")
-    parser.add_argument("--workers", default="1,2",
-                        help="worker scaling: numbers of processes to compare ('' skips it)")
+    parser.add_argument("--workers", default="0,1,2",
+                        help="worker scaling: gateway.workers values to compare ('' skips it)")
     parser.add_argument("--only-workers", action="store_true",
                         help="run the worker scaling only")
-    parser.add_argument("--scaling-child", metavar="HOME", help=argparse.SUPPRESS)
+    parser.add_argument("--gateway-workers", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     workers = [int(x) for x in args.workers.split(",") if x.strip()]
-    if args.scaling_child:
-        scaling_child(args.scaling_child, args.chats, args.rounds)
-        return
     if args.only_workers:
         report_scaling(args.chats, args.rounds, workers)
         return
@@ -455,7 +398,7 @@ def main() -> None:
         asyncio.run(clients(args.clients, args.chats, args.rounds, args.rate))
         return
     if args.child:
-        child(args.child, args.chats, args.rounds, args.delay, args.rate)
+        child(args.child, args.chats, args.rounds, args.delay, args.rate, args.gateway_workers)
         return
     if args.reps > 1:
         saturated_reps(args.chats, args.rounds, args.reps)

@@ -102,6 +102,7 @@ class GatewayRunner:
             from .workers import WorkerPool
 
             self.workers = await self.in_thread(WorkerPool, self.kernel, count)
+            await self.in_thread(self.workers.wait_ready)
         if self.replica is not None:
             self.replica.prepare(self.adapters)
         connected = []

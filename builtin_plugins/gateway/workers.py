@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import logging
 import multiprocessing
+import resource
 import threading
 import zlib
 from collections.abc import Callable
@@ -78,6 +79,7 @@ class Worker:
         self.pending: dict[int, _Call] = {}
         self.callbacks: dict[str, dict[str, Callable[..., Any]]] = {}
         self.alive = True
+        self.ready = threading.Event()  # its kernel booted (or it stopped trying)
         self.reader = threading.Thread(target=self._read, name=f"gateway-worker-{index}-reader",
                                        daemon=True)
         self.reader.start()
@@ -111,7 +113,9 @@ class Worker:
             except (EOFError, OSError):
                 break
             kind = message[0]
-            if kind == "event":
+            if kind == "ready":
+                self.ready.set()
+            elif kind == "event":
                 call = self.pending.get(message[1])
                 if call is not None and call.on_event is not None:
                     try:
@@ -132,6 +136,7 @@ class Worker:
         with self.lock:
             self.alive = False
             pending, self.pending = self.pending, {}
+        self.ready.set()
         for call in pending.values():
             call.error = "WorkerGone: the gateway's worker process stopped during the call"
             call.done.set()
@@ -179,6 +184,18 @@ class WorkerPool:
                 worker.close(1.0)
                 worker = self.workers[index] = Worker(self.kernel, index)
             return worker
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        """Until every worker booted its kernel; RuntimeError naming one that did not."""
+        for index, worker in enumerate(self.workers):
+            if not worker.ready.wait(timeout) or not worker.alive:
+                raise RuntimeError(f"gateway worker {index} did not start (exit code "
+                                   f"{worker.process.exitcode}); see its error above, or set "
+                                   "gateway.workers: 0")
+
+    def cpu_seconds(self) -> float:
+        """The CPU time the workers used so far, together."""
+        return sum(float(w.call("", "cpu")[0]) for w in self.workers if w.alive)
 
     @property
     def pids(self) -> list[int]:
@@ -261,6 +278,7 @@ def worker_main(home: str, env: dict[str, str], conn: Any) -> None:
     kernel = Kernel(Path(home), env=env)
     kernel.boot()
     factory = kernel.service(AGENT)
+    conn.send(("ready",))
     agents: dict[str, Any] = {}
     lock = threading.Lock()
     asks: dict[int, list[Any]] = {}  # ask id -> [event, answer]
@@ -280,6 +298,10 @@ def worker_main(home: str, env: dict[str, str], conn: Any) -> None:
     def run(call_id: int, key: str, method: str, args: tuple[Any, ...],
             kwargs: dict[str, Any]) -> None:
         try:
+            if method == "cpu":  # this process's CPU seconds so far (benchmarks)
+                usage = resource.getrusage(resource.RUSAGE_SELF)
+                send(("result", call_id, (usage.ru_utime + usage.ru_stime, {})))
+                return
             if method == "create":
                 agents[key] = factory.create(
                     **args[0], approval_callback=lambda request: ask(key, "approval", request),
