@@ -212,13 +212,24 @@ class RemoteAgent:
 
     def __init__(self, pool: WorkerPool, key: str, *, approval: Callable[..., Any],
                  clarify: Callable[..., Any], **options: Any):
-        self.key = key
-        self.worker = pool.for_chat(key)
-        self.worker.callbacks[key] = {"approval": approval, "clarify": clarify}
+        self.pool, self.key, self.options = pool, key, options
+        self.callbacks = {"approval": approval, "clarify": clarify}
         self._state: dict[str, Any] = {}
-        self._call("create", options)
+        self._attach()
+
+    def _attach(self) -> None:
+        """Build the agent in the chat's worker (a new one, when the last one died: the
+        agent then continues the session it had)."""
+        self.worker = self.pool.for_chat(self.key)
+        self.worker.callbacks[self.key] = self.callbacks
+        known = self.session_id if self.session_stored else ""
+        self._state = self.worker.call(self.key, "create", self.options)[1]
+        if known:
+            self._state = self.worker.call(self.key, "resume", known)[1]
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        if not self.worker.alive:
+            self._attach()
         value, self._state = self.worker.call(self.key, method, *args, **kwargs)
         return value
 
@@ -264,7 +275,8 @@ class RemoteAgent:
 
     def finalize(self, reason: str = "shutdown") -> None:
         try:
-            self._call("finalize", reason)
+            if self.worker.alive:  # (a dead worker's agent has nothing left to end)
+                self._call("finalize", reason)
         finally:
             self.worker.callbacks.pop(self.key, None)
 

@@ -97,3 +97,41 @@ def test_turns_run_in_worker_processes_with_their_hooks(kernel_for, server, home
     whoami = [m for m in server.posts()[1].body["messages"] if m["role"] == "tool"][0]
     assert str(pids[worker_of("testchat:A")]) in whoami["content"]
     assert len(session_store(kernel).list_sessions(source="testchat")) == 2
+
+
+def test_a_killed_worker_fails_its_turn_and_the_chat_goes_on_in_a_new_one(kernel_for,
+                                                                        server) -> None:
+    import signal
+
+    server.script(reply_text("first"), reply_text("never sent", delay=60))
+    kernel = kernel_for(gateway={"workers": 1})
+
+    async def scenario() -> tuple[Any, int, int]:
+        async with running(kernel) as (runner, chat):
+            await chat.inject("A", "alice", "one")
+            assert await chat.wait_for("A", 1) == ["first"]
+            session = runner.chats["testchat:A"].agent.session_id
+            [old] = runner.workers.pids
+            await chat.inject("A", "alice", "two")  # its model call hangs
+            await asyncio.wait_for(_until(lambda: server.pending == 0), 30)  # it was asked
+            server.script(reply_text("third"))
+            os.kill(old, signal.SIGKILL)
+            texts = await chat.wait_for("A", 2)
+            assert texts[1] == "Sorry, that turn failed; see the gateway log."
+            await chat.inject("A", "alice", "three")
+            assert (await chat.wait_for("A", 3))[2] == "third"
+            [new] = runner.workers.pids
+            assert runner.chats["testchat:A"].agent.session_id == session  # continued
+            return chat, old, new
+
+    chat, old, new = asyncio.run(scenario())
+    assert old != new
+    last = [r for r in server.requests if r.method == "POST"][-1]
+    users = [m["content"] for m in last.body["messages"] if m["role"] == "user"]
+    # the same session, in the new worker (it kept the cut-short turn's message)
+    assert users[0] == "one" and users[-1].endswith("three")
+
+
+async def _until(check: Any) -> None:
+    while not check():
+        await asyncio.sleep(0.02)
