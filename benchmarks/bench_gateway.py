@@ -245,7 +245,14 @@ async def clients(url: str, chats: int, rounds: int, rate: float) -> None:
             if reader.at_eof():  # the server closed the idle connection: open another, as
                 writer.close()  # HTTP clients do (its keep-alive timeout is 5 s)
                 reader, writer = await asyncio.open_connection(host, port)
-            await send(reader, writer, data)
+            try:
+                await send(reader, writer, data)
+            except asyncio.IncompleteReadError as exc:  # closed as idle while we sent: the
+                if exc.partial:  # request was not read (HTTP clients retry it likewise)
+                    raise
+                writer.close()
+                reader, writer = await asyncio.open_connection(host, port)
+                await send(reader, writer, data)
             per_chat[n].append((time.perf_counter() - began) * 1000)
         writer.close()
 

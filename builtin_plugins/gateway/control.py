@@ -22,6 +22,7 @@ import os
 import socket
 import struct
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +61,13 @@ class ControlServer:
             pass
 
 
-async def start_control(runner: Any) -> ControlServer | None:
-    """Serve the control socket for ``runner``; None where Unix sockets are missing or the
-    socket cannot be made (the gateway runs on; other processes cannot reach it)."""
+Answer = Callable[[Any], Awaitable[dict[str, Any]]]
+
+
+async def start_control(runner: Any, answer: Answer) -> ControlServer | None:
+    """Serve the control socket for ``runner``, each request answered by ``answer(request)``
+    (:func:`.delivery.control_answer`); None where Unix sockets are missing or the socket
+    cannot be made (the gateway runs on; other processes cannot reach it)."""
     if not hasattr(socket, "AF_UNIX"):
         return None
     home = Path(runner.kernel.home)
@@ -77,7 +82,7 @@ async def start_control(runner: Any) -> ControlServer | None:
         return None
     try:  # its folder is 0700 (no umask change: other threads may be creating files)
         server = await asyncio.start_unix_server(
-            lambda r, w: _serve(runner, r, w), path=str(path), limit=MAX_REQUEST)
+            lambda r, w: _serve(answer, r, w), path=str(path), limit=MAX_REQUEST)
         os.chmod(path, 0o600)
     except OSError as exc:
         log.warning("gateway: no control socket at %s (%s): `hermes send` and cron in other "
@@ -86,7 +91,7 @@ async def start_control(runner: Any) -> ControlServer | None:
     return ControlServer(runner, path, server)
 
 
-async def _serve(runner: Any, reader: asyncio.StreamReader,
+async def _serve(answer_with: Answer, reader: asyncio.StreamReader,
                  writer: asyncio.StreamWriter) -> None:
     try:
         if not _same_user(writer):
@@ -94,7 +99,7 @@ async def _serve(runner: Any, reader: asyncio.StreamReader,
         else:
             try:
                 line = await asyncio.wait_for(reader.readline(), 30.0)
-                answer = await _answer(runner, json.loads(line))
+                answer = await answer_with(json.loads(line))
             except (ValueError, asyncio.LimitOverrunError, asyncio.TimeoutError) as exc:
                 answer = {"success": False, "error": f"bad request: {type(exc).__name__}"}
         writer.write(json.dumps(answer).encode() + b"\n")
@@ -103,21 +108,6 @@ async def _serve(runner: Any, reader: asyncio.StreamReader,
         pass
     finally:
         writer.close()
-
-
-async def _answer(runner: Any, req: Any) -> dict[str, Any]:
-    from .delivery import DeliveryService
-
-    if not isinstance(req, dict):
-        return {"success": False, "error": "bad request: not a JSON object"}
-    if req.get("op") == "platforms":
-        return {"platforms": sorted(runner.live)}
-    if req.get("op") == "send":
-        target, text = req.get("target"), req.get("text")
-        if not isinstance(target, str) or not isinstance(text, str) or not text.strip():
-            return {"success": False, "error": "bad request: send needs target and text"}
-        return await DeliveryService(runner.kernel).send_here(runner, target, text)
-    return {"success": False, "error": f"bad request: unknown op {req.get('op')!r}"}
 
 
 def _same_user(writer: asyncio.StreamWriter) -> bool:

@@ -105,6 +105,20 @@ class DeliveryService:
         return runner
 
 
+async def control_answer(runner: Any, req: Any) -> dict[str, Any]:
+    """A control socket request (:mod:`.control`), answered by this process's gateway."""
+    if not isinstance(req, dict):
+        return {"success": False, "error": "bad request: not a JSON object"}
+    if req.get("op") == "platforms":
+        return {"platforms": sorted(runner.live)}
+    if req.get("op") == "send":
+        target, text = req.get("target"), req.get("text")
+        if not isinstance(target, str) or not isinstance(text, str) or not text.strip():
+            return {"success": False, "error": "bad request: send needs target and text"}
+        return await DeliveryService(runner.kernel).send_here(runner, target, text)
+    return {"success": False, "error": f"bad request: unknown op {req.get('op')!r}"}
+
+
 def _resolve(directory: Directory, target: str) -> Any:
     resolved = directory.resolve(target)
     directory.check(resolved)

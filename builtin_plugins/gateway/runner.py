@@ -24,6 +24,7 @@ from .access import AccessPolicy, RefusalLimiter
 from .chat import Chat, ChatWorker, Queued
 from .chatmap import ChatMap, session_key
 from .control import start_control
+from .delivery import control_answer
 from .inbox import Inbox
 from .questions import answers_question
 from .shared import Replica, SharedChatMap
@@ -132,7 +133,8 @@ class GatewayRunner:
                 del self.adapters[name]
         self.accepting = True
         self._requeue()
-        self.control = await start_control(self)  # hermes send / cron in other processes
+        self.control = await start_control(  # hermes send / cron in other processes
+            self, functools.partial(control_answer, self))
         if self.replica is not None:
             self.replica.start()
         self._flush_state()
