@@ -135,3 +135,41 @@ def test_a_killed_worker_fails_its_turn_and_the_chat_goes_on_in_a_new_one(kernel
 async def _until(check: Any) -> None:
     while not check():
         await asyncio.sleep(0.02)
+
+
+def test_a_real_gateway_with_workers_answers_telegram(home: Path, fake_llm: Any) -> None:
+    """`hermes gateway run` with gateway.workers: 1 (the console script spawns its worker):
+    a Telegram message is answered from the worker."""
+    import signal
+
+    import yaml
+
+    from hermes_agent.testing.fake_telegram import FakeTelegram
+
+    from .test_kill import ALICE, gateway, wait_for
+
+    with FakeTelegram() as telegram:
+        (home / "config.yaml").write_text(yaml.safe_dump({
+            "model": {"provider": "custom", "base_url": fake_llm.openai_base_url,
+                      "default": "fake-model", "max_retries": 0},
+            "sessions": {"auto_title": False},
+            "gateway": {"workers": 1, "stream_replies": False, "run_cron": False},
+            "plugins": {"enabled": ["recorder"]},
+            "platforms": {"telegram": {"enabled": True, "base_url": telegram.base_url,
+                                       "poll_timeout": 1}}}))
+        write_plugin(home / "plugins", "recorder", RECORDER)
+        fake_llm.script(reply_tool_call("whoami", {}), reply_text("from a worker"))
+        proc = gateway(home, telegram)
+        try:
+            telegram.user_message(ALICE, ALICE, "hello")
+            wait_for(lambda: telegram.texts(ALICE), "the answer", proc)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(60)
+        assert telegram.texts(ALICE) == ["from a worker"]
+        assert proc.returncode == 0
+    tool = [m for m in fake_llm.posts()[1].body["messages"] if m["role"] == "tool"][0]
+    pid = int(tool["content"].split('"pid": ')[1].split("}")[0])
+    assert pid != proc.pid  # the turn ran in the worker process
+    fired = (home / "plugins" / "recorder" / "hooks.log").read_text().split()
+    assert str(pid) in fired and str(proc.pid) not in fired
