@@ -25,7 +25,8 @@ Four runs:
   instant model both modes are bound by the interpreter lock (turns/s x CPU per turn is
   about one core): every turn queues for it in both modes, so the gateway's extra CPU per
   turn (mostly its loop's: HTTP, dispatch, reply) shows as extra queueing. The CPU column
-  of the gateway also counts its shutdown (ending every chat's session);
+  of the gateway stops before its shutdown (ending every chat's session, which the direct
+  run does not do);
 * ``--chats`` chats paced (``--loads``): turns arrive at a steady rate, a fraction of the
   direct path's throughput measured by the run before, each chat sending one every
   ``chats / rate`` seconds with the chats' turns spread evenly, after an unmeasured warm-up
@@ -160,6 +161,7 @@ async def run_gateway(k: Any, chats: int, rounds: int, rate: float = 0.0
     sessions = {chat.agent.session_id: int(chat.chat_id[1:]) for chat in runner.chats.values()}
     if runner.workers:  # gateway.workers: the turns' CPU in the worker processes
         WORKERS_CPU.append(await runner.in_thread(runner.workers.cpu_seconds) - workers_cpu)
+    SERVED_CPU.append(_cpu())  # before the shutdown ends every session (direct ends none)
     await runner.stop(60)
     if clients.returncode:
         raise SystemExit("the client process failed (see above)")
@@ -176,6 +178,12 @@ async def run_gateway(k: Any, chats: int, rounds: int, rate: float = 0.0
 
 OUTSIDE: list[list[float]] = []
 WORKERS_CPU: list[float] = []
+SERVED_CPU: list[float] = []
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def time_agent_turns() -> dict[str, list[float]]:
@@ -299,7 +307,8 @@ def child(mode: str, chats: int, rounds: int, delay: float, rate: float,
         else:
             samples, wall = asyncio.run(run_gateway(k, chats, rounds, rate))
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        peak, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime - cpu + sum(WORKERS_CPU)
+        end = SERVED_CPU[0] if SERVED_CPU else usage.ru_utime + usage.ru_stime
+        peak, cpu = usage.ru_maxrss, end - cpu + sum(WORKERS_CPU)
         in_flight = server.max_in_flight
     print(json.dumps({"samples": samples, "wall": wall, "rss_before_kb": before,
                       "rss_peak_kb": peak, "cpu_s": cpu, "outside": OUTSIDE,
