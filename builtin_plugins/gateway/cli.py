@@ -128,6 +128,9 @@ def status(as_json: bool) -> None:
                    f"platforms: {', '.join(state.get('platforms', [])) or 'none'}\n"
                    f"chats: {state.get('chats', 0)}; turns running: "
                    f"{state.get('turns_running', 0)}; queue depth: {state.get('queue_depth', 0)}")
+        if state.get("workers"):
+            click.echo(f"turns run in {len(state['workers'])} worker process(es): pids "
+                       f"{', '.join(str(p) for p in state['workers'])}")
         for name, reason in (state.get("failed_platforms") or {}).items():
             click.echo(f"stopped: {name}: {reason}")
     if shared:

@@ -434,6 +434,7 @@ class GatewayRunner:
             "turns_running": sum(chat.busy for chat in self.chats.values()),
             "queue_depth": sum(chat.queue.qsize() for chat in self.chats.values()),
             "control": str(self.control.path) if self.control is not None else None,
+            "workers": self.workers.pids if self.workers is not None else [],
         }
         if self.accepting:
             self._state_seq += 1

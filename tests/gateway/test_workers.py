@@ -141,6 +141,7 @@ def test_a_real_gateway_with_workers_answers_telegram(home: Path, fake_llm: Any)
     """`hermes gateway run` with gateway.workers: 1 (the console script spawns its worker):
     a Telegram message is answered from the worker."""
     import signal
+    import subprocess
 
     import yaml
 
@@ -163,6 +164,10 @@ def test_a_real_gateway_with_workers_answers_telegram(home: Path, fake_llm: Any)
         try:
             telegram.user_message(ALICE, ALICE, "hello")
             wait_for(lambda: telegram.texts(ALICE), "the answer", proc)
+            status = subprocess.run([str(Path(sys.executable).parent / "hermes"), "gateway",
+                                     "status"], capture_output=True, text=True, timeout=60,
+                                    env={**os.environ, "HERMES_HOME": str(home)})
+            assert "turns run in 1 worker process(es)" in status.stdout, status.stderr
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(60)
