@@ -64,7 +64,11 @@ async def _serve(kernel: Kernel, adapters: dict[str, Any], entries: dict[str, An
     loop = asyncio.get_running_loop()
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
-    connected = await runner.start()
+    try:
+        connected = await runner.start()
+    except HermesError as exc:  # e.g. a gateway.workers process that could not boot
+        await runner.stop(0)
+        raise click.ClickException(str(exc)) from None
     if not connected:
         await runner.stop(0)
         raise click.ClickException("no platform connected; see the warnings above")

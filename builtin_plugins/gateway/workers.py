@@ -186,10 +186,12 @@ class WorkerPool:
             return worker
 
     def wait_ready(self, timeout: float = 120.0) -> None:
-        """Until every worker booted its kernel; RuntimeError naming one that did not."""
+        """Until every worker booted its kernel; HermesError naming one that did not."""
         for index, worker in enumerate(self.workers):
             if not worker.ready.wait(timeout) or not worker.alive:
-                raise RuntimeError(f"gateway worker {index} did not start (exit code "
+                from hermes_agent import HermesError
+
+                raise HermesError(f"gateway worker {index} did not start (exit code "
                                    f"{worker.process.exitcode}); see its error above, or set "
                                    "gateway.workers: 0")
 
