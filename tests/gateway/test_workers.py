@@ -178,3 +178,57 @@ def test_a_real_gateway_with_workers_answers_telegram(home: Path, fake_llm: Any)
     assert pid != proc.pid  # the turn ran in the worker process
     fired = (home / "plugins" / "recorder" / "hooks.log").read_text().split()
     assert str(pid) in fired and str(proc.pid) not in fired
+
+
+PARITY = '''
+import os
+from pathlib import Path
+
+from hermes_agent.hookspecs import EVENT_HOOKS
+
+
+def register(ctx):
+    log = Path(__file__).parent / "hooks.log"
+
+    def recorder(name):
+        def record(**kwargs):
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write(f"{os.getpid()} {name}\\n")
+        return record
+
+    for name in EVENT_HOOKS:
+        if name != "pre_gateway_dispatch":  # the gateway's own, before any turn
+            ctx.register_hook(name, recorder(name))
+'''
+
+
+def test_a_workers_turn_fires_the_hooks_of_a_cli_turn(kernel_for, server, home: Path) -> None:
+    """Hook parity with gateway.workers: the same scripted turn fires the same hooks, in the
+    same order, in the worker as through the agent API in this process."""
+    write_plugin(home / "plugins", "recorder", RECORDER)
+    write_plugin(home / "plugins", "parity", PARITY)
+    log = home / "plugins" / "parity" / "hooks.log"
+    kernel = kernel_for(gateway={"workers": 1}, plugins={"enabled": ["recorder", "parity"]})
+    script = (reply_tool_call("whoami", {}), reply_text("done"))
+
+    server.script(*script)
+    agent = kernel.service("agent").create(platform="cli")
+    assert agent.run_conversation("who runs this?").final_response == "done"
+    cli = [line.split() for line in log.read_text().splitlines()]
+    log.unlink()
+
+    server.script(*script)
+
+    async def scenario() -> list[int]:
+        async with running(kernel) as (runner, chat):
+            await chat.inject("A", "alice", "who runs this?")
+            assert await chat.wait_for("A", 1) == ["done"]
+            return runner.workers.pids
+
+    [worker] = asyncio.run(scenario())
+    turn = [line.split() for line in log.read_text().splitlines()]
+    assert {pid for pid, _ in cli} == {str(os.getpid())}
+    assert {pid for pid, _ in turn} == {str(worker)}  # every hook in the worker
+    names = [name for _, name in turn][:len(cli)]  # (then the shutdown's own hooks)
+    assert names == [name for _, name in cli], "the worker's turn fired other hooks"
+    assert {"on_session_start", "pre_llm_call", "pre_tool_call", "post_tool_call"} <= set(names)
