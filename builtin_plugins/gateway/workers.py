@@ -60,7 +60,8 @@ class _Call:
     done: threading.Event = field(default_factory=threading.Event)
     on_event: Callable[[dict[str, Any]], None] | None = None
     value: Any = None
-    error: str | None = None
+    error: str | None = None  # what the call raised in the worker
+    gone: bool = False  # the worker stopped before answering
 
 
 class Worker:
@@ -95,9 +96,10 @@ class Worker:
             self.pending[call_id] = call
             self.conn.send(("call", call_id, key, method, args, kwargs))
         call.done.wait()
+        if call.gone:
+            raise WorkerGone("the gateway's worker process stopped during the call")
         if call.error is not None:
-            raise WorkerGone(call.error) if call.error.startswith("WorkerGone") else \
-                RuntimeError(call.error)
+            raise RuntimeError(call.error)
         return call.value
 
     def notify(self, key: str, method: str) -> None:
@@ -138,7 +140,7 @@ class Worker:
             pending, self.pending = self.pending, {}
         self.ready.set()
         for call in pending.values():
-            call.error = "WorkerGone: the gateway's worker process stopped during the call"
+            call.gone = True
             call.done.set()
 
     def _answer(self, ask_id: int, key: str, kind: str, args: tuple[Any, ...]) -> None:
