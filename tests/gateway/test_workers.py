@@ -232,3 +232,28 @@ def test_a_workers_turn_fires_the_hooks_of_a_cli_turn(kernel_for, server, home: 
     names = [name for _, name in turn][:len(cli)]  # (then the shutdown's own hooks)
     assert names == [name for _, name in cli], "the worker's turn fired other hooks"
     assert {"on_session_start", "pre_llm_call", "pre_tool_call", "post_tool_call"} <= set(names)
+
+
+def test_a_workers_reply_streams_into_the_chat(kernel_for, server, monkeypatch) -> None:
+    """The text the model writes in the worker reaches the chat while it is written (the
+    turn's events cross the pipe): one message, edited into the answer."""
+    from hermes_agent.kits.chat_text import EditedReply
+
+    from . import conftest
+    from .test_streaming import EditingAdapter
+
+    monkeypatch.setattr(EditedReply, "interval", 0.0)  # every piece edits (the test's pace)
+    monkeypatch.setattr(conftest, "TestAdapter", EditingAdapter)
+    server.script(reply_text("The gate is open.", chunk_size=3))
+    kernel = kernel_for(gateway={"workers": 1})
+
+    async def scenario() -> Any:
+        async with running(kernel) as (_, chat):
+            await chat.inject("A", "alice", "is the gate open?")
+            await asyncio.wait_for(_until(
+                lambda: chat.edits and chat.edits[-1][1] == "The gate is open."), 30)
+            return chat
+
+    chat = asyncio.run(scenario())
+    assert len(chat.texts("A")) == 1 and len(chat.edits) > 2
+    assert {mid for mid, _ in chat.edits} == {"1"}
