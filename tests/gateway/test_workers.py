@@ -257,3 +257,19 @@ def test_a_workers_reply_streams_into_the_chat(kernel_for, server, monkeypatch) 
     chat = asyncio.run(scenario())
     assert len(chat.texts("A")) == 1 and len(chat.edits) > 2
     assert {mid for mid, _ in chat.edits} == {"1"}
+
+
+def test_stop_interrupts_a_turn_running_in_a_worker(kernel_for, server) -> None:
+    server.script(reply_text("never sent", delay=60))
+    kernel = kernel_for(gateway={"workers": 1})
+
+    async def scenario() -> list[str]:
+        async with running(kernel) as (_, chat):
+            await chat.inject("A", "alice", "think hard")
+            await asyncio.wait_for(_until(lambda: server.pending == 0), 30)  # model asked
+            await chat.inject("A", "alice", "/stop")
+            return await chat.wait_for("A", 2)
+
+    texts = asyncio.run(scenario())
+    assert texts[0] == "Stopping the current turn."
+    assert texts[1] != "never sent"
