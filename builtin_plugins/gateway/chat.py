@@ -160,6 +160,7 @@ class TurnRunner(Protocol):
     chatmap: Any
     cutting_short: bool
     stopped: bool
+    workers: Any  # a .workers.WorkerPool with gateway.workers, else None
 
     @property
     def replica(self) -> TurnReplica | None: ...
@@ -220,9 +221,17 @@ class ChatWorker:
         continuing the chat's stored session when there is one."""
         runner = self.runner
         questions = ChatQuestions(runner, chat, runner.loop)
-        agent = runner.kernel.service(AGENT).create(
-            platform=message.platform, sender_id=message.user_id, chat_id=message.chat_id,
-            approval_callback=questions.approval, clarify_callback=questions.clarify)
+        agent: AgentSession
+        if runner.workers is not None:  # gateway.workers: the agent lives in a worker process
+            from .workers import RemoteAgent
+
+            agent = RemoteAgent(runner.workers, chat.key, approval=questions.approval,
+                                clarify=questions.clarify, platform=message.platform,
+                                sender_id=message.user_id, chat_id=message.chat_id)
+        else:
+            agent = runner.kernel.service(AGENT).create(
+                platform=message.platform, sender_id=message.user_id, chat_id=message.chat_id,
+                approval_callback=questions.approval, clarify_callback=questions.clarify)
         known = chat.mapped_session = runner.chatmap.get(chat.key)
         if known is not None:
             try:
