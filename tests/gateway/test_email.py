@@ -1,0 +1,359 @@
+"""The email platform against real servers on 127.0.0.1: dovecot for IMAP (started by the
+tests from a generated config, mail delivered by IMAP APPEND) and aiosmtpd for SMTP. The
+gateway runs in this process; the agent behind it talks to the fake model server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from email.message import EmailMessage
+from email.utils import make_msgid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_agent.api import session_store
+from hermes_agent.testing import make_kernel
+from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
+from hermes_agent.testing.mail_servers import Dovecot, MailServerUnavailable, SmtpSink
+
+from .conftest import serving
+
+pytest.importorskip("imapclient", reason="the email platform needs imapclient "
+                    "(pip install 'hermes-agent-runtime[platform-email]')")
+WAIT = 30.0
+AGENT, PASSWORD = "agent@example.test", "agent-password"
+ALICE, BOB, MALLORY = "alice@example.org", "bob@example.net", "mallory@example.com"
+PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00"
+       b"\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff"
+       b"\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82")
+
+
+@pytest.fixture(scope="module")
+def dovecot() -> Iterator[Dovecot]:
+    try:
+        server = Dovecot().start()
+    except MailServerUnavailable as exc:
+        pytest.skip(f"no IMAP server for the email tests: {exc}")
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def imap(dovecot: Dovecot, request: pytest.FixtureRequest) -> Dovecot:
+    """The shared dovecot with a fresh agent mailbox for this test (``imap.agent``)."""
+    dovecot.agent = f"agent-{abs(hash(request.node.nodeid)) % 10**8}@example.test"  # type: ignore[attr-defined]
+    dovecot.add_user(dovecot.agent, PASSWORD)  # type: ignore[attr-defined]
+    return dovecot
+
+
+@pytest.fixture
+def smtp(imap: Dovecot) -> Iterator[SmtpSink]:
+    try:
+        sink = SmtpSink({imap.agent: PASSWORD}).start()  # type: ignore[attr-defined]
+    except MailServerUnavailable as exc:
+        pytest.skip(f"no SMTP server for the email tests: {exc}")
+    try:
+        yield sink
+    finally:
+        sink.close()
+
+
+def kernel(home: Path, llm: FakeLLMServer, imap: Dovecot, smtp: SmtpSink,
+           env: dict[str, str] | None = None, plugins: tuple[Any, ...] = (),
+           **section: Any) -> Any:
+    config = {"model": {"provider": "custom", "base_url": llm.openai_base_url,
+                        "default": "fake-model", "max_retries": 0},
+              "sessions": {"auto_title": False}, "gateway": {"stream_replies": False},
+              "platforms": {"email": {
+                  "enabled": True, "imap_host": "127.0.0.1", "imap_port": imap.port,
+                  "imap_security": "none", "smtp_host": "127.0.0.1", "smtp_port": smtp.port,
+                  "smtp_security": "none", "poll_interval": 0.5, **section}}}
+    return make_kernel(home, config=config, builtins=True, plugins=list(plugins), env={
+        "HERMES_HOME": str(home), "EMAIL_ADDRESS": imap.agent,  # type: ignore[attr-defined]
+        "EMAIL_PASSWORD": PASSWORD, "EMAIL_ALLOWED_USERS": f"{ALICE},Bob@Example.net",
+        **(env or {})})
+
+
+def mail(sender: str, to: str, text: str, subject: str = "Hello", *,
+         answering: EmailMessage | None = None, authenticated: bool = True,
+         message_id: str | None = None) -> EmailMessage:
+    """A mail as the receiving server stores it (its Authentication-Results on top)."""
+    message = EmailMessage()
+    if authenticated:
+        message["Authentication-Results"] = (
+            f"mx.example.test; dmarc=pass header.from={sender.partition('@')[2]}")
+    message["From"] = f"Someone <{sender}>"
+    message["To"] = to
+    message["Subject"] = subject if answering is None else (
+        "Re: " + str(answering["Subject"]).removeprefix("Re: "))
+    message["Message-ID"] = message_id or make_msgid(domain=sender.partition("@")[2])
+    if answering is not None:
+        refs = str(answering.get("References", "")).split() + [str(answering["Message-ID"])]
+        message["In-Reply-To"] = str(answering["Message-ID"])
+        message["References"] = " ".join(refs)
+    message.set_content(text)
+    return message
+
+
+async def deliver(imap: Dovecot, message: EmailMessage) -> int:
+    return await asyncio.to_thread(imap.append, imap.agent, message)  # type: ignore[attr-defined]
+
+
+async def replies(smtp: SmtpSink, count: int, to: str) -> list[EmailMessage]:
+    return [r.message for r in await asyncio.to_thread(smtp.wait_for, count, to, WAIT)]
+
+
+async def until(check: Any, what: str) -> None:
+    """Until ``check()`` (run in a thread: it may talk to a server) is true."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT
+    while not await asyncio.to_thread(check):
+        assert loop.time() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.05)
+
+
+async def seen(imap: Dovecot, uids: set[int]) -> None:
+    """Until every one of ``uids`` is marked \\Seen on the server."""
+    await until(lambda: uids <= imap.seen(imap.agent), f"mails {uids} marked seen")  # type: ignore[attr-defined]
+
+
+def body(message: EmailMessage) -> str:
+    return str(message.get_body(("plain",)).get_content())
+
+
+@contextlib.asynccontextmanager
+async def served(k: Any) -> AsyncIterator[tuple[Any, Any]]:
+    async with serving(k, "email") as (runner, adapter):
+        yield runner, adapter
+
+
+def posts(server: FakeLLMServer) -> list[Any]:
+    return [r for r in server.requests if r.method == "POST"]
+
+
+def user_texts(request: Any) -> list[str]:
+    return [m["content"] for m in request.body["messages"] if m["role"] == "user"]
+
+
+def message_rows(home: Path) -> int:
+    total = 0
+    for path in home.rglob("*.db"):
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+            for table in {"messages", "mails"} & tables:
+                total += db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+    return total
+
+
+def ids(value: Any) -> list[str]:
+    return str(value or "").split()
+
+
+# --- sessions and threads ----------------------------------------------------------------------
+def test_two_senders_in_two_threads_get_their_own_sessions(home, fake_llm, imap, smtp):
+    fake_llm.script(*(reply_text(f"answer {n}") for n in range(5)))
+    k = kernel(home, fake_llm, imap, smtp)
+
+    async def scenario() -> None:
+        async with served(k) as (runner, _):
+            first = mail(ALICE, imap.agent, "I am alice", subject="Plans")
+            uids = {await deliver(imap, first),
+                    await deliver(imap, mail(BOB, imap.agent, "I am bob", subject="Lunch"))}
+            [to_alice] = await replies(smtp, 1, ALICE)
+            [to_bob] = await replies(smtp, 1, BOB)
+            assert to_alice["In-Reply-To"] == first["Message-ID"]
+            assert ids(to_alice["References"]) == [first["Message-ID"]]
+            assert (to_alice["Subject"], to_bob["Subject"]) == ("Re: Plans", "Re: Lunch")
+            assert to_alice["From"] == imap.agent and to_alice["Auto-Submitted"] == "auto-replied"
+            await seen(imap, uids)  # taken: a restart does not answer them again
+            # alice answers the agent's reply: the same thread, the same session
+            await deliver(imap, mail(ALICE, imap.agent, "alice again", answering=to_alice))
+            [_, again] = await replies(smtp, 2, ALICE)
+            assert ids(again["References"])[0] == first["Message-ID"]
+            assert again["Subject"] == "Re: Plans"
+            # a new mail with a new subject is a new thread: a session of its own
+            await deliver(imap, mail(ALICE, imap.agent, "another topic", subject="Taxes"))
+            await replies(smtp, 3, ALICE)
+            root = first["Message-ID"].strip("<>")
+            alice = runner.chats[f"email:{ALICE}:{root}"]
+            bob = next(chat for key, chat in runner.chats.items() if key.startswith(f"email:{BOB}:"))
+            taxes = [c for key, c in runner.chats.items()
+                     if key.startswith(f"email:{ALICE}:") and c is not alice]
+            assert len(runner.chats) == 3 and len(taxes) == 1
+            assert len({alice.agent.session_id, bob.agent.session_id,
+                        taxes[0].agent.session_id}) == 3
+
+    asyncio.run(scenario())
+    histories = sorted(user_texts(p) for p in posts(fake_llm))
+    assert histories == [["[Subject: Lunch]\n\nI am bob"], ["[Subject: Plans]\n\nI am alice"],
+                         ["[Subject: Plans]\n\nI am alice", "alice again"],
+                         ["[Subject: Taxes]\n\nanother topic"]]
+    assert len(session_store(k).list_sessions(source="email")) == 3
+
+
+def test_handled_mail_is_not_answered_again_after_a_restart(home, fake_llm, imap, smtp):
+    fake_llm.script(reply_text("noted"), reply_text("still here"))
+    k = kernel(home, fake_llm, imap, smtp)
+    first = mail(ALICE, imap.agent, "remember 7", subject="Memo")
+
+    async def run(message: EmailMessage, count: int) -> list[EmailMessage]:
+        async with served(k):
+            await seen(imap, {await deliver(imap, message)})
+            return await replies(smtp, count, ALICE)
+
+    [reply] = asyncio.run(run(first, 1))
+    [_, again] = asyncio.run(run(mail(ALICE, imap.agent, "what did I say?", answering=reply), 2))
+    assert [body(m).strip() for m in (reply, again)] == [
+        "noted", "still here"]
+    assert user_texts(posts(fake_llm)[-1]) == ["[Subject: Memo]\n\nremember 7", "what did I say?"]
+    assert len(posts(fake_llm)) == 2
+    # a restart finds a reply to the agent's mail (our Message-ID only) in its thread
+    assert again["In-Reply-To"] != reply["In-Reply-To"]
+    assert ids(again["References"])[0] == first["Message-ID"]
+
+
+def test_polling_without_idle_finds_new_mail(home, fake_llm, imap, smtp):
+    fake_llm.script(reply_text("polled"))
+    k = kernel(home, fake_llm, imap, smtp, idle=False, poll_interval=0.5)
+
+    async def scenario() -> None:
+        async with served(k) as (_, adapter):
+            await asyncio.to_thread(adapter.connected_mailbox.wait, WAIT)
+            await deliver(imap, mail(ALICE, imap.agent, "anyone?"))
+            [reply] = await replies(smtp, 1, ALICE)
+            assert body(reply).strip() == "polled"
+
+    asyncio.run(scenario())
+
+
+# --- who may write -----------------------------------------------------------------------------
+def test_an_unknown_sender_is_refused_and_nothing_is_stored(home, fake_llm, imap, smtp):
+    k = kernel(home, fake_llm, imap, smtp)
+
+    async def scenario() -> None:
+        async with served(k):
+            attempt = mail(MALLORY, imap.agent, "let me in", subject="Hi")
+            attempt.add_attachment(b"%PDF-1.4 secret", maintype="application", subtype="pdf",
+                                   filename="plan.pdf")
+            uid = await deliver(imap, attempt)
+            [refusal] = await replies(smtp, 1, MALLORY)
+            text = body(refusal)
+            assert "not allowed" in text and MALLORY in text
+            assert refusal["In-Reply-To"] == attempt["Message-ID"]
+            await seen(imap, {uid})  # refused for good: not read again at the next start
+
+    asyncio.run(scenario())
+    assert posts(fake_llm) == []
+    assert session_store(k).list_sessions() == []
+    assert message_rows(home) == 0
+    assert not any(p.is_file() for p in (home / "gateway" / "media").rglob("*"))
+    assert not (home / "gateway" / "sessions.json").exists()
+
+
+def test_unauthenticated_and_automated_mail_is_dropped_unanswered(home, fake_llm, imap, smtp,
+                                                                    caplog):
+    fake_llm.script(reply_text("only this one"))
+    k = kernel(home, fake_llm, imap, smtp)
+
+    async def scenario() -> None:
+        async with served(k):
+            spoofed = mail(ALICE, imap.agent, "forged", authenticated=False)
+            vacation = mail(BOB, imap.agent, "I am away")
+            vacation["Auto-Submitted"] = "auto-replied"
+            real = mail(ALICE, imap.agent, "genuine", subject="Re: x")
+            uids = {await deliver(imap, m) for m in (spoofed, vacation, real)}
+            [reply] = await replies(smtp, 1, ALICE)
+            assert reply["In-Reply-To"] == real["Message-ID"]
+            await seen(imap, uids)
+
+    asyncio.run(scenario())
+    assert [user_texts(p) for p in posts(fake_llm)] == [["genuine"]]
+    assert smtp.to(BOB) == [] and len(smtp.to(ALICE)) == 1
+    assert "not authenticated" in caplog.text and "require_authenticated_sender" in caplog.text
+
+
+# --- replies -----------------------------------------------------------------------------------
+def test_a_long_reply_goes_out_as_threaded_mails_in_text_and_html(home, fake_llm, imap, smtp):
+    paragraphs = [f"**Part {n}.** " + " ".join(f"word{n}-{i}" for i in range(150))
+                  for n in range(6)]
+    answer = "\n\n".join(paragraphs)
+    fake_llm.script(reply_text(answer))
+    k = kernel(home, fake_llm, imap, smtp, max_message_length=4000)
+
+    async def scenario() -> list[EmailMessage]:
+        async with served(k):
+            await deliver(imap, message := mail(ALICE, imap.agent, "write a lot",
+                                                subject="Essay"))
+            await until(lambda: any("word5-149" in body(r.message) for r in smtp.to(ALICE)),
+                        "the last word")
+            return [message["Message-ID"], *(r.message for r in smtp.to(ALICE))]
+
+    root, *sent = asyncio.run(scenario())
+    assert len(sent) >= 3
+    plain = [body(m) for m in sent]
+    assert all(len(text.rstrip("\n")) <= 4000 for text in plain)
+    assert " ".join(plain).split() == answer.split()
+    for earlier, later in zip(sent, sent[1:]):  # each piece answers the one before it
+        assert later["In-Reply-To"] == earlier["Message-ID"]
+    assert all(ids(m["References"])[0] == root and m["Subject"] == "Re: Essay" for m in sent)
+    assert all(m.get_content_type() == "multipart/alternative" for m in sent)
+    html = sent[0].get_body(("html",)).get_content()
+    assert "<strong>Part 0.</strong>" in html and "**" not in html
+
+
+def test_an_smtp_451_is_retried_once_delivered(home, fake_llm, imap, smtp):
+    fake_llm.script(reply_text("after a retry"))
+    smtp.fail(451, "4.3.0 try again later")
+    k = kernel(home, fake_llm, imap, smtp)
+
+    async def scenario() -> None:
+        async with served(k):
+            await deliver(imap, mail(ALICE, imap.agent, "hello"))
+            [reply] = await replies(smtp, 1, ALICE)
+            assert body(reply).strip() == "after a retry"
+
+    asyncio.run(scenario())
+    assert len(smtp.to(ALICE)) == 1 and smtp.logins.count(imap.agent) >= 2
+
+
+# --- attachments -------------------------------------------------------------------------------
+def test_attachments_arrive_as_image_and_file_parts(home, fake_llm, imap, smtp):
+    fake_llm.script(reply_text("got them"))
+    events: list[Any] = []
+
+    def watcher(ctx: Any) -> None:
+        ctx.register_hook("pre_gateway_dispatch", lambda event, **_: events.append(event))
+    watcher.__name__ = "watcher"
+    k = kernel(home, fake_llm, imap, smtp, plugins=(watcher,), max_attachment_bytes=50_000)
+
+    async def scenario() -> None:
+        async with served(k):
+            message = mail(ALICE, imap.agent, "see attached", subject="Files")
+            message.add_attachment(PNG, maintype="image", subtype="png", filename="dot.png")
+            message.add_attachment(b"%PDF-1.4 report", maintype="application", subtype="pdf",
+                                   filename="../../report.pdf")
+            message.add_attachment(b"x" * 60_000, maintype="application",
+                                   subtype="octet-stream", filename="huge.bin")
+            await deliver(imap, message)
+            await replies(smtp, 1, ALICE)
+
+    asyncio.run(scenario())
+    [event] = events
+    image, document = event.raw["parts"]
+    assert (image["type"], image["media_type"], image["filename"]) == ("image", "image/png",
+                                                                       "dot.png")
+    assert (document["type"], document["media_type"]) == ("file", "application/pdf")
+    assert Path(image["path"]).read_bytes() == PNG
+    assert Path(document["path"]).read_bytes() == b"%PDF-1.4 report"
+    assert Path(document["path"]).parent.parent == home / "gateway" / "media" / "email"
+    assert "/" not in document["filename"] and oct(Path(image["path"]).stat().st_mode)[-3:] == "600"
+    [text] = user_texts(posts(fake_llm)[0])
+    assert f"[image attached: dot.png (image/png, {len(PNG)} bytes) saved at {image['path']}]" in text
+    assert "[file attached: report.pdf" in text
+    assert "[attachment left out: huge.bin (60 KB, over the 50 KB limit)]" in text
