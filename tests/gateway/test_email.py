@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from email.message import EmailMessage
 from email.utils import make_msgid
@@ -14,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from hermes_agent.api import session_store
 from hermes_agent.testing import make_kernel
@@ -357,3 +363,70 @@ def test_attachments_arrive_as_image_and_file_parts(home, fake_llm, imap, smtp):
     assert f"[image attached: dot.png (image/png, {len(PNG)} bytes) saved at {image['path']}]" in text
     assert "[file attached: report.pdf" in text
     assert "[attachment left out: huge.bin (60 KB, over the 50 KB limit)]" in text
+
+
+# --- durability --------------------------------------------------------------------------------
+def gateway(home: Path, imap: Dovecot) -> subprocess.Popen[str]:
+    hermes = Path(sys.executable).parent / "hermes"
+    env = {**os.environ, "HERMES_HOME": str(home), "EMAIL_ADDRESS": imap.agent,  # type: ignore[attr-defined]
+           "EMAIL_PASSWORD": PASSWORD, "EMAIL_ALLOWED_USERS": ALICE}
+    return subprocess.Popen([str(hermes), "gateway", "run"], env=env, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def wait_for(check: Any, what: str, proc: subprocess.Popen[str]) -> Any:
+    deadline = time.monotonic() + WAIT * 2
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        if proc.poll() is not None:
+            raise AssertionError(f"the gateway exited ({proc.returncode}) before {what}: "
+                                 f"{proc.stderr.read() if proc.stderr else ''}")
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigkill_mid_turn_loses_no_acknowledged_mail(home, fake_llm, imap, smtp):
+    (home / "config.yaml").write_text(yaml.safe_dump({
+        "model": {"provider": "custom", "base_url": fake_llm.openai_base_url,
+                  "default": "fake-model", "max_retries": 0},
+        "sessions": {"auto_title": False}, "gateway": {"stream_replies": False},
+        "platforms": {"email": {
+            "enabled": True, "imap_host": "127.0.0.1", "imap_port": imap.port,
+            "imap_security": "none", "smtp_host": "127.0.0.1", "smtp_port": smtp.port,
+            "smtp_security": "none"}}}))
+    fake_llm.script(reply_text("first answer"), reply_text("never sent", delay=WAIT * 2))
+    first = mail(ALICE, imap.agent, "first", subject="Plan")
+    process = gateway(home, imap)
+    try:
+        imap.append(imap.agent, first)  # type: ignore[attr-defined]
+        [answer] = [r.message for r in wait_for(lambda: smtp.to(ALICE), "the first answer",
+                                                process)]
+        uids = {imap.append(imap.agent, mail(ALICE, imap.agent, "second", answering=answer))}  # type: ignore[attr-defined]
+        wait_for(lambda: fake_llm.pending == 0, "the second turn's model call", process)
+        uids.add(imap.append(imap.agent, mail(ALICE, imap.agent, "third", answering=answer)))  # type: ignore[attr-defined]
+        # acknowledged (\Seen) only once stored in the gateway's inbox
+        wait_for(lambda: uids <= imap.seen(imap.agent), "both mails marked seen", process)  # type: ignore[attr-defined]
+        process.send_signal(signal.SIGKILL)
+        process.wait(WAIT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+    fake_llm.script(reply_text("second answer"), reply_text("third answer"))
+    again = gateway(home, imap)
+    try:
+        wait_for(lambda: len(smtp.to(ALICE)) >= 3, "the replayed answers", again)
+        again.send_signal(signal.SIGTERM)
+        again.wait(WAIT)
+    finally:
+        if again.poll() is None:
+            again.kill()
+    sent = [r.message for r in smtp.to(ALICE)]
+    assert [body(m).strip() for m in sent] == ["first answer", "second answer", "third answer"]
+    assert all(ids(m["References"])[0] == first["Message-ID"] for m in sent)
+    # one session, each mail in it once, in order
+    assert user_texts(posts(fake_llm)[-1]) == ["[Subject: Plan]\n\nfirst", "second", "third"]
+    assert again.returncode == 0
