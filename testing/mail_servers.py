@@ -52,11 +52,13 @@ def dovecot_binary() -> str | None:
 
 
 class Dovecot:
-    """dovecot serving IMAP (IDLE included) on a free 127.0.0.1 port, plain text (the
-    loopback needs no TLS), passwords from its own passwd-file."""
+    """dovecot serving IMAP (IDLE included) on a free 127.0.0.1 port, passwords from its own
+    passwd-file. With ``tls=(certificate, key)`` (PEM files) it also offers STARTTLS on that
+    port and implicit TLS on ``tls_port``."""
 
-    def __init__(self) -> None:
-        self.port = 0
+    def __init__(self, tls: tuple[Path, Path] | None = None) -> None:
+        self.port = self.tls_port = 0
+        self.tls = tls
         self.folder: Path | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._users: dict[str, str] = {}
@@ -75,9 +77,9 @@ class Dovecot:
         (self.folder / "passwd").write_text("")
         last = ""
         for _ in range(3):  # a free port taken meanwhile by someone else: another one
-            self.port = free_port()
+            self.port, self.tls_port = free_port(), free_port() if self.tls else 0
             (self.folder / "dovecot.conf").write_text(
-                _config(self.folder, self.port, internal, login))
+                _config(self.folder, self.port, internal, login, self.tls, self.tls_port))
             self._process = subprocess.Popen(
                 [binary, "-F", "-c", str(self.folder / "dovecot.conf")],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -193,17 +195,19 @@ def _accounts() -> tuple[str, str, int, int]:
     return internal.pw_name, login.pw_name, internal.pw_uid, internal.pw_gid
 
 
-def _config(folder: Path, port: int, internal: str, login: str) -> str:
+def _config(folder: Path, port: int, internal: str, login: str,
+            tls: tuple[Path, Path] | None = None, tls_port: int = 0) -> str:
     import grp
 
     group = grp.getgrgid(pwd.getpwnam(internal).pw_gid).gr_name
+    ssl = f"yes\nssl_cert = <{tls[0]}\nssl_key = <{tls[1]}" if tls else "no"
     return f"""\
 base_dir = {folder}/run
 state_dir = {folder}/state
 log_path = {folder}/dovecot.log
 protocols = imap
 listen = 127.0.0.1
-ssl = no
+ssl = {ssl}
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 mail_location = maildir:~/Maildir
@@ -219,7 +223,8 @@ service imap-login {{
     port = {port}
   }}
   inet_listener imaps {{
-    port = 0
+    address = 127.0.0.1
+    port = {tls_port}
   }}
 }}
 service anvil {{
@@ -254,10 +259,13 @@ class Received:
 class SmtpSink:
     """An SMTP server (aiosmtpd) on a free 127.0.0.1 port that keeps every mail it takes.
     With ``users`` it asks for AUTH (over plain text: it is the loopback). ``fail(code,
-    text)`` answers the next DATA with that reply instead (a 451, say)."""
+    text)`` answers the next DATA with that reply instead (a 451, say). With ``tls`` (an
+    ``ssl.SSLContext``) it requires STARTTLS, or with ``implicit_tls`` speaks TLS at once."""
 
-    def __init__(self, users: dict[str, str] | None = None):
+    def __init__(self, users: dict[str, str] | None = None, tls: Any = None,
+                 implicit_tls: bool = False):
         self.users = dict(users or {})
+        self.tls, self.implicit_tls = tls, implicit_tls
         self.received: list[Received] = []
         self.logins: list[str] = []
         self._failures: list[str] = []
@@ -306,6 +314,10 @@ class SmtpSink:
         if self.users:
             options = {"authenticator": authenticate, "auth_required": True,
                        "auth_require_tls": False}
+        if self.tls is not None and self.implicit_tls:
+            options["ssl_context"] = self.tls
+        elif self.tls is not None:
+            options.update(tls_context=self.tls, require_starttls=True)
         self._controller = Controller(Handler(), hostname="127.0.0.1", port=self.port,
                                       **options)
         try:
@@ -341,3 +353,19 @@ class SmtpSink:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and localhost and its key (PEM), made with openssl: the
+    certificate is its own CA (what ``tls_ca_file`` names)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise MailServerUnavailable("openssl is not installed")
+    certificate, key = folder / "server.crt", folder / "server.key"
+    result = subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+         "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+         "-keyout", str(key), "-out", str(certificate)], capture_output=True, text=True)
+    if result.returncode:
+        raise MailServerUnavailable(f"openssl could not make a certificate: {result.stderr}")
+    return certificate, key

@@ -9,6 +9,7 @@ import contextlib
 import os
 import signal
 import sqlite3
+import ssl
 import subprocess
 import sys
 import time
@@ -24,7 +25,8 @@ import yaml
 from hermes_agent.api import session_store
 from hermes_agent.testing import make_kernel
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
-from hermes_agent.testing.mail_servers import Dovecot, MailServerUnavailable, SmtpSink
+from hermes_agent.testing.mail_servers import (Dovecot, MailServerUnavailable, SmtpSink,
+                                               self_signed_certificate)
 
 from .conftest import serving
 
@@ -430,3 +432,72 @@ def test_sigkill_mid_turn_loses_no_acknowledged_mail(home, fake_llm, imap, smtp)
     # one session, each mail in it once, in order
     assert user_texts(posts(fake_llm)[-1]) == ["[Subject: Plan]\n\nfirst", "second", "third"]
     assert again.returncode == 0
+
+
+# --- TLS ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    try:
+        return self_signed_certificate(tmp_path_factory.mktemp("tls"))
+    except MailServerUnavailable as exc:
+        pytest.skip(f"no certificate for the TLS tests: {exc}")
+
+
+@contextlib.contextmanager
+def tls_servers(certificate: tuple[Path, Path], implicit_smtp: bool) -> Iterator[
+        tuple[Dovecot, SmtpSink]]:
+    try:
+        server = Dovecot(tls=certificate).start()
+    except MailServerUnavailable as exc:
+        pytest.skip(f"no IMAP server for the email tests: {exc}")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(*certificate)
+    try:
+        server.agent = "agent@example.test"  # type: ignore[attr-defined]
+        server.add_user(server.agent, PASSWORD)  # type: ignore[attr-defined]
+        with SmtpSink({server.agent: PASSWORD}, tls=context,  # type: ignore[attr-defined]
+                      implicit_tls=implicit_smtp) as sink:
+            yield server, sink
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(("imap_security", "smtp_security"), [("ssl", "starttls"),
+                                                               ("starttls", "ssl")])
+def test_tls_and_starttls_to_servers_with_a_private_ca(home, fake_llm, certificate,
+                                                       imap_security, smtp_security):
+    fake_llm.script(reply_text("over TLS"))
+    with tls_servers(certificate, implicit_smtp=smtp_security == "ssl") as (server, sink):
+        k = kernel(home, fake_llm, server, sink, imap_security=imap_security,
+                   smtp_security=smtp_security, tls_ca_file=str(certificate[0]),
+                   imap_port=server.tls_port if imap_security == "ssl" else server.port)
+
+        async def scenario() -> None:
+            async with served(k):
+                await deliver(server, mail(ALICE, server.agent, "secure?"))  # type: ignore[attr-defined]
+                [reply] = await replies(sink, 1, ALICE)
+                assert body(reply).strip() == "over TLS"
+
+        asyncio.run(scenario())
+        assert sink.logins == [server.agent] * 2  # type: ignore[attr-defined]  # the check, the reply
+
+
+def test_a_certificate_nobody_vouches_for_stops_the_platform(home, fake_llm, certificate,
+                                                             caplog):
+    from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
+    from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
+
+    with tls_servers(certificate, implicit_smtp=False) as (server, sink):
+        k = kernel(home, fake_llm, server, sink, imap_security="ssl", imap_port=server.tls_port,
+                   smtp_security="starttls")
+
+        async def scenario() -> list[str]:
+            adapters, entries, _ = build_adapters(k)
+            runner = GatewayRunner(k, adapters, entries=entries)
+            try:
+                return await runner.start()
+            finally:
+                await runner.stop(WAIT)
+
+        assert asyncio.run(scenario()) == []
+    assert "certificate is not trusted" in caplog.text and "tls_ca_file" in caplog.text

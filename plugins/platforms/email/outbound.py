@@ -90,10 +90,11 @@ def open_smtp(settings: Settings) -> smtplib.SMTP:
     host, port, timeout = settings.smtp_host, settings.smtp_port, settings.timeout
     local = "localhost" if settings.smtp_security == "none" else None  # None: this host's name
     if settings.smtp_security == "ssl":
-        return smtplib.SMTP_SSL(host, port, local_hostname=local, timeout=timeout,
-                                context=tls_context(settings))
-    smtp = smtplib.SMTP(host, port, local_hostname=local, timeout=timeout)
-    try:
+        smtp: smtplib.SMTP = smtplib.SMTP_SSL(host, port, local_hostname=local, timeout=timeout,
+                                              context=tls_context(settings))
+    else:
+        smtp = smtplib.SMTP(host, port, local_hostname=local, timeout=timeout)
+    try:  # EHLO (again after STARTTLS): what the server offers, AUTH included
         if settings.smtp_security == "starttls":
             smtp.starttls(context=tls_context(settings))
             smtp.ehlo()
