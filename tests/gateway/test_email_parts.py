@@ -179,3 +179,26 @@ def test_markdown_becomes_safe_html():
     assert "<code>&lt;tag&gt;</code></pre>" in html
     assert '<a href="https://e.com/?a=1&amp;b=2">link</a>' in html
     assert "javascript:" in html and '<a href="javascript' not in html and "<script>" not in html
+
+
+# --- the thread store --------------------------------------------------------------------------
+def test_a_message_id_another_sender_reuses_stays_his_own(tmp_path):
+    from hermes_agent.plugins.platforms.email.threads import ThreadStore
+
+    store = ThreadStore(tmp_path)
+    alice = MailContext("m1@x", "alice@example.org", "m1@x", "Plans", ())
+    store.record(alice, outgoing=False)
+    store.accept("m1@x", "alice@example.org")
+    store.record(MailContext("m1@x", "bob@example.net", "m1@x", "Mine now", ()), outgoing=False)
+    assert store.accepted("m1@x", "alice@example.org")
+    assert not store.accepted("m1@x", "bob@example.net")  # not skipped as a duplicate
+    assert store.get("m1@x", "alice@example.org") == alice
+    assert store.root_of("bob@example.net", "m1@x") == "m1@x"
+    reply = MailContext("r1@agent", "alice@example.org", "m1@x", "Re: Plans", ("m1@x",))
+    store.record(reply, outgoing=True)
+    assert store.latest("alice@example.org", "m1@x") == reply
+    assert store.root_of("carol@example.com", "r1@agent") is None  # not her thread
+    store.forget("m1@x", "bob@example.net")
+    assert store.get("m1@x", "bob@example.net") is None and store.get("m1@x", "alice@example.org")
+    assert oct((tmp_path / "gateway").stat().st_mode)[-3:] == "700"
+    store.close()

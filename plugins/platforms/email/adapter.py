@@ -44,8 +44,9 @@ class EmailAdapter(PlatformAdapter):
         self.home = Path(home)
         self.media = self.home / "gateway" / "media" / PLATFORM
         self.store: ThreadStore | None = None
-        self._recent: OrderedDict[str, MailContext] = OrderedDict()  # touched on the loop only
-        self._untaken: OrderedDict[str, None] = OrderedDict()  # mails the gateway did not take
+        # by (Message-ID, correspondent); touched on the loop only
+        self._recent: OrderedDict[tuple[str, str], MailContext] = OrderedDict()
+        self._untaken: OrderedDict[tuple[str, str], None] = OrderedDict()  # not taken by the gateway
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reader: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -160,7 +161,7 @@ class EmailAdapter(PlatformAdapter):
                         "EMAIL_TRUST_FROM_HEADER=true)", mail.sender, mail.auth_reason)
             mailbox.mark_seen(uid)
             return "ignored"
-        if store.accepted(mail.message_id):  # taken before; its \Seen was lost
+        if store.accepted(mail.message_id, mail.sender):  # taken before; its \Seen was lost
             mailbox.mark_seen(uid)
             return "duplicate"
         root = store.root_of(mail.sender, *mail.references, mail.in_reply_to) or mail.thread_root
@@ -171,10 +172,10 @@ class EmailAdapter(PlatformAdapter):
         message = self._message(mail, root, folder, uid, mailbox.uidvalidity)
         outcome = self._hand_over(message, context)
         if outcome in ("queued", "answered"):
-            store.accept(mail.message_id)
+            store.accept(mail.message_id, mail.sender)
             mailbox.mark_seen(uid)
             return outcome
-        store.forget(mail.message_id)  # nothing of a refused sender stays
+        store.forget(mail.message_id, mail.sender)  # nothing of a refused sender stays
         shutil.rmtree(folder, ignore_errors=True)
         if outcome in ("refused", "skipped"):
             mailbox.mark_seen(uid)
@@ -213,7 +214,7 @@ class EmailAdapter(PlatformAdapter):
             self._remember(context)
             outcome = await self.accept_message(message)
             if outcome not in ("queued", "answered"):  # a refusal to it is not kept either
-                self._untaken[context.message_id] = None
+                self._untaken[_key(context)] = None
                 while len(self._untaken) > RECENT:
                     self._untaken.popitem(last=False)
             return str(outcome)
@@ -246,7 +247,7 @@ class EmailAdapter(PlatformAdapter):
                            tuple(message_ids(message.get("References"))))
         self._remember(sent)
         if self.store is not None and (answering is None
-                                       or answering.message_id not in self._untaken):
+                                       or _key(answering) not in self._untaken):
             await asyncio.to_thread(self.store.record, sent, outgoing=True)
         return result
 
@@ -257,9 +258,9 @@ class EmailAdapter(PlatformAdapter):
         correspondent = to.lower()
         found: MailContext | None = None
         if reply_to:
-            found = self._recent.get(reply_to)
+            found = self._recent.get((reply_to, correspondent))
             if found is None and self.store is not None:
-                found = await asyncio.to_thread(self.store.get, reply_to)
+                found = await asyncio.to_thread(self.store.get, reply_to, correspondent)
         if found is None and thread:
             found = next((c for c in reversed(self._recent.values())
                           if c.root == thread and c.correspondent == correspondent), None)
@@ -268,13 +269,17 @@ class EmailAdapter(PlatformAdapter):
         return found if found is not None and found.correspondent == correspondent else None
 
     def _remember(self, context: MailContext) -> None:
-        self._recent[context.message_id] = context
-        self._recent.move_to_end(context.message_id)
+        self._recent[_key(context)] = context
+        self._recent.move_to_end(_key(context))
         while len(self._recent) > RECENT:
             self._recent.popitem(last=False)
 
     async def get_chat_info(self, chat_id: str) -> ChatInfo:
         return ChatInfo(name=str(chat_id), type="dm")
+
+
+def _key(context: MailContext) -> tuple[str, str]:
+    return context.message_id, context.correspondent
 
 
 def _reason(exc: BaseException) -> str:

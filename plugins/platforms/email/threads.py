@@ -17,14 +17,15 @@ from hermes_agent import private_dir
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS mails (
-    message_id TEXT PRIMARY KEY,
+    message_id TEXT NOT NULL,
     correspondent TEXT NOT NULL,  -- who we write with: the sender, or the recipient
     root TEXT NOT NULL,        -- the thread's first Message-ID
     subject TEXT NOT NULL,
     refs TEXT NOT NULL,        -- its References, space-separated, without angle brackets
     outgoing INTEGER NOT NULL,
     accepted INTEGER NOT NULL DEFAULT 0,
-    at REAL NOT NULL
+    at REAL NOT NULL,
+    PRIMARY KEY (message_id, correspondent)  -- another sender may reuse an id: his own row
 );
 CREATE INDEX IF NOT EXISTS mails_thread ON mails (correspondent, root, at);
 """
@@ -57,27 +58,31 @@ class ThreadStore:
                 (context.message_id, context.correspondent, context.root, context.subject,
                  " ".join(context.references), int(outgoing), int(accepted), time.time()))
             if self._db.execute("SELECT COUNT(*) FROM mails").fetchone()[0] > KEEP * 1.1:
-                self._db.execute("DELETE FROM mails WHERE message_id IN (SELECT message_id "
-                                 "FROM mails ORDER BY at LIMIT ?)", (KEEP // 10,))
+                self._db.execute("DELETE FROM mails WHERE rowid IN (SELECT rowid FROM mails "
+                                 "ORDER BY at LIMIT ?)", (KEEP // 10,))
 
-    def accept(self, message_id: str) -> None:
+    def accept(self, message_id: str, correspondent: str) -> None:
         with self._lock:
-            self._db.execute("UPDATE mails SET accepted = 1 WHERE message_id = ?", (message_id,))
+            self._db.execute("UPDATE mails SET accepted = 1 WHERE message_id = ? AND "
+                             "correspondent = ?", (message_id, correspondent))
 
-    def forget(self, message_id: str) -> None:
+    def forget(self, message_id: str, correspondent: str) -> None:
         with self._lock:
-            self._db.execute("DELETE FROM mails WHERE message_id = ?", (message_id,))
+            self._db.execute("DELETE FROM mails WHERE message_id = ? AND correspondent = ?",
+                             (message_id, correspondent))
 
-    def accepted(self, message_id: str) -> bool:
+    def accepted(self, message_id: str, correspondent: str) -> bool:
         with self._lock:
             row = self._db.execute("SELECT accepted FROM mails WHERE message_id = ? AND "
-                                   "outgoing = 0", (message_id,)).fetchone()
+                                   "correspondent = ? AND outgoing = 0",
+                                   (message_id, correspondent)).fetchone()
         return bool(row and row[0])
 
-    def get(self, message_id: str) -> MailContext | None:
+    def get(self, message_id: str, correspondent: str) -> MailContext | None:
         with self._lock:
-            row = self._db.execute("SELECT message_id, correspondent, root, subject, refs FROM mails "
-                                   "WHERE message_id = ?", (message_id,)).fetchone()
+            row = self._db.execute("SELECT message_id, correspondent, root, subject, refs "
+                                   "FROM mails WHERE message_id = ? AND correspondent = ?",
+                                   (message_id, correspondent)).fetchone()
         return _context(row)
 
     def latest(self, correspondent: str, root: str) -> MailContext | None:
