@@ -501,3 +501,57 @@ def test_a_certificate_nobody_vouches_for_stops_the_platform(home, fake_llm, cer
 
         assert asyncio.run(scenario()) == []
     assert "certificate is not trusted" in caplog.text and "tls_ca_file" in caplog.text
+
+
+# --- hook parity -------------------------------------------------------------------------------
+def test_an_email_turn_fires_the_hooks_of_a_chat_q_turn(home, fake_llm, imap, smtp):
+    from hermes_agent.builtin_plugins.gateway.platforms import build_adapters
+    from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
+
+    from .test_hook_parity_surfaces import RECORDER, recorded, script
+
+    plugin = home / "plugins" / "recorder"
+    plugin.mkdir(parents=True)
+    (plugin / "plugin.yaml").write_text("name: recorder\nversion: 1.0.0\n"
+                                        "description: Records every hook.\n")
+    (plugin / "__init__.py").write_text(RECORDER)
+    (home / "config.yaml").write_text(yaml.safe_dump({
+        "model": {"provider": "custom", "base_url": fake_llm.openai_base_url,
+                  "default": "fake-model", "max_retries": 0},
+        "sessions": {"auto_title": False}, "plugins": {"enabled": ["recorder"]},
+        "gateway": {"stream_replies": False},
+        "platforms": {"email": {
+            "enabled": True, "imap_host": "127.0.0.1", "imap_port": imap.port,
+            "imap_security": "none", "smtp_host": "127.0.0.1", "smtp_port": smtp.port,
+            "smtp_security": "none"}}}))
+    script(fake_llm)
+    hermes = Path(sys.executable).parent / "hermes"
+    run = subprocess.run([str(hermes), "chat", "-q", "what is 2 + 3?"], capture_output=True,
+                         text=True, timeout=WAIT * 2, env={**os.environ, "HERMES_HOME": str(home)})
+    assert run.returncode == 0, run.stderr
+    cli = recorded(home)
+
+    script(fake_llm)
+
+    async def through_email() -> None:
+        k = make_kernel(home, builtins=True, env={
+            "HERMES_HOME": str(home), "EMAIL_ADDRESS": imap.agent, "EMAIL_PASSWORD": PASSWORD,
+            "EMAIL_ALLOWED_USERS": ALICE})
+        adapters, entries, problems = build_adapters(k)
+        assert not problems, problems
+        runner = GatewayRunner(k, adapters, entries=entries)
+        assert await runner.start() == ["email"]
+        try:
+            await deliver(imap, mail(ALICE, imap.agent, "what is 2 + 3?", subject="Re: sums"))
+            [reply] = await replies(smtp, 1, ALICE)
+            assert body(reply).strip() == "5"
+        finally:
+            await runner.stop(WAIT)  # ends the chats' sessions, as the CLI does at exit
+            k.close()
+
+    asyncio.run(through_email())
+    via_email = recorded(home)
+    assert {"on_session_start", "pre_llm_call", "pre_tool_call", "post_tool_call",
+            "on_session_end", "on_session_finalize"} <= {name for name, _ in cli}
+    assert [name for name, _ in via_email] == [name for name, _ in cli]
+    assert {p for _, p in via_email} - {""} == {"email"}
