@@ -74,10 +74,12 @@ def smtp(imap: Dovecot) -> Iterator[SmtpSink]:
 
 def kernel(home: Path, llm: FakeLLMServer, imap: Dovecot, smtp: SmtpSink,
            env: dict[str, str] | None = None, plugins: tuple[Any, ...] = (),
-           **section: Any) -> Any:
+           gateway: dict[str, Any] | None = None, **section: Any) -> Any:
+    """A kernel with the email platform (``section``: more of ``platforms.email``)."""
     config = {"model": {"provider": "custom", "base_url": llm.openai_base_url,
                         "default": "fake-model", "max_retries": 0},
-              "sessions": {"auto_title": False}, "gateway": {"stream_replies": False},
+              "sessions": {"auto_title": False},
+              "gateway": {"stream_replies": False, **(gateway or {})},
               "platforms": {"email": {
                   "enabled": True, "imap_host": "127.0.0.1", "imap_port": imap.port,
                   "imap_security": "none", "smtp_host": "127.0.0.1", "smtp_port": smtp.port,
@@ -368,7 +370,7 @@ def test_attachments_arrive_as_image_and_file_parts(home, fake_llm, imap, smtp):
 
 
 # --- durability --------------------------------------------------------------------------------
-def gateway(home: Path, imap: Dovecot) -> subprocess.Popen[str]:
+def gateway_process(home: Path, imap: Dovecot) -> subprocess.Popen[str]:
     hermes = Path(sys.executable).parent / "hermes"
     env = {**os.environ, "HERMES_HOME": str(home), "EMAIL_ADDRESS": imap.agent,  # type: ignore[attr-defined]
            "EMAIL_PASSWORD": PASSWORD, "EMAIL_ALLOWED_USERS": ALICE}
@@ -401,7 +403,7 @@ def test_sigkill_mid_turn_loses_no_acknowledged_mail(home, fake_llm, imap, smtp)
             "smtp_security": "none"}}}))
     fake_llm.script(reply_text("first answer"), reply_text("never sent", delay=WAIT * 2))
     first = mail(ALICE, imap.agent, "first", subject="Plan")
-    process = gateway(home, imap)
+    process = gateway_process(home, imap)
     try:
         imap.append(imap.agent, first)  # type: ignore[attr-defined]
         [answer] = [r.message for r in wait_for(lambda: smtp.to(ALICE), "the first answer",
@@ -418,7 +420,7 @@ def test_sigkill_mid_turn_loses_no_acknowledged_mail(home, fake_llm, imap, smtp)
             process.kill()
 
     fake_llm.script(reply_text("second answer"), reply_text("third answer"))
-    again = gateway(home, imap)
+    again = gateway_process(home, imap)
     try:
         wait_for(lambda: len(smtp.to(ALICE)) >= 3, "the replayed answers", again)
         again.send_signal(signal.SIGTERM)
@@ -555,3 +557,39 @@ def test_an_email_turn_fires_the_hooks_of_a_chat_q_turn(home, fake_llm, imap, sm
             "on_session_end", "on_session_finalize"} <= {name for name, _ in cli}
     assert [name for name, _ in via_email] == [name for name, _ in cli]
     assert {p for _, p in via_email} - {""} == {"email"}
+
+
+def test_a_full_chat_queue_leaves_mail_unseen_until_there_is_room(home, fake_llm, imap, smtp):
+    from hermes_agent.testing.fake_llm import reply_tool_call
+
+    from .conftest import Gate
+
+    gate, handed = Gate(), []
+
+    def plugin(ctx: Any) -> None:
+        ctx.register_tool("wait_gate", "testing", {
+            "name": "wait_gate", "description": "Wait for the gate.",
+            "parameters": {"type": "object", "properties": {}}}, gate.handler)
+        ctx.register_hook("pre_gateway_dispatch",
+                          lambda event, **_: handed.append(event.message_id))
+    plugin.__name__ = "gated"
+    fake_llm.script(reply_tool_call("wait_gate"), reply_text("one"), reply_text("two"),
+                    reply_text("three"))
+    k = kernel(home, fake_llm, imap, smtp, plugins=(plugin,), gateway={"max_queue_per_chat": 1})
+    root = mail(ALICE, imap.agent, "first", subject="Queue")
+    later = [mail(ALICE, imap.agent, text, answering=root) for text in ("second", "third")]
+    for message in (root, *later):  # all there before the gateway looks
+        imap.append(imap.agent, message)  # type: ignore[attr-defined]
+    third = later[1]["Message-ID"].strip("<>")
+
+    async def scenario() -> None:
+        async with served(k):
+            await asyncio.to_thread(gate.entered.wait, WAIT)  # the first turn holds the chat
+            await until(lambda: handed.count(third) >= 1, "the third mail handed over")
+            gate.opened.set()
+            await replies(smtp, 3, ALICE)
+
+    asyncio.run(scenario())
+    assert [body(r.message).strip() for r in smtp.to(ALICE)] == ["one", "two", "three"]
+    assert handed.count(third) >= 2  # turned away while the queue was full, then taken
+    assert user_texts(posts(fake_llm)[-1]) == ["[Subject: Queue]\n\nfirst", "second", "third"]

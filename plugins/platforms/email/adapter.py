@@ -129,15 +129,17 @@ class EmailAdapter(PlatformAdapter):
 
     def _read_unseen(self, mailbox: Mailbox) -> bool:
         """Hand every unseen mail over, oldest first; True when the gateway did not take
-        one (it is stopping, or the chat's queue is full): the rest wait for the next look."""
+        one, which stays unseen for the next look: its chat's queue is full (the other
+        chats' mails are still handed over) or the gateway is stopping (none are)."""
+        blocked: set[str] = set()  # senders with a mail not taken: theirs wait, in order
         for uid in mailbox.unseen():
             if self._stopping.is_set():
                 return False
-            if self._take(mailbox, uid) in ("busy", "closed"):
+            if self._take(mailbox, uid, blocked) == "closed":
                 return True
-        return False
+        return bool(blocked)
 
-    def _take(self, mailbox: Mailbox, uid: int) -> str:
+    def _take(self, mailbox: Mailbox, uid: int, blocked: set[str]) -> str:
         s, store = self.settings, self.store
         assert store is not None
         size = mailbox.size(uid)
@@ -164,6 +166,8 @@ class EmailAdapter(PlatformAdapter):
         if store.accepted(mail.message_id, mail.sender):  # taken before; its \Seen was lost
             mailbox.mark_seen(uid)
             return "duplicate"
+        if mail.sender in blocked:
+            return "busy"
         root = store.root_of(mail.sender, *mail.references, mail.in_reply_to) or mail.thread_root
         context = MailContext(mail.message_id, mail.sender, root, mail.subject,
                               tuple(mail.references))
@@ -179,6 +183,8 @@ class EmailAdapter(PlatformAdapter):
         shutil.rmtree(folder, ignore_errors=True)
         if outcome in ("refused", "skipped"):
             mailbox.mark_seen(uid)
+        elif outcome == "busy":
+            blocked.add(mail.sender)
         return outcome
 
     def _message(self, mail: Mail, root: str, folder: Path, uid: int,
