@@ -12,6 +12,7 @@ import sqlite3
 import ssl
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from email.message import EmailMessage
@@ -593,3 +594,34 @@ def test_a_full_chat_queue_leaves_mail_unseen_until_there_is_room(home, fake_llm
     assert [body(r.message).strip() for r in smtp.to(ALICE)] == ["one", "two", "three"]
     assert handed.count(third) >= 2  # turned away while the queue was full, then taken
     assert user_texts(posts(fake_llm)[-1]) == ["[Subject: Queue]\n\nfirst", "second", "third"]
+
+
+def test_idle_wakes_for_mail_that_came_before_or_while_it_waits(imap):
+    from hermes_agent.plugins.platforms.email.mailbox import Mailbox
+    from hermes_agent.plugins.platforms.email.settings import load
+
+    settings = load({"imap_host": "127.0.0.1", "imap_port": imap.port, "imap_security": "none"},
+                    {"EMAIL_ADDRESS": imap.agent, "EMAIL_PASSWORD": PASSWORD,  # type: ignore[attr-defined]
+                     "EMAIL_SMTP_HOST": "127.0.0.1"})
+    box, stopping = Mailbox(settings), threading.Event()
+    box.open()
+    try:
+        assert box.idle_supported and box.unseen() == []
+        imap.append(imap.agent, mail(ALICE, imap.agent, "between two looks"))  # type: ignore[attr-defined]
+        started = time.monotonic()
+        box.wait(WAIT, stopping)  # must not sit in IDLE: it came after the last look
+        assert time.monotonic() - started < WAIT / 2
+        box.mark_seen(*box.unseen())
+        later = threading.Timer(0.3, imap.append, (imap.agent, mail(ALICE, imap.agent, "now")))  # type: ignore[attr-defined]
+        later.start()
+        started = time.monotonic()
+        box.wait(WAIT, stopping)
+        later.join()
+        assert time.monotonic() - started < WAIT / 2 and len(box.unseen()) == 1
+        box.mark_seen(*box.unseen())
+        threading.Timer(0.3, stopping.set).start()
+        started = time.monotonic()
+        box.wait(WAIT, stopping)  # nothing new: only stopping ends it
+        assert time.monotonic() - started < WAIT / 2
+    finally:
+        box.close()

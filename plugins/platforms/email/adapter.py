@@ -30,6 +30,7 @@ log = logging.getLogger("hermes_agent.gateway.email")
 PLATFORM = "email"
 RECENT = 500  # mail contexts kept in memory (the thread store has them all)
 MAX_BACKOFF = 60.0
+LOGIN_ATTEMPTS = 5  # refused logins in a row (after a good start) that stop the platform
 HAND_OVER_TIMEOUT = 300.0
 
 
@@ -93,12 +94,13 @@ class EmailAdapter(PlatformAdapter):
 
     # --- inbound (the reader thread) ---------------------------------------------------------
     def _read(self) -> None:
-        s, mailbox, failures = self.settings, Mailbox(self.settings), 0
+        s, mailbox = self.settings, Mailbox(self.settings)
+        failures = refusals = 0  # in a row: connections that failed, logins refused
         while not self._stopping.is_set():
             try:
                 if mailbox.client is None:
                     mailbox.open()
-                    failures = 0
+                    failures = refusals = 0
                     self.connected_mailbox.set()
                     log.info("email: reading %s on %s (%s)", s.mailbox, s.imap_host,
                              "IDLE" if mailbox.idle_supported else
@@ -108,11 +110,16 @@ class EmailAdapter(PlatformAdapter):
                 else:
                     mailbox.wait(s.idle_timeout if mailbox.idle_supported else s.poll_interval,
                                  self._stopping)
-            except MailboxError as exc:
-                log.error("email: stopped reading mail: %s", exc)
-                if self._loop is not None and not self._loop.is_closed():
-                    self._loop.call_soon_threadsafe(self.report_fatal, str(exc))
-                break
+            except MailboxError as exc:  # it worked at start: a passing refusal, maybe
+                refusals += 1
+                if refusals >= LOGIN_ATTEMPTS:
+                    log.error("email: stopped reading mail: %s", exc)
+                    if self._loop is not None and not self._loop.is_closed():
+                        self._loop.call_soon_threadsafe(self.report_fatal, str(exc))
+                    break
+                log.warning("email: %s; again in %.0fs", exc, MAX_BACKOFF)
+                self.connected_mailbox.clear()
+                self._stopping.wait(MAX_BACKOFF)
             except CONNECTION_ERRORS as exc:
                 failures += 1
                 wait = min(MAX_BACKOFF, 2.0 ** (failures - 1))
@@ -146,9 +153,15 @@ class EmailAdapter(PlatformAdapter):
         raw = mailbox.fetch(uid, headers_only=size is not None and size > s.max_mail_bytes)
         if size is None or raw is None:
             return "gone"
-        mail = parse(raw, own_address=s.address, fallback_id=f"{mailbox.uidvalidity}.{uid}@imap",
-                     max_attachment_bytes=s.max_attachment_bytes,
-                     skip_attachments=s.skip_attachments, authserv_id=s.authserv_id)
+        try:
+            mail = parse(raw, own_address=s.address,
+                         fallback_id=f"{mailbox.uidvalidity}.{uid}@imap",
+                         max_attachment_bytes=s.max_attachment_bytes,
+                         skip_attachments=s.skip_attachments, authserv_id=s.authserv_id)
+        except Exception:  # one mail nobody can read must not hold up the others
+            log.exception("email: mail %s cannot be read; marked seen, not answered", uid)
+            mailbox.mark_seen(uid)
+            return "ignored"
         if size > s.max_mail_bytes:
             mail.text = (f"[this mail has {size} bytes, over the limit of {s.max_mail_bytes} "
                          "(platforms.email.max_mail_bytes): only its headers were read]")
@@ -172,7 +185,8 @@ class EmailAdapter(PlatformAdapter):
         context = MailContext(mail.message_id, mail.sender, root, mail.subject,
                               tuple(mail.references))
         store.record(context, outgoing=False)  # before the gateway hears of it: a replay
-        folder = self.media / hashlib.sha256(mail.message_id.encode()).hexdigest()[:24]
+        folder = self.media / hashlib.sha256(
+            f"{mail.sender} {mail.message_id}".encode()).hexdigest()[:24]
         message = self._message(mail, root, folder, uid, mailbox.uidvalidity)
         outcome = self._hand_over(message, context)
         if outcome in ("queued", "answered"):

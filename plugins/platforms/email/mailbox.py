@@ -22,6 +22,7 @@ log = logging.getLogger("hermes_agent.gateway.email")
 #: what a dropped or broken connection raises: reconnect and carry on
 CONNECTION_ERRORS = (IMAPClientError, imaplib.IMAP4.abort, OSError, EOFError)
 IDLE_SLICE = 1.0  # seconds: how soon a waiting IDLE notices the adapter stopping
+CHANGES = ("EXISTS", "RECENT", "FETCH", "EXPUNGE")  # what the server says when mail changes
 
 
 class MailboxError(Exception):
@@ -96,8 +97,18 @@ class Mailbox:
             stopping.wait(timeout)
             return
         client = self._client
+        # imaplib keeps the untagged responses a command's answer carried (an EXISTS for a
+        # mail that arrived meanwhile): those before this SEARCH are covered by it, those
+        # after it until IDLE's go-ahead would never reach idle_check: both are looked at
+        stash = client._imap.untagged_responses
+        for key in CHANGES:
+            stash.pop(key, None)
+        if client.search(["UNSEEN"]):  # arrived since the last look
+            return
         client.idle()
         try:
+            if any(stash.pop(key, None) for key in CHANGES):
+                return
             deadline = time.monotonic() + timeout
             while not stopping.is_set() and time.monotonic() < deadline:
                 responses: list[Any] = client.idle_check(
@@ -116,7 +127,7 @@ class Mailbox:
 
 def _is_change(response: Any) -> bool:
     return isinstance(response, tuple) and len(response) >= 2 and response[1] in (
-        b"EXISTS", b"RECENT", b"FETCH", b"EXPUNGE")
+        key.encode() for key in CHANGES)
 
 
 def _close(client: IMAPClient) -> None:
