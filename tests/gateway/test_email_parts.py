@@ -174,6 +174,7 @@ def test_reply_subjects_carry_one_re(subject, expected):
 def test_markdown_becomes_safe_html():
     html = to_html("# Title\n\n- one\n- **two**\n\n1. first\n2. second\n\n```\n<tag>\n```\n\n"
                    "[link](https://e.com/?a=1&b=2) [bad](javascript:alert(1)) <script>")
+    assert to_html("## Steps\nfirst this").count("<h2>Steps</h2>\n<p>first this</p>") == 1
     assert "<h1>Title</h1>" in html and "<ul><li>one</li><li><strong>two</strong></li></ul>" in html
     assert "<ol><li>first</li><li>second</li></ol>" in html
     assert "<code>&lt;tag&gt;</code></pre>" in html

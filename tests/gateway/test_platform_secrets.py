@@ -30,7 +30,8 @@ MANIFESTS = sorted(p for root in ROOTS.values() for p in root.rglob("plugin.yaml
 PLATFORM_SECRETS = {"API_SERVER_KEY": "api-key-5c1f0e", "WEBHOOK_SECRET": "whsec-9d2b77",
                     "DISCORD_BOT_TOKEN": "discord-tok-31aa4e",
                     "TELEGRAM_BOT_TOKEN": "123:telegram-tok-8e0c",
-                    "TELEGRAM_WEBHOOK_SECRET": "tg-hook-6b3d90"}
+                    "TELEGRAM_WEBHOOK_SECRET": "tg-hook-6b3d90",
+                    "EMAIL_PASSWORD": "mail-pw-4f7a21"}
 
 
 def _reads_env(receiver: ast.AST) -> bool:

@@ -47,9 +47,11 @@ def _block(block: str) -> str:
     lines = block.strip("\n").split("\n")
     if len(lines) == 1 and _SLOT.fullmatch(lines[0].strip()):
         return lines[0].strip()  # a code block on its own
-    if len(lines) == 1 and (heading := _HEADING.match(lines[0].strip())):
+    if heading := _HEADING.match(lines[0].strip()):  # a heading, maybe text right under it
         level = len(heading.group(1))
-        return f"<h{level}>{_inline(heading.group(2))}</h{level}>"
+        rest = "\n".join(lines[1:])
+        return f"<h{level}>{_inline(heading.group(2))}</h{level}>" + (
+            "\n" + _block(rest) if rest.strip() else "")
     for pattern, tag in ((_BULLET, "ul"), (_NUMBERED, "ol")):
         if all(pattern.match(line) or line.startswith(("  ", "\t")) for line in lines) \
                 and pattern.match(lines[0]):
