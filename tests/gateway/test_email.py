@@ -625,3 +625,16 @@ def test_idle_wakes_for_mail_that_came_before_or_while_it_waits(imap):
         assert time.monotonic() - started < WAIT / 2
     finally:
         box.close()
+
+
+def test_a_target_that_is_not_one_address_is_refused_before_smtp(home, fake_llm, imap, smtp):
+    k = kernel(home, fake_llm, imap, smtp)
+
+    async def scenario() -> list[Any]:
+        async with served(k) as (_, adapter):
+            return [await adapter.send(target, "hi") for target in (
+                "alice@example.org\r\nBcc: eve@example.com", "a@x.org, b@y.org", "nobody")]
+
+    results = asyncio.run(scenario())
+    assert [r.success for r in results] == [False] * 3
+    assert all("not a mail address" in r.error for r in results) and smtp.received == []

@@ -11,6 +11,7 @@ import concurrent.futures
 import hashlib
 import logging
 import os
+import re
 import shutil
 import threading
 from collections import OrderedDict
@@ -32,6 +33,7 @@ RECENT = 500  # mail contexts kept in memory (the thread store has them all)
 MAX_BACKOFF = 60.0
 LOGIN_ATTEMPTS = 5  # refused logins in a row (after a good start) that stop the platform
 HAND_OVER_TIMEOUT = 300.0
+_ADDRESS = re.compile(r"[^\s@<>,;\"]+@[^\s@<>,;\"]+")  # one bare address, no header tricks
 
 
 class EmailAdapter(PlatformAdapter):
@@ -254,6 +256,8 @@ class EmailAdapter(PlatformAdapter):
                    metadata: dict[str, Any] | None = None) -> SendResult:
         metadata = metadata or {}
         to, thread = str(chat_id).strip(), metadata.get("thread_id")
+        if not _ADDRESS.fullmatch(to):
+            return SendResult(False, error=f"{to!r} is not a mail address (name@domain)")
         answering = await self._answering(to, reply_to, thread)
         message = compose(self.settings, to, content, answering,
                           subject=str(metadata.get("subject") or ""))
