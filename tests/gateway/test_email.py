@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import make_msgid
 from pathlib import Path
@@ -53,18 +54,37 @@ def dovecot() -> Iterator[Dovecot]:
         server.close()
 
 
-@pytest.fixture
-def imap(dovecot: Dovecot, request: pytest.FixtureRequest) -> Dovecot:
-    """The shared dovecot with a fresh agent mailbox for this test (``imap.agent``)."""
-    dovecot.agent = f"agent-{abs(hash(request.node.nodeid)) % 10**8}@example.test"  # type: ignore[attr-defined]
-    dovecot.add_user(dovecot.agent, PASSWORD)  # type: ignore[attr-defined]
-    return dovecot
+@dataclass
+class AgentMailbox:
+    """The agent's account on a dovecot: its address, and mail delivered into its INBOX."""
+
+    server: Dovecot
+    agent: str
+
+    def __post_init__(self) -> None:
+        self.server.add_user(self.agent, PASSWORD)
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    def append(self, message: EmailMessage) -> int:
+        return self.server.append(self.agent, message)
+
+    def seen(self) -> set[int]:
+        return self.server.seen(self.agent)
 
 
 @pytest.fixture
-def smtp(imap: Dovecot) -> Iterator[SmtpSink]:
+def imap(dovecot: Dovecot, request: pytest.FixtureRequest) -> AgentMailbox:
+    """The shared dovecot with a fresh agent account for this test."""
+    return AgentMailbox(dovecot, f"agent-{abs(hash(request.node.nodeid)) % 10**8}@example.test")
+
+
+@pytest.fixture
+def smtp(imap: AgentMailbox) -> Iterator[SmtpSink]:
     try:
-        sink = SmtpSink({imap.agent: PASSWORD}).start()  # type: ignore[attr-defined]
+        sink = SmtpSink({imap.agent: PASSWORD}).start()
     except MailServerUnavailable as exc:
         pytest.skip(f"no SMTP server for the email tests: {exc}")
     try:
@@ -73,7 +93,7 @@ def smtp(imap: Dovecot) -> Iterator[SmtpSink]:
         sink.close()
 
 
-def kernel(home: Path, llm: FakeLLMServer, imap: Dovecot, smtp: SmtpSink,
+def kernel(home: Path, llm: FakeLLMServer, imap: AgentMailbox, smtp: SmtpSink,
            env: dict[str, str] | None = None, plugins: tuple[Any, ...] = (),
            gateway: dict[str, Any] | None = None, **section: Any) -> Any:
     """A kernel with the email platform (``section``: more of ``platforms.email``)."""
@@ -86,7 +106,7 @@ def kernel(home: Path, llm: FakeLLMServer, imap: Dovecot, smtp: SmtpSink,
                   "imap_security": "none", "smtp_host": "127.0.0.1", "smtp_port": smtp.port,
                   "smtp_security": "none", "poll_interval": 0.5, **section}}}
     return make_kernel(home, config=config, builtins=True, plugins=list(plugins), env={
-        "HERMES_HOME": str(home), "EMAIL_ADDRESS": imap.agent,  # type: ignore[attr-defined]
+        "HERMES_HOME": str(home), "EMAIL_ADDRESS": imap.agent,
         "EMAIL_PASSWORD": PASSWORD, "EMAIL_ALLOWED_USERS": f"{ALICE},Bob@Example.net",
         **(env or {})})
 
@@ -112,8 +132,8 @@ def mail(sender: str, to: str, text: str, subject: str = "Hello", *,
     return message
 
 
-async def deliver(imap: Dovecot, message: EmailMessage) -> int:
-    return await asyncio.to_thread(imap.append, imap.agent, message)  # type: ignore[attr-defined]
+async def deliver(imap: AgentMailbox, message: EmailMessage) -> int:
+    return await asyncio.to_thread(imap.append, message)
 
 
 async def replies(smtp: SmtpSink, count: int, to: str) -> list[EmailMessage]:
@@ -129,9 +149,9 @@ async def until(check: Any, what: str) -> None:
         await asyncio.sleep(0.05)
 
 
-async def seen(imap: Dovecot, uids: set[int]) -> None:
+async def seen(imap: AgentMailbox, uids: set[int]) -> None:
     """Until every one of ``uids`` is marked \\Seen on the server."""
-    await until(lambda: uids <= imap.seen(imap.agent), f"mails {uids} marked seen")  # type: ignore[attr-defined]
+    await until(lambda: uids <= imap.seen(), f"mails {uids} marked seen")
 
 
 def body(message: EmailMessage) -> str:
@@ -193,7 +213,7 @@ def test_two_senders_in_two_threads_get_their_own_sessions(home, fake_llm, imap,
             await replies(smtp, 3, ALICE)
             root = first["Message-ID"].strip("<>")
             alice = runner.chats[f"email:{ALICE}:{root}"]
-            bob = next(chat for key, chat in runner.chats.items() if key.startswith(f"email:{BOB}:"))
+            [bob] = [c for key, c in runner.chats.items() if key.startswith(f"email:{BOB}:")]
             taxes = [c for key, c in runner.chats.items()
                      if key.startswith(f"email:{ALICE}:") and c is not alice]
             assert len(runner.chats) == 3 and len(taxes) == 1
@@ -365,15 +385,16 @@ def test_attachments_arrive_as_image_and_file_parts(home, fake_llm, imap, smtp):
     assert Path(document["path"]).parent.parent == home / "gateway" / "media" / "email"
     assert "/" not in document["filename"] and oct(Path(image["path"]).stat().st_mode)[-3:] == "600"
     [text] = user_texts(posts(fake_llm)[0])
-    assert f"[image attached: dot.png (image/png, {len(PNG)} bytes) saved at {image['path']}]" in text
+    assert (f"[image attached: dot.png (image/png, {len(PNG)} bytes) saved at "
+            f"{image['path']}]") in text
     assert "[file attached: report.pdf" in text
     assert "[attachment left out: huge.bin (60 KB, over the 50 KB limit)]" in text
 
 
 # --- durability --------------------------------------------------------------------------------
-def gateway_process(home: Path, imap: Dovecot) -> subprocess.Popen[str]:
+def gateway_process(home: Path, imap: AgentMailbox) -> subprocess.Popen[str]:
     hermes = Path(sys.executable).parent / "hermes"
-    env = {**os.environ, "HERMES_HOME": str(home), "EMAIL_ADDRESS": imap.agent,  # type: ignore[attr-defined]
+    env = {**os.environ, "HERMES_HOME": str(home), "EMAIL_ADDRESS": imap.agent,
            "EMAIL_PASSWORD": PASSWORD, "EMAIL_ALLOWED_USERS": ALICE}
     return subprocess.Popen([str(hermes), "gateway", "run"], env=env, text=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -406,14 +427,14 @@ def test_sigkill_mid_turn_loses_no_acknowledged_mail(home, fake_llm, imap, smtp)
     first = mail(ALICE, imap.agent, "first", subject="Plan")
     process = gateway_process(home, imap)
     try:
-        imap.append(imap.agent, first)  # type: ignore[attr-defined]
+        imap.append(first)
         [answer] = [r.message for r in wait_for(lambda: smtp.to(ALICE), "the first answer",
                                                 process)]
-        uids = {imap.append(imap.agent, mail(ALICE, imap.agent, "second", answering=answer))}  # type: ignore[attr-defined]
+        uids = {imap.append(mail(ALICE, imap.agent, "second", answering=answer))}
         wait_for(lambda: fake_llm.pending == 0, "the second turn's model call", process)
-        uids.add(imap.append(imap.agent, mail(ALICE, imap.agent, "third", answering=answer)))  # type: ignore[attr-defined]
+        uids.add(imap.append(mail(ALICE, imap.agent, "third", answering=answer)))
         # acknowledged (\Seen) only once stored in the gateway's inbox
-        wait_for(lambda: uids <= imap.seen(imap.agent), "both mails marked seen", process)  # type: ignore[attr-defined]
+        wait_for(lambda: uids <= imap.seen(), "both mails marked seen", process)
         process.send_signal(signal.SIGKILL)
         process.wait(WAIT)
     finally:
@@ -448,7 +469,7 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 @contextlib.contextmanager
 def tls_servers(certificate: tuple[Path, Path], implicit_smtp: bool) -> Iterator[
-        tuple[Dovecot, SmtpSink]]:
+        tuple[AgentMailbox, SmtpSink]]:
     try:
         server = Dovecot(tls=certificate).start()
     except MailServerUnavailable as exc:
@@ -456,11 +477,9 @@ def tls_servers(certificate: tuple[Path, Path], implicit_smtp: bool) -> Iterator
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(*certificate)
     try:
-        server.agent = "agent@example.test"  # type: ignore[attr-defined]
-        server.add_user(server.agent, PASSWORD)  # type: ignore[attr-defined]
-        with SmtpSink({server.agent: PASSWORD}, tls=context,  # type: ignore[attr-defined]
-                      implicit_tls=implicit_smtp) as sink:
-            yield server, sink
+        box = AgentMailbox(server, AGENT)
+        with SmtpSink({AGENT: PASSWORD}, tls=context, implicit_tls=implicit_smtp) as sink:
+            yield box, sink
     finally:
         server.close()
 
@@ -473,16 +492,16 @@ def test_tls_and_starttls_to_servers_with_a_private_ca(home, fake_llm, certifica
     with tls_servers(certificate, implicit_smtp=smtp_security == "ssl") as (server, sink):
         k = kernel(home, fake_llm, server, sink, imap_security=imap_security,
                    smtp_security=smtp_security, tls_ca_file=str(certificate[0]),
-                   imap_port=server.tls_port if imap_security == "ssl" else server.port)
+                   imap_port=server.server.tls_port if imap_security == "ssl" else server.port)
 
         async def scenario() -> None:
             async with served(k):
-                await deliver(server, mail(ALICE, server.agent, "secure?"))  # type: ignore[attr-defined]
+                await deliver(server, mail(ALICE, server.agent, "secure?"))
                 [reply] = await replies(sink, 1, ALICE)
                 assert body(reply).strip() == "over TLS"
 
         asyncio.run(scenario())
-        assert sink.logins == [server.agent] * 2  # type: ignore[attr-defined]  # the check, the reply
+        assert sink.logins == [AGENT] * 2  # the check at start, the reply
 
 
 def test_a_certificate_nobody_vouches_for_stops_the_platform(home, fake_llm, certificate,
@@ -491,7 +510,8 @@ def test_a_certificate_nobody_vouches_for_stops_the_platform(home, fake_llm, cer
     from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
 
     with tls_servers(certificate, implicit_smtp=False) as (server, sink):
-        k = kernel(home, fake_llm, server, sink, imap_security="ssl", imap_port=server.tls_port,
+        k = kernel(home, fake_llm, server, sink, imap_security="ssl",
+                   imap_port=server.server.tls_port,
                    smtp_security="starttls")
 
         async def scenario() -> list[str]:
@@ -580,7 +600,7 @@ def test_a_full_chat_queue_leaves_mail_unseen_until_there_is_room(home, fake_llm
     root = mail(ALICE, imap.agent, "first", subject="Queue")
     later = [mail(ALICE, imap.agent, text, answering=root) for text in ("second", "third")]
     for message in (root, *later):  # all there before the gateway looks
-        imap.append(imap.agent, message)  # type: ignore[attr-defined]
+        imap.append(message)
     third = later[1]["Message-ID"].strip("<>")
 
     async def scenario() -> None:
@@ -601,18 +621,18 @@ def test_idle_wakes_for_mail_that_came_before_or_while_it_waits(imap):
     from hermes_agent.plugins.platforms.email.settings import load
 
     settings = load({"imap_host": "127.0.0.1", "imap_port": imap.port, "imap_security": "none"},
-                    {"EMAIL_ADDRESS": imap.agent, "EMAIL_PASSWORD": PASSWORD,  # type: ignore[attr-defined]
+                    {"EMAIL_ADDRESS": imap.agent, "EMAIL_PASSWORD": PASSWORD,
                      "EMAIL_SMTP_HOST": "127.0.0.1"})
     box, stopping = Mailbox(settings), threading.Event()
     box.open()
     try:
         assert box.idle_supported and box.unseen() == []
-        imap.append(imap.agent, mail(ALICE, imap.agent, "between two looks"))  # type: ignore[attr-defined]
+        imap.append(mail(ALICE, imap.agent, "between two looks"))
         started = time.monotonic()
         box.wait(WAIT, stopping)  # must not sit in IDLE: it came after the last look
         assert time.monotonic() - started < WAIT / 2
         box.mark_seen(*box.unseen())
-        later = threading.Timer(0.3, imap.append, (imap.agent, mail(ALICE, imap.agent, "now")))  # type: ignore[attr-defined]
+        later = threading.Timer(0.3, imap.append, (mail(ALICE, imap.agent, "now"),))
         later.start()
         started = time.monotonic()
         box.wait(WAIT, stopping)
