@@ -49,7 +49,7 @@ class EmailAdapter(PlatformAdapter):
         self.store: ThreadStore | None = None
         # by (Message-ID, correspondent); touched on the loop only
         self._recent: OrderedDict[tuple[str, str], MailContext] = OrderedDict()
-        self._untaken: OrderedDict[tuple[str, str], None] = OrderedDict()  # not taken by the gateway
+        self._untaken: OrderedDict[tuple[str, str], None] = OrderedDict()  # the gateway's no
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reader: threading.Thread | None = None
         self._stopping = threading.Event()

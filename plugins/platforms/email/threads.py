@@ -89,8 +89,8 @@ class ThreadStore:
         """The thread's newest mail, received or sent: the one a new piece answers."""
         with self._lock:
             row = self._db.execute(
-                "SELECT message_id, correspondent, root, subject, refs FROM mails WHERE correspondent = ? "
-                "AND root = ? ORDER BY at DESC, rowid DESC LIMIT 1",
+                "SELECT message_id, correspondent, root, subject, refs FROM mails "
+                "WHERE correspondent = ? AND root = ? ORDER BY at DESC, rowid DESC LIMIT 1",
                 (correspondent, root)).fetchone()
         return _context(row)
 
