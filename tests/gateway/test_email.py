@@ -523,7 +523,12 @@ def test_a_certificate_nobody_vouches_for_stops_the_platform(home, fake_llm, cer
                 await runner.stop(WAIT)
 
         assert asyncio.run(scenario()) == []
-    assert "certificate is not trusted" in caplog.text and "tls_ca_file" in caplog.text
+        assert "IMAP server's certificate is not trusted" in caplog.text
+        caplog.clear()
+        k = kernel(home, fake_llm, server, sink, smtp_security="starttls")  # IMAP in plain text
+        assert asyncio.run(scenario()) == []
+    assert "SMTP server's certificate is not trusted" in caplog.text
+    assert "tls_ca_file" in caplog.text
 
 
 # --- hook parity -------------------------------------------------------------------------------

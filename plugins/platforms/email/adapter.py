@@ -13,6 +13,8 @@ import logging
 import os
 import re
 import shutil
+import smtplib
+import ssl
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -49,7 +51,7 @@ class EmailAdapter(PlatformAdapter):
         self.store: ThreadStore | None = None
         # by (Message-ID, correspondent); touched on the loop only
         self._recent: OrderedDict[tuple[str, str], MailContext] = OrderedDict()
-        self._untaken: OrderedDict[tuple[str, str], None] = OrderedDict()  # the gateway's no
+        self._untaken: OrderedDict[tuple[str, str], None] = OrderedDict()  # turned away
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reader: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -74,11 +76,17 @@ class EmailAdapter(PlatformAdapter):
         mailbox = Mailbox(self.settings)
         mailbox.open()
         mailbox.close()
-        with open_smtp(self.settings) as smtp:
+        try:
+            smtp = open_smtp(self.settings)
+        except ssl.SSLCertVerificationError as exc:
+            raise MailboxError(f"the SMTP server's certificate is not trusted "
+                               f"({exc.verify_message}); set platforms.email.tls_ca_file to "
+                               "its CA certificate") from None
+        with smtp:
             if smtp.has_extn("auth"):
                 try:
                     smtp.login(self.settings.login, self.settings.password)
-                except Exception as exc:
+                except smtplib.SMTPException as exc:
                     raise MailboxError(f"the SMTP server refused the login ({exc}): check "
                                        "EMAIL_ADDRESS and EMAIL_PASSWORD") from None
 
