@@ -4,8 +4,7 @@ and their Maildirs; no system service), and an SMTP server on aiosmtpd that keep
 receives. Both raise :class:`MailServerUnavailable` (say why, so a test can skip) when they
 cannot start here.
 
-    with Dovecot() as imap, SmtpSink() as smtp:
-        imap.add_user("agent@example.test", "secret")
+    with Dovecot({"agent@example.test": "secret"}) as imap, SmtpSink() as smtp:
         imap.append("agent@example.test", raw_mail)        # IMAP APPEND, as a delivery would
         [mail] = smtp.wait_for(1, to="alice@example.org")  # what the agent sent
 """
@@ -56,12 +55,13 @@ class Dovecot:
     passwd-file. With ``tls=(certificate, key)`` (PEM files) it also offers STARTTLS on that
     port and implicit TLS on ``tls_port``."""
 
-    def __init__(self, tls: tuple[Path, Path] | None = None) -> None:
+    def __init__(self, users: dict[str, str] | None = None,
+                 tls: tuple[Path, Path] | None = None) -> None:
         self.port = self.tls_port = 0
         self.tls = tls
         self.folder: Path | None = None
         self._process: subprocess.Popen[bytes] | None = None
-        self._users: dict[str, str] = {}
+        self._users: dict[str, str] = dict(users or {})
 
     def start(self) -> Self:
         binary = dovecot_binary()
@@ -74,7 +74,7 @@ class Dovecot:
         for sub in ("run", "state", "mail"):
             (self.folder / sub).mkdir()
         os.chown(self.folder / "mail", self._uid, self._gid)
-        (self.folder / "passwd").write_text("")
+        self._write_users()
         last = ""
         for _ in range(3):  # a free port taken meanwhile by someone else: another one
             self.port, self.tls_port = free_port(), free_port() if self.tls else 0
@@ -120,13 +120,27 @@ class Dovecot:
         return error
 
     def add_user(self, address: str, password: str) -> None:
-        """An account (its Maildir is made at its first login); dovecot rereads the file."""
-        assert self.folder is not None
+        """Another account (its Maildir is made at its first login). dovecot rereads its
+        passwd-file at most once a second: an account added to a running server may not log
+        in at once, so pass the accounts to the constructor where you can."""
         self._users[address] = password
-        home = self.folder / "mail" / address
-        lines = [f"{user}:{{PLAIN}}{secret}:{self._uid}:{self._gid}::{home}"
+        if self.folder is not None:
+            self._write_users()
+
+    def _write_users(self) -> None:
+        assert self.folder is not None
+        mail = self.folder / "mail"
+        lines = [f"{user}:{{PLAIN}}{secret}:{self._uid}:{self._gid}::{mail / user}"
                  for user, secret in self._users.items()]
-        (self.folder / "passwd").write_text("\n".join(lines) + "\n")
+        (self.folder / "passwd").write_text("".join(line + "\n" for line in lines))
+
+    def empty(self, address: str) -> None:
+        """Delete every mail of ``address``'s INBOX (a fresh mailbox for the next test)."""
+        with self.session(address) as client:
+            status, data = client.search(None, "ALL")
+            if status == "OK" and data and data[0]:
+                client.store("1:*", "+FLAGS.SILENT", "(\\Deleted)")
+                client.expunge()
 
     @contextlib.contextmanager
     def session(self, address: str) -> Any:
@@ -268,6 +282,7 @@ class SmtpSink:
         self.tls, self.implicit_tls = tls, implicit_tls
         self.received: list[Received] = []
         self.logins: list[str] = []
+        self.attempts = 0  # DATA commands, the refused ones included
         self._failures: list[str] = []
         self._changed = threading.Condition()
         self._controller: Any = None
@@ -285,6 +300,7 @@ class SmtpSink:
         class Handler:
             async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
                 with sink._changed:
+                    sink.attempts += 1
                     if sink._failures:
                         return sink._failures.pop(0)
                 raw = bytes(envelope.original_content or envelope.content)

@@ -45,7 +45,7 @@ PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08
 @pytest.fixture(scope="module")
 def dovecot() -> Iterator[Dovecot]:
     try:
-        server = Dovecot().start()
+        server = Dovecot({AGENT: PASSWORD}).start()
     except MailServerUnavailable as exc:
         pytest.skip(f"no IMAP server for the email tests: {exc}")
     try:
@@ -59,10 +59,7 @@ class AgentMailbox:
     """The agent's account on a dovecot: its address, and mail delivered into its INBOX."""
 
     server: Dovecot
-    agent: str
-
-    def __post_init__(self) -> None:
-        self.server.add_user(self.agent, PASSWORD)
+    agent: str = AGENT
 
     @property
     def port(self) -> int:
@@ -76,9 +73,10 @@ class AgentMailbox:
 
 
 @pytest.fixture
-def imap(dovecot: Dovecot, request: pytest.FixtureRequest) -> AgentMailbox:
-    """The shared dovecot with a fresh agent account for this test."""
-    return AgentMailbox(dovecot, f"agent-{abs(hash(request.node.nodeid)) % 10**8}@example.test")
+def imap(dovecot: Dovecot) -> AgentMailbox:
+    """The shared dovecot with the agent's INBOX emptied for this test."""
+    dovecot.empty(AGENT)
+    return AgentMailbox(dovecot)
 
 
 @pytest.fixture
@@ -113,7 +111,7 @@ def kernel(home: Path, llm: FakeLLMServer, imap: AgentMailbox, smtp: SmtpSink,
 
 def mail(sender: str, to: str, text: str, subject: str = "Hello", *,
          answering: EmailMessage | None = None, authenticated: bool = True,
-         message_id: str | None = None) -> EmailMessage:
+         message_id: str | None = None, references: bool = True) -> EmailMessage:
     """A mail as the receiving server stores it (its Authentication-Results on top)."""
     message = EmailMessage()
     if authenticated:
@@ -127,7 +125,8 @@ def mail(sender: str, to: str, text: str, subject: str = "Hello", *,
     if answering is not None:
         refs = str(answering.get("References", "")).split() + [str(answering["Message-ID"])]
         message["In-Reply-To"] = str(answering["Message-ID"])
-        message["References"] = " ".join(refs)
+        if references:  # some programs send In-Reply-To alone
+            message["References"] = " ".join(refs)
     message.set_content(text)
     return message
 
@@ -239,12 +238,13 @@ def test_handled_mail_is_not_answered_again_after_a_restart(home, fake_llm, imap
             return await replies(smtp, count, ALICE)
 
     [reply] = asyncio.run(run(first, 1))
-    [_, again] = asyncio.run(run(mail(ALICE, imap.agent, "what did I say?", answering=reply), 2))
+    [_, again] = asyncio.run(run(mail(ALICE, imap.agent, "what did I say?", answering=reply,
+                                      references=False), 2))
     assert [body(m).strip() for m in (reply, again)] == [
         "noted", "still here"]
     assert user_texts(posts(fake_llm)[-1]) == ["[Subject: Memo]\n\nremember 7", "what did I say?"]
     assert len(posts(fake_llm)) == 2
-    # a restart finds a reply to the agent's mail (our Message-ID only) in its thread
+    # after a restart, a reply naming only the agent's mail (no References) is in its thread
     assert again["In-Reply-To"] != reply["In-Reply-To"]
     assert ids(again["References"])[0] == first["Message-ID"]
 
@@ -351,6 +351,20 @@ def test_an_smtp_451_is_retried_once_delivered(home, fake_llm, imap, smtp):
 
     asyncio.run(scenario())
     assert len(smtp.to(ALICE)) == 1 and smtp.logins.count(imap.agent) >= 2
+
+
+def test_an_smtp_550_is_not_sent_again(home, fake_llm, imap, smtp, caplog):
+    fake_llm.script(reply_text("refused"))
+    smtp.fail(550, "5.7.1 relaying denied")
+    k = kernel(home, fake_llm, imap, smtp)
+
+    async def scenario() -> None:
+        async with served(k):
+            await seen(imap, {await deliver(imap, mail(ALICE, imap.agent, "hello"))})
+            await until(lambda: "550 5.7.1 relaying denied" in caplog.text, "the failure")
+
+    asyncio.run(scenario())
+    assert smtp.attempts == 1 and smtp.received == []
 
 
 # --- attachments -------------------------------------------------------------------------------
@@ -471,13 +485,13 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def tls_servers(certificate: tuple[Path, Path], implicit_smtp: bool) -> Iterator[
         tuple[AgentMailbox, SmtpSink]]:
     try:
-        server = Dovecot(tls=certificate).start()
+        server = Dovecot({AGENT: PASSWORD}, tls=certificate).start()
     except MailServerUnavailable as exc:
         pytest.skip(f"no IMAP server for the email tests: {exc}")
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(*certificate)
     try:
-        box = AgentMailbox(server, AGENT)
+        box = AgentMailbox(server)
         with SmtpSink({AGENT: PASSWORD}, tls=context, implicit_tls=implicit_smtp) as sink:
             yield box, sink
     finally:
@@ -663,3 +677,18 @@ def test_a_target_that_is_not_one_address_is_refused_before_smtp(home, fake_llm,
     results = asyncio.run(scenario())
     assert [r.success for r in results] == [False] * 3
     assert all("not a mail address" in r.error for r in results) and smtp.received == []
+
+
+def test_a_mail_over_the_size_limit_is_read_for_its_headers_only(home, fake_llm, imap, smtp):
+    fake_llm.script(reply_text("too big"))
+    k = kernel(home, fake_llm, imap, smtp, max_mail_bytes=3000)
+
+    async def scenario() -> None:
+        async with served(k):
+            await deliver(imap, mail(ALICE, imap.agent, "x" * 5000, subject="Huge"))
+            await replies(smtp, 1, ALICE)
+
+    asyncio.run(scenario())
+    [text] = user_texts(posts(fake_llm)[0])
+    assert text.startswith("[Subject: Huge]\n\n[this mail has ") and "xxx" not in text
+    assert "platforms.email.max_mail_bytes" in text

@@ -193,7 +193,7 @@ class EmailAdapter(PlatformAdapter):
             return "busy"
         root = store.root_of(mail.sender, *mail.references, mail.in_reply_to) or mail.thread_root
         context = MailContext(mail.message_id, mail.sender, root, mail.subject,
-                              tuple(mail.references))
+                              self._references(mail))
         store.record(context, outgoing=False)  # before the gateway hears of it: a replay
         folder = self.media / hashlib.sha256(
             f"{mail.sender} {mail.message_id}".encode()).hexdigest()[:24]
@@ -210,6 +210,15 @@ class EmailAdapter(PlatformAdapter):
         elif outcome == "busy":
             blocked.add(mail.sender)
         return outcome
+
+    def _references(self, mail: Mail) -> tuple[str, ...]:
+        """The mail's ``References``; for one that sends ``In-Reply-To`` alone, the chain of
+        the mail it answers, when known (RFC 5322: its parent's references and id)."""
+        if mail.references or not mail.in_reply_to:
+            return tuple(mail.references)
+        assert self.store is not None
+        parent = self.store.get(mail.in_reply_to, mail.sender)
+        return (*parent.references, parent.message_id) if parent else (mail.in_reply_to,)
 
     def _message(self, mail: Mail, root: str, folder: Path, uid: int,
                  uidvalidity: int) -> InboundMessage:
