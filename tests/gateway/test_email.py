@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import socket
 import sqlite3
 import ssl
 import subprocess
@@ -692,3 +693,56 @@ def test_a_mail_over_the_size_limit_is_read_for_its_headers_only(home, fake_llm,
     [text] = user_texts(posts(fake_llm)[0])
     assert text.startswith("[Subject: Huge]\n\n[this mail has ") and "xxx" not in text
     assert "platforms.email.max_mail_bytes" in text
+
+
+def test_idle_sees_a_change_sent_with_its_go_ahead(tmp_path):
+    """A server may send ``* 1 EXISTS`` in the same packet as IDLE's ``+``: that line waits
+    in the client's buffer, where polling the socket never finds it. (A scripted IMAP server
+    on 127.0.0.1 sends it so every time; dovecot does it only now and then.)"""
+    from hermes_agent.plugins.platforms.email.mailbox import Mailbox
+    from hermes_agent.plugins.platforms.email.settings import load
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    commands: list[str] = []
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn, conn.makefile("rb") as lines:
+            conn.sendall(b"* OK [CAPABILITY IMAP4rev1 IDLE] ready\r\n")
+            idle_tag = ""
+            for raw in lines:
+                line = raw.decode().strip()
+                commands.append(line)
+                if line.upper() == "DONE":
+                    conn.sendall(f"{idle_tag} OK IDLE done\r\n".encode())
+                    continue
+                tag, _, rest = line.partition(" ")
+                verb = rest.split(" ", 1)[0].upper()
+                answer = {"CAPABILITY": "* CAPABILITY IMAP4rev1 IDLE\r\n",
+                          "SELECT": "* 0 EXISTS\r\n* OK [UIDVALIDITY 7] ok\r\n",
+                          "UID": "* SEARCH\r\n", "LOGOUT": "* BYE\r\n"}.get(verb, "")
+                if verb == "IDLE":
+                    idle_tag = tag
+                    conn.sendall(b"+ idling\r\n* 1 EXISTS\r\n")  # in one write
+                    continue
+                conn.sendall(f"{answer}{tag} OK {verb} done\r\n".encode())
+                if verb == "LOGOUT":
+                    return
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    settings = load({"imap_host": "127.0.0.1", "imap_port": listener.getsockname()[1],
+                     "imap_security": "none"},
+                    {"EMAIL_ADDRESS": AGENT, "EMAIL_PASSWORD": PASSWORD,
+                     "EMAIL_SMTP_HOST": "127.0.0.1"})
+    box = Mailbox(settings)
+    box.open()
+    try:
+        started = time.monotonic()
+        box.wait(10, threading.Event())
+        assert time.monotonic() - started < 5
+        assert "DONE" in commands
+    finally:
+        box.close()
+        server.join(WAIT)
+        listener.close()

@@ -111,12 +111,30 @@ class Mailbox:
                 return
             deadline = time.monotonic() + timeout
             while not stopping.is_set() and time.monotonic() < deadline:
+                if self._buffered():  # a line waits unread: look again (idle_done reads it)
+                    return
                 responses: list[Any] = client.idle_check(
                     timeout=min(IDLE_SLICE, max(0.0, deadline - time.monotonic())))
                 if any(_is_change(response) for response in responses):
                     return
         finally:
             client.idle_done()
+
+    def _buffered(self) -> bool:
+        """Whether the server sent more than was read: lines that came with IDLE's go-ahead
+        wait in imaplib's buffer (or the TLS layer's), where idle_check, which polls the
+        socket, never sees them."""
+        imap = self._client._imap
+        sock = imap.sock
+        if isinstance(sock, ssl.SSLSocket) and sock.pending():
+            return True
+        sock.setblocking(False)
+        try:
+            return bool(imap.file.peek(1))  # the buffer, or b"" when nothing came
+        except (BlockingIOError, ssl.SSLWantReadError):
+            return False
+        finally:
+            sock.settimeout(self.settings.timeout)
 
     @property
     def _client(self) -> IMAPClient:
