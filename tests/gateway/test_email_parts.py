@@ -158,6 +158,11 @@ def test_a_reply_answers_in_its_thread_as_text_and_html():
     assert plain_only["Subject"] == "Message from Hermes" and "In-Reply-To" not in plain_only
 
 
+def test_a_reply_whose_mail_is_not_known_here_still_names_its_thread():
+    message = compose(load({}, ENV), "alice@example.org", "hi", None, thread_root="root@x")
+    assert (message["In-Reply-To"], message["References"]) == ("<root@x>", "<root@x>")
+
+
 def test_references_stay_bounded_keeping_the_root():
     earlier = MailContext("last@x", "a@x", "r0@x", "s", tuple(f"r{n}@x" for n in range(40)))
     refs = str(compose(load({}, ENV), "a@x", "t", earlier)["References"]).split()

@@ -277,7 +277,8 @@ class EmailAdapter(PlatformAdapter):
             return SendResult(False, error=f"{to!r} is not a mail address (name@domain)")
         answering = await self._answering(to, reply_to, thread)
         message = compose(self.settings, to, content, answering,
-                          subject=str(metadata.get("subject") or ""))
+                          subject=str(metadata.get("subject") or ""),
+                          thread_root=str(thread or ""))
         result = await asyncio.to_thread(deliver, self.settings, message)
         if not result.success:
             log.warning("email: sending to %s failed: %s", to, result.error)

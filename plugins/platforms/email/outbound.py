@@ -28,7 +28,11 @@ def reply_subject(subject: str) -> str:
 
 
 def compose(settings: Settings, to: str, text: str, answering: MailContext | None,
-            subject: str = "") -> EmailMessage:
+            subject: str = "", thread_root: str = "") -> EmailMessage:
+    """The mail; without the mail it answers (not known here: another gateway replica took
+    it), ``thread_root`` still keeps it in its thread."""
+    if answering is None and thread_root:
+        answering = MailContext(thread_root, to, thread_root, subject, ())
     message = EmailMessage()
     message["From"] = settings.address
     message["To"] = to
