@@ -208,3 +208,12 @@ def test_a_message_id_another_sender_reuses_stays_his_own(tmp_path):
     assert store.get("m1@x", "bob@example.net") is None and store.get("m1@x", "alice@example.org")
     assert oct((tmp_path / "gateway").stat().st_mode)[-3:] == "700"
     store.close()
+
+
+def test_unpaired_markers_do_not_make_the_html_slow():
+    import time
+
+    started = time.monotonic()
+    html = to_html(" ".join(["*a"] * 20_000) + "\n" + " ".join(["**b"] * 20_000))
+    assert time.monotonic() - started < 5  # was quadratic: minutes for this line
+    assert "<em>" not in html and html.count("*") == 60_000

@@ -276,9 +276,9 @@ class EmailAdapter(PlatformAdapter):
         if not _ADDRESS.fullmatch(to):
             return SendResult(False, error=f"{to!r} is not a mail address (name@domain)")
         answering = await self._answering(to, reply_to, thread)
-        message = compose(self.settings, to, content, answering,
-                          subject=str(metadata.get("subject") or ""),
-                          thread_root=str(thread or ""))
+        message = await asyncio.to_thread(  # off the loop: a long reply's HTML takes a while
+            compose, self.settings, to, content, answering,
+            str(metadata.get("subject") or ""), str(thread or ""))
         result = await asyncio.to_thread(deliver, self.settings, message)
         if not result.success:
             log.warning("email: sending to %s failed: %s", to, result.error)

@@ -11,9 +11,10 @@ import re
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.S | re.M)
 _CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 _LINK = re.compile(r"\[([^\]\n]+)\]\(((?:https?|mailto):[^\s)]+)\)")
-_BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", re.S)
-_ITALIC = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])", re.S)
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~", re.S)
+# spans are bounded (and italics hold no "*"), so a line of unpaired markers stays linear
+_BOLD = re.compile(r"(\*\*|__)(?=\S)(.{1,400}?)(?<=\S)\1")
+_ITALIC = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*]{1,400}?)(?<=[^\s*])\*(?![\w*])")
+_STRIKE = re.compile(r"~~(?=\S)(.{1,400}?)(?<=\S)~~")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _BULLET = re.compile(r"^[ \t]*[-*+][ \t]+(.*)$")
 _NUMBERED = re.compile(r"^[ \t]*\d{1,9}[.)][ \t]+(.*)$")
