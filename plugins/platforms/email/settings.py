@@ -109,8 +109,9 @@ def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
                if not value]
     if missing:
         raise SettingsError(f"email needs {', '.join(missing)}: set them in $HERMES_HOME/.env "
-                            "(the address and host also as platforms.email.address, imap_host "
-                            "and smtp_host; the password only in the environment)")
+                            "(the address and the hosts may also be platforms.email.address, "
+                            "imap_host and smtp_host in config.yaml; the password only the "
+                            "environment)")
     if "@" not in address:
         raise SettingsError(f"EMAIL_ADDRESS must be a mail address, not {address!r}")
     imap_port = _number(pick("imap_port", "EMAIL_IMAP_PORT", 993), "imap_port")
