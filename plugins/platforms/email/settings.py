@@ -110,7 +110,7 @@ def load(config: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
     if missing:
         raise SettingsError(f"email needs {', '.join(missing)}: set them in $HERMES_HOME/.env "
                             "(the address and the hosts may also be platforms.email.address, "
-                            "imap_host and smtp_host in config.yaml; the password only the "
+                            "imap_host and smtp_host in config.yaml; the password only in the "
                             "environment)")
     if "@" not in address:
         raise SettingsError(f"EMAIL_ADDRESS must be a mail address, not {address!r}")
