@@ -5,6 +5,7 @@ gateway runs in this process; the agent behind it talks to the fake model server
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import os
 import signal
@@ -94,10 +95,11 @@ def smtp(imap: AgentMailbox) -> Iterator[SmtpSink]:
 
 def kernel(home: Path, llm: FakeLLMServer, imap: AgentMailbox, smtp: SmtpSink,
            env: dict[str, str] | None = None, plugins: tuple[Any, ...] = (),
-           gateway: dict[str, Any] | None = None, **section: Any) -> Any:
+           gateway: dict[str, Any] | None = None, vision: bool = False,
+           **section: Any) -> Any:
     """A kernel with the email platform (``section``: more of ``platforms.email``)."""
     config = {"model": {"provider": "custom", "base_url": llm.openai_base_url,
-                        "default": "fake-model", "max_retries": 0},
+                        "default": "fake-model", "max_retries": 0, "supports_vision": vision},
               "sessions": {"auto_title": False},
               "gateway": {"stream_replies": False, **(gateway or {})},
               "platforms": {"email": {
@@ -284,7 +286,7 @@ def test_an_unknown_sender_is_refused_and_nothing_is_stored(home, fake_llm, imap
     assert posts(fake_llm) == []
     assert session_store(k).list_sessions() == []
     assert message_rows(home) == 0
-    assert not any(p.is_file() for p in (home / "gateway" / "media").rglob("*"))
+    assert not (home / "gateway" / "media").exists()  # his attachment was never saved
     assert not (home / "gateway" / "sessions.json").exists()
 
 
@@ -377,7 +379,8 @@ def test_attachments_arrive_as_image_and_file_parts(home, fake_llm, imap, smtp):
     def watcher(ctx: Any) -> None:
         ctx.register_hook("pre_gateway_dispatch", lambda event, **_: events.append(event))
     watcher.__name__ = "watcher"
-    k = kernel(home, fake_llm, imap, smtp, plugins=(watcher,), max_attachment_bytes=50_000)
+    k = kernel(home, fake_llm, imap, smtp, plugins=(watcher,), vision=True,
+               max_attachment_bytes=50_000)
 
     async def scenario() -> None:
         async with served(k):
@@ -392,15 +395,21 @@ def test_attachments_arrive_as_image_and_file_parts(home, fake_llm, imap, smtp):
 
     asyncio.run(scenario())
     [event] = events
-    image, document = event.raw["parts"]
-    assert (image["type"], image["media_type"], image["filename"]) == ("image", "image/png",
-                                                                       "dot.png")
-    assert (document["type"], document["media_type"]) == ("file", "application/pdf")
-    assert Path(image["path"]).read_bytes() == PNG
+    image, document = event.attachments
+    assert (image["type"], image["mime_type"], image["name"]) == ("image", "image/png", "dot.png")
+    assert (document["type"], document["mime_type"]) == ("file", "application/pdf")
+    assert Path(image["path"]).read_bytes() == PNG and image["size"] == len(PNG)
     assert Path(document["path"]).read_bytes() == b"%PDF-1.4 report"
     assert Path(document["path"]).parent.parent == home / "gateway" / "media" / "email"
-    assert "/" not in document["filename"] and oct(Path(image["path"]).stat().st_mode)[-3:] == "600"
-    [text] = user_texts(posts(fake_llm)[0])
+    assert document["name"] == "report.pdf"  # no folder part
+    assert oct(Path(image["path"]).stat().st_mode)[-3:] == "600"
+    [part] = event.images  # the image part a model that sees is shown
+    assert part["image_url"]["url"] == "data:image/png;base64," + base64.b64encode(PNG).decode()
+    request = posts(fake_llm)[0]
+    [user] = [m for m in request.body["messages"] if m["role"] == "user"]
+    [text] = [p["text"] for p in user["content"] if p["type"] == "text"]
+    [seen_image] = [p for p in user["content"] if p["type"] == "image_url"]
+    assert seen_image["image_url"]["url"] == part["image_url"]["url"]
     assert (f"[image attached: dot.png (image/png, {len(PNG)} bytes) saved at "
             f"{image['path']}]") in text
     assert "[file attached: report.pdf" in text

@@ -7,6 +7,7 @@ docs/gateway.md). Replies go out by SMTP in the mail's thread."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import hashlib
 import logging
@@ -194,9 +195,13 @@ class EmailAdapter(PlatformAdapter):
         root = store.root_of(mail.sender, *mail.references, mail.in_reply_to) or mail.thread_root
         context = MailContext(mail.message_id, mail.sender, root, mail.subject,
                               self._references(mail))
-        store.record(context, outgoing=False)  # before the gateway hears of it: a replay
         folder = self.media / hashlib.sha256(
             f"{mail.sender} {mail.message_id}".encode()).hexdigest()[:24]
+        allowed = self.may_talk(mail.sender, mail.sender)
+        if allowed:  # a stranger's mail leaves nothing here: no thread, no attachment
+            store.record(context, outgoing=False)  # before the gateway hears of it: a replay
+        else:
+            mail.attachments, mail.left_out = [], []
         message = self._message(mail, root, folder, uid, mailbox.uidvalidity)
         outcome = self._hand_over(message, context)
         if outcome in ("queued", "answered"):
@@ -225,23 +230,28 @@ class EmailAdapter(PlatformAdapter):
         text = mail.text.strip()
         if mail.subject and not mail.subject.lower().startswith(("re:", "aw:")):
             text = f"[Subject: {mail.subject}]\n\n{text}".rstrip()
-        parts, lines = [], []
+        attachments, images, lines = [], [], []
         for index, attachment in enumerate(mail.attachments):
             path = private_dir(folder) / f"{index + 1}-{attachment.filename}"
             with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
                 out.write(attachment.data)
-            parts.append({"type": attachment.kind, "filename": attachment.filename,
-                          "media_type": attachment.media_type, "size": attachment.size,
-                          "path": str(path)})
+            attachments.append({"type": attachment.kind, "path": str(path),
+                                "name": attachment.filename,
+                                "mime_type": attachment.media_type, "size": attachment.size})
+            if attachment.kind == "image":  # what a model that sees is shown (docs/vision.md)
+                encoded = base64.b64encode(attachment.data).decode("ascii")
+                images.append({"type": "image_url", "image": {"name": attachment.filename},
+                               "image_url": {"url": f"data:{attachment.media_type};base64,"
+                                                    f"{encoded}"}})
             lines.append(describe(attachment, str(path)))
         lines += [f"[attachment left out: {entry}]" for entry in mail.left_out]
         text = "\n\n".join(filter(None, [text, "\n".join(lines)])) or "(an empty mail)"
         raw = {"uid": uid, "uidvalidity": uidvalidity, "subject": mail.subject,
                "sender_name": mail.sender_name, "in_reply_to": mail.in_reply_to,
-               "references": mail.references, "parts": parts}
+               "references": mail.references}
         return InboundMessage(PLATFORM, mail.sender, mail.sender, text, user_name=mail.sender,
                               thread_id=root, message_id=mail.message_id, chat_type="dm",
-                              raw=raw)
+                              raw=raw, attachments=attachments, images=images)
 
     def _hand_over(self, message: InboundMessage, context: MailContext) -> str:
         """The gateway's decision on ``message`` (from the reader thread)."""
