@@ -1,0 +1,141 @@
+"""Owner: the builtin plugin `voice` (also used by `image_gen` and the gateway).
+
+Media files a tool made, on their way to a chat. A tool result names them the original's
+way: ``MEDIA:<path>`` lines (its ``media_tag``), with ``[[audio_as_voice]]`` asking for a
+voice message; :func:`split_media` takes them out of a reply's text, :func:`media_in_result`
+out of a tool result. :func:`audio_format` tells an audio file's format by its header, and
+:func:`to_ogg_opus` converts one to Ogg/Opus (what Telegram's and Discord's voice messages
+play) with ffmpeg or opusenc, whichever is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+MEDIA_PREFIX = "MEDIA:"
+VOICE_MARKER = "[[audio_as_voice]]"
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".webp"}
+AUDIO_SUFFIXES = {".ogg", ".opus", ".mp3", ".wav", ".m4a", ".flac", ".aac"}
+CONVERT_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class MediaRef:
+    """A file to deliver: ``kind`` is ``image``, ``voice`` (a voice message), ``audio`` or
+    ``file``."""
+
+    path: Path
+    kind: str
+
+
+def kind_of(path: Path, voice: bool = False) -> str:
+    suffix = path.suffix.lower()
+    if suffix in IMAGE_SUFFIXES:
+        return "image"
+    if suffix in AUDIO_SUFFIXES:
+        return "voice" if voice and suffix in (".ogg", ".opus") else "audio"
+    return "file"
+
+
+def media_tag(paths: list[Path] | list[str], voice: bool = False) -> str:
+    """The ``MEDIA:`` lines naming ``paths`` (after the voice marker when ``voice``)."""
+    lines = [f"{MEDIA_PREFIX}{p}" for p in paths]
+    return "\n".join([VOICE_MARKER, *lines] if voice else lines)
+
+
+def split_media(text: str) -> tuple[str, list[MediaRef]]:
+    """``text`` without its ``MEDIA:`` lines and voice marker, and the files they name."""
+    voice = VOICE_MARKER in text
+    kept: list[str] = []
+    paths: list[Path] = []
+    for line in text.replace(VOICE_MARKER, "").splitlines():
+        stripped = line.strip().strip("`")
+        if stripped.startswith(MEDIA_PREFIX) and len(stripped) > len(MEDIA_PREFIX):
+            paths.append(Path(stripped[len(MEDIA_PREFIX):].strip()))
+        else:
+            kept.append(line)
+    refs = [MediaRef(p, kind_of(p, voice)) for p in dict.fromkeys(paths)]
+    return "\n".join(kept).strip(), refs
+
+
+def media_in_result(result: str) -> list[MediaRef]:
+    """The files a successful tool result's ``media_tag`` names (none when the result is no
+    JSON object with one)."""
+    if MEDIA_PREFIX not in result:
+        return []
+    try:
+        data = json.loads(result)
+    except ValueError:
+        return []
+    tag = data.get("media_tag") if isinstance(data, dict) else None
+    if not isinstance(tag, str) or data.get("success") is False:
+        return []
+    return split_media(tag)[1]
+
+
+def deliverable(ref: MediaRef, roots: list[Path]) -> bool:
+    """``ref`` is an existing file inside one of ``roots`` (what a chat may be sent: a reply
+    naming any other path, say after a prompt injection, sends nothing)."""
+    try:
+        path = ref.path.expanduser().resolve(strict=True)
+    except (OSError, RuntimeError):
+        return False
+    return path.is_file() and any(path.is_relative_to(r.resolve()) for r in roots)
+
+
+def audio_format(path: Path) -> str:
+    """``ogg-opus``, ``ogg`` (another codec), ``wav``, ``mp3``, ``m4a``, ``flac``, or ``""``
+    when the header is none of them."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(64)
+    except OSError:
+        return ""
+    if head.startswith(b"OggS"):
+        return "ogg-opus" if b"OpusHead" in head else "ogg"
+    if head.startswith(b"RIFF") and head[8:12] == b"WAVE":
+        return "wav"
+    if head.startswith(b"ID3") or (len(head) > 1 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0):
+        return "mp3"
+    if head[4:8] == b"ftyp":
+        return "m4a"
+    if head.startswith(b"fLaC"):
+        return "flac"
+    return ""
+
+
+def opus_converter() -> str:
+    """The program :func:`to_ogg_opus` would use (``ffmpeg``, ``opusenc``), or ``""``."""
+    for program in ("ffmpeg", "opusenc"):
+        if shutil.which(program):
+            return program
+    return ""
+
+
+def to_ogg_opus(source: Path) -> Path | None:
+    """``source`` converted to Ogg/Opus beside it (``.ogg``); None when no converter is
+    installed or the conversion failed (opusenc reads WAV and FLAC only)."""
+    if audio_format(source) == "ogg-opus":
+        return source
+    target = source.with_suffix(".ogg") if source.suffix != ".ogg" else source.with_name(
+        source.stem + ".opus.ogg")
+    program = opus_converter()
+    if program == "ffmpeg":
+        command = ["ffmpeg", "-y", "-loglevel", "error", "-i", str(source), "-c:a", "libopus",
+                   "-b:a", "48k", str(target)]
+    elif program == "opusenc" and audio_format(source) in ("wav", "flac"):
+        command = ["opusenc", "--quiet", "--bitrate", "48", str(source), str(target)]
+    else:
+        return None
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=CONVERT_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0 or audio_format(target) != "ogg-opus":
+        target.unlink(missing_ok=True)
+        return None
+    return target
