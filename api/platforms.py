@@ -17,7 +17,9 @@ from typing import Any
 @dataclass
 class InboundMessage:
     """One message a platform received. ``chat_type``: ``"dm"``, ``"group"``, ``"channel"``
-    or ``"thread"``; ``raw``: the platform's own payload, untouched."""
+    or ``"thread"``; ``raw``: the platform's own payload, untouched; ``transcribed``: the
+    text was transcribed from a voice note or audio file (``voice.reply_mode: voice_only``
+    answers it with a voice message too)."""
 
     platform: str
     chat_id: str
@@ -28,6 +30,12 @@ class InboundMessage:
     message_id: str | None = None
     chat_type: str = "dm"
     raw: Any = None
+    transcribed: bool = False
+
+
+#: what ``send_media`` may be asked to send: a photo, a voice message (Ogg/Opus), an audio
+#: file, any other file
+MEDIA_KINDS = ("image", "voice", "audio", "file")
 
 
 @dataclass
@@ -198,6 +206,14 @@ class PlatformAdapter(abc.ABC):
     async def start_receiving(self) -> None:
         """Begin receiving (an ``exclusive_receiver`` connected with ``receive_on_connect``
         False); a no-op for the others."""
+
+    async def send_media(self, chat_id: str, path: str, kind: str = "file", caption: str = "",
+                         reply_to: str | None = None,
+                         metadata: dict[str, Any] | None = None) -> SendResult:
+        """Send the file at ``path`` as ``kind`` (one of :data:`MEDIA_KINDS`: a photo, a
+        voice message, ...). A platform that cannot answers a failure; the gateway then
+        names the file in a text message instead."""
+        return SendResult(False, error=f"platform {self.name!r} cannot send files")
 
     async def send_typing(self, chat_id: str, metadata: dict[str, Any] | None = None) -> None:
         """Show a typing indicator, where the platform has one."""

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 MEDIA_PREFIX = "MEDIA:"
 VOICE_MARKER = "[[audio_as_voice]]"
@@ -54,8 +55,9 @@ def split_media(text: str) -> tuple[str, list[MediaRef]]:
     paths: list[Path] = []
     for line in text.replace(VOICE_MARKER, "").splitlines():
         stripped = line.strip().strip("`")
-        if stripped.startswith(MEDIA_PREFIX) and len(stripped) > len(MEDIA_PREFIX):
-            paths.append(Path(stripped[len(MEDIA_PREFIX):].strip()))
+        named = stripped[len(MEDIA_PREFIX):].strip() if stripped.startswith(MEDIA_PREFIX) else ""
+        if named.startswith(("/", "~")):  # a file's path, not prose that starts "MEDIA:"
+            paths.append(Path(named))
         else:
             kept.append(line)
     refs = [MediaRef(p, kind_of(p, voice)) for p in dict.fromkeys(paths)]
@@ -139,3 +141,44 @@ def to_ogg_opus(source: Path) -> Path | None:
         target.unlink(missing_ok=True)
         return None
     return target
+
+
+class Transcriber:
+    """What a platform adapter does with a voice note or audio file it received: keep it
+    under ``$HERMES_HOME/cache/audio/inbound`` and turn it into the text the agent reads,
+    through the voice plugin's ``SPEECH`` service (``stt.provider``). ``kernel``: the
+    platform plugin's ``ctx.kernel``."""
+
+    def __init__(self, kernel: Any):
+        self.kernel = kernel
+
+    def folder(self) -> Path:
+        folder = self.kernel.home / "cache" / "audio" / "inbound"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def save(self, name: str, content: bytes) -> Path:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:120] or "audio"
+        path = self.folder() / safe
+        path.write_bytes(content)
+        return path
+
+    def text_for(self, audio: Path, caption: str = "") -> tuple[str, bool]:
+        """The agent's text for ``audio`` (``caption`` after it) and whether it holds a
+        transcript; a failure is said in the text, with its fix, so the agent can tell the
+        user. Blocking: call it in a worker thread."""
+        from hermes_agent.api import SPEECH
+
+        try:
+            if self.kernel.service_owner(SPEECH) is None:
+                raise RuntimeError("the voice plugin is not enabled (`hermes plugins enable "
+                                   "voice`)")
+            transcript = self.kernel.service(SPEECH).transcribe(audio)
+        except Exception as exc:  # MediaError says what to set; anything else, what broke
+            note = (f"[The user sent a voice message, but it could not be transcribed: {exc}]")
+            return "\n".join(t for t in (note, caption) if t), False
+        if not transcript:
+            return "\n".join(t for t in ("[The user sent a voice message with no speech in it]",
+                                         caption) if t), False
+        return "\n".join(t for t in (f"[voice message, transcribed] {transcript}", caption)
+                         if t), True

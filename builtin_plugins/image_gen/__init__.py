@@ -18,12 +18,20 @@ if TYPE_CHECKING:
 
 
 def register(ctx: "PluginContext") -> None:
-    from .tool import IMAGE_SCHEMA, image_generate
+    from .tool import IMAGE_SCHEMA, image_generate, select
 
     kernel = ctx.kernel
+
+    def ready() -> bool:  # offered while the selected provider has its key, as the original
+        try:
+            select(kernel)
+        except Exception:
+            return False
+        return True
+
     ctx.register_tool(name="image_generate", toolset="image_gen", schema=IMAGE_SCHEMA,
                       handler=with_context(lambda args, call: image_generate(kernel, args, call)),
-                      description=IMAGE_SCHEMA["description"], emoji="🎨")
+                      check_fn=ready, description=IMAGE_SCHEMA["description"], emoji="🎨")
 
 
 @hookimpl

@@ -24,10 +24,18 @@ def register(ctx: "PluginContext") -> None:
     from .tool import TTS_SCHEMA, text_to_speech
 
     kernel = ctx.kernel
+
+    def ready() -> bool:  # offered while the selected provider can speak, as the original
+        try:
+            SpeechService(kernel).tts()
+        except Exception:
+            return False
+        return True
+
     ctx.register_service(SPEECH, SpeechService)
     ctx.register_tool(name="text_to_speech", toolset="tts", schema=TTS_SCHEMA,
                       handler=with_context(lambda args, call: text_to_speech(kernel, args, call)),
-                      description=TTS_SCHEMA["description"], emoji="🔊")
+                      check_fn=ready, description=TTS_SCHEMA["description"], emoji="🔊")
 
 
 @hookimpl

@@ -12,6 +12,7 @@ import urllib.request
 from typing import Any
 
 from ..local_server import LocalHTTPServer, RecordedRequest, ServedInBackground
+from .files import SentMedia, voice_message
 from .methods import CHAT_TYPES, TOKEN, Answer, SentMessage, Failure, Handler, State
 
 REGISTERED = object()  # deliver(): send the secret setWebhook registered
@@ -43,9 +44,19 @@ class FakeTelegram(ServedInBackground):
             self._state.chats.setdefault(str(chat_id), chat).update(chat)
             return dict(self._state.chats[str(chat_id)])
 
+    def user_voice(self, chat_id: int, user_id: int, audio: bytes, *, caption: str = "",
+                   mime_type: str = "audio/ogg", kind: str = "voice",
+                   **options: Any) -> dict[str, Any]:
+        """An update carrying a voice note (``kind="audio"``: an audio file) of ``audio``,
+        downloadable through ``getFile``; ``options`` as :meth:`user_message`'s."""
+        with self._state.lock:
+            note = voice_message(self._state, audio, mime_type=mime_type, kind=kind)
+        return self.user_message(chat_id, user_id, caption, extra={kind: note}, **options)
+
     def user_message(self, chat_id: int, user_id: int, text: str, *, username: str = "",
                      chat_type: str = "private", thread_id: int | None = None,
-                     edited: bool = False, queue: bool = True) -> dict[str, Any]:
+                     edited: bool = False, queue: bool = True,
+                     extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """An update carrying a user's message; queued for ``getUpdates`` unless ``queue`` is
         False (for :meth:`deliver`). Returns the update."""
         state = self._state
@@ -63,6 +74,11 @@ class FakeTelegram(ServedInBackground):
         with state.lock:
             message: dict[str, Any] = {"message_id": next(state.ids), "date": int(time.time()),
                                        "chat": chat, "from": sender, "text": text}
+            if extra:  # a voice note: its caption, if any, instead of a text
+                message.update(extra)
+                message.pop("text")
+                if text:
+                    message["caption"] = text
             if thread_id is not None:
                 message.update(message_thread_id=thread_id, is_topic_message=True)
             update = {"update_id": next(state.update_ids),
@@ -105,6 +121,20 @@ class FakeTelegram(ServedInBackground):
     def sent(self) -> list[SentMessage]:
         with self._state.lock:
             return list(self._state.sent)
+
+    @property
+    def media(self) -> list[SentMedia]:
+        """The files the bot uploaded (sendVoice, sendPhoto, ...), in order."""
+        with self._state.lock:
+            return list(self._state.media)
+
+    def wait_media(self, count: int, timeout: float = 30.0) -> list[SentMedia]:
+        """The first ``count`` uploads, once there are that many."""
+        with self._state.lock:
+            if not self._state.lock.wait_for(lambda: len(self._state.media) >= count, timeout):
+                raise AssertionError(f"{len(self._state.media)} of {count} files sent within "
+                                     f"{timeout}s")
+            return list(self._state.media[:count])
 
     @property
     def actions(self) -> list[tuple[str, str]]:

@@ -60,6 +60,7 @@ class BotAPI:
                  timeout: float = 20.0):
         self._secrets = tuple(dict.fromkeys((token, *secrets)))
         self._prefix = f"{base_url.rstrip('/')}/bot{token}/"
+        self._file_prefix = f"{base_url.rstrip('/')}/file/bot{token}/"  # downloads
         self._timeout = timeout
         self._filter = TokenMaskingFilter(self._secrets)
         logging.getLogger("httpx2").addFilter(self._filter)
@@ -89,6 +90,54 @@ class BotAPI:
             return data.get("result")
         raise self._error(method, response.status_code, data if isinstance(data, dict) else {})
 
+    async def upload(self, method: str, field: str, path: str, **params: Any) -> Any:
+        """``method`` with the file at ``path`` as the multipart field ``field`` (sendVoice,
+        sendPhoto, ...); its ``result``. A failure before Telegram answered may have sent it:
+        not retryable."""
+        from pathlib import Path
+
+        form = {k: str(v) for k, v in params.items() if v is not None}
+        file = Path(path)
+        try:
+            with open(file, "rb") as content:
+                response = await self._http.post(
+                    self._prefix + method, data=form,
+                    files={field: (file.name, content, _mime(file))}, timeout=self._timeout)
+        except _NOT_SENT as exc:
+            raise TelegramError(method, f"cannot reach the Bot API ({self._describe(exc)})",
+                                retryable=True) from None
+        except httpx2.HTTPError as exc:
+            raise TelegramError(method, f"no answer from the Bot API ({self._describe(exc)})"
+                                ) from None
+        try:
+            data = response.json()
+        except ValueError:
+            data = {}
+        if response.status_code == 200 and isinstance(data, dict) and data.get("ok"):
+            return data.get("result")
+        raise self._error(method, response.status_code, data if isinstance(data, dict) else {})
+
+    async def download(self, file_id: str, max_bytes: int) -> tuple[str, bytes]:
+        """The file ``file_id`` names (``getFile``, then its download URL): its path on
+        Telegram's side and its bytes (at most ``max_bytes``: Telegram's bots may fetch 20 MB)."""
+        info = await self.call("getFile", file_id=file_id)
+        file_path = str((info or {}).get("file_path") or "")
+        size = int((info or {}).get("file_size") or 0)
+        if not file_path:
+            raise TelegramError("getFile", "the answer names no file_path")
+        if size > max_bytes:
+            raise TelegramError("getFile", f"the file is {size} bytes, over {max_bytes}")
+        url = self._file_prefix + file_path
+        try:
+            response = await self._http.get(url)
+        except httpx2.HTTPError as exc:
+            raise TelegramError("download", f"cannot download the file ({self._describe(exc)})",
+                                retryable=True) from None
+        if response.status_code != 200:
+            raise TelegramError("download", f"HTTP {response.status_code}",
+                                status=response.status_code)
+        return file_path, response.content[:max_bytes]
+
     def _describe(self, exc: Exception) -> str:
         return self.mask(f"{type(exc).__name__}: {exc}".rstrip(": "))
 
@@ -109,3 +158,9 @@ class BotAPI:
     async def close(self) -> None:
         logging.getLogger("httpx2").removeFilter(self._filter)
         await self._http.aclose()
+
+
+def _mime(path: Any) -> str:
+    import mimetypes
+
+    return mimetypes.guess_type(str(path))[0] or "application/octet-stream"
