@@ -11,7 +11,9 @@ import threading
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from ..local_server import read_request, send_json
+import json
+
+from ..local_server import multipart, read_request, send_json
 from .host import DiscordHost
 
 PREFIX = "/api/v10"
@@ -19,6 +21,7 @@ MESSAGES = re.compile(r"^/channels/(\d+)/messages$")
 MESSAGE = re.compile(r"^/channels/(\d+)/messages/(\d+)$")
 TYPING = re.compile(r"^/channels/(\d+)/typing$")
 CHANNEL = re.compile(r"^/channels/(\d+)$")
+ATTACHMENT = re.compile(r"^/attachments/(\d+)/([^/]+)$")  # the CDN: no Authorization needed
 ERRORS = {403: "Missing Permissions", 500: "Internal Server Error", 502: "Bad Gateway"}
 
 
@@ -49,6 +52,17 @@ class RestHandler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         request = read_request(self)
         fake = self.fake
+        if request.method == "GET" and (found := ATTACHMENT.match(request.path)):
+            fake._record("downloads", request)
+            content = fake.files.get(found.group(1))
+            if content is None:
+                send_json(self, 404, {"message": "404: Not Found", "code": 0})
+                return
+            self.send_response(200)
+            self.send_header("content-length", str(len(content)))
+            self.end_headers()
+            self.wfile.write(content)
+            return
         authorized = request.headers.get("authorization") == f"Bot {fake.token}"
         request.headers["authorization"] = "Bot ***" if authorized else "(wrong)"
         fake._record("requests", request)
@@ -71,7 +85,11 @@ class RestHandler(BaseHTTPRequestHandler):
                 send_json(self, failure[0], {"message": ERRORS.get(failure[0], "Error"),
                                              "code": 0})
                 return
-            send_json(self, 200, fake._bot_message(match.group(1), request.body or {}))
+            body, parts = request.body or {}, multipart(request)
+            if parts:  # an upload: payload_json and files[n], as Discord takes them
+                body = json.loads(parts["payload_json"].text) if "payload_json" in parts else {}
+                body["_files"] = [p for name, p in parts.items() if name.startswith("files[")]
+            send_json(self, 200, fake._bot_message(match.group(1), body))
         elif method == "PATCH" and (match := MESSAGE.match(path)):
             edited = fake._edit(match.group(2), (request.body or {}).get("content", ""))
             if edited is None:

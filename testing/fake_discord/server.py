@@ -48,7 +48,8 @@ class FakeDiscord:
         self._failures: deque[tuple[int, float | None]] = deque()
         self.records: dict[str, list[Any]] = {k: [] for k in (
             "connections", "heartbeats", "identifies", "resumes", "dispatched", "requests",
-            "typing")}
+            "typing", "downloads", "uploads")}
+        self.files: dict[str, bytes] = {}  # attachment id -> content (users' voice notes)
         self.messages: dict[str, dict[str, Any]] = {}  # every message, by id
         self._heartbeat_ms = heartbeat_interval_ms
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -154,6 +155,23 @@ class FakeDiscord:
         self._on_loop(self.gateway_dispatch("MESSAGE_CREATE", message))
         return str(message["id"])
 
+    def user_voice(self, channel_id: str, user_id: str, audio: bytes, *, username: str = "",
+                   guild_id: str | None = None, filename: str = "voice-message.ogg",
+                   content_type: str = "audio/ogg") -> str:
+        """A person's voice message (flag IS_VOICE_MESSAGE, one Ogg attachment on the fake's
+        CDN path), dispatched as MESSAGE_CREATE; returns its id."""
+        message = self._message(channel_id, {"id": user_id, "username": username or user_id,
+                                             "bot": False, "discriminator": "0"}, "", guild_id)
+        attachment = str(next(self._ids))
+        self.files[attachment] = audio
+        message["flags"] = 8192
+        message["attachments"] = [{
+            "id": attachment, "filename": filename, "content_type": content_type,
+            "size": len(audio), "duration_secs": 2.0, "waveform": "AAAA",
+            "url": f"{self.api_base.removesuffix(PREFIX)}/attachments/{attachment}/{filename}"}]
+        self._on_loop(self.gateway_dispatch("MESSAGE_CREATE", message))
+        return str(message["id"])
+
     def create_thread(self, thread_id: str, parent_id: str, guild_id: str) -> None:
         channel = self.add_channel(thread_id, guild_id=guild_id, kind=11, parent_id=parent_id)
         self._on_loop(self.gateway_dispatch("THREAD_CREATE", {**channel, "newly_created": True}))
@@ -244,6 +262,11 @@ class FakeDiscord:
         see it in :meth:`sent_to` (so the session's ``seq`` already counts it)."""
         message = self._message(channel_id, dict(self.bot_user), str(body.get("content", "")),
                                 None, body.get("message_reference"), store=False)
+        for part in body.get("_files") or []:  # uploads: their bytes in records["uploads"]
+            message["attachments"].append({
+                "id": str(next(self._ids)), "filename": part.filename, "size": len(part.content),
+                "content_type": part.content_type})
+            self._record("uploads", (channel_id, part))
         self._on_loop(self.gateway_dispatch("MESSAGE_CREATE", message))
         self._store(message)
         return message
