@@ -133,14 +133,28 @@ def to_ogg_opus(source: Path) -> Path | None:
         command = ["opusenc", "--quiet", "--bitrate", "48", str(source), str(target)]
     else:
         return None
+    if _run(command) and audio_format(target) == "ogg-opus":
+        return target
+    target.unlink(missing_ok=True)
+    if program == "opusenc" and shutil.which("sox"):  # a WAV opusenc cannot read (32-bit)
+        pcm16 = source.with_name(source.stem + ".pcm16.wav")
+        try:
+            if _run(["sox", str(source), "-b", "16", str(pcm16)]):
+                command[-2] = str(pcm16)
+                if _run(command) and audio_format(target) == "ogg-opus":
+                    return target
+        finally:
+            pcm16.unlink(missing_ok=True)
+    target.unlink(missing_ok=True)
+    return None
+
+
+def _run(command: list[str]) -> bool:
     try:
         done = subprocess.run(command, capture_output=True, timeout=CONVERT_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired):
-        return None
-    if done.returncode != 0 or audio_format(target) != "ogg-opus":
-        target.unlink(missing_ok=True)
-        return None
-    return target
+        return False
+    return done.returncode == 0
 
 
 class Transcriber:

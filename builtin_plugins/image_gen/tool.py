@@ -60,9 +60,9 @@ def select(kernel: "Kernel") -> ImageGenProvider:
         raise MediaError(f"image_gen.provider {name!r} is not installed; installed: "
                          f"{installed}. Choose one with `hermes config set image_gen.provider "
                          "NAME` (docs/image-generation.md).", "not_configured")
-    provider = entry.obj
-    if not provider.is_available():
-        reason = provider.unavailable_reason() or "its key is not set"
+    provider = entry.obj  # a provider written for the original may lack the optional parts
+    if not getattr(provider, "is_available", lambda: True)():
+        reason = getattr(provider, "unavailable_reason", lambda: "")() or "its key is not set"
         raise MediaError(f"image_gen is configured to use {name!r} (image_gen.provider), but "
                          f"{reason}", "missing_key")
     return provider
@@ -119,7 +119,8 @@ def image_generate(kernel: "Kernel", args: dict[str, Any], ctx: ToolCallContext)
     try:
         provider = select(kernel)
         own = kernel.config.get(f"image_gen.{provider.name}.model")
-        model = str(own or kernel.config.get("image_gen.model") or provider.default_model())
+        model = str(own or kernel.config.get("image_gen.model")
+                    or getattr(provider, "default_model", lambda: "")())
         images = provider.generate(prompt, aspect, model=model)
         if not images:
             raise MediaError(f"{provider.name} returned no image", "malformed")

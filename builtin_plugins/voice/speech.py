@@ -63,9 +63,10 @@ class SpeechService:
             raise MediaError(f"{key} {chosen!r} is not installed{why}; installed: {installed}. "
                              f"Choose one with `hermes config set {key} NAME`"
                              f"{'' if slot == 'tts' else '; or ' + STT_FIX}.", "not_configured")
-        provider = entry.obj
-        if not provider.is_available():
-            reason = provider.unavailable_reason() or "its key or program is missing"
+        provider = entry.obj  # a provider written for the original may lack the optional parts
+        if not getattr(provider, "is_available", lambda: True)():
+            reason = (getattr(provider, "unavailable_reason", lambda: "")()
+                      or "its key or program is missing")
             raise MediaError(f"{slot} provider {chosen!r} is not available: {reason}",
                              "missing_dependency")
         return provider
@@ -96,7 +97,8 @@ class SpeechService:
         if speed is None:
             speed = settings.get("speed", self.kernel.config.get("tts.speed"))
         wants_opus = platform.lower() in OPUS_PLATFORMS
-        suffix = "ogg" if wants_opus and engine.native_opus else engine.output_format
+        native = getattr(engine, "output_format", "mp3")
+        suffix = "ogg" if wants_opus and getattr(engine, "native_opus", False) else native
         target = output_path or new_audio_path(self.kernel, suffix)
         if target.suffix.lstrip(".") != suffix:
             target = target.with_suffix(f".{suffix}")
