@@ -5,9 +5,12 @@ FAL_KEY`` and ``{"prompt", "image_size", "num_images", "sync_mode": true}``; the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import GeneratedImage, ImageGenProvider, MediaError
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 DEFAULT_URL = "https://fal.run"
 DEFAULT_MODEL = "fal-ai/flux-2/klein/9b"
@@ -20,7 +23,7 @@ class FalImages(ImageGenProvider):
     name = "fal"
     display_name = "fal.ai"
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: "Kernel"):
         self.kernel = kernel
 
     def api_key(self) -> str:

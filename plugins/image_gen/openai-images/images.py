@@ -5,9 +5,12 @@ The aspect ratio maps to each family's sizes."""
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import GeneratedImage, ImageGenProvider, MediaError
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 DEFAULT_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-image-1"
@@ -20,7 +23,7 @@ class OpenAIImages(ImageGenProvider):
     name = "openai"
     display_name = "OpenAI images"
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: "Kernel"):
         self.kernel = kernel
 
     def _setting(self, key: str) -> str:

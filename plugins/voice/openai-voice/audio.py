@@ -5,9 +5,12 @@ in Ogg when a voice message wants it) and ``audio.transcriptions.create``. SDK e
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import MediaError, TranscriptionProvider, TTSProvider
+
+if TYPE_CHECKING:
+    from hermes_agent import Kernel
 
 KEY_ENVS = ("VOICE_TOOLS_OPENAI_KEY", "OPENAI_API_KEY")
 DEFAULT_URL = "https://api.openai.com/v1"
@@ -19,7 +22,7 @@ class _OpenAIAudio:
     section = ""
     url_env = ""
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: "Kernel"):
         self.kernel = kernel
 
     def api_key(self) -> str:
