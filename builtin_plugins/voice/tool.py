@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import MediaError, ToolCallContext, tool_error, tool_result
-from hermes_agent.kits.media import media_tag
+from hermes_agent.kits.media import audio_format, media_tag
 
-from .speech import SpeechService
+from .speech import SpeechService, audio_dir
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
@@ -44,14 +44,26 @@ TTS_SCHEMA: dict[str, Any] = {
 }
 
 
-def _output_path(raw: Any, ctx: ToolCallContext) -> Path | None:
+def _output_path(raw: Any, ctx: ToolCallContext, audio_dir: Path) -> Path | None:
+    """``output_path`` checked: inside the working directory or the audio cache (the file
+    tools' sandbox does not see this write), and never over a file that is not audio."""
     if not raw:
         return None
     path = Path(str(raw)).expanduser()
     if ".." in path.parts:
         raise MediaError(f"output_path {raw!r} holds a '..' component; give an absolute path "
                          "or one relative to the working directory without '..'", "invalid")
-    return path if path.is_absolute() else ctx.cwd / path
+    path = path if path.is_absolute() else ctx.cwd / path
+    resolved = path.resolve()
+    roots = (ctx.cwd.resolve(), audio_dir.resolve())
+    if not any(resolved.is_relative_to(root) for root in roots):
+        raise MediaError(f"output_path {raw!r} is outside the working directory ({roots[0]}) "
+                         f"and the audio cache ({roots[1]}); write there, then move the file "
+                         "with the file tools", "invalid")
+    if resolved.exists() and (not resolved.is_file() or not audio_format(resolved)):
+        raise MediaError(f"output_path {raw!r} exists and is not an audio file; choose a new "
+                         "name", "invalid")
+    return path
 
 
 def text_to_speech(kernel: "Kernel", args: dict[str, Any], ctx: ToolCallContext) -> str:
@@ -67,7 +79,8 @@ def text_to_speech(kernel: "Kernel", args: dict[str, Any], ctx: ToolCallContext)
                           success=False, error_type="invalid")
     try:
         spoken = SpeechService(kernel).speak(
-            text, ctx.platform, output_path=_output_path(args.get("output_path"), ctx),
+            text, ctx.platform,
+            output_path=_output_path(args.get("output_path"), ctx, audio_dir(kernel)),
             speed=speed, instructions=str(args.get("instructions") or ""),
             provider=str(args.get("provider") or "") or None)
     except MediaError as exc:

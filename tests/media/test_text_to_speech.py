@@ -51,6 +51,12 @@ def test_speed_voice_and_output_path_reach_espeak(home, kernel_with, tmp_path):
     assert Path(slow["file_path"]).stat().st_size > 1.5 * Path(fast["file_path"]).stat().st_size
     refused = speak(kernel, context, text="x", output_path="../escape.wav")
     assert refused["success"] is False and "'..'" in refused["error"]
+    outside = speak(kernel, context, text="x", output_path=str(tmp_path.parent / "elsewhere.wav"))
+    assert "outside the working directory" in outside["error"]
+    (tmp_path / "notes.txt").write_text("keep me")
+    clobber = speak(kernel, context, text="x", output_path="notes.txt")
+    assert "not an audio file" in clobber["error"]
+    assert (tmp_path / "notes.txt").read_text() == "keep me"
     wrong = speak(kernel_with({"tts": {"espeak": {"voice": "qqqq"}}}), text="hi")
     assert wrong["success"] is False and "espeak-ng --voices" in wrong["error"]
 
