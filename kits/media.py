@@ -177,10 +177,12 @@ class Transcriber:
         path.write_bytes(content)
         return path
 
-    def text_for(self, audio: Path, caption: str = "") -> tuple[str, bool]:
+    def text_for(self, audio: Path, caption: str = "",
+                 label: str = "voice message") -> tuple[str, bool]:
         """The agent's text for ``audio`` (``caption`` after it) and whether it holds a
         transcript; a failure is said in the text, with its fix, so the agent can tell the
-        user. Blocking: call it in a worker thread."""
+        user. ``label``: what the user sent (``voice message``, ``audio file``). Blocking:
+        call it in a worker thread."""
         from hermes_agent.api import SPEECH
 
         try:
@@ -189,10 +191,10 @@ class Transcriber:
                                    "voice`)")
             transcript = self.kernel.service(SPEECH).transcribe(audio)
         except Exception as exc:  # MediaError says what to set; anything else, what broke
-            note = (f"[The user sent a voice message, but it could not be transcribed: {exc}]")
+            note = f"[The user sent a {label}, but it could not be transcribed: {exc}]"
             return "\n".join(t for t in (note, caption) if t), False
         if not transcript:
-            return "\n".join(t for t in ("[The user sent a voice message with no speech in it]",
+            return "\n".join(t for t in (f"[The user sent a {label} with no speech in it]",
                                          caption) if t), False
-        return "\n".join(t for t in (f"[voice message, transcribed] {transcript}", caption)
+        return "\n".join(t for t in (f"[{label}, transcribed] {transcript}", caption)
                          if t), True

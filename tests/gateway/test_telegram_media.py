@@ -168,3 +168,21 @@ def test_a_reply_naming_a_file_outside_the_cache_sends_no_file(home, fake_llm, t
 
     asyncio.run(scenario())
     assert telegram.media == [] and not telegram.requests("sendDocument")
+
+
+def test_an_audio_file_with_a_caption_is_transcribed_with_the_caption_after_it(
+        home, fake_llm, telegram, media):
+    media.transcript = "minutes of the meeting"
+    fake_llm.script(reply_text("Summarised."))
+    k = voice_kernel(home, fake_llm, telegram, media, reply_mode="off")
+
+    async def scenario() -> None:
+        async with served(k):
+            telegram.user_voice(ALICE, ALICE, b"ID3\x04" + bytes(200), kind="audio",
+                                mime_type="audio/mpeg", caption="summarise this")
+            await replies(telegram, 1, ALICE)
+
+    asyncio.run(scenario())
+    assert user_texts(posts(fake_llm)[0]) == [
+        "[audio file, transcribed] minutes of the meeting\nsummarise this"]
+    assert telegram.media == []  # reply_mode off: text only

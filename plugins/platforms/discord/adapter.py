@@ -179,8 +179,10 @@ class DiscordAdapter(PlatformAdapter):
             return
         name = f"discord_{audio.get('id') or message.message_id}_{audio.get('filename', 'a.ogg')}"
         saved = await asyncio.to_thread(self.transcriber.save, name, content)
+        label = ("voice message" if int(data.get("flags") or 0) & VOICE_MESSAGE_FLAG
+                 else "audio file")
         message.text, message.transcribed = await asyncio.to_thread(
-            self.transcriber.text_for, saved, caption)
+            self.transcriber.text_for, saved, caption, label)
 
     # --- outbound ----------------------------------------------------------------------------
     async def send_media(self, chat_id: str, path: str, kind: str = "file", caption: str = "",

@@ -211,8 +211,9 @@ class TelegramAdapter(PlatformAdapter):
         suffix = "." + file_path.rsplit(".", 1)[-1] if "." in file_path else ".ogg"
         name = f"telegram_{note.get('file_unique_id') or message.message_id}{suffix}"
         saved = await asyncio.to_thread(self.transcriber.save, name, content)
+        label = "voice message" if "voice" in message_of(update) else "audio file"
         message.text, message.transcribed = await asyncio.to_thread(
-            self.transcriber.text_for, saved, caption)
+            self.transcriber.text_for, saved, caption, label)
 
     # --- outbound ----------------------------------------------------------------------------
     async def send_media(self, chat_id: str, path: str, kind: str = "file", caption: str = "",
