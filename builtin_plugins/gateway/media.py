@@ -11,13 +11,10 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hermes_agent.api import SPEECH, InboundMessage, PlatformAdapter
 from hermes_agent.kits.media import MediaRef, deliverable, media_in_result, split_media
-
-if TYPE_CHECKING:
-    from .chat import Chat, TurnRunner
 
 log = logging.getLogger("hermes_agent.gateway")
 
@@ -56,9 +53,11 @@ def sends_media(adapter: PlatformAdapter) -> bool:
     return type(adapter).send_media is not PlatformAdapter.send_media
 
 
-async def deliver(runner: "TurnRunner", chat: "Chat", message: InboundMessage, text: str,
+async def deliver(runner: Any, chat: Any, message: InboundMessage, text: str,
                   refs: list[MediaRef]) -> None:
-    """Send ``refs`` (those that may be sent), then the spoken reply when the mode asks."""
+    """Send ``refs`` (those that may be sent), then the spoken reply when the mode asks.
+    ``runner``, ``chat``: the chat module's ``TurnRunner`` and ``Chat`` (typed ``Any``: that
+    module imports this one, and no import circle is allowed)."""
     adapter = runner.adapters[chat.platform]
     if not sends_media(adapter):
         return
@@ -85,7 +84,7 @@ async def deliver(runner: "TurnRunner", chat: "Chat", message: InboundMessage, t
     await _send(adapter, chat, audio.path, "voice" if audio.voice_compatible else "audio")
 
 
-async def _send(adapter: Any, chat: "Chat", path: Path, kind: str) -> None:
+async def _send(adapter: Any, chat: Any, path: Path, kind: str) -> None:
     try:
         result = await adapter.send_media(chat.chat_id, str(path), kind,
                                           metadata=chat.metadata)
