@@ -39,6 +39,13 @@ def register(ctx: "PluginContext") -> None:
 
 
 @hookimpl
+def doctor_checks(kernel: Any, config: Any, offline: bool) -> list[Any]:
+    from .doctor import voice_findings
+
+    return voice_findings(kernel)
+
+
+@hookimpl
 def register_toolsets(register: Any) -> None:
     register("tts", tools=("text_to_speech",), kind="leaf",
              description="Speak text into an audio file (the provider tts.provider selects)")
