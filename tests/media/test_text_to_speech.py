@@ -119,3 +119,22 @@ def test_speech_to_text_unconfigured_or_original_only_names_the_fix(kernel_with,
     assert "VOICE_TOOLS_OPENAI_KEY" in missing["error"]
     edge = speak(kernel_with({"tts": {"provider": "edge"}}), text="hi")
     assert "'edge' is not installed" in edge["error"] and "espeak" in edge["error"]
+
+
+def test_a_refused_key_and_an_unreachable_server_say_what_to_check(home, media, kernel_with,
+                                                                   tmp_path):
+    kernel = kernel_with({"tts": {"provider": "openai", "openai": {
+        "base_url": media.openai_base_url}}, "stt": {"provider": "openai", "openai": {
+            "base_url": media.openai_base_url}}}, env={"OPENAI_API_KEY": "sk-wrong"})
+    refused = speak(kernel, text="hi")
+    assert refused["error_type"] == "tts_missing_key" and "refused the key" in refused["error"]
+    audio = tmp_path / "a.ogg"
+    audio.write_bytes(b"OggS")
+    with pytest.raises(MediaError, match="refused the key") as err:
+        kernel.service(SPEECH).transcribe(audio)
+    assert err.value.kind == "missing_key"
+    gone = kernel_with({"tts": {"provider": "openai", "openai": {
+        "base_url": "http://127.0.0.1:9/v1"}}}, env={"OPENAI_API_KEY": media.key})
+    unreachable = speak(gone, text="hi")
+    assert unreachable["error_type"] == "tts_unreachable"
+    assert "tts.openai.base_url" in unreachable["error"]
