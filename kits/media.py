@@ -11,6 +11,7 @@ play) with ffmpeg or opusenc, whichever is installed.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -87,6 +88,23 @@ def deliverable(ref: MediaRef, roots: list[Path]) -> bool:
     except (OSError, RuntimeError):
         return False
     return path.is_file() and any(path.is_relative_to(r.resolve()) for r in roots)
+
+
+_FENCE = re.compile(r"```.*?(```|\Z)", re.S)
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MARKS = re.compile(r"(\*\*|__|~~|`|^#{1,6}\s+|^\s*[-*+]\s+|^>\s?)", re.M)
+_THINK = re.compile(r"<think>.*?(</think>|\Z)", re.S)
+
+
+def spoken_text(text: str) -> str:
+    """``text`` as it should be read aloud: markdown marks, code blocks, ``<think>`` blocks,
+    ``MEDIA:`` lines and link targets taken out."""
+    text = split_media(_THINK.sub(" ", text))[0]
+    text = _FENCE.sub(" (code omitted) ", text)
+    text = _LINK.sub(lambda m: m.group(1), text)
+    text = _MARKS.sub("", text).replace("*", "")
+    lines = (re.sub(r"[ \t]+", " ", line).strip() for line in text.splitlines())
+    return "\n".join(line for line in lines if line)
 
 
 def audio_format(path: Path) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import MediaError, SpeechFile, TranscriptionProvider, TTSProvider
-from hermes_agent.kits.media import audio_format, opus_converter, to_ogg_opus
+from hermes_agent.kits.media import audio_format, opus_converter, spoken_text, to_ogg_opus
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
@@ -89,6 +89,9 @@ class SpeechService:
               speed: float | None = None, instructions: str = "",
               provider: str | None = None) -> SpeechFile:
         engine = self.tts(provider)
+        text = spoken_text(text)
+        if not text:
+            raise MediaError("nothing to speak once markdown and code are taken out", "invalid")
         limit = int(self.kernel.config.get("tts.max_text_length", 4000) or 4000)
         if len(text) > limit:
             raise MediaError(f"the text is {len(text)} characters; at most {limit} are spoken "

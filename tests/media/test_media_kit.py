@@ -69,3 +69,12 @@ def test_a_wav_converts_to_ogg_opus_that_sox_can_read_back(tmp_path):
     assert ogg is not None and ogg.suffix == ".ogg" and audio_format(ogg) == "ogg-opus"
     assert to_ogg_opus(ogg) == ogg  # already Opus
     assert to_ogg_opus(tmp_path / "missing.wav") is None
+
+
+def test_spoken_text_drops_markdown_code_and_links():
+    from hermes_agent.kits.media import spoken_text
+
+    text = ("# Title\n<think>plan</think>**Bold** and _x_ see [the docs](https://x.org).\n"
+            "```python\nprint(1)\n```\n- item one\nMEDIA:/tmp/a.png")
+    assert spoken_text(text) == "Title\nBold and _x_ see the docs.\n(code omitted)\nitem one"
+    assert spoken_text("```\nonly code\n```") == "(code omitted)"
