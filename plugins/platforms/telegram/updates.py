@@ -1,6 +1,7 @@
 """Telegram updates as the gateway's ``InboundMessage``: a new or edited message with text
-(or a caption, or a voice note or audio file: the adapter transcribes it) in a private chat, a group, a supergroup (its forum topics become threads) or
-a channel. Everything else (joins, polls, stickers without a caption) yields None."""
+(or a caption) in a private chat, a group, a supergroup (its forum topics become threads) or
+a channel, or a voice note or audio file (its text empty: the adapter transcribes it).
+Everything else (joins, polls, stickers without a caption) yields None."""
 
 from __future__ import annotations
 
