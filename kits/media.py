@@ -128,6 +128,23 @@ def audio_format(path: Path) -> str:
     return ""
 
 
+def ogg_duration(path: Path) -> float:
+    """Seconds of an Ogg/Opus file, from its last page's granule position (48 kHz); 0.0
+    when it cannot be read."""
+    try:
+        with open(path, "rb") as file:
+            file.seek(0, 2)
+            file.seek(max(0, file.tell() - 65536))
+            tail = file.read()
+    except OSError:
+        return 0.0
+    page = tail.rfind(b"OggS")
+    if page < 0 or len(tail) < page + 14:
+        return 0.0
+    granule = int.from_bytes(tail[page + 6:page + 14], "little")
+    return granule / 48000 if 0 < granule < 1 << 62 else 0.0
+
+
 def opus_converter() -> str:
     """The program :func:`to_ogg_opus` would use (``ffmpeg``, ``opusenc``), or ``""``."""
     for program in ("ffmpeg", "opusenc"):

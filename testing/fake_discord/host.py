@@ -12,6 +12,8 @@ class DiscordHost(Protocol):
     bot_user: dict[str, Any]
     gateway_url: str
     channels: dict[str, dict[str, Any]]
+    files: dict[str, bytes]
+    refuse_voice: bool
 
     def _record(self, kind: str, value: Any) -> None: ...
 

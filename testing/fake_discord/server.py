@@ -50,6 +50,7 @@ class FakeDiscord:
             "connections", "heartbeats", "identifies", "resumes", "dispatched", "requests",
             "typing", "downloads", "uploads")}
         self.files: dict[str, bytes] = {}  # attachment id -> content (users' voice notes)
+        self.refuse_voice = False  # the bot's voice messages get a 400 (then it sends a file)
         self.messages: dict[str, dict[str, Any]] = {}  # every message, by id
         self._heartbeat_ms = heartbeat_interval_ms
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -262,6 +263,8 @@ class FakeDiscord:
         see it in :meth:`sent_to` (so the session's ``seq`` already counts it)."""
         message = self._message(channel_id, dict(self.bot_user), str(body.get("content", "")),
                                 None, body.get("message_reference"), store=False)
+        if body.get("flags"):
+            message["flags"] = body["flags"]
         for part in body.get("_files") or []:  # uploads: their bytes in records["uploads"]
             message["attachments"].append({
                 "id": str(next(self._ids)), "filename": part.filename, "size": len(part.content),

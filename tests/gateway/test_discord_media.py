@@ -50,8 +50,11 @@ def test_a_voice_message_is_transcribed_and_answered_with_an_audio_attachment(
             discord.user_voice("400", "111", VOICE_NOTE, username="alice")
             await until(discord, lambda: texts(discord, "400"))
             [(channel, upload)] = await until(discord, lambda: discord.uploads)
-            assert channel == "400" and upload.filename.endswith(".ogg")
+            assert channel == "400" and upload.filename == "voice-message.ogg"
             assert upload.content.startswith(b"OggS") and b"OpusHead" in upload.content
+            [voice] = await until(discord, lambda: [m for m in discord.sent_to("400")
+                                                    if m["attachments"]])
+            assert voice["flags"] == 8192 and voice["content"] == ""  # a voice message
 
     asyncio.run(scenario())
     [request] = [r for r in fake_llm.requests if r.method == "POST"]
@@ -76,3 +79,24 @@ def test_a_generated_image_is_attached_to_the_channel(home, fake_llm, discord, m
             assert "Your boat." in texts(discord, "401")
 
     asyncio.run(scenario())
+
+
+def test_a_channel_refusing_voice_messages_gets_the_audio_as_a_file(home, fake_llm, discord,
+                                                                    media):
+    discord.refuse_voice = True
+    fake_llm.script(reply_text("Spoken anyway."))
+    k = media_kernel(home, fake_llm, discord, media, "all")
+
+    async def scenario() -> None:
+        async with served(k):
+            discord.user_says("402", "111", "say something", username="alice")
+            [(channel, upload)] = await until(discord, lambda: discord.uploads)
+            assert channel == "402" and upload.filename.startswith("tts_")
+            [sent] = await until(discord, lambda: [m for m in discord.sent_to("402")
+                                                   if m["attachments"]])
+            assert "flags" not in sent
+
+    asyncio.run(scenario())
+    refused = [r for r in discord.requests if r.method == "POST" and "multipart" in
+               r.headers.get("content-type", "")]
+    assert len(refused) == 2  # the voice message, refused, then the file

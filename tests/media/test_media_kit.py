@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hermes_agent.kits.media import (MediaRef, audio_format, deliverable, media_in_result,
-                                     media_tag, split_media, to_ogg_opus)
+                                     media_tag, ogg_duration, split_media, to_ogg_opus)
 
 
 def test_media_lines_are_taken_out_and_prose_starting_media_is_kept(tmp_path):
@@ -68,6 +68,7 @@ def test_a_wav_converts_to_ogg_opus_that_sox_can_read_back(tmp_path):
     ogg = to_ogg_opus(wav)
     assert ogg is not None and ogg.suffix == ".ogg" and audio_format(ogg) == "ogg-opus"
     assert to_ogg_opus(ogg) == ogg  # already Opus
+    assert 0.9 < ogg_duration(ogg) < 1.2  # the 1 s tone (plus Opus's pre-skip)
     assert to_ogg_opus(tmp_path / "missing.wav") is None
 
 

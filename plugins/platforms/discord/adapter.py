@@ -19,7 +19,7 @@ from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResu
 
 from .formatting import format_message
 from .gateway import FatalGatewayError, GatewayClient
-from .rest import DiscordAuthError, DiscordREST
+from .rest import VOICE_MESSAGE_FLAG, DiscordAuthError, DiscordREST
 from .settings import Settings
 
 log = logging.getLogger("hermes_agent.gateway.discord")
@@ -28,7 +28,6 @@ THREAD_TYPES = (10, 11, 12)  # announcement, public and private threads
 DM_TYPES = (1, 3)
 SEEN = 1000  # message ids remembered, so a replayed event is handled once
 USER_TYPES = (0, 19)  # a message, a reply; the rest are system messages (pins, joins, ...)
-VOICE_MESSAGE_FLAG = 8192  # IS_VOICE_MESSAGE: the attachment is a recorded voice note
 MAX_AUDIO = 25 * 1024 * 1024
 
 
@@ -188,11 +187,23 @@ class DiscordAdapter(PlatformAdapter):
     async def send_media(self, chat_id: str, path: str, kind: str = "file", caption: str = "",
                          reply_to: str | None = None,
                          metadata: dict[str, Any] | None = None) -> SendResult:
-        """Any file, a voice reply included, as an attachment (Discord plays Ogg/Opus and MP3
+        """A voice reply (Ogg/Opus) as a voice message, falling back to an attachment when
+        Discord refuses it; any other file as an attachment (Discord plays Ogg/Opus and MP3
         attachments inline)."""
         if self.rest is None:
             return SendResult(False, error="discord is not connected")
-        return await self.rest.upload(self._target(chat_id, metadata), path, reply_to)
+        from pathlib import Path
+
+        from hermes_agent.kits.media import audio_format, ogg_duration
+
+        target = self._target(chat_id, metadata)
+        if kind == "voice" and audio_format(Path(path)) == "ogg-opus":
+            sent = await self.rest.upload(target, path, reply_to,
+                                          voice_seconds=ogg_duration(Path(path)) or 1.0)
+            if sent.success or sent.retryable:
+                return sent
+            log.info("discord: the voice message was refused (%s); sending the file", sent.error)
+        return await self.rest.upload(target, path, reply_to)
 
     def _target(self, chat_id: str, metadata: Mapping[str, Any] | None) -> str:
         return str((metadata or {}).get("thread_id") or chat_id)

@@ -15,6 +15,7 @@ from hermes_agent.api import SendResult
 from .settings import TOKEN_ENV, Settings
 
 log = logging.getLogger("hermes_agent.gateway.discord")
+VOICE_MESSAGE_FLAG = 8192  # IS_VOICE_MESSAGE: the attachment is a recorded voice note
 CDN_HOSTS = frozenset({"cdn.discordapp.com", "media.discordapp.net"})
 USER_AGENT = "DiscordBot (https://github.com/hermes-agent/hermes, 0.1)"
 
@@ -67,21 +68,30 @@ class DiscordREST:
             return None
         return _json(response) if response.status_code == 200 else None
 
-    async def upload(self, channel_id: str, path: str, reply_to: str | None = None) -> SendResult:
-        """The file at ``path`` as an attachment (``files[0]`` beside ``payload_json``)."""
+    async def upload(self, channel_id: str, path: str, reply_to: str | None = None,
+                     voice_seconds: float | None = None) -> SendResult:
+        """The file at ``path`` as an attachment (``files[0]`` beside ``payload_json``);
+        with ``voice_seconds``, an Ogg/Opus file as a voice message (flag 8192, its duration
+        and a flat waveform: the audio is not decoded here)."""
+        import base64
         import json
         import mimetypes
         from pathlib import Path
 
         file = Path(path)
-        body: dict[str, Any] = {"attachments": [{"id": 0, "filename": file.name}]}
+        attachment: dict[str, Any] = {"id": 0, "filename": file.name}
+        body: dict[str, Any] = {"attachments": [attachment]}
+        if voice_seconds is not None:
+            body["flags"] = VOICE_MESSAGE_FLAG
+            attachment.update(filename="voice-message.ogg", duration_secs=round(voice_seconds, 2),
+                              waveform=base64.b64encode(bytes([128] * 64)).decode())
         if reply_to:
             body["message_reference"] = {"message_id": reply_to, "fail_if_not_exists": False}
         kind = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
         with open(file, "rb") as content:
             return await self._send("POST", f"/channels/{channel_id}/messages", None,
                                     data={"payload_json": json.dumps(body)},
-                                    files={"files[0]": (file.name, content, kind)})
+                                    files={"files[0]": (attachment["filename"], content, kind)})
 
     async def download(self, url: str, max_bytes: int) -> bytes:
         """An attachment's bytes, from Discord's CDN (or the API's own host) only, and
