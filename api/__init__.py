@@ -34,9 +34,6 @@ _EXPORTS: dict[str, str] = {
     "MemoryProvider": "providers", "ContextEngine": "providers",
     # web.py: the web backends' contract (the web_search slot)
     **dict.fromkeys(("WebResult", "WebPage", "WebError", "WebBackend"), "web"),
-    # media.py: text to speech, speech to text and image generation (tts, stt, image_gen)
-    **dict.fromkeys(("MediaError", "TTSProvider", "TranscriptionProvider", "ImageGenProvider",
-                     "GeneratedImage", "SpeechFile", "Speech", "SPEECH"), "media"),
     # sessions.py: the session-store slot
     "SessionStore": "sessions", "SessionRow": "sessions", "MessageRow": "sessions",
     "SearchResult": "sessions", "SessionStoreError": "sessions",

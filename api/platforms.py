@@ -18,8 +18,7 @@ from typing import Any
 class InboundMessage:
     """One message a platform received. ``chat_type``: ``"dm"``, ``"group"``, ``"channel"``
     or ``"thread"``; ``raw``: the platform's own payload, untouched; ``transcribed``: the
-    text was transcribed from a voice note or audio file (``voice.reply_mode: voice_only``
-    answers it with a voice message too)."""
+    text is a voice note's transcript."""
 
     platform: str
     chat_id: str
@@ -31,11 +30,6 @@ class InboundMessage:
     chat_type: str = "dm"
     raw: Any = None
     transcribed: bool = False
-
-
-#: what ``send_media`` may be asked to send: a photo, a voice message (Ogg/Opus), an audio
-#: file, any other file
-MEDIA_KINDS = ("image", "voice", "audio", "file")
 
 
 @dataclass
@@ -208,11 +202,8 @@ class PlatformAdapter(abc.ABC):
         False); a no-op for the others."""
 
     async def send_media(self, chat_id: str, path: str, kind: str = "file", caption: str = "",
-                         reply_to: str | None = None,
-                         metadata: dict[str, Any] | None = None) -> SendResult:
-        """Send the file at ``path`` as ``kind`` (one of :data:`MEDIA_KINDS`: a photo, a
-        voice message, ...). A platform that cannot answers a failure; the gateway then
-        names the file in a text message instead."""
+                         reply_to: str | None = None, metadata: Any = None) -> SendResult:
+        """Send the file at ``path`` as ``kind``: ``image``, ``voice``, ``audio`` or ``file``."""
         return SendResult(False, error=f"platform {self.name!r} cannot send files")
 
     async def send_typing(self, chat_id: str, metadata: dict[str, Any] | None = None) -> None:

@@ -8,6 +8,8 @@ offers it). Every Protocol here is ``runtime_checkable``. Contracts only.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from hermes_agent import ServiceKey
@@ -263,3 +265,22 @@ class Sandbox(Protocol):
 
 #: not in ``hermes_agent.api.__all__`` (its budget is full): import it from this module
 SANDBOX = ServiceKey("sandbox", Sandbox)
+
+
+# --- voice: speech to text and text to speech for the platforms (docs/voice.md) ------------
+@dataclass(frozen=True)
+class SpeechFile:  # voice_compatible: Ogg/Opus, a voice message on Telegram and Discord
+    path: Path
+    provider: str
+    voice_compatible: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Speech(Protocol):  # the voice plugin's service: stt.provider, tts.provider
+    def transcribe(self, audio_path: Path) -> str: ...  # MediaError names the fix
+    def speak(self, text: str, platform: str = "") -> SpeechFile: ...  # Opus where wanted
+    def reply_mode(self) -> str: ...  # voice.reply_mode: off, voice_only or all
+
+
+SPEECH = ServiceKey("speech", Speech)  # not in hermes_agent.api.__all__: import it from here

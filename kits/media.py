@@ -218,7 +218,7 @@ class Transcriber:
         transcript; a failure is said in the text, with its fix, so the agent can tell the
         user. ``label``: what the user sent (``voice message``, ``audio file``). Blocking:
         call it in a worker thread."""
-        from hermes_agent.api import SPEECH
+        from hermes_agent.api.services import SPEECH
 
         try:
             if self.kernel.service_owner(SPEECH) is None:

@@ -13,7 +13,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from hermes_agent.api import SPEECH, InboundMessage, PlatformAdapter
+from hermes_agent.api import InboundMessage, PlatformAdapter
+from hermes_agent.api.services import SPEECH
 from hermes_agent.kits.media import MediaRef, deliverable, media_in_result, split_media
 
 log = logging.getLogger("hermes_agent.gateway")

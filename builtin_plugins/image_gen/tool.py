@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from hermes_agent.api import (GeneratedImage, ImageGenProvider, MediaError, ToolCallContext,
-                              tool_error, tool_result)
+from hermes_agent.api import ToolCallContext, tool_error, tool_result
+from hermes_agent.api.media import GeneratedImage, MediaError
 from hermes_agent.kits.media import media_tag
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def image_dir(kernel: "Kernel") -> Path:
     return folder
 
 
-def select(kernel: "Kernel") -> ImageGenProvider:
+def select(kernel: "Kernel") -> Any:
     name = kernel.slots.selection("image_gen", kernel.config)
     providers = kernel.slots.providers.get("image_gen", {})
     entry = providers.get(name) or next((p for p in providers.values() if p.plugin == name),
@@ -68,7 +68,7 @@ def select(kernel: "Kernel") -> ImageGenProvider:
     return provider
 
 
-def _bytes_of(image: GeneratedImage, provider: ImageGenProvider, kernel: "Kernel",
+def _bytes_of(image: GeneratedImage, provider: Any, kernel: "Kernel",
               limit: int, timeout: float) -> tuple[bytes, str]:
     if image.data is not None:
         return image.data, image.mime_type

@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent import hookimpl
-from hermes_agent.api import SPEECH, with_context
+from hermes_agent.api import with_context
+from hermes_agent.api.services import SPEECH
 
 if TYPE_CHECKING:
-    from hermes_agent import PluginContext
+    from hermes_agent import Kernel, PluginContext
 
 
 def register(ctx: "PluginContext") -> None:
@@ -39,7 +40,7 @@ def register(ctx: "PluginContext") -> None:
 
 
 @hookimpl
-def doctor_checks(kernel: Any, config: Any, offline: bool) -> list[Any]:
+def doctor_checks(kernel: "Kernel", config: Any, offline: bool) -> list[Any]:
     from .doctor import voice_findings
 
     return voice_findings(kernel)

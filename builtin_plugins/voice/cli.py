@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import click
-from hermes_agent.api import MediaError
+from hermes_agent.api.media import MediaError
 from hermes_agent.kits.cli import ListingGroup, cli_kernel
 from hermes_agent.kits.media import opus_converter
 

@@ -11,7 +11,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import MediaError, SpeechFile, TranscriptionProvider, TTSProvider
+from hermes_agent.api.media import MediaError
+from hermes_agent.api.services import SpeechFile
 from hermes_agent.kits.media import audio_format, opus_converter, spoken_text, to_ogg_opus
 
 if TYPE_CHECKING:
@@ -71,10 +72,10 @@ class SpeechService:
                              "missing_dependency")
         return provider
 
-    def tts(self, name: str | None = None) -> TTSProvider:
+    def tts(self, name: str | None = None) -> Any:
         return self._provider("tts", name)
 
-    def stt(self, name: str | None = None) -> TranscriptionProvider:
+    def stt(self, name: str | None = None) -> Any:
         if not self.kernel.config.get("stt.enabled", True):
             raise MediaError("speech to text is off (stt.enabled: false); turn it on with "
                              "`hermes config set stt.enabled true`", "not_configured")

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.api import SPEECH, MediaError
+from hermes_agent.api.media import MediaError
+from hermes_agent.api.services import SPEECH
 from hermes_agent.api.tools import ToolCallContext
 from hermes_agent.kits.media import audio_format, split_media
 

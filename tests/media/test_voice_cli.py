@@ -49,9 +49,12 @@ def test_speak_writes_the_file_asked_for(home, capsys, tmp_path):
     assert code == 0 and out.startswith(str(target)) and audio_format(target) == "wav"
 
 
-def test_doctor_says_when_voice_only_replies_cannot_hear_voice_notes(home, capsys):
-    (home / "config.yaml").write_text(yaml.safe_dump({"voice": {"reply_mode": "voice_only"}}))
-    code, out, _ = hermes(capsys, "doctor", "--json")
-    findings = {f["check"]: f for f in json.loads(out)["findings"]}
-    assert findings["stt"]["status"] == "problem"
-    assert findings["stt"]["fix"] == "hermes config set stt.provider openai"
+def test_doctor_says_when_voice_only_replies_cannot_hear_voice_notes(kernel_with):
+    from hermes_agent.builtin_plugins.voice.doctor import voice_findings
+
+    findings = {f.check: f for f in voice_findings(kernel_with({"voice": {
+        "reply_mode": "voice_only"}}))}
+    assert findings["stt"].status == "problem"
+    assert findings["stt"].fix == "hermes config set stt.provider openai"
+    quiet = {f.check: f for f in voice_findings(kernel_with())}
+    assert quiet["stt"].status == "ok" and "voice messages" not in quiet

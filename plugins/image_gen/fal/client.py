@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import GeneratedImage, ImageGenProvider, MediaError
+from hermes_agent.api.media import GeneratedImage, MediaError
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
@@ -19,7 +19,7 @@ TIMEOUT = 180.0
 SIZES = {"landscape": "landscape_16_9", "square": "square_hd", "portrait": "portrait_16_9"}
 
 
-class FalImages(ImageGenProvider):
+class FalImages:
     name = "fal"
     display_name = "fal.ai"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import GeneratedImage, ImageGenProvider, MediaError
+from hermes_agent.api.media import GeneratedImage, MediaError
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
@@ -19,7 +19,7 @@ GPT_SIZES = {"landscape": "1536x1024", "square": "1024x1024", "portrait": "1024x
 DALLE_SIZES = {"landscape": "1792x1024", "square": "1024x1024", "portrait": "1024x1792"}
 
 
-class OpenAIImages(ImageGenProvider):
+class OpenAIImages:
     name = "openai"
     display_name = "OpenAI images"
 

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from hermes_agent.api import MediaError, TTSProvider
+from hermes_agent.api.media import MediaError
 
 WORDS_PER_MINUTE = 175
 TIMEOUT = 120.0
@@ -18,7 +18,7 @@ def program() -> str:
     return shutil.which("espeak-ng") or shutil.which("espeak") or ""
 
 
-class EspeakTTS(TTSProvider):
+class EspeakTTS:
     name = "espeak"
     display_name = "espeak-ng (local)"
     output_format = "wav"

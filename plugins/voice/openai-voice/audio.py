@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api import MediaError, TranscriptionProvider, TTSProvider
+from hermes_agent.api.media import MediaError
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
@@ -68,7 +68,7 @@ class _OpenAIAudio:
         return MediaError(f"{what} failed: {type(exc).__name__}: {exc}", "http")
 
 
-class OpenAISpeech(_OpenAIAudio, TTSProvider):
+class OpenAISpeech(_OpenAIAudio):
     name = "openai"
     display_name = "OpenAI text to speech"
     output_format = "mp3"
@@ -92,7 +92,7 @@ class OpenAISpeech(_OpenAIAudio, TTSProvider):
         return output_path
 
 
-class OpenAITranscription(_OpenAIAudio, TranscriptionProvider):
+class OpenAITranscription(_OpenAIAudio):
     name = "openai"
     display_name = "OpenAI speech to text"
     section = "stt"
