@@ -36,9 +36,10 @@ def voice_config(media: FakeMediaAPI, reply_mode: str = "voice_only",
             "voice": {"reply_mode": reply_mode}}
 
 
-def voice_kernel(home: Path, llm: Any, telegram: Any, media: FakeMediaAPI, **options: Any) -> Any:
-    k = kernel(home, llm, telegram, env={"VOICE_TOOLS_OPENAI_KEY": media.key,
-                                          "OPENAI_API_KEY": media.key})
+def voice_kernel(home: Path, llm: Any, telegram: Any, media: FakeMediaAPI, stream: bool = False,
+                 **options: Any) -> Any:
+    k = kernel(home, llm, telegram, stream=stream, env={"VOICE_TOOLS_OPENAI_KEY": media.key,
+                                                         "OPENAI_API_KEY": media.key})
     for section, values in voice_config(media, **options).items():
         k.config.data[section] = values
     return k
@@ -186,3 +187,24 @@ def test_an_audio_file_with_a_caption_is_transcribed_with_the_caption_after_it(
     assert user_texts(posts(fake_llm)[0]) == [
         "[audio file, transcribed] minutes of the meeting\nsummarise this"]
     assert telegram.media == []  # reply_mode off: text only
+
+
+def test_a_streamed_reply_naming_the_image_ends_without_the_media_line(home, fake_llm,
+                                                                        telegram, media):
+    fake_llm.script(reply_tool_call("image_generate", {"prompt": "a tree"}),
+                    reply_text("A tree for you.\nMEDIA:/etc/hostname"))  # not under the cache
+    k = voice_kernel(home, fake_llm, telegram, media, stream=True, reply_mode="off")
+    k.config.data["image_gen"] = {"provider": "openai", "openai": {
+        "base_url": media.openai_base_url}}
+
+    async def scenario() -> None:
+        async with served(k):
+            telegram.user_message(ALICE, ALICE, "draw a tree")
+            [photo] = await asyncio.to_thread(telegram.wait_media, 1, WAIT)
+            assert photo.kind == "photo" and photo.content == PNG
+            await asyncio.to_thread(telegram.wait_until, lambda t: any(
+                m.shown == "A tree for you." for m in t.sent))
+
+    asyncio.run(scenario())
+    assert not any("MEDIA:" in m.shown for m in telegram.sent)  # the line is gone when done
+    assert [m.kind for m in telegram.media] == ["photo"]  # /etc/hostname was not sent
