@@ -52,6 +52,9 @@ class ProviderProfile:
     max_tokens_param: str = "max_tokens"  # OpenAI's newer models: "max_completion_tokens"
     # the output cap sent when neither the call nor ``model.max_tokens`` sets one (None: none)
     default_max_tokens: int | None = None
+    # its models see images (content parts are sent as images; otherwise described in text);
+    # ``model.supports_vision`` in config.yaml overrides it for the model in use
+    supports_vision: bool = False
     transport: Callable[[Any], Any] | None = None
 
     def __post_init__(self) -> None:

@@ -17,8 +17,9 @@ from typing import Any
 @dataclass
 class InboundMessage:
     """One message a platform received. ``chat_type``: ``"dm"``, ``"group"``, ``"channel"``
-    or ``"thread"``; ``raw``: the platform's own payload, untouched; ``transcribed``: the
-    text is a voice note's transcript."""
+    or ``"thread"``; ``raw``: the platform's own payload, untouched; ``images``: the image
+    parts it carries (OpenAI ``image_url`` parts with a ``data:`` or http(s) URL; the agent
+    stores them, docs/vision.md); ``transcribed``: the text is a voice note's transcript."""
 
     platform: str
     chat_id: str
@@ -29,6 +30,7 @@ class InboundMessage:
     message_id: str | None = None
     chat_type: str = "dm"
     raw: Any = None
+    images: list[dict[str, Any]] = field(default_factory=list)
     transcribed: bool = False
 
 
@@ -190,6 +192,11 @@ class PlatformAdapter(abc.ABC):
                    metadata: dict[str, Any] | None = None) -> SendResult:
         """Deliver ``content`` (at most ``max_message_length`` long) to ``chat_id``.
         ``metadata`` may carry ``thread_id``."""
+
+    async def fetch_images(self, message: InboundMessage) -> None:
+        """Download the images ``message`` names (from its ``raw`` payload) into
+        ``message.images``; the gateway calls it once the sender is allowed, so nobody else
+        makes the bot download anything. Nothing by default."""
 
     def keeps_chat(self, chat_id: str) -> bool:
         """False for a chat that ends with its turn (a one-turn chat no client can continue):

@@ -1,6 +1,8 @@
 """Owner: the builtin plugin `voice` (also used by `image_gen` and the gateway).
 
-Media files a tool made, on their way to a chat. A tool result names them the original's
+What the media providers and their users share: :class:`MediaError` (a tts, stt or image_gen
+provider's failure, naming the fix) and :class:`GeneratedImage`; and media files a tool made,
+on their way to a chat. A tool result names them the original's
 way: ``MEDIA:<path>`` lines (its ``media_tag``), with ``[[audio_as_voice]]`` asking for a
 voice message; :func:`split_media` takes them out of a reply's text, :func:`media_in_result`
 out of a tool result. :func:`audio_format` tells an audio file's format by its header, and
@@ -23,6 +25,23 @@ VOICE_MARKER = "[[audio_as_voice]]"
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".webp"}
 AUDIO_SUFFIXES = {".ogg", ".opus", ".mp3", ".wav", ".m4a", ".flac", ".aac"}
 CONVERT_TIMEOUT = 120.0
+
+
+class MediaError(Exception):
+    """A tts, stt or image_gen provider's failure: ``kind`` (missing_key, unreachable, http,
+    malformed, invalid, not_configured, ...) and a message that names the fix."""
+
+    def __init__(self, message: str, kind: str = "http", *, status: int | None = None):
+        super().__init__(message)
+        self.kind, self.status = kind, status
+
+
+@dataclass(frozen=True)
+class GeneratedImage:  # what an image_gen provider returns: bytes, or a url (http(s), data:)
+    data: bytes | None = None
+    url: str = ""
+    mime_type: str = "image/png"
+    revised_prompt: str = ""
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from hermes_agent.api import ToolCallContext, tool_error, tool_result
-from hermes_agent.api.media import GeneratedImage, MediaError
-from hermes_agent.kits.media import media_tag
+from hermes_agent.kits.media import GeneratedImage, MediaError, media_tag
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel

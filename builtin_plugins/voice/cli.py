@@ -8,9 +8,8 @@ import json
 from pathlib import Path
 
 import click
-from hermes_agent.api.media import MediaError
+from hermes_agent.kits.media import MediaError, opus_converter
 from hermes_agent.kits.cli import ListingGroup, cli_kernel
-from hermes_agent.kits.media import opus_converter
 
 from .speech import SpeechService
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hermes_agent.api import Finding
-from hermes_agent.api.media import MediaError
-from hermes_agent.kits.media import opus_converter
+from hermes_agent.kits.media import MediaError, opus_converter
 
 from .speech import SpeechService
 

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import ToolCallContext, tool_error, tool_result
-from hermes_agent.api.media import MediaError
-from hermes_agent.kits.media import audio_format, media_tag
+from hermes_agent.kits.media import MediaError, audio_format, media_tag
 
 from .speech import SpeechService, audio_dir
 

@@ -42,6 +42,7 @@ class FakeDiscord:
         self.bot_user = {"id": "900000000000000001", "username": "hermes-bot", "bot": True,
                          "discriminator": "0"}
         self.channels: dict[str, dict[str, Any]] = {}
+        self.files: dict[str, bytes] = {}  # what users attached, served as the CDN does
         self.closing = threading.Event()
         self._ids = itertools.count(1_000_000_000_000_000_000)
         self._changed = threading.Condition()
@@ -49,7 +50,6 @@ class FakeDiscord:
         self.records: dict[str, list[Any]] = {k: [] for k in (
             "connections", "heartbeats", "identifies", "resumes", "dispatched", "requests",
             "typing", "downloads", "uploads")}
-        self.files: dict[str, bytes] = {}  # attachment id -> content (users' voice notes)
         self.refuse_voice = False  # the bot's voice messages get a 400 (then it sends a file)
         self.messages: dict[str, dict[str, Any]] = {}  # every message, by id
         self._heartbeat_ms = heartbeat_interval_ms
@@ -148,11 +148,23 @@ class FakeDiscord:
         self.channels[channel_id] = channel
         return channel
 
+    def attachment(self, data: bytes, filename: str, content_type: str) -> dict[str, Any]:
+        """A file a user attaches (for ``user_says(attachments=[...])``), served at its
+        ``url`` as Discord's CDN serves it."""
+        attachment_id = str(next(self._ids))
+        path = f"/attachments/{attachment_id}/{filename}"
+        self.files[path] = data
+        origin = self.api_base.removesuffix(PREFIX)
+        return {"id": attachment_id, "filename": filename, "content_type": content_type,
+                "size": len(data), "url": origin + path, "proxy_url": origin + path}
+
     def user_says(self, channel_id: str, user_id: str, content: str, *, username: str = "",
-                  guild_id: str | None = None, bot: bool = False) -> str:
+                  guild_id: str | None = None, bot: bool = False,
+                  attachments: list[dict[str, Any]] | None = None) -> str:
         """A person's message, dispatched as MESSAGE_CREATE; returns its id."""
         message = self._message(channel_id, {"id": user_id, "username": username or user_id,
                                              "bot": bot, "discriminator": "0"}, content, guild_id)
+        message["attachments"] = list(attachments or ())
         self._on_loop(self.gateway_dispatch("MESSAGE_CREATE", message))
         return str(message["id"])
 
@@ -163,13 +175,9 @@ class FakeDiscord:
         CDN path), dispatched as MESSAGE_CREATE; returns its id."""
         message = self._message(channel_id, {"id": user_id, "username": username or user_id,
                                              "bot": False, "discriminator": "0"}, "", guild_id)
-        attachment = str(next(self._ids))
-        self.files[attachment] = audio
+        note = self.attachment(audio, filename, content_type)
         message["flags"] = 8192
-        message["attachments"] = [{
-            "id": attachment, "filename": filename, "content_type": content_type,
-            "size": len(audio), "duration_secs": 2.0, "waveform": "AAAA",
-            "url": f"{self.api_base.removesuffix(PREFIX)}/attachments/{attachment}/{filename}"}]
+        message["attachments"] = [{**note, "duration_secs": 2.0, "waveform": "AAAA"}]
         self._on_loop(self.gateway_dispatch("MESSAGE_CREATE", message))
         return str(message["id"])
 

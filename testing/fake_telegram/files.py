@@ -1,7 +1,7 @@
-"""The fake Bot API's files: voice notes users send (:func:`voice_update`), ``getFile`` and
-the download URL (``GET /file/bot<TOKEN>/<file_path>``), and the uploads the bot makes
-(``sendVoice``, ``sendPhoto``, ``sendAudio``, ``sendDocument``: multipart/form-data, as the
-real API takes them), recorded as :class:`SentMedia`."""
+"""The fake Bot API's voice notes and uploads: the voice notes users send
+(:func:`voice_message`, downloaded through ``getFile`` like any file) and the files the bot
+uploads (``sendVoice``, ``sendPhoto``, ``sendAudio``, ``sendDocument``: multipart/form-data,
+as the real API takes them), recorded as :class:`SentMedia`."""
 
 from __future__ import annotations
 
@@ -37,24 +37,6 @@ def voice_message(state: Any, content: bytes, *, mime_type: str = "audio/ogg",
     state.files[file_id] = (f"{kind}/file_{number}.oga", content)
     return {"file_id": file_id, "file_unique_id": f"unique{number}", "duration": duration,
             "mime_type": mime_type, "file_size": len(content)}
-
-
-def get_file(state: Any, params: dict[str, Any], error: type[Exception]) -> dict[str, Any]:
-    stored = state.files.get(str(params.get("file_id") or ""))
-    if stored is None:
-        raise error(400, "Bad Request: invalid file_id")
-    return {"file_id": params["file_id"], "file_unique_id": "u" + str(params["file_id"]),
-            "file_size": len(stored[1]), "file_path": stored[0]}
-
-
-def download(state: Any, path: str) -> bytes | None:
-    """The bytes of ``/file/bot<TOKEN>/<file_path>``, or None (a 404)."""
-    prefix = f"/file/bot{state.token}/"
-    if not path.startswith(prefix):
-        return None
-    wanted = path[len(prefix):]
-    return next((content for file_path, content in state.files.values()
-                 if file_path == wanted), None)
 
 
 def upload(state: Any, method: str, request: RecordedRequest, params: dict[str, Any],

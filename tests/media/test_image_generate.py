@@ -51,7 +51,7 @@ def test_fal_answers_a_data_uri_or_a_url_on_its_own_host(home, media, kernel_wit
 
 def test_an_image_url_on_a_private_host_other_than_the_providers_is_refused(
         home, media, kernel_with):
-    from hermes_agent.api.media import GeneratedImage
+    from hermes_agent.kits.media import GeneratedImage
     from hermes_agent.builtin_plugins.image_gen.tool import _bytes_of
 
     kernel = kernel_with({"image_gen": {"provider": "fal", "fal": {

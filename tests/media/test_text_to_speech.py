@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.api.media import MediaError
+from hermes_agent.kits.media import MediaError, audio_format, split_media
 from hermes_agent.api.services import SPEECH
 from hermes_agent.api.tools import ToolCallContext
-from hermes_agent.kits.media import audio_format, split_media
 
 from .conftest import needs_espeak, needs_sox
 

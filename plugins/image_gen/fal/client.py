@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api.media import GeneratedImage, MediaError
+from hermes_agent.kits.media import GeneratedImage, MediaError
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel

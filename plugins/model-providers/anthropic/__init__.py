@@ -15,6 +15,7 @@ PROFILE = ProviderProfile(
     models=('claude-opus-4-7', 'claude-sonnet-4-6', 'claude-haiku-4-5'),
     key_url='https://console.anthropic.com/settings/keys',
     default_max_tokens=16384,
+    supports_vision=True,
 )
 
 

@@ -15,6 +15,7 @@ PROFILE = ProviderProfile(
     models=('gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite'),
     key_url='https://aistudio.google.com/apikey',
     default_max_tokens=16384,
+    supports_vision=True,
 )
 
 

@@ -16,6 +16,7 @@ PROFILE = ProviderProfile(
     models=('gpt-5', 'gpt-5-mini', 'gpt-5-codex', 'o3', 'o4-mini'),
     key_url='https://platform.openai.com/api-keys',
     default_max_tokens=32768,
+    supports_vision=True,
 )
 
 

@@ -15,6 +15,7 @@ PROFILE = ProviderProfile(
     key_url='https://platform.openai.com/api-keys',
     max_tokens_param='max_completion_tokens',
     default_max_tokens=16384,
+    supports_vision=True,
 )
 
 

@@ -14,6 +14,7 @@ PROFILE = ProviderProfile(
     models=('anthropic/claude-sonnet-4.5', 'openai/gpt-5', 'google/gemini-2.5-pro', 'deepseek/deepseek-chat', 'nousresearch/hermes-4-405b'),
     key_url='https://openrouter.ai/keys',
     default_max_tokens=16384,
+    supports_vision=True,
 )
 
 

@@ -19,6 +19,7 @@ from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResu
 
 from .formatting import format_message
 from .gateway import FatalGatewayError, GatewayClient
+from .media import image_parts, is_image
 from .rest import VOICE_MESSAGE_FLAG, DiscordAuthError, DiscordREST
 from .settings import Settings
 
@@ -121,8 +122,6 @@ class DiscordAdapter(PlatformAdapter):
             try:
                 message = self.inbound(data)
                 if message is not None:
-                    if _audio(data) is not None:
-                        await self._transcribe(message, data)
                     await self.handle_message(message)
             except Exception:  # one bad message must not stop the others
                 log.exception("discord: handling message %s failed", data.get("id"))
@@ -156,6 +155,14 @@ class DiscordAdapter(PlatformAdapter):
             user_name=str(author.get("username") or ""), thread_id=channel if parent else None,
             message_id=message_id or None,
             chat_type="thread" if parent else ("group" if guild else "dm"), raw=dict(data))
+
+    async def fetch_images(self, message: InboundMessage) -> None:
+        """An allowed sender's image attachments, downloaded from the CDN (:mod:`.media`);
+        a voice message or audio attachment, transcribed into the text (:meth:`_transcribe`)."""
+        if isinstance(message.raw, dict):
+            message.images = await image_parts(message.raw, self.settings.api_base)
+            if _audio(message.raw) is not None:
+                await self._transcribe(message, message.raw)
 
     async def _transcribe(self, message: InboundMessage, data: Mapping[str, Any]) -> None:
         """A voice message's (or audio attachment's) transcript replaces its attachment line;
@@ -250,10 +257,12 @@ def _audio(data: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def _text(data: Mapping[str, Any], me: str | None) -> str:
-    """The message's text without the bot's own mention, its attachments' URLs appended."""
+    """The message's text without the bot's own mention, its attachments' URLs appended
+    (images are named only: they come as image parts, :mod:`.media`)."""
     text = str(data.get("content") or "")
     if me:
         text = text.replace(f"<@{me}>", "").replace(f"<@!{me}>", "")
-    lines = [text.strip()] + [f"[attachment: {a.get('filename', 'file')} {a.get('url', '')}]"
+    lines = [text.strip()] + [f"[image: {a.get('filename', 'image')}]" if is_image(a) else
+                              f"[attachment: {a.get('filename', 'file')} {a.get('url', '')}]"
                               for a in data.get("attachments") or [] if isinstance(a, Mapping)]
     return "\n".join(line for line in lines if line)

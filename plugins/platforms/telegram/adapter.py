@@ -9,13 +9,14 @@ import logging
 from collections import deque
 from typing import Any
 
-from hermes_agent.api import ChatInfo, PlatformAdapter, SendResult
+from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResult
 from hermes_agent.kits.chat_text import split_message
 from hermes_agent.kits.media import Transcriber, audio_format
 from hermes_agent.kits.platform_config import http_url
 
 from .bot_api import BotAPI, TelegramError
 from .formatting import to_html, visible_length
+from .media import image_parts
 from .settings import Settings
 from .updates import PLATFORM, UPDATE_KINDS, chat_type, inbound, message_of, voice_of
 
@@ -172,12 +173,6 @@ class TelegramAdapter(PlatformAdapter):
         if message is None:
             log.debug("telegram: ignored update %s", update_id)
             return True
-        if voice_of(message_of(update)) is not None:
-            try:
-                await self._transcribe(message, update)
-            except Exception as exc:  # the message still reaches the agent, saying so
-                log.exception("telegram: transcribing update %s failed", update_id)
-                message.text = f"[The user sent a voice message that could not be read: {exc}]"
         try:
             outcome = await self.handle_message(message)
         except Exception:
@@ -190,6 +185,14 @@ class TelegramAdapter(PlatformAdapter):
             self._seen.append(update_id)
         return True
 
+    async def fetch_images(self, message: InboundMessage) -> None:
+        """A photo or image file of an allowed sender, downloaded (:mod:`.media`); a voice
+        note or audio file, transcribed into the text (:meth:`_transcribe`)."""
+        if self.api is not None and isinstance(message.raw, dict):
+            message.images = await image_parts(self.api, message.raw)
+            if voice_of(message_of(message.raw)) is not None:
+                await self._transcribe(message, message.raw)
+
     async def _transcribe(self, message: Any, update: dict[str, Any]) -> None:
         """A voice note's (or audio file's) text, downloaded and transcribed, becomes the
         message's text (its caption after it); a failure is said in the text instead."""
@@ -201,14 +204,15 @@ class TelegramAdapter(PlatformAdapter):
                 caption) if t)
             return
         try:
-            file_path, content = await self.api.download(str(note["file_id"]), MAX_DOWNLOAD)
+            content = await self.api.download(str(note["file_id"]), MAX_DOWNLOAD)
         except TelegramError as exc:
             log.warning("telegram: could not download a voice note: %s", exc)
             message.text = "\n".join(t for t in (
                 f"[The user sent a voice message that could not be downloaded: {exc}]",
                 caption) if t)
             return
-        suffix = "." + file_path.rsplit(".", 1)[-1] if "." in file_path else ".ogg"
+        suffix = {"audio/mpeg": ".mp3", "audio/mp4": ".m4a", "audio/x-wav": ".wav",
+                  "audio/wav": ".wav"}.get(str(note.get("mime_type") or ""), ".ogg")
         name = f"telegram_{note.get('file_unique_id') or message.message_id}{suffix}"
         saved = await asyncio.to_thread(self.transcriber.save, name, content)
         label = "voice message" if "voice" in message_of(update) else "audio file"

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from hermes_agent.api.media import MediaError
+from hermes_agent.kits.media import MediaError
 
 WORDS_PER_MINUTE = 175
 TIMEOUT = 120.0

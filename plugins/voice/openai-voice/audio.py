@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api.media import MediaError
+from hermes_agent.kits.media import MediaError
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel
