@@ -100,7 +100,7 @@ def test_tools_list(home, calculator, capsys):
     assert code == 0
     assert {t["name"]: t["plugin"] for t in data["tools"]
             if t["plugin"] not in ("core-tools", "agent", "memory", "skills", "recall", "web",
-                                   "cron", "voice", "image_gen")} == {"calculate": "calculator",
+                                   "cron", "voice", "image_gen", "vision")} == {"calculate": "calculator",
                                                               "unit_convert": "calculator"}
     # every available tool is selected (image_generate waits for its provider's key, and
     # text_to_speech for espeak-ng where it is not installed)
