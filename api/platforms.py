@@ -19,7 +19,9 @@ class InboundMessage:
     """One message a platform received. ``chat_type``: ``"dm"``, ``"group"``, ``"channel"``
     or ``"thread"``; ``raw``: the platform's own payload, untouched; ``images``: the image
     parts it carries (OpenAI ``image_url`` parts with a ``data:`` or http(s) URL; the agent
-    stores them, docs/vision.md); ``transcribed``: the text is a voice note's transcript."""
+    stores them, docs/vision.md); ``attachments``: the other files that came with it, already
+    downloaded, each a JSON-able dict: ``type`` (``"image"`` or ``"file"``), ``path`` (the
+    local copy), ``name``, ``mime_type``, ``size`` (bytes), and described in ``text``."""
 
     platform: str
     chat_id: str
@@ -31,7 +33,8 @@ class InboundMessage:
     chat_type: str = "dm"
     raw: Any = None
     images: list[dict[str, Any]] = field(default_factory=list)
-    transcribed: bool = False
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    transcribed: bool = False  # the text is a voice note's transcript (docs/voice.md)
 
 
 @dataclass
@@ -122,6 +125,18 @@ class PlatformAdapter(abc.ABC):
         """The gateway installs what :meth:`report_fatal` calls."""
         self._fatal_handler = handler
 
+    def set_access_check(self, check: Callable[[str, str], bool]) -> None:
+        """The gateway installs its allow-list here (see :meth:`may_talk`)."""
+        self._access_check = check
+
+    def may_talk(self, user_id: str, user_name: str = "") -> bool:
+        """Whether the gateway's allow-list lets this user talk to the agent: a platform that
+        fetches what a message carries (its files) asks first, so nothing of a stranger's is
+        stored. True before the gateway installed its check; the gateway still checks every
+        message itself."""
+        check = getattr(self, "_access_check", None)
+        return True if check is None else bool(check(str(user_id), user_name))
+
     def report_fatal(self, reason: str) -> None:
         """Tell the gateway this platform stopped for good after connecting (a revoked
         token, say): it is dropped from the live platforms and ``hermes gateway status``
@@ -210,7 +225,6 @@ class PlatformAdapter(abc.ABC):
 
     async def send_media(self, chat_id: str, path: str, kind: str = "file", caption: str = "",
                          reply_to: str | None = None, metadata: Any = None) -> SendResult:
-        """Send the file at ``path`` as ``kind``: ``image``, ``voice``, ``audio`` or ``file``."""
         return SendResult(False, error=f"platform {self.name!r} cannot send files")
 
     async def send_typing(self, chat_id: str, metadata: dict[str, Any] | None = None) -> None:

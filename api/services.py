@@ -8,8 +8,6 @@ offers it). Every Protocol here is ``runtime_checkable``. Contracts only.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from hermes_agent import ServiceKey
@@ -22,6 +20,7 @@ if TYPE_CHECKING:
     import asyncio
     import threading
     from os import PathLike
+    from pathlib import Path
 
 
 
@@ -268,19 +267,10 @@ class Sandbox(Protocol):
 SANDBOX = ServiceKey("sandbox", Sandbox)
 
 
-# --- voice: speech to text and text to speech for the platforms (docs/voice.md) ------------
-@dataclass(frozen=True)
-class SpeechFile:  # voice_compatible: Ogg/Opus, a voice message on Telegram and Discord
-    path: Path
-    provider: str
-    voice_compatible: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
 @runtime_checkable
-class Speech(Protocol):  # the voice plugin's service: stt.provider, tts.provider
+class Speech(Protocol):  # the voice plugin's service (docs/voice.md): stt and tts providers
     def transcribe(self, audio_path: Path) -> str: ...  # MediaError names the fix
-    def speak(self, text: str, platform: str = "") -> SpeechFile: ...  # Opus where wanted
+    def speak(self, text: str, platform: str = "") -> Any: ...  # a kits.media.SpeechFile
     def reply_mode(self) -> str: ...  # voice.reply_mode: off, voice_only or all
 
 

@@ -16,7 +16,7 @@ import json
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,14 @@ class MediaError(Exception):
     def __init__(self, message: str, kind: str = "http", *, status: int | None = None):
         super().__init__(message)
         self.kind, self.status = kind, status
+
+
+@dataclass(frozen=True)
+class SpeechFile:  # what SPEECH.speak writes; voice_compatible: Ogg/Opus, a voice message
+    path: Path
+    provider: str
+    voice_compatible: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

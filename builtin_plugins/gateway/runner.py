@@ -111,6 +111,8 @@ class GatewayRunner:
                     pass
             adapter.set_handler(functools.partial(self.dispatch, name))
             adapter.set_fatal_handler(functools.partial(self.platform_failed, name))
+            if hasattr(adapter, "set_access_check"):
+                adapter.set_access_check(self.policies[name].allows)
             try:
                 ok = await adapter.connect()
             except Exception as exc:

@@ -11,9 +11,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.api.services import SpeechFile
-from hermes_agent.kits.media import (MediaError, audio_format, opus_converter, spoken_text,
-                                     to_ogg_opus)
+from hermes_agent.kits.media import (MediaError, SpeechFile, audio_format, opus_converter,
+                                     spoken_text, to_ogg_opus)
 
 if TYPE_CHECKING:
     from hermes_agent import Kernel

@@ -11,7 +11,8 @@ from hermes_agent.kits.media import MediaError
 
 WORDS_PER_MINUTE = 175
 TIMEOUT = 120.0
-INSTALL = "install espeak-ng (Debian/Ubuntu: apt-get install espeak-ng; macOS: brew install espeak-ng)"
+INSTALL = ("install espeak-ng (Debian/Ubuntu: apt-get install espeak-ng; macOS: brew install "
+           "espeak-ng)")
 
 
 def program() -> str:
