@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import asyncio
     import threading
     from os import PathLike
+    from pathlib import Path
 
 
 
@@ -283,3 +284,13 @@ class Sandbox(Protocol):
 
 #: not in ``hermes_agent.api.__all__`` (its budget is full): import it from this module
 SANDBOX = ServiceKey("sandbox", Sandbox)
+
+
+@runtime_checkable
+class Speech(Protocol):  # the voice plugin's service (docs/voice.md): stt and tts providers
+    def transcribe(self, audio_path: Path) -> str: ...  # MediaError names the fix
+    def speak(self, text: str, platform: str = "") -> Any: ...  # a kits.media.SpeechFile
+    def reply_mode(self) -> str: ...  # voice.reply_mode: off, voice_only or all
+
+
+SPEECH = ServiceKey("speech", Speech)  # not in hermes_agent.api.__all__: import it from here
