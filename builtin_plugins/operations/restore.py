@@ -88,7 +88,10 @@ def restore(archive: Path, home: Path, *, force: bool) -> Restored:
                                   "restored. Use another backup") from exc
             extracted = staging / "home"
             _verify(extracted, manifest, archive)
-            _move_in(extracted, home, manifest.get("databases", []))
+            # the data filter ignores folders' modes: set them from the archive
+            folder_modes = {Path(m.name).relative_to("home"): m.mode & 0o777
+                            for m in members if m.isdir()}
+            _move_in(extracted, home, manifest.get("databases", []), folder_modes)
     return Restored(files=len(manifest["files"]), databases=list(manifest.get("databases", [])),
                     include_secrets=bool(manifest.get("include_secrets")),
                     created_at=float(manifest.get("created_at", 0)),
@@ -119,7 +122,8 @@ def _verify(extracted: Path, manifest: dict[str, Any], archive: Path) -> None:
                               "was restored. Use another backup")
 
 
-def _move_in(extracted: Path, home: Path, databases: list[str]) -> None:
+def _move_in(extracted: Path, home: Path, databases: list[str],
+             folder_modes: dict[Path, int]) -> None:
     """Move every extracted entry to its place in ``home`` (folders merged, files replaced)."""
     for rel in databases:
         for suffix in COMPANIONS:
@@ -128,13 +132,11 @@ def _move_in(extracted: Path, home: Path, databases: list[str]) -> None:
         rel = source.relative_to(extracted)
         target = home / rel
         if source.is_dir() and not source.is_symlink():
-            if target.is_dir() and not target.is_symlink():
-                os.chmod(target, source.stat().st_mode & 0o7777)
-                continue
-            if target.exists() or target.is_symlink():
-                _remove(target)
-            target.mkdir(mode=0o700)
-            os.chmod(target, source.stat().st_mode & 0o7777)
+            if not target.is_dir() or target.is_symlink():
+                if target.exists() or target.is_symlink():
+                    _remove(target)
+                target.mkdir(mode=0o700)
+            os.chmod(target, folder_modes.get(rel, 0o700))
             continue
         if target.is_dir() and not target.is_symlink():
             _remove(target)
