@@ -70,18 +70,15 @@ def plan(home: Path, constraint: Path | None, pre: bool) -> dict[str, object]:
     locked = {_norm(d) for d in locked_pip_plugins(home).values()}
     targets: list[str] = []
     skipped: list[str] = []
-    seen: set[str] = set()
-    for dist in distributions():
+    found: dict[str, list[Distribution]] = {}
+    for dist in distributions():  # one name may be seen twice (a checkout's egg-info too)
         name = dist.metadata["Name"] or ""
+        if name and (_norm(name) == OWN
+                     or any(ep.group in PLUGIN_GROUPS for ep in dist.entry_points)):
+            found.setdefault(name, []).append(dist)
+    for name, dists in found.items():
         key = _norm(name)
-        if not name or key in seen:
-            continue
-        is_own = key == OWN
-        is_plugin = any(ep.group in PLUGIN_GROUPS for ep in dist.entry_points)
-        if not (is_own or is_plugin):
-            continue
-        seen.add(key)
-        where = editable_location(dist)
+        where = next((w for w in map(editable_location, dists) if w is not None), None)
         if where is not None:
             skipped.append(f"{name} is installed from a checkout ({where}): update it there "
                            "(`git pull`), pip leaves it alone")
