@@ -192,3 +192,32 @@ def test_state_db_is_copied_consistently_while_a_writer_runs(tmp_path: Path) -> 
     assert [m["content"].split()[1] for m in copied["messages"]] == [
         str(n) for n in range(len(copied["messages"]))]
     assert len(sessions) == 13
+
+
+def test_a_running_gateway_and_an_escaping_archive_are_refused(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    seed(home)
+    archive = backup(home, tmp_path / "b.tar.gz")
+    target = tmp_path / "target"
+    (target / "gateway").mkdir(parents=True)
+    sleeper = subprocess.Popen(["sleep", "300"])
+    try:
+        (target / "gateway" / "state.json").write_text(f'{{"pid": {sleeper.pid}}}')
+        run = hermes(target, "restore", str(archive), "--force")
+        assert run.code == 1 and f"a gateway (pid {sleeper.pid})" in run.err
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    # an archive whose member climbs out of the home, with a manifest that lists it
+    with tarfile.open(archive) as src:
+        manifest = src.extractfile("hermes-backup.json").read()  # type: ignore[union-attr]
+    evil = tmp_path / "evil.tar.gz"
+    with tarfile.open(evil, "w:gz") as tar:
+        for name, data in (("hermes-backup.json", manifest), ("home/../../escaped", b"x")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    fresh = tmp_path / "fresh"
+    run = hermes(fresh, "restore", str(evil))
+    assert run.code == 1 and "damaged or unsafe" in run.err, run.err
+    assert not (tmp_path / "escaped").exists() and not (fresh / "state.db").exists()

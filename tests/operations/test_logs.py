@@ -43,6 +43,10 @@ def test_a_fresh_home_has_no_logs(tmp_path: Path) -> None:
     assert run.code == 0 and "No logs yet" in run.out
     assert not (home / "logs").exists()
     assert "no log 'nope'" in hermes(home, "logs", "nope").err
+    (home / "processes").mkdir(mode=0o700)
+    (home / "processes" / "proc_1a2b3c.log").write_text("server listening on :3000\n")
+    shown = hermes(home, "logs", "proc_1a2b3c")
+    assert shown.code == 0 and shown.out == "server listening on :3000\n"
 
 
 def test_each_component_has_its_log_and_stderr_still_shows_warnings(tmp_path: Path) -> None:
