@@ -115,6 +115,7 @@ class _Hashing:
 
 
 def digest(path: Path) -> str:
+    """The SHA-256 of a file, read in pieces."""
     sha = hashlib.sha256()
     with open(path, "rb") as handle:
         while chunk := handle.read(1 << 20):

@@ -31,6 +31,17 @@ def _gateway_pid(home: Path) -> int | None:
     return pid if pid_alive(pid) else None
 
 
+def _session_store_setting(home: Path) -> str:
+    """config.yaml's ``sessions.store`` as written ("" when unset or unreadable)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load((home / "config.yaml").read_text(encoding="utf-8")) or {}
+        return str((data.get("sessions") or {}).get("store") or "")
+    except (OSError, ValueError, AttributeError, yaml.YAMLError):
+        return ""
+
+
 @click.command(name="backup")
 @click.option("-o", "--output", type=click.Path(dir_okay=True, path_type=Path),
               help="The archive to write (a folder: a new archive in it). Default: "
@@ -56,6 +67,10 @@ def backup(output: Path | None, include_secrets: bool) -> None:
                f"{_size(out.stat().st_size)} ({_size(summary.size)} before compression)")
     if summary.databases:
         click.echo(f"databases copied with SQLite's backup API: {', '.join(summary.databases)}")
+    store = _session_store_setting(home)
+    if store not in ("", "sqlite"):
+        click.echo(f"the sessions are in the {store} store (sessions.store), not in this "
+                   "archive: back them up with that store's tools (PostgreSQL: pg_dump)")
     if summary.left_out:
         click.echo(f"left out (the keys): {', '.join(summary.left_out)}; "
                    "`hermes backup --include-secrets` archives them")

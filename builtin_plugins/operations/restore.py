@@ -10,7 +10,6 @@ and the home's other files stay.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -23,7 +22,7 @@ from typing import Any
 
 from hermes_agent import private_dir
 
-from .archive import COMPANIONS, FORMAT, MANIFEST, NEVER, BackupError
+from .archive import COMPANIONS, FORMAT, MANIFEST, NEVER, BackupError, digest
 
 #: what a hermes run writes into a home before any command runs: not "content"
 MADE_BY_EVERY_RUN = NEVER
@@ -104,8 +103,7 @@ def _verify(extracted: Path, manifest: dict[str, Any], archive: Path) -> None:
         if not path.is_file():
             raise BackupError(f"{archive} lacks {rel}, which its manifest lists: the archive "
                               "is damaged; nothing was restored. Use another backup")
-        sha = hashlib.sha256(path.read_bytes()).hexdigest()
-        if sha != entry.get("sha256"):
+        if digest(path) != entry.get("sha256"):
             raise BackupError(f"{rel} in {archive} does not match its checksum: the archive "
                               "is damaged; nothing was restored. Use another backup")
     for rel in manifest.get("databases", []):

@@ -85,3 +85,5 @@ def test_insights_on_the_postgres_store(tmp_path: Path, pg_schemas: Any) -> None
     seed(home)
     assert not (home / "state.db").exists()
     check(home)
+    backup = hermes(home, "backup", "-o", str(tmp_path))
+    assert backup.code == 0 and "pg_dump" in backup.out, backup.err
