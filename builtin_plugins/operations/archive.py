@@ -123,8 +123,11 @@ def digest(path: Path) -> str:
     return sha.hexdigest()
 
 
-def write_backup(home: Path, out: Path, *, include_secrets: bool) -> Summary:
-    """Archive ``home`` into ``out`` (created 0600, written atomically)."""
+def write_backup(home: Path, out: Path, *, include_secrets: bool,
+                 external: list[Path] = ()) -> Summary:  # type: ignore[assignment]
+    """Archive ``home`` into ``out`` (created 0600, written atomically), and the files or
+    folders of ``external`` (state a memory provider keeps outside the home) under
+    ``external/N``."""
     if not home.is_dir():
         raise BackupError(f"{home} is not a hermes home (no such folder); set HERMES_HOME to "
                           "the home to back up")
@@ -132,6 +135,7 @@ def write_backup(home: Path, out: Path, *, include_secrets: bool) -> Summary:
     summary = Summary()
     databases = _database_names(home)
     files: dict[str, dict[str, Any]] = {}
+    outside: list[dict[str, Any]] = []
     fd, partial = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
     os.fchmod(fd, 0o600)
     try:
@@ -146,14 +150,24 @@ def write_backup(home: Path, out: Path, *, include_secrets: bool) -> Summary:
                     if reason == "secret":
                         summary.left_out.append(rel)
                     continue
-                info = _add(tar, home, path, rel, databases, Path(scratch), files)
-                if info is not None and info.isfile():
-                    summary.files += 1
-                    summary.size += info.size
+                _count(summary, _add(tar, "home", path, rel, databases, Path(scratch), files))
+            for index, root in enumerate(external):
+                entry: dict[str, Any] = {"path": str(root), "folder": root.is_dir(),
+                                         "files": {}, "databases": []}
+                prefix = f"external/{index}"
+                paths = list(_walk(root)) if root.is_dir() else [root]
+                base = root if root.is_dir() else root.parent
+                dbs = {str(p.relative_to(base)) for p in paths
+                       if p.is_file() and not p.is_symlink() and is_sqlite(p)}
+                entry["databases"] = sorted(dbs)
+                for path in paths:
+                    _count(summary, _add(tar, prefix, path, str(path.relative_to(base)), dbs,
+                                         Path(scratch), entry["files"]))
+                outside.append(entry)
             summary.databases = sorted(databases)
             manifest = {"format": FORMAT, "hermes": __version__, "created_at": time.time(),
                         "home": str(home), "include_secrets": include_secrets,
-                        "databases": summary.databases, "files": files}
+                        "databases": summary.databases, "files": files, "external": outside}
             data = json.dumps(manifest, indent=1).encode()
             info = tarfile.TarInfo(MANIFEST)
             info.size, info.mode, info.mtime = len(data), 0o600, int(time.time())
@@ -165,9 +179,15 @@ def write_backup(home: Path, out: Path, *, include_secrets: bool) -> Summary:
     return summary
 
 
-def _add(tar: tarfile.TarFile, home: Path, path: Path, rel: str, databases: set[str],
+def _count(summary: Summary, info: tarfile.TarInfo | None) -> None:
+    if info is not None and info.isfile():
+        summary.files += 1
+        summary.size += info.size
+
+
+def _add(tar: tarfile.TarFile, prefix: str, path: Path, rel: str, databases: set[str],
          scratch: Path, files: dict[str, dict[str, Any]]) -> tarfile.TarInfo | None:
-    arcname = f"home/{rel}"
+    arcname = f"{prefix}/{rel}"
     try:
         mode = path.lstat().st_mode
     except FileNotFoundError:  # removed while we walked
@@ -175,7 +195,7 @@ def _add(tar: tarfile.TarFile, home: Path, path: Path, rel: str, databases: set[
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
         return None  # sockets, fifos: state of a running process, not of the home
     if rel in databases:
-        copy = scratch / f"{len(files)}.db"
+        copy = scratch / f"{prefix.replace('/', '-')}-{len(files)}.db"
         snapshot_database(path, copy)
         os.chmod(copy, stat.S_IMODE(mode))
         source = copy

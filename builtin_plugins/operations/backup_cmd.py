@@ -31,6 +31,39 @@ def _gateway_pid(home: Path) -> int | None:
     return pid if pid_alive(pid) else None
 
 
+def _provider_paths(home: Path) -> list[Path]:
+    """What the memory providers in use keep outside the home (``backup_paths()``, see
+    docs/memory.md): existing absolute paths, not inside the home. A kernel that cannot boot
+    (an invalid config.yaml) gives none, with a warning: the home is archived all the same."""
+    from hermes_agent import HermesError
+    from hermes_agent.kits.cli import cli_kernel
+
+    try:
+        kernel = cli_kernel()
+        slots = kernel.slots
+        names = ["builtin", slots.selection("memory", kernel.config)]
+        installed = slots.providers.get("memory", {})
+        providers = [installed[n].obj for n in dict.fromkeys(names) if n in installed]
+    except HermesError as exc:
+        click.echo(f"warning: the plugins could not be loaded ({exc}); state a memory "
+                   "provider keeps outside the home is not in this archive", err=True)
+        return []
+    found: list[Path] = []
+    for provider in providers:
+        try:
+            paths = list(provider.backup_paths()) if hasattr(provider, "backup_paths") else []
+        except Exception as exc:  # a provider's bug: said, not fatal
+            click.echo(f"warning: {type(provider).__name__}.backup_paths() failed: {exc}",
+                       err=True)
+            continue
+        for raw in paths:
+            path = Path(str(raw)).expanduser()
+            inside = path.resolve().is_relative_to(home.resolve())
+            if path.is_absolute() and path.exists() and not inside and path not in found:
+                found.append(path)
+    return found
+
+
 def _session_store_setting(home: Path) -> str:
     """config.yaml's ``sessions.store`` as written ("" when unset or unreadable)."""
     import yaml
@@ -62,11 +95,14 @@ def backup(output: Path | None, include_secrets: bool) -> None:
     if not out.parent.is_dir():
         raise click.ClickException(f"{out.parent} is not a folder; create it or choose "
                                    "another place with -o")
-    summary = write_backup(home, out, include_secrets=include_secrets)
+    external = _provider_paths(home)
+    summary = write_backup(home, out, include_secrets=include_secrets, external=external)
     click.echo(f"backed up {home} into {out}: {summary.files} files, "
                f"{_size(out.stat().st_size)} ({_size(summary.size)} before compression)")
     if summary.databases:
         click.echo(f"databases copied with SQLite's backup API: {', '.join(summary.databases)}")
+    for path in external:
+        click.echo(f"kept outside the home by the memory provider, archived too: {path}")
     store = _session_store_setting(home)
     if store not in ("", "sqlite"):
         click.echo(f"the sessions are in the {store} store (sessions.store), not in this "
@@ -99,5 +135,7 @@ def restore(archive: Path, force: bool) -> None:
                f"hermes {done.hermes or '?'})")
     if done.databases:
         click.echo(f"databases checked: {', '.join(done.databases)}")
+    for outcome in done.external:
+        click.echo(f"outside the home: {outcome}")
     if not done.include_secrets:
         click.echo("the backup holds no keys: put them back into .env (`hermes setup`)")

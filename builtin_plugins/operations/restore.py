@@ -35,6 +35,7 @@ class Restored:
     include_secrets: bool = False
     created_at: float = 0.0
     hermes: str = ""
+    external: list[str] = field(default_factory=list)  # what became of each outside path
 
 
 def home_contents(home: Path) -> list[str]:
@@ -79,26 +80,33 @@ def restore(archive: Path, home: Path, *, force: bool) -> Restored:
         private_dir(home)
         with tempfile.TemporaryDirectory(prefix=".hermes-restore-", dir=home.parent) as tmp:
             staging = Path(tmp)
-            members = [m for m in tar.getmembers() if m.name.startswith("home/")]
+            members = [m for m in tar.getmembers()
+                       if m.name.startswith(("home/", "external/"))]
             try:
                 tar.extractall(staging, members=members, filter="data")
             except (tarfile.TarError, OSError) as exc:
                 raise BackupError(f"{archive} is damaged or unsafe ({exc}); nothing was "
                                   "restored. Use another backup") from exc
             extracted = staging / "home"
-            _verify(extracted, manifest, archive)
+            _verify(extracted, manifest["files"], manifest.get("databases", []), archive)
+            outside = _external(manifest)
+            for index, entry in enumerate(outside):
+                _verify(staging / "external" / str(index), entry["files"], entry["databases"],
+                        archive)
             # the data filter ignores folders' modes: set them from the archive
             folder_modes = {Path(m.name).relative_to("home"): m.mode & 0o777
                             for m in members if m.isdir()}
             _move_in(extracted, home, manifest.get("databases", []), folder_modes)
+            outcome = [_put_back(staging / "external" / str(i), entry, force)
+                       for i, entry in enumerate(outside)]
     return Restored(files=len(manifest["files"]), databases=list(manifest.get("databases", [])),
                     include_secrets=bool(manifest.get("include_secrets")),
                     created_at=float(manifest.get("created_at", 0)),
-                    hermes=str(manifest.get("hermes", "")))
+                    hermes=str(manifest.get("hermes", "")), external=outcome)
 
 
-def _verify(extracted: Path, manifest: dict[str, Any], archive: Path) -> None:
-    for rel, entry in manifest["files"].items():
+def _verify(extracted: Path, files: dict[str, Any], databases: list[str], archive: Path) -> None:
+    for rel, entry in files.items():
         path = extracted / rel
         if not path.is_file():
             raise BackupError(f"{archive} lacks {rel}, which its manifest lists: the archive "
@@ -106,7 +114,7 @@ def _verify(extracted: Path, manifest: dict[str, Any], archive: Path) -> None:
         if digest(path) != entry.get("sha256"):
             raise BackupError(f"{rel} in {archive} does not match its checksum: the archive "
                               "is damaged; nothing was restored. Use another backup")
-    for rel in manifest.get("databases", []):
+    for rel in databases:
         try:
             conn = sqlite3.connect(f"file:{extracted / rel}?mode=ro", uri=True)
             try:
@@ -118,6 +126,35 @@ def _verify(extracted: Path, manifest: dict[str, Any], archive: Path) -> None:
         if ok != "ok":
             raise BackupError(f"the database {rel} in {archive} is not sound ({ok}); nothing "
                               "was restored. Use another backup")
+
+
+def _external(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    entries = manifest.get("external") or []
+    for entry in entries:
+        if not (isinstance(entry, dict) and Path(str(entry.get("path", ""))).is_absolute()
+                and isinstance(entry.get("files"), dict)):
+            raise BackupError("the archive's list of paths outside the home is damaged; "
+                              "nothing was restored. Use another backup")
+        entry.setdefault("databases", [])
+    return list(entries)
+
+
+def _put_back(staged: Path, entry: dict[str, Any], force: bool) -> str:
+    """Restore one path a memory provider kept outside the home to where it was: only when
+    nothing is there now, or with ``force``."""
+    target = Path(entry["path"])
+    if target.exists() and not force:
+        return f"{target} exists and was left as it is (--force replaces it)"
+    if entry.get("folder"):
+        private_dir(target.parent)
+        target.mkdir(mode=0o700, exist_ok=True)
+        _move_in(staged, target, list(entry["databases"]), {})
+    else:
+        private_dir(target.parent)
+        for suffix in COMPANIONS:
+            Path(f"{target}{suffix}").unlink(missing_ok=True)
+        os.replace(staged / target.name, target)
+    return f"{target} restored"
 
 
 def _move_in(extracted: Path, home: Path, databases: list[str],

@@ -8,6 +8,8 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import shutil
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -221,3 +223,58 @@ def test_a_running_gateway_and_an_escaping_archive_are_refused(tmp_path: Path) -
     run = hermes(fresh, "restore", str(evil))
     assert run.code == 1 and "damaged or unsafe" in run.err, run.err
     assert not (tmp_path / "escaped").exists() and not (fresh / "state.db").exists()
+
+
+PROVIDER = '''
+import os
+from hermes_agent.api import MemoryProvider
+
+class OutsideMemory(MemoryProvider):
+    name = "extmem"
+
+    def is_available(self):
+        return True
+
+    def initialize(self, session_id, **kwargs):
+        pass
+
+    def get_tool_schemas(self):
+        return []
+
+    def backup_paths(self):
+        return [os.environ["EXTMEM_DIR"], "relative/ignored"]
+
+def register(ctx):
+    ctx.register_memory_provider(OutsideMemory())
+'''
+
+
+def test_what_the_memory_provider_keeps_outside_the_home(tmp_path: Path) -> None:
+    home = make_home(tmp_path, config={
+        "model": {"provider": "custom", "base_url": "http://127.0.0.1:9/v1",
+                  "default": "fake-model"}, "memory": {"provider": "extmem"}})
+    folder = home / "plugins" / "extmem"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(PROVIDER)
+    outside = tmp_path / "outside-memory"
+    outside.mkdir()
+    (outside / "facts.txt").write_text("tea, no sugar\n")
+    conn = sqlite3.connect(outside / "facts.db")
+    conn.execute("CREATE TABLE facts (text)")
+    conn.execute("INSERT INTO facts VALUES ('likes tea')")
+    conn.commit()
+    conn.close()
+    run = hermes(home, "backup", "-o", str(tmp_path / "b.tar.gz"), EXTMEM_DIR=str(outside))
+    assert run.code == 0, run.err
+    assert f"archived too: {outside}" in run.out
+    shutil.rmtree(outside)
+    new = tmp_path / "restored"
+    done = hermes(new, "restore", str(tmp_path / "b.tar.gz"))
+    assert done.code == 0, done.err
+    assert f"{outside} restored" in done.out
+    assert (outside / "facts.txt").read_text() == "tea, no sugar\n"
+    conn = sqlite3.connect(outside / "facts.db")
+    assert conn.execute("SELECT text FROM facts").fetchall() == [("likes tea",)]
+    conn.close()
+    again = hermes(tmp_path / "third", "restore", str(tmp_path / "b.tar.gz"))
+    assert again.code == 0 and "exists and was left as it is" in again.out
