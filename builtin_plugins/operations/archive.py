@@ -86,12 +86,15 @@ def _skipped(rel: str, databases: set[str], include_secrets: bool) -> str | None
 
 def snapshot_database(source: Path, target: Path) -> None:
     """Copy the database at ``source`` into ``target`` with SQLite's online backup: one
-    consistent state, whatever writers do meanwhile (a busy page is retried)."""
+    consistent state, whatever writers do meanwhile."""
     src = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=30)
     try:
         dst = sqlite3.connect(target)
         try:
-            src.backup(dst, pages=1024, sleep=0.01)
+            # in one step (pages=-1): a copy made in steps starts again whenever another
+            # process writes between them, which under a busy writer may never end; one
+            # step reads one snapshot, and under WAL the writers go on meanwhile
+            src.backup(dst, pages=-1)
             dst.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
         finally:
             dst.close()
