@@ -59,6 +59,13 @@ def wait_for(check: Any, what: str, bound: float = 60.0) -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def _gateway_state(home: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads((home / "gateway" / "state.json").read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
 def status(home: Path, **extra: str) -> dict[str, Any]:
     run = hermes(home, "status", "--json", **extra)
     assert run.code == 0, run.err
@@ -109,6 +116,8 @@ def test_a_running_gateway_scheduler_process_and_session(tmp_path: Path, fake_ll
     try:
         wait_for(lambda: (box / "entered").exists(), "the turn to reach its tool")
         wait_for(lambda: (home / "cron" / "scheduler.json").exists(), "the scheduler")
+        wait_for(lambda: _gateway_state(home).get("turns_running") == 1,
+                 "the gateway to record its running turn")
         found = status(home)
         (box / "open").write_text("yes")
         text = hermes(home, "status").out
