@@ -78,6 +78,8 @@ def _skipped(rel: str, databases: set[str], include_secrets: bool) -> str | None
         return "cache"
     if rel in SECRET_FILES and not include_secrets:
         return "secret"
+    if "/" not in rel and rel.startswith("hermes-backup-") and rel.endswith(".tar.gz"):
+        return "an earlier backup"  # written into the home by `hermes backup` run there
     for suffix in COMPANIONS:
         if rel.endswith(suffix) and rel[: -len(suffix)] in databases:
             return "database companion"

@@ -140,11 +140,15 @@ def render(status: dict[str, Any]) -> list[str]:
         lines.append("gateway: not running (`hermes gateway run` starts it)")
     sched = cron["scheduler"]
     where = f" in the {sched['where']}" if sched.get("where") else ""
-    lines.append(f"cron: scheduler {'running (pid %s%s)' % (sched.get('pid'), where) if sched['running'] else 'not running'}"
-                 + (f"; {cron['error']}" if "error" in cron else
-                    f"; {cron.get('enabled', 0)} of {cron.get('jobs', 0)} jobs enabled"
-                    + (f", next: {cron['next']['job']} at {cron['next']['at']}"
-                       if cron.get("next") else "")))
+    scheduler = (f"running (pid {sched.get('pid')}{where})" if sched["running"]
+                 else "not running")
+    if "error" in cron:
+        jobs = cron["error"]
+    else:
+        jobs = f"{cron.get('enabled', 0)} of {cron.get('jobs', 0)} jobs enabled"
+        if cron.get("next"):
+            jobs += f", next: {cron['next']['job']} at {cron['next']['at']}"
+    lines.append(f"cron: scheduler {scheduler}; {jobs}")
     procs = status["processes"]
     lines.append(f"background processes: {len(procs)} running"
                  + (" (`hermes processes` lists them)" if procs else ""))

@@ -94,6 +94,10 @@ def test_backup_then_restore_gives_the_same_sessions_memory_and_config(tmp_path:
     run = hermes(new, "restore", str(archive))
     assert run.code == 0, run.err
     assert "put them back into .env" in run.out
+    # a backup written into the home (the default when run there) is not archived again
+    inside = backup(home, home)
+    with tarfile.open(inside) as tar:
+        assert not any("hermes-backup-" in n for n in tar.getnames())
 
     before, after = sessions_of(home), sessions_of(new)
     assert len(after) == 12 and after == before
