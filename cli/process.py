@@ -22,12 +22,16 @@ __all__ = ["RunKernel", "new_kernel"]
 
 def new_kernel() -> "Kernel":
     """The default factory: a kernel for $HERMES_HOME (it applies $HERMES_HOME/.env), with
-    what this process logs masked of URL credentials."""
+    what this process logs masked of URL credentials, and its warnings and errors kept in
+    $HERMES_HOME/logs (rotated: kits/log_files.py)."""
     from hermes_agent import Kernel
+    from hermes_agent.kits.log_files import install_file_logging
     from hermes_agent.kits.secrets import install_log_masking  # after the kernel (it imports logging)
 
     install_log_masking()
-    return Kernel()
+    kernel = Kernel()
+    install_file_logging(kernel.home, kernel.env)
+    return kernel
 
 
 class RunKernel:
