@@ -14,6 +14,9 @@ filtered. Timed here, one result at a time, with the real functions:
   default ``web.extract_char_limit``), 100 KB, and a 15 KB hostile text made of nothing but
   fence look-alikes (full-width brackets, Cyrillic letters, zero-width characters): the
   adversarial bound, reported but not held to the target, which is for ordinary results;
+- **result read_file (project)**: judging a 15 KB ``read_file`` result by the project its file
+  lies in (symbolic links followed, the git root found five folders up, ``projects.trusted``
+  read), as every ``read_file``, ``search_files`` and command result in a folder is;
 - **policy**: the tainted-turn check of a ``web_extract`` call and of a ``terminal`` call;
 - **reply**: filtering a 4 KB tainted reply with links and a markdown image.
 """
@@ -95,6 +98,20 @@ def main() -> int:
                                               options.rounds)
         results["policy terminal"] = timed(lambda: policy.check("terminal", command, ctx),
                                            options.rounds)
+        from hermes_agent.builtin_plugins.core_tools.provenance import mark
+
+        clone = Path(tempfile.mkdtemp()) / "src" / "clone"  # outside the hermes home
+        deep = clone / "a" / "b" / "c" / "d"
+        deep.mkdir(parents=True)
+        (clone / ".git").mkdir()
+        (deep / "notes.md").write_text("x" * 15_000)
+        read_ctx = ToolCallContext(session_id="s", cwd=clone)
+        page = texts()["15 KB"]
+
+        def read() -> None:
+            marked = mark(kernel, "read_file", {"path": "a/b/c/d/notes.md"}, read_ctx, page)
+            assert marked.untrusted_source == "file:a/b/c/d/notes.md (untrusted project)"
+        results["result read_file (project) 15 KB"] = timed(read, options.rounds)
         reply = ("Here is what I found. " * 80 + " https://docs.example.org/guide "
                  "![c](https://img.example/p.png?d=x) https://evil.example/c?d=s ")[:4_000]
         results["reply 4 KB"] = timed(lambda: scrub_reply(reply, policy.known), options.rounds)

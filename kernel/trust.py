@@ -68,6 +68,14 @@ def is_trusted(path: Path | str, config: Config | Mapping[str, Any],
     return False
 
 
+def _git_root(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` (resolved) holding ``.git``."""
+    for candidate in (start, *start.parents):
+        if os.path.lexists(os.path.join(candidate, ".git")):
+            return candidate
+    return None
+
+
 def project_folder(cwd: Path | str) -> Path:
     """The folder a working directory belongs to: its git repository's root, else itself."""
     start = Path(cwd).resolve()
@@ -116,20 +124,30 @@ class ProjectTrust:
         not trusted it, else None. Its project is its git repository (unless that is the home
         folder or ``/``), else the folder a session in ``cwd`` works in when ``path`` is
         inside it; a path in neither is the user's own (their home's files, the system's), as
-        is hermes's own home."""
-        target = Path(os.path.realpath(self.folder(path)))
+        is hermes's own home. Judged on every file read, so each path is resolved once."""
+        home = _user_home(self.env)
+        target = Path(os.path.realpath(os.path.expanduser(str(path))))
         own = Path(os.path.realpath(self.config.home))
         if target == own or own in target.parents:
             return None
-        repo = project_folder(target if target.is_dir() else target.parent)
-        if (repo / ".git").exists() and not self.never_implicit(repo):
+
+        def implicit(folder: Path) -> bool:  # the home folder or /
+            return folder == home or folder.parent == folder
+
+        repo = _git_root(target if target.is_dir() else target.parent)
+        if repo is not None and not implicit(repo):
             folder = repo
         else:
-            work = self.folder_to_trust(cwd)
-            if self.never_implicit(work) or (work != target and work not in target.parents):
+            work = Path(os.path.realpath(os.path.expanduser(str(cwd))))
+            root = _git_root(work)
+            work = root if root is not None and not implicit(root) else work
+            if implicit(work) or (work != target and work not in target.parents):
                 return None
             folder = work
-        return None if self.covers(folder) else folder
+        for entry in trusted_folders(self.config, self.env):
+            if entry == folder or (not implicit(entry) and entry in folder.parents):
+                return None
+        return folder
 
     def add(self, path: Path | str) -> bool:
         """List ``path`` (resolved) in config.yaml; False when it is listed already."""
