@@ -53,6 +53,12 @@ class ProviderProfile:
     # the output cap sent when neither the call nor ``model.max_tokens`` sets one (None: none)
     default_max_tokens: int | None = None
     transport: Callable[[Any], Any] | None = None
+    # what the provider publishes per model id (only what is known): the context window in
+    # tokens, and prices in US dollars per million tokens (input, output, cache read, cache
+    # write; None: not published). The built-in tables apply to models not listed here.
+    context_lengths: Mapping[str, int] = field(default_factory=dict)
+    prices: Mapping[str, tuple[float | None, float | None, float | None, float | None]] = field(
+        default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
