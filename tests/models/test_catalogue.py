@@ -4,6 +4,7 @@ against the fake LLM server with their own key variables."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -20,8 +21,9 @@ from hermes_agent.builtin_plugins.models.client import ModelClient
 from hermes_agent.builtin_plugins.models.context_window import context_window
 from hermes_agent.builtin_plugins.models.pricing import estimate_cost
 from hermes_agent.builtin_plugins.models.resolve import installed_profiles, resolve_provider
-from hermes_agent.kits.model_catalogue import (CatalogueError, ProfileRow, manifest_env,
-                                                read_catalogue, replace_table)
+from hermes_agent.kits.model_catalogue import CatalogueError, load_profiles
+from hermes_agent.kits.model_catalogue.rows import ProfileRow, read_catalogue
+from hermes_agent.kits.model_catalogue.views import manifest_env, replace_table
 from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 
 from test_provider_resolution import NO_LOCAL
@@ -208,3 +210,40 @@ def test_minimax_speaks_anthropic_messages_with_its_key(kernel_for, server) -> N
     assert server.last.path == "/v1/messages"
     assert "mm-key" in (headers.get("x-api-key"), headers.get("authorization", "")[7:])
     assert server.last.body["model"] == "MiniMax-M2"
+
+
+def test_a_later_start_builds_the_profiles_from_the_sealed_cache(tmp_path: Path) -> None:
+    """The first kernel validates the file; the next one, in a fresh process, neither parses
+    YAML for it nor imports the pydantic rows, and gets the same profiles."""
+    probe = (
+        "import sys, json\n"
+        "from hermes_agent import Kernel\n"
+        "from hermes_agent.builtin_plugins.models.resolve import installed_profiles\n"
+        f"kernel = Kernel({str(tmp_path / 'home')!r}).boot()\n"
+        "names = sorted(installed_profiles(kernel))\n"
+        "groq = installed_profiles(kernel)['groq']\n"
+        "kernel.close()\n"
+        "print(json.dumps([names, groq.default_model, list(groq.key_env),\n"
+        "                  'hermes_agent.kits.model_catalogue.rows' in sys.modules]))\n")
+    env = {**os.environ, "HERMES_HOME": str(tmp_path / "home")}
+    env.pop("HERMES_BUNDLED_PLUGINS", None)
+    runs = [subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                           text=True, timeout=120) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    first, second = (json.loads(run.stdout.strip().splitlines()[-1]) for run in runs)
+    assert first[:3] == second[:3] and first[1:3] == ["llama-3.3-70b-versatile", ["GROQ_API_KEY"]]
+    assert first[3] is True and second[3] is False  # validated once, then read from the cache
+    assert len(first[0]) == len(ROWS)
+
+
+def test_load_profiles_validates_a_changed_file_again(tmp_path: Path) -> None:
+    from hermes_agent import ValidationCache
+
+    cache = ValidationCache(tmp_path / "validated.json", shipped=False)
+    path = _write(tmp_path, [GOOD])
+    assert [p.name for p in load_profiles(path, cache)] == ["acme"]
+    assert [p.name for p in load_profiles(path, cache)] == ["acme"]  # a hit
+    _write(tmp_path, [{**GOOD, "base_url": "nope"}])
+    with pytest.raises(CatalogueError, match="must start with http"):
+        load_profiles(path, cache)
