@@ -158,7 +158,7 @@ def test_choosing_a_provider_by_name_or_alias(tmp_path: Path, monkeypatch) -> No
     assert result.exit_code == 0, result.output
     assert "enter a number between 1 and" in result.output and "or a provider name" in result.output
     assert yaml.safe_load((home / "config.yaml").read_text())["model"] == {
-        "provider": "kimi-coding", "default": "kimi-k2-0905-preview"}
+        "provider": "kimi-coding", "default": "kimi-k2.6"}
 
 
 def _hermes() -> str:
@@ -209,7 +209,7 @@ def test_minimax_speaks_anthropic_messages_with_its_key(kernel_for, server) -> N
     headers = server.last.headers  # the anthropic SDK sends the key as x-api-key or a bearer
     assert server.last.path == "/v1/messages"
     assert "mm-key" in (headers.get("x-api-key"), headers.get("authorization", "")[7:])
-    assert server.last.body["model"] == "MiniMax-M2"
+    assert server.last.body["model"] == "MiniMax-M2.7"
 
 
 def test_a_later_start_builds_the_profiles_from_the_sealed_cache(tmp_path: Path) -> None:
@@ -247,3 +247,27 @@ def test_load_profiles_validates_a_changed_file_again(tmp_path: Path) -> None:
     _write(tmp_path, [{**GOOD, "base_url": "nope"}])
     with pytest.raises(CatalogueError, match="must start with http"):
         load_profiles(path, cache)
+
+
+def test_xai_speaks_responses_and_its_published_price_makes_the_cost(kernel_for, server) -> None:
+    kernel = kernel_for({"model": {"provider": "grok"}},
+                        env={"XAI_API_KEY": "xai-key", "XAI_BASE_URL": server.openai_base_url,
+                             **NO_LOCAL})
+    server.script(reply_text("Hi from Grok.", usage={"input_tokens": 1_000_000,
+                                                      "output_tokens": 100_000}))
+    response = ModelClient.from_config(kernel).chat(
+        ChatRequest([{"role": "user", "content": "hello"}]))
+    assert response.content == "Hi from Grok."
+    assert server.last.path == "/v1/responses" and server.last.body["model"] == "grok-4.6"
+    assert server.last.headers.get("authorization") == "Bearer xai-key"
+    assert (response.cost.amount_usd, response.cost.status) == (2.6, "estimated")  # 2 + 0.6
+
+
+def test_the_context_window_comes_from_the_active_profile_first(kernel_for) -> None:
+    from hermes_agent.builtin_plugins.models.service import ModelService
+
+    kernel = kernel_for({"model": {"provider": "xai"}}, env={"XAI_API_KEY": "k", **NO_LOCAL})
+    service = ModelService(kernel)
+    assert service.context_length("grok-4.6") == 500_000  # the row's published window
+    assert service.context_length("llama-3.1-8b-instant") == 131_072  # groq's row
+    assert service.context_length("grok-4-0709") == 256_000  # the families table
