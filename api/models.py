@@ -52,6 +52,9 @@ class ProviderProfile:
     max_tokens_param: str = "max_tokens"  # OpenAI's newer models: "max_completion_tokens"
     # the output cap sent when neither the call nor ``model.max_tokens`` sets one (None: none)
     default_max_tokens: int | None = None
+    # its models see images (content parts are sent as images; otherwise described in text);
+    # ``model.supports_vision`` in config.yaml overrides it for the model in use
+    supports_vision: bool = False
     transport: Callable[[Any], Any] | None = None
     # what the provider publishes per model id (only what is known): the context window in
     # tokens, and prices in US dollars per million tokens (input, output, cache read, cache

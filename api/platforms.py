@@ -17,7 +17,11 @@ from typing import Any
 @dataclass
 class InboundMessage:
     """One message a platform received. ``chat_type``: ``"dm"``, ``"group"``, ``"channel"``
-    or ``"thread"``; ``raw``: the platform's own payload, untouched."""
+    or ``"thread"``; ``raw``: the platform's own payload, untouched; ``images``: the image
+    parts it carries (OpenAI ``image_url`` parts with a ``data:`` or http(s) URL; the agent
+    stores them, docs/vision.md); ``attachments``: the other files that came with it, already
+    downloaded, each a JSON-able dict: ``type`` (``"image"`` or ``"file"``), ``path`` (the
+    local copy), ``name``, ``mime_type``, ``size`` (bytes), and described in ``text``."""
 
     platform: str
     chat_id: str
@@ -28,6 +32,8 @@ class InboundMessage:
     message_id: str | None = None
     chat_type: str = "dm"
     raw: Any = None
+    images: list[dict[str, Any]] = field(default_factory=list)
+    attachments: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -118,6 +124,18 @@ class PlatformAdapter(abc.ABC):
         """The gateway installs what :meth:`report_fatal` calls."""
         self._fatal_handler = handler
 
+    def set_access_check(self, check: Callable[[str, str], bool]) -> None:
+        """The gateway installs its allow-list here (see :meth:`may_talk`)."""
+        self._access_check = check
+
+    def may_talk(self, user_id: str, user_name: str = "") -> bool:
+        """Whether the gateway's allow-list lets this user talk to the agent: a platform that
+        fetches what a message carries (its files) asks first, so nothing of a stranger's is
+        stored. True before the gateway installed its check; the gateway still checks every
+        message itself."""
+        check = getattr(self, "_access_check", None)
+        return True if check is None else bool(check(str(user_id), user_name))
+
     def report_fatal(self, reason: str) -> None:
         """Tell the gateway this platform stopped for good after connecting (a revoked
         token, say): it is dropped from the live platforms and ``hermes gateway status``
@@ -188,6 +206,11 @@ class PlatformAdapter(abc.ABC):
                    metadata: dict[str, Any] | None = None) -> SendResult:
         """Deliver ``content`` (at most ``max_message_length`` long) to ``chat_id``.
         ``metadata`` may carry ``thread_id``."""
+
+    async def fetch_images(self, message: InboundMessage) -> None:
+        """Download the images ``message`` names (from its ``raw`` payload) into
+        ``message.images``; the gateway calls it once the sender is allowed, so nobody else
+        makes the bot download anything. Nothing by default."""
 
     def keeps_chat(self, chat_id: str) -> bool:
         """False for a chat that ends with its turn (a one-turn chat no client can continue):

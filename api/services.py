@@ -54,10 +54,11 @@ class AgentSession(Protocol):
     def session_stored(self) -> bool:
         """Whether the session has its row in the store."""
 
-    def run_conversation(self, user_message: str, *,
+    def run_conversation(self, user_message: str | list[dict[str, Any]], *,
                          on_event: Callable[[dict[str, Any]], None] | None = None,
                          source: str | None = None) -> AgentTurn:
         """Run one user turn to its final answer (or interrupt, failure, spent budget).
+        ``user_message``: text, or OpenAI content parts (text and ``image_url``).
         ``source``: the message is untrusted, from there (``platform:<name>:<user>``)."""
 
     def interrupt(self) -> None:

@@ -39,12 +39,12 @@ from pathlib import Path
 from typing import Any
 
 from hermes_agent.hookspecs.tool_contract import (
-    PARALLEL_SAFE_MARK, PROVENANCE_MARK, TAKES_CONTEXT, tool_error,
+    PARALLEL_SAFE_MARK, PROVENANCE_MARK, TAKES_CONTEXT, SourcedResult, tool_error,
 )
 
 __all__ = ["APPROVAL_CHOICES", "ApprovalCallback", "ApprovalRequest", "ClarifyCallback",
            "ToolCallContext", "parallel_safe", "tool_error", "tool_result",
-           "untrusted_output", "with_context"]
+           "untrusted_output", "untrusted_result", "with_context"]
 
 #: Answers an approval callback may give.
 APPROVAL_CHOICES = ("once", "session", "always", "deny")
@@ -209,6 +209,14 @@ def untrusted_output(source: "str | SourceOf") -> Callable[[Callable[..., Any]],
         return handler
 
     return mark
+
+
+def untrusted_result(text: str, source: str) -> str:
+    """A handler's result that is untrusted data from ``source``, for a handler that learns
+    where its text came from only while it runs (``read_file`` of a file in a project the user
+    has not trusted: ``"project:/path"``). The agent fences it and taints the turn as for
+    :func:`untrusted_output`; return it as it is (``str()`` of it drops the mark)."""
+    return SourcedResult(text, source)
 
 
 def tool_result(data: Any = None, **fields: Any) -> str:

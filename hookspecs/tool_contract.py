@@ -1,13 +1,15 @@
 """The tool contract the kernel's registry and the plugins share: the mark of a handler that
 takes the call's context, the mark of one whose calls may run side by side, and the error
-result every handler (and the registry itself) returns. A leaf: standard library only."""
+result every handler (and the registry itself) returns, and the result whose untrusted source
+its handler learnt only while it ran. A leaf: standard library only."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-__all__ = ["PARALLEL_SAFE_MARK", "PROVENANCE_MARK", "TAKES_CONTEXT", "ErrorResult", "tool_error"]
+__all__ = ["PARALLEL_SAFE_MARK", "PROVENANCE_MARK", "TAKES_CONTEXT", "ErrorResult", "SourcedResult",
+           "tool_error"]
 
 TAKES_CONTEXT = "takes_tool_context"  # set by hermes_agent.api.with_context
 PARALLEL_SAFE_MARK = "tool_parallel_safe"  # set by hermes_agent.api.parallel_safe
@@ -24,6 +26,20 @@ class ErrorResult(str):
     def __new__(cls, text: str, message: str, error_type: str) -> "ErrorResult":
         self = super().__new__(cls, text)
         self.message, self.error_type = message, error_type
+        return self
+
+
+class SourcedResult(str):
+    """A result the agent treats as untrusted data from ``untrusted_source`` (fenced, the turn
+    tainted), as it treats a handler marked ``untrusted_output``: for a handler that knows the
+    source only once it ran (the file it read lies in a project the user has not trusted, a
+    subagent read a web page)."""
+
+    untrusted_source: str
+
+    def __new__(cls, text: str, source: str) -> "SourcedResult":
+        self = super().__new__(cls, text)
+        self.untrusted_source = source
         return self
 
 

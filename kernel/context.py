@@ -25,7 +25,7 @@ _SKILL_NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
 MIDDLEWARE_KINDS = ("tool_request", "tool_execution", "llm_request", "llm_execution")
 # register_* methods of the original that have no provider slot in this version.
 UNSUPPORTED = ("image_gen_provider", "video_gen_provider", "tts_provider",
-               "transcription_provider", "browser_provider", "dashboard_auth_provider",
+               "transcription_provider", "dashboard_auth_provider",
                "secret_source", "auxiliary_task", "slack_action_handler", "cron_scheduler")
 
 
@@ -152,6 +152,7 @@ class PluginContext:
     register_context_engine = _slot("context_engine")
     register_model_provider = _slot("model_provider")
     register_web_search_provider = _slot("web_search")
+    register_browser_provider = _slot("browser")
     register_session_store = _slot("session_store")
 
     def register_platform(self, name: str, label: str = "", adapter_factory: Callable[..., Any] | None = None,

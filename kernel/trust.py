@@ -111,6 +111,26 @@ class ProjectTrust:
         folder = project_folder(cwd)
         return self.folder(cwd) if self.never_implicit(folder) else folder
 
+    def untrusted_project(self, path: Path | str, cwd: Path | str) -> Path | None:
+        """The project folder ``path`` (symbolic links followed) belongs to when the user has
+        not trusted it, else None. Its project is its git repository (unless that is the home
+        folder or ``/``), else the folder a session in ``cwd`` works in when ``path`` is
+        inside it; a path in neither is the user's own (their home's files, the system's), as
+        is hermes's own home."""
+        target = Path(os.path.realpath(self.folder(path)))
+        own = Path(os.path.realpath(self.config.home))
+        if target == own or own in target.parents:
+            return None
+        repo = project_folder(target if target.is_dir() else target.parent)
+        if (repo / ".git").exists() and not self.never_implicit(repo):
+            folder = repo
+        else:
+            work = self.folder_to_trust(cwd)
+            if self.never_implicit(work) or (work != target and work not in target.parents):
+                return None
+            folder = work
+        return None if self.covers(folder) else folder
+
     def add(self, path: Path | str) -> bool:
         """List ``path`` (resolved) in config.yaml; False when it is listed already."""
         from .config_write import write_config_value

@@ -147,3 +147,25 @@ def _cut(line: str, room: int, size: Callable[[str], int]) -> int:
         end -= 1
     space = line.rfind(" ", 0, end + 1)  # a space just past the room may go
     return space if space > end // 2 else end
+
+
+_CODE = re.compile(r"(```.*?```|`[^`\n]+`)", re.S)
+_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
+_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+_LINK = re.compile(r"\[([^\]\n]+)\]\((\S+?)\)")
+
+
+def light_markdown(text: str, bold: str = "*", strike: str = "~") -> str:
+    """Markdown for a chat that knows only light markup (WhatsApp: ``*bold*``, ``~strike~``;
+    Signal without styles: ``bold=""``): bold, strikethrough and headings in the chat's
+    markers, links as ``text (url)``; code spans and blocks are left as they are."""
+    def convert(part: str) -> str:
+        part = _HEADING.sub(lambda m: f"{bold}{m.group(1)}{bold}", part)
+        part = _BOLD.sub(lambda m: f"{bold}{m.group(1) or m.group(2)}{bold}", part)
+        part = _STRIKE.sub(lambda m: f"{strike}{m.group(1)}{strike}", part)
+        return _LINK.sub(lambda m: m.group(1) if m.group(1) == m.group(2)
+                         else f"{m.group(1)} ({m.group(2)})", part)
+
+    return "".join(piece if index % 2 else convert(piece)
+                   for index, piece in enumerate(_CODE.split(text)))

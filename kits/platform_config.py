@@ -37,3 +37,44 @@ def id_set(value: Any) -> frozenset[str]:
         return frozenset()
     items = value if isinstance(value, (list, tuple, set, frozenset)) else str(value).split(",")
     return frozenset(str(item).strip() for item in items if str(item).strip())
+
+
+class PlatformSettingsError(ValueError):
+    """A platform must not start; the message says what to set."""
+
+
+def env_secret(config: Mapping[str, Any], env: Mapping[str, str], env_name: str,
+               *config_keys: str, section: str, required: str = "") -> str:
+    """A secret from the environment (or ``.env``) only: one written in the platform's
+    config.yaml section under any of ``config_keys`` is refused. ``required``: how to get it,
+    when the platform cannot start without it (empty: optional)."""
+    written = config_secret(config, *config_keys)
+    if written:
+        raise PlatformSettingsError(f"do not put the {written} in config.yaml ({section}); set "
+                                    f"{env_name} in the environment or $HERMES_HOME/.env instead")
+    value = str(env.get(env_name, "")).strip()
+    if not value and required:
+        raise PlatformSettingsError(f"{env_name} is not set: put it in the environment or "
+                                    f"$HERMES_HOME/.env ({required})")
+    return value
+
+
+def number_settings(config: Mapping[str, Any], env: Mapping[str, str], section: str,
+                    **defaults: tuple[str | None, float]) -> dict[str, float]:
+    """``name=(env_name, default)`` -> the numbers set (``PlatformSettingsError`` naming the
+    key when one is not a number)."""
+    values: dict[str, float] = {}
+    for name, (env_name, default) in defaults.items():
+        value = platform_setting(config, env, name, env_name, default)
+        try:
+            values[name] = float(value)
+        except (TypeError, ValueError):
+            raise PlatformSettingsError(f"{section}.{name} must be a number, not {value!r}"
+                                        ) from None
+    return values
+
+
+def flag(value: Any) -> bool:
+    """A yes/no setting from YAML (a bool) or the environment (``true``, ``1``, ``yes``)."""
+    return value if isinstance(value, bool) else str(value).strip().lower() in (
+        "1", "true", "yes", "on")

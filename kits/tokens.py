@@ -11,6 +11,7 @@ from typing import Any
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD_TOKENS = 4  # role and separators
+IMAGE_TOKENS = 1600  # an image part, whatever its URL's length (providers bill ~1,600 at most)
 
 
 def estimate_text_tokens(text: str) -> int:
@@ -23,14 +24,19 @@ def estimate_text_tokens(text: str) -> int:
 
 
 def estimate_message_tokens(message: dict[str, Any]) -> int:
-    """Everything of ``message`` that is sent: its content (text, or parts as JSON) and its
-    tool calls' names and arguments (JSON), by :func:`estimate_text_tokens`, plus a little
-    per message."""
+    """Everything of ``message`` that is sent: its content (text, or parts as JSON; an image
+    part :data:`IMAGE_TOKENS`) and its tool calls' names and arguments (JSON), by
+    :func:`estimate_text_tokens`, plus a little per message."""
     content = message.get("content")
+    images = 0
+    if isinstance(content, list):  # an image costs its tokens, not its (base64) URL's length
+        images = sum(1 for p in content if isinstance(p, dict) and p.get("type") == "image_url")
+        content = [p for p in content if not (isinstance(p, dict)
+                                              and p.get("type") == "image_url")] or ""
     text = content if isinstance(content, str) else json.dumps(content or "", ensure_ascii=False)
     if message.get("tool_calls"):
         text += json.dumps(message["tool_calls"], ensure_ascii=False, default=str)
-    return estimate_text_tokens(text) + MESSAGE_OVERHEAD_TOKENS
+    return estimate_text_tokens(text) + MESSAGE_OVERHEAD_TOKENS + images * IMAGE_TOKENS
 
 
 def estimate_tokens(messages: Iterable[dict[str, Any]]) -> int:

@@ -11,6 +11,11 @@ from typing import Any
 from hermes_agent.hookspecs.tool_contract import PARALLEL_SAFE_MARK, PROVENANCE_MARK, ErrorResult
 
 
+def is_error_result(result: Any) -> bool:
+    """Whether ``result`` is a :func:`~hermes_agent.api.tool_error` result (by its marker)."""
+    return isinstance(result, ErrorResult)
+
+
 def is_parallel_safe(handler: Any) -> bool:
     """Whether ``handler`` was marked with :func:`~hermes_agent.api.parallel_safe`."""
     return bool(getattr(handler, PARALLEL_SAFE_MARK, False))

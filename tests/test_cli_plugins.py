@@ -100,7 +100,7 @@ def test_tools_list(home, calculator, capsys):
     assert code == 0
     assert {t["name"]: t["plugin"] for t in data["tools"]
             if t["plugin"] not in ("core-tools", "agent", "memory", "skills", "recall", "web",
-                                   "cron")} == {"calculate": "calculator",
+                                   "cron", "browser", "vision")} == {"calculate": "calculator",
                                                               "unit_convert": "calculator"}
     assert all(t["selected"] for t in data["tools"])
     (home / "config.yaml").write_text("plugins:\n  enabled: [calculator]\ntoolsets: [nope]\n")

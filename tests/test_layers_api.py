@@ -16,7 +16,7 @@ def test_the_api_is_small() -> None:
     import hermes_agent.api as api
 
     lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in API.glob("*.py"))
-    assert lines <= 2000
+    assert lines <= 2150  # 2000 until the browser, vision and speech contracts came
     assert len(api.__all__) <= 101
 
 

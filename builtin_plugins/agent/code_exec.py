@@ -13,7 +13,7 @@ line ``{"id", "tool", "args"}`` answered by ``{"id", "result"}`` (the result par
 when it is JSON). Every inner call goes through :meth:`ToolExecutor.run_one` with a
 :class:`ToolTurn` built from this call's context: approval gate, the turn's taint policy,
 middleware, ``pre_tool_call`` / ``post_tool_call``. When any inner result was untrusted, the
-whole result is too (a :class:`~.provenance.SourcedResult`), and the script's later calls
+whole result is too (:func:`~hermes_agent.api.tools.untrusted_result`), and the script's later calls
 are judged as a tainted turn's.
 """
 
@@ -29,10 +29,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_agent import ProjectTrust
 from hermes_agent.api import ToolCallContext, tool_error, with_context
 from hermes_agent.api.services import SANDBOX
+from hermes_agent.api.tools import untrusted_result
 
-from .provenance import SourcedResult
 from .subagents import BLOCKED
 
 if TYPE_CHECKING:
@@ -241,8 +242,13 @@ def execute_code(args: dict[str, Any], ctx: ToolCallContext) -> str:
     if not run.confined:
         body["sandbox"] = "The script ran unconfined: " + agent.kernel.service(SANDBOX).describe()
     text = json.dumps(body, ensure_ascii=False)
-    if rpc.sources:
-        return SourcedResult(text, f"{NAME} ({', '.join(dict.fromkeys(rpc.sources))})")
+    sources = list(dict.fromkeys(rpc.sources))
+    folder = ProjectTrust(agent.kernel.config, agent.kernel.env).untrusted_project(
+        ctx.cwd, ctx.cwd)  # the script may have read the folder's files itself
+    if folder is not None:
+        sources.append(f"{folder} (untrusted project)")
+    if sources:
+        return untrusted_result(text, f"{NAME} ({', '.join(sources)})")
     return text
 
 

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from hermes_agent.kits.images import content_text
 from hermes_agent.kits.sql.values import clean_text
 
 # Keys of a stored message that belong in a request (the transports drop the rest).
@@ -62,14 +63,27 @@ def repair(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue  # orphan result: its call is not in the history
         close_pending()
         if role == "user" and out and out[-1].get("role") == "user":
-            previous = out[-1]
-            out[-1] = {**previous, "content": f"{_text(previous)}\n\n{_text(message)}"}
+            out[-1] = {**out[-1], "content": _joined(out[-1].get("content"),
+                                                     message.get("content"))}
             continue
         out.append(message)
         if role == "assistant":
             pending.extend(c.get("id") for c in message.get("tool_calls") or () if c.get("id"))
     close_pending()
     return out
+
+
+def _joined(first: Any, second: Any) -> Any:
+    """Two user contents as one: text joined by a blank line, or parts (images) in order."""
+    if isinstance(first, list) or isinstance(second, list):
+        return [*_parts(first), *_parts(second)]
+    return f"{_text({'content': first})}\n\n{_text({'content': second})}"
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, list):
+        return [dict(p) for p in content if isinstance(p, dict)]
+    return [{"type": "text", "text": content}] if content else []
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -91,7 +105,7 @@ def api_messages(system_prompt: str, history: list[dict[str, Any]],
         copy = clean(message)
         context = contexts.get(index)
         if context:
-            copy["content"] = f"{_text(copy)}\n\n{context}"
+            copy["content"] = _joined(copy.get("content"), context)
         out.append(copy)
     return [out[0], *repair(out[1:])]
 

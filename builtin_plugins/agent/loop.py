@@ -32,7 +32,7 @@ from hermes_agent.api import (
 from hermes_agent.kits.private_process import keep_process_private
 
 from . import context_link, memory_link
-from .history import SentContext, api_messages, repair_text
+from .history import SentContext, api_messages, content_text, repair_text
 from .inbox import Inbox, into_tool_result, steer_into_tool_result
 from .memory_fence import StreamScrubber, strip_fences
 from .middleware import model_middleware
@@ -213,15 +213,25 @@ class Agent(SessionLifecycle):
         return self._interrupt.is_set()
 
     # --- the turn ----------------------------------------------------------------------------
-    def run_conversation(self, user_message: str, *, task_id: str | None = None,
+    def run_conversation(self, user_message: str | list[dict[str, Any]], *,
+                         task_id: str | None = None,
                          on_event: EventSink | None = None,
                          interrupt: CancelToken | None = None,
                          source: str | None = None) -> TurnResult:
         """Run one user turn to its final answer (or interrupt, failure, spent budget).
         ``interrupt``: a token shared with a caller (a parent agent) that stops this turn.
         ``source``: the message is untrusted, from there (a gateway user who is not the
-        owner: ``platform:<name>:<user>``)."""
+        owner: ``platform:<name>:<user>``). ``user_message`` may be OpenAI content parts
+        (text and ``image_url`` parts): the images are stored by reference (docs/vision.md)
+        and hooks and memory get the text."""
         emit = on_event or _ignore
+        content: str | list[dict[str, Any]] = user_message
+        if isinstance(user_message, list):
+            content, notes = self._stored_images(user_message)
+            for note in notes:
+                emit({"type": "notice", "level": "warning", "reason": "image",
+                      "message": f"image not attached: {note}"})
+            user_message = content_text(content)
         if self._injected is not None:  # the text take_injected handed out, sent back
             if source is None and user_message == self._injected[0]:
                 source = self._injected[1]
@@ -233,7 +243,7 @@ class Agent(SessionLifecycle):
         self._turn_start = len(self.history)
         with self._receiving_injected():
             try:
-                self._run(turn, user_message, emit, on_event is not None, source)
+                self._run(turn, user_message, emit, on_event is not None, source, content)
             except RequestInterrupted:
                 turn.interrupted, turn.exit_reason = True, "interrupted"
             except ProviderError as exc:
@@ -262,8 +272,14 @@ class Agent(SessionLifecycle):
             else None
         return text
 
+    def _stored_images(self, parts: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+        from .images import stored_content
+
+        return stored_content(self.kernel, parts)
+
     def _run(self, turn: TurnResult, user_message: str, emit: EventSink,
-             shown_to_user: bool, source: str | None = None) -> None:
+             shown_to_user: bool, source: str | None = None,
+             content: str | list[dict[str, Any]] | None = None) -> None:
         if self.memory and not self.memory.initialized:
             memory_link.initialize(self)
         if self.system_prompt is None:
@@ -276,7 +292,7 @@ class Agent(SessionLifecycle):
         is_first = not any(m.get("role") == "user" for m in self.history)
         self._deliver_injected(emit)  # left over from the previous run: they came first
         self.taint.sender_untrusted = source is not None
-        self._record({"role": "user", "content": user_message,
+        self._record({"role": "user", "content": user_message if content is None else content,
                       **({"provenance": untrusted(source)} if source else {})})
         self.taint.show(emit)
         # preflight compression: plugins' pre_llm_call sees the history the model will see
@@ -384,6 +400,10 @@ class Agent(SessionLifecycle):
         messages = api_messages(self.system_prompt or "", self.history, contexts, ephemeral)
         if note:
             messages.append({"role": "user", "content": note})
+        if any(isinstance(m.get("content"), list) for m in messages):
+            from .images import with_images_resolved
+
+            messages = with_images_resolved(self.kernel, self.client, messages)
         request = ChatRequest(messages, tools=self.tool_defs if tools and self.tool_defs else None,
                               stream=self.options.stream, max_tokens=self.options.max_tokens,
                               reasoning_effort=self.options.reasoning_effort)

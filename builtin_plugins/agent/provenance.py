@@ -22,18 +22,6 @@ TAINTED_WRITE = "tainted-write"
 NONCE_KEY = "fence_nonce"  # in the session's model_config JSON
 
 
-class SourcedResult(str):
-    """A tool result whose provenance is known only once it ran (a subagent's summary of
-    what it read): the executor marks it untrusted from ``untrusted_source``."""
-
-    untrusted_source: str
-
-    def __new__(cls, text: str, source: str) -> "SourcedResult":
-        self = super().__new__(cls, text)
-        self.untrusted_source = source
-        return self
-
-
 def untrusted(source: str) -> dict[str, str]:
     """The provenance of text from ``source``."""
     return {"trust": UNTRUSTED, "source": source}

@@ -11,7 +11,7 @@ from hermes_agent import HermesError
 from hermes_agent.api import SessionStoreError, Usage
 
 from . import context_link, memory_link
-from .history import last_user_index
+from .history import content_text, last_user_index
 from .prompt_link import build_system_prompt
 from .turn_types import EventSink, new_session_id
 
@@ -217,7 +217,8 @@ class SessionLifecycle:
 
     def rewind(self, user_turns: int = 1) -> str | None:
         """Drop the last ``user_turns`` user messages and everything after them (``/undo``,
-        ``/retry``). Returns the text of the last user message removed."""
+        ``/retry``). Returns the text of the last user message removed (of a message with
+        images, its text parts)."""
         removed = None
         for _ in range(user_turns):
             index = last_user_index(self.history)
@@ -228,4 +229,6 @@ class SessionLifecycle:
         if removed is not None and self._stored:
             self.sessions.replace(self.session_id, self.history)
         self.taint.rewound(self.history)
+        if isinstance(removed, list):
+            return content_text(removed)
         return removed if isinstance(removed, str) else None

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent.api import MODELS, CancelToken
+from hermes_agent.api.tools import untrusted_result
 
-from .provenance import TAINTED_WRITE, SourcedResult
+from .provenance import TAINTED_WRITE
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -134,7 +135,7 @@ class Subagents:
             unlink()
         text = json.dumps(results[0] if len(results) == 1 else _combined(results))
         source = self._tainted(children)
-        return SourcedResult(text, source) if source else text
+        return untrusted_result(text, source) if source else text
 
     def _child_record(self, task: Task, token: CancelToken, *, background: bool) -> Child:
         child = Child(task.goal, self._build(task), background, CancelToken())

@@ -87,8 +87,15 @@ class TaintPolicy:
         if ctx.approval_callback is None:
             return (f"Refused: {why}, which needs the user's approval, and nobody can approve "
                     "it here. Do not retry it; finish without it and tell the user what you "
-                    "would have done.")
+                    f"would have done{self._trust_hint()}.")
         return f"Refused: the user did not approve it ({why}). Do not retry it."
+
+    def _trust_hint(self) -> str:
+        """For a turn tainted by a project's own files: how the user makes them trusted."""
+        if self.source is None or not self.source.endswith("(untrusted project)"):
+            return ""
+        return (", and that if the folder is theirs, `hermes trust` run in it (or "
+                "projects.trusted in config.yaml) makes its files trusted")
 
     def _approved(self, name: str, args: dict[str, Any], why: str,
                   ctx: ToolCallContext) -> bool:

@@ -22,6 +22,7 @@ LEGACY_MODULES: dict[str, dict[str, str] | None] = {
     "agent.context_engine": {"ContextEngine": "hermes_agent.api:ContextEngine"},
     "agent.web_search_provider": {"WebSearchProvider": "web_provider:WebSearchProvider",
                                   "get_provider_env": "helpers:get_provider_env"},
+    "agent.browser_provider": {"BrowserProvider": "hermes_agent.api.browser:BrowserProvider"},
     "tools": None,
     "tools.registry": {"tool_error": "helpers:tool_error", "tool_result": "helpers:tool_result"},
     "tools.interrupt": {"is_interrupted": "helpers:is_interrupted"},

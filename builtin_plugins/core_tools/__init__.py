@@ -154,7 +154,8 @@ class CoreTools:
     def _file_tool(self, module: str, attr: str) -> Handler:
         def handler(args: dict[str, Any], ctx: ToolCallContext) -> str:
             tool = getattr(import_module(f"{__name__}.{module}"), attr)
-            return str(tool(args, ctx, policy=self.policy(ctx)))
+            result = tool(args, ctx, policy=self.policy(ctx))
+            return result if isinstance(result, str) else str(result)
         return handler
 
     def handlers(self) -> dict[str, Callable[..., str]]:
@@ -166,9 +167,11 @@ class CoreTools:
             def handler(args: dict[str, Any], ctx: ToolCallContext) -> str:
                 from .danger.paths import kernel_home
 
+                from .provenance import mark
+
                 with kernel_home(self.kernel.home):  # its .env and auth.json are secrets
                     self.checkpoint(name, ctx)
-                    return target()(args, ctx)
+                    return mark(self.kernel, name, args, ctx, target()(args, ctx))
             handler.__name__ = handler.__qualname__ = name
             return with_context(handler, default_cwd=cwd)
 

@@ -73,8 +73,20 @@ class Chat:
 def _last_user_text(history: list[dict[str, Any]]) -> str | None:
     for entry in reversed(history):
         if entry.get("role") == "user":
-            return entry.get("content") if isinstance(entry.get("content"), str) else None
+            content = entry.get("content")
+            if isinstance(content, list):  # text and images: its text
+                return "\n".join(str(p.get("text", "")) for p in content
+                                 if isinstance(p, dict) and p.get("type") == "text")
+            return content if isinstance(content, str) else None
     return None
+
+
+def _content(message: InboundMessage) -> str | list[dict[str, Any]]:
+    """What the agent gets: the text, or text and image parts (docs/vision.md)."""
+    if not message.images:
+        return message.text
+    text = [{"type": "text", "text": message.text}] if message.text else []
+    return [*text, *message.images]
 
 
 def _usage(result: AgentTurn) -> dict[str, int]:
@@ -238,7 +250,7 @@ class ChatWorker:
         try:
             async with self.typing(chat), Pump(stream) as pump:
                 result = await self.runner.in_thread(functools.partial(
-                    self._run_turn, chat, agent, message.text, pump.on_event,
+                    self._run_turn, chat, agent, _content(message), pump.on_event,
                     self._untrusted_source(message)))
         finally:
             chat.busy = False
@@ -299,7 +311,7 @@ class ChatWorker:
             return None
         return policy.untrusted_source(message.platform, message.user_id, message.user_name)
 
-    def _run_turn(self, chat: Chat, agent: AgentSession, text: str,
+    def _run_turn(self, chat: Chat, agent: AgentSession, text: str | list[dict[str, Any]],
                   on_event: Callable[[dict[str, Any]], None],
                   source: str | None = None) -> AgentTurn:
         """The turn, in a worker thread: session hygiene first, then the agent's turn (one

@@ -111,6 +111,8 @@ class GatewayRunner:
                     pass
             adapter.set_handler(functools.partial(self.dispatch, name))
             adapter.set_fatal_handler(functools.partial(self.platform_failed, name))
+            if hasattr(adapter, "set_access_check"):
+                adapter.set_access_check(self.policies[name].allows)
             try:
                 ok = await adapter.connect()
             except Exception as exc:
@@ -268,6 +270,7 @@ class GatewayRunner:
                                                             platform=platform),
                                              None, _meta(message))
             return "refused", None
+        await self._fetch_images(platform, message)
         if not self.accepting:  # stopping: answers a running turn's question, else is kept
             known = self.chats.get(session_key(message))  # for the next start to answer
             if known is not None and answers_question(known, message.user_id, message.text):
@@ -301,6 +304,17 @@ class GatewayRunner:
         chat.put(Queued(inbox_id, message))
         self.write_state()
         return "queued", None
+
+    async def _fetch_images(self, platform: str, message: InboundMessage) -> None:
+        """The images of an allowed sender's message, downloaded by its platform
+        (docs/vision.md); a failure costs the images only."""
+        adapter = self.adapters[platform]
+        if not isinstance(adapter, PlatformAdapter):
+            return
+        try:
+            await adapter.fetch_images(message)
+        except Exception as exc:  # noqa: BLE001 - the text still goes to the agent
+            log.warning("gateway: %s could not fetch a message's images: %s", platform, exc)
 
     def _chat(self, message: InboundMessage) -> Chat:
         key = session_key(message)

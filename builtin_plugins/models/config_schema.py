@@ -25,6 +25,8 @@ class ModelSection(BaseModel):
     context_length: int | None = Field(None, gt=0)  # the model's window when hermes guesses wrong
     # output tokens per call (default: the provider's; 0: no cap, the server's limit applies)
     max_tokens: int | None = Field(None, ge=0)
+    # whether the model sees images (None: its provider profile's supports_vision says)
+    supports_vision: bool | None = None
 
 
 class AuxiliaryTask(BaseModel):

@@ -29,6 +29,7 @@ class Recalled:
     matches: int  # recalled messages of this session
     snippets: list[str] = field(default_factory=list)
     text: str = ""  # the transcript, cut around the matches
+    untrusted: str | None = None  # the source that tainted the session (None: all trusted)
 
     def header(self) -> dict[str, Any]:
         return {"session_id": self.session_id, "title": self.title, "source": self.source,
@@ -64,14 +65,25 @@ def recall(store: SessionStore, query: str, *, current_session: str, roles: list
     found = []
     for session_id, group in list(groups.items())[:limit]:
         session = store.get_session(session_id) or {}
-        text = transcript(store.get_messages_as_conversation(session_id))
+        messages = store.get_messages_as_conversation(session_id)
+        text = transcript(messages)
         found.append(Recalled(
             session_id=session_id, title=session.get("title"),
             source=session.get("source") or group[0].get("source") or "",
             started_at=session.get("started_at") or group[0].get("session_started"),
             matches=len(group), snippets=[h["snippet"] for h in group[:SNIPPETS]],
-            text=excerpt(text, query, window_chars)))
+            text=excerpt(text, query, window_chars), untrusted=tainted_by(messages)))
     return found
+
+
+def tainted_by(messages: list[dict[str, Any]]) -> str | None:
+    """The source of a session's first untrusted message: from there on everything in it,
+    the model's own answers included, may carry someone else's words."""
+    for message in messages:
+        mark = message.get("provenance")
+        if isinstance(mark, dict) and mark.get("trust") == "untrusted":
+            return str(mark.get("source") or "unknown")
+    return None
 
 
 def recent(store: SessionStore, *, current_session: str, limit: int) -> list[dict[str, Any]]:

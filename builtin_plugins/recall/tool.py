@@ -18,6 +18,7 @@ from hermes_agent.api import (
     tool_error,
     tool_result,
 )
+from hermes_agent.api.tools import untrusted_result
 
 from .config_schema import SessionSearchSection
 from .recall import Recalled, recall, recent
@@ -103,6 +104,9 @@ class SessionSearch:
                                 "results": results}
         if note:
             data["note"] = note
+        tainted = list(dict.fromkeys(item.untrusted for item in found if item.untrusted))
+        if tainted:  # quotes (and summaries) of sessions that read untrusted text
+            return untrusted_result(tool_result(data), f"session_search ({', '.join(tainted)})")
         return tool_result(data)
 
     def _summaries(self, query: str, found: list[Recalled], config: SessionSearchSection,

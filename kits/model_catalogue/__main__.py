@@ -1,5 +1,6 @@
-"""``python -m hermes_agent.kits.model_catalogue``: regenerate the catalogue's doc table and
-plugin.yaml variables from profiles.yaml (in a checkout)."""
+"""Owner: the builtin plugin `models`. ``python -m hermes_agent.kits.model_catalogue``:
+regenerate the catalogue's doc table and plugin.yaml variables from profiles.yaml (in a
+checkout)."""
 
 from pathlib import Path
 

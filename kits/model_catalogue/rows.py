@@ -62,6 +62,7 @@ class ProfileRow(BaseModel):
     extra_body: dict[str, Any] = Field(default_factory=dict)
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     default_max_tokens: int | None = Field(default=None, gt=0)
+    supports_vision: bool = False
 
     @field_validator("models", mode="before")
     @classmethod
@@ -114,6 +115,7 @@ class ProfileRow(BaseModel):
             "key_url": self.key_url, "default_headers": dict(self.default_headers),
             "extra_body": dict(self.extra_body), "max_tokens_param": self.max_tokens_param,
             "default_max_tokens": self.default_max_tokens,
+            "supports_vision": self.supports_vision,
             "context_lengths": {m.id: m.context_length for m in self.models if m.context_length},
             "prices": {m.id: [m.input_price, m.output_price, m.cache_read_price,
                               m.cache_write_price] for m in self.models if m.priced}}

@@ -12,6 +12,7 @@ class DiscordHost(Protocol):
     bot_user: dict[str, Any]
     gateway_url: str
     channels: dict[str, dict[str, Any]]
+    files: dict[str, bytes]  # attachment path -> bytes (the CDN)
 
     def _record(self, kind: str, value: Any) -> None: ...
 

@@ -1,6 +1,7 @@
 """The fake's REST API (``/api/v10``): ``GET /gateway/bot``, ``POST /channels/{id}/messages``,
 ``PATCH /channels/{id}/messages/{mid}``, ``POST /channels/{id}/typing``, ``GET
-/channels/{id}``. A missing or wrong ``Authorization: Bot <token>`` gets Discord's 401; a
+/channels/{id}``; and, as Discord's CDN, ``GET /attachments/{id}/{filename}`` (the files
+users attached, no token needed). A missing or wrong ``Authorization: Bot <token>`` gets Discord's 401; a
 scripted rate limit gets its 429 (``retry_after`` in the body and the ``Retry-After``
 header), a scripted failure its status. Every request is recorded (``Authorization`` masked)."""
 
@@ -49,6 +50,14 @@ class RestHandler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         request = read_request(self)
         fake = self.fake
+        if request.path.startswith("/attachments/"):  # the CDN: no Authorization
+            fake._record("requests", request)
+            body = fake.files.get(request.path)
+            self.send_response(200 if body is not None else 404)
+            self.send_header("content-length", str(len(body or b"")))
+            self.end_headers()
+            self.wfile.write(body or b"")
+            return
         authorized = request.headers.get("authorization") == f"Bot {fake.token}"
         request.headers["authorization"] = "Bot ***" if authorized else "(wrong)"
         fake._record("requests", request)

@@ -17,7 +17,6 @@ until :meth:`release`), :meth:`request_reconnect` (op 7), :meth:`invalidate_sess
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import threading
@@ -26,6 +25,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..local_server import LocalHTTPServer
+from ..local_websocket import LocalWebsocketServer
 from .gateway import FakeGateway
 from .rest import PREFIX, RestHandler
 
@@ -42,6 +42,7 @@ class FakeDiscord:
         self.bot_user = {"id": "900000000000000001", "username": "hermes-bot", "bot": True,
                          "discriminator": "0"}
         self.channels: dict[str, dict[str, Any]] = {}
+        self.files: dict[str, bytes] = {}  # what users attached, served as the CDN does
         self.closing = threading.Event()
         self._ids = itertools.count(1_000_000_000_000_000_000)
         self._changed = threading.Condition()
@@ -51,8 +52,8 @@ class FakeDiscord:
             "typing")}
         self.messages: dict[str, dict[str, Any]] = {}  # every message, by id
         self._heartbeat_ms = heartbeat_interval_ms
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._ws = LocalWebsocketServer(lambda ws: self.gateway.handler(ws),  # type: ignore[union-attr]
+                                        name="fake-discord-gateway", logger=QUIET)
         self._http: LocalHTTPServer | None = None
         self._http_thread: threading.Thread | None = None
         self.gateway: FakeGateway | None = None
@@ -61,29 +62,8 @@ class FakeDiscord:
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self) -> FakeDiscord:
-        started = threading.Event()
-        self._loop = asyncio.new_event_loop()
-
-        async def serve() -> Any:
-            from websockets.asyncio.server import serve as ws_serve
-
-            self.gateway = FakeGateway(self, self._heartbeat_ms)
-            server = await ws_serve(self.gateway.handler, "127.0.0.1", 0, ping_interval=None,
-                                    logger=QUIET)
-            self.gateway_url = f"ws://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-            return server
-
-        def run() -> None:
-            assert self._loop is not None
-            asyncio.set_event_loop(self._loop)
-            self._ws_server = self._loop.run_until_complete(serve())
-            started.set()
-            self._loop.run_forever()
-
-        self._thread = threading.Thread(target=run, name="fake-discord-gateway", daemon=True)
-        self._thread.start()
-        if not started.wait(WAIT):
-            raise RuntimeError("the fake Discord gateway did not start")
+        self.gateway = FakeGateway(self, self._heartbeat_ms)
+        self.gateway_url = self._ws.start()
         self._http = LocalHTTPServer(RestHandler, self)
         self.api_base = f"http://127.0.0.1:{self._http.server_address[1]}{PREFIX}"
         self._http_thread = threading.Thread(target=self._http.serve_forever,
@@ -98,16 +78,7 @@ class FakeDiscord:
             self._http.shutdown()
             self._http.server_close()
             self._http = None
-        if self._loop is not None and self._loop.is_running():
-            async def stop() -> None:
-                self._ws_server.close()
-                await self._ws_server.wait_closed()
-
-            asyncio.run_coroutine_threadsafe(stop(), self._loop).result(WAIT)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            assert self._thread is not None
-            self._thread.join(WAIT)
-            self._loop.close()
+        self._ws.close()
 
     def __enter__(self) -> FakeDiscord:
         return self.start()
@@ -146,11 +117,23 @@ class FakeDiscord:
         self.channels[channel_id] = channel
         return channel
 
+    def attachment(self, data: bytes, filename: str, content_type: str) -> dict[str, Any]:
+        """A file a user attaches (for ``user_says(attachments=[...])``), served at its
+        ``url`` as Discord's CDN serves it."""
+        attachment_id = str(next(self._ids))
+        path = f"/attachments/{attachment_id}/{filename}"
+        self.files[path] = data
+        origin = self.api_base.removesuffix(PREFIX)
+        return {"id": attachment_id, "filename": filename, "content_type": content_type,
+                "size": len(data), "url": origin + path, "proxy_url": origin + path}
+
     def user_says(self, channel_id: str, user_id: str, content: str, *, username: str = "",
-                  guild_id: str | None = None, bot: bool = False) -> str:
+                  guild_id: str | None = None, bot: bool = False,
+                  attachments: list[dict[str, Any]] | None = None) -> str:
         """A person's message, dispatched as MESSAGE_CREATE; returns its id."""
         message = self._message(channel_id, {"id": user_id, "username": username or user_id,
                                              "bot": bot, "discriminator": "0"}, content, guild_id)
+        message["attachments"] = list(attachments or ())
         self._on_loop(self.gateway_dispatch("MESSAGE_CREATE", message))
         return str(message["id"])
 
@@ -164,8 +147,8 @@ class FakeDiscord:
         self._on_loop(self.gateway.drop(hold))
 
     def release(self) -> None:
-        assert self.gateway is not None and self._loop is not None
-        self._loop.call_soon_threadsafe(self.gateway.open.set)
+        assert self.gateway is not None and self._ws.loop is not None
+        self._ws.loop.call_soon_threadsafe(self.gateway.open.set)
 
     def request_reconnect(self) -> None:
         assert self.gateway is not None
@@ -205,8 +188,7 @@ class FakeDiscord:
         await self.gateway.dispatch(name, data)
 
     def _on_loop(self, coro: Any) -> Any:
-        assert self._loop is not None
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(WAIT)
+        return self._ws.run(coro)
 
     def _record(self, kind: str, value: Any) -> None:
         with self._changed:

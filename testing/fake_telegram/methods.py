@@ -3,7 +3,8 @@ JSON, form or query): ``getMe``, ``getUpdates`` (a long poll: answers once an up
 queued or after ``timeout`` seconds; ``offset`` confirms the updates before it),
 ``sendMessage`` (``parse_mode: HTML`` checked like Telegram: unknown or unbalanced tags are
 a 400 "can't parse entities"; over 4096 UTF-16 units a 400 "message is too long"),
-``editMessageText``, ``sendChatAction``, ``getChat``, ``setWebhook``, ``deleteWebhook``.
+``editMessageText``, ``sendChatAction``, ``getChat``, ``setWebhook``, ``deleteWebhook``,
+``getFile`` (a file users sent; its bytes at ``GET /file/bot<TOKEN>/<file_path>``).
 A wrong token gets a 401, an unknown method a 404, ``getUpdates`` while a webhook is set a
 409. Every answer is ``{"ok": true, "result": ...}`` or ``{"ok": false, "error_code",
 "description"[, "parameters"]}``."""
@@ -76,6 +77,7 @@ class State:
     answers: list[Answer] = field(default_factory=list)
     failures: dict[str, list[Failure]] = field(default_factory=dict)
     webhook: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # id -> (path, bytes)
     ids: itertools.count = field(default_factory=lambda: itertools.count(1))
     update_ids: itertools.count = field(default_factory=lambda: itertools.count(100))
 
@@ -105,6 +107,9 @@ class Handler(BaseHTTPRequestHandler):
         request = read_request(self)
         with state.lock:
             state.requests.append(request)
+        if request.path.startswith("/file/bot"):
+            self._download(state, request.path)
+            return
         params = _params(request)
         _, _, rest = request.path.partition("/bot")
         token, _, method = rest.partition("/")
@@ -130,6 +135,18 @@ class Handler(BaseHTTPRequestHandler):
                 body["parameters"] = exc.parameters
             self._log(method, exc.status)
             send_json(self, exc.status, body)
+
+    def _download(self, state: State, path: str) -> None:
+        token, _, file_path = path[len("/file/bot"):].partition("/")
+        with state.lock:
+            found = next((data for stored, data in state.files.values()
+                          if stored == file_path), None) if token == state.token else None
+        body = found if found is not None else b"Not Found"
+        self.send_response(200 if found is not None else 404)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def _log(self, method: str, status: int) -> None:
         state: State = self.server.state
@@ -195,6 +212,15 @@ class Handler(BaseHTTPRequestHandler):
 
     def _m_getChat(self, state: State, params: dict[str, Any]) -> Any:  # noqa: N802
         return _chat(state, params)
+
+    def _m_getFile(self, state: State, params: dict[str, Any]) -> Any:  # noqa: N802
+        file_id = str(params.get("file_id") or "")
+        with state.lock:
+            stored = state.files.get(file_id)
+        if stored is None:
+            raise _Error(400, "Bad Request: invalid file_id")
+        return {"file_id": file_id, "file_unique_id": file_id, "file_size": len(stored[1]),
+                "file_path": stored[0]}
 
     def _m_setWebhook(self, state: State, params: dict[str, Any]) -> Any:  # noqa: N802
         if not params.get("url"):

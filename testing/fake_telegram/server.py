@@ -45,9 +45,11 @@ class FakeTelegram(ServedInBackground):
 
     def user_message(self, chat_id: int, user_id: int, text: str, *, username: str = "",
                      chat_type: str = "private", thread_id: int | None = None,
-                     edited: bool = False, queue: bool = True) -> dict[str, Any]:
+                     edited: bool = False, queue: bool = True,
+                     **fields_of_message: Any) -> dict[str, Any]:
         """An update carrying a user's message; queued for ``getUpdates`` unless ``queue`` is
-        False (for :meth:`deliver`). Returns the update."""
+        False (for :meth:`deliver`). Returns the update. ``fields_of_message`` go into the
+        message as they are (``photo``, ``caption``, ...); an empty ``text`` is left out."""
         state = self._state
         fields: dict[str, Any] = {"title": f"chat {chat_id}"}
         if chat_type in ("dm", "private"):
@@ -62,7 +64,10 @@ class FakeTelegram(ServedInBackground):
             sender["username"] = username
         with state.lock:
             message: dict[str, Any] = {"message_id": next(state.ids), "date": int(time.time()),
-                                       "chat": chat, "from": sender, "text": text}
+                                       "chat": chat, "from": sender, "text": text,
+                                       **fields_of_message}
+            if not text:
+                del message["text"]
             if thread_id is not None:
                 message.update(message_thread_id=thread_id, is_topic_message=True)
             update = {"update_id": next(state.update_ids),
@@ -71,6 +76,34 @@ class FakeTelegram(ServedInBackground):
                 state.updates.append(update)
                 state.lock.notify_all()
         return update
+
+    def add_file(self, data: bytes, name: str = "file") -> dict[str, Any]:
+        """A file users sent, for ``getFile`` and its download URL; its ``file_id`` and
+        ``file_unique_id`` and ``file_size``."""
+        with self._state.lock:
+            number = next(self._state.ids)
+            file_id = f"file-{number}"
+            self._state.files[file_id] = (f"uploads/{number}-{name}", data)
+        return {"file_id": file_id, "file_unique_id": f"u{number}", "file_size": len(data)}
+
+    def user_photo(self, chat_id: int, user_id: int, data: bytes, *, caption: str = "",
+                   width: int = 0, height: int = 0, **options: Any) -> dict[str, Any]:
+        """A user's photo as Telegram sends it: ``photo`` lists a thumbnail and the full
+        size (the largest last), each a file; ``caption`` is the text."""
+        thumbnail = self.add_file(data[: max(1, len(data) // 4)], "thumb.jpg")
+        full = self.add_file(data, "photo.jpg")
+        sizes = [{**thumbnail, "width": max(1, width // 4), "height": max(1, height // 4)},
+                 {**full, "width": width, "height": height}]
+        fields = {"photo": sizes, **({"caption": caption} if caption else {})}
+        return self.user_message(chat_id, user_id, "", **fields, **options)
+
+    def user_document(self, chat_id: int, user_id: int, data: bytes, *, file_name: str,
+                      mime_type: str, caption: str = "", **options: Any) -> dict[str, Any]:
+        """A file sent as a document (uncompressed), e.g. a PNG screenshot."""
+        document = {**self.add_file(data, file_name), "file_name": file_name,
+                    "mime_type": mime_type}
+        fields = {"document": document, **({"caption": caption} if caption else {})}
+        return self.user_message(chat_id, user_id, "", **fields, **options)
 
     def deliver(self, update: dict[str, Any], secret: Any = REGISTERED,
                 timeout: float = 30.0) -> int:

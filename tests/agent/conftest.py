@@ -33,10 +33,13 @@ def agent_config(server: FakeLLMServer, **extra: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def kernel_for(home: Path, calculator: Path, server: FakeLLMServer):  # type: ignore[no-untyped-def]
-    """``kernel_for(**config)``: a booted kernel whose model is the fake server."""
+def kernel_for(home: Path, calculator: Path, server: FakeLLMServer,  # type: ignore[no-untyped-def]
+               workdir: Path):
+    """``kernel_for(**config)``: a booted kernel whose model is the fake server. Its user
+    trusts ``workdir`` (their own project) unless ``projects=`` says otherwise."""
 
     def build(**extra: Any) -> Any:
+        extra.setdefault("projects", {"trusted": [str(workdir)]})
         return make_kernel(home, config=agent_config(server, **extra),
                            env={"HERMES_HOME": str(home)}, builtins=True)
 
@@ -45,6 +48,7 @@ def kernel_for(home: Path, calculator: Path, server: FakeLLMServer):  # type: ig
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
+    """The user's project folder (trusted by ``kernel_for``'s kernels)."""
     path = tmp_path / "work"
     path.mkdir()
     return path

@@ -20,12 +20,13 @@ from .pty_terminal import Terminal
 
 
 def start_chat(home: Path, cwd: Path | None = None) -> Terminal:
-    """``hermes chat`` in a pseudo-terminal with HERMES_HOME=home and a minimal environment."""
+    """``hermes chat`` in a pseudo-terminal with HERMES_HOME=home and a minimal environment,
+    in ``cwd`` (default: the user's home folder, where no trust question is asked)."""
     hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
     assert hermes, "the hermes script is not installed next to this interpreter"
     env = {"HERMES_HOME": str(home), "PATH": os.environ.get("PATH", ""), "TERM": "dumb",
            "HOME": str(home.parent)}
-    return Terminal([hermes, "chat"], env, cwd=cwd)
+    return Terminal([hermes, "chat"], env, cwd=cwd or home.parent)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
@@ -42,7 +43,7 @@ def test_interactive_chat_in_a_pty(home: Path, calculator: Path, server) -> None
     assert hermes, "the hermes script is not installed next to this interpreter"
     env = {"HERMES_HOME": str(home), "PATH": os.environ.get("PATH", ""), "TERM": "dumb",
            "HOME": str(home.parent)}
-    term = Terminal([hermes, "chat"], env)
+    term = Terminal([hermes, "chat"], env, cwd=home.parent)
     banner = term.read_until("› ")
     assert "fake-model" in banner and "calculator: calculate, unit_convert" in banner
     term.type("hello there\r")
@@ -72,6 +73,7 @@ def test_approval_and_clarify_questions_in_a_pty(home: Path, calculator: Path, s
     (home / "config.yaml").write_text(yaml.safe_dump({
         "model": {"provider": "custom", "base_url": server.openai_base_url,
                   "default": "fake-model", "max_retries": 0},
+        "projects": {"trusted": [str(work)]},  # the user's own folder
         "sessions": {"auto_title": False}}))  # the script answers the chat's requests only
     server.script(reply_tool_call("terminal", {"command": "rm -rf build"}),
                   reply_text("Removed build."),

@@ -35,7 +35,9 @@ def upload(collector: Collector) -> dict[str, Any]:  # noqa: F811
 def test_an_untrusted_agents_md_cannot_get_a_file_out(kernel_for, server, collector,
                                                       workdir) -> None:  # noqa: F811
     folder = project(workdir, collector)
-    agent = Agent(kernel_for(toolsets=["terminal", "file"]), AgentOptions(cwd=folder))
+    untrusted = {"trusted": []}  # the user has not trusted the folder they cloned
+    agent = Agent(kernel_for(toolsets=["terminal", "file"], projects=untrusted),
+                  AgentOptions(cwd=folder))
     server.script(reply_tool_call("terminal", upload(collector)), reply_text("Done."))
     events: list[dict[str, Any]] = []
     assert agent.run_conversation("build the project", on_event=events.append).completed
@@ -47,7 +49,8 @@ def test_an_untrusted_agents_md_cannot_get_a_file_out(kernel_for, server, collec
     send = [m for m in agent.sessions.conversation(agent.session_id) if m["role"] == "tool"]
     assert "nobody can approve" in json.loads(send[0]["content"])["error"]
     assert any(e.get("reason") == "tainted" for e in events)
-    resumed = Agent(kernel_for(toolsets=["terminal", "file"]), AgentOptions(cwd=folder),
+    resumed = Agent(kernel_for(toolsets=["terminal", "file"], projects=untrusted),
+                    AgentOptions(cwd=folder),
                     session_id=agent.session_id)
     assert resumed.taint.source == "file:AGENTS.md (untrusted project)"  # it stays tainted
 

@@ -30,7 +30,9 @@ MANIFESTS = sorted(p for root in ROOTS.values() for p in root.rglob("plugin.yaml
 PLATFORM_SECRETS = {"API_SERVER_KEY": "api-key-5c1f0e", "WEBHOOK_SECRET": "whsec-9d2b77",
                     "DISCORD_BOT_TOKEN": "discord-tok-31aa4e",
                     "TELEGRAM_BOT_TOKEN": "123:telegram-tok-8e0c",
-                    "TELEGRAM_WEBHOOK_SECRET": "tg-hook-6b3d90"}
+                    "TELEGRAM_WEBHOOK_SECRET": "tg-hook-6b3d90",
+                    "SLACK_BOT_TOKEN": "xoxb-slack-tok-2f9a61", "SLACK_APP_TOKEN": "xapp-1-7c4e02",
+                    "SLACK_SIGNING_SECRET": "slack-sign-0d5b8e"}
 
 
 def _reads_env(receiver: ast.AST) -> bool:

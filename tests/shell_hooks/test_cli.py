@@ -152,7 +152,8 @@ def test_the_interactive_chat_asks_before_its_first_prompt(world: World) -> None
         world.configure({"pre_tool_call": [{"matcher": "terminal", "command": str(guard)}],
                          "post_tool_call": [{"command": str(other)}]},
                         model={"provider": "custom", "base_url": server.openai_base_url,
-                               "default": "fake-model", "max_retries": 0})
+                               "default": "fake-model", "max_retries": 0},
+                        projects={"trusted": [str(world.work)]})  # no trust question first
         server.script(reply_tool_call("terminal", {"command": "touch ran.txt"}),
                       reply_text("Blocked, as asked."))
         env = {"HERMES_HOME": str(world.hermes), "HOME": str(world.home), "TERM": "dumb",

@@ -35,18 +35,23 @@ MAX_STDIN_BYTES = 1_000_000  # piped into one message; about 250,000 tokens
 @click.option("-t", "--toolsets", metavar="A,B", help="Comma-separated toolsets to offer.")
 @click.option("--json", "as_json", is_flag=True, help="Write a JSON event stream.")
 @click.option("--max-turns", type=int, metavar="N", help="Tool-calling iterations per message.")
+@click.option("--image", "images", multiple=True, metavar="PATH",
+              help="An image to send with the -q message (repeatable; in a chat: /image PATH).")
 def chat(query: str | None, resume: str | None, continue_: bool, model: str | None,
          provider: str | None, toolsets: str | None, as_json: bool,
-         max_turns: int | None) -> int:
+         max_turns: int | None, images: tuple[str, ...] = ()) -> int:
     """Chat with the agent (interactive unless -q is given)."""
+    if images and query is None:
+        raise click.UsageError("--image goes with -q; in an interactive chat use /image PATH")
     return run_chat(query=query, resume=resume, continue_=continue_, model=model,
-                    provider=provider, toolsets=toolsets, as_json=as_json, max_turns=max_turns)
+                    provider=provider, toolsets=toolsets, as_json=as_json, max_turns=max_turns,
+                    images=images)
 
 
 def run_chat(*, query: str | None = None, resume: str | None = None, continue_: bool = False,
              model: str | None = None, provider: str | None = None,
              toolsets: str | None = None, as_json: bool = False,
-             max_turns: int | None = None) -> int:
+             max_turns: int | None = None, images: tuple[str, ...] = ()) -> int:
     from hermes_agent import HermesError
     from hermes_agent.api import NoProviderError
     from hermes_agent.kits.cli import cli_kernel
@@ -89,7 +94,7 @@ def run_chat(*, query: str | None = None, resume: str | None = None, continue_: 
     if as_json:
         return _json_mode(agent, query)
     if query is not None:
-        return _once(agent, query)
+        return _once(agent, query, images)
     from .repl import interactive as repl
 
     return repl(agent, kernel, questions)
@@ -170,10 +175,17 @@ def _offer_setup(kernel: Kernel, how_to: str) -> Any:
     return reload_cli_kernel()
 
 
-def _once(agent: Any, message: str) -> int:
+def _once(agent: Any, message: str, images: tuple[str, ...] = ()) -> int:
+    from .images import compose
     from .plugin_notices import FaultNotices, load_failures
     from .render import TerminalRenderer, resume_hint
     from .runner import run_turn
+
+    content, notes = compose(agent.kernel, message, paths=images)
+    if notes and images:  # an image asked for by name must not go missing silently
+        raise click.ClickException(f"image not attached: {notes[0]}")
+    for note in notes:
+        click.echo(f"warning: image not attached: {note}", err=True)
 
     renderer = TerminalRenderer(sys.stdout, sys.stderr, tools="summary")
     notices = FaultNotices(agent.kernel)
@@ -181,7 +193,7 @@ def _once(agent: Any, message: str) -> int:
         click.echo(f"warning: {line}", err=True)
     result = None
     try:
-        result = run_turn(agent, message, renderer)
+        result = run_turn(agent, content, renderer)  # type: ignore[arg-type]
     finally:  # a stop signal (ChatStopped) or Ctrl-C ends the session as interrupted
         agent.finalize("shutdown" if result is not None and not result.interrupted
                        else "interrupted")

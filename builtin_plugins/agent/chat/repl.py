@@ -119,6 +119,25 @@ class Turns:
             self.run(text)
 
 
+def names_an_image(line: str, cwd: Any) -> bool:
+    from .images import names_an_image as names
+
+    return names(line, cwd)
+
+
+def with_images(state: ChatState, message: str, out: TextIO) -> Any:
+    """The message with the images ``/image`` attached and those whose paths it names."""
+    from .images import compose
+
+    if not isinstance(message, str):  # /retry of a message with images: as it was
+        return message
+    content, notes = compose(state.kernel, message, state.images)
+    state.images = []
+    for note in notes:
+        out.write(f"warning: image not attached: {note}\n")
+    return content
+
+
 def _arrived(out: TextIO, text: str) -> None:
     """Said from a background thread while the chat waits at its prompt."""
     out.write(f"\n⚙ {text}; press Enter to hand the results to the model\n{PROMPT}")
@@ -170,7 +189,8 @@ def interactive(agent: Any, kernel: Kernel, questions: TerminalQuestions, *,
                 except KeyboardInterrupt:
                     out.write("\n[interrupted]\n")
                 continue
-            if message.startswith("/") and "\n" not in message:
+            if message.startswith("/") and "\n" not in message \
+                    and not names_an_image(message, kernel.cwd or Path.cwd()):
                 try:
                     result = run_slash(state, message.strip())
                 except KeyboardInterrupt:  # Ctrl-C during a slash command stops it, not the chat
@@ -184,7 +204,7 @@ def interactive(agent: Any, kernel: Kernel, questions: TerminalQuestions, *,
                     continue
                 message, state.resend = state.resend, None
             try:
-                turns.run(message)
+                turns.run(with_images(state, message, out))
                 turns.send_injected()
             except KeyboardInterrupt:  # a Ctrl-C just before or after a turn: no turn to stop
                 out.write("\n[interrupted]\n")

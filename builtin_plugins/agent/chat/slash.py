@@ -109,10 +109,14 @@ def _compress(state: ChatState, args: str) -> str:
 
 
 def _retry(state: ChatState, args: str) -> str | None:
+    from ..history import last_user_index
+
+    index = last_user_index(state.agent.history)
+    content = state.agent.history[index].get("content") if index is not None else None
     message = state.agent.rewind(1)
     if message is None:
         return "Nothing to retry."
-    state.resend = message
+    state.resend = content if isinstance(content, list) else message  # with its images
     return None
 
 
@@ -148,6 +152,12 @@ def _steer(state: ChatState, args: str) -> str | None:
 def _quit(state: ChatState, args: str) -> Any:
     state.quit = True
     return QUIT
+
+
+def _image(state: ChatState, args: str) -> str:
+    from .images import attach
+
+    return attach(state, args)
 
 
 def _agents(state: ChatState, args: str) -> str:
@@ -197,6 +207,7 @@ BUILTIN: dict[str, tuple[Callable[[ChatState, str], Any], str]] = {
                                        "off, new, all, verbose"),
     "reasoning": (tool_commands.reasoning, "/reasoning show|hide the model's reasoning, or "
                                            "low|medium|high its effort"),
+    "image": (_image, "attach an image to your next message: /image PATH (/image clear)"),
     "agents": (_agents, "the subagents of this chat: running and finished"),
     "stop": (_stop, "stop the subagents running in the background"),
     "quit": (_quit, "leave (also /exit, Ctrl-D)"),

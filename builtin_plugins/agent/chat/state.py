@@ -16,10 +16,11 @@ if TYPE_CHECKING:
 class ChatState:
     agent: Any
     kernel: Kernel
-    resend: str | None = None  # set by /retry: the message to send again
+    resend: Any = None  # set by /retry: the message to send again (text, or text and images)
     quit: bool = False
     notes: list[str] = field(default_factory=list)
     pending: deque[str] = field(default_factory=deque)  # lines to handle after the turn
+    images: list[dict[str, Any]] = field(default_factory=list)  # /image: for the next message
     turn_running: bool = False
     renderer: Any = None  # the chat's TerminalRenderer (/verbose, /reasoning)
     say: Callable[[str], None] | None = None  # prints from another thread (/background)

@@ -1,9 +1,10 @@
 """The interactive chat's question about an untrusted project folder (docs/projects.md).
 
-Asked once per folder, the first time ``hermes chat`` runs at a terminal in a folder that has
-context files or project plugins and that ``projects.trusted`` does not cover: yes saves the
-folder as trusted (and the chat starts on a kernel that reads it), no goes on untrusted for
-this session. Later chats there print one line instead. The folders asked about are kept in
+Asked once per folder, the first time ``hermes chat`` runs at a terminal in a project folder
+(a git repository, a working folder other than the home folder, or one with context files or
+project plugins) that ``projects.trusted`` does not cover: yes saves the folder as trusted
+(and the chat starts on a kernel that reads it), no goes on untrusted for this session: its
+files reach the model as data and a turn that read them asks before it acts outside. Later chats there print one line instead. The folders asked about are kept in
 ``$HERMES_HOME/trust_asked`` (one a line). ``chat -q``, ``--json``, the gateway and cron never
 ask, so they never trust a folder by themselves. The home folder and ``/`` are never offered:
 only ``hermes trust PATH`` naming them trusts them.
@@ -42,10 +43,10 @@ def ask_about_trust(kernel: Kernel) -> Kernel:
     if trust.covers(cwd):
         return kernel
     items = what_needs_trust(kernel, cwd)
-    if not items:
-        return kernel
+    if not items and trust.untrusted_project(cwd, cwd) is None:
+        return kernel  # the home folder (or /) and nothing in it to trust
     folder = trust.folder_to_trust(cwd)
-    listing = ", ".join(items)
+    listing = ", ".join(items) or "its files"
     if trust.never_implicit(folder):
         click.echo(f"note: {folder} is not trusted and hermes never trusts it by itself, so "
                    f"{listing} stay data for the model, never instructions (`hermes trust "
@@ -56,10 +57,12 @@ def ask_about_trust(kernel: Kernel) -> Kernel:
         click.echo(f"note: {folder} is not trusted: {listing} are shown to the model as data, "
                    "not followed as instructions (`hermes trust` trusts it)", err=True)
         return kernel
-    click.echo(f"This folder is not trusted: {folder}\nIt has {listing}. Trusted, its context "
-               "files are instructions for the agent and its project plugins run as code; "
-               "untrusted, the files are shown to the model as data only and no project "
-               "plugin loads.")
+    has = f"It has {listing}. " if items else ""
+    click.echo(f"This folder is not trusted: {folder}\n{has}Trusted, its context files are "
+               "instructions for the agent and its project plugins run as code. Untrusted, "
+               "its files are shown to the model as data only, a turn that read them asks "
+               "you before it reaches the network or writes memory, and no project plugin "
+               "loads.")
     yes = click.confirm("Trust this folder (saved in config.yaml)? "
                         "No continues untrusted for this session", default=False)
     _remember(kernel.home, asked, folder)  # not after Ctrl-C / Ctrl-D: asked again next time

@@ -103,10 +103,12 @@ class ApiServerAdapter(PlatformAdapter):
 
     # --- requests ----------------------------------------------------------------------------
     async def ask(self, chat_id: str, user_id: str, text: str,
-                  usage: dict[str, int] | None = None) -> str:
-        """Hand ``text`` to the gateway as a message of ``chat_id`` and wait for the reply;
-        ``usage`` (when given) is filled with the turn's token counts."""
-        submitted = await self._submit(chat_id, user_id, text, stream=False)
+                  usage: dict[str, int] | None = None,
+                  images: list[dict[str, Any]] | None = None) -> str:
+        """Hand ``text`` (and ``images``, ``image_url`` parts) to the gateway as a message of
+        ``chat_id`` and wait for the reply; ``usage`` (when given) is filled with the turn's
+        token counts."""
+        submitted = await self._submit(chat_id, user_id, text, stream=False, images=images)
         if isinstance(submitted, str):
             return submitted
         message_id, pending = submitted
@@ -122,9 +124,10 @@ class ApiServerAdapter(PlatformAdapter):
             self._pending.pop(message_id, None)
 
     async def ask_stream(self, chat_id: str, user_id: str, text: str,
-                         usage: dict[str, int] | None = None) -> AsyncIterator[str]:
+                         usage: dict[str, int] | None = None,
+                         images: list[dict[str, Any]] | None = None) -> AsyncIterator[str]:
         """Like :meth:`ask`, yielding the reply's text as the model writes it."""
-        submitted = await self._submit(chat_id, user_id, text, stream=True)
+        submitted = await self._submit(chat_id, user_id, text, stream=True, images=images)
         if isinstance(submitted, str):
             yield submitted
             return
@@ -152,8 +155,8 @@ class ApiServerAdapter(PlatformAdapter):
         finally:
             self._pending.pop(message_id, None)
 
-    async def _submit(self, chat_id: str, user_id: str, text: str,
-                      stream: bool) -> tuple[str, _Pending] | str:
+    async def _submit(self, chat_id: str, user_id: str, text: str, stream: bool,
+                      images: list[dict[str, Any]] | None = None) -> tuple[str, _Pending] | str:
         """Dispatch the message; its id and pending reply, or the answer when there is
         nothing to wait for."""
         if self._closing:
@@ -167,7 +170,8 @@ class ApiServerAdapter(PlatformAdapter):
             self._dispatching[task] = message_id
         try:
             outcome = await self.handle_message(InboundMessage(
-                PLATFORM, chat_id, user_id, text, message_id=message_id, raw={"text": text}))
+                PLATFORM, chat_id, user_id, text, message_id=message_id, raw={"text": text},
+                images=list(images or ())))
         finally:
             if task is not None:
                 self._dispatching.pop(task, None)

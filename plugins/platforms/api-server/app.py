@@ -84,24 +84,25 @@ def build_app(settings: Settings, adapter: Any) -> ASGIApp:
             return JSONResponse(fmt.error("The body must be JSON."), status_code=400)
         if not isinstance(body, dict):
             return JSONResponse(fmt.error("The body must be a JSON object."), status_code=400)
-        text = fmt.last_user_text(body)
-        if not text.strip():
-            return JSONResponse(fmt.error("'messages' needs a user message with text."),
-                                status_code=400)
+        text, images = fmt.last_user_text(body), fmt.last_user_images(body)
+        if not text.strip() and not images:
+            return JSONResponse(fmt.error("'messages' needs a user message with text or an "
+                                          "image_url part."), status_code=400)
         user = str(body.get("user") or "")
         chat = (request.headers.get(SESSION_HEADER) or str(body.get("conversation") or "")
                 or user or f"{ONESHOT}{uuid.uuid4().hex}")
         cid = fmt.completion_id()
         usage: dict[str, int] = {}
         if not body.get("stream"):
-            answer = await adapter.ask(chat, user or "api", text, usage)
+            answer = await adapter.ask(chat, user or "api", text, usage, images=images)
             return JSONResponse(fmt.completion(cid, model, answer, usage))
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
 
         async def events() -> AsyncIterator[str]:
             yield fmt.chunk(cid, model, {"role": "assistant", "content": ""})
-            async for piece in adapter.ask_stream(chat, user or "api", text, usage):
+            async for piece in adapter.ask_stream(chat, user or "api", text, usage,
+                                                  images=images):
                 yield fmt.chunk(cid, model, {"content": piece})
             yield fmt.chunk(cid, model, {}, finish="stop")
             if include_usage:

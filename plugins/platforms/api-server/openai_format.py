@@ -24,6 +24,26 @@ def last_user_text(body: Mapping[str, Any]) -> str:
     return ""
 
 
+def last_user_images(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``image_url`` parts of the request's last user message (URL or data URL), in the
+    shape the agent takes (``{"type": "image_url", "image_url": {"url": ...}}``)."""
+    messages = body.get("messages")
+    for message in reversed(messages if isinstance(messages, list) else []):
+        if isinstance(message, Mapping) and message.get("role") == "user":
+            content = message.get("content")
+            parts = content if isinstance(content, list) else []
+            images = []
+            for part in parts:
+                if not isinstance(part, Mapping) or part.get("type") != "image_url":
+                    continue
+                value = part.get("image_url")
+                url = value.get("url") if isinstance(value, Mapping) else value
+                if isinstance(url, str) and url:
+                    images.append({"type": "image_url", "image_url": {"url": url}})
+            return images
+    return []
+
+
 def error(message: str, kind: str = "invalid_request_error", code: str | None = None) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "code": code, "param": None}}
 

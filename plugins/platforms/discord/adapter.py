@@ -18,6 +18,7 @@ from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResu
 
 from .formatting import format_message
 from .gateway import FatalGatewayError, GatewayClient
+from .media import image_parts, is_image
 from .rest import DiscordAuthError, DiscordREST
 from .settings import Settings
 
@@ -152,6 +153,11 @@ class DiscordAdapter(PlatformAdapter):
             message_id=message_id or None,
             chat_type="thread" if parent else ("group" if guild else "dm"), raw=dict(data))
 
+    async def fetch_images(self, message: InboundMessage) -> None:
+        """An allowed sender's image attachments, downloaded from the CDN (:mod:`.media`)."""
+        if isinstance(message.raw, dict):
+            message.images = await image_parts(message.raw, self.settings.api_base)
+
     # --- outbound ----------------------------------------------------------------------------
     def _target(self, chat_id: str, metadata: Mapping[str, Any] | None) -> str:
         return str((metadata or {}).get("thread_id") or chat_id)
@@ -188,10 +194,12 @@ class DiscordAdapter(PlatformAdapter):
 
 
 def _text(data: Mapping[str, Any], me: str | None) -> str:
-    """The message's text without the bot's own mention, its attachments' URLs appended."""
+    """The message's text without the bot's own mention, its attachments' URLs appended
+    (images are named only: they come as image parts, :mod:`.media`)."""
     text = str(data.get("content") or "")
     if me:
         text = text.replace(f"<@{me}>", "").replace(f"<@!{me}>", "")
-    lines = [text.strip()] + [f"[attachment: {a.get('filename', 'file')} {a.get('url', '')}]"
+    lines = [text.strip()] + [f"[image: {a.get('filename', 'image')}]" if is_image(a) else
+                              f"[attachment: {a.get('filename', 'file')} {a.get('url', '')}]"
                               for a in data.get("attachments") or [] if isinstance(a, Mapping)]
     return "\n".join(line for line in lines if line)

@@ -9,12 +9,13 @@ import logging
 from collections import deque
 from typing import Any
 
-from hermes_agent.api import ChatInfo, PlatformAdapter, SendResult
+from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResult
 from hermes_agent.kits.chat_text import split_message
 from hermes_agent.kits.platform_config import http_url
 
 from .bot_api import BotAPI, TelegramError
 from .formatting import to_html, visible_length
+from .media import image_parts
 from .settings import Settings
 from .updates import PLATFORM, UPDATE_KINDS, chat_type, inbound
 
@@ -177,6 +178,11 @@ class TelegramAdapter(PlatformAdapter):
         if isinstance(update_id, int):
             self._seen.append(update_id)
         return True
+
+    async def fetch_images(self, message: InboundMessage) -> None:
+        """A photo or image file of an allowed sender, downloaded (:mod:`.media`)."""
+        if self.api is not None and isinstance(message.raw, dict):
+            message.images = await image_parts(self.api, message.raw)
 
     # --- outbound ----------------------------------------------------------------------------
     async def send(self, chat_id: str, content: str, reply_to: str | None = None,

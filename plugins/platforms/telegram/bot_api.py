@@ -60,6 +60,7 @@ class BotAPI:
                  timeout: float = 20.0):
         self._secrets = tuple(dict.fromkeys((token, *secrets)))
         self._prefix = f"{base_url.rstrip('/')}/bot{token}/"
+        self._files = f"{base_url.rstrip('/')}/file/bot{token}/"
         self._timeout = timeout
         self._filter = TokenMaskingFilter(self._secrets)
         logging.getLogger("httpx2").addFilter(self._filter)
@@ -88,6 +89,29 @@ class BotAPI:
         if response.status_code == 200 and isinstance(data, dict) and data.get("ok"):
             return data.get("result")
         raise self._error(method, response.status_code, data if isinstance(data, dict) else {})
+
+    async def download(self, file_id: str, max_bytes: int) -> bytes:
+        """The bytes of a file users sent (``getFile``, then its download URL); at most
+        ``max_bytes`` (the Bot API serves bots files of up to 20 MB)."""
+        info = await self.call("getFile", file_id=file_id)
+        path = info.get("file_path") if isinstance(info, dict) else None
+        if not path:
+            raise TelegramError("getFile", "Telegram gave no file_path for the file")
+        if int(info.get("file_size") or 0) > max_bytes:
+            raise TelegramError("getFile", f"the file has more than {max_bytes} bytes")
+        try:
+            async with self._http.stream("GET", self._files + path) as response:
+                if response.status_code != 200:
+                    raise TelegramError("getFile", f"the download answered HTTP "
+                                        f"{response.status_code}", status=response.status_code)
+                data = bytearray()
+                async for piece in response.aiter_bytes():
+                    data += piece
+                    if len(data) > max_bytes:
+                        raise TelegramError("getFile", f"the file has more than {max_bytes} bytes")
+                return bytes(data)
+        except httpx2.HTTPError as exc:
+            raise TelegramError("getFile", f"the download failed ({self._describe(exc)})") from None
 
     def _describe(self, exc: Exception) -> str:
         return self.mask(f"{type(exc).__name__}: {exc}".rstrip(": "))

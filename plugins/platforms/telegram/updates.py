@@ -1,6 +1,8 @@
 """Telegram updates as the gateway's ``InboundMessage``: a new or edited message with text
 (or a caption) in a private chat, a group, a supergroup (its forum topics become threads) or
-a channel. Everything else (joins, polls, stickers without a caption) yields None."""
+a channel; a photo or an image file counts as a message without a caption too (its bytes are
+fetched by the adapter, :mod:`.media`). Everything else (joins, polls, stickers without a
+caption) yields None."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from collections.abc import Mapping, Set
 from typing import Any
 
 from hermes_agent.api import InboundMessage
+
+from .media import image_file
 
 PLATFORM = "telegram"
 CHAT_TYPES = {"private": "dm", "group": "group", "supergroup": "group", "channel": "channel"}
@@ -29,7 +33,7 @@ def inbound(update: Mapping[str, Any], allowed_chats: Set[str] = frozenset()
     text = message.get("text") or message.get("caption") or ""
     chat = message.get("chat") or {}
     sender = message.get("from") or {}
-    if not text or "id" not in chat or "id" not in sender or sender.get("is_bot"):
+    if not (text or image_file(message)) or "id" not in chat or "id" not in sender or sender.get("is_bot"):
         return None
     kind = chat_type(str(chat.get("type", "")))
     if allowed_chats and kind != "dm" and str(chat["id"]) not in allowed_chats:
