@@ -36,6 +36,7 @@ def unconfigured(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("OLLAMA_BASE_URL", _closed_url())
     monkeypatch.setenv("LM_STUDIO_BASE_URL", _closed_url())
+    monkeypatch.chdir(home)  # not a project folder: no trust question before the offer
     return home
 
 
