@@ -34,6 +34,7 @@ class InboundMessage:
     raw: Any = None
     images: list[dict[str, Any]] = field(default_factory=list)
     attachments: list[dict[str, Any]] = field(default_factory=list)
+    transcribed: bool = False  # the text is a voice note's transcript (docs/voice.md)
 
 
 @dataclass
@@ -221,6 +222,10 @@ class PlatformAdapter(abc.ABC):
     async def start_receiving(self) -> None:
         """Begin receiving (an ``exclusive_receiver`` connected with ``receive_on_connect``
         False); a no-op for the others."""
+
+    async def send_media(self, chat_id: str, path: str, kind: str = "file", caption: str = "",
+                         reply_to: str | None = None, metadata: Any = None) -> SendResult:
+        return SendResult(False, error=f"platform {self.name!r} cannot send files")
 
     async def send_typing(self, chat_id: str, metadata: dict[str, Any] | None = None) -> None:
         """Show a typing indicator, where the platform has one."""

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import asyncio
     import threading
     from os import PathLike
+    from pathlib import Path
 
 
 
@@ -216,6 +217,25 @@ GATEWAY = ServiceKey("gateway", GatewayService)
 
 
 @runtime_checkable
+class MessageDelivery(Protocol):
+    """Sends text to a chat of a connected platform (``send_message``, ``hermes send``, cron):
+    through this process's gateway, else the running gateway's control socket."""
+
+    def send(self, target: str, text: str, *, timeout: float = 60.0) -> dict[str, Any]:
+        """Deliver ``text`` to ``target`` (``platform`` for its home channel,
+        ``platform:chat_id[:thread_id]``, ``platform:#name`` or a configured name), checked
+        against the platform's allow-lists: ``{"success": True, "target", "platform",
+        "chat_id", "message_id", ...}`` or ``{"success": False, "error": <the fix>}``."""
+
+    def targets(self, platform: str | None = None) -> list[dict[str, Any]]:
+        """What may be sent to: home channels, configured names, known chats."""
+
+
+#: not in ``hermes_agent.api.__all__`` (its budget is full): import it from this module
+DELIVERY = ServiceKey("delivery", MessageDelivery)
+
+
+@runtime_checkable
 class McpServers(Protocol):
     """The configured MCP servers and the tools they offer."""
 
@@ -264,3 +284,13 @@ class Sandbox(Protocol):
 
 #: not in ``hermes_agent.api.__all__`` (its budget is full): import it from this module
 SANDBOX = ServiceKey("sandbox", Sandbox)
+
+
+@runtime_checkable
+class Speech(Protocol):  # the voice plugin's service (docs/voice.md): stt and tts providers
+    def transcribe(self, audio_path: Path) -> str: ...  # MediaError names the fix
+    def speak(self, text: str, platform: str = "") -> Any: ...  # a kits.media.SpeechFile
+    def reply_mode(self) -> str: ...  # voice.reply_mode: off, voice_only or all
+
+
+SPEECH = ServiceKey("speech", Speech)  # not in hermes_agent.api.__all__: import it from here

@@ -25,7 +25,8 @@ Four runs:
   instant model both modes are bound by the interpreter lock (turns/s x CPU per turn is
   about one core): every turn queues for it in both modes, so the gateway's extra CPU per
   turn (mostly its loop's: HTTP, dispatch, reply) shows as extra queueing. The CPU column
-  of the gateway also counts its shutdown (ending every chat's session);
+  of the gateway stops before its shutdown (ending every chat's session, which the direct
+  run does not do);
 * ``--chats`` chats paced (``--loads``): turns arrive at a steady rate, a fraction of the
   direct path's throughput measured by the run before, each chat sending one every
   ``chats / rate`` seconds with the chats' turns spread evenly, after an unmeasured warm-up
@@ -34,7 +35,15 @@ Four runs:
   machine keeps up with the chats; the saturated run above gives the throughput and what
   the gateway costs once turns queue for the interpreter lock;
 * a model taking ``--delay`` seconds: how many model calls were in flight at once. All
-  ``--chats`` of them means no chat waited for another chat's turn.
+  ``--chats`` of them means no chat waited for another chat's turn;
+* worker scaling (``--workers 0,1,2``): the saturated run through the gateway with
+  ``gateway.workers: N`` (turns in N worker processes sharing the home's session store; 0:
+  the gateway's threads): turns per second against one worker (target: 1.6x with 2), and CPU
+  per turn counting the workers' CPU.
+
+The targets it checks (issue 37): the gateway's CPU per turn at most 1.15x the direct
+agent's (200 chats, instant model), and at 50% of the direct path's throughput a p95 added
+under 20 ms.
 """
 
 from __future__ import annotations
@@ -55,13 +64,13 @@ from typing import Any
 KEY = "bench-key"
 
 
-def kernel(base_url: str) -> Any:
+def kernel(base_url: str, workers: int = 0) -> Any:
     from hermes_agent.testing import make_kernel
 
     home = tempfile.mkdtemp(prefix="bench-gateway-")
     config = {"model": {"provider": "custom", "base_url": base_url, "default": "fake-model",
                         "max_retries": 0},
-              "sessions": {"auto_title": False},
+              "sessions": {"auto_title": False}, "gateway": {"workers": workers},
               "platforms": {"api_server": {"enabled": True, "port": 0}}}
     return make_kernel(home, config=config, builtins=True,
                        env={"HERMES_HOME": home, "API_SERVER_KEY": KEY})
@@ -142,6 +151,7 @@ async def run_gateway(k: Any, chats: int, rounds: int, rate: float = 0.0
     assert not problems, problems
     runner = GatewayRunner(k, adapters, entries=entries)
     assert await runner.start() == ["api_server"]
+    workers_cpu = runner.workers.cpu_seconds() if runner.workers else 0.0  # booted already
     agent_ms = time_agent_turns()
     url = f"http://127.0.0.1:{adapters['api_server'].port}/v1/chat/completions"
     clients = await asyncio.create_subprocess_exec(
@@ -149,6 +159,9 @@ async def run_gateway(k: Any, chats: int, rounds: int, rate: float = 0.0
         "--rounds", str(rounds), "--rate", str(rate), stdout=asyncio.subprocess.PIPE)
     out, _ = await clients.communicate()
     sessions = {chat.agent.session_id: int(chat.chat_id[1:]) for chat in runner.chats.values()}
+    if runner.workers:  # gateway.workers: the turns' CPU in the worker processes
+        WORKERS_CPU.append(await runner.in_thread(runner.workers.cpu_seconds) - workers_cpu)
+    SERVED_CPU.append(_cpu())  # before the shutdown ends every session (direct ends none)
     await runner.stop(60)
     if clients.returncode:
         raise SystemExit("the client process failed (see above)")
@@ -156,14 +169,21 @@ async def run_gateway(k: Any, chats: int, rounds: int, rate: float = 0.0
     per_chat = result["per_chat"]
     samples = [[per_chat[n][r] for n in range(chats)] for r in range(rounds)]
     outside = [[] for _ in range(rounds)]  # the part of each turn spent outside the agent
-    for session, n in sessions.items():
-        for r, inside in enumerate(agent_ms[session][1 if rate else 0:]):  # paced: warm-up first
-            outside[r].append(per_chat[n][r] - inside)
+    for session, n in sessions.items():  # (with gateway.workers the agents run elsewhere)
+        for r, inside in enumerate(agent_ms.get(session, [])[1 if rate else 0:]):  # paced:
+            outside[r].append(per_chat[n][r] - inside)  # the warm-up turn first
     OUTSIDE.extend(outside)
     return samples, result["wall"]
 
 
 OUTSIDE: list[list[float]] = []
+WORKERS_CPU: list[float] = []
+SERVED_CPU: list[float] = []
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def time_agent_turns() -> dict[str, list[float]]:
@@ -233,7 +253,14 @@ async def clients(url: str, chats: int, rounds: int, rate: float) -> None:
             if reader.at_eof():  # the server closed the idle connection: open another, as
                 writer.close()  # HTTP clients do (its keep-alive timeout is 5 s)
                 reader, writer = await asyncio.open_connection(host, port)
-            await send(reader, writer, data)
+            try:
+                await send(reader, writer, data)
+            except asyncio.IncompleteReadError as exc:  # closed as idle while we sent: the
+                if exc.partial:  # request was not read (HTTP clients retry it likewise)
+                    raise
+                writer.close()
+                reader, writer = await asyncio.open_connection(host, port)
+                await send(reader, writer, data)
             per_chat[n].append((time.perf_counter() - began) * 1000)
         writer.close()
 
@@ -265,12 +292,13 @@ async def _response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
     return int(lines[0].split(" ", 2)[1]), await reader.readexactly(length)
 
 
-def child(mode: str, chats: int, rounds: int, delay: float, rate: float) -> None:
+def child(mode: str, chats: int, rounds: int, delay: float, rate: float,
+          workers: int = 0) -> None:
     from hermes_agent.testing.fake_llm import FakeLLMServer, reply_text
 
     server = FakeLLMServer(default_reply=reply_text("hi there", delay=delay or None))
     with server:
-        k = kernel(server.openai_base_url)
+        k = kernel(server.openai_base_url, workers)
         usage = resource.getrusage(resource.RUSAGE_SELF)
         before, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
         if mode == "direct":
@@ -279,17 +307,19 @@ def child(mode: str, chats: int, rounds: int, delay: float, rate: float) -> None
         else:
             samples, wall = asyncio.run(run_gateway(k, chats, rounds, rate))
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        peak, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime - cpu
+        end = SERVED_CPU[0] if SERVED_CPU else usage.ru_utime + usage.ru_stime
+        peak, cpu = usage.ru_maxrss, end - cpu + sum(WORKERS_CPU)
         in_flight = server.max_in_flight
     print(json.dumps({"samples": samples, "wall": wall, "rss_before_kb": before,
                       "rss_peak_kb": peak, "cpu_s": cpu, "outside": OUTSIDE,
                       "max_in_flight": in_flight}))
 
 
-def measure(mode: str, chats: int, rounds: int, delay: float = 0.0, rate: float = 0.0
-            ) -> dict[str, Any]:
+def measure(mode: str, chats: int, rounds: int, delay: float = 0.0, rate: float = 0.0,
+            workers: int = 0) -> dict[str, Any]:
     out = subprocess.run([sys.executable, __file__, "--child", mode, "--chats", str(chats),
-                          "--rounds", str(rounds), "--delay", str(delay), "--rate", str(rate)],
+                          "--rounds", str(rounds), "--delay", str(delay), "--rate", str(rate),
+                          "--gateway-workers", str(workers)],
                          capture_output=True, text=True, check=False)
     if out.returncode:
         raise SystemExit(f"{mode} run failed:\n{out.stderr[-3000:]}")
@@ -335,6 +365,25 @@ def saturated_reps(chats: int, rounds: int, reps: int) -> None:
           f"{statistics.median(ratio):.2f}x direct")
 
 
+def report_scaling(chats: int, rounds: int, workers: list[int]) -> None:
+    """The saturated run through the gateway with ``gateway.workers`` at each of ``workers``
+    (0: turns in the gateway's threads), against one worker."""
+    import os
+
+    print(f"worker scaling: {chats} concurrent chats x {rounds} turns through the gateway, "
+          f"instant model, {os.cpu_count()} CPUs (CPU: the gateway's and its workers')")
+    base = None
+    for count in workers:
+        row = summary(measure("gateway", chats, rounds, workers=count))
+        if count == 1:
+            base = row["rps"]
+        scale = f" ({row['rps'] / base:.2f}x one worker)" if base and count > 1 else ""
+        label = f"gateway.workers: {count}" if count else "threads (workers: 0)"
+        print(f"  {label:<21} {row['rps']:7.1f} turns/s{scale}, p95 {row['p95']:.1f} ms, CPU "
+              f"{row['cpu_ms']:.2f} ms per turn", flush=True)
+    print("  (target: 1.6x one worker with 2 workers, on a machine whose 2 cores are free)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chats", type=int, default=200)
@@ -351,12 +400,21 @@ def main() -> None:
                         "interleaved, and their medians (single saturated runs swing widely)")
     parser.add_argument("--rate", type=float, default=0.0, help=argparse.SUPPRESS)
     parser.add_argument("--clients", metavar="URL")
+    parser.add_argument("--workers", default="0,1,2",
+                        help="worker scaling: gateway.workers values to compare ('' skips it)")
+    parser.add_argument("--only-workers", action="store_true",
+                        help="run the worker scaling only")
+    parser.add_argument("--gateway-workers", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    workers = [int(x) for x in args.workers.split(",") if x.strip()]
+    if args.only_workers:
+        report_scaling(args.chats, args.rounds, workers)
+        return
     if args.clients:
         asyncio.run(clients(args.clients, args.chats, args.rounds, args.rate))
         return
     if args.child:
-        child(args.child, args.chats, args.rounds, args.delay, args.rate)
+        child(args.child, args.chats, args.rounds, args.delay, args.rate, args.gateway_workers)
         return
     if args.reps > 1:
         saturated_reps(args.chats, args.rounds, args.reps)
@@ -382,6 +440,10 @@ def main() -> None:
     print(f"  gateway minus direct: p50 {gateway['p50'] - direct['p50']:+.1f} ms, "
           f"p95 {gateway['p95'] - direct['p95']:+.1f} ms; "
           f"throughput {gateway['rps'] / direct['rps']:.2f}x direct")
+    cpu_ratio = gateway["cpu_ms"] / direct["cpu_ms"]
+    print(f"  CPU per turn of the serving process: gateway {gateway['cpu_ms']:.2f} ms, direct "
+          f"{direct['cpu_ms']:.2f} ms: {cpu_ratio:.2f}x (target <= 1.15x: "
+          f"{'met' if cpu_ratio <= 1.15 else 'NOT met'})")
     outside = [v for r in gateway["outside"][1:] for v in r]
     print(f"  time each gateway turn spends outside the agent call (HTTP, dispatch, queue, "
           f"reply): p50 {statistics.median(outside):.1f} ms, p95 {pct(outside, 0.95):.1f} ms")
@@ -390,6 +452,9 @@ def main() -> None:
         paced = {mode: summary(measure(mode, args.chats, args.paced_rounds, rate=rate), False)
                  for mode in ("direct", "gateway")}
         outside = [v for r in paced["gateway"]["outside"] for v in r]
+        added = paced["gateway"]["p95"] - paced["direct"]["p95"]
+        verdict = ("" if abs(load - 0.5) > 1e-9 else
+                   f" [target at 50%: {'met' if added < 20 else 'NOT met'}]")
         print(f"{args.chats} concurrent chats, turns arriving at {rate:.0f}/s ({load:.0%} of the "
               f"direct path's throughput), {args.paced_rounds} turns each: direct p50 "
               f"{paced['direct']['p50']:.1f} / p95 {paced['direct']['p95']:.1f} ms; gateway p50 "
@@ -397,13 +462,15 @@ def main() -> None:
               f"{paced['gateway']['p50'] - paced['direct']['p50']:+.1f}, p95 "
               f"{paced['gateway']['p95'] - paced['direct']['p95']:+.1f} ms (target p95 < 20 ms); "
               f"outside the agent call p50 {statistics.median(outside):.1f} / p95 "
-              f"{pct(outside, 0.95):.1f} ms")
+              f"{pct(outside, 0.95):.1f} ms{verdict}")
     slow = measure("gateway", args.chats, 2, args.delay)
     second = slow["samples"][1]  # agents exist
     print(f"  model taking {args.delay * 1000:.0f} ms, {args.chats} chats at once through the "
           f"gateway: {slow['max_in_flight']} model calls in flight at once "
           f"({'no chat waited on another chat' if slow['max_in_flight'] >= args.chats else 'chats waited on other chats'}"
           f"'s turn); turn p50 {statistics.median(second):.0f} ms, slowest {max(second):.0f} ms")
+    if workers:
+        report_scaling(args.chats, args.rounds, workers)
 
 if __name__ == "__main__":
     main()

@@ -24,8 +24,7 @@ T = TypeVar("T")
 _SKILL_NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
 MIDDLEWARE_KINDS = ("tool_request", "tool_execution", "llm_request", "llm_execution")
 # register_* methods of the original that have no provider slot in this version.
-UNSUPPORTED = ("image_gen_provider", "video_gen_provider", "tts_provider",
-               "transcription_provider", "dashboard_auth_provider",
+UNSUPPORTED = ("video_gen_provider", "dashboard_auth_provider",
                "secret_source", "auxiliary_task", "slack_action_handler", "cron_scheduler")
 
 
@@ -154,6 +153,9 @@ class PluginContext:
     register_web_search_provider = _slot("web_search")
     register_browser_provider = _slot("browser")
     register_session_store = _slot("session_store")
+    register_tts_provider = _slot("tts")
+    register_transcription_provider = _slot("stt")
+    register_image_gen_provider = _slot("image_gen")
 
     def register_platform(self, name: str, label: str = "", adapter_factory: Callable[..., Any] | None = None,
                           check_fn: Callable[[], bool] | None = None,

@@ -102,6 +102,23 @@ def with_notes(text: str, notes: list[str]) -> str:
     return "\n".join(part for part in (text, *notes) if part)
 
 
+def image_parts(attachments: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The downloaded attachments a model can be shown (PNG, JPEG, GIF, WebP, judged by their
+    bytes) as ``image_url`` parts with a ``data:`` URL, for ``InboundMessage.images``."""
+    parts = []
+    for attachment in attachments:
+        try:
+            data = Path(str(attachment.get("path"))).read_bytes() if attachment.get("path") else b""
+        except OSError:
+            continue
+        media_type = sniff_media_type(data, str(attachment.get("mime_type") or ""))
+        if data and media_type in IMAGE_TYPES:
+            parts.append({"type": "image_url", "image": {"name": attachment.get("name")},
+                          "image_url": {"url": f"data:{media_type};base64,"
+                                               f"{base64.b64encode(data).decode()}"}})
+    return parts
+
+
 async def fetch_attachments(pending: Iterable[Pending], folder: Path) -> Fetched:
     """Each attachment downloaded and taken (:func:`take_attachment`, files saved in
     ``folder``); one that cannot be (too large, gone) becomes a note for the message's text

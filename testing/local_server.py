@@ -109,6 +109,7 @@ class RecordedRequest:
     query: dict[str, list[str]]
     headers: dict[str, str]  # lower-case names
     body: Any = None  # parsed JSON; {"_raw": text} when it was not JSON
+    raw: bytes = b""  # the body as received (multipart uploads: see :func:`multipart`)
 
     def param(self, name: str) -> str | None:
         """One query parameter's (first) value."""
@@ -126,7 +127,40 @@ def read_request(handler: BaseHTTPRequestHandler) -> RecordedRequest:
         body = {"_raw": raw.decode("utf-8", "replace")}
     url = urlsplit(handler.path)
     return RecordedRequest(handler.command, url.path, parse_qs(url.query),
-                           {k.lower(): v for k, v in handler.headers.items()}, body)
+                           {k.lower(): v for k, v in handler.headers.items()}, body, raw)
+
+
+@dataclass
+class Part:
+    """One field of a ``multipart/form-data`` body (``filename`` set for a file)."""
+
+    name: str
+    content: bytes
+    filename: str | None = None
+    content_type: str = ""
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
+
+
+def multipart(request: RecordedRequest) -> dict[str, Part]:
+    """The fields of a ``multipart/form-data`` request by name (empty for any other body)."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    content_type = request.headers.get("content-type", "")
+    if not content_type.startswith("multipart/form-data"):
+        return {}
+    message = BytesParser(policy=HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + request.raw)
+    parts: dict[str, Part] = {}
+    for item in message.iter_parts():
+        name = item.get_param("name", header="content-disposition")
+        if name:
+            parts[str(name)] = Part(str(name), item.get_payload(decode=True) or b"",
+                                    item.get_filename(), item.get_content_type())
+    return parts
 
 
 def send_json(handler: BaseHTTPRequestHandler, status: int, data: Any,

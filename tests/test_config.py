@@ -531,9 +531,10 @@ def test_sections_declared_by_builtin_plugins_are_validated_with_the_file(tmp_pa
     assert not set(sections) & set(ConfigModel.model_fields)
     # ... some extend the sections holding slot selections (builtin memory's limits in
     # `memory`, recall's `sessions.auto_title`, the web tools' keys in `web`, the browser
-    # tools' in `browser`); `model` (a plain string or a section) is the models plugin's own
+    # tools' in `browser`, the voice and image tools' in `tts`, `stt` and `image_gen`); `model`
+    # (a plain string or a section) is the models plugin's own
     assert set(sections) & set(slot_defaults(slots)) == {"memory", "sessions", "web", "model",
-                                                          "browser"}
+                                                         "browser", "tts", "stt", "image_gen"}
     write_config(tmp_path, """
         approvals: {mode: sometimes}
         agent: {max_turns: 0}

@@ -69,13 +69,13 @@ def test_register_skill_file_or_folder(tmp_path):
 
 def test_unsupported_registrations_warn_instead_of_failing(tmp_path):
     def register(ctx):
-        ctx.register_image_gen_provider(object())
+        ctx.register_video_gen_provider(object())
         ctx.register_tool("t", "ts", {"name": "t"}, lambda a, **k: "{}")
 
     kernel = make_kernel(tmp_path)
     status = kernel.register_plugin(register, "imagey")
     assert status.state == "loaded"
-    assert any("register_image_gen_provider() is not supported" in w for w in status.warnings)
+    assert any("register_video_gen_provider() is not supported" in w for w in status.warnings)
 
 
 def test_ctx_exposes_manifest_config_and_data_dir(tmp_path):

@@ -101,8 +101,7 @@ def test_broken_plugins_never_break_the_rest(home, calculator):
     # transactional: the tool boom registered before raising is not live
     assert "boom_tool" not in kernel.tools.tools
     assert {n for n, t in kernel.tools.tools.items()
-            if t.plugin not in ("core-tools", "agent", "memory", "skills", "recall", "web",
-                                "cron", "browser", "vision")} == {
+            if kernel.plugins[t.plugin].record.source != "builtin"} == {
         "calculate", "unit_convert"}
 
 
@@ -226,8 +225,8 @@ def test_load_plugins_escape_hatch_and_safe_mode(home, calculator):
     assert only.plugins["other"].state == "loaded" and only.plugins["calculator"].state == "disabled"
     safe = boot(home, HERMES_SAFE_MODE="1")
     assert safe.plugins["calculator"].state == "disabled" and "safe mode" in safe.plugins["calculator"].reason
-    assert {t.plugin for t in safe.tools.tools.values()} <= {"core-tools", "agent", "memory", "skills", "recall", "web", "cron",
-                                                           "browser", "vision"}  # builtin only
+    assert {safe.plugins[t.plugin].record.source
+            for t in safe.tools.tools.values()} == {"builtin"}  # builtin only
 
 
 def test_declared_and_registered_capabilities_are_compared(home):

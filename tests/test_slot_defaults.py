@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_every_default_names_a_provider_a_builtin_or_bundled_plugin_registers(tmp_path: Path) -> None:
     kernel = Kernel(tmp_path, env={"HERMES_HOME": str(tmp_path)}, entry_points=False).boot()
     assert set(kernel.slots.info) == {"memory", "context_engine", "model_provider", "web_search",
-                                      "platform", "session_store", "browser"}
+                                      "platform", "session_store", "browser", "tts", "stt",
+                                      "image_gen"}
     for slot, info in kernel.config.slots.items():
         if info.default:
             assert info.default in kernel.slots.installed(slot), (slot, info.default)

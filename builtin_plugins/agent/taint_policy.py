@@ -34,7 +34,8 @@ READ_ONLY = frozenset({"read_file", "search_files", "web_search", "session_searc
                        "skill_view", "skills_list", "vision_analyze", "todo", "clarify"})
 WORKSPACE_WRITES = frozenset({"write_file", "patch"})
 DELIVERY = frozenset({"send_message", "send_email", "post_message"})
-READ_ACTIONS = {"cronjob": frozenset({"list"})}  # actions of a write tool that only read
+READ_ACTIONS = {"cronjob": frozenset({"list"}),  # actions of a write tool that only read
+                "send_message": frozenset({"list"})}
 WRITES = {"memory": "writes memory that every later session sees",
           "skill_manage": "changes skills that later sessions load",
           "cronjob": "schedules a job that runs later without you",
@@ -123,11 +124,12 @@ class TaintPolicy:
                     if built else None)
         if name in WORKSPACE_WRITES:
             return self._file_write(args, ctx)
+        if str(args.get("action", "")) in READ_ACTIONS.get(name, frozenset()):
+            return None
         if name in DELIVERY:
-            return "sends a message out"
+            target = str(args.get("target", "") or "")
+            return f"sends a message out{f' (to {target})' if target else ''}"
         if name in WRITES:
-            if str(args.get("action", "")) in READ_ACTIONS.get(name, frozenset()):
-                return None
             return WRITES[name]
         if name == "delegate_task":
             return "starts a subagent with instructions this turn wrote"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_agent import hookimpl
 
 if TYPE_CHECKING:
-    from hermes_agent import PluginContext
+    from hermes_agent import Kernel, PluginContext
 
 TOOLS = ("browser_navigate", "browser_snapshot", "browser_click", "browser_type",
          "browser_press", "browser_scroll", "browser_back", "browser_get_images",
@@ -36,7 +36,7 @@ class Browser:
     """The plugin's state, built on the first browser call (start-up imports neither
     Playwright nor the tools' modules)."""
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: "Kernel"):
         self.kernel = kernel
         self._tools: Any = None
 
@@ -104,7 +104,7 @@ def register(ctx: "PluginContext") -> None:
     ctx.register_hook("on_shutdown", browser.close_all, description="close every browser")
 
 
-def select(kernel: Any, settings: Any) -> tuple[str, Any]:
+def select(kernel: "Kernel", settings: Any) -> tuple[str, Any]:
     """The provider ``browser.cloud_provider`` names; unset: ``cdp`` when a CDP endpoint is
     configured, else ``local``."""
     from hermes_agent import HermesError
@@ -122,7 +122,7 @@ def select(kernel: Any, settings: Any) -> tuple[str, Any]:
         raise BrowserFailure(str(exc), "unavailable") from exc
 
 
-def available(kernel: Any) -> bool:
+def available(kernel: "Kernel") -> bool:
     """Whether the tools can work here: Playwright importable and the selected provider able
     to open a browser. Imports nothing."""
     from .settings import load_settings

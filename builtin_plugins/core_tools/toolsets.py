@@ -26,7 +26,8 @@ COMPOSITES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 #: What the interactive CLI offers (``toolsets: [hermes-cli]``).
 HERMES_CLI_INCLUDES: tuple[str, ...] = ("terminal", "file", "todo", "clarify", "memory", "skills",
                                          "delegation", "code_execution", "session_search", "web",
-                                         "browser", "cronjob", "vision")
+                                         "browser", "cronjob", "vision", "messaging",
+                                         "tts", "image_gen")
 
 
 def register_all(register: Any) -> None:

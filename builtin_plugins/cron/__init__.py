@@ -6,7 +6,7 @@ Jobs live in ``$HERMES_HOME/cron/jobs.json`` (:mod:`.jobs`); the ``cronjob`` too
 output (:mod:`.deliver`). The ``cron`` service (:mod:`.service`) offers the loop that
 ``hermes gateway`` and ``hermes cron daemon`` run. Toolsets: ``cronjob`` (the tool) and the
 platform toolset ``hermes-cron`` (what a run may use: the ``hermes-cli`` set; the runner
-removes the cronjob and clarify tools).
+removes the cronjob, clarify and messaging tools).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def register(ctx: Any) -> None:
     def service(k: Kernel) -> CronService:
         from .service import CronService
 
-        return CronService(k, ctx.get_platform_adapter)
+        return CronService(k)
 
     ctx.register_tool(name="cronjob", toolset="cronjob", schema=CRONJOB,
                       handler=with_context(cronjob), description=CRONJOB["description"],
@@ -66,4 +66,4 @@ def register_toolsets(register: Any) -> None:
              description="Schedule jobs the agent runs later by itself")
     register("hermes-cron", includes=("hermes-cli",), kind="platform",
              description="What scheduled jobs may use: the hermes-cli toolsets (each run "
-                         "loses the cronjob and clarify tools)")
+                         "loses the cronjob, clarify and messaging tools)")

@@ -2,23 +2,23 @@
 
 - ``local``: nowhere else than its output file (always written);
 - ``file:PATH``: appended to PATH (created 0600 when new);
-- ``PLATFORM:CHAT_ID``: sent to that chat by the platform's live adapter, which exists only
-  where a gateway runs in the same process (``hermes gateway`` runs the scheduler); elsewhere
-  the delivery is recorded as failed with the reason;
+- ``PLATFORM``, ``PLATFORM:CHAT_ID`` or a configured channel name: sent through the
+  ``delivery`` service (the gateway plugin's, as ``send_message`` and ``hermes send`` are):
+  the running gateway's adapter, in this process or over its control socket, after the target
+  is checked against the platform's allow-lists; else recorded as failed with the reason;
 - ``origin``: the chat the job was created from, when it recorded one, else ``local``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("hermes_agent.cron")
-SEND_TIMEOUT = 60.0
 
 
 @dataclass
@@ -29,12 +29,11 @@ class Delivery:
 
 
 class Deliverer:
-    """``adapters(name)`` finds a live platform adapter (``ctx.get_platform_adapter``);
-    ``loop`` is the event loop those adapters run on (the gateway's), when there is one."""
+    """``send(target, text)`` delivers to a platform target and returns the ``delivery``
+    service's result (``{"success": ..., "error": ...}``); None: no platform delivery here."""
 
-    def __init__(self, adapters: Any, loop: asyncio.AbstractEventLoop | None = None):
-        self.adapters = adapters
-        self.loop = loop
+    def __init__(self, send: Callable[[str, str], dict[str, Any]] | None = None):
+        self.send = send
 
     def deliver(self, job: dict[str, Any], text: str) -> list[Delivery]:
         results = []
@@ -54,7 +53,8 @@ class Deliverer:
             return target
         origin = job.get("origin") or {}
         if origin.get("platform") and origin.get("chat_id"):
-            return f"{origin['platform']}:{origin['chat_id']}"
+            chat = f"{origin['platform']}:{origin['chat_id']}"
+            return f"{chat}:{origin['thread_id']}" if origin.get("thread_id") else chat
         return "local"
 
     def _one(self, target: str, text: str) -> Delivery:
@@ -69,43 +69,15 @@ class Deliverer:
             with os.fdopen(fd, "a", encoding="utf-8") as handle:
                 handle.write(text if text.endswith("\n") else text + "\n")
             return Delivery(target, True)
-        platform, _, chat_id = target.partition(":")
-        adapter = self.adapters(platform)
-        if adapter is None:
+        if self.send is None:
             return Delivery(target, False, (
-                f"platform {platform!r} is not connected in this process: platform targets are "
-                "delivered by the scheduler running inside `hermes gateway` with that platform "
-                "enabled (the output is kept in the job's output file)"))
-        result = self._send(adapter, chat_id, text)
-        if getattr(result, "success", False):
+                "no delivery service here (the gateway plugin is off): platform targets are "
+                "sent through `hermes gateway` (the output is kept in the job's output file)"))
+        result = self.send(target, text)
+        if result.get("success"):
             return Delivery(target, True)
-        return Delivery(target, False, str(getattr(result, "error", None)
-                                           or "the adapter reported a failed send"))
-
-    def _send(self, adapter: Any, chat_id: str, text: str) -> Any:
-        limit = int(getattr(adapter, "max_message_length", 0) or 0)
-        pieces = [text]
-        if limit:
-            from hermes_agent.kits.chat_text import split_message
-
-            pieces = split_message(text, limit)
-        result = None
-        for piece in pieces:
-            result = self._await(adapter.send(chat_id, piece))
-            if not getattr(result, "success", False):
-                break
-        return result
-
-    def _await(self, coro: Any) -> Any:
-        loop = self.loop
-        if loop is not None and loop.is_running():
-            try:
-                running = asyncio.get_running_loop()
-            except RuntimeError:
-                running = None
-            if running is not loop:
-                return asyncio.run_coroutine_threadsafe(coro, loop).result(SEND_TIMEOUT)
-        return asyncio.run(asyncio.wait_for(coro, SEND_TIMEOUT))
+        return Delivery(target, False, str(result.get("error") or "not delivered")
+                        + " (the output is kept in the job's output file)")
 
 
 def as_records(deliveries: list[Delivery]) -> list[dict[str, Any]]:

@@ -23,6 +23,8 @@ from .schedule import first_run, iso, parse_schedule
 
 FILE_MODE = 0o600
 _PLATFORM_TARGET = re.compile(r"^[a-z][a-z0-9_-]*:.+\Z")
+# a platform alone (its home channel) or a channel name of platforms.<name>.channels
+_NAMED_TARGET = re.compile(r"^#?[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 
 
 class JobError(Exception):
@@ -115,8 +117,8 @@ class JobStore:
 
 
 def check_deliver(deliver: str | None) -> str:
-    """``local`` (the default), ``origin``, ``file:PATH`` (made absolute) or
-    ``platform:chat_id``; several separated by commas."""
+    """``local`` (the default), ``origin``, ``file:PATH`` (made absolute), ``platform``,
+    ``platform:chat_id`` or a channel name; several separated by commas."""
     targets = []
     for target in (deliver or "local").split(","):
         target = target.strip()
@@ -127,11 +129,12 @@ def check_deliver(deliver: str | None) -> str:
             if not target[5:].strip():
                 raise JobError("deliver 'file:' needs a path, e.g. file:~/reports/daily.md")
             targets.append(f"file:{path.resolve()}")
-        elif _PLATFORM_TARGET.match(target):
+        elif _PLATFORM_TARGET.match(target) or _NAMED_TARGET.match(target):
             targets.append(target)
         else:
-            raise JobError(f"unknown delivery target {target!r}: use local, file:PATH or "
-                           "PLATFORM:CHAT_ID (e.g. telegram:123456789)")
+            raise JobError(f"unknown delivery target {target!r}: use local, file:PATH, "
+                           "PLATFORM (its home channel), PLATFORM:CHAT_ID (e.g. "
+                           "telegram:123456789) or a configured channel name")
     return ",".join(targets)
 
 

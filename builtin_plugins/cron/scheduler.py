@@ -76,7 +76,7 @@ class Scheduler:
         self.tz = tz
         self.clock = clock
         self.policy = policy or Policy()
-        self.deliverer = deliverer or Deliverer(lambda _name: None)
+        self.deliverer = deliverer or Deliverer()
         self.store = JobStore(self.home)
         self.runs = RunLog(self.home)
         self.stopping = threading.Event()

@@ -64,9 +64,8 @@ class Heartbeat:
 
 
 class CronService:
-    def __init__(self, kernel: Kernel, adapters: Callable[[str], Any] | None = None):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
-        self.adapters = adapters or (lambda name: kernel.hooks.fire("platform_adapter", name=name))
         self.loop: asyncio.AbstractEventLoop | None = None  # the loop serve() runs on
         self.heartbeat = Heartbeat(kernel.home)
 
@@ -83,8 +82,21 @@ class CronService:
         ``occurrence_guard``: see :class:`Scheduler` (gateway replicas)."""
         return Scheduler(self.kernel.home, runner or AgentJobRunner(self.kernel),
                          tz=default_zone(self.kernel.config), clock=clock,
-                         policy=self.policy(), deliverer=Deliverer(self.adapters, self.loop),
+                         policy=self.policy(), deliverer=Deliverer(self.send),
                          occurrence_guard=occurrence_guard)
+
+    def send(self, target: str, text: str) -> dict[str, Any]:
+        """A platform target's delivery: the ``delivery`` service (the gateway plugin's), as
+        ``send_message`` and ``hermes send`` deliver."""
+        from hermes_agent import ServiceError
+        from hermes_agent.api.services import DELIVERY
+
+        try:
+            delivery = self.kernel.service(DELIVERY)
+        except ServiceError:
+            return {"success": False, "error": "the gateway plugin, which delivers to "
+                                               "platforms, is not loaded"}
+        return delivery.send(target, text)
 
     def tick(self, now: datetime | None = None) -> list[RunRecord]:
         """Run the jobs due now once, in this thread."""

@@ -21,6 +21,7 @@ from hermes_agent.api import (AGENT, AgentSession, AgentTurn, InboundMessage, Pl
                               ReplyStream)
 from hermes_agent.kits.chat_text import EditedReply
 
+from .media import TurnMedia, deliver
 from .questions import ChatQuestions, Question
 
 if TYPE_CHECKING:
@@ -160,6 +161,7 @@ class TurnRunner(Protocol):
     chatmap: Any
     cutting_short: bool
     stopped: bool
+    workers: Any  # a .workers.WorkerPool with gateway.workers, else None
 
     @property
     def replica(self) -> TurnReplica | None: ...
@@ -220,9 +222,17 @@ class ChatWorker:
         continuing the chat's stored session when there is one."""
         runner = self.runner
         questions = ChatQuestions(runner, chat, runner.loop)
-        agent = runner.kernel.service(AGENT).create(
-            platform=message.platform, sender_id=message.user_id, chat_id=message.chat_id,
-            approval_callback=questions.approval, clarify_callback=questions.clarify)
+        agent: AgentSession
+        if runner.workers is not None:  # gateway.workers: the agent lives in a worker process
+            from .workers import RemoteAgent
+
+            agent = RemoteAgent(runner.workers, chat.key, approval=questions.approval,
+                                clarify=questions.clarify, platform=message.platform,
+                                sender_id=message.user_id, chat_id=message.chat_id)
+        else:
+            agent = runner.kernel.service(AGENT).create(
+                platform=message.platform, sender_id=message.user_id, chat_id=message.chat_id,
+                approval_callback=questions.approval, clarify_callback=questions.clarify)
         known = chat.mapped_session = runner.chatmap.get(chat.key)
         if known is not None:
             try:
@@ -247,10 +257,15 @@ class ChatWorker:
         chat.busy, chat.asker = True, message.user_id
         self.runner.write_state()
         stream = self.open_stream(chat, message)
+        media = TurnMedia()  # the files the turn's tools made, sent after the reply
         try:
             async with self.typing(chat), Pump(stream) as pump:
+                def on_event(event: dict[str, Any]) -> None:
+                    media.on_event(event)
+                    pump.on_event(event)
+
                 result = await self.runner.in_thread(functools.partial(
-                    self._run_turn, chat, agent, _content(message), pump.on_event,
+                    self._run_turn, chat, agent, _content(message), on_event,
                     self._untrusted_source(message)))
         finally:
             chat.busy = False
@@ -273,16 +288,18 @@ class ChatWorker:
             log.warning("gateway: %s moved to another replica during this turn; it answers",
                         chat.key)
             return False
+        text, files = media.take(text, self.runner.adapters[chat.platform])
         usage = _usage(result)  # the turn's tokens, for a platform that reports them
         if stream is not None:
             stream.usage = usage
-        left = await stream.finish(text) if stream is not None else None
-        if left is None:
+        left = await stream.finish(text or "(attached)") if stream is not None else None
+        if left is None and (text or not files):
             wants = getattr(self.runner.adapters[chat.platform], "reports_usage", False)
-            await self.runner.reply(chat, text, reply_to=message.message_id,
+            await self.runner.reply(chat, text or "(no answer)", reply_to=message.message_id,
                                     extra={"usage": usage} if wants else None)
-        else:
+        elif left:
             await self.runner.send_pieces(chat, left)
+        await deliver(self.runner, chat, message, text, files)
         return True
 
     async def remember_session(self, chat: Chat, agent: AgentSession) -> None:

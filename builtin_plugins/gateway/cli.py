@@ -64,7 +64,11 @@ async def _serve(kernel: Kernel, adapters: dict[str, Any], entries: dict[str, An
     loop = asyncio.get_running_loop()
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
-    connected = await runner.start()
+    try:
+        connected = await runner.start()
+    except HermesError as exc:  # e.g. a gateway.workers process that could not boot
+        await runner.stop(0)
+        raise click.ClickException(str(exc)) from None
     if not connected:
         await runner.stop(0)
         raise click.ClickException("no platform connected; see the warnings above")
@@ -128,6 +132,9 @@ def status(as_json: bool) -> None:
                    f"platforms: {', '.join(state.get('platforms', [])) or 'none'}\n"
                    f"chats: {state.get('chats', 0)}; turns running: "
                    f"{state.get('turns_running', 0)}; queue depth: {state.get('queue_depth', 0)}")
+        if state.get("workers"):
+            click.echo(f"turns run in {len(state['workers'])} worker process(es): pids "
+                       f"{', '.join(str(p) for p in state['workers'])}")
         for name, reason in (state.get("failed_platforms") or {}).items():
             click.echo(f"stopped: {name}: {reason}")
     if shared:

@@ -20,6 +20,7 @@ class GatewaySection(BaseModel):
     shared_queue: bool = True  # be one replica of several when the session store shares a queue
     lease_seconds: float = Field(15.0, gt=0)  # a replica's hold on a chat, renewed while busy
     chat_always_approvals: bool = False  # a chat's "always" may write command_allowlist
+    workers: int = Field(0, ge=0, le=64)  # turns in this many worker processes; 0: threads
 
 
 class PlatformSection(BaseModel):

@@ -23,6 +23,8 @@ from hermes_agent.kits.chat_text import split_message
 from .access import AccessPolicy, RefusalLimiter
 from .chat import Chat, ChatWorker, Queued
 from .chatmap import ChatMap, session_key
+from .control import start_control
+from .delivery import control_answer
 from .inbox import Inbox
 from .questions import answers_question
 from .shared import Replica, SharedChatMap
@@ -75,6 +77,8 @@ class GatewayRunner:
         self._state_due: asyncio.TimerHandle | None = None
         self._state_lock, self._state_seq, self._state_written = threading.Lock(), 0, 0
         self.failed: dict[str, str] = {}  # platforms that stopped for good: why
+        self.control: Any = None  # the control socket's server (.control), once started
+        self.workers: Any = None  # gateway.workers: the worker processes (.workers), once started
 
     def _replica(self, kernel: Kernel) -> Replica | None:
         """A replica's part when the session store shares a queue (the postgres store)."""
@@ -94,6 +98,12 @@ class GatewayRunner:
         answer; returns the platforms that connected."""
         self.loop = asyncio.get_running_loop()
         self.kernel.service(GATEWAY).runner = self
+        count = int(self.kernel.config.get("gateway.workers", 0) or 0)
+        if count > 0:  # turns in worker processes (each boots its kernel meanwhile)
+            from .workers import WorkerPool
+
+            self.workers = await self.in_thread(WorkerPool, self.kernel, count)
+            await self.in_thread(self.workers.wait_ready)
         if self.replica is not None:
             self.replica.prepare(self.adapters)
         connected = []
@@ -125,6 +135,8 @@ class GatewayRunner:
                 del self.adapters[name]
         self.accepting = True
         self._requeue()
+        self.control = await start_control(  # hermes send / cron in other processes
+            self, functools.partial(control_answer, self))
         if self.replica is not None:
             self.replica.start()
         self._flush_state()
@@ -194,6 +206,8 @@ class GatewayRunner:
                 chat.task.cancel()
             if not chat.busy:  # an agent still in its turn is not finalized under it
                 await self.worker.finalize(chat)
+        if self.control is not None:
+            await self.control.close()
         for name, adapter in self.adapters.items():
             self.live.pop(name, None)
             try:
@@ -204,6 +218,8 @@ class GatewayRunner:
             self._state_due.cancel()
         if self.replica is not None:
             await self.replica.stop()
+        if self.workers is not None:
+            await self.in_thread(self.workers.close)
         self.executor.shutdown(wait=True)
         self.closed = True
         self.inbox.close()
@@ -394,6 +410,27 @@ class GatewayRunner:
                 await asyncio.sleep(min(float(wait), MAX_RETRY_WAIT))
         return result
 
+    async def deliver(self, platform: str, chat_id: str, text: str,
+                      thread_id: str | None = None) -> dict[str, Any]:
+        """Send ``text`` to a chat outside any turn (``send_message``, ``hermes send``, cron
+        delivery; the target was checked by :mod:`.delivery`): formatted and split as a
+        reply, retried as one."""
+        adapter = self.live.get(platform)
+        if adapter is None:
+            return {"success": False, "error": (
+                f"{platform} is not connected in the running gateway (connected: "
+                f"{', '.join(sorted(self.live)) or 'none'}); enable it and restart the gateway")}
+        limit = getattr(adapter, "max_message_length", 0) or 0
+        metadata = {"thread_id": thread_id} if thread_id else {}
+        ids: list[str | None] = []
+        for piece in split_message(adapter.format_message(text), limit):
+            result = await self._send(adapter, chat_id, piece, None, metadata)
+            if not getattr(result, "success", True):
+                return {"success": False, "pieces_sent": len(ids), "error": str(
+                    getattr(result, "error", None) or f"{platform} did not take the message")}
+            ids.append(getattr(result, "message_id", None))
+        return {"success": True, "message_id": ids[0] if ids else None, "pieces": len(ids)}
+
     # --- state ---------------------------------------------------------------------------
     def write_state(self) -> None:
         """Have state.json rewritten soon: at most every ``STATE_EVERY`` seconds, in a worker
@@ -410,6 +447,8 @@ class GatewayRunner:
             "failed_platforms": dict(self.failed), "chats": len(self.chats),
             "turns_running": sum(chat.busy for chat in self.chats.values()),
             "queue_depth": sum(chat.queue.qsize() for chat in self.chats.values()),
+            "control": str(self.control.path) if self.control is not None else None,
+            "workers": self.workers.pids if self.workers is not None else [],
         }
         if self.accepting:
             self._state_seq += 1

@@ -13,6 +13,7 @@ class DiscordHost(Protocol):
     gateway_url: str
     channels: dict[str, dict[str, Any]]
     files: dict[str, bytes]  # attachment path -> bytes (the CDN)
+    refuse_voice: bool
 
     def _record(self, kind: str, value: Any) -> None: ...
 

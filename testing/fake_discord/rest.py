@@ -12,7 +12,9 @@ import threading
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from ..local_server import read_request, send_json
+import json
+
+from ..local_server import multipart, read_request, send_json
 from .host import DiscordHost
 
 PREFIX = "/api/v10"
@@ -52,6 +54,7 @@ class RestHandler(BaseHTTPRequestHandler):
         fake = self.fake
         if request.path.startswith("/attachments/"):  # the CDN: no Authorization
             fake._record("requests", request)
+            fake._record("downloads", request)
             body = fake.files.get(request.path)
             self.send_response(200 if body is not None else 404)
             self.send_header("content-length", str(len(body or b"")))
@@ -80,7 +83,15 @@ class RestHandler(BaseHTTPRequestHandler):
                 send_json(self, failure[0], {"message": ERRORS.get(failure[0], "Error"),
                                              "code": 0})
                 return
-            send_json(self, 200, fake._bot_message(match.group(1), request.body or {}))
+            body, parts = request.body or {}, multipart(request)
+            if parts:  # an upload: payload_json and files[n], as Discord takes them
+                body = json.loads(parts["payload_json"].text) if "payload_json" in parts else {}
+                body["_files"] = [p for name, p in parts.items() if name.startswith("files[")]
+            refusal = voice_refusal(body, fake.refuse_voice)
+            if refusal:
+                send_json(self, 400, {"message": refusal, "code": 50161})
+                return
+            send_json(self, 200, fake._bot_message(match.group(1), body))
         elif method == "PATCH" and (match := MESSAGE.match(path)):
             edited = fake._edit(match.group(2), (request.body or {}).get("content", ""))
             if edited is None:
@@ -100,3 +111,17 @@ class RestHandler(BaseHTTPRequestHandler):
                 send_json(self, 200, channel)
         else:
             send_json(self, 404, {"message": "404: Not Found", "code": 0})
+
+
+def voice_refusal(body: dict[str, Any], refuse: bool) -> str:
+    """Why Discord refuses a voice message (flag 8192): it must be one attachment with its
+    ``duration_secs`` and ``waveform`` and no text; ``refuse``: the channel allows none."""
+    if not int(body.get("flags") or 0) & 8192:
+        return ""
+    if refuse:
+        return "Cannot send voice messages in this channel"
+    meta = body.get("attachments") or []
+    if (body.get("content") or len(meta) != 1 or len(body.get("_files") or []) != 1
+            or "duration_secs" not in meta[0] or "waveform" not in meta[0]):
+        return "Invalid Form Body: a voice message is one attachment with its duration and waveform"
+    return ""

@@ -49,7 +49,8 @@ class FakeDiscord:
         self._failures: deque[tuple[int, float | None]] = deque()
         self.records: dict[str, list[Any]] = {k: [] for k in (
             "connections", "heartbeats", "identifies", "resumes", "dispatched", "requests",
-            "typing")}
+            "typing", "downloads", "uploads")}
+        self.refuse_voice = False  # the bot's voice messages get a 400 (then it sends a file)
         self.messages: dict[str, dict[str, Any]] = {}  # every message, by id
         self._heartbeat_ms = heartbeat_interval_ms
         self._ws = LocalWebsocketServer(lambda ws: self.gateway.handler(ws),  # type: ignore[union-attr]
@@ -134,6 +135,19 @@ class FakeDiscord:
         message = self._message(channel_id, {"id": user_id, "username": username or user_id,
                                              "bot": bot, "discriminator": "0"}, content, guild_id)
         message["attachments"] = list(attachments or ())
+        self._on_loop(self.gateway_dispatch("MESSAGE_CREATE", message))
+        return str(message["id"])
+
+    def user_voice(self, channel_id: str, user_id: str, audio: bytes, *, username: str = "",
+                   guild_id: str | None = None, filename: str = "voice-message.ogg",
+                   content_type: str = "audio/ogg") -> str:
+        """A person's voice message (flag IS_VOICE_MESSAGE, one Ogg attachment on the fake's
+        CDN path), dispatched as MESSAGE_CREATE; returns its id."""
+        message = self._message(channel_id, {"id": user_id, "username": username or user_id,
+                                             "bot": False, "discriminator": "0"}, "", guild_id)
+        note = self.attachment(audio, filename, content_type)
+        message["flags"] = 8192
+        message["attachments"] = [{**note, "duration_secs": 2.0, "waveform": "AAAA"}]
         self._on_loop(self.gateway_dispatch("MESSAGE_CREATE", message))
         return str(message["id"])
 
@@ -226,6 +240,13 @@ class FakeDiscord:
         see it in :meth:`sent_to` (so the session's ``seq`` already counts it)."""
         message = self._message(channel_id, dict(self.bot_user), str(body.get("content", "")),
                                 None, body.get("message_reference"), store=False)
+        if body.get("flags"):
+            message["flags"] = body["flags"]
+        for part in body.get("_files") or []:  # uploads: their bytes in records["uploads"]
+            message["attachments"].append({
+                "id": str(next(self._ids)), "filename": part.filename, "size": len(part.content),
+                "content_type": part.content_type})
+            self._record("uploads", (channel_id, part))
         self._on_loop(self.gateway_dispatch("MESSAGE_CREATE", message))
         self._store(message)
         return message

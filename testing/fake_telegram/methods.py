@@ -4,7 +4,8 @@ queued or after ``timeout`` seconds; ``offset`` confirms the updates before it),
 ``sendMessage`` (``parse_mode: HTML`` checked like Telegram: unknown or unbalanced tags are
 a 400 "can't parse entities"; over 4096 UTF-16 units a 400 "message is too long"),
 ``editMessageText``, ``sendChatAction``, ``getChat``, ``setWebhook``, ``deleteWebhook``,
-``getFile`` (a file users sent; its bytes at ``GET /file/bot<TOKEN>/<file_path>``).
+``getFile`` (a file users sent; its bytes at ``GET /file/bot<TOKEN>/<file_path>``), and the
+uploads of :mod:`.files` (``sendVoice``, ``sendPhoto``, ``sendAudio``, ``sendDocument``).
 A wrong token gets a 401, an unknown method a 404, ``getUpdates`` while a webhook is set a
 409. Every answer is ``{"ok": true, "result": ...}`` or ``{"ok": false, "error_code",
 "description"[, "parameters"]}``."""
@@ -19,7 +20,9 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs
 
-from ..local_server import LocalHTTPServer, RecordedRequest, read_request, send_json
+from ..local_server import (LocalHTTPServer, RecordedRequest, multipart, read_request,
+                            send_json)
+from . import files
 from .markup import MarkupError, html_to_plain, utf16_length
 
 TOKEN = "123456789:AAFakeTelegramBotTokenForTests_0123456"
@@ -78,6 +81,7 @@ class State:
     failures: dict[str, list[Failure]] = field(default_factory=dict)
     webhook: dict[str, Any] = field(default_factory=dict)
     files: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # id -> (path, bytes)
+    media: list[files.SentMedia] = field(default_factory=list)  # the bot's uploads
     ids: itertools.count = field(default_factory=lambda: itertools.count(1))
     update_ids: itertools.count = field(default_factory=lambda: itertools.count(100))
 
@@ -117,6 +121,8 @@ class Handler(BaseHTTPRequestHandler):
             if token != state.token:
                 raise _Error(401, "Unauthorized")
             answer = getattr(self, f"_m_{method}", None)
+            if method in files.UPLOADS:
+                answer = lambda state, params: self._upload(state, method, request, params)  # noqa: E731
             if answer is None:
                 raise _Error(404, "Not Found")
             with state.lock:
@@ -187,6 +193,15 @@ class Handler(BaseHTTPRequestHandler):
             state.lock.notify_all()
         return _message(state, chat, message)
 
+    def _upload(self, state: State, method: str, request: RecordedRequest,
+                params: dict[str, Any]) -> Any:
+        chat = _chat(state, params)
+        with state.lock:
+            sent = files.upload(state, method, request, params, chat, _Error)
+            state.media.append(sent)
+            state.lock.notify_all()
+        return files.media_message(_bot(state), chat, sent)
+
     def _m_editMessageText(self, state: State, params: dict[str, Any]) -> Any:  # noqa: N802
         chat = _chat(state, params)
         text, plain = _text(params)
@@ -242,7 +257,10 @@ class Handler(BaseHTTPRequestHandler):
 def _params(request: RecordedRequest) -> dict[str, Any]:
     params: dict[str, Any] = {k: v[0] for k, v in request.query.items()}
     body = request.body
-    if isinstance(body, dict) and "_raw" in body:  # form-encoded
+    parts = multipart(request)
+    if parts:  # an upload: its fields beside the file
+        params.update({k: p.text for k, p in parts.items() if p.filename is None})
+    elif isinstance(body, dict) and "_raw" in body:  # form-encoded
         params.update({k: v[0] for k, v in parse_qs(body["_raw"]).items()})
     elif isinstance(body, dict):
         params.update(body)

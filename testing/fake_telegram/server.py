@@ -12,6 +12,7 @@ import urllib.request
 from typing import Any
 
 from ..local_server import LocalHTTPServer, RecordedRequest, ServedInBackground
+from .files import SentMedia, voice_message
 from .methods import CHAT_TYPES, TOKEN, Answer, SentMessage, Failure, Handler, State
 
 REGISTERED = object()  # deliver(): send the secret setWebhook registered
@@ -42,6 +43,17 @@ class FakeTelegram(ServedInBackground):
         with self._state.lock:
             self._state.chats.setdefault(str(chat_id), chat).update(chat)
             return dict(self._state.chats[str(chat_id)])
+
+    def user_voice(self, chat_id: int, user_id: int, audio: bytes, *, caption: str = "",
+                   mime_type: str = "audio/ogg", kind: str = "voice",
+                   **options: Any) -> dict[str, Any]:
+        """An update carrying a voice note (``kind="audio"``: an audio file) of ``audio``,
+        downloadable through ``getFile``; ``options`` as :meth:`user_message`'s."""
+        with self._state.lock:
+            note = voice_message(self._state, audio, mime_type=mime_type, kind=kind)
+        if caption:
+            options["caption"] = caption
+        return self.user_message(chat_id, user_id, "", **{kind: note}, **options)
 
     def user_message(self, chat_id: int, user_id: int, text: str, *, username: str = "",
                      chat_type: str = "private", thread_id: int | None = None,
@@ -138,6 +150,20 @@ class FakeTelegram(ServedInBackground):
     def sent(self) -> list[SentMessage]:
         with self._state.lock:
             return list(self._state.sent)
+
+    @property
+    def media(self) -> list[SentMedia]:
+        """The files the bot uploaded (sendVoice, sendPhoto, ...), in order."""
+        with self._state.lock:
+            return list(self._state.media)
+
+    def wait_media(self, count: int, timeout: float = 30.0) -> list[SentMedia]:
+        """The first ``count`` uploads, once there are that many."""
+        with self._state.lock:
+            if not self._state.lock.wait_for(lambda: len(self._state.media) >= count, timeout):
+                raise AssertionError(f"{len(self._state.media)} of {count} files sent within "
+                                     f"{timeout}s")
+            return list(self._state.media[:count])
 
     @property
     def actions(self) -> list[tuple[str, str]]:

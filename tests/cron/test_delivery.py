@@ -1,7 +1,7 @@
 """A run's output is saved under cron/output/<job>/ and delivered: appended to a file, sent to
-a platform chat by the live adapter of a gateway running in the process (the ``cron``
-service's loop, as ``hermes gateway`` runs it), or recorded as not delivered with the reason
-when no gateway runs."""
+a platform chat through the delivery service (send_message's path: the running gateway's
+adapter, the chat checked against the allow-lists), or recorded as not delivered with the
+reason when no gateway runs or the chat is not allowed."""
 
 from __future__ import annotations
 
@@ -57,36 +57,53 @@ def test_output_is_saved_and_appended_to_a_file_target(kernel_for, server, tmp_p
     assert first.delivery == [{"target": f"file:{report}", "ok": True, "error": None}]
 
 
-def test_a_platform_target_is_sent_by_the_live_adapter_from_the_scheduler_loop(
-        kernel_for, server):
-    kernel = kernel_for()
-    job = add_job(kernel, "every 1h", "Summarise the news.", deliver="testchat:chat-42")
+def test_a_platform_target_goes_out_through_the_running_gateway_on_its_loop(kernel_for,
+                                                                             server):
+    """The delivery service (send_message's path) sends through the gateway's adapter, on the
+    gateway's loop, after checking the chat is allowed; an unlisted chat is refused."""
+    from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
+
+    kernel = kernel_for(platforms={"testchat": {"allowed_chats": ["chat-42"]}})
+    job = add_job(kernel, "every 1h", "Summarise the news.",
+                  deliver="testchat:chat-42,testchat:chat-99")
     server.script(reply_text("Here is the summary."))
 
     async def scenario() -> None:
         adapter = ChatAdapter()
-        assert await adapter.connect()
-        live = {"testchat": adapter}  # a gateway answering for the platform it connected
-        kernel.register_plugin(lambda ctx: ctx.register_hook(
-            "platform_adapter", lambda name: live.get(name)), "gateway-like")
+        runner = GatewayRunner(kernel, {"testchat": adapter})
+        assert await runner.start() == ["testchat"]
         # the tool's `run` makes the job due now; the loop picks it up at its first tick
         result = json.loads(kernel.tools.dispatch("cronjob", {"action": "run",
                                                                "job_id": job["id"]}))
         assert result["success"]
         stop = asyncio.Event()
         serving = asyncio.create_task(kernel.service("cron").serve(stop, interval=0.05))
-        await asyncio.wait_for(adapter.arrived.wait(), WAIT)
-        stop.set()
-        await asyncio.wait_for(serving, WAIT)
+        try:
+            await asyncio.wait_for(adapter.arrived.wait(), WAIT)
+            await asyncio.wait_for(_recorded(kernel, job["id"]), WAIT)
+        finally:
+            stop.set()
+            await asyncio.wait_for(serving, WAIT)
+            await runner.stop(WAIT)
         assert adapter.sent == [("chat-42", "Here is the summary.")]
         assert adapter.loops == [asyncio.get_running_loop()]  # sent on the gateway's loop
-        live.pop("testchat")
 
     asyncio.run(scenario())
     [run] = kernel.service("cron").scheduler().runs.list(job["id"])
     assert run["status"] == "ok"
-    assert run["delivery"] == [{"target": "testchat:chat-42", "ok": True, "error": None}]
+    sent, refused = run["delivery"]
+    assert sent == {"target": "testchat:chat-42", "ok": True, "error": None}
+    assert refused["target"] == "testchat:chat-99" and not refused["ok"]
+    assert "not a chat hermes may send to" in refused["error"]
+    assert "platforms.testchat.allowed_chats" in refused["error"]
     assert not (kernel.home / "cron" / "scheduler.json").exists()  # the loop's record is gone
+
+
+async def _recorded(kernel: Any, job_id: str) -> None:
+    """Until the job's run is recorded as finished (polled: the run is in another thread)."""
+    while not any(r["status"] != "running"
+                  for r in kernel.service("cron").scheduler().runs.list(job_id)):
+        await asyncio.sleep(0.02)
 
 
 def test_without_a_gateway_a_platform_target_is_recorded_as_not_delivered(kernel_for, server):
@@ -97,10 +114,10 @@ def test_without_a_gateway_a_platform_target_is_recorded_as_not_delivered(kernel
     assert record.status == "ok"
     telegram, local = record.delivery
     assert telegram["target"] == "telegram:123" and not telegram["ok"]
-    assert "inside `hermes gateway`" in telegram["error"]
+    assert "no gateway is running" in telegram["error"]
     assert local == {"target": "local", "ok": True, "error": None}
     stored = json.loads((kernel.home / "cron" / "jobs.json").read_text())["jobs"][0]
-    assert "inside `hermes gateway`" in stored["last_delivery_error"]
+    assert "`hermes gateway run`" in stored["last_delivery_error"]
     assert stored["last_status"] == "ok"
 
 
@@ -123,8 +140,8 @@ def test_beside_a_running_gateway_a_job_reaches_a_chat_through_its_adapter(kerne
     it); the cron loop runs in the same event loop, as `hermes gateway` runs it."""
     from hermes_agent.builtin_plugins.gateway.runner import GatewayRunner
 
-    kernel = kernel_for()
-    job = add_job(kernel, "every 1h", "Morning digest.", deliver="testchat:room-7")
+    kernel = kernel_for(platforms={"testchat": {"home_channel": "room-7"}})
+    job = add_job(kernel, "every 1h", "Morning digest.", deliver="testchat")  # home channel
     server.script(reply_text("Your digest."))
 
     async def scenario() -> None:

@@ -61,4 +61,9 @@ def test_the_tool_answers_mistakes_with_the_fix(kernel_for, server):
     assert "needs `job_id`" in no_id["error"]
     target = call(kernel, server, action="create", schedule="every 1h", prompt="x",
                   deliver="carrier-pigeon")
-    assert "unknown delivery target 'carrier-pigeon'" in target["error"]
+    # a bare name is a platform's home channel or a configured channel: a chat, the user's
+    assert "cannot deliver to 'carrier-pigeon'" in target["error"]
+    assert "Use 'local' or 'origin'" in target["error"]
+    garbage = call(kernel, server, action="create", schedule="every 1h", prompt="x",
+                   deliver="a b")
+    assert "unknown delivery target 'a b'" in garbage["error"]

@@ -32,7 +32,8 @@ PLATFORM_SECRETS = {"API_SERVER_KEY": "api-key-5c1f0e", "WEBHOOK_SECRET": "whsec
                     "TELEGRAM_BOT_TOKEN": "123:telegram-tok-8e0c",
                     "TELEGRAM_WEBHOOK_SECRET": "tg-hook-6b3d90",
                     "SLACK_BOT_TOKEN": "xoxb-slack-tok-2f9a61", "SLACK_APP_TOKEN": "xapp-1-7c4e02",
-                    "SLACK_SIGNING_SECRET": "slack-sign-0d5b8e"}
+                    "SLACK_SIGNING_SECRET": "slack-sign-0d5b8e",
+                    "EMAIL_PASSWORD": "mail-pw-4f7a21"}
 
 
 def _reads_env(receiver: ast.AST) -> bool:

@@ -24,9 +24,12 @@ def register(ctx: Any) -> None:
     env = ctx.kernel.env
 
     def factory(config: Any) -> Any:
+        from hermes_agent.kits.media import Transcriber
+
         from .adapter import DiscordAdapter
 
-        return DiscordAdapter(config, load(config, env))  # SettingsError says what to set
+        # SettingsError says what to set
+        return DiscordAdapter(config, load(config, env), Transcriber(ctx.kernel))
 
     ctx.register_platform("discord", "Discord", adapter_factory=factory, check_fn=available,
                           install_hint=INSTALL_HINT, allowed_users_env="DISCORD_ALLOWED_USERS",

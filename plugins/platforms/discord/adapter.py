@@ -2,7 +2,8 @@
 ``MESSAGE_CREATE`` from a person (not this bot, not another bot or a webhook; in an allowed guild when
 ``allowed_guilds`` is set) becomes an ``InboundMessage``: ``chat_id`` the channel, or for a
 thread the thread's parent channel with ``thread_id`` the thread; ``chat_type`` ``dm`` without
-a guild, else ``group`` (``thread`` in a thread)."""
+a guild, else ``group`` (``thread`` in a thread). A voice message is downloaded from the CDN
+and transcribed (``stt.provider``); files the turn made go out as attachments."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResu
 from .formatting import format_message
 from .gateway import FatalGatewayError, GatewayClient
 from .media import image_parts, is_image
-from .rest import DiscordAuthError, DiscordREST
+from .rest import VOICE_MESSAGE_FLAG, DiscordAuthError, DiscordREST
 from .settings import Settings
 
 log = logging.getLogger("hermes_agent.gateway.discord")
@@ -28,6 +29,7 @@ THREAD_TYPES = (10, 11, 12)  # announcement, public and private threads
 DM_TYPES = (1, 3)
 SEEN = 1000  # message ids remembered, so a replayed event is handled once
 USER_TYPES = (0, 19)  # a message, a reply; the rest are system messages (pins, joins, ...)
+MAX_AUDIO = 25 * 1024 * 1024
 
 
 class DiscordAdapter(PlatformAdapter):
@@ -35,9 +37,10 @@ class DiscordAdapter(PlatformAdapter):
     max_message_length = 2000
     supports_streaming = True  # a reply is one message edited as the model writes it
 
-    def __init__(self, config: Any, settings: Settings):
+    def __init__(self, config: Any, settings: Settings, transcriber: Any = None):
         super().__init__(config)
         self.settings = settings
+        self.transcriber = transcriber  # voice messages become text through it (kits.media)
         self.rest: DiscordREST | None = None
         self.gateway: GatewayClient | None = None
         self.threads: dict[str, str] = {}  # thread channel id -> its parent channel id
@@ -154,11 +157,61 @@ class DiscordAdapter(PlatformAdapter):
             chat_type="thread" if parent else ("group" if guild else "dm"), raw=dict(data))
 
     async def fetch_images(self, message: InboundMessage) -> None:
-        """An allowed sender's image attachments, downloaded from the CDN (:mod:`.media`)."""
+        """An allowed sender's image attachments, downloaded from the CDN (:mod:`.media`);
+        a voice message or audio attachment, transcribed into the text (:meth:`_transcribe`)."""
         if isinstance(message.raw, dict):
             message.images = await image_parts(message.raw, self.settings.api_base)
+            if _audio(message.raw) is not None:
+                await self._transcribe(message, message.raw)
+
+    async def _transcribe(self, message: InboundMessage, data: Mapping[str, Any]) -> None:
+        """A voice message's (or audio attachment's) transcript replaces its attachment line;
+        a failure is said in the text instead."""
+        audio = _audio(data) or {}
+        line = f"[attachment: {audio.get('filename', 'file')} {audio.get('url', '')}]"
+        caption = "\n".join(t for t in message.text.split("\n") if t != line)
+        if self.transcriber is None or self.rest is None:
+            message.text = "\n".join(t for t in (
+                "[The user sent a voice message; speech to text is not available here]",
+                caption) if t)
+            return
+        try:
+            content = await self.rest.download(str(audio.get("url") or ""), MAX_AUDIO)
+        except (ValueError, httpx2.HTTPError) as exc:
+            log.warning("discord: could not download a voice message: %s", exc)
+            message.text = "\n".join(t for t in (
+                f"[The user sent a voice message that could not be downloaded: {exc}]",
+                caption) if t)
+            return
+        name = f"discord_{audio.get('id') or message.message_id}_{audio.get('filename', 'a.ogg')}"
+        saved = await asyncio.to_thread(self.transcriber.save, name, content)
+        label = ("voice message" if int(data.get("flags") or 0) & VOICE_MESSAGE_FLAG
+                 else "audio file")
+        message.text, message.transcribed = await asyncio.to_thread(
+            self.transcriber.text_for, saved, caption, label)
 
     # --- outbound ----------------------------------------------------------------------------
+    async def send_media(self, chat_id: str, path: str, kind: str = "file", caption: str = "",
+                         reply_to: str | None = None,
+                         metadata: dict[str, Any] | None = None) -> SendResult:
+        """A voice reply (Ogg/Opus) as a voice message, falling back to an attachment when
+        Discord refuses it; any other file as an attachment (Discord plays Ogg/Opus and MP3
+        attachments inline)."""
+        if self.rest is None:
+            return SendResult(False, error="discord is not connected")
+        from pathlib import Path
+
+        from hermes_agent.kits.media import audio_format, ogg_duration
+
+        target = self._target(chat_id, metadata)
+        if kind == "voice" and audio_format(Path(path)) == "ogg-opus":
+            sent = await self.rest.upload(target, path, reply_to,
+                                          voice_seconds=ogg_duration(Path(path)) or 1.0)
+            if sent.success or sent.retryable:
+                return sent
+            log.info("discord: the voice message was refused (%s); sending the file", sent.error)
+        return await self.rest.upload(target, path, reply_to)
+
     def _target(self, chat_id: str, metadata: Mapping[str, Any] | None) -> str:
         return str((metadata or {}).get("thread_id") or chat_id)
 
@@ -191,6 +244,16 @@ class DiscordAdapter(PlatformAdapter):
 
     def format_message(self, content: str) -> str:
         return format_message(content)
+
+
+def _audio(data: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The voice message's (flag 8192) or the first audio attachment of a message."""
+    for attachment in data.get("attachments") or []:
+        if isinstance(attachment, Mapping) and (
+                str(attachment.get("content_type") or "").startswith("audio/")
+                or int(data.get("flags") or 0) & VOICE_MESSAGE_FLAG):
+            return attachment
+    return None
 
 
 def _text(data: Mapping[str, Any], me: str | None) -> str:

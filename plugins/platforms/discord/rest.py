@@ -15,6 +15,8 @@ from hermes_agent.api import SendResult
 from .settings import TOKEN_ENV, Settings
 
 log = logging.getLogger("hermes_agent.gateway.discord")
+VOICE_MESSAGE_FLAG = 8192  # IS_VOICE_MESSAGE: the attachment is a recorded voice note
+CDN_HOSTS = frozenset({"cdn.discordapp.com", "media.discordapp.net"})
 USER_AGENT = "DiscordBot (https://github.com/hermes-agent/hermes, 0.1)"
 
 
@@ -66,9 +68,52 @@ class DiscordREST:
             return None
         return _json(response) if response.status_code == 200 else None
 
-    async def _send(self, method: str, path: str, body: Any) -> SendResult:
+    async def upload(self, channel_id: str, path: str, reply_to: str | None = None,
+                     voice_seconds: float | None = None) -> SendResult:
+        """The file at ``path`` as an attachment (``files[0]`` beside ``payload_json``);
+        with ``voice_seconds``, an Ogg/Opus file as a voice message (flag 8192, its duration
+        and a flat waveform: the audio is not decoded here)."""
+        import base64
+        import json
+        import mimetypes
+        from pathlib import Path
+
+        file = Path(path)
+        attachment: dict[str, Any] = {"id": 0, "filename": file.name}
+        body: dict[str, Any] = {"attachments": [attachment]}
+        if voice_seconds is not None:
+            body["flags"] = VOICE_MESSAGE_FLAG
+            attachment.update(filename="voice-message.ogg", duration_secs=round(voice_seconds, 2),
+                              waveform=base64.b64encode(bytes([128] * 64)).decode())
+        if reply_to:
+            body["message_reference"] = {"message_id": reply_to, "fail_if_not_exists": False}
+        kind = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+        with open(file, "rb") as content:
+            return await self._send("POST", f"/channels/{channel_id}/messages", None,
+                                    data={"payload_json": json.dumps(body)},
+                                    files={"files[0]": (attachment["filename"], content, kind)})
+
+    async def download(self, url: str, max_bytes: int) -> bytes:
+        """An attachment's bytes, from Discord's CDN (or the API's own host) only, and
+        without the bot token (the CDN needs none; no other host ever sees it)."""
+        from urllib.parse import urlsplit
+
+        host = urlsplit(url).hostname or ""
+        if host not in {*CDN_HOSTS, urlsplit(self.base).hostname}:
+            raise ValueError(f"not downloading an attachment from {host!r}: not Discord's CDN")
+        async with httpx2.AsyncClient(trust_env=False, follow_redirects=False,
+                                      timeout=httpx2.Timeout(60.0, connect=10.0)) as client:
+            response = await client.get(url)
+        if response.status_code != 200:
+            raise ValueError(f"downloading the attachment failed: HTTP {response.status_code}")
+        if len(response.content) > max_bytes:
+            raise ValueError(f"the attachment is over {max_bytes} bytes")
+        return response.content
+
+    async def _send(self, method: str, path: str, body: Any, **upload: Any) -> SendResult:
         try:
-            response = await self._http.request(method, f"{self.base}{path}", json=body)
+            response = await self._http.request(method, f"{self.base}{path}",
+                                                json=body if not upload else None, **upload)
         except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:  # never reached Discord
             return SendResult(False, error=f"cannot reach Discord: {type(exc).__name__}",
                               retryable=True)

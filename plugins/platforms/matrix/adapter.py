@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResult
+from hermes_agent.kits.chat_media import image_parts
 
 from . import events
 from .formatting import to_html
@@ -294,7 +295,8 @@ class MatrixAdapter(PlatformAdapter):
         return InboundMessage(
             PLATFORM, room_id, sender, text or "(attachment)", user_name=sender,
             thread_id=thread, message_id=str(source.get("event_id") or "") or None,
-            chat_type="thread" if thread else kind, raw=source, attachments=parts)
+            chat_type="thread" if thread else kind, raw=source, attachments=parts,
+            images=image_parts(parts))
 
     def may_talk(self, user_id: str, user_name: str = "") -> bool:
         return self.may_invite(user_id)

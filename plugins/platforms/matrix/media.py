@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 import httpx2
@@ -18,9 +18,6 @@ import httpx2
 from hermes_agent import private_dir
 
 from .events import Attachment
-
-if TYPE_CHECKING:
-    from .adapter import MatrixAdapter
 
 log = logging.getLogger("hermes_agent.gateway.matrix")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -30,8 +27,9 @@ class TooLarge(Exception):
     pass
 
 
-async def download_part(adapter: "MatrixAdapter", media: Attachment,
-                        event_id: str) -> dict[str, Any]:
+async def download_part(adapter: Any, media: Attachment, event_id: str) -> dict[str, Any]:
+    """``media`` downloaded by the ``MatrixAdapter`` ``adapter`` (its settings, state folder
+    and client) as an attachment dict; ``note`` instead of ``path`` when it was not."""
     part: dict[str, Any] = {"type": media.kind, "name": media.name,
                             "mime_type": media.mime_type, "size": media.size, "url": media.url}
     limit = adapter.settings.max_attachment_bytes
@@ -60,7 +58,7 @@ async def download_part(adapter: "MatrixAdapter", media: Attachment,
     return part
 
 
-async def _fetch(adapter: "MatrixAdapter", media: Attachment, path: Any, limit: int) -> int:
+async def _fetch(adapter: Any, media: Attachment, path: Any, limit: int) -> int:
     s = adapter.settings
     token = adapter.client.access_token
     tail = f"{quote(media.server or '', safe='')}/{quote(media.media_id or '', safe='')}"

@@ -20,12 +20,13 @@ from typing import Any
 
 from hermes_agent import private_dir
 from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResult
+from hermes_agent.kits.chat_media import image_parts
 from hermes_agent.kits.platform_config import http_url
 
 from .events import Addressed, addressed, message_key
 from .formatting import to_mrkdwn
 from .settings import Settings
-from .web import SlackAuthError, SlackWeb, guess_type, image_parts
+from .web import SlackAuthError, SlackWeb, guess_type
 
 log = logging.getLogger("hermes_agent.gateway.slack")
 PLATFORM = "slack"

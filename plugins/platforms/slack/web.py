@@ -7,7 +7,6 @@ details, and downloading a message's files with the bot token. Failures become
 
 from __future__ import annotations
 
-import base64
 import logging
 import mimetypes
 import re
@@ -26,7 +25,6 @@ from .settings import Settings
 
 log = logging.getLogger("hermes_agent.gateway.slack")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-MODEL_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
 class SlackAuthError(RuntimeError):
@@ -144,23 +142,6 @@ class SlackWeb:
             target.unlink(missing_ok=True)
             return None
         return Downloaded(target, size)
-
-
-def image_parts(attachments: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The downloaded images a model can be shown (PNG, JPEG, GIF, WebP) as OpenAI
-    ``image_url`` parts with a ``data:`` URL (docs/vision.md)."""
-    parts = []
-    for attachment in attachments:
-        if attachment.get("mime_type") not in MODEL_IMAGE_TYPES:
-            continue
-        try:
-            body = Path(attachment["path"]).read_bytes()
-        except OSError:
-            continue
-        parts.append({"type": "image_url", "image": {"name": attachment["name"]},
-                      "image_url": {"url": f"data:{attachment['mime_type']};base64,"
-                                           f"{base64.b64encode(body).decode('ascii')}"}})
-    return parts
 
 
 def guess_type(name: str, mime_type: str | None) -> str:

@@ -25,9 +25,11 @@ def register(ctx: Any) -> None:
         if settings.mode == "webhook" and not all(
                 importlib.util.find_spec(m) for m in ("starlette", "uvicorn")):
             raise SettingsError(f"webhook mode needs starlette and uvicorn: {INSTALL_HINT}")
+        from hermes_agent.kits.media import Transcriber
+
         from .adapter import TelegramAdapter
 
-        return TelegramAdapter(config, settings)
+        return TelegramAdapter(config, settings, Transcriber(ctx.kernel))
 
     ctx.register_platform("telegram", "Telegram", adapter_factory=factory, check_fn=available,
                           install_hint=INSTALL_HINT, allowed_users_env="TELEGRAM_ALLOWED_USERS",

@@ -11,18 +11,23 @@ from typing import Any
 
 from hermes_agent.api import ChatInfo, InboundMessage, PlatformAdapter, SendResult
 from hermes_agent.kits.chat_text import split_message
+from hermes_agent.kits.media import Transcriber, audio_format
 from hermes_agent.kits.platform_config import http_url
 
 from .bot_api import BotAPI, TelegramError
 from .formatting import to_html, visible_length
 from .media import image_parts
 from .settings import Settings
-from .updates import PLATFORM, UPDATE_KINDS, chat_type, inbound
+from .updates import PLATFORM, UPDATE_KINDS, chat_type, inbound, message_of, voice_of
 
 log = logging.getLogger("hermes_agent.gateway.telegram")
 LIMIT = 4096
 TYPING_EVERY, TYPING_FOR = 4.0, 600.0  # Telegram shows "typing" ~5 s; refresh, within a bound
 MAX_BACKOFF = 30.0
+MAX_DOWNLOAD = 20 * 1024 * 1024  # what the Bot API lets a bot download
+#: send_media's kinds -> (method, field); sendVoice plays OGG/Opus, MP3 and M4A
+MEDIA_METHODS = {"image": ("sendPhoto", "photo"), "voice": ("sendVoice", "voice"),
+                 "audio": ("sendAudio", "audio"), "file": ("sendDocument", "document")}
 
 
 class TelegramAdapter(PlatformAdapter):
@@ -30,9 +35,10 @@ class TelegramAdapter(PlatformAdapter):
     max_message_length = LIMIT
     supports_streaming = True  # edit_message grows a sent message in place
 
-    def __init__(self, config: Any, settings: Settings):
+    def __init__(self, config: Any, settings: Settings, transcriber: Transcriber | None = None):
         super().__init__(config)
         self.settings = settings
+        self.transcriber = transcriber  # voice notes become text through it
         self.api: BotAPI | None = None
         self.bot: dict[str, Any] = {}
         self.webhook: Any = None  # the AsgiServer in webhook mode
@@ -180,11 +186,69 @@ class TelegramAdapter(PlatformAdapter):
         return True
 
     async def fetch_images(self, message: InboundMessage) -> None:
-        """A photo or image file of an allowed sender, downloaded (:mod:`.media`)."""
+        """A photo or image file of an allowed sender, downloaded (:mod:`.media`); a voice
+        note or audio file, transcribed into the text (:meth:`_transcribe`)."""
         if self.api is not None and isinstance(message.raw, dict):
             message.images = await image_parts(self.api, message.raw)
+            if voice_of(message_of(message.raw)) is not None:
+                await self._transcribe(message, message.raw)
+
+    async def _transcribe(self, message: Any, update: dict[str, Any]) -> None:
+        """A voice note's (or audio file's) text, downloaded and transcribed, becomes the
+        message's text (its caption after it); a failure is said in the text instead."""
+        note = voice_of(message_of(update)) or {}
+        caption = str(message_of(update).get("caption") or "")
+        if self.transcriber is None or self.api is None:
+            message.text = "\n".join(t for t in (
+                "[The user sent a voice message; speech to text is not available here]",
+                caption) if t)
+            return
+        try:
+            content = await self.api.download(str(note["file_id"]), MAX_DOWNLOAD)
+        except TelegramError as exc:
+            log.warning("telegram: could not download a voice note: %s", exc)
+            message.text = "\n".join(t for t in (
+                f"[The user sent a voice message that could not be downloaded: {exc}]",
+                caption) if t)
+            return
+        suffix = {"audio/mpeg": ".mp3", "audio/mp4": ".m4a", "audio/x-wav": ".wav",
+                  "audio/wav": ".wav"}.get(str(note.get("mime_type") or ""), ".ogg")
+        name = f"telegram_{note.get('file_unique_id') or message.message_id}{suffix}"
+        saved = await asyncio.to_thread(self.transcriber.save, name, content)
+        label = "voice message" if "voice" in message_of(update) else "audio file"
+        message.text, message.transcribed = await asyncio.to_thread(
+            self.transcriber.text_for, saved, caption, label)
 
     # --- outbound ----------------------------------------------------------------------------
+    async def send_media(self, chat_id: str, path: str, kind: str = "file", caption: str = "",
+                         reply_to: str | None = None,
+                         metadata: dict[str, Any] | None = None) -> SendResult:
+        """A photo (sendPhoto), a voice message (sendVoice: Ogg/Opus, MP3 or M4A), audio
+        (sendAudio: MP3/M4A) or any other file (sendDocument)."""
+        if self.api is None:
+            return SendResult(False, error="telegram is not connected")
+        from pathlib import Path
+
+        found = audio_format(Path(path))
+        if kind == "voice" and found not in ("ogg-opus", "mp3", "m4a"):
+            kind = "audio"
+        if kind == "audio" and found not in ("mp3", "m4a"):
+            kind = "file"  # Telegram's player plays MP3 and M4A only
+        method, field = MEDIA_METHODS.get(kind, MEDIA_METHODS["file"])
+        thread = (metadata or {}).get("thread_id")
+        self._stop_typing(chat_id, thread)
+        try:
+            sent = await self.api.upload(method, field, path, chat_id=chat_id,
+                                         caption=caption[:1024] or None,
+                                         message_thread_id=_int(thread),
+                                         reply_to_message_id=_int(reply_to))
+        except TelegramError as exc:
+            return SendResult(False, error=str(exc), retryable=exc.retryable,
+                              retry_after=exc.retry_after)
+        message_id = sent.get("message_id") if isinstance(sent, dict) else None
+        return SendResult(True, message_id=str(message_id) if message_id is not None else None,
+                          raw=sent)
+
     async def send(self, chat_id: str, content: str, reply_to: str | None = None,
                    metadata: dict[str, Any] | None = None) -> SendResult:
         thread = (metadata or {}).get("thread_id")

@@ -90,6 +90,33 @@ class BotAPI:
             return data.get("result")
         raise self._error(method, response.status_code, data if isinstance(data, dict) else {})
 
+    async def upload(self, method: str, field: str, path: str, **params: Any) -> Any:
+        """``method`` with the file at ``path`` as the multipart field ``field`` (sendVoice,
+        sendPhoto, ...); its ``result``. A failure before Telegram answered may have sent it:
+        not retryable."""
+        from pathlib import Path
+
+        form = {k: str(v) for k, v in params.items() if v is not None}
+        file = Path(path)
+        try:
+            with open(file, "rb") as content:
+                response = await self._http.post(
+                    self._prefix + method, data=form,
+                    files={field: (file.name, content, _mime(file))}, timeout=self._timeout)
+        except _NOT_SENT as exc:
+            raise TelegramError(method, f"cannot reach the Bot API ({self._describe(exc)})",
+                                retryable=True) from None
+        except httpx2.HTTPError as exc:
+            raise TelegramError(method, f"no answer from the Bot API ({self._describe(exc)})"
+                                ) from None
+        try:
+            data = response.json()
+        except ValueError:
+            data = {}
+        if response.status_code == 200 and isinstance(data, dict) and data.get("ok"):
+            return data.get("result")
+        raise self._error(method, response.status_code, data if isinstance(data, dict) else {})
+
     async def download(self, file_id: str, max_bytes: int) -> bytes:
         """The bytes of a file users sent (``getFile``, then its download URL); at most
         ``max_bytes`` (the Bot API serves bots files of up to 20 MB)."""
@@ -133,3 +160,9 @@ class BotAPI:
     async def close(self) -> None:
         logging.getLogger("httpx2").removeFilter(self._filter)
         await self._http.aclose()
+
+
+def _mime(path: Any) -> str:
+    import mimetypes
+
+    return mimetypes.guess_type(str(path))[0] or "application/octet-stream"
