@@ -4,10 +4,13 @@ package's docstring)."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, create_model,
+                      field_validator, model_validator)
 
 from hermes_agent.api import ProviderProfile
 from hermes_agent.api.models import API_MODES
@@ -38,33 +41,27 @@ class ModelRow(BaseModel):
         return self.input_price is not None and self.output_price is not None
 
 
-class ProfileRow(BaseModel):
-    """One provider of the catalogue (the fields of ProviderProfile, as data)."""
+# Row fields that are not ProviderProfile's own, or that a row states its own way.
+ROW_ONLY: dict[str, Any] = {"description": (str, "")}
+RESTATED: dict[str, Any] = {
+    "name": (str, Field(pattern=r"^[a-z0-9][a-z0-9.-]*$")),
+    "label": (str, Field(min_length=1)),
+    "api_mode": (ApiMode, "chat_completions"),
+    "models": (tuple[ModelRow, ...], ()),  # ids, or ids with what is published
+    "default_headers": (dict[str, str], Field(default_factory=dict)),
+    "extra_body": (dict[str, Any], Field(default_factory=dict)),
+    "max_tokens_param": (Literal["max_tokens", "max_completion_tokens"], "max_tokens"),
+    "default_max_tokens": (int | None, Field(default=None, gt=0)),
+}
+NOT_IN_ROWS = ("transport", "context_lengths", "prices")  # code, or made from ``models``
+
+
+class _RowRules(BaseModel):
+    """What every row must satisfy; :data:`ProfileRow` adds ProviderProfile's fields."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9.-]*$")
-    label: str = Field(min_length=1)
-    description: str = ""
-    api_mode: ApiMode = "chat_completions"
-    base_url: str = ""
-    key_env: tuple[str, ...] = ()
-    base_url_env: str = ""
-    default_model: str = ""
-    auxiliary_model: str = ""
-    aliases: tuple[str, ...] = ()
-    key_required: bool = True
-    local: bool = False
-    auto_detect: bool = True
-    models: tuple[ModelRow, ...] = ()
-    key_url: str = ""
-    default_headers: dict[str, str] = Field(default_factory=dict)
-    extra_body: dict[str, Any] = Field(default_factory=dict)
-    max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
-    default_max_tokens: int | None = Field(default=None, gt=0)
-    supports_vision: bool = False
-
-    @field_validator("models", mode="before")
+    @field_validator("models", mode="before", check_fields=False)
     @classmethod
     def _model_ids(cls, value: Any) -> Any:
         """A bare id is a model with nothing else known."""
@@ -72,22 +69,20 @@ class ProfileRow(BaseModel):
             return [{"id": item} if isinstance(item, str) else item for item in value]
         return value
 
-    @field_validator("key_env", "aliases", mode="before")
+    @field_validator("key_env", "aliases", mode="before", check_fields=False)
     @classmethod
     def _one_is_a_list(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
 
-    @field_validator("key_env")
+    @field_validator("key_env", check_fields=False)
     @classmethod
     def _env_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        import re
-
         bad = [name for name in value if not re.match(ENV_NAME, name)]
         if bad:
             raise ValueError(f"not environment variable names: {', '.join(bad)}")
         return value
 
-    @field_validator("base_url")
+    @field_validator("base_url", check_fields=False)
     @classmethod
     def _url(cls, value: str) -> str:
         if value and not value.startswith(("http://", "https://")):
@@ -95,44 +90,62 @@ class ProfileRow(BaseModel):
         return value.rstrip("/")
 
     @model_validator(mode="after")
-    def _consistent(self) -> ProfileRow:
-        if self.base_url_env and not self.base_url_env.isupper():
-            raise ValueError(f"base_url_env {self.base_url_env!r} is not a variable name")
-        if self.key_required and not self.key_env:
+    def _consistent(self) -> Any:
+        row: Any = self
+        if row.base_url_env and not re.match(ENV_NAME, row.base_url_env):
+            raise ValueError(f"base_url_env {row.base_url_env!r} is not a variable name")
+        if row.key_required and not row.key_env:
             raise ValueError("a provider that needs a key names its variables (key_env), "
                              "or sets key_required: false")
         return self
 
     def fields(self) -> dict[str, Any]:
         """The row as ProviderProfile keyword arguments, in JSON types (what is cached)."""
-        return {
-            "name": self.name, "label": self.label, "api_mode": self.api_mode,
-            "base_url": self.base_url, "key_env": list(self.key_env),
-            "base_url_env": self.base_url_env, "default_model": self.default_model,
-            "auxiliary_model": self.auxiliary_model, "aliases": list(self.aliases),
-            "key_required": self.key_required, "local": self.local,
-            "auto_detect": self.auto_detect, "models": [m.id for m in self.models],
-            "key_url": self.key_url, "default_headers": dict(self.default_headers),
-            "extra_body": dict(self.extra_body), "max_tokens_param": self.max_tokens_param,
-            "default_max_tokens": self.default_max_tokens,
-            "supports_vision": self.supports_vision,
-            "context_lengths": {m.id: m.context_length for m in self.models if m.context_length},
-            "prices": {m.id: [m.input_price, m.output_price, m.cache_read_price,
-                              m.cache_write_price] for m in self.models if m.priced}}
+        models: tuple[ModelRow, ...] = getattr(self, "models")
+        data = self.model_dump(mode="json", exclude={"models", *ROW_ONLY})
+        data["models"] = [m.id for m in models]
+        data["context_lengths"] = {m.id: m.context_length for m in models if m.context_length}
+        data["prices"] = {m.id: [m.input_price, m.output_price, m.cache_read_price,
+                                 m.cache_write_price] for m in models if m.priced}
+        return data
 
     def profile(self) -> ProviderProfile:
         return profile_from(self.fields())
 
 
+def _profile_fields() -> dict[str, Any]:
+    """ProviderProfile's fields as pydantic field definitions (restated ones as above), so a
+    field added to the profile is a field of every row without a change here."""
+    hints = get_type_hints(ProviderProfile)
+    fields: dict[str, Any] = {}
+    for spec in dataclasses.fields(ProviderProfile):
+        if spec.name in NOT_IN_ROWS:
+            continue
+        if spec.name in RESTATED:
+            fields[spec.name] = RESTATED[spec.name]
+        elif spec.default_factory is not dataclasses.MISSING:
+            fields[spec.name] = (hints[spec.name], Field(default_factory=spec.default_factory))
+        elif spec.default is not dataclasses.MISSING:
+            fields[spec.name] = (hints[spec.name], spec.default)
+        else:
+            fields[spec.name] = (hints[spec.name], ...)
+    return {**ROW_ONLY, **fields}
+
+
+# One provider of the catalogue: ProviderProfile's fields, as data.
+ProfileRow: type[_RowRules] = create_model("ProfileRow", __base__=_RowRules, **_profile_fields())
+
+
 class Catalogue(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    profiles: tuple[ProfileRow, ...]
+    profiles: tuple[ProfileRow, ...]  # type: ignore[valid-type]
 
     @model_validator(mode="after")
     def _unique_names(self) -> Catalogue:
         seen: dict[str, str] = {}
-        for row in self.profiles:
+        rows: tuple[Any, ...] = self.profiles
+        for row in rows:
             for name in (row.name, *row.aliases):
                 if name in seen:
                     raise ValueError(f"{name!r} names both {seen[name]!r} and {row.name!r}")

@@ -271,3 +271,18 @@ def test_the_context_window_comes_from_the_active_profile_first(kernel_for) -> N
     assert service.context_length("grok-4.6") == 500_000  # the row's published window
     assert service.context_length("llama-3.1-8b-instant") == 131_072  # groq's row
     assert service.context_length("grok-4-0709") == 256_000  # the families table
+
+
+def test_a_row_has_every_field_of_the_profile() -> None:
+    """ProfileRow is made from ProviderProfile's fields: one added there is a row field."""
+    import dataclasses
+
+    from hermes_agent.api import ProviderProfile
+    from hermes_agent.kits.model_catalogue.rows import NOT_IN_ROWS
+
+    profile_fields = {f.name for f in dataclasses.fields(ProviderProfile)} - set(NOT_IN_ROWS)
+    assert set(ProfileRow.model_fields) == profile_fields | {"description"}
+    row = ProfileRow.model_validate({**GOOD, "supports_vision": True})
+    assert row.profile().supports_vision is True
+    vision = {r.name for r in ROWS if r.supports_vision}
+    assert {"openai", "anthropic", "openrouter", "gemini", "openai-codex", "xai"} == vision
