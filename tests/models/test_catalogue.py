@@ -286,3 +286,25 @@ def test_a_row_has_every_field_of_the_profile() -> None:
     assert row.profile().supports_vision is True
     vision = {r.name for r in ROWS if r.supports_vision}
     assert {"openai", "anthropic", "openrouter", "gemini", "openai-codex", "xai"} == vision
+
+
+def test_a_user_plugin_ships_its_own_catalogue(kernel_for, tmp_path: Path, server) -> None:
+    """A model-provider plugin in $HERMES_HOME with its own profiles.yaml, read by the kit."""
+    plugin = tmp_path / "home" / "plugins" / "acme"
+    plugin.mkdir(parents=True)
+    (plugin / "plugin.yaml").write_text("name: acme\nversion: 0.1.0\nkind: model-provider\n"
+                                        "description: Acme's models\n")
+    (plugin / "__init__.py").write_text(
+        "from pathlib import Path\n"
+        "from hermes_agent.kits.model_catalogue import register_catalogue\n\n\n"
+        "def register(ctx):\n"
+        "    register_catalogue(ctx, Path(__file__).with_name('profiles.yaml'))\n")
+    _write(plugin, [{**GOOD, "base_url_env": "ACME_BASE_URL", "default_model": "acme-large"}])
+    kernel = kernel_for({"plugins": {"enabled": ["acme"]}, "model": {"provider": "acme"}},
+                        env={"ACME_API_KEY": "ak", "ACME_BASE_URL": server.openai_base_url,
+                             **NO_LOCAL})
+    assert kernel.slots.owner("model_provider", "acme") == "acme"
+    server.script(reply_text("Hi from Acme."))
+    response = ModelClient.from_config(kernel).chat(
+        ChatRequest([{"role": "user", "content": "hello"}]))
+    assert response.content == "Hi from Acme." and server.last.body["model"] == "acme-large"
