@@ -56,6 +56,12 @@ class ProviderProfile:
     # ``model.supports_vision`` in config.yaml overrides it for the model in use
     supports_vision: bool = False
     transport: Callable[[Any], Any] | None = None
+    # what the provider publishes per model id (only what is known): the context window in
+    # tokens, and prices in US dollars per million tokens (input, output, cache read, cache
+    # write; None: not published). The built-in tables apply to models not listed here.
+    context_lengths: Mapping[str, int] = field(default_factory=dict)
+    prices: Mapping[str, tuple[float | None, float | None, float | None, float | None]] = field(
+        default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):

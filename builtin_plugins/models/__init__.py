@@ -1,7 +1,8 @@
 """Builtin plugin: the model-provider machinery shared by every provider plugin.
 
-The provider profiles themselves are bundled plugins (``plugins/model-providers/<name>``)
-that call ``ctx.register_model_provider(profile)``. This package holds the interface and
+The provider profiles themselves come from model-provider plugins that call
+``ctx.register_model_provider(profile)``; the bundled ones are the rows of one data file
+(``plugins/model-providers/catalogue/profiles.yaml``, read by ``kits.model_catalogue``). This package holds the interface and
 normalised types (``hermes_agent.api``), the three API-mode transports (:mod:`.chat_completions`,
 :mod:`.anthropic_messages`, :mod:`.codex_responses`), resolution (:mod:`.resolve`), the
 reliability layer (:mod:`.client`), pricing, auxiliary calls and the ``hermes model`` /

@@ -1,9 +1,11 @@
-"""The model's context window in tokens: ``model.context_length`` when set, else a table
+"""The model's context window in tokens: ``model.context_length`` when set, else what the
+provider's profile lists for the model (``context_lengths``), else a table
 of model families (matched on the id without a ``vendor/`` prefix, longest family first),
 else a conservative default."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 DEFAULT_WINDOW = 128_000
@@ -17,10 +19,15 @@ FAMILIES: dict[str, int] = {
 }
 
 
-def context_window(model: str, config: Any) -> int:
+def context_window(model: str, config: Any, profiles: Iterable[Any] = ()) -> int:
+    """``profiles``: the profiles to ask first, in order (the active provider's first)."""
     configured = config.get("model.context_length") if config is not None else None
     if isinstance(configured, int) and configured > 0:
         return configured
+    for profile in profiles:
+        listed = getattr(profile, "context_lengths", {}).get(model)
+        if listed:
+            return int(listed)
     name = model.rsplit("/", 1)[-1].lower()
     for family in sorted(FAMILIES, key=len, reverse=True):
         if name.startswith(family):

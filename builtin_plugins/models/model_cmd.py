@@ -202,7 +202,19 @@ def choose_provider(kernel: Kernel, question: str) -> str:
         click.echo(line)
     current = kernel.config.get("model.provider") or "openrouter"
     default = next((i for i, r in enumerate(rows, 1) if r["name"] == current), 1)
-    return rows[ask_number("Provider", len(rows), default) - 1]["name"]
+    names = {r["name"]: r["name"] for r in rows}
+    for profile in installed_profiles(kernel).values():
+        names.update({alias: profile.name for alias in profile.aliases})
+
+    def parse(text: Any) -> str:
+        value = str(text).strip()
+        if value.isdigit() and 1 <= int(value) <= len(rows):
+            return rows[int(value) - 1]["name"]
+        if value.lower() in names:
+            return names[value.lower()]
+        raise click.UsageError(f"enter a number between 1 and {len(rows)}, or a provider name")
+
+    return click.prompt("Provider (number or name)", default=default, value_proc=parse)
 
 
 def ask_number(label: str, count: int, default: int | None = None) -> int:

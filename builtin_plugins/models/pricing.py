@@ -3,7 +3,8 @@
 Prices are US dollars per million tokens: ``(input, output, cache_read, cache_write)``;
 ``None`` in a bucket means that price is not known. A call whose non-zero buckets are not
 all priced has cost status ``unknown`` (amount ``None``), never zero. Local servers cost
-nothing (status ``included``). Models are matched without a ``vendor/`` prefix (OpenRouter
+nothing (status ``included``). A price the provider's profile lists for the model comes
+first (the catalogue's rows); then this table, where models are matched without a ``vendor/`` prefix (OpenRouter
 and Nous ids) and without a date suffix.
 """
 
@@ -62,7 +63,7 @@ def estimate_cost(profile: ProviderProfile | None, model: str, usage: Usage) -> 
     """The estimated cost of one call (see the module docstring for the rules)."""
     if profile is not None and profile.local:
         return Cost(0.0, "included", "local server", PRICING_VERSION)
-    price = price_for(model)
+    price = (profile.prices.get(model) if profile is not None else None) or price_for(model)
     if price is None:
         return Cost(None, "unknown", f"no price for {model!r}", PRICING_VERSION)
     buckets = (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,

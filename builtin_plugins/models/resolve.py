@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 # Order in which providers are picked automatically when only their key is set.
 AUTO_ORDER = ("openrouter", "nous", "anthropic", "openai", "gemini", "deepseek")
+# Local servers probed on their default port when nothing is configured (other local
+# profiles, such as vllm and llamacpp, are used when chosen by name).
+LOCAL_PROBES = ("ollama", "lmstudio")
 PROBE_TIMEOUT = 0.4
 
 NO_PROVIDER_MESSAGE = """No model provider is configured.
@@ -119,7 +122,8 @@ def resolve_provider(kernel: Kernel, *, provider: str | None = None, model: str 
                 name, origin = candidate.name, "env"
                 break
     if not name and probe:
-        for candidate in sorted((p for p in profiles.values() if p.local), key=lambda p: p.name):
+        for candidate in sorted((p for p in profiles.values() if p.local and p.name in LOCAL_PROBES),
+                                key=lambda p: p.name):
             url = env.get(candidate.base_url_env) if candidate.base_url_env else None
             local_models = probe_local(url or candidate.base_url)
             if local_models is not None:

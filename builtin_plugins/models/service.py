@@ -35,10 +35,15 @@ class ModelService:
         return call_llm(task, messages, kernel=self.kernel, **options)
 
     def context_length(self, model: str) -> int:
-        """The model's context window in tokens (config override, else known families)."""
+        """The model's context window in tokens (config override, else what the active
+        provider's profile, then any profile, lists for it, else known families)."""
         from .context_window import context_window
+        from .resolve import installed_profiles
 
-        return context_window(model, self.kernel.config)
+        profiles = installed_profiles(self.kernel)
+        active = self.kernel.config.get("model.provider") or ""
+        ordered = sorted(profiles.values(), key=lambda p: p.name != active)
+        return context_window(model, self.kernel.config, ordered)
 
     def resolve(self, **options: Any) -> Any:
         """The resolved provider (name, model, base_url, profile) without a call."""

@@ -125,8 +125,8 @@ def test_setup_offers_the_current_provider_and_the_models_the_server_reports(cli
         result = cli("setup", input=answers)
         assert result.exit_code == 0, result.output
         out = result.output
-        assert f"Provider [{custom}]: " in out  # the configured provider is the default
-        assert out.count(f"Error: enter a number between 1 and {count}\n") == 1
+        assert f"Provider (number or name) [{custom}]: " in out  # the configured one is the default
+        assert out.count(f"Error: enter a number between 1 and {count}, or a provider name\n") == 1
         assert f"Models at {server.openai_base_url}:" in out
         assert "   1. llama-3.1-8b\n   2. qwen2.5-7b\n   3. mistral-7b\n" in out
         assert "Model (number or id) [qwen2.5-7b]: " in out  # the configured model
