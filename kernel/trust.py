@@ -119,12 +119,12 @@ class ProjectTrust:
         folder = project_folder(cwd)
         return self.folder(cwd) if self.never_implicit(folder) else folder
 
-    def untrusted_project(self, path: Path | str, cwd: Path | str) -> Path | None:
+    def untrusted_project(self, path: Path | str, cwd: Path | str = "") -> Path | None:
         """The project folder ``path`` (symbolic links followed) belongs to when the user has
         not trusted it, else None. Its project is its git repository (unless that is the home
-        folder or ``/``), else the folder a session in ``cwd`` works in when ``path`` is
-        inside it; a path in neither is the user's own (their home's files, the system's), as
-        is hermes's own home. Judged on every file read, so each path is resolved once."""
+        folder or ``/``): a clone is where someone else's files arrive. A path in no
+        repository is the user's own (their folders, the system's files), as is hermes's own
+        home. Judged on every file read, so each path is resolved once."""
         home = _user_home(self.env)
         target = Path(os.path.realpath(os.path.expanduser(str(path))))
         own = Path(os.path.realpath(self.config.home))
@@ -134,16 +134,9 @@ class ProjectTrust:
         def implicit(folder: Path) -> bool:  # the home folder or /
             return folder == home or folder.parent == folder
 
-        repo = _git_root(target if target.is_dir() else target.parent)
-        if repo is not None and not implicit(repo):
-            folder = repo
-        else:
-            work = Path(os.path.realpath(os.path.expanduser(str(cwd))))
-            root = _git_root(work)
-            work = root if root is not None and not implicit(root) else work
-            if implicit(work) or (work != target and work not in target.parents):
-                return None
-            folder = work
+        folder = _git_root(target if target.is_dir() else target.parent)
+        if folder is None or implicit(folder):
+            return None
         for entry in trusted_folders(self.config, self.env):
             if entry == folder or (not implicit(entry) and entry in folder.parents):
                 return None

@@ -125,11 +125,3 @@ def test_ctrl_d_at_the_question_ends_hermes_and_asks_again_next_time(home, proje
     assert term.wait() != 0
     assert trusted(home) == [] and not (home / "trust_asked").exists()
 
-
-def test_a_repository_without_context_files_is_asked_about_too(home, project, server) -> None:
-    (project / "AGENTS.md").unlink()  # its files are what the question is about
-    server.script(reply_text("Bonjour."))
-    screen = chat_once(home, project, "n", server)
-    assert f"This folder is not trusted: {project}" in screen
-    assert "a turn that read them asks" in screen.replace("\r\n", " ").replace("\n", " ")
-    assert "Continuing untrusted" in screen and trusted(home) == []

@@ -136,26 +136,26 @@ def test_platform_hint_from_a_platform_plugin(tmp_path: Path) -> None:
     kernel = make_kernel(tmp_path / "home")
 
     def platform(ctx) -> None:
-        ctx.register_platform("matrix", "Matrix", adapter_factory=lambda: None,
-                              prompt_hint="You are chatting on Matrix.")
+        ctx.register_platform("zulip", "Zulip", adapter_factory=lambda: None,
+                              prompt_hint="You are chatting on Zulip.")
 
-    kernel.register_plugin(platform, "matrix-platform")
-    prompt = build_system_prompt(kernel, platform="matrix", cwd=tmp_path, now=DAY,
+    kernel.register_plugin(platform, "zulip-platform")
+    prompt = build_system_prompt(kernel, platform="zulip", cwd=tmp_path, now=DAY,
                                  skip_context_files=True)
-    assert prompt.layer("platform_hint") == "You are chatting on Matrix."
+    assert prompt.layer("platform_hint") == "You are chatting on Zulip."
 
 
 def test_a_platform_plugins_hint_wins_over_the_built_in_one(tmp_path: Path) -> None:
     kernel = make_kernel(tmp_path / "home")
 
     def platform(ctx) -> None:  # registered as Hermes Agent 0.19 plugins do
-        ctx.register_platform("slack", "Slack", adapter_factory=lambda: None,
-                              platform_hint="Reply in Slack's mrkdwn.")
+        ctx.register_platform("sms", "SMS", adapter_factory=lambda: None,
+                              platform_hint="Reply in plain SMS text.")
 
-    kernel.register_plugin(platform, "slack-platform")
-    prompt = build_system_prompt(kernel, platform="slack", cwd=tmp_path, now=DAY,
+    kernel.register_plugin(platform, "sms-platform")
+    prompt = build_system_prompt(kernel, platform="sms", cwd=tmp_path, now=DAY,
                                  skip_context_files=True)
-    assert prompt.layer("platform_hint") == "Reply in Slack's mrkdwn."
-    plain = build_system_prompt(make_kernel(tmp_path / "other"), platform="slack",
+    assert prompt.layer("platform_hint") == "Reply in plain SMS text."
+    plain = build_system_prompt(make_kernel(tmp_path / "other"), platform="sms",
                                 cwd=tmp_path, now=DAY, skip_context_files=True)
-    assert plain.layer("platform_hint").startswith("You are chatting on Slack")
+    assert plain.layer("platform_hint").startswith("You are replying by SMS")

@@ -1,10 +1,10 @@
 """The interactive chat's question about an untrusted project folder (docs/projects.md).
 
-Asked once per folder, the first time ``hermes chat`` runs at a terminal in a project folder
-(a git repository, a working folder other than the home folder, or one with context files or
-project plugins) that ``projects.trusted`` does not cover: yes saves the folder as trusted
-(and the chat starts on a kernel that reads it), no goes on untrusted for this session: its
-files reach the model as data and a turn that read them asks before it acts outside. Later chats there print one line instead. The folders asked about are kept in
+Asked once per folder, the first time ``hermes chat`` runs at a terminal in a folder that has
+context files or project plugins and that ``projects.trusted`` does not cover: yes saves the
+folder as trusted (and the chat starts on a kernel that reads it), no goes on untrusted for
+this session: its files reach the model as data and a turn that read them asks before it
+acts outside. Later chats there print one line instead. The folders asked about are kept in
 ``$HERMES_HOME/trust_asked`` (one a line). ``chat -q``, ``--json``, the gateway and cron never
 ask, so they never trust a folder by themselves. The home folder and ``/`` are never offered:
 only ``hermes trust PATH`` naming them trusts them.
@@ -43,8 +43,8 @@ def ask_about_trust(kernel: Kernel) -> Kernel:
     if trust.covers(cwd):
         return kernel
     items = what_needs_trust(kernel, cwd)
-    if not items and trust.untrusted_project(cwd, cwd) is None:
-        return kernel  # the home folder (or /) and nothing in it to trust
+    if not items:
+        return kernel
     folder = trust.folder_to_trust(cwd)
     listing = ", ".join(items) or "its files"
     if trust.never_implicit(folder):
