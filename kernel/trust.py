@@ -79,10 +79,7 @@ def _git_root(start: Path) -> Path | None:
 def project_folder(cwd: Path | str) -> Path:
     """The folder a working directory belongs to: its git repository's root, else itself."""
     start = Path(cwd).resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return start
+    return _git_root(start) or start
 
 
 class ProjectTrust:
@@ -119,7 +116,7 @@ class ProjectTrust:
         folder = project_folder(cwd)
         return self.folder(cwd) if self.never_implicit(folder) else folder
 
-    def untrusted_project(self, path: Path | str, cwd: Path | str = "") -> Path | None:
+    def untrusted_project(self, path: Path | str) -> Path | None:
         """The project folder ``path`` (symbolic links followed) belongs to when the user has
         not trusted it, else None. Its project is its git repository (unless that is the home
         folder or ``/``): a clone is where someone else's files arrive. A path in no

@@ -243,8 +243,8 @@ def execute_code(args: dict[str, Any], ctx: ToolCallContext) -> str:
         body["sandbox"] = "The script ran unconfined: " + agent.kernel.service(SANDBOX).describe()
     text = json.dumps(body, ensure_ascii=False)
     sources = list(dict.fromkeys(rpc.sources))
-    folder = ProjectTrust(agent.kernel.config, agent.kernel.env).untrusted_project(
-        ctx.cwd, ctx.cwd)  # the script may have read the folder's files itself
+    # the script may have read its folder's files itself
+    folder = ProjectTrust(agent.kernel.config, agent.kernel.env).untrusted_project(ctx.cwd)
     if folder is not None:
         sources.append(f"{folder} (untrusted project)")
     if sources:

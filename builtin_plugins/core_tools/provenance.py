@@ -40,16 +40,16 @@ def _source(trust: ProjectTrust, kernel: "Kernel", name: str, args: dict[str, An
             ctx: ToolCallContext, result: str) -> str | None:
     if name == "read_file":
         path = Path(os.path.realpath(ctx.resolve(str(args.get("path") or "."))))
-        folder = trust.untrusted_project(path, ctx.cwd)
+        folder = trust.untrusted_project(path)
         return f"file:{_shown(path, folder)}" if folder is not None else None
     if name == "search_files":
-        folder = _searched(trust, result, ctx)
+        folder = _searched(trust, result)
         return f"search_files:{folder}" if folder is not None else None
     if not _runs_here(kernel):
         return None
     workdir = args.get("workdir") if name == "terminal" else None
     where = ctx.resolve(workdir) if isinstance(workdir, str) and workdir.strip() else ctx.cwd
-    folder = trust.untrusted_project(where, ctx.cwd)  # what commands print in their folder
+    folder = trust.untrusted_project(where)  # what commands print in their folder
     return f"{name}:{folder}" if folder is not None else None
 
 
@@ -60,7 +60,7 @@ def _shown(path: Path, folder: Path) -> str:
         return str(path)
 
 
-def _searched(trust: ProjectTrust, result: str, ctx: ToolCallContext) -> Path | None:
+def _searched(trust: ProjectTrust, result: str) -> Path | None:
     """The first untrusted project among the searched folder and the files found in it."""
     try:
         body = json.loads(result)
@@ -69,7 +69,7 @@ def _searched(trust: ProjectTrust, result: str, ctx: ToolCallContext) -> Path | 
     if not isinstance(body, dict) or not isinstance(body.get("root"), str):
         return None
     root = Path(body["root"])
-    folder = trust.untrusted_project(root, ctx.cwd)
+    folder = trust.untrusted_project(root)
     if folder is not None:
         return folder
     found = [item if isinstance(item, str) else item.get("path")
@@ -77,7 +77,7 @@ def _searched(trust: ProjectTrust, result: str, ctx: ToolCallContext) -> Path | 
              if isinstance(item, (str, dict))]
     base = root if root.is_dir() else root.parent
     for relative in dict.fromkeys(p for p in found if isinstance(p, str)):
-        folder = trust.untrusted_project(base / relative, ctx.cwd)
+        folder = trust.untrusted_project(base / relative)
         if folder is not None:
             return folder
     return None

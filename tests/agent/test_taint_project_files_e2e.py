@@ -127,9 +127,9 @@ def test_which_paths_belong_to_an_untrusted_project(kernel_for, tmp_path, home) 
         folder.mkdir(parents=True)
     (repo / ".git").mkdir()
     (mine / ".git").mkdir()  # a repository inside a trusted folder is trusted
-    assert trust.untrusted_project(repo / "src" / "a.py", plain) == repo  # a git repository
-    assert trust.untrusted_project(plain / "x.txt", plain) is None  # no repository: the user's
-    assert trust.untrusted_project(mine / "y.txt", plain) is None
-    assert trust.untrusted_project(home / "memories" / "MEMORY.md", home) is None  # hermes's
+    assert trust.untrusted_project(repo / "src" / "a.py") == repo  # a git repository
+    assert trust.untrusted_project(plain / "x.txt") is None  # no repository: the user's
+    assert trust.untrusted_project(mine / "y.txt") is None
+    assert trust.untrusted_project(home / "memories" / "MEMORY.md") is None  # hermes's
     user_home = Path(os.environ.get("HOME", str(Path.home())))
-    assert trust.untrusted_project(user_home / "notes.txt", user_home) is None
+    assert trust.untrusted_project(user_home / "notes.txt") is None
